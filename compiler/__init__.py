@@ -1,0 +1,1 @@
+"""dshc compiler: declarations + catalog → frozen per-request tool views."""

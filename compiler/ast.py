@@ -1,0 +1,227 @@
+"""The declaration AST: frozen dataclasses with spans that never affect equality.
+
+Produced by `to_ast` from a lark tree; nothing here knows about lark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .source import Span, span_field
+
+Scalar = Union[str, int, float, bool]
+Value = Union[Scalar, tuple]  # a tuple holds scalars (a config list)
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    text: str
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    key: Name
+    value: Value
+    span: Span | None = span_field()
+
+
+# --- conditions -------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Fact:
+    path: tuple[str, ...]
+    span: Span | None = span_field()
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    fact: Fact
+    op: str  # "==" | "!="
+    value: Value
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    fact: Fact
+    values: tuple
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    fact: Fact
+    pattern: str
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """`fact inside|outside PLACE` — a path test against a named place (`workspace`)."""
+    fact: Fact
+    inside: bool
+    place: Name
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Has:
+    fact: Fact
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    name: Name
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Truthy:
+    fact: Fact
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    item: "Expr"
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    items: tuple["Expr", ...]
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    items: tuple["Expr", ...]
+    span: Span | None = span_field()
+
+
+Expr = Union[Compare, Member, Matches, Place, Has, Flag, Truthy, Not, And, Or]
+
+
+# --- declarations -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Mount:
+    package: Name
+    alias: Name | None
+    config: tuple[ConfigEntry, ...]
+    condition: Expr | None
+    disabled: bool
+    span: Span | None = span_field()
+
+    @property
+    def row_name(self) -> str:
+        return self.alias.text if self.alias else self.package.text
+
+    def config_value(self, key: str, default=None):
+        for entry in self.config:
+            if entry.key.text == key:
+                return entry.value
+        return default
+
+    def config_entry(self, key: str) -> ConfigEntry | None:
+        return next((e for e in self.config if e.key.text == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    name: Name
+    title: str | None
+    extends: Name | None
+    mounts: tuple[Mount, ...]
+    present: Name | None
+    provides: tuple[Name, ...]
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: Name
+    title: str | None
+    provides: tuple[Name, ...]
+    platforms: tuple[Name, ...]
+    flags: tuple[Name, ...]
+    roster: bool
+    roster_default: Name | None
+    rows: Name | None
+    present: Name | None
+    policy: Name | None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    name: Name
+    title: str | None
+    extends: Name | None
+    parent: Name | None
+    approval: Name | None
+    only: tuple[Name, ...]
+    hide: tuple[Name, ...]
+    own: tuple[Name, ...]
+    present: Name | None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    kind: str  # "tool" (a name or glob) | "package" | "risk"
+    name: Name
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    effect: str  # "allow" | "ask" | "deny"
+    targets: tuple[Target, ...]
+    condition: Expr | None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """Deny-only by construction: a guard has no effect field to set to anything else."""
+    name: Name
+    targets: tuple[Target, ...]
+    condition: Expr | None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    name: Name
+    title: str | None
+    extends: Name | None
+    sandbox: Name | None
+    approval: Name | None
+    rules: tuple[Rule, ...]
+    guards: tuple[Guard, ...]
+    default: Name | None
+    span: Span | None = span_field()
+
+
+Decl = Union[Preset, Host, Scope, Policy]
+
+DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy"}
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    path: str
+    decls: tuple[Decl, ...]
+    # Comments are layout, not meaning: fmt keeps them, equality ignores them.
+    comments: tuple[Comment, ...] = field(default=(), compare=False)

@@ -1,0 +1,241 @@
+"""catalogs/*.json → jsonschema check → Catalog: the upper bound of what packages can register.
+
+The manifest names every package file; a package file the manifest does not list, a listed
+file that is missing, or a package that contributes zero tools is an error, so the catalog
+can never silently shrink or grow.
+"""
+from __future__ import annotations
+
+import json
+from functools import cached_property, lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Iterable
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict
+
+from .diagnostics import Diagnostic, DshError
+
+ESCALATION_PARAMETERS = {
+    "sandbox_permissions": {
+        "type": "string",
+        "enum": ["workspace-write", "danger-full-access"],
+        "description": "Ask to run this one call under a wider sandbox mode; needs a justification.",
+    },
+    "justification": {
+        "type": "string",
+        "description": "Why the wider sandbox mode is needed; shown to the approver.",
+    },
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ConfigKnob(_Frozen):
+    type: str
+    values: tuple[Any, ...] | None = None
+    default: Any = None
+    required: bool = False
+    effect: str
+    summary: str
+
+
+class ToolDef(_Frozen):
+    name: str
+    definition: str
+    description: str
+    parameters: dict[str, Any]
+    parallel_safe: bool
+    risk: tuple[str, ...]
+    presentation: str
+    requires: tuple[str, ...]
+    provider: str | None
+    enabled_by: str | None
+    name_from: str | None
+    param_knobs: dict[str, str]
+    escalation: bool
+    aliases: tuple[str, ...]
+
+    @property
+    def package(self) -> str:
+        return self.definition.split("/", 1)[0]
+
+
+class Package(_Frozen):
+    id: str
+    summary: str
+    requires: tuple[str, ...]
+    config: dict[str, ConfigKnob]
+    tools: tuple[ToolDef, ...]
+
+
+class Catalog(_Frozen):
+    name: str
+    summary: str
+    packages: tuple[Package, ...]
+
+    @cached_property
+    def package_by_id(self) -> dict[str, Package]:
+        return {p.id: p for p in self.packages}
+
+    @cached_property
+    def definitions(self) -> dict[str, ToolDef]:
+        return {t.definition: t for p in self.packages for t in p.tools}
+
+    @cached_property
+    def by_name(self) -> dict[str, tuple[ToolDef, ...]]:
+        index: dict[str, list[ToolDef]] = {}
+        for tool in self.definitions.values():
+            index.setdefault(tool.name, []).append(tool)
+        return {name: tuple(sorted(tools, key=lambda t: t.definition)) for name, tools in sorted(index.items())}
+
+    @cached_property
+    def shipped_names(self) -> frozenset[str]:
+        """Every name a shipped configuration can produce: generated names plus aliases."""
+        names = set(self.by_name)
+        for tool in self.definitions.values():
+            names.update(tool.aliases)
+        return frozenset(names)
+
+    @cached_property
+    def services(self) -> frozenset[str]:
+        found: set[str] = set()
+        for package in self.packages:
+            found.update(package.requires)
+            for tool in package.tools:
+                found.update(tool.requires)
+                if tool.provider:
+                    found.add(tool.provider)
+        return frozenset(found)
+
+    @cached_property
+    def risk_axes(self) -> frozenset[str]:
+        return frozenset(axis for t in self.definitions.values() for axis in t.risk)
+
+    def counts(self) -> dict[str, int]:
+        aliases = {a for t in self.definitions.values() for a in t.aliases}
+        return {
+            "packages": len(self.packages),
+            "schema_entries": len(self.definitions),
+            "unique_names": len(self.by_name),
+            "aliases": len(aliases),
+            "distinct_shipped_names": len(self.shipped_names),
+        }
+
+
+def _read_json(path: str, text_reader) -> tuple[Any, list[Diagnostic]]:
+    try:
+        raw = text_reader()
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [Diagnostic("DSH501", f"cannot read catalog file: {exc.__class__.__name__}", path=path, json_path="$")]
+    try:
+        return json.loads(raw), []
+    except json.JSONDecodeError as exc:
+        return None, [Diagnostic("DSH501", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg.lower()}",
+                                 path=path, json_path="$")]
+
+
+def _json_path(parts: Iterable[Any]) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
+    found = []
+    for error in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
+        message = error.message if len(error.message) < 160 else error.message[:157] + "..."
+        found.append(Diagnostic("DSH502", message, path=path, json_path=_json_path(error.absolute_path)))
+    return found
+
+
+@lru_cache(maxsize=1)
+def shipped_root() -> Traversable:
+    return resources.files("dshc.catalogs")
+
+
+def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:
+    """Load and check a catalog directory (the shipped one by default); raises DshError."""
+    if root is None:
+        return _shipped_catalog()
+    return _load(Path(root) if isinstance(root, str) else root)
+
+
+@lru_cache(maxsize=1)
+def _shipped_catalog() -> Catalog:
+    return _load(shipped_root())
+
+
+def _load(root) -> Catalog:
+    diags: list[Diagnostic] = []
+    schema_file = root / "catalog.schema.json"
+    schema, found = _read_json(str(schema_file), schema_file.read_text)
+    if found:
+        raise DshError(found)
+    package_validator = jsonschema.Draft202012Validator(schema)
+    manifest_validator = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/manifest"})
+
+    manifest_file = root / "manifest.json"
+    manifest, found = _read_json(str(manifest_file), manifest_file.read_text)
+    diags += found
+    if manifest is not None:
+        diags += _schema_errors(manifest_validator, manifest, str(manifest_file))
+    if diags:
+        raise DshError(diags)
+
+    package_dir = root / "packages"
+    on_disk = sorted(p.name for p in package_dir.iterdir() if p.name.endswith(".json")) if package_dir.is_dir() else []
+    listed = list(manifest["packages"])
+    for name in on_disk:
+        if name[: -len(".json")] not in listed:
+            diags.append(Diagnostic("DSH505", f"package file `{name}` is not listed in the manifest",
+                                    path=str(package_dir / name), json_path="$",
+                                    help="add its id to `packages` in manifest.json or delete the file"))
+    packages: list[Package] = []
+    seen_definitions: dict[str, str] = {}
+    for index, package_id in enumerate(listed):
+        file = package_dir / f"{package_id}.json"
+        if not file.is_file():
+            diags.append(Diagnostic("DSH507", f"manifest lists `{package_id}` but `packages/{package_id}.json` does not exist",
+                                    path=str(manifest_file), json_path=f"$.packages[{index}]"))
+            continue
+        data, found = _read_json(str(file), file.read_text)
+        if found:
+            diags += found
+            continue
+        found = _schema_errors(package_validator, data, str(file))
+        if found:
+            diags += found
+            continue
+        if data["id"] != package_id:
+            diags.append(Diagnostic("DSH508", f"package id `{data['id']}` does not match its file name `{package_id}.json`",
+                                    path=str(file), json_path="$.id"))
+            continue
+        if not data["tools"]:
+            diags.append(Diagnostic("DSH506", f"package `{package_id}` contributes zero tools", path=str(file),
+                                    json_path="$.tools", help="a package in the catalog must register at least one tool"))
+            continue
+        for t_index, tool in enumerate(data["tools"]):
+            where = f"$.tools[{t_index}]"
+            try:
+                jsonschema.Draft202012Validator.check_schema(tool["parameters"])
+            except jsonschema.SchemaError as exc:
+                diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {exc.message}", path=str(file),
+                                        json_path=where + ".parameters" + _json_path(exc.path)[1:]))
+            if tool["definition"] in seen_definitions:
+                diags.append(Diagnostic("DSH504", f"definition `{tool['definition']}` is already defined in "
+                                        f"`{seen_definitions[tool['definition']]}`", path=str(file),
+                                        json_path=where + ".definition"))
+            seen_definitions.setdefault(tool["definition"], str(file))
+            if not tool["definition"].startswith(package_id + "/"):
+                diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
+                                        path=str(file), json_path=where + ".definition"))
+        packages.append(Package.model_validate(data))
+    if diags:
+        raise DshError(diags)
+    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))

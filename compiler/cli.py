@@ -1,0 +1,124 @@
+"""The `dshc` command: argparse over the library verbs; no logic of its own.
+
+main(argv, stdout, stderr) -> exit code: 0 positive answer, 1 negative answer, 2 unusable
+input (with diagnostics), 3 internal error (a bug; `--debug` shows the traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from typing import Sequence, TextIO
+
+from . import commands
+from .diagnostics import Diagnostic, DshError
+from .render import diagnostics_json, human
+
+EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print and exit; we report like any bad input
+        raise _UsageError(message)
+
+
+def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
+    if preset:
+        p.add_argument("preset", nargs="?", metavar="PRESET", help="preset to join (default: the host's roster default)")
+    p.add_argument("--host", default="web", help="host profile (default: web)")
+    p.add_argument("--platform", default="linux", choices=["linux", "darwin", "win32"])
+    p.add_argument("--with", dest="with_services", action="append", default=[], metavar="SVC",
+                   help="add a service to the host (repeatable)")
+    p.add_argument("--without", dest="without_services", action="append", default=[], metavar="SVC",
+                   help="remove a host service (repeatable)")
+    p.add_argument("--flag", dest="flags", action="append", default=[], metavar="NAME", help="turn a feature flag on")
+    p.add_argument("--scope", default="root", help="agent scope (default: root)")
+    p.add_argument("--mode", choices=["native", "code", "both"], help="presentation mode override")
+    p.add_argument("--policy", help="approval policy (default: the host's)")
+    p.add_argument("--plan", action="store_true", help="the request is in plan mode")
+    _load_flags(p)
+
+
+def _load_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--load", action="append", default=[], metavar="PATH", help="also load declarations from PATH")
+    p.add_argument("--catalog", metavar="DIR", help="use the catalog in DIR instead of the shipped one")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dshc", description="Compile agent tool surfaces: which tools a model sees, "
+                     "and whether a call may run.")
+    parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("catalog", help="list the packages and tools of the catalog")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--format", choices=["text", "markdown"], default="text")
+    p.add_argument("--catalog", metavar="DIR")
+
+    p = sub.add_parser("compile", help="compile the tool view one model request receives")
+    _context_flags(p)
+
+    p = sub.add_parser("explain", help="why a tool is (not) available: the five gates, in order")
+    p.add_argument("tool", nargs="?", metavar="TOOL")
+    _context_flags(p)
+    p.add_argument("--all", action="store_true", help="every catalog tool with its first failing gate")
+
+    p = sub.add_parser("decide", help="decide one tool call under a policy")
+    p.add_argument("tool", metavar="TOOL")
+    p.add_argument("--args", default="{}", metavar="JSON", help="the call's arguments as a JSON object")
+    p.add_argument("--workspace", metavar="DIR", help="workspace root for path tests (default: the current directory)")
+    _context_flags(p)
+
+    p = sub.add_parser("check", help="parse, resolve and lint declaration files")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    _load_flags(p)
+
+    sub.add_parser("codes", help="list every diagnostic code")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    wants_json = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            build_parser().print_help(stdout)
+            return EXIT_INPUT
+        return commands.run(args, stdout, stderr)
+    except _UsageError as exc:
+        return _report([Diagnostic("DSH405", str(exc))], wants_json, stdout, stderr)
+    except SystemExit as exc:  # --help and --version exit through argparse
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
+    except DshError as exc:
+        return _report(exc.diagnostics, wants_json, stdout, stderr)
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - last line of defence: a bug, reported as such
+        stderr.write(f"dshc: internal error: {exc.__class__.__name__}: {exc}\n")
+        if debug:
+            traceback.print_exc(file=stderr)
+        else:
+            stderr.write("this is a bug in dshc; run again with --debug for a traceback\n")
+        return EXIT_INTERNAL
+
+
+def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+    if wants_json:
+        stdout.write(json.dumps({"diagnostics": diagnostics_json(diags)}, indent=2) + "\n")
+    else:
+        stderr.write(human(diags) + "\n")
+    return EXIT_INPUT
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""One function per `dshc` command: build the request, call the library, render the answer."""
+from __future__ import annotations
+
+import json
+import os
+from argparse import Namespace
+from typing import TextIO
+
+from .catalog import load_catalog
+from .diagnostics import Diagnostic, DshError, iter_codes
+from .program import Program
+from .render import diagnostics_json, human
+from .request import Request
+from .templates import render_template
+
+
+def run(args: Namespace, out: TextIO, err: TextIO) -> int:
+    return COMMANDS[args.command](args, out, err)
+
+
+def _program(args: Namespace) -> Program:
+    catalog = load_catalog(args.catalog) if getattr(args, "catalog", None) else None
+    return Program.load(args.load, catalog=catalog)
+
+
+def _request(args: Namespace) -> Request:
+    return Request(host=args.host, preset=args.preset, platform=args.platform,
+                   with_services=args.with_services, without_services=args.without_services, flags=args.flags,
+                   scope=args.scope, mode=args.mode, policy=args.policy, plan=args.plan)
+
+
+def _write_json(out: TextIO, value) -> None:
+    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+# --- catalog -------------------------------------------------------------------------------
+def cmd_catalog(args, out, err) -> int:
+    catalog = load_catalog(args.catalog) if args.catalog else load_catalog()
+    counts = catalog.counts()
+    if args.json:
+        _write_json(out, {
+            "catalog": catalog.name,
+            "counts": counts,
+            "parallel_safe": sorted({t.name for t in catalog.definitions.values() if t.parallel_safe}),
+            "duplicate_names": {n: [t.definition for t in ts] for n, ts in catalog.by_name.items() if len(ts) > 1},
+            "aliases": {a: t.definition for t in catalog.definitions.values() for a in t.aliases},
+            "packages": [p.model_dump(mode="json") for p in catalog.packages],
+        })
+    elif args.format == "markdown":
+        out.write(render_template("catalog.md.j2", catalog=catalog, counts=counts))
+    else:
+        for package in catalog.packages:
+            out.write(f"{package.id}\n")
+            for tool in package.tools:
+                tag = "parallel" if tool.parallel_safe else "exclusive"
+                aliases = f" (alias: {', '.join(tool.aliases)})" if tool.aliases else ""
+                out.write(f"  {tool.name:<24} {tag:<10} {tool.definition}{aliases}\n")
+        out.write(counts_line(counts) + "\n")
+    return 0
+
+
+def counts_line(counts: dict) -> str:
+    return (f"{counts['packages']} packages · {counts['schema_entries']} schema entries · "
+            f"{counts['unique_names']} unique names · {counts['aliases']} alias"
+            + ("" if counts["aliases"] == 1 else "es"))
+
+
+# --- compile -------------------------------------------------------------------------------
+def cmd_compile(args, out, err) -> int:
+    view = _program(args).view(_request(args))
+    if args.json:
+        out.write(view.canonical_json().decode("utf-8") + "\n")
+        return 0
+    out.write(f"preset {view.preset or '-'} · host {view.host} · {view.platform} · scope {view.scope} · "
+              f"mode {view.mode} · policy {view.policy or '-'}\n")
+    out.write(f"fingerprint {view.fingerprint}\n\n")
+    _table(out, view.tools)
+    if view.sdk is not None:
+        out.write("\nsdk (behind run_code):\n")
+        _table(out, view.sdk)
+    out.write(f"\n{len(view.tools)} on the wire" + (f", {len(view.sdk)} in the sdk" if view.sdk is not None else "") + "\n")
+    return 0
+
+
+def _table(out, entries) -> None:
+    out.write(f"  {'tool':<22} {'execution':<10} {'policy':<12} {'ready':<12} definition\n")
+    for e in entries:
+        out.write(f"  {e.name:<22} {e.execution:<10} {e.policy:<12} {e.ready:<12} {e.definition}\n")
+
+
+# --- explain -------------------------------------------------------------------------------
+def _gate_json(result) -> dict:
+    return {"gate": result.gate, "status": result.status, "reason": result.reason,
+            "source": str(result.source) if result.source else None, "counterfactual": result.counterfactual}
+
+
+def explain_json(tool: str, results) -> dict:
+    failed = next((r.gate for r in results if r.status == "fail"), None)
+    return {"tool": tool, "available": failed is None, "failed_gate": failed, "gates": [_gate_json(r) for r in results]}
+
+
+def explain_text(tool: str, results) -> str:
+    data = explain_json(tool, results)
+    head = f"`{tool}` is available" if data["available"] else f"`{tool}` is not available: gate `{data['failed_gate']}` fails"
+    lines = [head]
+    for r in results:
+        mark = {"pass": "pass", "fail": "FAIL", "not-reached": "  - "}[r.status]
+        lines.append(f"  {r.gate:<10} {mark:<5} {r.reason}")
+        if r.source and r.status != "not-reached":
+            lines.append(f"  {'':<10} {'':<5} at {r.source}")
+        if r.counterfactual and r.status == "fail":
+            lines.append(f"  {'':<10} {'':<5} fix: {r.counterfactual}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_explain(args, out, err) -> int:
+    program = _program(args)
+    request = _request(args)
+    if args.all:
+        table = program.explain_all(request)
+        rows = [explain_json(name, results) for name, results in table.items()]
+        if args.json:
+            _write_json(out, {"tools": rows})
+        else:
+            for row in rows:
+                out.write(f"  {row['tool']:<24} {'available' if row['available'] else 'fails ' + row['failed_gate']}\n")
+        return 0
+    if not args.tool:
+        raise DshError([Diagnostic("DSH405", "explain needs a TOOL, or --all")])
+    results = program.explain(request, args.tool)
+    data = explain_json(args.tool, results)
+    if args.json:
+        _write_json(out, data)
+    else:
+        out.write(explain_text(args.tool, results))
+    return 0 if data["available"] else 1
+
+
+# --- decide --------------------------------------------------------------------------------
+def cmd_decide(args, out, err) -> int:
+    try:
+        call_args = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise DshError([Diagnostic("DSH405", f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}")])
+    if not isinstance(call_args, dict):
+        raise DshError([Diagnostic("DSH405", "--args must be a JSON object")])
+    program = _program(args)
+    request = _request(args)
+    if args.tool not in program.catalog.shipped_names and args.tool != "run_code":
+        program.explain(request, args.tool)  # raises the unknown-tool diagnostic with a did-you-mean
+    decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
+    rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
+    if args.json:
+        _write_json(out, {"tool": args.tool, "decision": decision.effect, "reason": decision.reason, "rules": rules})
+    else:
+        out.write(f"{decision.effect}: {decision.reason}\n")
+        for rule in rules:
+            out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
+    return 0 if decision.effect == "allow" else 1
+
+
+# --- check ---------------------------------------------------------------------------------
+def cmd_check(args, out, err) -> int:
+    from .checks import run_checks
+    catalog = load_catalog(args.catalog) if args.catalog else None
+    paths = list(args.paths) + list(args.load)
+    program = Program.load(paths, catalog=catalog, shipped=not args.paths)
+    findings = list(program.warnings) + list(run_checks(program))
+    if args.json:
+        _write_json(out, {"diagnostics": diagnostics_json(findings)})
+    elif findings:
+        out.write(human(findings, limit=50) + "\n")
+    else:
+        out.write("no findings\n")
+    return 1 if findings else 0
+
+
+# --- codes ---------------------------------------------------------------------------------
+def cmd_codes(args, out, err) -> int:
+    for code, severity, summary in iter_codes():
+        out.write(f"{code}  {severity:<7}  {summary}\n")
+    return 0
+
+
+COMMANDS = {
+    "catalog": cmd_catalog,
+    "compile": cmd_compile,
+    "explain": cmd_explain,
+    "decide": cmd_decide,
+    "check": cmd_check,
+    "codes": cmd_codes,
+}

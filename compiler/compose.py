@@ -1,0 +1,271 @@
+"""Resolved program + Request → Composition: the layers, services, mode and rows of one request.
+
+Layers, farthest first: the host's own rows, the preset, then each scope on the chain from
+the root to the requested scope (their own registrations). Row outcomes are kept for every
+row, registered or not, so `explain` can say why a tool is missing.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ast
+from .catalog import ESCALATION_PARAMETERS, ToolDef
+from .conditions import Env, evaluate
+from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
+from .request import Request
+from .resolve import RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    tool: ToolDef
+    layer: str  # "host" | "preset" | "scope:NAME"
+    source: Any  # the Span of the mount row or `own` entry
+    parameters: dict
+    description: str
+    row: str  # mount row name or `own`
+    origin: str  # the declaration holding the row: "preset `standard`"
+
+
+@dataclass(frozen=True)
+class RowOutcome:
+    layer: str
+    origin: str  # declaration that holds the row: `preset standard`, `scope child`
+    mount: ast.Mount | None
+    package: str
+    status: str  # registered | disabled | condition-false | pending
+    missing: tuple[str, ...] = ()
+    registered: tuple[Registration, ...] = ()
+    # tools the row's package defines but this row does not register, with why
+    dropped: tuple[tuple[ToolDef, str, str, Any], ...] = ()  # (tool, name, reason, span)
+
+
+@dataclass(frozen=True)
+class Composition:
+    request: Request
+    host: ast.Host
+    services: frozenset[str]
+    preset: EffectivePreset | None
+    host_rows: EffectivePreset | None
+    chain: tuple[EffectiveScope, ...]
+    mode: str
+    mode_source: Any
+    policy: EffectivePolicy | None
+    approval: str
+    approval_source: Any
+    rows: tuple[RowOutcome, ...]
+    layers: tuple[tuple[str, tuple[Registration, ...]], ...]
+    own_elsewhere: dict = field(default_factory=dict)  # name -> (scope, span) for own registrations off the chain
+
+    @property
+    def pending(self) -> tuple[RowOutcome, ...]:
+        return tuple(r for r in self.rows if r.status == "pending")
+
+    def env(self, args=None, workspace=None, shell_tool=False) -> Env:
+        facts = {
+            "platform": self.request.platform,
+            "host": self.host.name.text,
+            "preset": self.preset.name if self.preset else None,
+            "scope": self.request.scope,
+            "mode": self.mode,
+            "plan_mode": self.request.plan,
+            "sandbox": self.policy.sandbox.text if self.policy and self.policy.sandbox else None,
+        }
+        return Env(facts, self.services, self.request.flags | frozenset(n.text for n in self.host.flags), args,
+                   workspace, shell_tool)
+
+
+def compose(resolved: Resolved, request: Request) -> Composition:
+    host = resolved.hosts.get(request.host)
+    if host is None:
+        raise DshError([unknown("DSH205", "host", request.host, resolved.hosts, None)])
+    problems = []
+    if host.platforms and request.platform not in {p.text for p in host.platforms}:
+        problems.append(Diagnostic("DSH405", f"host `{host.name.text}` does not run on `{request.platform}`", host.name.span))
+    services_known = known_services(resolved.catalog)
+    for name in sorted(request.with_services | request.without_services):
+        if name not in services_known:
+            problems.append(unknown("DSH203", "service", name, services_known, None))
+    for name in sorted(request.with_services & request.without_services):
+        problems.append(Diagnostic("DSH405", f"service `{name}` is both added and removed"))
+    preset = _pick_preset(resolved, host, request, problems)
+    if request.scope not in resolved.scopes:
+        problems.append(unknown("DSH206", "scope", request.scope, resolved.scopes, None))
+    if request.policy is not None and request.policy not in resolved.policies:
+        problems.append(unknown("DSH207", "policy", request.policy, resolved.policies, None))
+    if problems:
+        raise DshError(problems)
+
+    host_rows = resolved.presets[host.rows.text] if host.rows else None
+    services = frozenset(n.text for n in host.provides)
+    for source in (host_rows, preset):
+        if source is not None:
+            services |= frozenset(n.text for n in source.provides)
+    services = (services | request.with_services) - request.without_services
+    chain = _scope_chain(resolved, request.scope)
+    mode, mode_source = _mode(request, host, preset, chain)
+    policy_name = request.policy or (host.policy.text if host.policy else None)
+    policy = resolved.policies.get(policy_name) if policy_name else None
+    approval, approval_source = _approval(chain, policy)
+
+    env = Env({"platform": request.platform, "host": host.name.text}, services,
+              request.flags | frozenset(n.text for n in host.flags))
+    rows: list[RowOutcome] = []
+    layers: list[tuple[str, tuple[Registration, ...]]] = []
+    for layer, origin, source in (("host", f"host `{host.name.text}`: preset", host_rows),
+                                  ("preset", "preset", preset)):
+        if source is None:
+            continue
+        registered: list[Registration] = []
+        for mount in source.mounts:
+            outcome = _mount_outcome(resolved, layer, f"{origin} `{source.name}`", mount, env, services)
+            rows.append(outcome)
+            registered.extend(outcome.registered)
+        layers.append((layer, tuple(registered)))
+    on_chain = {s.name for s in chain}
+    own_elsewhere: dict[str, tuple[str, Any]] = {}
+    for scope in chain:
+        registered = []
+        for name in scope.own:
+            outcome = _own_outcome(resolved, scope, name, services)
+            rows.append(outcome)
+            registered.extend(outcome.registered)
+        layers.append((f"scope:{scope.name}", tuple(registered)))
+    for scope in sorted(resolved.scopes.values(), key=lambda s: s.name):
+        if scope.name not in on_chain:
+            for name in scope.own:
+                own_elsewhere.setdefault(name.text, (scope.name, name.span))
+    return Composition(request, host, services, preset, host_rows, chain, mode, mode_source, policy, approval,
+                       approval_source, tuple(rows), tuple(layers), own_elsewhere)
+
+
+def _pick_preset(resolved: Resolved, host: ast.Host, request: Request, problems) -> EffectivePreset | None:
+    if request.preset is not None:
+        if request.preset not in resolved.presets:
+            problems.append(unknown("DSH204", "preset", request.preset, resolved.presets, None))
+            return None
+        if not host.roster:
+            problems.append(Diagnostic("DSH403", f"host `{host.name.text}` has no preset roster, so preset "
+                                       f"`{request.preset}` cannot be joined", host.name.span,
+                                       "drop the preset to use the host's own rows, or pick a host with `roster`"))
+            return None
+        return resolved.presets[request.preset]
+    if host.roster and host.roster_default is not None:
+        return resolved.presets[host.roster_default.text]
+    if host.rows is None:
+        problems.append(Diagnostic("DSH404", f"host `{host.name.text}` has no default preset and no rows of its own",
+                                   host.name.span, "name a preset"))
+    return None
+
+
+def _scope_chain(resolved: Resolved, name: str) -> tuple[EffectiveScope, ...]:
+    chain = [resolved.scopes[name]]
+    while chain[-1].parent is not None:
+        chain.append(resolved.scopes[chain[-1].parent])
+    return tuple(reversed(chain))
+
+
+def _mode(request, host, preset, chain) -> tuple[str, Any]:
+    if request.mode is not None:
+        return request.mode, None
+    for scope in reversed(chain):
+        if scope.present is not None:
+            return scope.present.text, scope.present.span
+    if preset is not None and preset.present is not None:
+        return preset.present.text, preset.present.span
+    if host.present is not None:
+        return host.present.text, host.present.span
+    return "native", None
+
+
+def _approval(chain, policy) -> tuple[str, Any]:
+    for scope in reversed(chain):
+        if scope.approval is not None:
+            return scope.approval.text, scope.approval.span
+    if policy is not None and policy.approval is not None:
+        return policy.approval.text, policy.approval.span
+    return "ask", None
+
+
+def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
+    if mount is None or not tool.name_from:
+        return tool.name
+    configured = mount.config_value(tool.name_from)
+    if isinstance(configured, str):
+        return configured
+    return mount.alias.text if mount.alias is not None else tool.name
+
+
+def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]) -> tuple[dict, str]:
+    parameters = copy.deepcopy(tool.parameters)
+    for param, knob in tool.param_knobs.items():
+        if mount is not None and mount.config_value(knob) is False:
+            parameters.get("properties", {}).pop(param, None)
+            parameters["required"] = [r for r in parameters.get("required", []) if r != param]
+    if tool.escalation and "sandbox" in services:
+        parameters.setdefault("properties", {}).update(copy.deepcopy(ESCALATION_PARAMETERS))
+    description = tool.description
+    if mount is not None and isinstance(mount.config_value("description"), str):
+        description = mount.config_value("description")
+    return parameters, description
+
+
+def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services) -> RowOutcome:
+    package = resolved.catalog.package_by_id[mount.package.text]
+    if mount.disabled:
+        return RowOutcome(layer, origin, mount, package.id, "disabled")
+    if mount.condition is not None and evaluate(mount.condition, env, lenient=False) is not True:
+        return RowOutcome(layer, origin, mount, package.id, "condition-false")
+    missing = tuple(sorted(set(package.requires) - services))
+    if missing:
+        return RowOutcome(layer, origin, mount, package.id, "pending", missing)
+    registered, dropped = [], []
+    for tool in package.tools:
+        name = tool_name(tool, mount)
+        if tool.name == RESERVED_TOOL:
+            continue  # the registry adds run_code itself, by mode
+        if tool.enabled_by and mount.config_value(tool.enabled_by) is False:
+            entry = mount.config_entry(tool.enabled_by)
+            dropped.append((tool, name, f"`{tool.enabled_by} = false`", entry.span if entry else mount.span))
+            continue
+        lacking = sorted(set(tool.requires) - services)
+        if lacking:
+            dropped.append((tool, name, "missing:" + ",".join(lacking), mount.span))
+            continue
+        parameters, description = _shape(tool, mount, services)
+        registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name,
+                                       origin))
+    return RowOutcome(layer, origin, mount, package.id, "registered", (), tuple(registered), tuple(dropped))
+
+
+def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> RowOutcome:
+    tool = _own_tool(resolved, name.text)
+    missing = tuple(sorted(set(resolved.catalog.package_by_id[tool.package].requires) - services))
+    layer = f"scope:{scope.name}"
+    if missing:
+        return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "pending", missing)
+    parameters, description = _shape(tool, None, services)
+    reg = Registration(name.text, tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
+    return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "registered", (), (reg,))
+
+
+def _own_tool(resolved, name: str) -> ToolDef:
+    tools = resolved.catalog.by_name.get(name)
+    if tools:
+        return tools[0]
+    return next(t for t in resolved.catalog.definitions.values() if name in t.aliases)
+
+
+def pending_diagnostics(composition: Composition) -> list[Diagnostic]:
+    found = []
+    for row in composition.pending:
+        span = row.mount.span if row.mount else None
+        services = ", ".join(f"`{s}`" for s in row.missing)
+        found.append(Diagnostic(
+            "DSH401", f"{row.origin}: row `{row.mount.row_name if row.mount else row.package}` waits for {services}, "
+            f"which host `{composition.host.name.text}` does not provide", span,
+            "provide it: " + " ".join(f"--with {s}" for s in row.missing)))
+    return found

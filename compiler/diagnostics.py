@@ -1,0 +1,128 @@
+"""The one registry of diagnostic codes, and the Diagnostic values every stage yields.
+
+Codes: DSH1xx syntax, 2xx names, 3xx semantics and lint, 4xx request, 5xx catalog.
+Messages are one lowercase line with names in backticks; suggestions go in `help`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Iterable, Iterator
+
+from .source import Span
+
+# code -> (severity, one-line summary). `dshc codes` prints this table.
+CODES: dict[str, tuple[str, str]] = {
+    "DSH100": ("error", "syntax error"),
+    "DSH101": ("error", "unexpected token"),
+    "DSH102": ("error", "unexpected character"),
+    "DSH103": ("error", "unterminated string"),
+    "DSH104": ("error", "unexpected end of file (missing `}`?)"),
+    "DSH105": ("error", "file is not valid UTF-8"),
+    "DSH106": ("error", "file declares nothing"),
+    "DSH107": ("error", "file cannot be read"),
+    "DSH108": ("error", "a glob is not allowed here"),
+    "DSH109": ("error", "invalid value"),
+    "DSH201": ("error", "unknown package"),
+    "DSH202": ("error", "unknown tool"),
+    "DSH203": ("error", "unknown service"),
+    "DSH204": ("error", "unknown preset"),
+    "DSH205": ("error", "unknown host"),
+    "DSH206": ("error", "unknown scope"),
+    "DSH207": ("error", "unknown policy"),
+    "DSH208": ("error", "unknown fact in a condition"),
+    "DSH209": ("error", "unknown config key for the package"),
+    "DSH210": ("error", "duplicate declaration"),
+    "DSH211": ("error", "duplicate mount name in a preset"),
+    "DSH212": ("error", "extends cycle"),
+    "DSH213": ("error", "unknown platform"),
+    "DSH214": ("error", "config value has the wrong type"),
+    "DSH215": ("error", "missing required config key"),
+    "DSH216": ("error", "unknown mode"),
+    "DSH217": ("error", "unknown risk axis"),
+    "DSH218": ("error", "declaration kind mismatch"),
+    "DSH301": ("error", "`run_code` cannot be restricted or registered by a scope"),
+    "DSH302": ("warning", "mount condition can never hold"),
+    "DSH303": ("warning", "restriction names a tool the scope does not inherit"),
+    "DSH304": ("error", "two mounts register the same tool name in one preset"),
+    "DSH305": ("error", "comparison of a fact with a value of the wrong type"),
+    "DSH306": ("error", "a declaration is repeated inside one block"),
+    "DSH307": ("warning", "rule is shadowed by a stricter rule"),
+    "DSH308": ("warning", "rule can never match"),
+    "DSH401": ("error", "a mounted package waits for a service the host does not provide"),
+    "DSH402": ("error", "code presentation needs the `code-runtime` service"),
+    "DSH403": ("error", "host has no preset roster"),
+    "DSH404": ("error", "no preset and no host rows to compose"),
+    "DSH405": ("error", "invalid request"),
+    "DSH406": ("error", "unknown tool name"),
+    "DSH501": ("error", "catalog file is not valid JSON"),
+    "DSH502": ("error", "catalog file violates the catalog schema"),
+    "DSH503": ("error", "tool parameters are not a valid JSON Schema"),
+    "DSH504": ("error", "duplicate tool definition id"),
+    "DSH505": ("error", "package file not listed in the manifest"),
+    "DSH506": ("error", "package contributes zero tools"),
+    "DSH507": ("error", "manifest lists a package file that does not exist"),
+    "DSH508": ("error", "package id does not match its file name"),
+}
+
+MAX_REPORTED = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    help: str | None = None
+    # For catalog files the location is a JSON path, not a line.
+    json_path: str | None = None
+    path: str | None = None
+
+    @property
+    def severity(self) -> str:
+        return CODES[self.code][0]
+
+    @property
+    def where(self) -> str | None:
+        return self.span.path if self.span else self.path
+
+    def sort_key(self):
+        s = self.span
+        return (self.where or "", s.line if s else 0, s.col if s else 0, self.code, self.message)
+
+
+class DshError(Exception):
+    """The input cannot be used; carries every diagnostic found (exit code 2)."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        super().__init__("; ".join(d.message for d in self.diagnostics[:3]))
+
+
+def errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return [d for d in diags if d.severity == "error"]
+
+
+def raise_if_errors(diags: Iterable[Diagnostic]) -> None:
+    found = errors(diags)
+    if found:
+        raise DshError(found)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    match = get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean `{match[0]}`?" if match else None
+
+
+def unknown(code: str, kind: str, name: str, candidates: Iterable[str], span: Span | None) -> Diagnostic:
+    return Diagnostic(code, f"unknown {kind} `{name}`", span, did_you_mean(name, candidates))
+
+
+def capped(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED) -> tuple[list[Diagnostic], int]:
+    ordered = sorted(diags, key=Diagnostic.sort_key)
+    return ordered[:limit], max(0, len(ordered) - limit)
+
+
+def iter_codes() -> Iterator[tuple[str, str, str]]:
+    for code, (severity, summary) in sorted(CODES.items()):
+        yield code, severity, summary

@@ -1,0 +1,37 @@
+"""The fixed vocabulary conditions and requests speak: platforms, modes, facts, services.
+
+Composition conditions (mount rows) see only host facts; policy conditions also see the
+request and the call's arguments.
+"""
+from __future__ import annotations
+
+PLATFORMS = ("darwin", "linux", "win32")
+MODES = ("both", "code", "native")
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+APPROVALS = ("ask", "never")
+EFFECTS = ("allow", "ask", "deny")
+PLACES = ("workspace",)
+
+# services no catalog package requires but hosts provide and policies read
+HOST_SERVICES = {
+    "sandbox": "the host's shell and file backends confine calls (escalation parameters appear)",
+    "approval": "an approval channel exists, so `ask` can reach a human",
+}
+
+# fact -> (type, allowed values or None); `args.*` facts are typed by the tool schemas
+COMPOSITION_FACTS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "platform": ("string", PLATFORMS),
+    "host": ("string", None),
+}
+REQUEST_FACTS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    **COMPOSITION_FACTS,
+    "preset": ("string", None),
+    "scope": ("string", None),
+    "mode": ("string", MODES),
+    "plan_mode": ("boolean", None),
+    "sandbox": ("string", SANDBOX_MODES),
+    "tool": ("string", None),
+}
+
+# a sandbox mode is wider than another when it allows strictly more
+SANDBOX_RANK = {mode: rank for rank, mode in enumerate(SANDBOX_MODES)}

@@ -1,0 +1,75 @@
+"""What every gate reads: the composition, plus per-name lookups computed once per request."""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ..compose import Composition, Registration
+from ..resolve import RESERVED_TOOL, Resolved
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: str
+    status: str  # pass | fail | not-reached
+    reason: str
+    source: Any = None  # Span of the deciding declaration
+    counterfactual: str | None = None
+    value: str | None = None  # gate-specific outcome: the policy decision, the readiness
+
+
+class GateContext:
+    def __init__(self, resolved: Resolved, composition: Composition):
+        self.resolved = resolved
+        self.composition = composition
+
+    @cached_property
+    def registrations(self) -> dict[str, list[Registration]]:
+        """name → registrations on the chain, nearest layer first."""
+        found: dict[str, list[Registration]] = {}
+        for _, regs in reversed(self.composition.layers):
+            for reg in regs:
+                found.setdefault(reg.name, []).append(reg)
+        return found
+
+    @cached_property
+    def own_layer(self) -> str:
+        return f"scope:{self.composition.chain[-1].name}"
+
+    @cached_property
+    def visible(self) -> dict[str, Registration]:
+        """The scope view: inherited names that every restriction admits, then own registrations."""
+        view: dict[str, Registration] = {}
+        for name, regs in self.registrations.items():
+            nearest = regs[0]
+            if nearest.layer == self.own_layer:
+                view[name] = nearest
+            elif self.restriction_blocking(name) is None:
+                view[name] = nearest
+        return view
+
+    def restriction_blocking(self, name: str):
+        """The (scope, kind, span) of the first restriction on the chain that excludes an inherited name."""
+        if name == RESERVED_TOOL:
+            return None
+        for scope in self.composition.chain:
+            if scope.only and not any(fnmatch.fnmatchcase(name, p.text) for p in scope.only):
+                return scope, "only", scope.only[0].span
+            for pattern in scope.hide:
+                if fnmatch.fnmatchcase(name, pattern.text):
+                    return scope, "hide", pattern.span
+        return None
+
+    def registration(self, name: str) -> Registration | None:
+        return self.visible.get(name)
+
+    def tool_for(self, name: str):
+        reg = self.registrations.get(name)
+        if reg:
+            return reg[0].tool
+        tools = self.resolved.catalog.by_name.get(name)
+        if tools:
+            return tools[0]
+        return next((t for t in self.resolved.catalog.definitions.values() if name in t.aliases), None)

@@ -1,0 +1,186 @@
+"""The public API: load sources into a Program, then ask it for views, explanations, decisions.
+
+    program = Program.load()                       # shipped presets, hosts, scopes, policies
+    view = program.view(Request(preset="standard", host="web"))
+    view.names, view.fingerprint, view.canonical_json()
+
+Sources are parsed and resolved once; a request seen before is answered from a cache.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from . import ast
+from .catalog import Catalog, load_catalog
+from .compose import Composition, compose, pending_diagnostics
+from .diagnostics import Diagnostic, DshError
+from .gates import GateContext, GateResult, allowed, projected, run_gates
+from .gates import ready as readiness
+from .parse import decode, parse_source
+from .policy import Decision, decide
+from .render import SOURCE_TEXTS
+from .request import Request
+from .resolve import RESERVED_TOOL, Resolved, resolve
+from .view import ToolView, make_entry
+
+SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # shown in diagnostics
+    data: bytes
+
+
+def shipped_sources() -> list[SourceFile]:
+    files = []
+    for package in SHIPPED_PACKAGES:
+        folder = package.split(".")[-1]
+        for entry in sorted(resources.files(package).iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".dsh"):
+                files.append(SourceFile(f"{folder}/{entry.name}", entry.read_bytes()))
+    return files
+
+
+def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
+    files: list[SourceFile] = []
+    problems: list[Diagnostic] = []
+    for raw in paths:
+        path = Path(raw)
+        targets = sorted(path.rglob("*.dsh")) if path.is_dir() else [path]
+        for target in targets:
+            try:
+                files.append(SourceFile(str(target), target.read_bytes()))
+            except OSError as exc:
+                problems.append(Diagnostic("DSH107", f"cannot read `{target}`: {exc.strerror or exc.__class__.__name__}",
+                                           path=str(target)))
+    if problems:
+        raise DshError(problems)
+    return files
+
+
+def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic]]:
+    from .to_ast import to_document
+    documents, diags = [], []
+    for file in files:
+        source, found = decode(file.path, file.data)
+        diags += found
+        if source is None:
+            continue
+        SOURCE_TEXTS[file.path] = source.text
+        tree, found, comments = parse_source(source)
+        diags += found
+        if tree is not None:
+            documents.append(to_document(file.path, tree, comments))
+    return documents, diags
+
+
+class Program:
+    def __init__(self, resolved: Resolved):
+        self.resolved = resolved
+        self._compositions: dict[Request, Composition] = {}
+        self._views: dict[Request, ToolView] = {}
+
+    # --- loading ---
+    @classmethod
+    def load(cls, paths: Iterable[str | Path] = (), texts: Mapping[str, str] | None = None, *,
+             shipped: bool = True, catalog: Catalog | None = None) -> "Program":
+        files = shipped_sources() if shipped else []
+        files += read_paths(paths)
+        files += [SourceFile(name, text.encode("utf-8")) for name, text in (texts or {}).items()]
+        return cls.from_files(files, catalog)
+
+    @classmethod
+    def from_files(cls, files: Iterable[SourceFile], catalog: Catalog | None = None) -> "Program":
+        catalog = catalog or load_catalog()
+        documents, diags = parse_files(files)
+        if any(d.severity == "error" for d in diags):
+            raise DshError(diags)
+        return cls(resolve(tuple(documents), catalog))
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.resolved.catalog
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return self.resolved.warnings
+
+    # --- requests ---
+    def composition(self, request: Request) -> Composition:
+        key = request.composition_key()
+        found = self._compositions.get(key)
+        if found is None:
+            found = self._compositions[key] = compose(self.resolved, key)
+        return found
+
+    def _context(self, request: Request) -> GateContext:
+        composition = self.composition(request)
+        if request.plan:
+            composition = _with_plan(composition, request)
+        return GateContext(self.resolved, composition)
+
+    def view(self, request: Request) -> ToolView:
+        found = self._views.get(request)
+        if found is None:
+            found = self._views[request] = self._build_view(request)
+        return found
+
+    def _build_view(self, request: Request) -> ToolView:
+        ctx = self._context(request)
+        comp = ctx.composition
+        problems = pending_diagnostics(comp)
+        if comp.mode != "native" and "code-runtime" not in comp.services:
+            problems.append(Diagnostic("DSH402", f"`{comp.mode}` mode needs service `code-runtime`, which this request "
+                                       "does not provide", comp.mode_source, "--with code-runtime, or --mode native"))
+        if problems:
+            raise DshError(problems)
+        entries, sdk = [], []
+        for name in sorted(ctx.visible):  # gates 1 and 2 passed for every visible name
+            entry = self._entry(ctx, name)
+            if projected.check(ctx, name).status == "pass":
+                entries.append(entry)
+            if comp.mode != "native":
+                sdk.append(entry)
+        if comp.mode != "native":
+            entries.append(self._entry(ctx, RESERVED_TOOL))
+        entries.sort(key=lambda e: e.name)
+        return ToolView(comp.preset.name if comp.preset else None, comp.host.name.text, request.platform,
+                        request.scope, comp.mode, comp.policy.name if comp.policy else None, tuple(entries),
+                        tuple(sdk) if comp.mode != "native" else None)
+
+    def _entry(self, ctx: GateContext, name: str):
+        registration = ctx.registration(name)
+        tool = registration.tool if registration else ctx.tool_for(name)
+        # a view entry reports gates 4 and 5 on their own, even where an earlier one would stop a call
+        policy = allowed.check(ctx, name).value or "deny"
+        ready = readiness.check(ctx, name).value or "unknown"
+        return make_entry(name, registration, tool, policy, ready)
+
+    def explain(self, request: Request, name: str) -> tuple[GateResult, ...]:
+        if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
+            ctx = self._context(request)
+            if name not in ctx.registrations:
+                from .diagnostics import unknown
+                raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
+        return run_gates(self._context(request), name)
+
+    def explain_all(self, request: Request) -> dict[str, tuple[GateResult, ...]]:
+        ctx = self._context(request)
+        names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
+        return {name: run_gates(ctx, name) for name in names}
+
+    def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
+        ctx = self._context(request)
+        comp = ctx.composition
+        tool = ctx.tool_for(name)
+        return decide(comp.policy, comp.approval, comp.approval_source, name, tool,
+                      comp.env(args=args, workspace=workspace))
+
+
+def _with_plan(composition: Composition, request: Request) -> Composition:
+    from dataclasses import replace
+    return replace(composition, request=request)

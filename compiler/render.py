@@ -1,0 +1,53 @@
+"""The only place diagnostics become text: human (with a caret excerpt) or JSON."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .diagnostics import MAX_REPORTED, Diagnostic, capped
+
+# path -> text of every source read in this process, for caret excerpts
+SOURCE_TEXTS: dict[str, str] = {}
+
+
+def diagnostic_json(d: Diagnostic) -> dict:
+    s = d.span
+    out = {"code": d.code, "severity": d.severity, "message": d.message, "path": d.where,
+           "line": s.line if s else None, "col": s.col if s else None,
+           "end_line": s.end_line if s else None, "end_col": s.end_col if s else None, "help": d.help}
+    if d.json_path is not None:
+        out["json_path"] = d.json_path
+    return out
+
+
+def diagnostics_json(diags: Iterable[Diagnostic]) -> list[dict]:
+    return [diagnostic_json(d) for d in sorted(diags, key=Diagnostic.sort_key)]
+
+
+def human(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED) -> str:
+    shown, more = capped(diags, limit)
+    blocks = [_one(d) for d in shown]
+    if more:
+        blocks.append(f"… and {more} more")
+    return "\n".join(blocks)
+
+
+def _one(d: Diagnostic) -> str:
+    where = ""
+    if d.span is not None:
+        where = f"{d.span}: "
+    elif d.where:
+        where = f"{d.where}: " if d.json_path is None else f"{d.where}: {d.json_path}: "
+    lines = [f"{where}{d.severity}[{d.code}]: {d.message}"]
+    if d.span is not None:
+        text = SOURCE_TEXTS.get(d.span.path)
+        if text is not None:
+            source_lines = text.splitlines()
+            if 0 < d.span.line <= len(source_lines):
+                line = source_lines[d.span.line - 1].expandtabs(1)
+                width = (d.span.end_col - d.span.col) if d.span.end_line == d.span.line else len(line) - d.span.col + 1
+                gutter = f"{d.span.line:>4} | "
+                lines.append(gutter + line)
+                lines.append(" " * (len(gutter) + d.span.col - 1) + "^" * max(1, width))
+    if d.help:
+        lines.append(f"  help: {d.help}")
+    return "\n".join(lines)

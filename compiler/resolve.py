@@ -1,0 +1,430 @@
+"""Documents + Catalog → Program: names bound, extends graph checked, declarations flattened.
+
+Every unknown name is an error with a span and a did-you-mean; every problem in every file
+is collected before anything is raised.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Iterator
+
+import networkx as nx
+
+from . import ast
+from .catalog import Catalog
+from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
+from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
+                    SANDBOX_MODES)
+
+KINDS = ("preset", "host", "scope", "policy")
+UNKNOWN_CODE = {"preset": "DSH204", "host": "DSH205", "scope": "DSH206", "policy": "DSH207"}
+RESERVED_TOOL = "run_code"
+
+
+@dataclass(frozen=True)
+class EffectivePreset:
+    name: str
+    decl: ast.Preset
+    mounts: tuple[ast.Mount, ...]  # own rows override inherited rows of the same name
+    provides: tuple[ast.Name, ...]
+    present: ast.Name | None
+
+
+@dataclass(frozen=True)
+class EffectiveScope:
+    name: str
+    decl: ast.Scope
+    parent: str | None
+    approval: ast.Name | None
+    only: tuple[ast.Name, ...]
+    hide: tuple[ast.Name, ...]
+    own: tuple[ast.Name, ...]
+    present: ast.Name | None
+
+
+@dataclass(frozen=True)
+class EffectivePolicy:
+    name: str
+    decl: ast.Policy
+    sandbox: ast.Name | None
+    approval: ast.Name | None
+    default: ast.Name | None
+    rules: tuple[ast.Rule, ...]
+    guards: tuple[ast.Guard, ...]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    catalog: Catalog
+    documents: tuple[ast.Document, ...]
+    tables: dict[str, dict[str, ast.Decl]]
+    presets: dict[str, EffectivePreset]
+    scopes: dict[str, EffectiveScope]
+    policies: dict[str, EffectivePolicy]
+    graph: nx.MultiDiGraph
+    warnings: tuple[Diagnostic, ...]
+
+    @property
+    def hosts(self) -> dict[str, ast.Host]:
+        return self.tables["host"]
+
+
+def known_services(catalog: Catalog) -> frozenset[str]:
+    return catalog.services | frozenset(HOST_SERVICES)
+
+
+def resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
+    r = _Resolver(catalog)
+    tables = r.tables(documents)
+    r.check_all(tables)
+    graph = r.graph(tables)
+    if r.errors:
+        raise DshError(r.errors)
+    presets = {name: _flatten_preset(name, tables["preset"]) for name in tables["preset"]}
+    scopes = {name: _flatten_scope(name, tables["scope"]) for name in tables["scope"]}
+    policies = {name: _flatten_policy(name, tables["policy"]) for name in tables["policy"]}
+    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings))
+
+
+class _Resolver:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.services = known_services(catalog)
+        self.errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+
+    def add(self, diags) -> None:
+        for d in diags:
+            (self.errors if d.severity == "error" else self.warnings).append(d)
+
+    # --- symbol tables ---
+    def tables(self, documents) -> dict[str, dict[str, ast.Decl]]:
+        tables: dict[str, dict[str, ast.Decl]] = {kind: {} for kind in KINDS}
+        for document in documents:
+            for decl in document.decls:
+                kind = ast.DECL_KIND[type(decl)]
+                first = tables[kind].get(decl.name.text)
+                if first is not None:
+                    self.add([Diagnostic("DSH210", f"{kind} `{decl.name.text}` is declared twice", decl.name.span,
+                                         f"first declared at {first.name.span}")])
+                    continue
+                tables[kind][decl.name.text] = decl
+        return tables
+
+    def check_all(self, tables) -> None:
+        for decl in tables["preset"].values():
+            self.add(self.check_preset(decl, tables))
+        for decl in tables["host"].values():
+            self.add(self.check_host(decl, tables))
+        for decl in tables["scope"].values():
+            self.add(self.check_scope(decl, tables))
+        for decl in tables["policy"].values():
+            self.add(self.check_policy(decl, tables))
+
+    def ref(self, kind: str, name: ast.Name | None, tables) -> Iterator[Diagnostic]:
+        if name is not None and name.text not in tables[kind]:
+            yield unknown(UNKNOWN_CODE[kind], kind, name.text, tables[kind], name.span)
+
+    def service_names(self, names) -> Iterator[Diagnostic]:
+        for name in names:
+            if name.text not in self.services:
+                yield unknown("DSH203", "service", name.text, self.services, name.span)
+
+    def mode(self, name: ast.Name | None) -> Iterator[Diagnostic]:
+        if name is not None and name.text not in MODES:
+            yield Diagnostic("DSH216", f"unknown mode `{name.text}`", name.span,
+                             did_you_mean(name.text, MODES) or "modes are native, code and both")
+
+    def repeated(self, kind: str, names) -> Iterator[Diagnostic]:
+        seen: set[str] = set()
+        for name in names:
+            if name.text in seen:
+                yield Diagnostic("DSH306", f"{kind} `{name.text}` is listed twice", name.span)
+            seen.add(name.text)
+
+    # --- presets ---
+    def check_preset(self, decl: ast.Preset, tables) -> Iterator[Diagnostic]:
+        yield from self.ref("preset", decl.extends, tables)
+        yield from self.service_names(decl.provides)
+        yield from self.repeated("service", decl.provides)
+        yield from self.mode(decl.present)
+        rows: dict[str, ast.Mount] = {}
+        for mount in decl.mounts:
+            if mount.row_name in rows:
+                yield Diagnostic("DSH211", f"mount name `{mount.row_name}` is used twice in preset `{decl.name.text}`",
+                                 (mount.alias or mount.package).span,
+                                 f"first mounted at {rows[mount.row_name].span}; give one of them `as NAME`")
+            rows.setdefault(mount.row_name, mount)
+            yield from self.check_mount(mount)
+
+    def check_mount(self, mount: ast.Mount) -> Iterator[Diagnostic]:
+        package = self.catalog.package_by_id.get(mount.package.text)
+        if package is None:
+            yield unknown("DSH201", "package", mount.package.text, self.catalog.package_by_id, mount.package.span)
+        else:
+            seen: set[str] = set()
+            for entry in mount.config:
+                knob = package.config.get(entry.key.text)
+                if entry.key.text in seen:
+                    yield Diagnostic("DSH306", f"config key `{entry.key.text}` is set twice", entry.key.span)
+                seen.add(entry.key.text)
+                if knob is None:
+                    hint = did_you_mean(entry.key.text, package.config) or (
+                        "its keys are " + ", ".join(f"`{k}`" for k in sorted(package.config)) if package.config
+                        else "this package takes no config")
+                    yield Diagnostic("DSH209", f"package `{package.id}` has no config key `{entry.key.text}`",
+                                     entry.key.span, hint)
+                    continue
+                problem = _config_type_problem(knob, entry.value)
+                if problem:
+                    yield Diagnostic("DSH214", f"`{entry.key.text}` {problem}", entry.span)
+            for key, knob in sorted(package.config.items()):
+                if knob.required and mount.config_entry(key) is None:
+                    yield Diagnostic("DSH215", f"package `{package.id}` needs config key `{key}`", mount.package.span,
+                                     f"add `{{ {key} = … }}` to the mount: {knob.summary}")
+            if mount.alias is not None and not any(t.name_from for t in package.tools) and mount.alias.text in self.catalog.shipped_names:
+                pass  # an alias on a package without a naming knob only names the row
+        if mount.condition is not None:
+            yield from self.check_condition(mount.condition, COMPOSITION_FACTS, args_fields=None)
+
+    # --- hosts ---
+    def check_host(self, decl: ast.Host, tables) -> Iterator[Diagnostic]:
+        yield from self.service_names(decl.provides)
+        yield from self.repeated("service", decl.provides)
+        for platform in decl.platforms:
+            if platform.text not in PLATFORMS:
+                yield Diagnostic("DSH213", f"unknown platform `{platform.text}`", platform.span,
+                                 did_you_mean(platform.text, PLATFORMS) or "platforms are linux, darwin and win32")
+        yield from self.ref("preset", decl.roster_default, tables)
+        yield from self.ref("preset", decl.rows, tables)
+        yield from self.ref("policy", decl.policy, tables)
+        yield from self.mode(decl.present)
+
+    # --- scopes ---
+    def check_scope(self, decl: ast.Scope, tables) -> Iterator[Diagnostic]:
+        yield from self.ref("scope", decl.extends, tables)
+        yield from self.ref("scope", decl.parent, tables)
+        yield from self.mode(decl.present)
+        if decl.approval is not None and decl.approval.text not in APPROVALS:
+            yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
+        for kind, names in (("only", decl.only), ("hide", decl.hide), ("own", decl.own)):
+            for name in names:
+                if name.text == RESERVED_TOOL or (kind != "own" and name.text != "*" and fnmatch.fnmatchcase(RESERVED_TOOL, name.text) and not _is_glob(name.text)):
+                    yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be {'registered' if kind == 'own' else 'restricted'} by a scope",
+                                     name.span, "code mode adds `run_code` itself; remove it from the list")
+                elif kind == "own" and _is_glob(name.text):
+                    yield Diagnostic("DSH108", f"`own` needs exact tool names, not the glob `{name.text}`", name.span)
+                elif not _is_glob(name.text) and name.text not in self.catalog.shipped_names:
+                    yield unknown("DSH202", "tool", name.text, self.catalog.shipped_names, name.span)
+            yield from self.repeated("tool", names)
+
+    # --- policies ---
+    def check_policy(self, decl: ast.Policy, tables) -> Iterator[Diagnostic]:
+        yield from self.ref("policy", decl.extends, tables)
+        if decl.sandbox is not None and decl.sandbox.text not in SANDBOX_MODES:
+            yield Diagnostic("DSH109", f"unknown sandbox mode `{decl.sandbox.text}`", decl.sandbox.span,
+                             did_you_mean(decl.sandbox.text, SANDBOX_MODES) or "modes are " + ", ".join(SANDBOX_MODES))
+        if decl.approval is not None and decl.approval.text not in APPROVALS:
+            yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
+        for item in (*decl.rules, *decl.guards):
+            fields: set[str] = set()
+            for target in item.targets:
+                yield from self.check_target(target)
+                fields |= self.target_fields(target)
+            if item.condition is not None:
+                yield from self.check_condition(item.condition, REQUEST_FACTS, args_fields=fields)
+
+    def check_target(self, target: ast.Target) -> Iterator[Diagnostic]:
+        text = target.name.text
+        if target.kind == "package":
+            if text not in self.catalog.package_by_id:
+                yield unknown("DSH201", "package", text, self.catalog.package_by_id, target.name.span)
+        elif target.kind == "risk":
+            if text not in self.catalog.risk_axes:
+                yield unknown("DSH217", "risk axis", text, self.catalog.risk_axes, target.name.span)
+        elif _is_glob(text):
+            if not any(fnmatch.fnmatchcase(n, text) for n in self.catalog.shipped_names | {RESERVED_TOOL}):
+                yield Diagnostic("DSH202", f"pattern `{text}` matches no tool", target.name.span)
+        elif text not in self.catalog.shipped_names:
+            yield unknown("DSH202", "tool", text, self.catalog.shipped_names, target.name.span)
+
+    def target_fields(self, target: ast.Target) -> set[str]:
+        fields: set[str] = set()
+        for tool in self.catalog.definitions.values():
+            if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases):
+                fields |= set(tool.parameters.get("properties", {}))
+                if tool.escalation:
+                    fields |= {"sandbox_permissions", "justification"}
+        return fields
+
+    # --- conditions ---
+    def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> Iterator[Diagnostic]:
+        if isinstance(expr, (ast.And, ast.Or)):
+            for item in expr.items:
+                yield from self.check_condition(item, facts, args_fields)
+            return
+        if isinstance(expr, ast.Not):
+            yield from self.check_condition(expr.item, facts, args_fields)
+            return
+        if isinstance(expr, ast.Flag):
+            return
+        fact: ast.Fact = expr.fact
+        if isinstance(expr, ast.Has) and len(fact.path) == 1:
+            yield from self.service_names([ast.Name(fact.path[0], fact.span)])
+            return
+        if fact.path[0] == "args":
+            if args_fields is None:
+                yield Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                                 fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`")
+                return
+            if len(fact.path) != 2 or fact.path[1] not in args_fields:
+                yield Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools", fact.span,
+                                 did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None)
+            if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
+                yield Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`")
+            return
+        name = fact.dotted
+        if name not in facts:
+            yield Diagnostic("DSH208", f"unknown fact `{name}`", fact.span,
+                             did_you_mean(name, facts) or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts)))
+            return
+        kind, allowed = facts[name]
+        if isinstance(expr, ast.Truthy) and kind != "boolean":
+            yield Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span,
+                             f"compare it: `{name} == \"…\"`")
+        if isinstance(expr, ast.Has):
+            yield Diagnostic("DSH305", f"`has` tests services and argument fields, not `{name}`", fact.span)
+        if isinstance(expr, (ast.Matches, ast.Place)) and kind != "string":
+            yield Diagnostic("DSH305", f"`{name}` is a {kind}", fact.span)
+        if isinstance(expr, ast.Place):
+            yield Diagnostic("DSH305", f"`inside`/`outside` test argument paths, not `{name}`", fact.span)
+        values = (expr.value,) if isinstance(expr, ast.Compare) else expr.values if isinstance(expr, ast.Member) else ()
+        for value in values:
+            expected = bool if kind == "boolean" else str
+            if not isinstance(value, expected) or (kind == "string" and isinstance(value, bool)):
+                yield Diagnostic("DSH305", f"`{name}` is a {kind}; `{_show(value)}` is not", expr.span)
+            elif allowed is not None and value not in allowed:
+                code = "DSH213" if name == "platform" else "DSH109"
+                yield Diagnostic(code, f"`{value}` is not a {name}", expr.span,
+                                 did_you_mean(value, allowed) or "one of: " + ", ".join(allowed))
+
+    # --- graph ---
+    def graph(self, tables) -> nx.MultiDiGraph:
+        graph = nx.MultiDiGraph()
+        for kind in KINDS:
+            for name in tables[kind]:
+                graph.add_node((kind, name))
+        for kind in ("preset", "scope", "policy"):
+            for decl in tables[kind].values():
+                if decl.extends is not None and decl.extends.text in tables[kind]:
+                    graph.add_edge((kind, decl.name.text), (kind, decl.extends.text), relation="extends", span=decl.extends.span)
+        for decl in tables["scope"].values():
+            if decl.parent is not None and decl.parent.text in tables["scope"]:
+                graph.add_edge(("scope", decl.name.text), ("scope", decl.parent.text), relation="parent", span=decl.parent.span)
+        for decl in tables["host"].values():
+            for relation, ref in (("rows", decl.rows), ("roster", decl.roster_default)):
+                if ref is not None and ref.text in tables["preset"]:
+                    graph.add_edge(("host", decl.name.text), ("preset", ref.text), relation=relation, span=ref.span)
+            if decl.policy is not None and decl.policy.text in tables["policy"]:
+                graph.add_edge(("host", decl.name.text), ("policy", decl.policy.text), relation="policy", span=decl.policy.span)
+        chain_edges = [(u, v, k) for u, v, k, d in graph.edges(keys=True, data=True) if d["relation"] in ("extends", "parent")]
+        chains = graph.edge_subgraph(chain_edges)
+        for cycle in sorted(nx.simple_cycles(nx.DiGraph(chains)), key=lambda c: sorted(c)):
+            edges = []
+            for index, node in enumerate(cycle):
+                nxt = cycle[(index + 1) % len(cycle)]
+                data = min(graph.get_edge_data(node, nxt).values(), key=lambda d: str(d["span"]))
+                edges.append((node, nxt, data))
+            edges = _rotate_to_smallest(edges)
+            names = " → ".join(f"`{n[1]}`" for n, _, _ in edges) + f" → `{edges[0][0][1]}`"
+            where = "; ".join(f"`{u[1]}` {d['relation']} `{v[1]}` at {d['span']}" for u, v, d in edges)
+            self.add([Diagnostic("DSH212", f"{edges[0][0][0]} cycle: {names}", edges[0][2]["span"], where)])
+        return graph
+
+
+def _rotate_to_smallest(edges):
+    start = min(range(len(edges)), key=lambda i: edges[i][0][1])
+    return edges[start:] + edges[:start]
+
+
+def _flatten_preset(name: str, table) -> EffectivePreset:
+    chain = _chain(name, table)
+    rows: dict[str, ast.Mount] = {}
+    provides: dict[str, ast.Name] = {}
+    present = None
+    for decl in reversed(chain):  # farthest first so nearer rows override
+        for mount in decl.mounts:
+            rows.pop(mount.row_name, None)
+            rows[mount.row_name] = mount
+        for service in decl.provides:
+            provides.setdefault(service.text, service)
+        present = decl.present or present
+    return EffectivePreset(name, chain[0], tuple(rows.values()), tuple(provides.values()), present)
+
+
+def _flatten_scope(name: str, table) -> EffectiveScope:
+    chain = _chain(name, table)
+    pick = lambda attr: next((getattr(d, attr) for d in chain if getattr(d, attr) is not None), None)  # noqa: E731
+    parent = pick("parent")
+    return EffectiveScope(
+        name, chain[0], parent.text if parent else None, pick("approval"),
+        tuple(n for d in chain for n in d.only), tuple(n for d in chain for n in d.hide),
+        tuple(n for d in reversed(chain) for n in d.own), pick("present"))
+
+
+def _flatten_policy(name: str, table) -> EffectivePolicy:
+    chain = _chain(name, table)
+    pick = lambda attr: next((getattr(d, attr) for d in chain if getattr(d, attr) is not None), None)  # noqa: E731
+    return EffectivePolicy(name, chain[0], pick("sandbox"), pick("approval"), pick("default"),
+                           tuple(r for d in reversed(chain) for r in d.rules),
+                           tuple(g for d in reversed(chain) for g in d.guards))
+
+
+def _chain(name: str, table) -> list:
+    chain = [table[name]]
+    while chain[-1].extends is not None:
+        chain.append(table[chain[-1].extends.text])
+    return chain
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?")
+
+
+def target_matches_tool(target: ast.Target, name: str, tool, alias_names=()) -> bool:
+    """Does a policy target cover this tool? `name` is the name the call uses."""
+    text = target.name.text
+    if target.kind == "package":
+        return tool is not None and tool.package == text
+    if target.kind == "risk":
+        return tool is not None and text in tool.risk
+    candidates = (name, *alias_names)
+    return any(fnmatch.fnmatchcase(c, text) for c in candidates)
+
+
+def _config_type_problem(knob, value) -> str | None:
+    kind = knob.type
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"must be `true` or `false`, not `{_show(value)}`"
+    if kind == "string" and not isinstance(value, str):
+        return f"must be a string, not `{_show(value)}`"
+    if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+        return f"must be an integer, not `{_show(value)}`"
+    if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return f"must be a number, not `{_show(value)}`"
+    if kind == "enum" and value not in (knob.values or ()):
+        return f"must be one of {', '.join(_show(v) for v in knob.values or ())}, not `{_show(value)}`"
+    if kind == "string-list" and not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
+        return f"must be a list of strings, not `{_show(value)}`"
+    return None
+
+
+def _show(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    return str(value)

@@ -1,0 +1,581 @@
+"""Split a shell command into the simple commands it would run.
+
+An approval policy such as ``deny bash when args.command matches "rm -rf*"``
+is trivially bypassed by a naive matcher: ``cd x && rm -rf /``,
+``timeout 5 rm -rf /``, ``echo $(rm -rf ~)``, ``bash -c "rm -rf /"`` ...
+This module parses the command with a real shell parser (bashlex) and
+returns every simple command ("segment") it would execute, after unwrapping
+wrappers such as ``env``, ``timeout``, ``sudo`` or ``xargs`` and splicing in
+the program of ``sh -c STRING``.
+
+Callers are expected to deny when ANY segment is denied and to allow only
+when EVERY segment is allowed and none is opaque.  Everything that cannot be
+understood fails closed: the whole command becomes ``None`` (unparseable) or
+the affected segment is marked ``opaque``.
+
+Only the standard library and bashlex are used; no regexes or hand-written
+splitting of the command text.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Optional
+
+import bashlex
+import bashlex.ast
+import bashlex.parser
+import bashlex.tokenizer
+
+__all__ = ["Segment", "command_segments", "command_matches", "MAX_DEPTH"]
+
+#: Maximum nesting of command substitutions / ``sh -c`` strings.
+MAX_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One simple command that the shell would run."""
+
+    argv: tuple[str, ...]
+    opaque: bool = False
+    reason: str = ""
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.argv)
+
+
+# --------------------------------------------------------------------------
+# internal errors
+# --------------------------------------------------------------------------
+
+
+class _Unparseable(Exception):
+    """The command (or a nested one) cannot be analysed: result is None."""
+
+
+class _Opaque(Exception):
+    """Raised while unwrapping a segment: the segment becomes opaque."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------
+# words
+# --------------------------------------------------------------------------
+
+_SUBST_KINDS = ("commandsubstitution", "processsubstitution")
+_EXPANSION_KINDS = ("parameter",) + _SUBST_KINDS
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str  # bashlex's ``word`` (quotes removed)
+    node: object  # the bashlex WordNode
+
+    @property
+    def expanded(self) -> bool:
+        """True when the word's value depends on a runtime expansion."""
+        return any(
+            getattr(p, "kind", None) in _EXPANSION_KINDS
+            for p in getattr(self.node, "parts", ()) or ()
+        )
+
+    @property
+    def literal(self) -> bool:
+        """True when bashlex reports no expansion at all (not even ``~``)."""
+        return not (getattr(self.node, "parts", None) or ())
+
+
+# --------------------------------------------------------------------------
+# option parsing for wrappers (getopt-like, over already-parsed words)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _OptSpec:
+    flags: str = ""  # short options without a value
+    values: str = ""  # short options with a required value
+    optional: str = ""  # short options with an optional attached value
+    long_flags: frozenset = frozenset()
+    long_values: frozenset = frozenset()
+    long_optional: frozenset = frozenset()  # --name or --name=value
+
+
+def _getopt(words: list[_Word], i: int, spec: _OptSpec, what: str):
+    """Consume options of a wrapper starting at ``words[i]``.
+
+    Returns ``(index_after_options, [(option, value_or_None), ...])``.
+    Raises _Opaque for an unknown option or an option word that is an
+    expansion (it could word-split into anything).
+    """
+    opts: list[tuple[str, Optional[str]]] = []
+    n = len(words)
+    while i < n:
+        w = words[i]
+        t = w.text
+        if not t.startswith("-") or t == "-":
+            break
+        if w.expanded:
+            raise _Opaque(f"{what} option is an expansion")
+        if t == "--":
+            i += 1
+            break
+        if t.startswith("--"):
+            name, eq, val = t.partition("=")
+            if name in spec.long_values:
+                if eq:
+                    opts.append((name, val))
+                    i += 1
+                else:
+                    if i + 1 >= n:
+                        raise _Opaque(f"{what} option is missing its value")
+                    if words[i + 1].expanded:
+                        raise _Opaque(f"{what} option is an expansion")
+                    opts.append((name, words[i + 1].text))
+                    i += 2
+                continue
+            if name in spec.long_optional:
+                opts.append((name, val if eq else None))
+                i += 1
+                continue
+            if name in spec.long_flags and not eq:
+                opts.append((name, None))
+                i += 1
+                continue
+            raise _Opaque(f"unrecognized {what} option")
+        # cluster of short options
+        j = 1
+        i += 1
+        while j < len(t):
+            c = t[j]
+            if c in spec.flags:
+                opts.append(("-" + c, None))
+                j += 1
+                continue
+            if c in spec.values:
+                rest = t[j + 1:]
+                if rest:
+                    opts.append(("-" + c, rest))
+                else:
+                    if i >= n:
+                        raise _Opaque(f"{what} option is missing its value")
+                    if words[i].expanded:
+                        raise _Opaque(f"{what} option is an expansion")
+                    opts.append(("-" + c, words[i].text))
+                    i += 1
+                break
+            if c in spec.optional:
+                opts.append(("-" + c, t[j + 1:] or None))
+                break
+            raise _Opaque(f"unrecognized {what} option")
+    return i, opts
+
+
+_ENV = _OptSpec(
+    flags="i0v",
+    values="uCPS",
+    long_flags=frozenset({"--ignore-environment", "--null", "--debug",
+                          "--list-signal-handling"}),
+    long_values=frozenset({"--unset", "--chdir", "--split-string"}),
+    long_optional=frozenset({"--block-signal", "--default-signal",
+                             "--ignore-signal"}),
+)
+_ENV_SPLIT = ("-S", "--split-string")
+
+_TIMEOUT = _OptSpec(
+    flags="v",
+    values="sk",
+    long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
+    long_values=frozenset({"--signal", "--kill-after"}),
+)
+
+_NICE = _OptSpec(values="n", long_values=frozenset({"--adjustment"}))
+
+_NOHUP = _OptSpec()
+
+_TIME = _OptSpec(
+    flags="pavq",
+    values="fo",
+    long_flags=frozenset({"--portability", "--append", "--verbose",
+                          "--quiet"}),
+    long_values=frozenset({"--format", "--output"}),
+)
+
+_COMMAND = _OptSpec(flags="pvV")
+
+_EXEC = _OptSpec(flags="cl", values="a")
+
+_XARGS = _OptSpec(
+    flags="0prtxo",
+    values="adEILnPs",
+    optional="eil",
+    long_flags=frozenset({"--null", "--no-run-if-empty", "--interactive",
+                          "--verbose", "--exit", "--open-tty",
+                          "--show-limits"}),
+    long_values=frozenset({"--arg-file", "--delimiter", "--max-args",
+                           "--max-procs", "--max-chars",
+                           "--process-slot-var"}),
+    long_optional=frozenset({"--eof", "--replace", "--max-lines"}),
+)
+
+_SUDO = _OptSpec(
+    flags="AbEHiKklnPSsVveBN",
+    values="ugCDprtTUR",
+    long_flags=frozenset({"--askpass", "--background", "--set-home",
+                          "--login", "--remove-timestamp",
+                          "--reset-timestamp", "--non-interactive",
+                          "--preserve-groups", "--stdin", "--shell", "--bell",
+                          "--edit", "--list", "--validate", "--version",
+                          "--help"}),
+    long_values=frozenset({"--user", "--group", "--close-from", "--chdir",
+                           "--prompt", "--role", "--type",
+                           "--command-timeout", "--other-user", "--chroot"}),
+    long_optional=frozenset({"--preserve-env"}),
+)
+# sudo modes that do not run the command given after the options
+_SUDO_NO_RUN = {"-e", "--edit", "-l", "--list", "-v", "--validate", "-V",
+                "--version", "--help"}
+_SUDO_SHELL = {"-s", "--shell", "-i", "--login"}
+
+_DOAS = _OptSpec(flags="nsL", values="uC")
+
+_STDBUF = _OptSpec(
+    values="ioe",
+    long_values=frozenset({"--input", "--output", "--error"}),
+)
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh",
+                     "rbash"})
+_OPAQUE_BUILTINS = {
+    "eval": "eval runs its arguments as shell code",
+    "source": "source runs a script",
+    ".": "source runs a script",
+}
+
+
+def _basename(t: str) -> str:
+    return t.rsplit("/", 1)[-1]
+
+
+def _is_env_assignment(t: str) -> bool:
+    name, eq, _ = t.partition("=")
+    return bool(eq) and name.isidentifier() and name.isascii()
+
+
+# --------------------------------------------------------------------------
+# the walker
+# --------------------------------------------------------------------------
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out: list[Segment] = []
+
+    # ---- generic node dispatch ------------------------------------------
+
+    def node(self, n, depth: int) -> None:
+        kind = getattr(n, "kind", None)
+        if kind == "command":
+            self.command(n, depth)
+        elif kind in ("list", "pipeline", "if", "for", "while", "until",
+                      "function"):
+            for child in n.parts:
+                self.node(child, depth)
+        elif kind == "compound":
+            for child in n.list:
+                self.node(child, depth)
+            for child in getattr(n, "redirects", ()) or ():
+                self.node(child, depth)
+        elif kind in ("word", "assignment"):
+            self.word_parts(n, depth)
+        elif kind == "redirect":
+            self.redirect(n, depth)
+        elif kind in ("operator", "pipe", "reservedword", "tilde"):
+            pass
+        elif kind == "parameter":
+            self.parameter(n)
+        elif kind in _SUBST_KINDS:
+            if depth + 1 > MAX_DEPTH:
+                raise _Unparseable("nesting too deep")
+            self.node(n.command, depth + 1)
+        else:
+            raise _Unparseable(f"unsupported node {kind!r}")
+
+    def word_parts(self, n, depth: int) -> None:
+        for p in getattr(n, "parts", ()) or ():
+            self.node(p, depth)
+
+    def parameter(self, n) -> None:
+        # bashlex does not parse ``${x:-$(cmd)}``; the value is raw text.
+        value = getattr(n, "value", None) or ""
+        if "$(" in value or "`" in value:
+            self.out.append(Segment(
+                ("${" + value + "}",), True,
+                "parameter expansion contains a command substitution"))
+
+    def redirect(self, n, depth: int) -> None:
+        out = getattr(n, "output", None)
+        if isinstance(out, bashlex.ast.node):
+            self.node(out, depth)
+        heredoc = getattr(n, "heredoc", None)
+        if heredoc is not None:
+            # bashlex keeps the body as raw text; an unquoted here-document
+            # performs command substitution that we cannot see.
+            body = getattr(heredoc, "value", "") or ""
+            if "$(" in body or "`" in body:
+                self.out.append(Segment(
+                    ("<<",), True,
+                    "here-document may run command substitutions"))
+
+    # ---- simple commands ------------------------------------------------
+
+    def command(self, n, depth: int) -> None:
+        words: list[_Word] = []
+        nested: list = []  # nodes whose substitutions must be walked
+        for p in n.parts:
+            kind = getattr(p, "kind", None)
+            if kind == "word":
+                words.append(_Word(p.word, p))
+                nested.append(p)
+            elif kind in ("assignment", "redirect"):
+                nested.append(p)
+            else:
+                raise _Unparseable(f"unsupported command part {kind!r}")
+        if words:
+            self.simple(words, depth)
+        for p in nested:
+            self.node(p, depth)
+
+    def simple(self, words: list[_Word], depth: int) -> None:
+        """Unwrap wrappers and emit the segment(s) for one simple command."""
+        try:
+            self._unwrap(words, depth)
+        except _Opaque as e:
+            self.out.append(Segment(tuple(w.text for w in words), True,
+                                    e.reason))
+
+    def _emit(self, words: list[_Word], opaque: bool = False,
+              reason: str = "") -> None:
+        self.out.append(Segment(tuple(w.text for w in words), opaque, reason))
+
+    def _unwrap(self, words: list[_Word], depth: int) -> None:
+        while words:
+            head = words[0]
+            if head.expanded:
+                self._emit(words, True, "command name is an expansion")
+                return
+            name = _basename(head.text)
+            rest = self._strip_wrapper(name, words)
+            if rest is None:  # not a wrapper: a real command
+                break
+            if rest is words:  # a wrapper used without a command
+                break
+            words = rest
+        else:
+            return
+
+        name = _basename(words[0].text)
+        if name in _OPAQUE_BUILTINS:
+            self._emit(words, True, _OPAQUE_BUILTINS[name])
+            return
+        if name in _SHELLS:
+            self._shell(words, depth)
+            return
+        self._emit(words)
+
+    def _strip_wrapper(self, name: str, words: list[_Word]):
+        """Return the words of the wrapped command.
+
+        ``None`` when ``words`` is not a wrapper invocation, ``words`` itself
+        when the wrapper has nothing to run (it is then the command).
+        """
+        n = len(words)
+        if name == "env":
+            i, opts = _getopt(words, 1, _ENV, "env")
+            if any(o in _ENV_SPLIT for o, _ in opts):
+                raise _Opaque("env -S splits a string into a command")
+            if i < n and words[i].text == "-" and not words[i].expanded:
+                i += 1  # ``env -`` is ``env -i``
+            while i < n and _is_env_assignment(words[i].text):
+                i += 1
+            return words[i:] or words
+        if name == "timeout":
+            i, _ = _getopt(words, 1, _TIMEOUT, "timeout")
+            if i >= n:
+                return words
+            if words[i].expanded:
+                raise _Opaque("timeout duration is an expansion")
+            return words[i + 1:] or words
+        if name == "nice":
+            i = 1
+            # historic ``nice -N``
+            if (i < n and len(words[i].text) > 1
+                    and words[i].text[0] == "-"
+                    and words[i].text[1:].isdigit()
+                    and not words[i].expanded):
+                i += 1
+            i, _ = _getopt(words, i, _NICE, "nice")
+            return words[i:] or words
+        if name == "nohup":
+            i, _ = _getopt(words, 1, _NOHUP, "nohup")
+            return words[i:] or words
+        if name == "time":
+            i, _ = _getopt(words, 1, _TIME, "time")
+            return words[i:] or words
+        if name == "command":
+            i, opts = _getopt(words, 1, _COMMAND, "command")
+            if any(o in ("-v", "-V") for o, _ in opts):
+                return None  # only looks a name up: keep the argv as is
+            return words[i:] or words
+        if name == "builtin":
+            return words[1:] or words
+        if name == "exec":
+            i, _ = _getopt(words, 1, _EXEC, "exec")
+            return words[i:] or words
+        if name == "xargs":
+            i, _ = _getopt(words, 1, _XARGS, "xargs")
+            if i >= n:
+                return [_Word("echo", None)]
+            return words[i:]
+        if name in ("sudo", "doas"):
+            spec = _SUDO if name == "sudo" else _DOAS
+            i, opts = _getopt(words, 1, spec, name)
+            names = {o for o, _ in opts}
+            if name == "sudo" and names & _SUDO_NO_RUN:
+                return None
+            if name == "doas" and "-C" in names:
+                return None
+            if i >= n:
+                if names & (_SUDO_SHELL if name == "sudo" else {"-s"}):
+                    raise _Opaque("shell reads its program from stdin")
+                return words
+            return words[i:]
+        if name == "stdbuf":
+            i, _ = _getopt(words, 1, _STDBUF, "stdbuf")
+            return words[i:] or words
+        return None
+
+    def _shell(self, words: list[_Word], depth: int) -> None:
+        """``sh``/``bash``/... : splice ``-c STRING`` or mark stdin opaque."""
+        n = len(words)
+        i = 1
+        has_c = False
+        reads_stdin = False
+        while i < n:
+            w = words[i]
+            t = w.text
+            if w.expanded:
+                if has_c:
+                    break  # the -c string; checked below
+                raise _Opaque("shell argument is an expansion")
+            if t in ("--", "-"):
+                i += 1
+                break
+            if t.startswith("--"):
+                if t in ("--version", "--help"):
+                    self._emit(words)
+                    return
+                if t in ("--rcfile", "--init-file"):
+                    i += 2
+                else:
+                    i += 1
+                continue
+            if len(t) > 1 and t[0] in "-+":
+                letters = t[1:]
+                if t[0] == "-" and "c" in letters:
+                    has_c = True
+                if t[0] == "-" and "s" in letters:
+                    reads_stdin = True
+                # -o OPTION / -O SHOPT take the next word
+                i += 1 + letters.count("o") + letters.count("O")
+                continue
+            break
+        if i > n:
+            raise _Opaque("shell option is missing its value")
+        if has_c:
+            if i >= n:
+                raise _Opaque("shell -c without a command string")
+            string = words[i]
+            if not string.literal:
+                raise _Opaque("shell -c string is not a literal")
+            if depth + 1 > MAX_DEPTH:
+                raise _Unparseable("nesting too deep")
+            self.out.extend(_segments(string.text, depth + 1))
+            return
+        if reads_stdin or i >= n:
+            raise _Opaque("shell reads its program from stdin")
+        self._emit(words)  # ``bash script.sh``: an ordinary command
+
+
+# --------------------------------------------------------------------------
+# entry points
+# --------------------------------------------------------------------------
+
+
+def _only_blank(command: str) -> bool:
+    """True when bashlex's tokenizer finds nothing but newlines/comments."""
+    try:
+        toks = list(bashlex.parser._parser(command).tok)
+    except Exception:
+        return False
+    newline = bashlex.tokenizer.tokentype.NEWLINE
+    return all(getattr(t, "ttype", None) == newline for t in toks)
+
+
+def _segments(command: str, depth: int) -> tuple[Segment, ...]:
+    if not command.strip():
+        return ()
+    try:
+        trees = bashlex.parse(command)
+    except Exception:
+        # bashlex fails on input without any command (e.g. only comments)
+        if _only_blank(command):
+            return ()
+        raise _Unparseable("bashlex could not parse the command")
+    walker = _Walker()
+    for tree in trees:
+        walker.node(tree, depth)
+    return tuple(walker.out)
+
+
+def command_segments(command: str) -> tuple[Segment, ...] | None:
+    """Return the simple commands ``command`` would run, in text order.
+
+    ``None`` when the text cannot be parsed as a shell command (syntax error,
+    construct bashlex does not support, nesting deeper than MAX_DEPTH, or any
+    bashlex failure).  Never raises.
+    """
+    if not isinstance(command, str):
+        return None
+    try:
+        return _segments(command, 0)
+    except Exception:  # _Unparseable, bashlex errors, RecursionError, ...
+        return None
+
+
+def _escape_brackets(pattern: str) -> str:
+    return "".join("[[]" if c == "[" else "[]]" if c == "]" else c
+                   for c in pattern)
+
+
+def command_matches(segment: Segment, pattern: str) -> bool:
+    """Glob-match one segment's text against a policy pattern.
+
+    ``*`` matches any run of characters (spaces included), ``?`` exactly one
+    character, ``[`` and ``]`` are literal, matching is case-sensitive.  A
+    pattern ending in ``" *"`` also matches the bare command, so ``"git *"``
+    matches ``git`` and ``git status`` but not ``gitk``.  Opacity is ignored
+    here: callers must refuse to *allow* opaque segments.
+    """
+    text = segment.text
+    pat = _escape_brackets(pattern)
+    if fnmatch.fnmatchcase(text, pat):
+        return True
+    if pattern.endswith(" *") and fnmatch.fnmatchcase(text, pat[:-2]):
+        return True
+    return False

@@ -1,0 +1,35 @@
+"""Source texts and spans: where a declaration came from.
+
+A Span travels with every AST node but never takes part in equality or hashing, so two
+declarations that mean the same thing compare equal wherever they were written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+def span_field():
+    """A dataclass field for spans: kept on the node, ignored by ==, hash and repr."""
+    return field(default=None, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    path: str
+    text: str
+
+    def line_text(self, line: int) -> str:
+        lines = self.text.splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else ""

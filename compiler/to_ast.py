@@ -1,0 +1,336 @@
+"""lark Tree → ast.Document. The only module that sees lark types past the parser."""
+from __future__ import annotations
+
+from lark import Token, Transformer, Tree, v_args
+
+from . import ast
+from .source import Span
+
+
+class _ToAst(Transformer):
+    def __init__(self, path: str):
+        super().__init__(visit_tokens=False)
+        self.path = path
+
+    # --- helpers ---
+    def _span(self, meta) -> Span | None:
+        if getattr(meta, "empty", True):
+            return None
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _name(self, token: Token) -> ast.Name:
+        return ast.Name(str(token), Span(self.path, token.line, token.column, token.end_line, token.end_column))
+
+    @staticmethod
+    def _pick(children, kind):
+        return [c for c in children if isinstance(c, kind)]
+
+    @staticmethod
+    def _tagged(children, tag):
+        return [c[1] for c in children if isinstance(c, tuple) and len(c) == 2 and c[0] == tag]
+
+    def _one(self, children, tag):
+        found = self._tagged(children, tag)
+        return found[0] if found else None
+
+    # --- shared pieces ---
+    @v_args(meta=True)
+    def title(self, meta, children):
+        return ("title", _unquote(children[0]))
+
+    @v_args(meta=True)
+    def extends(self, meta, children):
+        return ("extends", self._name(children[0]))
+
+    @v_args(meta=True)
+    def name_list(self, meta, children):
+        return tuple(self._name(t) for t in children)
+
+    # --- values ---
+    @v_args(meta=True)
+    def string(self, meta, children):
+        return _unquote(children[0])
+
+    @v_args(meta=True)
+    def number(self, meta, children):
+        text = str(children[0])
+        return float(text) if "." in text else int(text)
+
+    @v_args(meta=True)
+    def true(self, meta, children):
+        return True
+
+    @v_args(meta=True)
+    def false(self, meta, children):
+        return False
+
+    @v_args(meta=True)
+    def list(self, meta, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def value(self, meta, children):
+        return children[0]
+
+    # --- preset ---
+    @v_args(meta=True)
+    def preset(self, meta, children):
+        name = self._name(children[0])
+        return ast.Preset(
+            name=name,
+            title=self._one(children, "title"),
+            extends=self._one(children, "extends"),
+            mounts=tuple(self._pick(children, ast.Mount)),
+            present=_last(self._tagged(children, "present")),
+            provides=tuple(n for group in self._tagged(children, "provides") for n in group),
+            span=self._span(meta),
+        )
+
+    @v_args(meta=True)
+    def mount(self, meta, children):
+        config = self._one(children, "config") or ()
+        return ast.Mount(
+            package=self._name(children[0]),
+            alias=self._one(children, "alias"),
+            config=config,
+            condition=self._one(children, "condition"),
+            disabled=bool(self._tagged(children, "disabled")),
+            span=self._span(meta),
+        )
+
+    @v_args(meta=True)
+    def alias(self, meta, children):
+        return ("alias", self._name(children[0]))
+
+    @v_args(meta=True)
+    def disabled(self, meta, children):
+        return ("disabled", True)
+
+    @v_args(meta=True)
+    def config(self, meta, children):
+        return ("config", tuple(children))
+
+    @v_args(meta=True)
+    def config_entry(self, meta, children):
+        return ast.ConfigEntry(self._name(children[0]), children[1], self._span(meta))
+
+    @v_args(meta=True)
+    def present(self, meta, children):
+        return ("present", self._name(children[0]))
+
+    @v_args(meta=True)
+    def provides(self, meta, children):
+        return ("provides", children[0])
+
+    # --- host ---
+    @v_args(meta=True)
+    def host(self, meta, children):
+        roster = self._tagged(children, "roster")
+        return ast.Host(
+            name=self._name(children[0]),
+            title=self._one(children, "title"),
+            provides=tuple(n for group in self._tagged(children, "provides") for n in group),
+            platforms=tuple(n for group in self._tagged(children, "platforms") for n in group),
+            flags=tuple(n for group in self._tagged(children, "flags") for n in group),
+            roster=bool(roster),
+            roster_default=next((r for r in roster if r is not None), None),
+            rows=_last(self._tagged(children, "rows")),
+            present=_last(self._tagged(children, "present")),
+            policy=_last(self._tagged(children, "policy")),
+            span=self._span(meta),
+        )
+
+    @v_args(meta=True)
+    def platforms(self, meta, children):
+        return ("platforms", children[0])
+
+    @v_args(meta=True)
+    def flags(self, meta, children):
+        return ("flags", children[0])
+
+    @v_args(meta=True)
+    def roster(self, meta, children):
+        return ("roster", children[0] if children else None)
+
+    @v_args(meta=True)
+    def roster_default(self, meta, children):
+        return self._name(children[0])
+
+    @v_args(meta=True)
+    def rows(self, meta, children):
+        return ("rows", self._name(children[0]))
+
+    @v_args(meta=True)
+    def host_policy(self, meta, children):
+        return ("policy", self._name(children[0]))
+
+    # --- scope ---
+    @v_args(meta=True)
+    def scope(self, meta, children):
+        return ast.Scope(
+            name=self._name(children[0]),
+            title=self._one(children, "title"),
+            extends=self._one(children, "extends"),
+            parent=_last(self._tagged(children, "parent")),
+            approval=_last(self._tagged(children, "approval")),
+            only=tuple(n for group in self._tagged(children, "only") for n in group),
+            hide=tuple(n for group in self._tagged(children, "hide") for n in group),
+            own=tuple(n for group in self._tagged(children, "own") for n in group),
+            present=_last(self._tagged(children, "present")),
+            span=self._span(meta),
+        )
+
+    @v_args(meta=True)
+    def parent(self, meta, children):
+        return ("parent", self._name(children[0]))
+
+    @v_args(meta=True)
+    def approval(self, meta, children):
+        return ("approval", self._name(children[0]))
+
+    @v_args(meta=True)
+    def only(self, meta, children):
+        return ("only", children[0])
+
+    @v_args(meta=True)
+    def hide(self, meta, children):
+        return ("hide", children[0])
+
+    @v_args(meta=True)
+    def own(self, meta, children):
+        return ("own", children[0])
+
+    # --- policy ---
+    @v_args(meta=True)
+    def policy(self, meta, children):
+        return ast.Policy(
+            name=self._name(children[0]),
+            title=self._one(children, "title"),
+            extends=self._one(children, "extends"),
+            sandbox=_last(self._tagged(children, "sandbox")),
+            approval=_last(self._tagged(children, "approval")),
+            rules=tuple(self._pick(children, ast.Rule)),
+            guards=tuple(self._pick(children, ast.Guard)),
+            default=_last(self._tagged(children, "default")),
+            span=self._span(meta),
+        )
+
+    @v_args(meta=True)
+    def sandbox(self, meta, children):
+        return ("sandbox", self._name(children[0]))
+
+    @v_args(meta=True)
+    def default(self, meta, children):
+        return ("default", children[0])
+
+    @v_args(meta=True)
+    def effect(self, meta, children):
+        return self._name(children[0])
+
+    @v_args(meta=True)
+    def rule(self, meta, children):
+        effect: ast.Name = children[0]
+        return ast.Rule(effect.text, children[1], self._one(children, "condition"), self._span(meta))
+
+    @v_args(meta=True)
+    def guard(self, meta, children):
+        return ast.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(meta))
+
+    @v_args(meta=True)
+    def target_list(self, meta, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def tool_target(self, meta, children):
+        return ast.Target("tool", self._name(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def package_target(self, meta, children):
+        return ast.Target("package", self._name(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def risk_target(self, meta, children):
+        return ast.Target("risk", self._name(children[0]), self._span(meta))
+
+    # --- conditions ---
+    @v_args(meta=True)
+    def condition(self, meta, children):
+        return ("condition", children[0])
+
+    @v_args(meta=True)
+    def fact(self, meta, children):
+        return ast.Fact(tuple(str(t) for t in children), self._span(meta))
+
+    @v_args(meta=True)
+    def or_expr(self, meta, children):
+        return ast.Or(_flatten(children, ast.Or), self._span(meta))
+
+    @v_args(meta=True)
+    def and_expr(self, meta, children):
+        return ast.And(_flatten(children, ast.And), self._span(meta))
+
+    @v_args(meta=True)
+    def not_expr(self, meta, children):
+        return ast.Not(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def compare(self, meta, children):
+        return ast.Compare(children[0], str(children[1]), children[2], self._span(meta))
+
+    @v_args(meta=True)
+    def member(self, meta, children):
+        return ast.Member(children[0], children[1], self._span(meta))
+
+    @v_args(meta=True)
+    def matches(self, meta, children):
+        return ast.Matches(children[0], _unquote(children[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def inside(self, meta, children):
+        return ast.Place(children[0], True, self._name(children[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def outside(self, meta, children):
+        return ast.Place(children[0], False, self._name(children[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def has(self, meta, children):
+        return ast.Has(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def flag(self, meta, children):
+        return ast.Flag(self._name(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def truthy(self, meta, children):
+        return ast.Truthy(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def start(self, meta, children):
+        return tuple(children)
+
+
+def _flatten(children, kind) -> tuple:
+    items = []
+    for child in children:
+        items.extend(child.items if isinstance(child, kind) else (child,))
+    return tuple(items)
+
+
+def _last(items):
+    return items[-1] if items else None
+
+
+def _unquote(token) -> str:
+    text = str(token)[1:-1]
+    # the grammar's escapes are the JSON ones
+    import json
+    try:
+        return json.loads('"' + text + '"')
+    except ValueError:
+        return text
+
+
+def to_document(path: str, tree: Tree, comments=()) -> ast.Document:
+    decls = _ToAst(path).transform(tree)
+    return ast.Document(path, tuple(decls), tuple(ast.Comment(line, text) for line, text in comments))

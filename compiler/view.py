@@ -1,0 +1,88 @@
+"""GateTable → ToolView: frozen entries in canonical order, canonical JSON, fingerprint.
+
+The fingerprint is the SHA-256 of the RFC 8785 canonical JSON of what reaches the model
+(names, descriptions, parameter schemas, and the SDK declarations in code/both mode), so it
+is the request-cache prefix: plan mode, readiness and policy never change it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+
+import rfc8785
+
+
+def canonical(value) -> bytes:
+    return rfc8785.dumps(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    name: str
+    package: str
+    definition: str
+    execution: str  # parallel | exclusive
+    parameters_json: str  # canonical JSON text: the entry stays immutable all the way down
+    description: str
+    policy: str  # allow | ask | deny | conditional
+    ready: str  # ready | unavailable | unknown
+
+    @property
+    def parameters(self) -> dict:
+        return json.loads(self.parameters_json)
+
+    def wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "package": self.package, "definition": self.definition,
+                "execution": self.execution, "parameters": self.parameters, "description": self.description,
+                "policy": self.policy, "ready": self.ready}
+
+
+@dataclass(frozen=True)
+class ToolView:
+    preset: str | None
+    host: str
+    platform: str
+    scope: str
+    mode: str
+    policy: str | None
+    tools: tuple[ToolEntry, ...]
+    sdk: tuple[ToolEntry, ...] | None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        wire = {"tools": [t.wire() for t in self.tools]}
+        if self.sdk is not None:
+            wire["sdk"] = [t.wire() for t in self.sdk]
+        return "sha256:" + hashlib.sha256(canonical(wire)).hexdigest()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    def entry(self, name: str) -> ToolEntry | None:
+        return next((t for t in (*self.tools, *(self.sdk or ())) if t.name == name), None)
+
+    def to_json(self) -> dict:
+        out = {"preset": self.preset, "host": self.host, "platform": self.platform, "scope": self.scope,
+               "mode": self.mode, "policy": self.policy, "fingerprint": self.fingerprint,
+               "tools": [t.to_json() for t in self.tools]}
+        if self.sdk is not None:
+            out["sdk"] = [t.to_json() for t in self.sdk]
+        return out
+
+    def canonical_json(self) -> bytes:
+        return canonical(self.to_json())
+
+
+def make_entry(name: str, registration, tool, policy: str, ready: str) -> ToolEntry:
+    parameters = registration.parameters if registration is not None else tool.parameters
+    description = registration.description if registration is not None else tool.description
+    return ToolEntry(
+        name=name, package=tool.package, definition=tool.definition,
+        execution="parallel" if tool.parallel_safe is True else "exclusive",  # only an exact true is parallel
+        parameters_json=canonical(parameters).decode("utf-8"), description=description, policy=policy, ready=ready)
