@@ -139,6 +139,8 @@ class Preset:
     mounts: tuple[Mount, ...]
     present: Name | None
     provides: tuple[Name, ...]
+    # second and later occurrences of one-per-block items (an error, reported by resolve)
+    repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
 
 
@@ -154,6 +156,9 @@ class Host:
     rows: Name | None
     present: Name | None
     policy: Name | None
+    roster_span: Span | None = field(default=None, compare=False)
+    # second and later occurrences of one-per-block items (an error, reported by resolve)
+    repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
 
 
@@ -168,6 +173,8 @@ class Scope:
     hide: tuple[Name, ...]
     own: tuple[Name, ...]
     present: Name | None
+    # second and later occurrences of one-per-block items (an error, reported by resolve)
+    repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
 
 
@@ -205,6 +212,8 @@ class Policy:
     rules: tuple[Rule, ...]
     guards: tuple[Guard, ...]
     default: Name | None
+    # second and later occurrences of one-per-block items (an error, reported by resolve)
+    repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
 
 

@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH")
     _load_flags(p)
 
+    p = sub.add_parser("fmt", help="rewrite declaration files in the canonical layout")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the shipped ones, with --check)")
+    p.add_argument("--check", action="store_true", help="only report files that are not formatted (exit 1)")
+
     sub.add_parser("codes", help="list every diagnostic code")
     return parser
 

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from .catalog import load_catalog
 from .diagnostics import Diagnostic, DshError, iter_codes
-from .program import Program
+from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
 from .templates import render_template
@@ -162,10 +162,14 @@ def cmd_decide(args, out, err) -> int:
 # --- check ---------------------------------------------------------------------------------
 def cmd_check(args, out, err) -> int:
     from .checks import run_checks
+    from .program import read_paths
     catalog = load_catalog(args.catalog) if args.catalog else None
-    paths = list(args.paths) + list(args.load)
-    program = Program.load(paths, catalog=catalog, shipped=not args.paths)
-    findings = list(program.warnings) + list(run_checks(program))
+    files = read_paths(list(args.paths) + list(args.load))
+    program = Program.from_files(shipped_sources() + files, catalog)
+    # with paths, report what those files say; without, the shipped declarations themselves
+    only = {f.path for f in files} if files else None
+    findings = [d for d in program.warnings if only is None or d.where in only]
+    findings += list(run_checks(program, only))
     if args.json:
         _write_json(out, {"diagnostics": diagnostics_json(findings)})
     elif findings:
@@ -173,6 +177,29 @@ def cmd_check(args, out, err) -> int:
     else:
         out.write("no findings\n")
     return 1 if findings else 0
+
+
+# --- fmt -----------------------------------------------------------------------------------
+def cmd_fmt(args, out, err) -> int:
+    from .fmt import format_document
+    from .program import parse_files, read_paths
+    if not args.paths and not args.check:
+        raise DshError([Diagnostic("DSH405", "fmt needs PATH arguments to rewrite (or --check for the shipped files)")])
+    files = read_paths(args.paths) if args.paths else shipped_sources()
+    documents, diags = parse_files(files)
+    if diags:
+        raise DshError(diags)
+    changed = []
+    for file, document in zip(files, documents):
+        text = format_document(document)
+        if text.encode("utf-8") != file.data:
+            changed.append(file.path)
+            if not args.check:
+                with open(file.path, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+    for path in changed:
+        out.write(f"{'would reformat' if args.check else 'reformatted'} {path}\n")
+    return 1 if (changed and args.check) else 0
 
 
 # --- codes ---------------------------------------------------------------------------------
@@ -188,5 +215,6 @@ COMMANDS = {
     "explain": cmd_explain,
     "decide": cmd_decide,
     "check": cmd_check,
+    "fmt": cmd_fmt,
     "codes": cmd_codes,
 }

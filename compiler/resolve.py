@@ -113,6 +113,11 @@ class _Resolver:
         return tables
 
     def check_all(self, tables) -> None:
+        for kind in KINDS:
+            for decl in tables[kind].values():
+                for name in decl.repeated:
+                    self.add([Diagnostic("DSH306", f"{kind} `{decl.name.text}` sets this more than once (`{name.text}`)",
+                                         name.span, "keep one; nothing in a file is silently ignored")])
         for decl in tables["preset"].values():
             self.add(self.check_preset(decl, tables))
         for decl in tables["host"].values():

@@ -20,6 +20,7 @@ splitting of the command text.
 from __future__ import annotations
 
 import fnmatch
+import shlex
 from dataclasses import dataclass
 from typing import Optional
 
@@ -69,26 +70,148 @@ class _Opaque(Exception):
 # --------------------------------------------------------------------------
 
 _SUBST_KINDS = ("commandsubstitution", "processsubstitution")
-_EXPANSION_KINDS = ("parameter",) + _SUBST_KINDS
+
+# characters that start an expansion after ``$``
+_DOLLAR_EXPANDS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789"
+    "{([@*#?$!-")
+
+
+def _dequote(raw: str):
+    """Bash quote removal for ONE word that bashlex already delimited.
+
+    This is not used to split anything: bashlex decides where words start
+    and end.  It exists because bashlex's own ``word`` is wrong for some
+    quoting (``'r''m'`` -> ``r''m``, ``"r"'m'`` -> ``r'm'``,
+    ``"a\n"`` -> ``an``), so its result is cross-checked (see ``_Word``).
+
+    Returns ``(value, unquoted_chars, expands)`` or ``None`` for quoting it
+    does not support (``$'...'``, ``$"..."``, unterminated quotes).
+    ``expands`` is True when an unescaped ``$name``/``${``/``$(``/backtick
+    occurs outside single quotes.
+    """
+    out: list[str] = []
+    unquoted: list[str] = []
+    expands = False
+    quote = ""
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        nxt = raw[i + 1] if i + 1 < n else ""
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                out.append(c)
+            i += 1
+            continue
+        if c == "\\":
+            if quote == '"' and nxt not in ('$', '`', '"', '\\', '\n'):
+                out.append(c)  # backslash stays literal inside "..."
+                i += 1
+                continue
+            if not nxt:
+                return None
+            if nxt != "\n":  # backslash-newline is a line continuation
+                out.append(nxt)
+            i += 2
+            continue
+        if c == '"':
+            quote = "" if quote == '"' else '"'
+            i += 1
+            continue
+        if c == "'" and not quote:
+            quote = "'"
+            i += 1
+            continue
+        if c == "$" and not quote and nxt in ("'", '"'):
+            return None  # ANSI-C / locale quoting
+        if (c == "$" and nxt and nxt in _DOLLAR_EXPANDS) or c == "`":
+            expands = True
+        out.append(c)
+        if not quote:
+            unquoted.append(c)
+        i += 1
+    if quote:
+        return None
+    return "".join(out), "".join(unquoted), expands
+
+
+def _shlex_word(raw: str) -> Optional[str]:
+    try:
+        parts = shlex.split(raw)
+    except ValueError:
+        return None
+    return parts[0] if len(parts) == 1 else None
 
 
 @dataclass(frozen=True)
 class _Word:
-    text: str  # bashlex's ``word`` (quotes removed)
-    node: object  # the bashlex WordNode
+    text: str  # the word after quote removal
+    node: object = None  # the bashlex WordNode (None for synthetic words)
+    expanded: bool = False  # contains $param, $(...), `...`, <(...)
+    tilde: bool = False  # contains a tilde expansion
+    doubtful: str = ""  # why the word's value is not trusted
+    glob: bool = False  # unquoted * ? [..]: pathname expansion
+    brace: bool = False  # unquoted {..,..}: brace expansion
 
     @property
-    def expanded(self) -> bool:
-        """True when the word's value depends on a runtime expansion."""
-        return any(
-            getattr(p, "kind", None) in _EXPANSION_KINDS
-            for p in getattr(self.node, "parts", ()) or ()
-        )
+    def unstable(self) -> bool:
+        """The shell may turn this word into something else (or several)."""
+        return self.expanded or self.glob or self.brace or bool(self.doubtful)
 
     @property
     def literal(self) -> bool:
-        """True when bashlex reports no expansion at all (not even ``~``)."""
-        return not (getattr(self.node, "parts", None) or ())
+        return not (self.unstable or self.tilde)
+
+
+def _make_word(node, source: str) -> _Word:
+    """Build a _Word from a bashlex WordNode, cross-checking quote removal.
+
+    bashlex's ``word`` is used when it agrees with an independent quote
+    removal of the word's source text; when they differ, the independent
+    result is used only if ``shlex`` (a third lexer) agrees with it,
+    otherwise the word is marked doubtful (its segment becomes opaque).
+    """
+    b = node.word
+    parts = getattr(node, "parts", None) or []
+    expanded = tilde = False
+    for p in parts:
+        kind = getattr(p, "kind", None)
+        if kind in _SUBST_KINDS:
+            expanded = True
+        elif kind == "parameter":
+            # bashlex reports ``$'..'``, ``$"..."`` and a lone ``$`` as a
+            # parameter without a name; _dequote sorts those out.
+            if getattr(p, "value", None):
+                expanded = True
+        elif kind == "tilde":
+            tilde = True
+    if expanded:
+        return _Word(b, node, expanded=True, tilde=tilde)
+
+    pos = getattr(node, "pos", None)
+    raw = source[pos[0]:pos[1]] if pos else ""
+    scan = _dequote(raw)
+    if scan is None:
+        return _Word(b, node, tilde=tilde,
+                     doubtful="quoting not understood")
+    value, unquoted, expands = scan
+    if expands:
+        return _Word(b, node, tilde=tilde,
+                     doubtful="expansion not understood")
+    if value == b:
+        text = b
+    elif _shlex_word(raw) == value:
+        text = value
+    else:
+        return _Word(b, node, tilde=tilde,
+                     doubtful="quoting not understood")
+    glob = ("*" in unquoted or "?" in unquoted
+            or ("[" in unquoted and "]" in unquoted))
+    brace = ("{" in unquoted and "}" in unquoted
+             and ("," in unquoted or ".." in unquoted))
+    return _Word(text, node, tilde=tilde, glob=glob, brace=brace)
 
 
 # --------------------------------------------------------------------------
@@ -120,7 +243,7 @@ def _getopt(words: list[_Word], i: int, spec: _OptSpec, what: str):
         t = w.text
         if not t.startswith("-") or t == "-":
             break
-        if w.expanded:
+        if w.unstable:
             raise _Opaque(f"{what} option is an expansion")
         if t == "--":
             i += 1
@@ -134,7 +257,7 @@ def _getopt(words: list[_Word], i: int, spec: _OptSpec, what: str):
                 else:
                     if i + 1 >= n:
                         raise _Opaque(f"{what} option is missing its value")
-                    if words[i + 1].expanded:
+                    if words[i + 1].unstable:
                         raise _Opaque(f"{what} option is an expansion")
                     opts.append((name, words[i + 1].text))
                     i += 2
@@ -164,7 +287,7 @@ def _getopt(words: list[_Word], i: int, spec: _OptSpec, what: str):
                 else:
                     if i >= n:
                         raise _Opaque(f"{what} option is missing its value")
-                    if words[i].expanded:
+                    if words[i].unstable:
                         raise _Opaque(f"{what} option is an expansion")
                     opts.append(("-" + c, words[i].text))
                     i += 1
@@ -273,7 +396,8 @@ def _is_env_assignment(t: str) -> bool:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, source: str) -> None:
+        self.source = source
         self.out: list[Segment] = []
 
     # ---- generic node dispatch ------------------------------------------
@@ -340,7 +464,7 @@ class _Walker:
         for p in n.parts:
             kind = getattr(p, "kind", None)
             if kind == "word":
-                words.append(_Word(p.word, p))
+                words.append(_make_word(p, self.source))
                 nested.append(p)
             elif kind in ("assignment", "redirect"):
                 nested.append(p)
@@ -354,6 +478,11 @@ class _Walker:
     def simple(self, words: list[_Word], depth: int) -> None:
         """Unwrap wrappers and emit the segment(s) for one simple command."""
         try:
+            for w in words:
+                if w.doubtful:
+                    raise _Opaque(w.doubtful)
+                if w.brace:
+                    raise _Opaque("brace expansion changes the words")
             self._unwrap(words, depth)
         except _Opaque as e:
             self.out.append(Segment(tuple(w.text for w in words), True,
@@ -368,6 +497,10 @@ class _Walker:
             head = words[0]
             if head.expanded:
                 self._emit(words, True, "command name is an expansion")
+                return
+            if head.glob:
+                self._emit(words, True,
+                           "command name is subject to pathname expansion")
                 return
             name = _basename(head.text)
             rest = self._strip_wrapper(name, words)
@@ -399,16 +532,18 @@ class _Walker:
             i, opts = _getopt(words, 1, _ENV, "env")
             if any(o in _ENV_SPLIT for o, _ in opts):
                 raise _Opaque("env -S splits a string into a command")
-            if i < n and words[i].text == "-" and not words[i].expanded:
+            if i < n and words[i].text == "-" and not words[i].unstable:
                 i += 1  # ``env -`` is ``env -i``
             while i < n and _is_env_assignment(words[i].text):
+                if words[i].unstable:
+                    raise _Opaque("env argument is an expansion")
                 i += 1
             return words[i:] or words
         if name == "timeout":
             i, _ = _getopt(words, 1, _TIMEOUT, "timeout")
             if i >= n:
                 return words
-            if words[i].expanded:
+            if words[i].unstable:
                 raise _Opaque("timeout duration is an expansion")
             return words[i + 1:] or words
         if name == "nice":
@@ -417,7 +552,7 @@ class _Walker:
             if (i < n and len(words[i].text) > 1
                     and words[i].text[0] == "-"
                     and words[i].text[1:].isdigit()
-                    and not words[i].expanded):
+                    and not words[i].unstable):
                 i += 1
             i, _ = _getopt(words, i, _NICE, "nice")
             return words[i:] or words
@@ -469,7 +604,7 @@ class _Walker:
         while i < n:
             w = words[i]
             t = w.text
-            if w.expanded:
+            if w.unstable:
                 if has_c:
                     break  # the -c string; checked below
                 raise _Opaque("shell argument is an expansion")
@@ -537,7 +672,7 @@ def _segments(command: str, depth: int) -> tuple[Segment, ...]:
         if _only_blank(command):
             return ()
         raise _Unparseable("bashlex could not parse the command")
-    walker = _Walker()
+    walker = _Walker(command)
     for tree in trees:
         walker.node(tree, depth)
     return tuple(walker.out)

@@ -83,6 +83,7 @@ class _ToAst(Transformer):
             mounts=tuple(self._pick(children, ast.Mount)),
             present=_last(self._tagged(children, "present")),
             provides=tuple(n for group in self._tagged(children, "provides") for n in group),
+            repeated=_repeated(children, ("present",)),
             span=self._span(meta),
         )
 
@@ -133,10 +134,12 @@ class _ToAst(Transformer):
             platforms=tuple(n for group in self._tagged(children, "platforms") for n in group),
             flags=tuple(n for group in self._tagged(children, "flags") for n in group),
             roster=bool(roster),
-            roster_default=next((r for r in roster if r is not None), None),
+            roster_span=roster[0][1] if roster else None,
+            roster_default=next((default for default, _ in roster if default is not None), None),
             rows=_last(self._tagged(children, "rows")),
             present=_last(self._tagged(children, "present")),
             policy=_last(self._tagged(children, "policy")),
+            repeated=_repeated(children, ("rows", "present", "policy", "roster")),
             span=self._span(meta),
         )
 
@@ -150,7 +153,8 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def roster(self, meta, children):
-        return ("roster", children[0] if children else None)
+        # the roster item has no name of its own: its span is kept for `fmt`
+        return ("roster", (children[0] if children else None, self._span(meta)))
 
     @v_args(meta=True)
     def roster_default(self, meta, children):
@@ -177,6 +181,7 @@ class _ToAst(Transformer):
             hide=tuple(n for group in self._tagged(children, "hide") for n in group),
             own=tuple(n for group in self._tagged(children, "own") for n in group),
             present=_last(self._tagged(children, "present")),
+            repeated=_repeated(children, ("parent", "approval", "present")),
             span=self._span(meta),
         )
 
@@ -212,6 +217,7 @@ class _ToAst(Transformer):
             rules=tuple(self._pick(children, ast.Rule)),
             guards=tuple(self._pick(children, ast.Guard)),
             default=_last(self._tagged(children, "default")),
+            repeated=_repeated(children, ("sandbox", "approval", "default")),
             span=self._span(meta),
         )
 
@@ -315,6 +321,14 @@ def _flatten(children, kind) -> tuple:
     for child in children:
         items.extend(child.items if isinstance(child, kind) else (child,))
     return tuple(items)
+
+
+def _repeated(children, tags) -> tuple:
+    found = []
+    for tag in tags:
+        items = [c[1] for c in children if isinstance(c, tuple) and len(c) == 2 and c[0] == tag]
+        found.extend(item for item in items[1:] if isinstance(item, ast.Name))
+    return tuple(found)
 
 
 def _last(items):
