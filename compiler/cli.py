@@ -83,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the shipped ones, with --check)")
     p.add_argument("--check", action="store_true", help="only report files that are not formatted (exit 1)")
 
+    p = sub.add_parser("diff", help="what changed between two source trees, or two contexts of the same sources")
+    p.add_argument("old", metavar="OLD", help="a file or folder of declarations, `@shipped`, or a context `key=value,…`")
+    p.add_argument("new", metavar="NEW", help="the same kinds as OLD")
+    p.add_argument("--fail-on-widen", action="store_true", help="exit 1 if anything became more visible or allowed")
+    _load_flags(p)
+
+    p = sub.add_parser("graph", help="draw the composition, with the edges a gate cut marked")
+    _context_flags(p)
+    p.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
+
     sub.add_parser("codes", help="list every diagnostic code")
     return parser
 

@@ -202,6 +202,60 @@ def cmd_fmt(args, out, err) -> int:
     return 1 if (changed and args.check) else 0
 
 
+# --- diff ----------------------------------------------------------------------------------
+CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan", "with", "without"}
+
+
+def _side_program(spec: str, catalog):
+    if spec == "@shipped":
+        return Program.load(catalog=catalog)
+    return Program.load([spec], shipped=False, catalog=catalog)
+
+
+def _context(spec: str) -> Request:
+    fields: dict = {"with_services": set(), "without_services": set()}
+    for part in filter(None, spec.split(",")):
+        key, _, value = part.partition("=")
+        if key not in CONTEXT_KEYS or not value:
+            raise DshError([Diagnostic("DSH405", f"`{spec}` is neither a path nor a context `key=value,…` "
+                                       f"(keys: {', '.join(sorted(CONTEXT_KEYS))})")])
+        if key in ("with", "without"):
+            fields[f"{key}_services"].add(value)
+        else:
+            fields[key] = value == "true" if key == "plan" else value
+    try:
+        return Request(**fields)
+    except ValueError as exc:
+        raise DshError([Diagnostic("DSH405", f"invalid context `{spec}`: {exc.errors()[0]['msg']}")])
+
+
+def cmd_diff(args, out, err) -> int:
+    from .diff import diff_programs, render_text
+    catalog = load_catalog(args.catalog) if args.catalog else None
+    paths = [os.path.exists(s) or s == "@shipped" for s in (args.old, args.new)]
+    if all(paths):
+        old, new = _side_program(args.old, catalog), _side_program(args.new, catalog)
+        result = diff_programs(old, new)
+    elif not any(paths):
+        program = Program.load(args.load, catalog=catalog)
+        result = diff_programs(program, program, [_context(args.old)], [_context(args.new)])
+    else:
+        raise DshError([Diagnostic("DSH405", "OLD and NEW must both be sources (paths or `@shipped`) or both contexts")])
+    if args.json:
+        _write_json(out, result)
+    else:
+        out.write(render_text(result))
+    return 1 if (args.fail_on_widen and result["widening"]) else 0
+
+
+# --- graph ---------------------------------------------------------------------------------
+def cmd_graph(args, out, err) -> int:
+    from .graph import composition_graph, to_dot, to_mermaid
+    graph = composition_graph(_program(args).gate_context(_request(args)))
+    out.write(to_dot(graph) if args.format == "dot" else to_mermaid(graph))
+    return 0
+
+
 # --- codes ---------------------------------------------------------------------------------
 def cmd_codes(args, out, err) -> int:
     for code, severity, summary in iter_codes():
@@ -216,5 +270,7 @@ COMMANDS = {
     "decide": cmd_decide,
     "check": cmd_check,
     "fmt": cmd_fmt,
+    "diff": cmd_diff,
+    "graph": cmd_graph,
     "codes": cmd_codes,
 }

@@ -117,6 +117,9 @@ class Program:
             found = self._compositions[key] = compose(self.resolved, key)
         return found
 
+    def gate_context(self, request: Request) -> GateContext:
+        return self._context(request)
+
     def _context(self, request: Request) -> GateContext:
         composition = self.composition(request)
         if request.plan:
