@@ -7,30 +7,31 @@ all its independent syntax errors.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from importlib import resources
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .diagnostics import MAX_REPORTED, Diagnostic
+from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
 from .source import Source, Span
 
 # label -> snippets that end in the same parser state as the mistake
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
-    "a mount needs a package name": ["preset p { mount }", "preset p { mount when platform == \"linux\" }"],
+    "a mount needs a package name": ["preset p { mount }"],
     "a rule needs at least one tool, `package(…)` or `risk(…)` target": [
         "policy p { allow }", "policy p { deny when plan_mode }", "policy p { ask ; }"],
     "config entries are written `key = value`": [
         "preset p { mount x { a } }", "preset p { mount x { a = } }", "preset p { mount x { = 1 } }"],
     "a condition needs a fact after `when`": ["preset p { mount x when }", "policy p { deny x when }"],
     "a guard can only deny: write `guard NAME: deny …`": [
-        "policy p { guard g: allow x }", "policy p { guard g: ask x }"],
+        "policy p { guard g: allow x }", "policy p { guard g: ask x }", "policy p { default ask guard g: allow x }"],
     "a guard needs `:` after its name": ["policy p { guard g deny x }"],
     "a declaration body starts with `{`": [
         "preset p mount", "host h provides", "scope s parent", "policy p allow"],
     "expected a declaration: `preset`, `host`, `scope` or `policy`": [
-        "mount x", "allow x", "presets p {}", "x"],
+        "mount x", "allow x", "x"],
     "expected `mount`, `present`, `provides` or `}` inside a preset": [
         "preset p { mout x }", "preset p { allow x }", "preset p { x }"],
     "expected `provides`, `platforms`, `flags`, `roster`, `rows`, `present`, `policy` or `}` inside a host": [
@@ -43,13 +44,57 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "preset p { mount x when platform == }", "preset p { mount x when platform == linux }"],
 }
 
+BLOCK_LABELS = {
+    kind: next(label for label in SYNTAX_EXAMPLES if label.endswith(f"inside a {kind}"))
+    for kind in ("preset", "host", "scope", "policy")
+}
+
+BLOCK_KEYWORDS = {
+    None: ("preset", "host", "scope", "policy"),
+    "preset": ("mount", "present", "provides"),
+    "host": ("provides", "platforms", "flags", "roster", "rows", "present", "policy"),
+    "scope": ("parent", "approval", "only", "hide", "own", "present"),
+    "policy": ("allow", "ask", "deny", "guard", "sandbox", "approval", "default"),
+}
+TOP_LEVEL_LABEL = "expected a declaration: `preset`, `host`, `scope` or `policy`"
+NAME_WORD = re.compile(r"[A-Za-z0-9_\-*?]+")
+
 DECL_START = re.compile(r"^(preset|host|scope|policy)\b", re.M)
+
+
+NAME_CHAR = re.compile(r"[A-Za-z0-9_\-*?]")
+_current = threading.local()  # the text being lexed, for the keyword check below
+
+
+class GluedKeyword(Exception):
+    """A keyword run straight into more name characters (`presetx`): one unknown word, not two tokens."""
+
+    def __init__(self, token: Token):
+        super().__init__(str(token))
+        self.token = token
+
+
+def _keyword_check(token: Token) -> Token:
+    text = getattr(_current, "text", "")
+    end = token.end_pos
+    if end is not None and end < len(text) and NAME_CHAR.match(text[end]):
+        raise GluedKeyword(token)
+    return token
 
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     grammar = resources.files("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
+    # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
+    keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False,
+                lexer_callbacks={name: _keyword_check for name in keywords})
+
+
+def _parse_text(text: str) -> Tree:
+    _current.text = text
+    return parser().parse(text)
 
 
 def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
@@ -57,11 +102,13 @@ def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        col = len(data[line_start: exc.start].decode("utf-8", errors="replace")) + 1  # characters, like every column
         span = Span(path, line, col, line, col + 1)
         return None, [Diagnostic("DSH105", f"byte 0x{data[exc.start]:02x} is not valid UTF-8", span,
                                  "save the file as UTF-8")]
-    return Source(path, text), []
+    # a byte-order mark is an editor's habit, not content
+    return Source(path, text.removeprefix("\ufeff")), []
 
 
 def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tuple[int, str]]]:
@@ -78,9 +125,9 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
     diags: list[Diagnostic] = []
     while True:
         try:
-            tree = parser().parse(text)
+            tree = _parse_text(text)
             return (tree if not diags else None), diags, comments
-        except UnexpectedInput as exc:
+        except (UnexpectedInput, GluedKeyword) as exc:
             diags.append(_syntax_diagnostic(source, text, exc))
             if len(diags) > MAX_REPORTED:
                 return None, diags, comments
@@ -121,7 +168,15 @@ def _position(text: str, exc: UnexpectedInput) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
-def _syntax_diagnostic(source: Source, text: str, exc: UnexpectedInput) -> Diagnostic:
+def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
+    if isinstance(exc, GluedKeyword):
+        start = exc.token.start_pos
+        word = NAME_WORD.match(text, start).group(0)
+        line, col = exc.token.line, exc.token.column
+        block = _enclosing_block(text, start)
+        label = BLOCK_LABELS.get(block) or (TOP_LEVEL_LABEL if block is None and _depth(text, start) == 0 else None)
+        return Diagnostic("DSH101", f"unexpected `{word}`" + (f": {label}" if label else ""),
+                          Span(source.path, line, col, line, col + len(word)), _keyword_hint(word, block))
     line, col = _position(text, exc)
     if isinstance(exc, UnexpectedCharacters):
         char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
@@ -130,6 +185,7 @@ def _syntax_diagnostic(source: Source, text: str, exc: UnexpectedInput) -> Diagn
             return Diagnostic("DSH103", "unterminated string", span, "close the string with `\"` on the same line")
         return Diagnostic("DSH102", f"unexpected character `{char}`", span, None)
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        line, col = text.count("\n") + 1, len(text.rsplit("\n", 1)[-1]) + 1  # the end of the file itself
         span = Span(source.path, line, col, line, col)
         return Diagnostic("DSH104", "unexpected end of file", span, "a block is not closed: add the missing `}`")
     token = exc.token if isinstance(exc, UnexpectedToken) else None
@@ -137,16 +193,56 @@ def _syntax_diagnostic(source: Source, text: str, exc: UnexpectedInput) -> Diagn
     span = Span(source.path, line, col, line, col + max(width, 1))
     label = None
     try:
-        label = exc.match_examples(parser().parse, SYNTAX_EXAMPLES, use_accepts=True)
+        label = exc.match_examples(_parse_text, SYNTAX_EXAMPLES, use_accepts=True)
     except Exception:  # noqa: BLE001 - labelling is best effort; the raw error still reports
         label = None
+    block = _enclosing_block(text, token.start_pos) if token is not None and token.start_pos is not None else None
+    if block in BLOCK_LABELS and (label is None or label in BLOCK_LABELS.values()):
+        label = BLOCK_LABELS[block]  # parser states are shared between blocks; the text says which one we are in
+    elif label is None and token is not None and token.start_pos is not None and _depth(text, token.start_pos) == 0:
+        label = TOP_LEVEL_LABEL
     shown = f"`{token}`" if token is not None else "input"
     message = f"unexpected {shown}" + (f": {label}" if label else "")
     expected = sorted(getattr(exc, "expected", None) or getattr(exc, "accepts", None) or ())
-    help_text = None
-    if not label and expected:
+    help_text = _keyword_hint(str(token), block) if token is not None and token.type == "NAME" else None
+    if not label and not help_text and expected:
         help_text = "expected one of: " + ", ".join(_terminal_name(t) for t in expected[:8])
     return Diagnostic("DSH101", message, span, help_text)
+
+
+def _depth(text: str, pos: int) -> int:
+    return _scan(text, pos)[0]
+
+
+def _enclosing_block(text: str, pos: int) -> str | None:
+    """The kind of the declaration whose body holds `pos` (None at top level or inside a config)."""
+    depth, kind = _scan(text, pos)
+    return kind if depth == 1 else None
+
+
+def _scan(text: str, pos: int) -> tuple[int, str | None]:
+    depth, kind, in_string, comment = 0, None, False, False
+    for index, char in enumerate(text[:pos]):
+        if comment:
+            comment = char != "\n"
+        elif in_string:
+            in_string = char != '"' or text[index - 1] == "\\"
+        elif char == "#":
+            comment = True
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            if depth == 0:
+                found = list(DECL_START.finditer(text, 0, index))
+                kind = found[-1].group(1) if found else None
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+    return depth, kind
+
+
+def _keyword_hint(word: str, block: str | None) -> str | None:
+    return did_you_mean(word, BLOCK_KEYWORDS.get(block, ()))
 
 
 def _terminal_name(terminal: str) -> str:
@@ -159,9 +255,9 @@ def _terminal_name(terminal: str) -> str:
     return terminal.lower()
 
 
-def _blank_broken_declaration(text: str, exc: UnexpectedInput) -> str | None:
+def _blank_broken_declaration(text: str, exc) -> str | None:
     """Replace the declaration holding the error with spaces (newlines kept) so parsing resumes."""
-    pos = getattr(exc, "pos_in_stream", None)
+    pos = exc.token.start_pos if isinstance(exc, GluedKeyword) else getattr(exc, "pos_in_stream", None)
     if pos is None and isinstance(exc, UnexpectedToken):
         pos = exc.token.start_pos
     if pos is None or pos >= len(text):

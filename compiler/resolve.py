@@ -128,7 +128,13 @@ class _Resolver:
             self.add(self.check_policy(decl, tables))
 
     def ref(self, kind: str, name: ast.Name | None, tables) -> Iterator[Diagnostic]:
-        if name is not None and name.text not in tables[kind]:
+        if name is None or name.text in tables[kind]:
+            return
+        other = next((k for k in KINDS if name.text in tables[k]), None)
+        if other is not None:
+            yield Diagnostic("DSH218", f"`{name.text}` is a {other}, not a {kind}", name.span,
+                             did_you_mean(name.text, tables[kind]) or f"name a {kind} here")
+        else:
             yield unknown(UNKNOWN_CODE[kind], kind, name.text, tables[kind], name.span)
 
     def service_names(self, names) -> Iterator[Diagnostic]:
@@ -162,6 +168,24 @@ class _Resolver:
                                  f"first mounted at {rows[mount.row_name].span}; give one of them `as NAME`")
             rows.setdefault(mount.row_name, mount)
             yield from self.check_mount(mount)
+        yield from self.same_tool_twice(decl)
+
+    def same_tool_twice(self, decl: ast.Preset) -> Iterator[Diagnostic]:
+        """Two always-on rows of one preset that register the same tool name (a duplicate in one layer)."""
+        from .compose import tool_name
+        seen: dict[str, ast.Mount] = {}
+        for mount in decl.mounts:
+            package = self.catalog.package_by_id.get(mount.package.text)
+            if package is None or mount.disabled or mount.condition is not None:
+                continue
+            for tool in package.tools:
+                name = tool_name(tool, mount)
+                first = seen.setdefault(name, mount)
+                if first is not mount and first.row_name != mount.row_name:  # same row name: DSH211 says it
+                    yield Diagnostic("DSH304", f"rows `{first.row_name}` and `{mount.row_name}` both register "
+                                     f"`{name}` in preset `{decl.name.text}`", mount.package.span,
+                                     f"the first is at {first.span}; rename one (`as NAME` with a naming key) or drop it")
+                    break
 
     def check_mount(self, mount: ast.Mount) -> Iterator[Diagnostic]:
         package = self.catalog.package_by_id.get(mount.package.text)
@@ -339,7 +363,7 @@ class _Resolver:
             edges = []
             for index, node in enumerate(cycle):
                 nxt = cycle[(index + 1) % len(cycle)]
-                data = min(graph.get_edge_data(node, nxt).values(), key=lambda d: str(d["span"]))
+                data = min(graph.get_edge_data(node, nxt).values(), key=lambda d: (d["span"].line, d["span"].col))
                 edges.append((node, nxt, data))
             edges = _rotate_to_smallest(edges)
             names = " → ".join(f"`{n[1]}`" for n, _, _ in edges) + f" → `{edges[0][0][1]}`"

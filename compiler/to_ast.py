@@ -81,7 +81,7 @@ class _ToAst(Transformer):
             title=self._one(children, "title"),
             extends=self._one(children, "extends"),
             mounts=tuple(self._pick(children, ast.Mount)),
-            present=_last(self._tagged(children, "present")),
+            present=_first(self._tagged(children, "present")),
             provides=tuple(n for group in self._tagged(children, "provides") for n in group),
             repeated=_repeated(children, ("present",)),
             span=self._span(meta),
@@ -136,9 +136,9 @@ class _ToAst(Transformer):
             roster=bool(roster),
             roster_span=roster[0][1] if roster else None,
             roster_default=next((default for default, _ in roster if default is not None), None),
-            rows=_last(self._tagged(children, "rows")),
-            present=_last(self._tagged(children, "present")),
-            policy=_last(self._tagged(children, "policy")),
+            rows=_first(self._tagged(children, "rows")),
+            present=_first(self._tagged(children, "present")),
+            policy=_first(self._tagged(children, "policy")),
             repeated=_repeated(children, ("rows", "present", "policy", "roster")),
             span=self._span(meta),
         )
@@ -175,12 +175,12 @@ class _ToAst(Transformer):
             name=self._name(children[0]),
             title=self._one(children, "title"),
             extends=self._one(children, "extends"),
-            parent=_last(self._tagged(children, "parent")),
-            approval=_last(self._tagged(children, "approval")),
+            parent=_first(self._tagged(children, "parent")),
+            approval=_first(self._tagged(children, "approval")),
             only=tuple(n for group in self._tagged(children, "only") for n in group),
             hide=tuple(n for group in self._tagged(children, "hide") for n in group),
             own=tuple(n for group in self._tagged(children, "own") for n in group),
-            present=_last(self._tagged(children, "present")),
+            present=_first(self._tagged(children, "present")),
             repeated=_repeated(children, ("parent", "approval", "present")),
             span=self._span(meta),
         )
@@ -212,11 +212,11 @@ class _ToAst(Transformer):
             name=self._name(children[0]),
             title=self._one(children, "title"),
             extends=self._one(children, "extends"),
-            sandbox=_last(self._tagged(children, "sandbox")),
-            approval=_last(self._tagged(children, "approval")),
+            sandbox=_first(self._tagged(children, "sandbox")),
+            approval=_first(self._tagged(children, "approval")),
             rules=tuple(self._pick(children, ast.Rule)),
             guards=tuple(self._pick(children, ast.Guard)),
-            default=_last(self._tagged(children, "default")),
+            default=_first(self._tagged(children, "default")),
             repeated=_repeated(children, ("sandbox", "approval", "default")),
             span=self._span(meta),
         )
@@ -331,8 +331,8 @@ def _repeated(children, tags) -> tuple:
     return tuple(found)
 
 
-def _last(items):
-    return items[-1] if items else None
+def _first(items):
+    return items[0] if items else None
 
 
 def _unquote(token) -> str:

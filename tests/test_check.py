@@ -1,21 +1,17 @@
 """`dshc check`: every lint found with its code and line:col; shipped files check clean."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from markers import parse_markers
+
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
-MARKER = re.compile(r"#\s*E:\s*(DSH\d{3})\s*@(\d+)")
 
 
 def expected_markers(path: Path) -> set[tuple[str, int, int]]:
-    found = set()
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        for code, col in MARKER.findall(line):
-            found.add((code, number, int(col)))
-    return found
+    return {m.where for m in parse_markers(path.read_text())}
 
 
 @pytest.mark.parametrize("name, exit_code", [("warnings.dsh", 1), ("errors.dsh", 2)])
