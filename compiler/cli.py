@@ -46,6 +46,7 @@ def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
 
 def _load_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--load", action="append", default=[], metavar="PATH", help="also load declarations from PATH")
+    p.add_argument("--no-shipped", action="store_true", help="do not load the shipped presets and policies")
     p.add_argument("--catalog", metavar="DIR", help="use the catalog in DIR instead of the shipped one")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("graph", help="draw the composition, with the edges a gate cut marked")
     _context_flags(p)
     p.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
+
+    p = sub.add_parser("verify", help="prove narrowing and monotonicity over the whole finite domain, or show a witness")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="declarations to add to the shipped ones")
+    p.add_argument("--against", metavar="OLD", help="also prove nothing is wider than OLD (a path or `@shipped`)")
+    p.add_argument("--policy", action="append", dest="policies", metavar="POLICY", help="only these policies")
+    _load_flags(p)
 
     sub.add_parser("codes", help="list every diagnostic code")
     return parser

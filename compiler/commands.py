@@ -20,7 +20,7 @@ def run(args: Namespace, out: TextIO, err: TextIO) -> int:
 
 def _program(args: Namespace) -> Program:
     catalog = load_catalog(args.catalog) if getattr(args, "catalog", None) else None
-    return Program.load(args.load, catalog=catalog)
+    return Program.load(args.load, catalog=catalog, shipped=not args.no_shipped)
 
 
 def _request(args: Namespace) -> Request:
@@ -165,7 +165,7 @@ def cmd_check(args, out, err) -> int:
     from .program import read_paths
     catalog = load_catalog(args.catalog) if args.catalog else None
     files = read_paths(list(args.paths) + list(args.load))
-    program = Program.from_files(shipped_sources() + files, catalog)
+    program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, catalog)
     # with paths, report what those files say; without, the shipped declarations themselves
     only = {f.path for f in files} if files else None
     findings = [d for d in program.warnings if only is None or d.where in only]
@@ -237,7 +237,7 @@ def cmd_diff(args, out, err) -> int:
         old, new = _side_program(args.old, catalog), _side_program(args.new, catalog)
         result = diff_programs(old, new)
     elif not any(paths):
-        program = Program.load(args.load, catalog=catalog)
+        program = Program.load(args.load, catalog=catalog, shipped=not args.no_shipped)
         result = diff_programs(program, program, [_context(args.old)], [_context(args.new)])
     else:
         raise DshError([Diagnostic("DSH405", "OLD and NEW must both be sources (paths or `@shipped`) or both contexts")])
@@ -256,6 +256,38 @@ def cmd_graph(args, out, err) -> int:
     return 0
 
 
+# --- verify --------------------------------------------------------------------------------
+def cmd_verify(args, out, err) -> int:
+    from .verify import verify
+    catalog = load_catalog(args.catalog) if args.catalog else None
+    program = Program.load(list(args.paths) + list(args.load), catalog=catalog, shipped=not args.no_shipped)
+    against = _side_program(args.against, catalog) if args.against else None
+    for name in args.policies or ():
+        if name not in program.resolved.policies:
+            from .diagnostics import unknown
+            raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])
+    report = verify(program, against, args.policies)
+    data = report.to_json()
+    if args.json:
+        _write_json(out, data)
+    else:
+        properties = "narrowing, monotonicity" + (", no widening against OLD" if against else "")
+        for violation in report.violations:
+            out.write(f"VIOLATION [{violation.property}] {violation.message}\n")
+            out.write(f"  witness: {json.dumps(violation.witness, sort_keys=True)}\n")
+        for note in report.notes:
+            out.write(f"note: {note}\n")
+        if report.violations:
+            out.write(f"{len(report.violations)} violation(s) over {report.cells} cells\n")
+        elif report.exact:
+            out.write(f"proved {properties} over {report.cells} cells and {report.decisions} decisions "
+                      "(argument classes exact)\n")
+        else:
+            out.write(f"no violation found for {properties} over {report.cells} cells and {report.decisions} "
+                      "decisions — not a proof: some argument classes are not exact (see notes)\n")
+    return 1 if report.violations else 0
+
+
 # --- codes ---------------------------------------------------------------------------------
 def cmd_codes(args, out, err) -> int:
     for code, severity, summary in iter_codes():
@@ -272,5 +304,6 @@ COMMANDS = {
     "fmt": cmd_fmt,
     "diff": cmd_diff,
     "graph": cmd_graph,
+    "verify": cmd_verify,
     "codes": cmd_codes,
 }

@@ -13,7 +13,7 @@ from typing import Any
 from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
-from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
+from .diagnostics import Diagnostic, DshError, unknown
 from .request import Request
 from .resolve import RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services
 

@@ -6,13 +6,13 @@ shell command we cannot fully analyse never satisfies an allow and always satisf
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import ast
-from .shell import command_matches, command_segments
+from .globs import glob_match
+from .shell import command_segments
 
 UNKNOWN = None
 SHELL_FIELDS = frozenset({"command"})
@@ -56,7 +56,7 @@ def evaluate(expr: ast.Expr, env: Env, lenient: bool) -> bool | None:
     if value is UNKNOWN:
         return UNKNOWN
     if isinstance(expr, ast.Matches):
-        return isinstance(value, str) and fnmatch.fnmatchcase(value, expr.pattern)
+        return isinstance(value, str) and glob_match(expr.pattern, value)
     return _value_test(expr, value)
 
 
@@ -85,7 +85,7 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             return lenient  # fail closed: an odd value may match a deny, never an allow
         if env.shell_tool and name in SHELL_FIELDS:
             return _shell_matches(value, expr.pattern, lenient)
-        return fnmatch.fnmatchcase(value, expr.pattern)
+        return glob_match(expr.pattern, value)
     if isinstance(expr, ast.Place):
         if not isinstance(value, str) or env.workspace is None:
             return lenient
@@ -99,8 +99,8 @@ def _shell_matches(command: str, pattern: str, lenient: bool) -> bool:
     if segments is None:
         return lenient  # unparseable: may match a deny, never satisfies an allow
     if lenient:
-        return any(seg.opaque or command_matches(seg, pattern) for seg in segments)
-    return bool(segments) and all(not seg.opaque and command_matches(seg, pattern) for seg in segments)
+        return any(seg.opaque or glob_match(pattern, seg.text, shell=True) for seg in segments)
+    return bool(segments) and all(not seg.opaque and glob_match(pattern, seg.text, shell=True) for seg in segments)
 
 
 def path_inside(path: str, workspace: str) -> bool:

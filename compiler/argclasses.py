@@ -1,0 +1,210 @@
+"""The argument classes a policy's own patterns induce on a tool's arguments, with witnesses.
+
+Every condition on `args.FIELD` splits that field's values into finitely many classes that no
+condition can tell apart: glob patterns are intersected as regular languages (interegular
+automata), literals and paths add their own classes, absence is a class. A witness of each
+class is a concrete value, so the verifier decides real calls. Where a split cannot be made
+exact, `exact` is False and the reason is recorded: the caller must not claim a proof.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import interegular
+
+from . import ast
+from .globs import glob_regex
+from .shell import command_segments
+
+SHELL_WORD = r"[a-z0-9._/~=:+%@,-]+"
+SHELL_UNIVERSE = rf"{SHELL_WORD}( {SHELL_WORD})*"
+TEXT_UNIVERSE = r"[ -~]*"
+MAX_SEGMENT_ATOMS = 8  # all non-empty subsets of up to 8 segment classes are enumerated
+MAX_CLASSES = 4096
+SEARCH_SAMPLES = 500
+OPAQUE_COMMAND = "echo x | sh"
+UNPARSEABLE_COMMAND = "echo 'unterminated"
+INSIDE_PATH = "inside/file.txt"
+OUTSIDE_PATH = "/outside-the-workspace/file.txt"
+
+
+@dataclass
+class FieldTests:
+    patterns: list[str] = field(default_factory=list)
+    literals: list[Any] = field(default_factory=list)
+    place: bool = False
+
+
+@dataclass(frozen=True)
+class ArgumentClasses:
+    witnesses: tuple[dict, ...]  # one concrete argument object per class
+    exact: bool
+    notes: tuple[str, ...]
+
+
+def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
+    found: dict[str, FieldTests] = {}
+
+    def walk(expr):
+        if expr is None or isinstance(expr, ast.Flag):
+            return
+        if isinstance(expr, (ast.And, ast.Or)):
+            for item in expr.items:
+                walk(item)
+            return
+        if isinstance(expr, ast.Not):
+            walk(expr.item)
+            return
+        if expr.fact.path[0] != "args" or len(expr.fact.path) != 2:
+            return
+        tests = found.setdefault(expr.fact.path[1], FieldTests())
+        if isinstance(expr, ast.Matches):
+            tests.patterns.append(expr.pattern)
+        elif isinstance(expr, ast.Compare):
+            tests.literals.append(expr.value)
+        elif isinstance(expr, ast.Member):
+            tests.literals.extend(expr.values)
+        elif isinstance(expr, ast.Place):
+            tests.place = True
+        elif isinstance(expr, ast.Truthy):
+            tests.literals.extend([True, False])
+
+    for condition in conditions:
+        walk(condition)
+    return found
+
+
+def _fsm(regex: str):
+    return interegular.parse_pattern(regex).to_fsm()
+
+
+def _atoms(universe: str, regexes: list[str]) -> list[Any]:
+    """Refine the universe by every regex: the non-empty regions no pattern can tell apart."""
+    regions = [_fsm(universe)]
+    for regex in regexes:
+        pattern = _fsm(regex)
+        refined = []
+        for region in regions:
+            for part in (region & pattern, region - pattern):
+                if not part.empty():
+                    refined.append(part)
+        regions = refined
+    return regions
+
+
+def _witness(region, accept=lambda text: True, tries: int = 64) -> str | None:
+    for count, chars in enumerate(region.strings()):
+        text = "".join(chars)
+        if accept(text):
+            return text
+        if count >= tries:
+            break
+    return None
+
+
+def _single_segment(text: str) -> bool:
+    segments = command_segments(text)
+    return segments is not None and len(segments) == 1 and not segments[0].opaque and segments[0].text == text
+
+
+def _string_classes(tests: FieldTests, shell: bool, notes: list[str]) -> tuple[list[Any], bool]:
+    exact = True
+    strings = [v for v in tests.literals if isinstance(v, str)]
+    others = [v for v in tests.literals if not isinstance(v, str)]
+    regexes = [glob_regex(p, shell) for p in tests.patterns] + [_literal_regex(s) for s in strings]
+    universe = SHELL_UNIVERSE if shell else TEXT_UNIVERSE
+    try:
+        regions = _atoms(universe, regexes)
+    except Exception as exc:  # noqa: BLE001 - an automaton we cannot build is a reason, not a crash
+        notes.append(f"patterns could not be turned into automata ({exc.__class__.__name__}); classes are a sample")
+        return list(dict.fromkeys(tests.patterns + strings)) + others, False
+    witnesses = []
+    for region in regions:
+        found = _witness(region, _single_segment if shell else (lambda text: True))
+        if found is None:
+            exact = False
+            notes.append("a class of command words has no witness that parses as one plain command")
+            continue
+        witnesses.append(found)
+    if shell:
+        segment_classes = witnesses
+        if len(segment_classes) > MAX_SEGMENT_ATOMS:
+            exact = False
+            notes.append(f"{len(segment_classes)} classes of shell segments: only single and paired segments checked")
+            combos = [c for k in (1, 2) for c in itertools.combinations(segment_classes, k)]
+        else:
+            combos = [c for k in range(1, len(segment_classes) + 1)
+                      for c in itertools.combinations(segment_classes, k)]
+        commands = [" && ".join(combo) for combo in combos] + [OPAQUE_COMMAND, UNPARSEABLE_COMMAND]
+        return commands + others, exact
+    return witnesses + others, exact
+
+
+def _literal_regex(text: str) -> str:
+    return "".join("\\" + c if not c.isalnum() else c for c in text)
+
+
+def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool) -> ArgumentClasses:
+    notes: list[str] = []
+    exact = True
+    per_field: list[tuple[str, list[Any]]] = []
+    for name, tests in sorted(field_tests(conditions).items()):
+        values: list[Any] = []
+        if tests.patterns or any(isinstance(v, str) for v in tests.literals):
+            found, ok = _string_classes(tests, shell_tool and name == "command", notes)
+            values += found
+            exact &= ok
+            if tests.place:
+                exact = False
+                notes.append(f"`args.{name}` is tested both as text and as a path; classes are combined, not crossed")
+        else:
+            values += list(tests.literals)
+        if tests.place:
+            values += [INSIDE_PATH, OUTSIDE_PATH]
+        if not values:
+            values = ["value"]  # only presence is tested
+        per_field.append((name, [_ABSENT] + list(dict.fromkeys(values))))
+    total = 1
+    for _, values in per_field:
+        total *= len(values)
+    if total > MAX_CLASSES:
+        exact = False
+        notes.append(f"{total} argument classes: checked a deterministic sample of {MAX_CLASSES}")
+    witnesses = []
+    for combo in itertools.islice(itertools.product(*(values for _, values in per_field)), MAX_CLASSES):
+        witnesses.append({name: value for (name, _), value in zip(per_field, combo) if value is not _ABSENT})
+    if not exact:
+        extra = _random_search(per_field, SEARCH_SAMPLES)
+        witnesses += extra
+        notes.append(f"not exact, so not a proof: also searched {len(extra)} seeded random argument objects")
+    return ArgumentClasses(tuple(witnesses), exact, tuple(dict.fromkeys(notes)))
+
+
+def _random_search(per_field, count: int) -> list[dict]:
+    """Argument objects built by recombining the class witnesses' words (seeded: runs repeat)."""
+    rng = random.Random(8785)
+    words = sorted({w for _, values in per_field for v in values if isinstance(v, str) for w in v.split()}) or ["x"]
+    joins = [" ", " && ", " | ", "; ", " || "]
+    found = []
+    for _ in range(count):
+        args = {}
+        for name, values in per_field:
+            pick = rng.choice(values)
+            if pick is _ABSENT:
+                continue
+            if isinstance(pick, str) and rng.random() < 0.5:
+                pick = rng.choice(joins).join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+            args[name] = pick
+        found.append(args)
+    return found
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()

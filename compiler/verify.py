@@ -1,0 +1,296 @@
+"""Exhaustive safety checks over the finite domain of a program — proofs, or witnesses.
+
+The domain: hosts × presets × platforms × subsets of the services conditions can see ×
+scopes × modes × plan on/off × every reachable tool × the argument classes the policies'
+own patterns induce. Three properties:
+
+  narrowing      a child scope never sees or may do more than its parent;
+  monotonicity   every deny rule and guard only ever makes decisions stricter, and removing
+                 a host service never makes a tool visible;
+  against OLD    nothing the new program allows was denied or asked by the old one, and no
+                 ask became an allow.
+
+A violation comes with the first concrete witness in a fixed order. Where argument classes
+are not exact the report says so and never claims a proof.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+
+from . import ast
+from .argclasses import argument_classes
+from .conditions import Env
+from .diagnostics import DshError
+from .facts import PLATFORMS
+from .policy import decide
+from .request import Request
+from .resolve import EffectivePolicy, target_matches_tool
+
+PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
+MODES = ("native", "code", "both")
+WORKSPACE = "/workspace"
+
+
+@dataclass
+class Violation:
+    property: str
+    message: str
+    witness: dict
+
+
+@dataclass
+class Report:
+    cells: int = 0
+    decisions: int = 0
+    exact: bool = True
+    notes: list[str] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"proved": not self.violations and self.exact, "exact": self.exact, "cells": self.cells,
+                "decisions": self.decisions, "notes": self.notes,
+                "violations": [{"property": v.property, "message": v.message, "witness": v.witness}
+                               for v in self.violations]}
+
+
+def _relevant_services(program) -> list[str]:
+    """Services whose presence a condition or a tool-level requirement can see."""
+    found = {"sandbox"}
+    for tool in program.catalog.definitions.values():
+        found.update(tool.requires)
+
+    def walk(expr):
+        if isinstance(expr, (ast.And, ast.Or)):
+            for item in expr.items:
+                walk(item)
+        elif isinstance(expr, ast.Not):
+            walk(expr.item)
+        elif isinstance(expr, ast.Has) and len(expr.fact.path) == 1:
+            found.add(expr.fact.path[0])
+
+    for preset in program.resolved.tables["preset"].values():
+        for mount in preset.mounts:
+            if mount.condition is not None:
+                walk(mount.condition)
+    for policy in program.resolved.policies.values():
+        for item in (*policy.rules, *policy.guards):
+            if item.condition is not None:
+                walk(item.condition)
+    return sorted(found)
+
+
+def cells(program):
+    """Every request of the domain, in a fixed order (the first violation is the minimal witness)."""
+    resolved = program.resolved
+    relevant = _relevant_services(program)
+    for host_name in sorted(resolved.hosts):
+        host = resolved.hosts[host_name]
+        presets = sorted(resolved.presets) if host.roster else [None]
+        platforms = sorted(p.text for p in host.platforms) or list(PLATFORMS)
+        for preset, platform, off in itertools.product(presets, platforms, _subsets(relevant)):
+            for scope, mode in itertools.product(sorted(resolved.scopes), MODES):
+                yield Request(host=host_name, preset=preset, platform=platform, without_services=off, scope=scope,
+                              mode=mode)
+
+
+def _subsets(items):
+    for size in range(len(items) + 1):
+        for combo in itertools.combinations(items, size):
+            yield frozenset(combo)
+
+
+def _reachable(program, request) -> dict | None:
+    try:
+        view = program.view(request)
+    except DshError:
+        return None
+    entries = {e.name: e for e in (view.sdk or ())}
+    entries.update({e.name: e for e in view.tools})
+    return entries
+
+
+def _witness(request: Request, tool: str | None = None, arguments=None, plan=False, policy=None) -> dict:
+    out = {"host": request.host, "preset": request.preset, "platform": request.platform, "scope": request.scope,
+           "mode": request.mode, "without": sorted(request.without_services), "plan": plan}
+    if policy is not None:
+        out["policy"] = policy
+    if tool is not None:
+        out["tool"] = tool
+    if arguments is not None:
+        out["arguments"] = arguments
+    return out
+
+
+class _Decider:
+    """Decisions for every argument class of a tool, cached per (policy, tool, request facts)."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.cache: dict = {}
+        self.classes: dict = {}
+
+    def classes_for(self, name: str, tool, policies) -> tuple[dict, ...]:
+        key = (name, tuple(id(p) for p in policies))
+        found = self.classes.get(key)
+        if found is None:
+            conditions = [item.condition for policy in policies for item in (*policy.rules, *policy.guards)
+                          if any(target_matches_tool(t, name, tool, tool.aliases if tool else ()) for t in item.targets)]
+            classes = argument_classes(conditions, shell_tool=tool is not None and "any-process" in tool.risk)
+            if not classes.exact:
+                self.report.exact = False
+            for note in classes.notes:
+                note = f"`{name}`: {note}"
+                if note not in self.report.notes:
+                    self.report.notes.append(note)
+            found = self.classes[key] = classes.witnesses
+        return found
+
+    def without(self, policy: EffectivePolicy, item) -> EffectivePolicy:
+        """The policy minus one rule or guard; kept alive here so cache keys by identity stay valid."""
+        key = ("without", id(policy), id(item))
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = replace(policy, rules=tuple(r for r in policy.rules if r is not item),
+                                              guards=tuple(g for g in policy.guards if g is not item))
+        return found
+
+    def mentioned(self, policy: EffectivePolicy) -> tuple[frozenset, frozenset, frozenset]:
+        """(facts, services, flags) the policy's conditions read: nothing else can change its decisions."""
+        key = ("mentioned", id(policy))
+        found = self.cache.get(key)
+        if found is None:
+            facts, services, flags = set(), set(), set()
+
+            def walk(expr):
+                if isinstance(expr, (ast.And, ast.Or)):
+                    for item in expr.items:
+                        walk(item)
+                elif isinstance(expr, ast.Not):
+                    walk(expr.item)
+                elif isinstance(expr, ast.Flag):
+                    flags.add(expr.name.text)
+                elif isinstance(expr, ast.Has) and len(expr.fact.path) == 1:
+                    services.add(expr.fact.path[0])
+                elif expr is not None and expr.fact.path[0] != "args":
+                    facts.add(expr.fact.dotted)
+
+            for item in (*policy.rules, *policy.guards):
+                walk(item.condition)
+            found = self.cache[key] = (frozenset(facts), frozenset(services), frozenset(flags))
+        return found
+
+    def decisions(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes) -> tuple[str, ...]:
+        facts, services, flags = self.mentioned(policy)
+        env = composition.env()
+        seen = tuple(sorted((f, env.facts.get(f)) for f in facts - {"plan_mode"}))
+        key = (id(policy), name, seen, plan if "plan_mode" in facts else None, composition.services & services,
+               env.flags & flags, composition.approval, id(classes))
+        found = self.cache.get(key)
+        if found is None:
+            base = composition.env()
+            facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None}
+            out = []
+            for args in classes:
+                env = Env(facts, base.services, base.flags, args, WORKSPACE)
+                out.append(decide(policy, composition.approval, composition.approval_source, name, tool, env).effect)
+                self.report.decisions += 1
+            found = self.cache[key] = tuple(out)
+        return found
+
+
+def verify(program, against=None, policy_names=None) -> Report:
+    report = Report()
+    decider = _Decider(report)
+    policies = [program.resolved.policies[n] for n in sorted(policy_names or program.resolved.policies)]
+    views: dict[Request, dict | None] = {}
+
+    def reach(request):
+        if request not in views:
+            views[request] = _reachable(program, request)
+        return views[request]
+
+    for request in cells(program):
+        entries = reach(request)
+        if entries is None:
+            continue
+        report.cells += 1
+        composition = program.composition(request)
+        scope = composition.chain[-1]
+        # --- monotonicity of host services: removing one never makes a tool visible
+        for service in sorted(composition.services & set(_relevant_services(program))):
+            fewer = request.model_copy(update={"without_services": request.without_services | {service}})
+            smaller = reach(fewer)
+            if smaller is not None:
+                for name in sorted(set(smaller) - set(entries)):
+                    report.violations.append(Violation("monotonicity", f"removing service `{service}` makes `{name}` "
+                                                       "visible", _witness(fewer, name)))
+        # --- narrowing: the child against its parent
+        parent_entries = parent_composition = None
+        if scope.parent is not None:
+            parent_request = request.model_copy(update={"scope": scope.parent})
+            parent_entries = reach(parent_request)
+            parent_composition = program.composition(parent_request) if parent_entries is not None else None
+            own = {n.text for n in scope.own}
+            for name in sorted(set(entries) - set(parent_entries or {}) - own):
+                report.violations.append(Violation("narrowing", f"scope `{scope.name}` sees `{name}`, which its parent "
+                                                   f"`{scope.parent}` does not", _witness(request, name)))
+        for policy, plan, name in itertools.product(policies, (False, True), sorted(entries)):
+            tool = entries[name]
+            tool_def = program.catalog.definitions.get(tool.definition)
+            classes = decider.classes_for(name, tool_def, [policy])
+            mine = decider.decisions(policy, composition, name, tool_def, plan, classes)
+            if parent_composition is not None and name in parent_entries:
+                theirs = decider.decisions(policy, parent_composition, name, tool_def, plan, classes)
+                _compare(report, "narrowing", mine, theirs, classes, request, name, plan, policy.name,
+                         f"scope `{scope.name}` may do more than its parent `{scope.parent}`")
+            for item in (*policy.rules, *policy.guards):
+                if isinstance(item, ast.Rule) and item.effect != "deny":
+                    continue
+                without = decider.without(policy, item)
+                looser = decider.decisions(without, composition, name, tool_def, plan, classes)
+                label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"deny rule at {item.span}"
+                _compare(report, "monotonicity", mine, looser, classes, request, name, plan, policy.name,
+                         f"{label} makes the decision wider than without it")
+            if against is not None:
+                _against(report, against, decider, request, entries, name, tool_def, policy, plan, composition)
+    report.violations = _first_per_message(report.violations)
+    return report
+
+
+def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):
+    for args, a, b in zip(classes, mine, baseline):
+        if PERMISSIVENESS[a] > PERMISSIVENESS[b]:
+            report.violations.append(Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy)))
+            return
+
+
+def _against(report, old, decider, request, entries, name, tool_def, policy, plan, composition):
+    """Nothing the new program allows may have been denied or asked by the old one."""
+    old_policy = old.resolved.policies.get(policy.name)
+    old_entries = _reachable(old, request) if old_policy is not None else None
+    if old_entries is None:
+        return  # the old program has no such cell: nothing to compare against
+    # both sides are decided on the classes both policies' patterns induce
+    classes = decider.classes_for(name, tool_def, [policy, old_policy])
+    mine = decider.decisions(policy, composition, name, tool_def, plan, classes)
+    if name not in old_entries:
+        for args, effect in zip(classes, mine):
+            if effect != "deny":
+                report.violations.append(Violation("against", f"`{name}` did not exist in the old program and a call "
+                                                   f"is now `{effect}`", _witness(request, name, args, plan, policy.name)))
+                return
+        return
+    theirs = decider.decisions(old_policy, old.composition(request), name, tool_def, plan, classes)
+    _compare(report, "against", mine, theirs, classes, request, name, plan, policy.name,
+             "the new program is wider than the old one")
+
+
+def _first_per_message(violations: list[Violation]) -> list[Violation]:
+    seen, out = set(), []
+    for violation in violations:
+        key = (violation.property, violation.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(violation)
+    return out

@@ -1,0 +1,158 @@
+"""Gate 4: strictest-wins decisions, deny-only guards, approval pins, shell structure and paths."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dshc.compiler.diagnostics import DshError
+from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+
+DENY_RM = """
+policy no-rm "Denies rm and git push, allows the rest of bash" {
+  default ask
+  allow bash when args.command matches "*"
+  deny bash when args.command matches "rm *"
+  deny bash when args.command matches "git push*"
+  deny bash when args.command matches "cat .env"
+  deny bash when args.command matches "git *" and flag strict-git
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Program:
+    return Program.load(texts={"no-rm.dsh": DENY_RM})
+
+
+def call(program, command, **request):
+    req = Request(preset="standard", host="web", policy="no-rm", **request)
+    return program.decide(req, "bash", {"command": command, "description": "d"}, workspace="/ws").effect
+
+
+@pytest.mark.parametrize("command", [
+    "cd x && git push",
+    "timeout 5 rm -rf /",
+    "echo $(rm -rf ~)",
+    "{ cat .env; }",
+    "echo x | sh",
+    "env FOO=1 nice -n 5 rm -rf /tmp/x",
+    "bash -c 'git push origin main'",
+    "ls `rm -rf /`",
+    "(cd /; rm -rf x)",
+    "xargs rm < files",
+    "echo 'unterminated",
+])
+def test_bypass_shapes_are_never_allowed(guarded, command):
+    assert call(guarded, command) in ("deny", "ask")
+
+
+@pytest.mark.parametrize("command", ["git status", "ls -la && echo done", "cat README.md | wc -l"])
+def test_harmless_commands_stay_allowed(guarded, command):
+    assert call(guarded, command) == "allow"
+
+
+def test_a_bare_git_is_covered_by_a_git_star_rule(guarded):
+    assert call(guarded, "git", flags={"strict-git"}) == "deny"
+    assert call(guarded, "gitk", flags={"strict-git"}) == "allow"
+
+
+def test_unparseable_commands_are_never_allowed(guarded):
+    assert call(guarded, "echo $(") in ("deny", "ask")
+
+
+def test_strictest_wins_regardless_of_order():
+    text = 'policy a "A" {\n  deny glob\n  allow glob\n}\npolicy b "B" {\n  allow glob\n  deny glob\n}\n'
+    program = Program.load(texts={"order.dsh": text})
+    for name in ("a", "b"):
+        decision = program.decide(Request(policy=name), "glob", {"pattern": "*"})
+        assert decision.effect == "deny"
+        ((rule, span),) = decision.deciding
+        assert rule.startswith(f"{name}/deny@") and span.path == "order.dsh"
+
+
+def test_no_rule_and_no_default_denies():
+    program = Program.load(texts={"empty.dsh": 'policy bare "Nothing" {\n  allow read\n}\n'})
+    decision = program.decide(Request(policy="bare"), "glob", {"pattern": "*"})
+    assert decision.effect == "deny" and "no default" in decision.reason
+
+
+def test_child_scopes_turn_every_ask_into_a_deny(program):
+    outside = {"file_path": "/etc/passwd", "content": "x"}
+    root = program.decide(Request(preset="standard", policy="workspace-write"), "write", outside, workspace="/ws")
+    child = program.decide(Request(preset="standard", policy="workspace-write", scope="child"), "write", outside,
+                           workspace="/ws")
+    assert (root.effect, child.effect) == ("ask", "deny")
+    assert any(rule == "approval never" for rule, _ in child.deciding)
+
+
+def test_escalation_is_an_ask(program):
+    args = {"command": "make", "description": "build", "sandbox_permissions": "danger-full-access",
+            "justification": "needs the network"}
+    assert program.decide(Request(policy="workspace-write"), "bash", args).effect == "ask"
+    assert program.decide(Request(policy="workspace-write"), "bash", {"command": "make", "description": "b"}).effect \
+        == "allow"
+
+
+def test_read_only_denies_writes_without_an_escalation(program):
+    assert program.decide(Request(policy="read-only"), "write", {"file_path": "a", "content": ""}).effect == "deny"
+    assert program.decide(Request(policy="read-only"), "str_replace_editor",
+                          {"command": "view", "path": "a"}).effect == "allow"
+
+
+def test_plan_policy_denies_mutations_while_planning_and_lists_everything(program):
+    args = {"file_path": "notes.md", "content": "x"}
+    planning = Request(preset="standard", policy="plan", plan=True)
+    assert program.decide(planning, "write", args, workspace="/ws").effect == "deny"
+    assert program.decide(planning, "bash", {"command": "ls", "description": "d"}).effect == "deny"
+    assert program.decide(planning, "read", {"file_path": "notes.md"}).effect == "allow"
+    assert program.decide(Request(preset="standard", policy="plan"), "write", args, workspace="/ws").effect == "allow"
+    assert "exit_plan_mode" in program.view(planning).names
+    assert program.view(planning).fingerprint == program.view(Request(preset="standard", policy="plan")).fingerprint
+
+
+def test_paths_are_normalised_before_inside_or_outside(program, tmp_path):
+    workspace = tmp_path / "ws"
+    (workspace / "sub").mkdir(parents=True)
+    (workspace / "escape").symlink_to(tmp_path)
+    request = Request(policy="workspace-write")
+
+    def effect(path):
+        return program.decide(request, "write", {"file_path": path, "content": ""}, workspace=str(workspace)).effect
+
+    assert effect("sub/file.txt") == "allow"
+    assert effect(str(workspace / "sub" / ".." / "file.txt")) == "allow"
+    assert effect("sub/../../outside.txt") == "ask"
+    assert effect("escape/outside.txt") == "ask"  # a symlink leaving the workspace
+    assert effect("~/x") == ("allow" if os.path.expanduser("~").startswith(str(workspace)) else "ask")
+
+
+@pytest.mark.parametrize("text, code", [
+    ('policy p "P" {\n  allow wirte\n}\n', "DSH202"),
+    ('policy p "P" {\n  allow package(tool-fss)\n}\n', "DSH201"),
+    ('policy p "P" {\n  allow bash when args.comand matches "x"\n}\n', "DSH208"),
+    ('policy p "P" {\n  allow bash when plan_mod\n}\n', "DSH208"),
+    ('policy p "P" {\n  allow risk(files)\n}\n', "DSH217"),
+])
+def test_rules_naming_unknown_things_are_errors(text, code):
+    with pytest.raises(DshError) as info:
+        Program.load(texts={"bad.dsh": text})
+    assert [d.code for d in info.value.diagnostics] == [code]
+
+
+def test_decide_cli_names_the_deciding_rule_for_each_outcome(cli, tmp_path):
+    policy = tmp_path / "p.dsh"
+    policy.write_text(DENY_RM)
+    base = ["decide", "bash", "--policy", "no-rm", "--load", str(policy), "--json"]
+    allow = cli(*base, "--args", '{"command": "ls", "description": "d"}')
+    deny = cli(*base, "--args", '{"command": "cd x && git push", "description": "d"}')
+    ask = cli("decide", "write", "--policy", "workspace-write", "--workspace", str(tmp_path), "--json",
+              "--args", '{"file_path": "/etc/hosts", "content": ""}')
+    for result, code, effect in ((allow, 0, "allow"), (deny, 1, "deny"), (ask, 1, "ask")):
+        data = result.json()
+        assert (result.code, data["decision"]) == (code, effect)
+        assert data["rules"] and all(r["source"] and r["source"].count(":") >= 2 for r in data["rules"])
+    assert str(policy) in deny.json()["rules"][0]["source"]
+    bad = cli("decide", "bash", "--args", "{not json")
+    assert bad.code == 2 and "Traceback" not in bad.err

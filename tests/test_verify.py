@@ -1,0 +1,95 @@
+"""`dshc verify`: exhaustive narrowing / monotonicity / no-widening checks, with witnesses."""
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from dshc.compiler import verify as verify_module
+from dshc.compiler.policy import Decision
+from dshc.compiler.program import Program
+from dshc.compiler.verify import verify
+
+LEAKY = '''policy leaky "Denies the root, forgets its children" {
+  default allow
+  deny write when scope == "root"
+}
+'''
+
+
+def test_every_shipped_policy_is_proved(cli):
+    result = cli("verify", "--json")
+    data = result.json()
+    assert result.code == 0
+    assert data["proved"] is True and data["exact"] is True and data["violations"] == []
+    assert data["cells"] > 500
+
+
+def test_a_planted_narrowing_violation_exits_1_with_a_witness(cli, tmp_path):
+    planted = tmp_path / "leaky.dsh"
+    planted.write_text(LEAKY)
+    result = cli("verify", str(planted), "--policy", "leaky", "--json")
+    assert result.code == 1
+    first = result.json()["violations"][0]
+    assert first["property"] == "narrowing"
+    assert first["witness"]["tool"] == "write" and first["witness"]["scope"] in ("child", "continuable-child")
+    assert first["witness"]["policy"] == "leaky" and "arguments" in first["witness"]
+    text = cli("verify", str(planted), "--policy", "leaky")
+    assert text.code == 1 and "VIOLATION [narrowing]" in text.out and "witness:" in text.out
+
+
+def test_a_guard_that_allows_is_caught(monkeypatch):
+    """Mutation test: break every guard so that firing allows instead of denying."""
+    real = verify_module.decide
+
+    def broken(policy, approval, source, name, tool, env):
+        decision = real(policy, approval, source, name, tool, env)
+        if decision.effect == "deny" and any("/guard:" in rule for rule, _ in decision.deciding):
+            return Decision("allow", "a broken guard", decision.deciding)
+        return decision
+
+    monkeypatch.setattr(verify_module, "decide", broken)
+    report = verify(Program.load(), policy_names=["plan"])
+    assert report.violations, "verify must catch a guard that widens"
+    violation = report.violations[0]
+    assert violation.property == "monotonicity" and "guard `planning`" in violation.message
+    assert violation.witness["plan"] is True
+
+
+def _tree(tmp_path: Path, name: str, edit=None) -> Path:
+    root = tmp_path / name
+    for package in ("presets", "policies"):
+        shutil.copytree(Path(str(resources.files(f"dshc.{package}"))), root / package,
+                        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+    if edit:
+        for file in root.rglob("*.dsh"):
+            file.write_text(edit(file.read_text()))
+    return root
+
+
+def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
+    old = _tree(tmp_path, "old")
+    new = _tree(tmp_path, "new", lambda text: text.replace(
+        "  ask write, edit when args.file_path outside workspace\n", ""))
+    same = cli("verify", "--against", str(old), "--policy", "workspace-write", "--json")
+    assert same.code == 0
+    result = cli("verify", str(new), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
+    assert result.code == 1
+    violations = [v for v in result.json()["violations"] if v["property"] == "against"]
+    at_root = next(v for v in violations if v["witness"]["scope"] == "root")
+    assert at_root["message"].endswith("ask → allow")
+    assert at_root["witness"]["tool"] in ("write", "edit")
+    assert at_root["witness"]["arguments"]["file_path"].startswith("/")
+
+
+def test_shell_patterns_are_split_exactly(tmp_path):
+    text = '''policy shell "Shell rules" {
+  default allow
+  deny bash when args.command matches "rm -rf *"
+  ask bash when args.command matches "git push*"
+}
+'''
+    report = verify(Program.load(texts={"shell.dsh": text}), policy_names=["shell"])
+    assert report.exact and not report.violations
