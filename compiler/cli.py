@@ -100,6 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", action="append", dest="policies", metavar="POLICY", help="only these policies")
     _load_flags(p)
 
+    p = sub.add_parser("run", help="run model tool calls through the pipeline over the compiled view")
+    p.add_argument("calls", metavar="CALLS.jsonl", help='one call per line {"id","name","arguments"}, or {"batch": […]}')
+    _context_flags(p, preset=False)
+    p.add_argument("--preset", help="preset to join")
+    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
+    p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
+
+    p = sub.add_parser("replay", help="re-decide every logged call under another policy")
+    p.add_argument("log", metavar="EVENTS.jsonl")
+    p.add_argument("--policy", required=True)
+    _load_flags(p)
+
     sub.add_parser("codes", help="list every diagnostic code")
     return parser
 

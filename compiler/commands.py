@@ -288,6 +288,106 @@ def cmd_verify(args, out, err) -> int:
     return 1 if report.violations else 0
 
 
+# --- run -----------------------------------------------------------------------------------
+def _read_calls(path: str) -> list[list[dict]]:
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DshError([Diagnostic("DSH107", f"cannot read `{path}`: {exc.__class__.__name__}", path=path)])
+    batches, problems = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            problems.append(Diagnostic("DSH405", f"line {number} is not JSON: {exc}", path=path))
+            continue
+        calls = item.get("batch") if isinstance(item, dict) and "batch" in item else [item]
+        if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                  for c in calls):
+            problems.append(Diagnostic("DSH405", f'line {number}: a call is {{"id", "name", "arguments"}}', path=path))
+            continue
+        batches.append(calls)
+    if problems:
+        raise DshError(problems)
+    return batches
+
+
+def cmd_run(args, out, err) -> int:
+    from ..runtime.scheduler import run_batch
+    from ..runtime.types import ToolCall
+    from .host import pick_approver, session
+    batches = _read_calls(args.calls)
+    program = _program(args)
+    request = _request(args)
+    if not os.path.isdir(args.workspace):
+        raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    ctx, state = session(program, request, args.workspace, args.log, pick_approver(args.approve), args.timeout,
+                         interactive=out.isatty() if hasattr(out, "isatty") else False)
+    failed = False
+    counter = 0
+    try:
+        for batch in batches:
+            calls = []
+            for raw in batch:
+                counter += 1
+                calls.append(ToolCall.from_model(raw.get("id") or f"call-{counter}", raw["name"],
+                                                 raw.get("arguments", {})))
+            outcomes, contexts = run_batch(calls, ctx)
+            for outcome in outcomes:
+                failed |= outcome.result.is_error
+                if args.json:
+                    out.write(json.dumps(outcome.result.to_json(), ensure_ascii=False, default=str) + "\n")
+                else:
+                    mark = "error" if outcome.result.is_error else "ok"
+                    out.write(f"[{outcome.result.call_id}] {outcome.result.name} {mark}: {outcome.result.content}\n")
+            for context in contexts:
+                out.write((json.dumps({"context": context}) if args.json else f"(context) {context}") + "\n")
+            out.flush()
+    finally:
+        state.close()
+        ctx.log.close()
+    return 1 if failed else 0
+
+
+# --- replay --------------------------------------------------------------------------------
+def cmd_replay(args, out, err) -> int:
+    from ..runtime.events import read_log
+    try:
+        log = read_log(args.log)
+    except (OSError, ValueError) as exc:
+        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc}", path=args.log)])
+    program = _program(args)
+    changes, header, calls = [], None, {}
+    for record in log.records:
+        kind = record.get("type")
+        if kind == "request/header":
+            header = record
+        elif kind == "tool/call":
+            calls[record["callId"]] = record
+        elif kind == "tool/decision" and header is not None:
+            call = calls.get(record["callId"], {})
+            context = {k: v for k, v in header["context"].items()}
+            request = Request(**{**context, "policy": args.policy})
+            decision = program.decide(request, record["name"], call.get("arguments") or {}, header.get("workspace"))
+            effect = "deny" if decision.effect == "conditional" else decision.effect
+            if effect != record["decision"]:
+                changes.append({"callId": record["callId"], "name": record["name"], "before": record["decision"],
+                                "after": effect, "reason": decision.reason,
+                                "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding]})
+    if header is None:
+        raise DshError([Diagnostic("DSH405", "the log has no request/header record", path=args.log)])
+    if args.json:
+        _write_json(out, {"policy": args.policy, "calls": len(calls), "changes": changes, "torn_tail": log.torn_tail})
+    else:
+        for change in changes:
+            out.write(f"[{change['callId']}] {change['name']}: {change['before']} → {change['after']} "
+                      f"({change['reason']})\n")
+        out.write(f"{len(changes)} change(s) over {len(calls)} call(s) under policy `{args.policy}`\n")
+    return 1 if changes else 0
+
+
 # --- codes ---------------------------------------------------------------------------------
 def cmd_codes(args, out, err) -> int:
     for code, severity, summary in iter_codes():
@@ -305,5 +405,7 @@ COMMANDS = {
     "diff": cmd_diff,
     "graph": cmd_graph,
     "verify": cmd_verify,
+    "run": cmd_run,
+    "replay": cmd_replay,
     "codes": cmd_codes,
 }

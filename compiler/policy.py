@@ -39,12 +39,16 @@ def _targets(item, name: str, tool: ToolDef | None) -> bool:
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
-           env: Env) -> Decision:
-    """Decide for a call (env.args set) or statically (env.args None → may be `conditional`)."""
+           env: Env, include_guards: bool = True) -> Decision:
+    """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
+
+    The runtime asks for rules and guards separately (`include_guards=False`, then
+    `guard_denial`), because guards run as their own pipeline stage after approval.
+    """
     if policy is None:
         return Decision("allow", "no policy applies", ())
     relevant = [r for r in policy.rules if _targets(r, name, tool)]
-    guards = [g for g in policy.guards if _targets(g, name, tool)]
+    guards = [g for g in policy.guards if _targets(g, name, tool)] if include_guards else []
     shell = tool is not None and "any-process" in tool.risk
 
     def holds(item, lenient):
@@ -88,3 +92,17 @@ def static_arguments_free(policy: EffectivePolicy | None) -> bool:
     if policy is None:
         return True
     return not any(mentions_args(item.condition) for item in (*policy.rules, *policy.guards))
+
+
+def guard_denial(policy: EffectivePolicy | None, name: str, tool: ToolDef | None, env: Env) -> Decision | None:
+    """The first guard that fires for this call, as a deny; None when every guard abstains."""
+    if policy is None:
+        return None
+    shell = tool is not None and "any-process" in tool.risk
+    for guard in policy.guards:
+        if not _targets(guard, name, tool):
+            continue
+        if guard.condition is None or evaluate(guard.condition, Env(env.facts, env.services, env.flags, env.args,
+                                                                    env.workspace, shell), True) is not False:
+            return Decision("deny", f"guard `{guard.name.text}` denies it", ((rule_id(policy, guard), guard.span),))
+    return None

@@ -1,9 +1,6 @@
 """`dshc fmt`: canonical, idempotent, comments kept, and parse(fmt(x)) == parse(x)."""
 from __future__ import annotations
 
-import shutil
-from importlib import resources
-from pathlib import Path
 
 from hypothesis import given
 

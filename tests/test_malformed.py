@@ -17,7 +17,6 @@ import io
 import json
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest

@@ -5,7 +5,6 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-import pytest
 
 from dshc.compiler import verify as verify_module
 from dshc.compiler.policy import Decision

@@ -1,0 +1,83 @@
+"""Embedding glue: a Program and a Request → the runtime's PipelineContext for one session.
+
+The runtime never imports the compiler; this module hands it the view, the policy as
+pre-execute listener and guard, the local tool bodies, and the event log.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+from ..runtime.context import PipelineContext
+from ..runtime.events import EventLog
+from ..runtime.stages.execute import timeout_wrapper
+from ..runtime.tools import IMPLEMENTATIONS, render
+from ..runtime.tools.base import ToolContext, ToolState
+from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
+from .program import Program
+from .request import Request
+
+
+def _rules(decision) -> tuple:
+    return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
+
+
+def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
+            approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False):
+    view = program.view(request)
+    composition = program.gate_context(request).composition  # carries the request's plan mode
+    policy = composition.policy
+    state = ToolState()
+    state.plan_mode = request.plan
+    sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    log = EventLog(log_path)
+    log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
+               context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
+    from .policy import decide, guard_denial
+
+    def env(call):
+        return composition.env(args=thaw(call.arguments) if isinstance(call.arguments, dict) else {},
+                               workspace=workspace)
+
+    def policy_listener(call, entry):
+        tool = program.catalog.definitions.get(entry.definition)
+        decision = decide(policy, composition.approval, composition.approval_source, call.name, tool,
+                          env(call), include_guards=False)
+        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[decision.effect if decision.effect != "conditional"
+                                                            else "deny"]
+        return kind(reason=decision.reason, decided_by=_rules(decision))
+
+    def policy_guard(call, entry):
+        tool = program.catalog.definitions.get(entry.definition)
+        denial = guard_denial(policy, call.name, tool, env(call))
+        return Deny(denial.reason, _rules(denial)) if denial else Abstain()
+
+    def tool_context(signal):
+        return ToolContext(workspace=os.path.abspath(workspace), sandbox=sandbox, owner=request.scope, state=state,
+                           abort=signal, timeout_s=timeout_s, interactive=interactive)
+
+    ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
+                          render=render, pre_execute=(policy_listener,), approver=approver, guards=(policy_guard,),
+                          execute_wrappers=(timeout_wrapper(timeout_s),), timeout_s=timeout_s)
+    return ctx, state
+
+
+def terminal_approver(call, reason: str) -> str:
+    """Ask on the terminal; anything but an explicit yes is a rejection."""
+    try:
+        with open("/dev/tty", "r+") as tty:
+            tty.write(f"\nallow `{call.name}` once? {reason} [y/N] ")
+            tty.flush()
+            answer = tty.readline().strip().lower()
+    except OSError:
+        return "unavailable"
+    return "allowed-once" if answer in ("y", "yes") else "rejected"
+
+
+def pick_approver(mode: str | None) -> Callable | None:
+    if mode == "once":
+        return lambda call, reason: "allowed-once"
+    if mode == "never":
+        return lambda call, reason: "rejected"
+    return terminal_approver if sys.stdin.isatty() else None

@@ -1,0 +1,24 @@
+"""Small helpers the stages share: error results and stage notes."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..types import CallState, StageRecord, ToolResult
+
+
+def note(state: CallState, stage: str, text: str) -> CallState:
+    return replace(state, records=state.records + (StageRecord(stage, text),))
+
+
+def error_result(state: CallState, message: str, code: str | None = None, name: str = "ToolError") -> ToolResult:
+    error = {"name": name, "message": message}
+    if code is not None:
+        error["code"] = code
+    return ToolResult(state.call.id, state.call.name, True, f"Error: {message}", None, error, state.decided_by)
+
+
+def denial(state: CallState, reason: str) -> CallState:
+    """A denial is an error result without a code; it still goes through post-execute."""
+    result = ToolResult(state.call.id, state.call.name, True, f"Error: {reason}", None,
+                        {"name": "ToolDenied", "message": reason}, state.decided_by)
+    return replace(state, decision="deny", reason=reason, result=result)

@@ -1,0 +1,107 @@
+"""Stage 5: the `execute` waterfall around dispatch, then the tool body.
+
+Wrappers may only swap the abort signal (the caller's is fused back in). The body validates
+the arguments against the view's schema (INVALID_ARGS), runs the implementation and checks
+that it returned one JSON object (INVALID_TOOL_OUTPUT).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from functools import lru_cache
+
+import jsonschema
+
+from ..signals import Signal, fuse
+from ..types import CallState, ToolResult, thaw
+from .common import error_result, note
+
+STAGE = "execute"
+
+
+@lru_cache(maxsize=512)
+def _validator(parameters_json: str):
+    return jsonschema.Draft202012Validator(json.loads(parameters_json))
+
+
+def run(state: CallState, ctx) -> CallState:
+    if state.result is not None or state.decision != "allow":
+        return state
+    if ctx.signal.is_set():
+        result = error_result(state, "aborted before dispatch", "ABORTED_BEFORE_DISPATCH", "AbortError")
+        return note(replace(state, result=result), STAGE, "aborted before dispatch")
+
+    def dispatch(signal: Signal) -> ToolResult:
+        return _body(state, ctx, fuse(ctx.signal, signal))
+
+    chain = dispatch
+    for wrapper in reversed(ctx.execute_wrappers):
+        chain = _wrap(wrapper, state.call, chain, ctx.signal)
+    started = time.perf_counter()
+    try:
+        result = chain(ctx.signal)
+    except Exception as exc:  # noqa: BLE001 - a wrapper throw is a final error
+        result = error_result(state, f"execute wrapper failed: {exc}", None, "ExecuteError")
+        return note(replace(state, result=result, final=True), STAGE, "wrapper threw")
+    ctx.metrics[state.call.id] = time.perf_counter() - started
+    if not result.is_error and ctx.signal.is_set():
+        result = error_result(state, "aborted", "ABORTED", "AbortError")  # replaces a success only
+    return note(replace(state, result=result, contexts=state.contexts + result.additional_contexts), STAGE,
+                "error" if result.is_error else "ok")
+
+
+def _wrap(wrapper, call, inner, original: Signal):
+    def wrapped(signal: Signal) -> ToolResult:
+        return wrapper(call, signal, lambda replacement=signal: inner(fuse(original, replacement)))
+    return wrapped
+
+
+def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
+    entry = state.entry
+    body = ctx.implementations.get(entry.definition)
+    if body is None:
+        return error_result(state, f"unknown tool `{state.call.name}`", "UNKNOWN_TOOL", "ToolNotFoundError")
+    arguments = thaw(state.call.arguments)
+    errors = sorted(_validator(entry.parameters_json).iter_errors(arguments), key=lambda e: list(e.path))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "arguments"
+        return error_result(state, f"invalid arguments for `{state.call.name}`: {where}: {errors[0].message}",
+                            "INVALID_ARGS", "ToolArgsError")
+    try:
+        value = body(arguments, ctx.tool_context(signal))
+    except Exception as exc:  # noqa: BLE001 - a throwing tool is an error result, never the end of the turn
+        return _thrown(state, exc)
+    if not isinstance(value, dict):
+        return error_result(state, f"`{state.call.name}` returned {type(value).__name__}, not a JSON object",
+                            "INVALID_TOOL_OUTPUT", "ToolOutputError")
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        return error_result(state, f"`{state.call.name}` returned a value that is not JSON: {exc}",
+                            "INVALID_TOOL_OUTPUT", "ToolOutputError")
+    content = ctx.render(entry.definition, arguments, value)
+    return ToolResult(state.call.id, state.call.name, False, content, value, None, state.decided_by)
+
+
+def _thrown(state: CallState, exc: Exception) -> ToolResult:
+    code = getattr(exc, "code", None)
+    name = getattr(exc, "name", None) or type(exc).__name__
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return error_result(state, message, code if isinstance(code, str) else None, name if isinstance(name, str) else "Error")
+
+
+def timeout_wrapper(seconds: float):
+    """The shipped timeout policy: past the deadline the signal fires and the result is TOOL_TIMEOUT."""
+    from ..watchdog import WATCHDOG
+
+    def wrapper(call, signal: Signal, proceed) -> ToolResult:
+        deadline = Signal()
+        WATCHDOG.arm(seconds, deadline)
+        result = proceed(deadline)
+        if deadline.is_set() and not signal.is_set():
+            message = f"`{call.name}` timed out after {seconds:g}s"
+            return ToolResult(call.id, call.name, True, f"Error: {message}", None,
+                              {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT", "message": message})
+        return result
+    return wrapper

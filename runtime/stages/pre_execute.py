@@ -1,0 +1,59 @@
+"""Stage 2: resolve the name against the view, then the pre-execute waterfall (allow | ask | deny).
+
+Code mode: a direct call of a native name is answered UNKNOWN_TOOL before any policy runs,
+with a hint to call it from a `run_code` program; an unknown name takes the ordinary path.
+A listener that throws makes a final error.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..types import Allow, Ask, CallState, Deny
+from .common import denial, error_result, note
+
+STAGE = "pre-execute"
+
+
+def _resolve(state: CallState, view):
+    name = state.call.name
+    wire = {e.name: e for e in view.tools}
+    sdk = {e.name: e for e in (view.sdk or ())}
+    if name in wire:
+        return wire[name], None
+    if name in sdk:
+        if state.call.parent is not None:
+            return sdk[name], None  # a nested dispatch from run_code
+        if view.mode == "code":
+            return None, (f"unknown tool `{name}`: in code mode call it from inside a `run_code` program "
+                          f"(tools.{name}(…))")
+    return None, f"unknown tool `{name}`"
+
+
+def run(state: CallState, ctx) -> CallState:
+    entry, problem = _resolve(state, ctx.view)
+    if problem is not None:
+        result = error_result(state, problem, "UNKNOWN_TOOL", "ToolNotFoundError")
+        return note(replace(state, result=result, final=True), STAGE, "unknown tool")
+    state = replace(state, entry=entry)
+    for listener in ctx.pre_execute:
+        try:
+            decision = listener(state.call, entry)
+        except Exception as exc:  # noqa: BLE001 - a listener failure is a final error, never an allow
+            result = error_result(state, f"pre-execute listener failed: {exc}", None, "PreExecuteError")
+            return note(replace(state, result=result, final=True), STAGE, "listener threw")
+        if decision is None:
+            continue
+        state = replace(state, decided_by=tuple(decision.decided_by))
+        ctx.log.append("tool/decision", callId=state.call.id, name=state.call.name,
+                       decision=type(decision).__name__.lower(), reason=decision.reason,
+                       decidedBy=[list(d) for d in decision.decided_by], fingerprint=ctx.view.fingerprint)
+        if isinstance(decision, Deny):
+            return note(denial(state, decision.reason), STAGE, "deny")
+        if isinstance(decision, Ask):
+            return note(replace(state, decision="ask", reason=decision.reason), STAGE, "ask")
+        if isinstance(decision, Allow):
+            return note(replace(state, decision="allow", reason=decision.reason), STAGE, "allow")
+        result = error_result(state, f"pre-execute listener returned {type(decision).__name__}", None,
+                              "PreExecuteError")
+        return note(replace(state, result=result, final=True), STAGE, "bad decision")
+    return note(replace(state, decision="allow", reason="no listener objected"), STAGE, "allow")

@@ -1,0 +1,257 @@
+"""What every tool body shares: the error type and its message table, the per-call context,
+the per-session state, and the background job table. In: arguments + context; out: one JSON value."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .procs import ProcessRun
+
+if TYPE_CHECKING:
+    from .persistent_shell import PersistentShell
+
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+
+
+class ToolError(Exception):
+    """A tool failure the model sees as `Error: <message>`, with `{name, code}` kept for the log."""
+
+    def __init__(self, message: str, code: str | None = None, name: str = "ToolError") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ToolError({self.message!r}, code={self.code!r}, name={self.name!r})"
+
+
+# kind -> (code, error class name, message template). Every tool failure is raised through
+# `fail`, so wording lives here and nowhere else.
+ERRORS: dict[str, tuple[str | None, str, str]] = {
+    "invalid-args": ("INVALID_ARGS", "ToolError", "{detail}"),
+    "aborted": ("ABORTED", "AbortError", "aborted"),
+    "timeout": ("TOOL_TIMEOUT", "ToolTimeoutError", "command timed out after {seconds}{partial}"),
+    "sandbox-outside": ("SANDBOX_DENIED", "SandboxError",
+                        "[sandbox: file access denied under {mode} mode] `{path}` is outside the workspace `{root}`"),
+    "sandbox-read-only": ("SANDBOX_DENIED", "SandboxError",
+                          "[sandbox: file access denied under read-only mode] `{path}` cannot be modified"),
+    "sandbox-unknown": ("SANDBOX_UNAVAILABLE", "SandboxError",
+                        "sandbox mode `{mode}` is not one of read-only, workspace-write, danger-full-access"),
+    "fs-not-found": ("FS_NOT_FOUND", "FsError", "`{path}` does not exist"),
+    "fs-not-observed": ("FS_NOT_OBSERVED", "FsError",
+                        "`{path}` has not been read in this session; read it before changing it"),
+    "fs-stale": ("FS_STALE_VERSION", "FsError",
+                 "`{path}` has changed since it was last read; read it again before changing it"),
+    "fs-io": (None, "FsError", "cannot {verb} `{path}`: {reason}"),
+    "fs-is-directory": ("INVALID_ARGS", "FsError", "`{path}` is a directory, not a file"),
+    "fs-not-directory": ("INVALID_ARGS", "FsError", "`{path}` is not a directory"),
+    "fs-no-match": ("INVALID_ARGS", "FsError", "`{what}` was not found in `{path}`"),
+    "fs-many-matches": ("INVALID_ARGS", "FsError",
+                        "`{what}` occurs {count} times in `{path}`; add surrounding context to make it unique{hint}"),
+    "fs-no-change": ("INVALID_ARGS", "FsError", "`old_string` and `new_string` are identical; nothing to change"),
+    "image-unavailable": ("IMAGE_INPUT_UNAVAILABLE", "ImageInputError",
+                          "no image-capable model is routed for this session"),
+    "unknown-job": ("INVALID_ARGS", "JobError", "no background job `{job_id}`; job_list shows the known ids"),
+    "not-plan-mode": (None, "PlanModeError", "not in plan mode"),
+    "goal-unknown": ("INVALID_ARGS", "GoalError", "no goal `{goal_id}`"),
+    "goal-stale": ("INVALID_ARGS", "GoalError",
+                   "revision {given} of goal `{goal_id}` is stale; the current revision is {current}"),
+    "goal-transition": ("INVALID_ARGS", "GoalError", "cannot {action} goal `{goal_id}` while it is {status}"),
+    "goal-open": ("INVALID_ARGS", "GoalError",
+                  "goal `{goal_id}` is still {status}; complete it or mark it blocked before creating another"),
+    "no-tty": ("USER_QUESTIONS_UNAVAILABLE", "UserQuestionsError", "no terminal is attached to ask the user"),
+    "provider-unavailable": ("PROVIDER_UNAVAILABLE", "ProviderUnavailableError",
+                             "`{tool}` is not available on this host: no {provider}"),
+    "web-unavailable": ("WEB_PROVIDER_UNAVAILABLE", "WebError",
+                        "`{tool}` is not available on this host: no {provider}"),
+    "lsp-unavailable": ("LSP_UNAVAILABLE", "LspError", "`{tool}` is not available on this host: no {provider}"),
+    "session-search-disabled": ("SESSION_QUERY_SEARCH_DISABLED", "SessionQueryError",
+                                "`{tool}` is disabled on this host: no {provider}"),
+    "session-unavailable": ("SESSION_QUERY_TOOL_FAILED", "SessionQueryError",
+                            "`{tool}` is not available on this host: no {provider}"),
+    "skill-unavailable": (None, "SkillError", "`{tool}` is not available on this host: no {provider}"),
+    "code-unavailable": ("CODE_RUN_FAILED", "CodeRunError", "`{tool}` is not available on this host: no {provider}"),
+}
+
+
+def fail(kind: str, **fields: Any) -> ToolError:
+    code, name, template = ERRORS[kind]
+    return ToolError(template.format(**fields), code=code, name=name)
+
+
+def invalid(detail: str) -> ToolError:
+    return fail("invalid-args", detail=detail)
+
+
+def thaw(value: Any) -> Any:
+    """Deep-frozen arguments (mapping proxies, tuples) back into plain JSON values."""
+    if isinstance(value, Mapping):
+        return {str(k): thaw(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return [thaw(v) for v in value]
+    return value
+
+
+def arg_str(args: Mapping[str, Any], key: str, *, required: bool = True, default: str | None = None) -> str | None:
+    value = args.get(key, default)
+    if value is None:
+        if required:
+            raise invalid(f"`{key}` is required")
+        return None
+    if not isinstance(value, str):
+        raise invalid(f"`{key}` must be a string")
+    return value
+
+
+def arg_int(args: Mapping[str, Any], key: str, *, default: int | None = None, minimum: int | None = None) -> int | None:
+    """Integer-valued numbers; the catalog types several counts as `number`, so 3.0 is accepted."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or float(value) != int(value)):
+        raise invalid(f"`{key}` must be a whole number")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        raise invalid(f"`{key}` must be at least {minimum}")
+    return number
+
+
+def arg_bool(args: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    value = args.get(key, default)
+    if not isinstance(value, bool):
+        raise invalid(f"`{key}` must be true or false")
+    return value
+
+
+@dataclass
+class Job:
+    job_id: str
+    command: str
+    description: str
+    run: ProcessRun
+    status: str = "running"              # running | exited | killed
+    kill_reason: str | None = None
+    started_at: float = field(default_factory=time.time)
+    done: threading.Event = field(default_factory=threading.Event)
+    kill_requested: threading.Event = field(default_factory=threading.Event)
+
+    def snapshot(self, with_output: bool = False) -> dict[str, Any]:
+        value: dict[str, Any] = {"job_id": self.job_id, "command": self.command, "status": self.status,
+                                 "exit_code": self.run.exit_code if self.done.is_set() else None}
+        if self.description:
+            value["description"] = self.description
+        if self.kill_reason is not None:
+            value["kill_reason"] = self.kill_reason
+        if with_output:
+            value["output"] = self.run.output.text
+            value["truncated"] = self.run.output.truncated
+        return value
+
+
+class JobTable:
+    """Background shell processes of one session, ids `job-1`, `job-2`, … in start order.
+
+    Each job is owned by one pump thread; killing is a request that thread carries out, so
+    the process is only ever reaped in one place.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._next = 1
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def start(self, argv: Sequence[str], *, cwd: str, command: str, description: str = "",
+              max_chars: int = 16000, env: Mapping[str, str] | None = None) -> Job:
+        with self._lock:
+            if self._closed:
+                raise invalid("the session is closed; no new background jobs can start")
+            run = ProcessRun(argv, cwd=cwd, max_chars=max_chars, keep="tail", env=env)
+            job = Job(f"job-{self._next}", command, description, run)
+            self._next += 1
+            self._jobs[job.job_id] = job
+        threading.Thread(target=self._pump, args=(job,), name=f"dshc-{job.job_id}", daemon=True).start()
+        return job
+
+    def _pump(self, job: Job) -> None:
+        try:
+            job.run.pump(lambda: "killed" if job.kill_requested.is_set() else None)
+        finally:
+            with self._lock:
+                job.status = "killed" if job.kill_requested.is_set() else "exited"
+            job.done.set()
+
+    def get(self, job_id: str) -> Job:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise fail("unknown-job", job_id=job_id)
+        return job
+
+    def list(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def kill(self, job_id: str, reason: str | None = None, wait_s: float = 10.0) -> bool:
+        """True when this call stopped a running job; False when it had already finished."""
+        job = self.get(job_id)
+        with self._lock:
+            if job.done.is_set() or job.kill_requested.is_set():
+                return False
+            job.kill_reason = reason or "killed on request"
+            job.kill_requested.set()
+        job.done.wait(wait_s)
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            if not job.done.is_set():
+                job.kill_reason = job.kill_reason or "session closed"
+                job.kill_requested.set()
+        for job in jobs:
+            job.done.wait(10.0)
+
+
+@dataclass
+class ToolState:
+    """Mutable per-session state owned by the runtime and shared by all tool bodies."""
+    observed: dict[str, str] = field(default_factory=dict)   # realpath -> sha256 hex at last read/write
+    todos: list[dict] = field(default_factory=list)
+    goals: dict[str, dict] = field(default_factory=dict)
+    plan_mode: bool = False
+    jobs: JobTable = field(default_factory=JobTable)
+    shells: dict[str, PersistentShell] = field(default_factory=dict)   # owner id -> PTY shell
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Kill every background job and persistent shell; safe to call more than once."""
+        self.jobs.close()
+        with self.lock:
+            shells = list(self.shells.values())
+            self.shells.clear()
+        for shell in shells:
+            shell.close()
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    workspace: str
+    sandbox: str                      # read-only | workspace-write | danger-full-access
+    owner: str                        # agent id; persistent shells are isolated per owner
+    state: ToolState
+    abort: threading.Event
+    timeout_s: float | None = None    # overall body timeout the pipeline asks shells to honour
+    interactive: bool = False         # a TTY is attached
+    max_output_chars: int = 16000
+
+
+Body = Callable[[Mapping[str, Any], ToolContext], Any]

@@ -1,0 +1,160 @@
+"""tool-fs-search: glob and grep in pure Python. In: a pattern and a search root inside the
+sandbox; out: workspace-relative paths (newest first) or matching lines, both capped."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .base import ToolContext, arg_str, fail, invalid
+from .sandbox import allowed_to_read, resolve_path, shown
+
+GLOB_MAX_RESULTS = 100
+GREP_MAX_MATCHES = 250
+GREP_MAX_FILE_BYTES = 20 * 1024 * 1024
+GREP_MAX_LINE_CHARS = 500
+BINARY_SNIFF_BYTES = 8192
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+_ABORT_EVERY = 256
+
+
+def _root(args: Mapping[str, Any], ctx: ToolContext, *, directory: bool) -> str:
+    given = arg_str(args, "path", required=False) or "."
+    real = resolve_path(ctx, given, write=False)
+    if not os.path.exists(real):
+        raise fail("fs-not-found", path=given)
+    if directory and not os.path.isdir(real):
+        raise fail("fs-not-directory", path=given)
+    return real
+
+
+def _check_abort(ctx: ToolContext, seen: int) -> None:
+    if seen % _ABORT_EVERY == 0 and ctx.abort.is_set():
+        raise fail("aborted")
+
+
+def _in_skipped_dir(rel_parts: tuple[str, ...]) -> bool:
+    return any(part in SKIPPED_DIRS for part in rel_parts[:-1])
+
+
+def glob(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    pattern = arg_str(args, "pattern")
+    root = _root(args, ctx, directory=True)
+    if not pattern or os.path.isabs(pattern):
+        raise invalid("`pattern` must be a non-empty pattern relative to `path`")
+    found: list[tuple[float, str]] = []
+    try:
+        matches = Path(root).glob(pattern)
+        for seen, match in enumerate(matches, start=1):
+            _check_abort(ctx, seen)
+            real = os.path.realpath(match)
+            if not os.path.isfile(real) or not allowed_to_read(ctx, real):
+                continue
+            if match.is_relative_to(root) and _in_skipped_dir(match.relative_to(root).parts):
+                continue
+            try:
+                mtime = os.stat(real).st_mtime
+            except OSError:
+                continue
+            found.append((mtime, shown(ctx, os.path.normpath(str(match)))))
+    except (ValueError, NotImplementedError) as exc:
+        raise invalid(f"`pattern` is not a usable glob: {exc}") from None
+    # newest first; the path breaks ties so equal mtimes still give one order
+    found.sort(key=lambda item: (-item[0], item[1]))
+    return {"paths": [path for _, path in found[:GLOB_MAX_RESULTS]], "truncated": len(found) > GLOB_MAX_RESULTS}
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """`*.{py,pyi}` -> [`*.py`, `*.pyi`]; nested and repeated groups expand recursively."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [expanded for option in match.group(1).split(",") for expanded in expand_braces(head + option + tail)]
+
+
+def _included(rel: str, patterns: list[str]) -> bool:
+    name = os.path.basename(rel)
+    return any(fnmatch.fnmatchcase(name, p) or ("/" in p and fnmatch.fnmatchcase(rel, p)) for p in patterns)
+
+
+def _walk_files(root: str) -> Iterator[str]:
+    if os.path.isfile(root):
+        yield root
+        return
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            yield os.path.join(dirpath, name)
+
+
+def _text_lines(path: str) -> list[str] | None:
+    try:
+        if os.path.getsize(path) > GREP_MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return None
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    pattern = arg_str(args, "pattern")
+    include = arg_str(args, "include", required=False)
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise invalid(f"`pattern` is not a valid regular expression: {exc}") from None
+    root = _root(args, ctx, directory=False)
+    includes = expand_braces(include) if include else None
+    matches: list[dict[str, Any]] = []
+    truncated = False
+    for seen, path in enumerate(_walk_files(root), start=1):
+        _check_abort(ctx, seen)
+        rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
+        if includes is not None and not _included(rel, includes):
+            continue
+        if not os.path.isfile(path) or not allowed_to_read(ctx, path):
+            continue
+        lines = _text_lines(path)
+        if lines is None:
+            continue
+        for number, line in enumerate(lines, start=1):
+            if regex.search(line) is None:
+                continue
+            if len(matches) == GREP_MAX_MATCHES:
+                truncated = True
+                break
+            matches.append({"path": shown(ctx, os.path.normpath(path)), "line": number,
+                            "text": line[:GREP_MAX_LINE_CHARS]})
+        if truncated:
+            break
+    return {"matches": matches, "truncated": truncated}
+
+
+def render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
+    if not value["paths"]:
+        return "no files matched"
+    text = "\n".join(value["paths"])
+    if value["truncated"]:
+        text += f"\n[only the {len(value['paths'])} most recently modified matches are shown; narrow the pattern]"
+    return text
+
+
+def render_grep(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
+    if not value["matches"]:
+        return "no matches"
+    text = "\n".join(f"{m['path']}:{m['line']}:{m['text']}" for m in value["matches"])
+    if value["truncated"]:
+        text += f"\n[stopped after {len(value['matches'])} matches; narrow the pattern or the path]"
+    return text
+
+
+BODIES = {"tool-fs-search/glob": glob, "tool-fs-search/grep": grep}
+RENDERERS = {"tool-fs-search/glob": render_glob, "tool-fs-search/grep": render_grep}
