@@ -7,6 +7,7 @@ shell command we cannot fully analyse never satisfies an allow and always satisf
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -103,9 +104,14 @@ def _shell_matches(command: str, pattern: str, lenient: bool) -> bool:
     return bool(segments) and all(not seg.opaque and glob_match(pattern, seg.text, shell=True) for seg in segments)
 
 
+@lru_cache(maxsize=64)
+def _real_root(workspace: str) -> str:
+    return os.path.realpath(workspace)
+
+
 def path_inside(path: str, workspace: str) -> bool:
     """Normalise `~`, `..` and symlinks against the workspace, then test containment."""
-    root = os.path.realpath(workspace)
+    root = _real_root(workspace)
     expanded = os.path.expanduser(path)
     if not os.path.isabs(expanded):
         expanded = os.path.join(root, expanded)

@@ -34,16 +34,15 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
-    from .policy import decide, guard_denial
+    from .policy import guard_denial
 
     def env(call):
         return composition.env(args=thaw(call.arguments) if isinstance(call.arguments, dict) else {},
                                workspace=workspace)
 
     def policy_listener(call, entry):
-        tool = program.catalog.definitions.get(entry.definition)
-        decision = decide(policy, composition.approval, composition.approval_source, call.name, tool,
-                          env(call), include_guards=False)
+        arguments = thaw(call.arguments) if isinstance(call.arguments, dict) else {}
+        decision = program.decide(request, call.name, arguments, workspace, include_guards=False)
         kind = {"allow": Allow, "ask": Ask, "deny": Deny}[decision.effect if decision.effect != "conditional"
                                                             else "deny"]
         return kind(reason=decision.reason, decided_by=_rules(decision))

@@ -60,7 +60,7 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
     # guards first: a guard that surely fires is final
     for guard in guards:
         if holds(guard, lenient=True) is True:
-            return Decision("deny", f"guard `{guard.name.text}` denies it", ((rule_id(policy, guard), guard.span),))
+            return guard_decision(policy, guard)
     unsure = [g for g in guards if holds(g, lenient=True) is None]
     matched, maybe = [], []
     for rule in relevant:
@@ -69,9 +69,18 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
             matched.append(rule)
         elif value is None:
             maybe.append(rule)
+    return conclude(policy, approval, approval_source, matched, maybe, bool(unsure))
+
+
+def guard_decision(policy: EffectivePolicy, guard) -> Decision:
+    return Decision("deny", f"guard `{guard.name.text}` denies it", ((rule_id(policy, guard), guard.span),))
+
+
+def conclude(policy: EffectivePolicy, approval: str, approval_source, matched, maybe=(), unsure=False) -> Decision:
+    """Strictest matched rule, else the default (else deny); an ask under `approval never` is a deny."""
     if matched:
         effect = max((r.effect for r in matched), key=RANK.__getitem__)
-        deciding = [r for r in matched if r.effect == effect]
+        deciding = sorted((r for r in matched if r.effect == effect), key=_position)
         reason = f"rule `{effect}` matched"
     else:
         effect = policy.default.text if policy.default is not None else "deny"
@@ -79,13 +88,19 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
         reason = f"no rule matched; the policy default is `{effect}`" if policy.default is not None else \
             "no rule matched and the policy has no default, so it denies"
     ids = tuple((rule_id(policy, r), r.span) for r in deciding) or (
-        ((f"{policy.name}/default", policy.default.span),) if policy.default is not None else ((f"{policy.name}", policy.decl.span),))
+        ((f"{policy.name}/default", policy.default.span),) if policy.default is not None
+        else ((f"{policy.name}", policy.decl.span),))
     if effect != "deny" and (unsure or any(RANK[r.effect] > RANK[effect] or not matched for r in maybe)):
         return Decision("conditional", "depends on the call's arguments or request", ids)
     if effect == "ask" and approval == "never":
         return Decision("deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial",
                         ids + (("approval never", approval_source),))
     return Decision(effect, reason, ids)
+
+
+def _position(rule):
+    span = rule.span
+    return (span.path, span.line, span.col) if span else ("", 0, 0)
 
 
 def static_arguments_free(policy: EffectivePolicy | None) -> bool:
@@ -104,5 +119,5 @@ def guard_denial(policy: EffectivePolicy | None, name: str, tool: ToolDef | None
             continue
         if guard.condition is None or evaluate(guard.condition, Env(env.facts, env.services, env.flags, env.args,
                                                                     env.workspace, shell), True) is not False:
-            return Decision("deny", f"guard `{guard.name.text}` denies it", ((rule_id(policy, guard), guard.span),))
+            return guard_decision(policy, guard)
     return None

@@ -21,6 +21,7 @@ from .gates import GateContext, GateResult, allowed, projected, run_gates
 from .gates import ready as readiness
 from .parse import decode, parse_source
 from .policy import Decision, decide
+from .policy_index import CompiledPolicy, RequestDecider
 from .render import SOURCE_TEXTS
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
@@ -83,6 +84,8 @@ class Program:
         self.resolved = resolved
         self._compositions: dict[Request, Composition] = {}
         self._views: dict[Request, ToolView] = {}
+        self._deciders: dict[Request, tuple] = {}
+        self._compiled: dict[str, CompiledPolicy] = {}
 
     # --- loading ---
     @classmethod
@@ -176,11 +179,32 @@ class Program:
         names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
         return {name: run_gates(ctx, name) for name in names}
 
-    def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
+    def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
+               include_guards: bool = True) -> Decision:
+        """One tool call's decision; cheap enough for every call (indexed rules, per-request memo)."""
+        found = self._deciders.get(request)
+        if found is None:
+            found = self._deciders[request] = self._decider(request)
+        decider, tools = found
+        tool = tools.get(name, False)
+        if tool is False:
+            tool = tools[name] = self._context(request).tool_for(name)
+        return decider.decide(name, tool, args, workspace, include_guards)
+
+    def _decider(self, request: Request):
+        comp = self._context(request).composition
+        compiled = None
+        if comp.policy is not None:
+            compiled = self._compiled.get(comp.policy.name)
+            if compiled is None:
+                compiled = self._compiled[comp.policy.name] = CompiledPolicy(comp.policy)
+        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env()), {}
+
+    def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
+        """The same decision by trying every rule as written: the reference the index is tested against."""
         ctx = self._context(request)
         comp = ctx.composition
-        tool = ctx.tool_for(name)
-        return decide(comp.policy, comp.approval, comp.approval_source, name, tool,
+        return decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
                       comp.env(args=args, workspace=workspace))
 
 

@@ -13,8 +13,12 @@ when EVERY segment is allowed and none is opaque.  Everything that cannot be
 understood fails closed: the whole command becomes ``None`` (unparseable) or
 the affected segment is marked ``opaque``.
 
-Only the standard library and bashlex are used; no regexes or hand-written
-splitting of the command text.
+Only the standard library and bashlex are used.  bashlex alone decides the
+structure (no regexes, no hand-written splitting of the command text).  Its
+per-word quote removal is, however, wrong for some quoting (``'r''m'``), so
+each literal word's value is cross-checked against an independent quote
+removal of that word's source text and ``shlex``; a word nobody agrees on
+makes its segment opaque.
 """
 
 from __future__ import annotations
@@ -663,7 +667,7 @@ def _only_blank(command: str) -> bool:
 
 
 def _segments(command: str, depth: int) -> tuple[Segment, ...]:
-    if not command.strip():
+    if not command.strip(" \t\n"):
         return ()
     try:
         trees = bashlex.parse(command)

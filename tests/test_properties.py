@@ -139,3 +139,13 @@ def test_removing_a_host_service_never_widens_a_view(preset, host, service, scop
     reach = lambda view: {e.name for e in (*view.tools, *(view.sdk or ()))}  # noqa: E731
     assert reach(fewer) <= reach(full)
     assert json.loads(fewer.canonical_json())["fingerprint"].startswith("sha256:")
+
+
+@settings(max_examples=60)
+@given(policies, requests)
+def test_the_rule_index_decides_exactly_like_trying_every_rule(policy, request):
+    program = Program.load(texts={"p.dsh": policy})
+    for tool, args in CALLS:
+        indexed = program.decide(request, tool, args, workspace="/ws")
+        plain = program.decide_unindexed(request, tool, args, workspace="/ws")
+        assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), (tool, args)

@@ -1,0 +1,248 @@
+"""Per-call decisions without scanning every rule.
+
+A policy is indexed per tool name: rules whose condition is only request facts are grouped by
+that condition (evaluated once per request, then remembered); rules that test one argument
+with a glob are indexed by the glob's literal prefix, suffix or whole text, so a call looks
+up the rules it matches instead of trying them all. Anything else is evaluated as written.
+Decisions are exactly those of `policy.decide` (a property test holds the two together).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import ast
+from .catalog import ToolDef
+from .conditions import SHELL_FIELDS, Env, evaluate
+from .globs import glob_match
+from .policy import Decision, _targets, conclude, guard_decision
+from .resolve import EffectivePolicy
+from .shell import command_segments
+
+WILD = ("*", "?")
+
+
+@dataclass(frozen=True)
+class _Globbed:
+    rule: ast.Rule
+    facts: ast.Expr | None
+    pattern: str
+
+
+@dataclass
+class _FieldIndex:
+    exact: dict = field(default_factory=dict)  # text -> [entry]
+    prefix: dict = field(default_factory=dict)  # literal prefix -> [entry]  ("abc*")
+    suffix: dict = field(default_factory=dict)  # literal suffix -> [entry]  ("*abc")
+    other: list = field(default_factory=list)  # any other glob: tried as written
+    prefix_lengths: list = field(default_factory=list)
+    suffix_lengths: list = field(default_factory=list)
+
+    def add(self, entry: _Globbed, shell: bool) -> None:
+        pattern = entry.pattern
+        body = pattern[:-1]
+        if not any(w in pattern for w in WILD):
+            self.exact.setdefault(pattern, []).append(entry)
+        elif pattern.endswith("*") and not any(w in body for w in WILD):
+            self.prefix.setdefault(body, []).append(entry)
+            if shell and body.endswith(" "):  # `git *` also covers the bare `git`
+                self.exact.setdefault(body[:-1], []).append(entry)
+        elif pattern.startswith("*") and not any(w in pattern[1:] for w in WILD):
+            self.suffix.setdefault(pattern[1:], []).append(entry)
+        else:
+            self.other.append(entry)
+
+    def seal(self) -> None:
+        self.prefix_lengths = sorted({len(p) for p in self.prefix})
+        self.suffix_lengths = sorted({len(s) for s in self.suffix})
+
+    def matching(self, text: str, shell: bool) -> list[_Globbed]:
+        found = list(self.exact.get(text, ()))
+        limit = bisect_right(self.prefix_lengths, len(text))
+        for length in self.prefix_lengths[:limit]:
+            found.extend(self.prefix.get(text[:length], ()))
+        limit = bisect_right(self.suffix_lengths, len(text))
+        for length in self.suffix_lengths[:limit]:
+            found.extend(self.suffix.get(text[len(text) - length:], ()))
+        found.extend(e for e in self.other if glob_match(e.pattern, text, shell))
+        return found
+
+    def everything(self) -> list[_Globbed]:
+        out = [e for group in (*self.exact.values(), *self.prefix.values(), *self.suffix.values()) for e in group]
+        return list({id(e): e for e in out + self.other}.values())
+
+
+@dataclass
+class _ToolIndex:
+    guards: list
+    plain: dict  # facts condition (or None) -> [rule]
+    globbed: dict  # argument field -> _FieldIndex
+    generic: list  # rules evaluated as written
+    shell: bool
+
+
+def _split(condition):
+    """(facts-only part, (field, pattern) or None) when the condition has the indexed shape."""
+    if condition is None:
+        return None, None
+    items = condition.items if isinstance(condition, ast.And) else (condition,)
+    facts, glob = [], None
+    for item in items:
+        if isinstance(item, ast.Matches) and item.fact.path[0] == "args" and len(item.fact.path) == 2 and glob is None:
+            glob = (item.fact.path[1], item.pattern)
+        elif _facts_only(item):
+            facts.append(item)
+        else:
+            return False
+    if not facts:
+        return None, glob
+    return (facts[0] if len(facts) == 1 else ast.And(tuple(facts))), glob
+
+
+def _facts_only(expr) -> bool:
+    if isinstance(expr, (ast.And, ast.Or)):
+        return all(_facts_only(i) for i in expr.items)
+    if isinstance(expr, ast.Not):
+        return _facts_only(expr.item)
+    if isinstance(expr, ast.Flag):
+        return True
+    return expr.fact.path[0] != "args"
+
+
+@lru_cache(maxsize=4096)
+def _segments(command: str):
+    return command_segments(command)
+
+
+class CompiledPolicy:
+    def __init__(self, policy: EffectivePolicy):
+        self.policy = policy
+        self._tools: dict[str, _ToolIndex] = {}
+
+    def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
+        found = self._tools.get(name)
+        if found is None:
+            found = self._tools[name] = self._build(name, tool)
+        return found
+
+    def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
+        shell = tool is not None and "any-process" in tool.risk
+        index = _ToolIndex([g for g in self.policy.guards if _targets(g, name, tool)], {}, {}, [], shell)
+        for rule in self.policy.rules:
+            if not _targets(rule, name, tool):
+                continue
+            shape = _split(rule.condition)
+            if shape is False:
+                index.generic.append(rule)
+                continue
+            facts, glob = shape
+            if glob is None:
+                index.plain.setdefault(facts, []).append(rule)
+            else:
+                field_name, pattern = glob
+                index.globbed.setdefault(field_name, _FieldIndex()).add(
+                    _Globbed(rule, facts, pattern), shell and field_name in SHELL_FIELDS)
+        for field_index in index.globbed.values():
+            field_index.seal()
+        return index
+
+
+class RequestDecider:
+    """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
+
+    def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env):
+        self.compiled = compiled
+        self.approval = approval
+        self.approval_source = approval_source
+        self.env = env
+        self._facts: dict[int, bool | None] = {}
+        self._plain: dict[tuple[str, bool], tuple[list, list]] = {}
+
+    def _fact(self, expr, lenient: bool) -> bool | None:
+        key = id(expr) * 2 + lenient
+        found = self._facts.get(key, 0)
+        if found == 0:
+            found = self._facts[key] = evaluate(expr, self.env, lenient)
+        return found
+
+    def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
+               include_guards: bool = True) -> Decision:
+        if self.compiled is None:
+            return Decision("allow", "no policy applies", ())
+        policy = self.compiled.policy
+        index = self.compiled.index(name, tool)
+        env = None
+        if include_guards and index.guards:
+            env = Env(self.env.facts, self.env.services, self.env.flags, args, workspace, index.shell)
+            unsure = False
+            for guard in index.guards:
+                value = True if guard.condition is None else evaluate(guard.condition, env, True)
+                if value is True:
+                    return guard_decision(policy, guard)
+                unsure |= value is None
+        else:
+            unsure = False
+        matched, maybe = self._plain_matches(name, index)
+        matched = list(matched)
+        maybe = list(maybe)
+        for field_name, field_index in index.globbed.items():
+            self._glob_matches(field_index, args, field_name, index.shell and field_name in SHELL_FIELDS,
+                               matched, maybe)
+        if index.generic:
+            env = env or Env(self.env.facts, self.env.services, self.env.flags, args, workspace, index.shell)
+            for rule in index.generic:
+                value = evaluate(rule.condition, env, rule.effect != "allow")
+                if value is True:
+                    matched.append(rule)
+                elif value is None:
+                    maybe.append(rule)
+        return conclude(policy, self.approval, self.approval_source, matched, maybe, unsure)
+
+    def _plain_matches(self, name: str, index: _ToolIndex):
+        found = self._plain.get(name)
+        if found is None:
+            matched, maybe = [], []
+            for facts, rules in index.plain.items():
+                for rule in rules:
+                    value = True if facts is None else self._fact(facts, rule.effect != "allow")
+                    if value is True:
+                        matched.append(rule)
+                    elif value is None:
+                        maybe.append(rule)
+            found = self._plain[name] = (matched, maybe)
+        return found
+
+    def _glob_matches(self, index: _FieldIndex, args, field_name: str, shell: bool, matched, maybe) -> None:
+        if not isinstance(args, dict) or field_name not in args:
+            return  # an absent argument matches no glob
+        value = args[field_name]
+        if not isinstance(value, str):
+            candidates = [(e, e.rule.effect != "allow") for e in index.everything()]  # odd value: denies only
+        elif shell:
+            candidates = self._shell_candidates(index, value)
+        else:
+            candidates = [(e, True) for e in index.matching(value, False)]
+        for entry, ok in candidates:
+            if not ok:
+                continue
+            if entry.facts is not None:
+                value_facts = self._fact(entry.facts, entry.rule.effect != "allow")
+                if value_facts is None:
+                    maybe.append(entry.rule)
+                    continue
+                if value_facts is False:
+                    continue
+            matched.append(entry.rule)
+
+    @staticmethod
+    def _shell_candidates(index: _FieldIndex, command: str):
+        segments = _segments(command)
+        if segments is None or any(s.opaque for s in segments):
+            # cannot be analysed (fully): may match any deny or ask, never satisfies an allow
+            return [(e, True) for e in index.everything() if e.rule.effect != "allow"]
+        per_segment = [{id(e): e for e in index.matching(s.text, True)} for s in segments]
+        union = {k: v for hits in per_segment for k, v in hits.items()}
+        # deny/ask: any segment matches; allow: every segment matches
+        return [(entry, entry.rule.effect != "allow" or all(key in hits for hits in per_segment))
+                for key, entry in union.items()]
