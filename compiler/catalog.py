@@ -155,6 +155,13 @@ def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
 
 
 @lru_cache(maxsize=1)
+def _metaschema() -> jsonschema.Draft202012Validator:
+    """One validator for the metaschema, built once (check_schema builds a new one per call)."""
+    meta = jsonschema.Draft202012Validator.META_SCHEMA
+    return jsonschema.validators.validator_for(meta)(meta)
+
+
+@lru_cache(maxsize=1)
 def shipped_root() -> Traversable:
     return resources.files("dshc.catalogs")
 
@@ -222,11 +229,10 @@ def _load(root) -> Catalog:
             continue
         for t_index, tool in enumerate(data["tools"]):
             where = f"$.tools[{t_index}]"
-            try:
-                jsonschema.Draft202012Validator.check_schema(tool["parameters"])
-            except jsonschema.SchemaError as exc:
-                diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {exc.message}", path=str(file),
-                                        json_path=where + ".parameters" + _json_path(exc.path)[1:]))
+            problem = next(_metaschema().iter_errors(tool["parameters"]), None)
+            if problem is not None:
+                diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {problem.message}", path=str(file),
+                                        json_path=where + ".parameters" + _json_path(problem.absolute_path)[1:]))
             if tool["definition"] in seen_definitions:
                 diags.append(Diagnostic("DSH504", f"definition `{tool['definition']}` is already defined in "
                                         f"`{seen_definitions[tool['definition']]}`", path=str(file),

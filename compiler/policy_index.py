@@ -16,11 +16,13 @@ from . import ast
 from .catalog import ToolDef
 from .conditions import SHELL_FIELDS, Env, evaluate
 from .globs import glob_match
-from .policy import Decision, _targets, conclude, guard_decision
+from .policy import RANK, Decision, _targets, finish, guard_decision, position
 from .resolve import EffectivePolicy
 from .shell import command_segments
 
 WILD = ("*", "?")
+_MISSING = object()
+COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 
 
 @dataclass(frozen=True)
@@ -54,17 +56,30 @@ class _FieldIndex:
             self.other.append(entry)
 
     def seal(self) -> None:
+        for table in (self.exact, self.prefix, self.suffix):
+            for key in table:
+                table[key] = tuple(table[key])  # a group: one object per key, remembered per request
         self.prefix_lengths = sorted({len(p) for p in self.prefix})
         self.suffix_lengths = sorted({len(s) for s in self.suffix})
 
+    def groups(self, text: str) -> list[tuple]:
+        """The groups of entries whose literal part matches `text` (globs in `other` excluded)."""
+        found = []
+        group = self.exact.get(text)
+        if group:
+            found.append(group)
+        for length in self.prefix_lengths[:bisect_right(self.prefix_lengths, len(text))]:
+            group = self.prefix.get(text[:length])
+            if group:
+                found.append(group)
+        for length in self.suffix_lengths[:bisect_right(self.suffix_lengths, len(text))]:
+            group = self.suffix.get(text[len(text) - length:])
+            if group:
+                found.append(group)
+        return found
+
     def matching(self, text: str, shell: bool) -> list[_Globbed]:
-        found = list(self.exact.get(text, ()))
-        limit = bisect_right(self.prefix_lengths, len(text))
-        for length in self.prefix_lengths[:limit]:
-            found.extend(self.prefix.get(text[:length], ()))
-        limit = bisect_right(self.suffix_lengths, len(text))
-        for length in self.suffix_lengths[:limit]:
-            found.extend(self.suffix.get(text[len(text) - length:], ()))
+        found = [entry for group in self.groups(text) for entry in group]
         found.extend(e for e in self.other if glob_match(e.pattern, text, shell))
         return found
 
@@ -119,6 +134,10 @@ class CompiledPolicy:
     def __init__(self, policy: EffectivePolicy):
         self.policy = policy
         self._tools: dict[str, _ToolIndex] = {}
+        self._interned: dict = {}  # equal fact conditions share one object, so a request evaluates each once
+
+    def _intern(self, facts):
+        return None if facts is None else self._interned.setdefault(facts, facts)
 
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         found = self._tools.get(name)
@@ -137,6 +156,7 @@ class CompiledPolicy:
                 index.generic.append(rule)
                 continue
             facts, glob = shape
+            facts = self._intern(facts)
             if glob is None:
                 index.plain.setdefault(facts, []).append(rule)
             else:
@@ -157,12 +177,15 @@ class RequestDecider:
         self.approval_source = approval_source
         self.env = env
         self._facts: dict[int, bool | None] = {}
-        self._plain: dict[tuple[str, bool], tuple[list, list]] = {}
+        self._plain: dict[str, tuple] = {}
+        self._decisions: dict[str, Decision] = {}
+        self._groups: dict[int, tuple] = {}
+        self._combined: dict[tuple, Decision] = {}
 
     def _fact(self, expr, lenient: bool) -> bool | None:
         key = id(expr) * 2 + lenient
-        found = self._facts.get(key, 0)
-        if found == 0:
+        found = self._facts.get(key, _MISSING)
+        if found is _MISSING:
             found = self._facts[key] = evaluate(expr, self.env, lenient)
         return found
 
@@ -183,23 +206,94 @@ class RequestDecider:
                 unsure |= value is None
         else:
             unsure = False
-        matched, maybe = self._plain_matches(name, index)
-        matched = list(matched)
+        best, deciding, maybe = self._plain_summary(name, index)
+        parts = [deciding] if best is not None else []
         maybe = list(maybe)
+        loose: list = []  # matched rules found one by one (shell fields, odd values, other globs, generic)
+        touched = False
+        hits = [name]  # the groups that decided, as a cache key for the finished decision
         for field_name, field_index in index.globbed.items():
-            self._glob_matches(field_index, args, field_name, index.shell and field_name in SHELL_FIELDS,
-                               matched, maybe)
+            if not isinstance(args, dict) or field_name not in args:
+                continue  # an absent argument matches no glob
+            value = args[field_name]
+            if isinstance(value, str) and not (index.shell and field_name in SHELL_FIELDS):
+                for group in field_index.groups(value):
+                    top, rules, unsure_rules = self._group_summary(group)
+                    if unsure_rules:
+                        maybe.extend(unsure_rules)
+                    if top is None:
+                        continue
+                    touched = True
+                    hits.append(id(group))
+                    if best is None or RANK[top] > RANK[best]:
+                        best, parts = top, [rules]
+                    elif top == best:
+                        parts.append(rules)
+                for entry in field_index.other:
+                    if glob_match(entry.pattern, value):
+                        self._admit(entry, loose, maybe)
+            else:
+                self._glob_matches(field_index, value, index.shell and field_name in SHELL_FIELDS, loose, maybe)
         if index.generic:
             env = env or Env(self.env.facts, self.env.services, self.env.flags, args, workspace, index.shell)
             for rule in index.generic:
                 value = evaluate(rule.condition, env, rule.effect != "allow")
                 if value is True:
-                    matched.append(rule)
+                    loose.append(rule)
                 elif value is None:
                     maybe.append(rule)
-        return conclude(policy, self.approval, self.approval_source, matched, maybe, unsure)
+        if loose:
+            touched = True
+            top = max((r.effect for r in loose), key=RANK.__getitem__)
+            rules = sorted((r for r in loose if r.effect == top), key=position)
+            if best is None or RANK[top] > RANK[best]:
+                best, parts = top, [rules]
+            elif top == best:
+                parts.append(rules)
+        if not touched and not maybe and not unsure:
+            return self._plain_decision(name, best, deciding)  # nothing argument-specific hit
+        if loose or maybe or unsure:
+            return finish(policy, self.approval, self.approval_source, best, tuple(parts), maybe, unsure)
+        key = tuple(hits)  # the same groups hit → the same decision
+        found = self._combined.get(key)
+        if found is None:
+            if len(self._combined) >= COMBINED_CACHE:
+                self._combined.clear()
+            found = self._combined[key] = finish(policy, self.approval, self.approval_source, best, tuple(parts))
+        return found
 
-    def _plain_matches(self, name: str, index: _ToolIndex):
+    def _plain_decision(self, name: str, best, deciding) -> Decision:
+        found = self._decisions.get(name)
+        if found is None:
+            found = self._decisions[name] = finish(self.compiled.policy, self.approval, self.approval_source, best,
+                                                   (deciding,) if best is not None else ())
+        return found
+
+    def _group_summary(self, group: tuple):
+        """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
+        found = self._groups.get(id(group))
+        if found is None:
+            matched, maybe = [], []
+            for entry in group:
+                self._admit(entry, matched, maybe)
+            best = max((r.effect for r in matched), key=RANK.__getitem__) if matched else None
+            rules = tuple(sorted((r for r in matched if r.effect == best), key=position))
+            found = self._groups[id(group)] = (best, rules, tuple(maybe))
+        return found
+
+    def _admit(self, entry: _Globbed, matched: list, maybe: list) -> None:
+        """The entry's glob matched: its rule applies when its fact condition holds too."""
+        if entry.facts is not None:
+            holds = self._fact(entry.facts, entry.rule.effect != "allow")
+            if holds is None:
+                maybe.append(entry.rule)
+                return
+            if holds is False:
+                return
+        matched.append(entry.rule)
+
+    def _plain_summary(self, name: str, index: _ToolIndex):
+        """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
         found = self._plain.get(name)
         if found is None:
             matched, maybe = [], []
@@ -210,30 +304,20 @@ class RequestDecider:
                         matched.append(rule)
                     elif value is None:
                         maybe.append(rule)
-            found = self._plain[name] = (matched, maybe)
+            best = max((r.effect for r in matched), key=RANK.__getitem__) if matched else None
+            deciding = tuple(sorted((r for r in matched if r.effect == best), key=position))
+            found = self._plain[name] = (best, deciding, tuple(maybe))
         return found
 
-    def _glob_matches(self, index: _FieldIndex, args, field_name: str, shell: bool, matched, maybe) -> None:
-        if not isinstance(args, dict) or field_name not in args:
-            return  # an absent argument matches no glob
-        value = args[field_name]
+    def _glob_matches(self, index: _FieldIndex, value, shell: bool, matched, maybe) -> None:
+        """Shell commands and non-text values: entries are admitted one by one."""
         if not isinstance(value, str):
             candidates = [(e, e.rule.effect != "allow") for e in index.everything()]  # odd value: denies only
-        elif shell:
-            candidates = self._shell_candidates(index, value)
         else:
-            candidates = [(e, True) for e in index.matching(value, False)]
+            candidates = self._shell_candidates(index, value)
         for entry, ok in candidates:
-            if not ok:
-                continue
-            if entry.facts is not None:
-                value_facts = self._fact(entry.facts, entry.rule.effect != "allow")
-                if value_facts is None:
-                    maybe.append(entry.rule)
-                    continue
-                if value_facts is False:
-                    continue
-            matched.append(entry.rule)
+            if ok:
+                self._admit(entry, matched, maybe)
 
     @staticmethod
     def _shell_candidates(index: _FieldIndex, command: str):

@@ -23,20 +23,50 @@ makes its segment opaque.
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 from dataclasses import dataclass
 from typing import Optional
 
 import bashlex
 import bashlex.ast
+import bashlex.errors
 import bashlex.parser
+import bashlex.subst
 import bashlex.tokenizer
+
+from .globs import glob_match
 
 __all__ = ["Segment", "command_segments", "command_matches", "MAX_DEPTH"]
 
 #: Maximum nesting of command substitutions / ``sh -c`` strings.
 MAX_DEPTH = 16
+
+
+def _guard_paramexpand() -> None:
+    """Turn a bashlex infinite loop into a parse error.
+
+    bashlex 0.18 loops forever on a word holding ``${`` without a later
+    ``}`` that its tokenizer let through (e.g. ``echo a'${'``):
+    ``_paramexpand`` then returns an index that does not advance.  Wrap it
+    so that case raises ParsingError (which becomes ``None`` here).  The
+    wrapper changes nothing for input that bashlex can handle.
+    """
+    original = getattr(bashlex.subst, "_paramexpand", None)
+    if original is None or getattr(original, "_dshc_guarded", False):
+        return
+
+    def _paramexpand(parserobj, string, sindex):
+        node, zindex = original(parserobj, string, sindex)
+        if zindex <= sindex:
+            raise bashlex.errors.ParsingError(
+                "bad substitution", string, min(sindex, len(string)))
+        return node, zindex
+
+    _paramexpand._dshc_guarded = True
+    bashlex.subst._paramexpand = _paramexpand
+
+
+_guard_paramexpand()
 
 
 @dataclass(frozen=True)
@@ -697,24 +727,14 @@ def command_segments(command: str) -> tuple[Segment, ...] | None:
         return None
 
 
-def _escape_brackets(pattern: str) -> str:
-    return "".join("[[]" if c == "[" else "[]]" if c == "]" else c
-                   for c in pattern)
-
-
 def command_matches(segment: Segment, pattern: str) -> bool:
     """Glob-match one segment's text against a policy pattern.
 
     ``*`` matches any run of characters (spaces included), ``?`` exactly one
-    character, ``[`` and ``]`` are literal, matching is case-sensitive.  A
+    character, everything else is literal, matching is case-sensitive.  A
     pattern ending in ``" *"`` also matches the bare command, so ``"git *"``
     matches ``git`` and ``git status`` but not ``gitk``.  Opacity is ignored
-    here: callers must refuse to *allow* opaque segments.
+    here: callers must refuse to *allow* opaque segments.  The glob meaning is
+    the one in `globs.py`, shared with policy matching and verification.
     """
-    text = segment.text
-    pat = _escape_brackets(pattern)
-    if fnmatch.fnmatchcase(text, pat):
-        return True
-    if pattern.endswith(" *") and fnmatch.fnmatchcase(text, pat[:-2]):
-        return True
-    return False
+    return glob_match(pattern, segment.text, shell=True)
