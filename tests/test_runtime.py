@@ -17,7 +17,7 @@ from dshc.runtime.events import EventLog, calls_without_results, read_log
 from dshc.runtime.pipeline import Pipeline
 from dshc.runtime.scheduler import groups, run_batch
 from dshc.runtime.stages import DEFAULT_STAGES
-from dshc.runtime.stages.execute import timeout_wrapper
+from dshc.runtime.stages.execute import metrics_wrapper, retry_wrapper, timeout_wrapper
 from dshc.runtime.stages.post_execute import Accept, Block
 from dshc.runtime.types import Abstain, Allow, Ask, Deny, ToolCall
 
@@ -144,6 +144,55 @@ def test_execute_wrappers_may_only_swap_the_signal_and_timeouts_are_tool_timeout
 
     result = run(make_ctx(impls={"test/echo": slow}, execute_wrappers=(timeout_wrapper(0.05),))).result
     assert result.error["code"] == "TOOL_TIMEOUT"
+
+
+def test_retry_and_metrics_wrappers():
+    attempts = []
+
+    def flaky(args, signal):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise type("Flaky", (Exception,), {"code": "TOOL_TIMEOUT"})("slow")
+        return {"x": len(attempts)}
+
+    sink = {}
+    outcome = run(make_ctx(impls={"test/echo": flaky}, execute_wrappers=(metrics_wrapper(sink), retry_wrapper(3))))
+    assert outcome.result.value == {"x": 3} and len(attempts) == 3
+    assert sink["c1"]["error"] is None and sink["c1"]["seconds"] >= 0
+    attempts.clear()
+    failed = run(make_ctx(impls={"test/echo": flaky}, execute_wrappers=(retry_wrapper(2),)))
+    assert failed.result.error["code"] == "TOOL_TIMEOUT" and len(attempts) == 2
+
+
+def test_a_wrapper_cannot_hide_the_callers_abort():
+    seen = []
+
+    def body(args, signal):
+        seen.append(signal.is_set())
+        return {"x": 1}
+
+    from dshc.runtime.signals import Signal
+
+    def swap(call, signal, proceed):
+        return proceed(Signal())  # a fresh signal that is never set
+
+    ctx = make_ctx(impls={"test/echo": body}, execute_wrappers=(swap,))
+    outcome = Pipeline().run(ToolCall.from_model("c1", "echo", '{"x": 1}'), ctx)
+    assert seen == [False] and outcome.result.is_error is False
+    ctx.signal.set()
+    state = Pipeline().before_dispatch(ToolCall.from_model("c2", "echo", '{"x": 1}'), ctx)
+    from dataclasses import replace
+    ctx.signal = type(ctx.signal)()  # dispatch with a clear signal, then abort from inside the swapped one
+    fused = []
+
+    def body_checks(args, signal):
+        ctx.signal.set()
+        fused.append(signal.is_set())
+        return {"x": 1}
+
+    ctx.implementations = {"test/echo": body_checks}
+    Pipeline().dispatch(replace(state), ctx)
+    assert fused == [True]  # the caller's abort reached the body through the swapped signal
 
 
 def test_post_execute_accept_block_and_illegal_combinations():

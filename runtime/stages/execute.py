@@ -105,3 +105,28 @@ def timeout_wrapper(seconds: float):
                               {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT", "message": message})
         return result
     return wrapper
+
+
+def retry_wrapper(attempts: int, codes: frozenset[str] = frozenset({"TOOL_TIMEOUT"})):
+    """Run the body again (up to `attempts` times in all) while it fails with one of `codes`.
+
+    Only for tools whose effects may repeat: the caller chooses where to install it.
+    """
+    def wrapper(call, signal: Signal, proceed) -> ToolResult:
+        result = proceed(signal)
+        for _ in range(attempts - 1):
+            if not result.is_error or (result.error or {}).get("code") not in codes or signal.is_set():
+                break
+            result = proceed(signal)
+        return result
+    return wrapper
+
+
+def metrics_wrapper(sink: dict):
+    """Record each call's wall time (seconds) and outcome in `sink`, keyed by call id."""
+    def wrapper(call, signal: Signal, proceed) -> ToolResult:
+        started = time.perf_counter()
+        result = proceed(signal)
+        sink[call.id] = {"seconds": time.perf_counter() - started, "error": (result.error or {}).get("code")}
+        return result
+    return wrapper
