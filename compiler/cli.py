@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dshc", description="Compile agent tool surfaces: which tools a model sees, "
                      "and whether a call may run.")
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
+    parser.add_argument("--version", action="version", version=f"dshc {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("catalog", help="list the packages and tools of the catalog")
@@ -114,8 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", required=True)
     _load_flags(p)
 
-    sub.add_parser("codes", help="list every diagnostic code")
+    p = sub.add_parser("codes", help="list every diagnostic code")
+    p.add_argument("--json", action="store_true")
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("dshc")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -132,7 +142,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return commands.run(args, stdout, stderr)
     except _UsageError as exc:
         return _report([Diagnostic("DSH405", str(exc))], wants_json, stdout, stderr)
-    except SystemExit as exc:  # --help and --version exit through argparse
+    except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
     except DshError as exc:
         return _report(exc.diagnostics, wants_json, stdout, stderr)

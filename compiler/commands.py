@@ -7,7 +7,7 @@ from argparse import Namespace
 from typing import TextIO
 
 from .catalog import load_catalog
-from .diagnostics import Diagnostic, DshError, iter_codes
+from .diagnostics import Diagnostic, DshError, iter_codes, unknown
 from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
@@ -264,7 +264,6 @@ def cmd_verify(args, out, err) -> int:
     against = _side_program(args.against, catalog) if args.against else None
     for name in args.policies or ():
         if name not in program.resolved.policies:
-            from .diagnostics import unknown
             raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])
     report = verify(program, against, args.policies)
     data = report.to_json()
@@ -390,6 +389,9 @@ def cmd_replay(args, out, err) -> int:
 
 # --- codes ---------------------------------------------------------------------------------
 def cmd_codes(args, out, err) -> int:
+    if args.json:
+        _write_json(out, [{"code": c, "severity": s, "summary": m} for c, s, m in iter_codes()])
+        return 0
     for code, severity, summary in iter_codes():
         out.write(f"{code}  {severity:<7}  {summary}\n")
     return 0

@@ -120,15 +120,3 @@ def path_inside(path: str, workspace: str) -> bool:
         return os.path.commonpath([root, resolved]) == root
     except ValueError:
         return False
-
-
-def mentions_args(expr: ast.Expr | None) -> bool:
-    if expr is None:
-        return False
-    if isinstance(expr, (ast.And, ast.Or)):
-        return any(mentions_args(i) for i in expr.items)
-    if isinstance(expr, ast.Not):
-        return mentions_args(expr.item)
-    if isinstance(expr, ast.Flag):
-        return False
-    return expr.fact.path[0] == "args"

@@ -99,16 +99,6 @@ class DshError(Exception):
         super().__init__("; ".join(d.message for d in self.diagnostics[:3]))
 
 
-def errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
-    return [d for d in diags if d.severity == "error"]
-
-
-def raise_if_errors(diags: Iterable[Diagnostic]) -> None:
-    found = errors(diags)
-    if found:
-        raise DshError(found)
-
-
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     match = get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean `{match[0]}`?" if match else None

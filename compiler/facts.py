@@ -32,6 +32,3 @@ REQUEST_FACTS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "sandbox": ("string", SANDBOX_MODES),
     "tool": ("string", None),
 }
-
-# a sandbox mode is wider than another when it allows strictly more
-SANDBOX_RANK = {mode: rank for rank, mode in enumerate(SANDBOX_MODES)}

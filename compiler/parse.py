@@ -291,7 +291,3 @@ def _blank_broken_declaration(text: str, exc) -> str | None:
     if not text[begin:end].strip():
         return None
     return text[:begin] + re.sub(r"[^\n]", " ", text[begin:end]) + text[end:]
-
-
-def token_span(path: str, token: Token) -> Span:
-    return Span(path, token.line, token.column, token.end_line, token.end_column)

@@ -10,7 +10,7 @@ import heapq
 
 from . import ast
 from .catalog import ToolDef
-from .conditions import Env, evaluate, mentions_args
+from .conditions import Env, evaluate
 from .resolve import EffectivePolicy, target_matches_tool
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
@@ -155,12 +155,6 @@ def finish(policy: EffectivePolicy, approval: str, approval_source, effect: str 
 def position(rule):
     span = rule.span
     return (span.path, span.line, span.col) if span else ("", 0, 0)
-
-
-def static_arguments_free(policy: EffectivePolicy | None) -> bool:
-    if policy is None:
-        return True
-    return not any(mentions_args(item.condition) for item in (*policy.rules, *policy.guards))
 
 
 def guard_denial(policy: EffectivePolicy | None, name: str, tool: ToolDef | None, env: Env) -> Decision | None:

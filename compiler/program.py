@@ -8,7 +8,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, compose, pending_diagnostics
-from .diagnostics import Diagnostic, DshError
+from .diagnostics import Diagnostic, DshError, unknown
 from .gates import GateContext, GateResult, allowed, projected, run_gates
 from .gates import ready as readiness
 from .parse import decode, parse_source
@@ -170,7 +170,6 @@ class Program:
         if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
             ctx = self._context(request)
             if name not in ctx.registrations:
-                from .diagnostics import unknown
                 raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
         return run_gates(self._context(request), name)
 
@@ -209,5 +208,5 @@ class Program:
 
 
 def _with_plan(composition: Composition, request: Request) -> Composition:
-    from dataclasses import replace
+    """Plan mode never changes what is composed: reuse the composition, carry the request's flag."""
     return replace(composition, request=request)

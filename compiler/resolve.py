@@ -212,8 +212,6 @@ class _Resolver:
                 if knob.required and mount.config_entry(key) is None:
                     yield Diagnostic("DSH215", f"package `{package.id}` needs config key `{key}`", mount.package.span,
                                      f"add `{{ {key} = … }}` to the mount: {knob.summary}")
-            if mount.alias is not None and not any(t.name_from for t in package.tools) and mount.alias.text in self.catalog.shipped_names:
-                pass  # an alias on a package without a naming knob only names the row
         if mount.condition is not None:
             yield from self.check_condition(mount.condition, COMPOSITION_FACTS, args_fields=None)
 

@@ -29,7 +29,3 @@ def span_field():
 class Source:
     path: str
     text: str
-
-    def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
-        return lines[line - 1] if 0 < line <= len(lines) else ""
