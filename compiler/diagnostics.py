@@ -13,7 +13,6 @@ from .source import Span
 
 # code -> (severity, one-line summary). `dshc codes` prints this table.
 CODES: dict[str, tuple[str, str]] = {
-    "DSH100": ("error", "syntax error"),
     "DSH101": ("error", "unexpected token"),
     "DSH102": ("error", "unexpected character"),
     "DSH103": ("error", "unterminated string"),
