@@ -82,12 +82,10 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
     relevant = [r for r in policy.rules if _targets(r, name, tool)]
     guards = [g for g in policy.guards if _targets(g, name, tool)] if include_guards else []
     shell = tool is not None and "any-process" in tool.risk
+    scoped = Env({**env.facts, "tool": name}, env.services, env.flags, env.args, env.workspace, shell)
 
     def holds(item, lenient):
-        if item.condition is None:
-            return True
-        return evaluate(item.condition, Env(env.facts, env.services, env.flags, env.args, env.workspace, shell),
-                        lenient)
+        return True if item.condition is None else evaluate(item.condition, scoped, lenient)
 
     # guards first: a guard that surely fires is final
     for guard in guards:
@@ -162,10 +160,10 @@ def guard_denial(policy: EffectivePolicy | None, name: str, tool: ToolDef | None
     if policy is None:
         return None
     shell = tool is not None and "any-process" in tool.risk
+    scoped = Env({**env.facts, "tool": name}, env.services, env.flags, env.args, env.workspace, shell)
     for guard in policy.guards:
         if not _targets(guard, name, tool):
             continue
-        if guard.condition is None or evaluate(guard.condition, Env(env.facts, env.services, env.flags, env.args,
-                                                                    env.workspace, shell), True) is not False:
+        if guard.condition is None or evaluate(guard.condition, scoped, True) is not False:
             return guard_decision(policy, guard)
     return None

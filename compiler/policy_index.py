@@ -176,18 +176,22 @@ class RequestDecider:
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
-        self._facts: dict[int, bool | None] = {}
+        self._facts: dict[tuple, bool | None] = {}
         self._plain: dict[str, tuple] = {}
         self._decisions: dict[str, Decision] = {}
         self._groups: dict[int, tuple] = {}
         self._combined: dict[tuple, Decision] = {}
 
-    def _fact(self, expr, lenient: bool) -> bool | None:
-        key = id(expr) * 2 + lenient
+    def _fact(self, name: str, expr, lenient: bool) -> bool | None:
+        """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
+        key = (name, id(expr), lenient)
         found = self._facts.get(key, _MISSING)
         if found is _MISSING:
-            found = self._facts[key] = evaluate(expr, self.env, lenient)
+            found = self._facts[key] = evaluate(expr, self._env_for(name), lenient)
         return found
+
+    def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
+        return Env({**self.env.facts, "tool": name}, self.env.services, self.env.flags, args, workspace, shell)
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
@@ -197,7 +201,7 @@ class RequestDecider:
         index = self.compiled.index(name, tool)
         env = None
         if include_guards and index.guards:
-            env = Env(self.env.facts, self.env.services, self.env.flags, args, workspace, index.shell)
+            env = self._env_for(name, args, workspace, index.shell)
             unsure = False
             for guard in index.guards:
                 value = True if guard.condition is None else evaluate(guard.condition, env, True)
@@ -218,7 +222,7 @@ class RequestDecider:
             value = args[field_name]
             if isinstance(value, str) and not (index.shell and field_name in SHELL_FIELDS):
                 for group in field_index.groups(value):
-                    top, rules, unsure_rules = self._group_summary(group)
+                    top, rules, unsure_rules = self._group_summary(name, group)
                     if unsure_rules:
                         maybe.extend(unsure_rules)
                     if top is None:
@@ -231,11 +235,11 @@ class RequestDecider:
                         parts.append(rules)
                 for entry in field_index.other:
                     if glob_match(entry.pattern, value):
-                        self._admit(entry, loose, maybe)
+                        self._admit(name, entry, loose, maybe)
             else:
-                self._glob_matches(field_index, value, index.shell and field_name in SHELL_FIELDS, loose, maybe)
+                self._glob_matches(name, field_index, value, index.shell and field_name in SHELL_FIELDS, loose, maybe)
         if index.generic:
-            env = env or Env(self.env.facts, self.env.services, self.env.flags, args, workspace, index.shell)
+            env = env or self._env_for(name, args, workspace, index.shell)
             for rule in index.generic:
                 value = evaluate(rule.condition, env, rule.effect != "allow")
                 if value is True:
@@ -269,22 +273,22 @@ class RequestDecider:
                                                    (deciding,) if best is not None else ())
         return found
 
-    def _group_summary(self, group: tuple):
+    def _group_summary(self, name: str, group: tuple):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
         if found is None:
             matched, maybe = [], []
             for entry in group:
-                self._admit(entry, matched, maybe)
+                self._admit(name, entry, matched, maybe)
             best = max((r.effect for r in matched), key=RANK.__getitem__) if matched else None
             rules = tuple(sorted((r for r in matched if r.effect == best), key=position))
             found = self._groups[id(group)] = (best, rules, tuple(maybe))
         return found
 
-    def _admit(self, entry: _Globbed, matched: list, maybe: list) -> None:
+    def _admit(self, name: str, entry: _Globbed, matched: list, maybe: list) -> None:
         """The entry's glob matched: its rule applies when its fact condition holds too."""
         if entry.facts is not None:
-            holds = self._fact(entry.facts, entry.rule.effect != "allow")
+            holds = self._fact(name, entry.facts, entry.rule.effect != "allow")
             if holds is None:
                 maybe.append(entry.rule)
                 return
@@ -299,7 +303,7 @@ class RequestDecider:
             matched, maybe = [], []
             for facts, rules in index.plain.items():
                 for rule in rules:
-                    value = True if facts is None else self._fact(facts, rule.effect != "allow")
+                    value = True if facts is None else self._fact(name, facts, rule.effect != "allow")
                     if value is True:
                         matched.append(rule)
                     elif value is None:
@@ -309,7 +313,7 @@ class RequestDecider:
             found = self._plain[name] = (best, deciding, tuple(maybe))
         return found
 
-    def _glob_matches(self, index: _FieldIndex, value, shell: bool, matched, maybe) -> None:
+    def _glob_matches(self, name: str, index: _FieldIndex, value, shell: bool, matched, maybe) -> None:
         """Shell commands and non-text values: entries are admitted one by one."""
         if not isinstance(value, str):
             candidates = [(e, e.rule.effect != "allow") for e in index.everything()]  # odd value: denies only
@@ -317,7 +321,7 @@ class RequestDecider:
             candidates = self._shell_candidates(index, value)
         for entry, ok in candidates:
             if ok:
-                self._admit(entry, matched, maybe)
+                self._admit(name, entry, matched, maybe)
 
     @staticmethod
     def _shell_candidates(index: _FieldIndex, command: str):

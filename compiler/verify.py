@@ -27,6 +27,8 @@ from .policy import decide
 from .request import Request
 from .resolve import EffectivePolicy, target_matches_tool
 
+# every fact is known for a concrete call, so `conditional` cannot occur; if it ever did, it
+# counts as allowing on the side being checked and as denying on the baseline (fail closed)
 PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
 MODES = ("native", "code", "both")
 WORKSPACE = "/workspace"
@@ -189,7 +191,8 @@ class _Decider:
         found = self.cache.get(key)
         if found is None:
             base = composition.env()
-            facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None}
+            facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None,
+                     "tool": name}
             out = []
             for args in classes:
                 env = Env(facts, base.services, base.flags, args, WORKSPACE)
@@ -204,6 +207,7 @@ def verify(program, against=None, policy_names=None) -> Report:
     decider = _Decider(report)
     policies = [program.resolved.policies[n] for n in sorted(policy_names or program.resolved.policies)]
     views: dict[Request, dict | None] = {}
+    relevant = set(_relevant_services(program))
 
     def reach(request):
         if request not in views:
@@ -218,7 +222,7 @@ def verify(program, against=None, policy_names=None) -> Report:
         composition = program.composition(request)
         scope = composition.chain[-1]
         # --- monotonicity of host services: removing one never makes a tool visible
-        for service in sorted(composition.services & set(_relevant_services(program))):
+        for service in sorted(composition.services & relevant):
             fewer = request.model_copy(update={"without_services": request.without_services | {service}})
             smaller = reach(fewer)
             if smaller is not None:
@@ -260,7 +264,7 @@ def verify(program, against=None, policy_names=None) -> Report:
 
 def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):
     for args, a, b in zip(classes, mine, baseline):
-        if PERMISSIVENESS[a] > PERMISSIVENESS[b]:
+        if PERMISSIVENESS.get(a, 2) > PERMISSIVENESS.get(b, 0):
             report.violations.append(Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy)))
             return
 

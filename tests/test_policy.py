@@ -156,3 +156,13 @@ def test_decide_cli_names_the_deciding_rule_for_each_outcome(cli, tmp_path):
     assert str(policy) in deny.json()["rules"][0]["source"]
     bad = cli("decide", "bash", "--args", "{not json")
     assert bad.code == 2 and "Traceback" not in bad.err
+
+
+def test_the_tool_fact_names_the_called_tool():
+    text = 'policy by-tool "Tool fact" {\n  default allow\n  deny * when tool == "bash"\n}\n'
+    program = Program.load(texts={"t.dsh": text})
+    request = Request(policy="by-tool")
+    assert program.decide(request, "bash", {"command": "ls", "description": "d"}).effect == "deny"
+    assert program.decide(request, "read", {"file_path": "a"}).effect == "allow"
+    assert program.view(request).entry("bash").policy == "deny"
+    assert program.view(request).entry("read").policy == "allow"

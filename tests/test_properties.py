@@ -21,7 +21,8 @@ PATHS = ["a.txt", "../up.txt", "/etc/passwd", "~/x", "sub/../b.txt"]
 conditions = st.sampled_from([
     "", " when plan_mode", " when not plan_mode", ' when platform == "win32"', ' when scope == "child"',
     ' when args.command matches "git *"', ' when args.command matches "rm *"', ' when args.file_path outside workspace',
-    " when has args.sandbox_permissions", ' when mode == "code" or plan_mode',
+    " when has args.sandbox_permissions", ' when mode == "code" or plan_mode', ' when tool == "bash"',
+    ' when tool in ["read", "write"] and not plan_mode',
 ])
 targets = st.lists(st.sampled_from(TOOLS + ["risk(file-mutation)", "risk(any-process)", "package(tool-fs)", "*"]),
                    min_size=1, max_size=2, unique=True)
