@@ -47,33 +47,21 @@ class ArgumentClasses:
 
 def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
     found: dict[str, FieldTests] = {}
-
-    def walk(expr):
-        if expr is None or isinstance(expr, ast.Flag):
-            return
-        if isinstance(expr, (ast.And, ast.Or)):
-            for item in expr.items:
-                walk(item)
-            return
-        if isinstance(expr, ast.Not):
-            walk(expr.item)
-            return
-        if expr.fact.path[0] != "args" or len(expr.fact.path) != 2:
-            return
-        tests = found.setdefault(expr.fact.path[1], FieldTests())
-        if isinstance(expr, ast.Matches):
-            tests.patterns.append(expr.pattern)
-        elif isinstance(expr, ast.Compare):
-            tests.literals.append(expr.value)
-        elif isinstance(expr, ast.Member):
-            tests.literals.extend(expr.values)
-        elif isinstance(expr, ast.Place):
-            tests.place = True
-        elif isinstance(expr, ast.Truthy):
-            tests.literals.extend([True, False])
-
     for condition in conditions:
-        walk(condition)
+        for atom in ast.atoms(condition):
+            if isinstance(atom, ast.Flag) or atom.fact.path[0] != "args" or len(atom.fact.path) != 2:
+                continue
+            tests = found.setdefault(atom.fact.path[1], FieldTests())
+            if isinstance(atom, ast.Matches):
+                tests.patterns.append(atom.pattern)
+            elif isinstance(atom, ast.Compare):
+                tests.literals.append(atom.value)
+            elif isinstance(atom, ast.Member):
+                tests.literals.extend(atom.values)
+            elif isinstance(atom, ast.Place):
+                tests.place = True
+            elif isinstance(atom, ast.Truthy):
+                tests.literals.extend([True, False])
     return found
 
 

@@ -107,6 +107,19 @@ class Or:
 Expr = Union[Compare, Member, Matches, Place, Has, Flag, Truthy, Not, And, Or]
 
 
+def atoms(expr):
+    """The leaf tests of a condition (everything under and/or/not), left to right."""
+    if expr is None:
+        return
+    if isinstance(expr, (And, Or)):
+        for item in expr.items:
+            yield from atoms(item)
+    elif isinstance(expr, Not):
+        yield from atoms(expr.item)
+    else:
+        yield expr
+
+
 # --- declarations -----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Mount:

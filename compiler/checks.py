@@ -19,15 +19,9 @@ from .resolve import target_matches_tool
 
 
 def _condition_atoms(expr, kind) -> set[str]:
-    if isinstance(expr, (ast.And, ast.Or)):
-        return set().union(*(_condition_atoms(i, kind) for i in expr.items))
-    if isinstance(expr, ast.Not):
-        return _condition_atoms(expr.item, kind)
-    if kind == "flag" and isinstance(expr, ast.Flag):
-        return {expr.name.text}
-    if kind == "service" and isinstance(expr, ast.Has) and len(expr.fact.path) == 1:
-        return {expr.fact.path[0]}
-    return set()
+    if kind == "flag":
+        return {a.name.text for a in ast.atoms(expr) if isinstance(a, ast.Flag)}
+    return {a.fact.path[0] for a in ast.atoms(expr) if isinstance(a, ast.Has) and len(a.fact.path) == 1}
 
 
 def check_mount_conditions_can_hold(program) -> Iterator[Diagnostic]:

@@ -116,13 +116,7 @@ def _split(condition):
 
 
 def _facts_only(expr) -> bool:
-    if isinstance(expr, (ast.And, ast.Or)):
-        return all(_facts_only(i) for i in expr.items)
-    if isinstance(expr, ast.Not):
-        return _facts_only(expr.item)
-    if isinstance(expr, ast.Flag):
-        return True
-    return expr.fact.path[0] != "args"
+    return all(isinstance(a, ast.Flag) or a.fact.path[0] != "args" for a in ast.atoms(expr))
 
 
 @lru_cache(maxsize=4096)

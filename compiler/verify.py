@@ -61,24 +61,12 @@ def _relevant_services(program) -> list[str]:
     found = {"sandbox"}
     for tool in program.catalog.definitions.values():
         found.update(tool.requires)
-
-    def walk(expr):
-        if isinstance(expr, (ast.And, ast.Or)):
-            for item in expr.items:
-                walk(item)
-        elif isinstance(expr, ast.Not):
-            walk(expr.item)
-        elif isinstance(expr, ast.Has) and len(expr.fact.path) == 1:
-            found.add(expr.fact.path[0])
-
-    for preset in program.resolved.tables["preset"].values():
-        for mount in preset.mounts:
-            if mount.condition is not None:
-                walk(mount.condition)
-    for policy in program.resolved.policies.values():
-        for item in (*policy.rules, *policy.guards):
-            if item.condition is not None:
-                walk(item.condition)
+    conditions = [m.condition for p in program.resolved.tables["preset"].values() for m in p.mounts]
+    conditions += [i.condition for p in program.resolved.policies.values() for i in (*p.rules, *p.guards)]
+    for condition in conditions:
+        for atom in ast.atoms(condition):
+            if isinstance(atom, ast.Has) and len(atom.fact.path) == 1:
+                found.add(atom.fact.path[0])
     return sorted(found)
 
 
@@ -163,22 +151,14 @@ class _Decider:
         found = self.cache.get(key)
         if found is None:
             facts, services, flags = set(), set(), set()
-
-            def walk(expr):
-                if isinstance(expr, (ast.And, ast.Or)):
-                    for item in expr.items:
-                        walk(item)
-                elif isinstance(expr, ast.Not):
-                    walk(expr.item)
-                elif isinstance(expr, ast.Flag):
-                    flags.add(expr.name.text)
-                elif isinstance(expr, ast.Has) and len(expr.fact.path) == 1:
-                    services.add(expr.fact.path[0])
-                elif expr is not None and expr.fact.path[0] != "args":
-                    facts.add(expr.fact.dotted)
-
             for item in (*policy.rules, *policy.guards):
-                walk(item.condition)
+                for atom in ast.atoms(item.condition):
+                    if isinstance(atom, ast.Flag):
+                        flags.add(atom.name.text)
+                    elif isinstance(atom, ast.Has) and len(atom.fact.path) == 1:
+                        services.add(atom.fact.path[0])
+                    elif atom.fact.path[0] != "args":
+                        facts.add(atom.fact.dotted)
             found = self.cache[key] = (frozenset(facts), frozenset(services), frozenset(flags))
         return found
 
