@@ -40,7 +40,8 @@ def composition_graph(ctx: GateContext) -> nx.MultiDiGraph:
         name = row.mount.row_name if row.mount else "own"
         status = {"registered": None, "disabled": "disabled", "condition-false": "condition false",
                   "pending": "waits for " + ", ".join(row.missing)}[row.status]
-        g.add_edge(origin, package, label=f"mount {name}" + (f" — {status}" if status else ""), cut=status is not None)
+        label = f"mount {name}" if row.mount else "own registration"
+        g.add_edge(origin, package, label=label + (f" — {status}" if status else ""), cut=status is not None)
         for service in resolved.catalog.package_by_id[row.package].requires:
             node = f"service:{service}"
             present = service in comp.services
