@@ -26,30 +26,25 @@ def _rules(decision) -> tuple:
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
             approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False):
     view = program.view(request)
-    composition = program.gate_context(request).composition  # carries the request's plan mode
-    policy = composition.policy
+    policy = program.composition(request).policy
     state = ToolState()
     state.plan_mode = request.plan
     sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
-    from .policy import guard_denial
 
-    def env(call):
-        return composition.env(args=thaw(call.arguments) if isinstance(call.arguments, dict) else {},
-                               workspace=workspace)
+    def arguments(call):
+        return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
 
     def policy_listener(call, entry):
-        arguments = thaw(call.arguments) if isinstance(call.arguments, dict) else {}
-        decision = program.decide(request, call.name, arguments, workspace, include_guards=False)
+        decision = program.decide(request, call.name, arguments(call), workspace, include_guards=False)
         kind = {"allow": Allow, "ask": Ask, "deny": Deny}[decision.effect if decision.effect != "conditional"
                                                             else "deny"]
         return kind(reason=decision.reason, decided_by=_rules(decision))
 
     def policy_guard(call, entry):
-        tool = program.catalog.definitions.get(entry.definition)
-        denial = guard_denial(policy, call.name, tool, env(call))
+        denial = program.guard(request, call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
     def tool_context(signal):

@@ -75,7 +75,7 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
     """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
 
     The runtime asks for rules and guards separately (`include_guards=False`, then
-    `guard_denial`), because guards run as their own pipeline stage after approval.
+    `Program.guard`), because guards run as their own pipeline stage after approval.
     """
     if policy is None:
         return Decision("allow", "no policy applies", ())
@@ -153,17 +153,3 @@ def finish(policy: EffectivePolicy, approval: str, approval_source, effect: str 
 def position(rule):
     span = rule.span
     return (span.path, span.line, span.col) if span else ("", 0, 0)
-
-
-def guard_denial(policy: EffectivePolicy | None, name: str, tool: ToolDef | None, env: Env) -> Decision | None:
-    """The first guard that fires for this call, as a deny; None when every guard abstains."""
-    if policy is None:
-        return None
-    shell = tool is not None and "any-process" in tool.risk
-    scoped = Env({**env.facts, "tool": name}, env.services, env.flags, env.args, env.workspace, shell)
-    for guard in policy.guards:
-        if not _targets(guard, name, tool):
-            continue
-        if guard.condition is None or evaluate(guard.condition, scoped, True) is not False:
-            return guard_decision(policy, guard)
-    return None

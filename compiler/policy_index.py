@@ -194,16 +194,12 @@ class RequestDecider:
         policy = self.compiled.policy
         index = self.compiled.index(name, tool)
         env = None
+        unsure = False
         if include_guards and index.guards:
             env = self._env_for(name, args, workspace, index.shell)
-            unsure = False
-            for guard in index.guards:
-                value = True if guard.condition is None else evaluate(guard.condition, env, True)
-                if value is True:
-                    return guard_decision(policy, guard)
-                unsure |= value is None
-        else:
-            unsure = False
+            fired, unsure = self._guards(policy, index, env)
+            if fired is not None:
+                return fired
         best, deciding, maybe = self._plain_summary(name, index)
         parts = [deciding] if best is not None else []
         maybe = list(maybe)
@@ -259,6 +255,31 @@ class RequestDecider:
                 self._combined.clear()
             found = self._combined[key] = finish(policy, self.approval, self.approval_source, best, tuple(parts))
         return found
+
+    def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
+        """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
+
+        A guard whose condition cannot be decided denies here: at call time nothing may slip through.
+        """
+        if self.compiled is None:
+            return None
+        index = self.compiled.index(name, tool)
+        if not index.guards:
+            return None
+        fired, _ = self._guards(self.compiled.policy, index,
+                                           self._env_for(name, args, workspace, index.shell), unsure_fires=True)
+        return fired
+
+    @staticmethod
+    def _guards(policy, index: _ToolIndex, env: Env, unsure_fires: bool = False):
+        """(the deny of the first guard that fires, whether some guard could not be decided)."""
+        unsure = False
+        for guard in index.guards:
+            value = True if guard.condition is None else evaluate(guard.condition, env, True)
+            if value is True or (value is None and unsure_fires):
+                return guard_decision(policy, guard), unsure
+            unsure |= value is None
+        return None, unsure
 
     def _plain_decision(self, name: str, best, deciding) -> Decision:
         found = self._decisions.get(name)

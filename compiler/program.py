@@ -181,23 +181,33 @@ class Program:
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
         """One tool call's decision; cheap enough for every call (indexed rules, per-request memo)."""
+        decider, tool = self._decider_for(request, name)
+        return decider.decide(name, tool, args, workspace, include_guards)
+
+    def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
+        """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""
+        decider, tool = self._decider_for(request, name)
+        return decider.guard(name, tool, args, workspace)
+
+    def _decider_for(self, request: Request, name: str):
         found = self._deciders.get(request)
         if found is None:
             found = self._deciders[request] = self._decider(request)
-        decider, tools = found
+        decider, tools, ctx = found
         tool = tools.get(name, False)
         if tool is False:
-            tool = tools[name] = self._context(request).tool_for(name)
-        return decider.decide(name, tool, args, workspace, include_guards)
+            tool = tools[name] = ctx.tool_for(name)
+        return decider, tool
 
     def _decider(self, request: Request):
-        comp = self._context(request).composition
+        ctx = self._context(request)  # one context per request: tool lookups share its registrations
+        comp = ctx.composition
         compiled = None
         if comp.policy is not None:
             compiled = self._compiled.get(comp.policy.name)
             if compiled is None:
                 compiled = self._compiled[comp.policy.name] = CompiledPolicy(comp.policy)
-        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env()), {}
+        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env()), {}, ctx
 
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""
