@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
     except DshError as exc:
-        return _report(exc.diagnostics, wants_json, stdout, stderr)
+        return _report(exc.diagnostics, wants_json, stdout, stderr, exc.sources)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: a bug, reported as such
@@ -157,11 +157,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return EXIT_INTERNAL
 
 
-def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO, sources=None) -> int:
     if wants_json:
         stdout.write(json.dumps({"diagnostics": diagnostics_json(diags)}, indent=2) + "\n")
     else:
-        stderr.write(human(diags) + "\n")
+        stderr.write(human(diags, sources=sources) + "\n")
     return EXIT_INPUT
 
 

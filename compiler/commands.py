@@ -173,7 +173,7 @@ def cmd_check(args, out, err) -> int:
     if args.json:
         _write_json(out, {"diagnostics": diagnostics_json(findings)})
     elif findings:
-        out.write(human(findings, limit=50) + "\n")
+        out.write(human(findings, limit=50, sources=program.sources) + "\n")
     else:
         out.write("no findings\n")
     return 1 if findings else 0
@@ -186,9 +186,9 @@ def cmd_fmt(args, out, err) -> int:
     if not args.paths and not args.check:
         raise DshError([Diagnostic("DSH405", "fmt needs PATH arguments to rewrite (or --check for the shipped files)")])
     files = read_paths(args.paths) if args.paths else shipped_sources()
-    documents, diags = parse_files(files)
+    documents, diags, texts = parse_files(files)
     if diags:
-        raise DshError(diags)
+        raise DshError(diags, texts)
     changed = []
     for file, document in zip(files, documents):
         text = format_document(document)

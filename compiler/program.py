@@ -8,6 +8,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -16,12 +17,11 @@ from typing import Iterable, Mapping
 from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, compose, pending_diagnostics
-from .diagnostics import Diagnostic, DshError, unknown
+from .diagnostics import Diagnostic, DshError, cannot_read, unknown
 from .gates import GateContext, GateResult, allowed, projected, run_gates
 from .gates import ready as readiness
 from .parse import decode, parse_source
 from .policy import CompiledPolicy, Decision, RequestDecider, decide
-from .render import SOURCE_TEXTS
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
 from .view import ToolView, make_entry
@@ -55,32 +55,44 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
             try:
                 files.append(SourceFile(str(target), target.read_bytes()))
             except OSError as exc:
-                problems.append(Diagnostic("DSH107", f"cannot read `{target}`: {exc.strerror or exc.__class__.__name__}",
-                                           path=str(target)))
+                problems.append(cannot_read(str(target), exc))
     if problems:
         raise DshError(problems)
     return files
 
 
-def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic]]:
+def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic], dict[str, str]]:
+    """(documents, diagnostics, path -> decoded text of every file that could be decoded)."""
     from .to_ast import to_document
-    documents, diags = [], []
+    documents, diags, texts = [], [], {}
     for file in files:
         source, found = decode(file.path, file.data)
         diags += found
         if source is None:
             continue
-        SOURCE_TEXTS[file.path] = source.text
+        texts[file.path] = source.text
         tree, found, comments = parse_source(source)
         diags += found
         if tree is not None:
             documents.append(to_document(file.path, tree, comments))
-    return documents, diags
+    return documents, diags, texts
+
+
+def _owns_sources(method):
+    """A DshError leaving a Program method carries the Program's source texts, for excerpts."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except DshError as exc:
+            raise exc.with_sources(self.sources)
+    return wrapper
 
 
 class Program:
-    def __init__(self, resolved: Resolved):
+    def __init__(self, resolved: Resolved, sources: Mapping[str, str] | None = None):
         self.resolved = resolved
+        self.sources: Mapping[str, str] = dict(sources or {})  # path -> text, for diagnostics' excerpts
         self._compositions: dict[Request, Composition] = {}
         self._views: dict[Request, ToolView] = {}
         self._deciders: dict[Request, tuple] = {}
@@ -98,10 +110,13 @@ class Program:
     @classmethod
     def from_files(cls, files: Iterable[SourceFile], catalog: Catalog | None = None) -> "Program":
         catalog = catalog or load_catalog()
-        documents, diags = parse_files(files)
+        documents, diags, texts = parse_files(files)
         if any(d.severity == "error" for d in diags):
-            raise DshError(diags)
-        return cls(resolve(tuple(documents), catalog))
+            raise DshError(diags, texts)
+        try:
+            return cls(resolve(tuple(documents), catalog), texts)
+        except DshError as exc:
+            raise exc.with_sources(texts)
 
     @property
     def catalog(self) -> Catalog:
@@ -112,6 +127,7 @@ class Program:
         return self.resolved.warnings
 
     # --- requests ---
+    @_owns_sources
     def composition(self, request: Request) -> Composition:
         key = request.composition_key()
         found = self._compositions.get(key)
@@ -119,6 +135,7 @@ class Program:
             found = self._compositions[key] = compose(self.resolved, key)
         return found
 
+    @_owns_sources
     def gate_context(self, request: Request) -> GateContext:
         return self._context(request)
 
@@ -128,6 +145,7 @@ class Program:
             composition = _with_plan(composition, request)
         return GateContext(self.resolved, composition)
 
+    @_owns_sources
     def view(self, request: Request) -> ToolView:
         found = self._views.get(request)
         if found is None:
@@ -165,6 +183,7 @@ class Program:
         ready = readiness.check(ctx, name).value or "unknown"
         return make_entry(name, registration, tool, policy, ready)
 
+    @_owns_sources
     def explain(self, request: Request, name: str) -> tuple[GateResult, ...]:
         if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
             ctx = self._context(request)
@@ -172,17 +191,20 @@ class Program:
                 raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
         return run_gates(self._context(request), name)
 
+    @_owns_sources
     def explain_all(self, request: Request) -> dict[str, tuple[GateResult, ...]]:
         ctx = self._context(request)
         names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
         return {name: run_gates(ctx, name) for name in names}
 
+    @_owns_sources
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
         """One tool call's decision; cheap enough for every call (indexed rules, per-request memo)."""
         decider, tool = self._decider_for(request, name)
         return decider.decide(name, tool, args, workspace, include_guards)
 
+    @_owns_sources
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
         """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""
         decider, tool = self._decider_for(request, name)
