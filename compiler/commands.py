@@ -7,7 +7,8 @@ from argparse import Namespace
 from typing import TextIO
 
 from .catalog import load_catalog
-from .diagnostics import Diagnostic, DshError, iter_codes, unknown
+from .diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
+from .policy import MAX_DEPTH, shape_problem
 from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
@@ -138,25 +139,40 @@ def cmd_explain(args, out, err) -> int:
 
 # --- decide --------------------------------------------------------------------------------
 def cmd_decide(args, out, err) -> int:
-    try:
-        call_args = json.loads(args.args)
-    except json.JSONDecodeError as exc:
-        raise DshError([Diagnostic("DSH405", f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}")])
-    if not isinstance(call_args, dict):
-        raise DshError([Diagnostic("DSH405", "--args must be a JSON object")])
+    call_args = _call_arguments(args.args)
     program = _program(args)
     request = _request(args)
-    if args.tool not in program.catalog.shipped_names and args.tool != "run_code":
-        program.explain(request, args.tool)  # raises the unknown-tool diagnostic with a did-you-mean
+    program.require_tool(request, args.tool)
     decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
     rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
     if args.json:
-        _write_json(out, {"tool": args.tool, "decision": decision.effect, "reason": decision.reason, "rules": rules})
+        _write_json(out, {"tool": args.tool, "decision": decision.effect, "gate": decision.gate,
+                          "reason": decision.reason, "rules": rules})
     else:
         out.write(f"{decision.effect}: {decision.reason}\n")
         for rule in rules:
             out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
     return 0 if decision.effect == "allow" else 1
+
+
+ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "ls"}\''
+
+
+def _call_arguments(text: str) -> dict:
+    """--args text → the call's arguments, refused (exit 2) when not a JSON object within the nesting limits."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DshError([invalid_request(f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}",
+                                        ARGS_HELP)])
+    except RecursionError:
+        raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
+    if not isinstance(value, dict):
+        raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
+    problem = shape_problem(value)
+    if problem is not None:
+        raise DshError([invalid_request(f"--args: {problem}", ARGS_HELP)])
+    return value
 
 
 # --- check ---------------------------------------------------------------------------------

@@ -18,10 +18,10 @@ from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, compose, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
-from .gates import GateContext, GateResult, allowed, projected, run_gates
+from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .parse import decode, parse_source
-from .policy import CompiledPolicy, Decision, RequestDecider, decide
+from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
 from .view import ToolView, make_entry
@@ -185,11 +185,15 @@ class Program:
 
     @_owns_sources
     def explain(self, request: Request, name: str) -> tuple[GateResult, ...]:
-        if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
-            ctx = self._context(request)
-            if name not in ctx.registrations:
-                raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
+        self.require_tool(request, name)
         return run_gates(self._context(request), name)
+
+    @_owns_sources
+    def require_tool(self, request: Request, name: str) -> None:
+        """Raise DSH406 (with a did-you-mean) for a name neither the catalog nor this request defines."""
+        if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
+            if name not in self._context(request).registrations:
+                raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
 
     @_owns_sources
     def explain_all(self, request: Request) -> dict[str, tuple[GateResult, ...]]:
@@ -200,25 +204,36 @@ class Program:
     @_owns_sources
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
-        """One tool call's decision; cheap enough for every call (indexed rules, per-request memo)."""
-        decider, tool = self._decider_for(request, name)
+        """One tool call's decision through the five gates, cheap enough for every call.
+
+        A tool this request does not register, show, put within reach or have a provider for
+        is denied naming that gate (remembered per request and tool); so are arguments beyond
+        the nesting limits. Otherwise the policy decides from its index (per-request memo).
+        """
+        decider, tool, stop = self._decider_for(request, name)
+        if stop is not None:
+            return stop
+        problem = shape_problem(args)
+        if problem is not None:
+            return Decision("deny", f"{problem}, so the call is refused before any rule reads them", ())
         return decider.decide(name, tool, args, workspace, include_guards)
 
     @_owns_sources
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
         """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""
-        decider, tool = self._decider_for(request, name)
+        decider, tool, _ = self._decider_for(request, name)
         return decider.guard(name, tool, args, workspace)
 
     def _decider_for(self, request: Request, name: str):
+        """(the request's decider, the tool definition, a gate's denial or None) — per request and tool."""
         found = self._deciders.get(request)
         if found is None:
             found = self._deciders[request] = self._decider(request)
         decider, tools, ctx = found
-        tool = tools.get(name, False)
-        if tool is False:
-            tool = tools[name] = ctx.tool_for(name)
-        return decider, tool
+        known = tools.get(name)
+        if known is None:
+            known = tools[name] = (ctx.tool_for(name), _gate_denial(ctx, name))
+        return (decider, *known)
 
     def _decider(self, request: Request):
         ctx = self._context(request)  # one context per request: tool lookups share its registrations
@@ -233,9 +248,33 @@ class Program:
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""
         ctx = self._context(request)
+        stop = _gate_denial(ctx, name)
+        if stop is not None:
+            return stop
         comp = ctx.composition
         return decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
                       comp.env(args=args, workspace=workspace))
+
+
+# the gates a call passes besides the policy (gate 4, decided per call from the arguments)
+CALL_GATES = (("registered", registered.check), ("visible", visible.check), ("projected", projected.check),
+              ("ready", readiness.check))
+
+
+def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
+    """The deny of the first gate a call of `name` fails, or None.
+
+    Within reach means on the wire, or, in code and both modes, in the SDK behind `run_code`
+    (the runtime dispatches those nested calls); a tool whose provider is absent cannot run.
+    """
+    for gate, check in CALL_GATES:
+        if gate == "projected" and ctx.composition.mode != "native" and name in ctx.visible:
+            continue  # reachable through run_code
+        result = check(ctx, name)
+        if result.status == "fail":
+            return Decision("deny", f"gate `{gate}` fails: {result.reason}", ((f"gate:{gate}", result.source),),
+                            gate=gate)
+    return None
 
 
 def _with_plan(composition: Composition, request: Request) -> Composition:
