@@ -253,8 +253,11 @@ def cmd_diff(args, out, err) -> int:
         old, new = _side_program(args.old, catalog), _side_program(args.new, catalog)
         result = diff_programs(old, new)
     elif not any(paths):
-        program = Program.load(args.load, catalog=catalog, shipped=not args.no_shipped)
-        result = diff_programs(program, program, [_context(args.old)], [_context(args.new)])
+        program = _program(args)
+        old, new = _context(args.old), _context(args.new)
+        for context in (old, new):
+            program.composition(context)  # an unknown name in a context is an error (exit 2), not an empty diff
+        result = diff_programs(program, program, [old], [new])
     else:
         raise DshError([Diagnostic("DSH405", "OLD and NEW must both be sources (paths or `@shipped`) or both contexts")])
     if args.json:
