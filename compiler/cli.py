@@ -12,7 +12,7 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import commands
-from .diagnostics import Diagnostic, DshError
+from .diagnostics import DshError, invalid_request
 from .render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -141,7 +141,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return EXIT_INPUT
         return commands.run(args, stdout, stderr)
     except _UsageError as exc:
-        return _report([Diagnostic("DSH405", str(exc))], wants_json, stdout, stderr)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        where = f"dshc {command} --help" if command in commands.COMMANDS else "dshc --help"
+        return _report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
     except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
     except DshError as exc:

@@ -26,26 +26,35 @@ def guarded() -> Program:
     return Program.load(texts={"no-rm.dsh": DENY_RM})
 
 
-def call(program, command, **request):
+def decide_call(program, command, **request):
     req = Request(preset="standard", host="web", policy="no-rm", **request)
-    return program.decide(req, "bash", {"command": command, "description": "d"}, workspace="/ws").effect
+    return program.decide(req, "bash", {"command": command, "description": "d"}, workspace="/ws")
 
 
-@pytest.mark.parametrize("command", [
-    "cd x && git push",
-    "timeout 5 rm -rf /",
-    "echo $(rm -rf ~)",
-    "{ cat .env; }",
-    "echo x | sh",
-    "env FOO=1 nice -n 5 rm -rf /tmp/x",
-    "bash -c 'git push origin main'",
-    "ls `rm -rf /`",
-    "(cd /; rm -rf x)",
-    "xargs rm < files",
-    "echo 'unterminated",
+def call(program, command, **request):
+    return decide_call(program, command, **request).effect
+
+
+OPAQUE = {5, 6, 7}  # a command that cannot be analysed may match every deny whose facts hold (not line 8's flag)
+
+
+@pytest.mark.parametrize("command, lines", [
+    ("cd x && git push", {6}),
+    ("timeout 5 rm -rf /", {5}),
+    ("echo $(rm -rf ~)", {5}),
+    ("{ cat .env; }", {7}),
+    ("echo x | sh", OPAQUE),
+    ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
+    ("bash -c 'git push origin main'", {6}),
+    ("ls `rm -rf /`", {5}),
+    ("(cd /; rm -rf x)", {5}),
+    ("xargs rm < files", {5}),
+    ("echo 'unterminated", OPAQUE),
 ])
-def test_bypass_shapes_are_never_allowed(guarded, command):
-    assert call(guarded, command) in ("deny", "ask")
+def test_bypass_shapes_are_denied_by_the_rule_they_dodge(guarded, command, lines):
+    decision = decide_call(guarded, command)
+    assert decision.effect == "deny"
+    assert {int(rule.split("@")[1]) for rule, _ in decision.deciding} == lines
 
 
 @pytest.mark.parametrize("command", ["git status", "ls -la && echo done", "cat README.md | wc -l"])
@@ -59,7 +68,8 @@ def test_a_bare_git_is_covered_by_a_git_star_rule(guarded):
 
 
 def test_unparseable_commands_are_never_allowed(guarded):
-    assert call(guarded, "echo $(") in ("deny", "ask")
+    decision = decide_call(guarded, "echo $(")
+    assert decision.effect == "deny" and {int(rule.split("@")[1]) for rule, _ in decision.deciding} == OPAQUE
 
 
 def test_strictest_wins_regardless_of_order():

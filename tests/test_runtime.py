@@ -311,7 +311,8 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
         if log.exists() and b'"tool/decision"' in log.read_bytes():
             break
         time.sleep(0.05)
-    time.sleep(0.2)
+    started = _descendants_after(process.pid, deadline)  # the shell it spawned (in a session of its own)
+    assert started, "the call never started its process"
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     read = read_log(str(log))
@@ -319,7 +320,39 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     assert [r["type"] for r in read.records] == ["request/header", "tool/call", "tool/decision"]
     (pending,) = list(calls_without_results(read.records))
     assert pending["callId"] == "slow"
-    subprocess.run(["pkill", "-f", "sleep 30"], check=False)
+    for pid in started:  # only what this test started, by pid
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found += [int(p) for p in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _descendants_after(pid: int, deadline: float) -> list[int]:
+    """Every process below `pid`, waiting (until `deadline`) for at least one to exist."""
+    while True:
+        found, queue = [], _children(pid)
+        while queue:
+            child = queue.pop()
+            found.append(child)
+            queue += _children(child)
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
 
 
 def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):
