@@ -82,6 +82,20 @@ def test_strictest_wins_regardless_of_order():
         assert rule.startswith(f"{name}/deny@") and span.path == "order.dsh"
 
 
+@pytest.mark.parametrize("first, second, winner", [
+    ("allow", "ask", "ask"), ("ask", "allow", "ask"), ("ask", "deny", "deny"), ("deny", "ask", "deny"),
+    ("allow", "deny", "deny"), ("deny", "allow", "deny"),
+])
+def test_strictest_wins_for_every_pair_of_effects(first, second, winner):
+    text = f'policy p "P" {{\n  approval ask\n  {first} glob\n  {second} glob\n}}\n'
+    program = Program.load(texts={"pair.dsh": text})
+    for decide in (program.decide, program.decide_unindexed):
+        decision = decide(Request(policy="p"), "glob", {"pattern": "*"})
+        assert decision.effect == winner
+        ((rule, _),) = decision.deciding
+        assert rule == f"p/{winner}@{3 if first == winner else 4}"
+
+
 def test_no_rule_and_no_default_denies():
     program = Program.load(texts={"empty.dsh": 'policy bare "Nothing" {\n  allow read\n}\n'})
     decision = program.decide(Request(policy="bare"), "glob", {"pattern": "*"})
