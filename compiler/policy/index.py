@@ -214,7 +214,8 @@ class RequestDecider:
                 self._match_field(call, field_name, field_index, args[field_name])
         for rule in index.generic:
             call.buckets.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
-        call.tally.add_matched(call.buckets.matched)
+        if call.buckets.matched:
+            call.tally.add_matched(call.buckets.matched)
         return self._conclude(call, unsure, best, deciding)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
