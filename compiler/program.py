@@ -201,7 +201,6 @@ class Program:
         names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
         return {name: run_gates(ctx, name) for name in names}
 
-    @_owns_sources
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
         """One tool call's decision through the five gates, cheap enough for every call.
@@ -218,7 +217,6 @@ class Program:
             return Decision("deny", f"{problem}, so the call is refused before any rule reads them", ())
         return decider.decide(name, tool, args, workspace, include_guards)
 
-    @_owns_sources
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
         """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""
         decider, tool, _ = self._decider_for(request, name)
@@ -227,13 +225,17 @@ class Program:
     def _decider_for(self, request: Request, name: str):
         """(the request's decider, the tool definition, a gate's denial or None) — per request and tool."""
         found = self._deciders.get(request)
-        if found is None:
-            found = self._deciders[request] = self._decider(request)
+        if found is None:  # the only step of a call that can raise: composing the request
+            found = self._deciders[request] = self._new_decider(request)
         decider, tools, ctx = found
         known = tools.get(name)
         if known is None:
             known = tools[name] = (ctx.tool_for(name), _gate_denial(ctx, name))
         return (decider, *known)
+
+    @_owns_sources
+    def _new_decider(self, request: Request):
+        return self._decider(request)
 
     def _decider(self, request: Request):
         ctx = self._context(request)  # one context per request: tool lookups share its registrations

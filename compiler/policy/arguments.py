@@ -15,7 +15,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> str | None:
     """Why `value` is too deep or too large, or None when it is within the limits (iterative walk)."""
-    if isinstance(value, Mapping) and len(value) < max_nodes and all(type(v) in _SCALARS for v in value.values()):
+    if type(value) is dict and len(value) < max_nodes and _SCALARS.issuperset(map(type, value.values())):
         return None  # the common call: one flat object
     stack = [(value, 1)]
     nodes = 0

@@ -192,6 +192,7 @@ class RequestDecider:
         self._facts: dict[tuple, bool | None] = {}
         self._plain: dict[str, tuple] = {}
         self._decisions: dict[str, Decision] = {}
+        self._fact_only: dict[str, Decision] = {}
         self._groups: dict[int, tuple] = {}
         self._combined = Memo(COMBINED_CACHE)
 
@@ -200,6 +201,8 @@ class RequestDecider:
         if self.compiled is None:
             return NO_POLICY
         index = self.compiled.index(name, tool)
+        if not index.globbed and not index.generic and not (include_guards and index.guards):
+            return self._facts_decide(name, index)
         call = _Call(self, name, index, args, workspace)
         unsure = False
         if include_guards and index.guards:
@@ -246,6 +249,15 @@ class RequestDecider:
             return found
         # the same groups hit → the same decision
         return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
+
+    def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
+        """A tool whose rules read only request facts: one decision per request, whatever the call."""
+        found = self._fact_only.get(name)
+        if found is None:
+            best, deciding, maybe = self._plain_summary(name, index)
+            found = self._fact_only[name] = self.core.conclude(self.approval, self.approval_source,
+                                                               Tally(best, deciding), maybe)
+        return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
