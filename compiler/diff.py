@@ -197,8 +197,8 @@ def _first_differences(decider, old_comp, new_comp, name, old_tool, new_tool, ol
                  for comp, tool, plan in ((old_comp, old_tool, old_plan), (new_comp, new_tool, new_plan))]
         policy = new_comp.policy.name if old_comp.policy.name == new_comp.policy.name else \
             f"{old_comp.policy.name} → {new_comp.policy.name}"
-        out.append(Change("decision", name, wider, f"{sides[0].effect} → {sides[1].effect}",
-                          _decision_side(old_comp.policy.name, sides[0]), _decision_side(new_comp.policy.name, sides[1]),
+        old_side, new_side = (_decision_side(c.policy.name, d) for c, d in zip((old_comp, new_comp), sides))
+        out.append(Change("decision", name, wider, f"{sides[0].effect} → {sides[1].effect}", old_side, new_side,
                           policy=policy, witness=dict(args)))
     return out
 

@@ -88,7 +88,8 @@ def _edited_tree(tmp_path, before: str, after: str):
 # adding the mount is not enough: tool-terminal waits for service `terminals`, which the fix does not name
 INCOMPLETE = {"terminal_open-in-standard": "the counterfactual omits `--with terminals`"}
 FIXABLE = [pytest.param(case, marks=pytest.mark.xfail(reason=INCOMPLETE[case], strict=True)) if case in INCOMPLETE
-           else case for case, (_, gate) in sorted(CASES.items()) if gate in ("registered", "visible", "projected", "ready")]
+           else case for case, (_, gate) in sorted(CASES.items())
+           if gate in ("registered", "visible", "projected", "ready")]
 
 
 @pytest.mark.parametrize("case", FIXABLE)

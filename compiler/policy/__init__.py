@@ -9,5 +9,5 @@ from .effects import EFFECTS, PERMISSIVENESS, RANK, stricter, strictest, widens,
 from .index import CompiledPolicy, RequestDecider
 from .reference import decide
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "shape_problem", "NO_POLICY", "Decision", "EFFECTS", "PERMISSIVENESS", "RANK", "stricter", "strictest", "widens",
-           "widens_fail_closed", "CompiledPolicy", "RequestDecider", "decide"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "shape_problem", "NO_POLICY", "Decision", "EFFECTS", "PERMISSIVENESS", "RANK",
+           "stricter", "strictest", "widens", "widens_fail_closed", "CompiledPolicy", "RequestDecider", "decide"]
