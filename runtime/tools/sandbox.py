@@ -1,9 +1,13 @@
-"""Path confinement for the file tools. In: a path argument + the call's sandbox mode;
-out: the fully resolved real path, or a SANDBOX_DENIED error."""
+"""Confinement as the tools see it: path checks for the file tools (a path argument + the
+call's sandbox mode → the resolved real path, or SANDBOX_DENIED) and the OS confinement of
+the processes the shell tools start (ToolContext → Confinement; failures → SANDBOX_UNAVAILABLE)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable
 from .base import SANDBOX_MODES, ToolContext, fail, invalid
 
 
@@ -53,3 +57,30 @@ def shown(ctx: ToolContext, real: str) -> str:
     if within(real, root):
         return os.path.relpath(real, root) if real != root else "."
     return real
+
+
+def confinement(ctx: ToolContext) -> Confinement:
+    check_mode(ctx)
+    roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in ctx.writable_roots)
+    return Confinement(mode=ctx.sandbox, workspace=workspace_root(ctx), tmpdir=ctx.state.private_tmp(),
+                       writable=roots, network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback,
+                       backend=ctx.sandbox_backend)
+
+
+def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:
+    """Temp files go to the session's private temp dir, the one place every mode may write."""
+    tmp = ctx.state.private_tmp()
+    return {**base, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+
+
+@contextmanager
+def process_errors(program: str) -> Iterator[None]:
+    """A process that could not start or be confined becomes a structured tool error."""
+    try:
+        yield
+    except SandboxUnavailable as exc:
+        raise fail("sandbox-unavailable", mode=exc.mode, missing=exc.missing) from None
+    except SandboxFailure as exc:
+        raise fail("sandbox-failed", reason=str(exc)) from None
+    except OSError as exc:
+        raise invalid(f"cannot start `{program}`: {exc.strerror or exc}") from None
