@@ -5,8 +5,11 @@ pre-execute listener and guard, the local tool bodies, and the event log.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
+import threading
+from collections.abc import Mapping
 from typing import Callable
 
 from ..runtime.context import PipelineContext
@@ -17,6 +20,9 @@ from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
 from .program import Program
 from .request import Request
+
+# narrowest first; an escalation may only move right
+ESCALATION_MODES = ("read-only", "workspace-write", "danger-full-access")
 
 
 def _rules(decision) -> tuple:
@@ -30,6 +36,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     state = ToolState()
     state.plan_mode = request.plan
     sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    escalation = Escalation(approver)
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
@@ -48,13 +55,67 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
     def tool_context(signal):
-        return ToolContext(workspace=os.path.abspath(workspace), sandbox=sandbox, owner=request.scope, state=state,
-                           abort=signal, timeout_s=timeout_s, interactive=interactive)
+        return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
+                           state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
+                           **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
-                          render=render, pre_execute=(policy_listener,), approver=approver, guards=(policy_guard,),
-                          execute_wrappers=(timeout_wrapper(timeout_s),), timeout_s=timeout_s)
+                          render=render, pre_execute=(policy_listener,), approver=escalation.approver,
+                          guards=(policy_guard,), execute_wrappers=(timeout_wrapper(timeout_s), escalation.wrapper),
+                          timeout_s=timeout_s)
     return ctx, state
+
+
+def sandbox_settings(policy) -> dict:
+    """The policy's process-sandbox lines as ToolContext fields; unsaid means network off, no extra roots."""
+    if policy is None:
+        return {"sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
+    return {"network": policy.network is not None and policy.network.text == "allow",
+            "writable_roots": tuple(root.text for root in policy.writable),
+            "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
+            # bubblewrap only when the user asks for it (DSHC_SANDBOX=bwrap)
+            "sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
+
+
+class Escalation:
+    """A call carrying `sandbox_permissions` runs in the wider mode only if a human approved that
+    very call (ask → allowed-once); allowed by a rule alone, it keeps the policy's mode."""
+
+    def __init__(self, approver: Callable | None) -> None:
+        self._approver = approver
+        self._approved: set[str] = set()
+        self._lock = threading.Lock()
+        self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_call", default=None)
+        self.approver = self._approve if approver is not None else None
+
+    def _approve(self, call, reason: str) -> str:
+        outcome = self._approver(call, reason)
+        if outcome == "allowed-once":
+            with self._lock:
+                self._approved.add(call.id)
+        return outcome
+
+    def wrapper(self, call, signal, proceed):
+        # the body runs in this thread, below this frame; tool_context reads the call from here
+        token = self._current.set(call)
+        try:
+            return proceed(signal)
+        finally:
+            self._current.reset(token)
+            with self._lock:
+                self._approved.discard(call.id)
+
+    def mode(self, policy_mode: str) -> str:
+        call = self._current.get()
+        if call is None or not isinstance(call.arguments, Mapping):
+            return policy_mode
+        wanted = call.arguments.get("sandbox_permissions")
+        with self._lock:
+            approved = call.id in self._approved
+        if (approved and wanted in ESCALATION_MODES and policy_mode in ESCALATION_MODES
+                and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(policy_mode)):
+            return wanted
+        return policy_mode
 
 
 def terminal_approver(call, reason: str) -> str:
