@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         if not command:
             raise ValueError("no command to run")
         confine(spec)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())
         return CONFINE_FAILED

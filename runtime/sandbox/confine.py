@@ -61,7 +61,7 @@ def _launcher(spec: dict, argv: list[str], report_fd: int) -> list[str]:
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
     command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for root in conf.write_roots():
+    for root in dict.fromkeys(conf.write_roots()):
         if os.path.exists(root):
             command += ["--bind", root, root]
     if not conf.network:
