@@ -1,9 +1,11 @@
-"""Shared fixtures: the shipped program (loaded once) and an in-process CLI runner."""
+"""Shared fixtures: the shipped program (loaded once), an in-process CLI runner, and a tool
+session with a workspace and a folder outside it."""
 from __future__ import annotations
 
 import io
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -11,6 +13,7 @@ from hypothesis import HealthCheck, settings
 from dshc.compiler.cli import main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from dshc.runtime.tools import ToolState
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
@@ -44,3 +47,24 @@ def cli():
 
 def request(**kwargs) -> Request:
     return Request(**kwargs)
+
+
+@pytest.fixture
+def state():
+    s = ToolState()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    out = tmp_path / "outside"
+    out.mkdir()
+    return out

@@ -25,27 +25,6 @@ from dshc.runtime.tools import ask_user
 
 
 @pytest.fixture
-def state():
-    s = ToolState()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    return out
-
-
-@pytest.fixture
 def make_ctx(workspace, state):
     def make(sandbox="workspace-write", owner="agent-1", abort=None, **kwargs) -> ToolContext:
         return ToolContext(workspace=str(workspace), sandbox=sandbox, owner=owner, state=state,

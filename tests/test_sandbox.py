@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -22,33 +21,12 @@ import pytest
 from dshc.compiler.cli import main
 from dshc.runtime import sandbox
 from dshc.runtime.sandbox import Confinement, Probe, plan, seatbelt
-from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError, ToolState
+from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
 
 PROBE = sandbox.probe()
 needs_landlock = pytest.mark.skipif(PROBE.landlock_abi < 1, reason="the kernel offers no Landlock ABI")
 needs_netns = pytest.mark.skipif(not PROBE.network_namespace, reason="unprivileged user namespaces are disabled")
 GOLDEN = Path(__file__).parent / "test_sandbox"
-
-
-@pytest.fixture
-def state():
-    s = ToolState()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    return out
 
 
 @pytest.fixture
