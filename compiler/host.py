@@ -62,7 +62,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,
                           guards=(policy_guard,), execute_wrappers=(timeout_wrapper(timeout_s), escalation.wrapper),
-                          timeout_s=timeout_s)
+                          timeout_s=timeout_s,
+                          sandbox_of=lambda call: describe_sandbox(program, request, call.name, arguments(call)))
     return ctx, state
 
 
@@ -116,6 +117,57 @@ class Escalation:
                 and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(policy_mode)):
             return wanted
         return policy_mode
+
+
+PROCESS_PACKAGES = ("tool-bash", "tool-pwsh", "tool-bash-persistent")
+FILE_PACKAGES = ("tool-fs", "tool-str-replace-editor", "tool-fs-search")
+
+
+def describe_sandbox(program: Program, request: Request, tool: str, arguments: Mapping | None = None) -> dict | None:
+    """Which sandbox a call of `tool` would run in under the request's policy, for decide,
+    explain and the decision event; None for tools that start no process and touch no file."""
+    policy = program.composition(request).policy
+    entry = program.view(request).entry(tool)
+    definition = entry.definition if entry else next((d.definition for d in program.catalog.definitions.values()
+                                                      if d.name == tool), "")
+    package = definition.split("/")[0]
+    if package not in PROCESS_PACKAGES + FILE_PACKAGES:
+        return None
+    mode = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    settings = sandbox_settings(policy)
+    wanted = (arguments or {}).get("sandbox_permissions")
+    escalation = wanted if (wanted in ESCALATION_MODES and mode in ESCALATION_MODES
+                            and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(mode)) else None
+    if package in FILE_PACKAGES:
+        mechanism = "none" if mode == "danger-full-access" else "path checks and workspace-relative opens"
+    else:
+        mechanism = _process_mechanism(mode, settings)
+    return {"mode": mode, "applies_to": "processes" if package in PROCESS_PACKAGES else "files",
+            "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
+            "writable": list(settings.get("writable_roots", ())), "escalation_if_approved": escalation}
+
+
+def _process_mechanism(mode: str, settings: dict) -> str:
+    from ..runtime.sandbox import Confinement, SandboxUnavailable, plan
+    conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
+                       fallback_unsandboxed=settings.get("sandbox_fallback", False),
+                       backend=settings.get("sandbox_backend", "auto"))
+    try:
+        return plan(conf, ["true"], -1).mechanism
+    except SandboxUnavailable as exc:
+        return f"unavailable ({exc.missing}): the call fails closed"
+
+
+def sandbox_text(described: dict | None) -> str:
+    if described is None:
+        return "sandbox: not applicable (no process, no file access)\n"
+    text = (f"sandbox: {described['mode']} for {described['applies_to']} via {described['mechanism']}, "
+            f"network {'on' if described['network'] == 'allow' else 'off'}")
+    if described["writable"]:
+        text += ", also writable: " + ", ".join(described["writable"])
+    if described["escalation_if_approved"]:
+        text += f"; {described['escalation_if_approved']} if this call is approved once"
+    return text + "\n"
 
 
 def terminal_approver(call, reason: str) -> str:
