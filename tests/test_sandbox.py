@@ -181,19 +181,12 @@ def test_unknown_mode_and_missing_bwrap_fail_closed(tmp_path):
 
 
 @needs_landlock
-def test_a_launcher_that_cannot_confine_runs_nothing(run, workspace, monkeypatch):
-    # the probe says yes but the child cannot apply its rules (here: a root it cannot open)
-    real = plan
-
-    def unusable_root(conf, argv, report_fd, found=None):
-        launch = real(conf, argv, report_fd, found)
-        spec = json.loads(launch.argv[4])
-        spec["write"].append(123)
-        return replace(launch, argv=[*launch.argv[:4], json.dumps(spec), *launch.argv[5:]])
-
-    monkeypatch.setattr("dshc.runtime.tools.procs.plan", unusable_root)
+def test_a_launcher_that_cannot_confine_runs_nothing(run, workspace, tmp_path):
+    # the probe says yes but the child cannot build its rules: a writable root it cannot open
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
     with pytest.raises(ToolError) as caught:
-        run("tool-bash/bash", bash(f"touch {workspace}/ran"))
+        run("tool-bash/bash", bash(f"touch {workspace}/ran"), writable_roots=(str(loop),))
     assert caught.value.code == "SANDBOX_UNAVAILABLE" and "cannot confine" in caught.value.message
     assert not (workspace / "ran").exists()
 

@@ -2,7 +2,6 @@
 argv; out: a Launch (the argv to execute and the mechanism's name) or SandboxUnavailable."""
 from __future__ import annotations
 
-import json
 import os
 import select
 import sys
@@ -54,9 +53,10 @@ class Launch:
     report: bool         # the launcher writes failures to the report fd
 
 
-def _launcher(spec: dict, argv: list[str], report_fd: int) -> list[str]:
-    spec = {**spec, "report_fd": report_fd}
-    return [sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec, sort_keys=True), "--", *argv]
+def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
+              roots: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
+            *roots, "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -89,21 +89,20 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
         raise SandboxUnavailable(conf.mode, "the mode is not one of " + ", ".join(MODES))
     found = found or probe()
     linux = found.platform.startswith("linux")
-    supervised = {"landlock": False, "network": True}
     if conf.mode == "danger-full-access":
-        return Launch(_launcher(supervised, argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
+        return Launch(_launcher(argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
     missing = _missing(conf, found)
     if missing is not None:
         if not conf.fallback_unsandboxed:
             raise SandboxUnavailable(conf.mode, missing)
-        return Launch(_launcher(supervised, argv, report_fd) if linux else argv, "unsandboxed", linux)
+        return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
-        return Launch(_launcher(supervised, bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
+        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network)
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
-    spec = {"landlock": True, "network": conf.network, "write": [*conf.write_roots(), *DEVICES]}
-    return Launch(_launcher(spec, argv, report_fd), "landlock" if conf.network else "landlock+netns", True)
+    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES))
+    return Launch(launcher, "landlock" if conf.network else "landlock+netns", True)
 
 
 def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:

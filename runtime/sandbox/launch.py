@@ -1,9 +1,9 @@
-"""Child-side entry, run as `python -I -S launch.py SPEC -- ARGV…` (stdlib only, no package
-import): confine this process as SPEC says, then supervise ARGV. In: the JSON spec; out: the
-command's exit status, or status 125 and a reason on the report fd when confinement failed."""
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK ROOT… -- ARGV…`
+(stdlib only, no package import, nothing slow to import: it runs before every command):
+confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches and the
+writable roots; out: the command's exit status, or status 125 and a reason on the report fd."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -16,11 +16,11 @@ import supervise  # noqa: E402
 CONFINE_FAILED = 125
 
 
-def confine(spec: dict) -> None:
-    if not spec.get("network", True):
+def confine(use_landlock: bool, network: bool, roots: list[str]) -> None:
+    if not network:
         netns.isolate_network()
-    if spec.get("landlock"):
-        landlock.restrict_writes(list(spec.get("write", ())), deny_tcp=not spec.get("network", True))
+    if use_landlock:
+        landlock.restrict_writes(roots, deny_tcp=not network)
 
 
 def probe() -> int:
@@ -35,15 +35,16 @@ def probe() -> int:
 def main(argv: list[str]) -> int:
     if argv[1:] == ["--probe-netns"]:
         return probe()
-    spec = json.loads(argv[1])
-    command = argv[3:] if argv[2:3] == ["--"] else []
-    report = spec.get("report_fd")
-    if report is not None:
-        os.set_inheritable(report, False)
+    report = None
     try:
+        report = int(argv[1]) if int(argv[1]) >= 0 else None
+        if report is not None:
+            os.set_inheritable(report, False)
+        split = argv.index("--")
+        use_landlock, network, roots, command = argv[2] == "1", argv[3] == "1", argv[4:split], argv[split + 1:]
         if not command:
             raise ValueError("no command to run")
-        confine(spec)
+        confine(use_landlock, network, roots)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())

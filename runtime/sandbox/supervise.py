@@ -55,15 +55,12 @@ def _reap() -> tuple[list[tuple[int, int]], bool]:
 def kill_everything_below() -> None:
     # orphans re-attach to this subreaper, so looping until no child is left catches forks
     # that raced with a listing
-    while True:
+    while _reap()[1]:   # no child left means no descendant left: every orphan comes back to us
         for pid in _descendants(os.getpid()):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _, left = _reap()
-        if not left:
-            return
         time.sleep(0.01)
 
 
