@@ -6,6 +6,7 @@ pre-execute listener and guard, the local tool bodies, and the event log.
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import sys
 import threading
@@ -54,6 +55,15 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         denial = program.guard(request, call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
+    @functools.lru_cache(maxsize=256)
+    def described(tool: str, permissions) -> dict | None:
+        return describe_sandbox(program, request, tool, {"sandbox_permissions": permissions})
+
+    def sandbox_of(call):
+        # the description depends on the tool and the asked-for escalation only
+        wanted = arguments(call).get("sandbox_permissions")
+        return described(call.name, wanted if isinstance(wanted, str) else None)
+
     def tool_context(signal):
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
@@ -62,8 +72,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,
                           guards=(policy_guard,), execute_wrappers=(timeout_wrapper(timeout_s), escalation.wrapper),
-                          timeout_s=timeout_s,
-                          sandbox_of=lambda call: describe_sandbox(program, request, call.name, arguments(call)))
+                          timeout_s=timeout_s, sandbox_of=sandbox_of)
     return ctx, state
 
 

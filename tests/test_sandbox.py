@@ -297,3 +297,16 @@ def test_bwrap_command_line(tmp_path):
 def test_bwrap_confines_for_real(run, workspace, outside):
     result = run("tool-bash/bash", bash(f"touch {outside}/x; echo rc=$?; touch inside"), sandbox_backend="bwrap")
     assert "rc=1" in result["output"] and listing(outside) == [] and (workspace / "inside").exists()
+
+
+@pytest.mark.parametrize("approve, escaped", [("once", True), ("never", False)])
+def test_file_write_escalation_widens_only_when_approved(workspace, outside, approve, escaped):
+    target = outside / "note.txt"
+    calls = [{"id": "wide", "name": "write", "arguments": {"file_path": str(target), "content": "x",
+                                                          "sandbox_permissions": "danger-full-access",
+                                                          "justification": "test"}},
+             {"id": "plain", "name": "write", "arguments": {"file_path": str(outside / "plain.txt"), "content": "x"}}]
+    _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", approve)
+    assert target.exists() is escaped
+    # approved but without an escalation the sandbox still refuses the path
+    assert not (outside / "plain.txt").exists() and results[1]["isError"]
