@@ -310,3 +310,14 @@ def test_file_write_escalation_widens_only_when_approved(workspace, outside, app
     assert target.exists() is escaped
     # approved but without an escalation the sandbox still refuses the path
     assert not (outside / "plain.txt").exists() and results[1]["isError"]
+
+
+@pytest.mark.skipif(PROBE.landlock_abi < 6, reason="Landlock scopes need ABI 6")
+def test_confined_processes_cannot_signal_outside_their_sandbox(run):
+    victim = subprocess.Popen(["sleep", "30"])
+    try:
+        result = run("tool-bash/bash", bash(f"kill -TERM {victim.pid}; echo rc=$?"))
+        assert "rc=1" in result["output"] and victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()

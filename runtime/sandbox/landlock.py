@@ -27,6 +27,9 @@ TRUNCATE = 1 << 14     # ABI 3
 # network rights (ABI 4)
 BIND_TCP = 1 << 0
 CONNECT_TCP = 1 << 1
+# scopes (ABI 6): no connecting to abstract Unix sockets or signalling processes outside the domain
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+SCOPE_SIGNAL = 1 << 1
 
 _WRITE_V1 = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
              | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
@@ -39,7 +42,8 @@ class LandlockError(OSError):
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -74,15 +78,19 @@ def write_rights(abi: int) -> int:
 def restrict_writes(roots: list[str], *, deny_tcp: bool = False) -> int:
     """Let this process (and everything it execs or forks) write only under `roots`; reads
     stay open. Missing roots are skipped. With `deny_tcp` and ABI >= 4, TCP bind/connect are
-    refused as a second layer under the network namespace. Returns the ABI used."""
+    refused as a second layer under the network namespace; with ABI >= 6 the process cannot
+    signal processes outside its sandbox or reach their abstract Unix sockets (ptrace out of
+    the domain is refused at every ABI). Returns the ABI used."""
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available in this kernel")
     libc = _libc()
     handled = write_rights(abi)
-    attr = _RulesetAttr(handled, (BIND_TCP | CONNECT_TCP) if deny_tcp and abi >= 4 else 0)
-    size = ctypes.sizeof(attr) if attr.handled_access_net else ctypes.sizeof(ctypes.c_uint64)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    attr = _RulesetAttr(handled, (BIND_TCP | CONNECT_TCP) if deny_tcp and abi >= 4 else 0,
+                        (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
+    # an older kernel accepts the longer struct as long as the fields it does not know are zero
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                           ctypes.c_uint32(0))
     if ruleset < 0:
         raise LandlockError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
