@@ -1,14 +1,13 @@
 """What confinement this host offers: the Landlock ABI, unprivileged user + network
-namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe (`python -m` prints it as JSON)."""
+namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from . import landlock
 
@@ -46,6 +45,3 @@ def probe() -> Probe:
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
     )
 
-
-if __name__ == "__main__":
-    print(json.dumps(asdict(probe()), indent=2))
