@@ -128,7 +128,8 @@ print(swaps)
 
 
 def test_symlink_swapped_in_a_loop_during_dshc_run_never_escapes(workspace, outside, tmp_path):
-    attempts = 1000
+    # longer runs: DSHC_RACE_ATTEMPTS=20000 pytest tests/test_fs_safety.py -k loop
+    attempts = int(os.environ.get("DSHC_RACE_ATTEMPTS", "1000"))
     (workspace / "d").mkdir()
     (workspace / "l").symlink_to(outside)
     calls = tmp_path / "calls.jsonl"
