@@ -4,6 +4,7 @@ by hand, then 1,000 times from another process during `dshc run`), and streaming
 return exactly the lines a whole-file read would."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -184,6 +185,8 @@ def test_streaming_read_matches_a_whole_file_read(tmp_path_factory, pieces, offs
     lines, truncated = whole_file_window(data.decode("utf-8", "replace"), offset, limit)
     assert value["content"] == "\n".join(lines) and value["lines"] == len(lines)
     assert value["truncated"] == truncated
+    # the digest read-before-write compares against covers the whole file, however far the window reached
+    assert ctx.state.observed[value["path"]] == hashlib.sha256(data).hexdigest()
 
 
 def test_long_lines_are_cut_without_holding_them(ctx_for, workspace):
@@ -192,10 +195,11 @@ def test_long_lines_are_cut_without_holding_them(ctx_for, workspace):
     assert value["content"] == "x" * fs.MAX_LINE_CHARS and value["truncated"]
 
 
-def test_read_before_write_uses_the_streamed_digest(ctx_for, workspace):
+def test_read_before_write_uses_the_streamed_digest(ctx_for, workspace, monkeypatch):
+    monkeypatch.setattr(fs, "CHUNK", 4)    # the window ends chunks before the end of the file
     ctx = ctx_for()
     (workspace / "a.txt").write_text("one\ntwo\nthree\n")
-    call(ctx, "tool-fs/read", {"file_path": "a.txt", "offset": 2, "limit": 1})
+    call(ctx, "tool-fs/read", {"file_path": "a.txt", "offset": 1, "limit": 1})
     call(ctx, "tool-fs/edit", {"file_path": "a.txt", "old_string": "three", "new_string": "3"})
     (workspace / "a.txt").write_text("changed behind our back\n")
     refused("FS_STALE_VERSION", ctx, "tool-fs/write", {"file_path": "a.txt", "content": "x"})

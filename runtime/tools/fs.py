@@ -160,7 +160,7 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
                     window.append(line)
                     cut |= was_cut
             # read-before-write needs the digest of the whole file; it streams, nothing is kept
-            _hash_rest(handle, hasher)
+            _hash_rest(raw, hasher)
     except OSError as exc:
         raise fail("fs-io", verb="read", path=given, reason=exc.strerror or exc) from None
     finally:
