@@ -26,6 +26,14 @@ from .request import Request
 ESCALATION_MODES = ("read-only", "workspace-write", "danger-full-access")
 
 
+def wider_mode(wanted, mode: str) -> str | None:
+    """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`."""
+    if isinstance(wanted, str) and wanted in ESCALATION_MODES and mode in ESCALATION_MODES \
+            and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(mode):
+        return wanted
+    return None
+
+
 def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 
@@ -119,13 +127,10 @@ class Escalation:
         call = self._current.get()
         if call is None or not isinstance(call.arguments, Mapping):
             return policy_mode
-        wanted = call.arguments.get("sandbox_permissions")
         with self._lock:
             approved = call.id in self._approved
-        if (approved and wanted in ESCALATION_MODES and policy_mode in ESCALATION_MODES
-                and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(policy_mode)):
-            return wanted
-        return policy_mode
+        wider = wider_mode(call.arguments.get("sandbox_permissions"), policy_mode)
+        return wider if approved and wider else policy_mode
 
 
 PROCESS_PACKAGES = ("tool-bash", "tool-pwsh", "tool-bash-persistent")
@@ -144,9 +149,7 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
         return None
     mode = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
     settings = sandbox_settings(policy)
-    wanted = (arguments or {}).get("sandbox_permissions")
-    escalation = wanted if (wanted in ESCALATION_MODES and mode in ESCALATION_MODES
-                            and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(mode)) else None
+    escalation = wider_mode((arguments or {}).get("sandbox_permissions"), mode)
     if package in FILE_PACKAGES:
         mechanism = "none" if mode == "danger-full-access" else "path checks and workspace-relative opens"
     else:
