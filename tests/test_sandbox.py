@@ -321,3 +321,15 @@ def test_confined_processes_cannot_signal_outside_their_sandbox(run):
     finally:
         victim.kill()
         victim.wait()
+
+
+@needs_landlock
+def test_an_escalation_allowed_by_a_rule_alone_keeps_the_policy_mode(workspace, outside, tmp_path):
+    loose = tmp_path / "loose.dsh"
+    loose.write_text("policy loose {\n  sandbox workspace-write\n  approval ask\n  default allow\n}\n")
+    calls = [{"id": "wide", "name": "bash", "arguments": bash(f"touch {outside}/wide; echo rc=$?",
+                                                             sandbox_permissions="danger-full-access",
+                                                             justification="no human saw this")}]
+    _, (result,) = dshc_run(workspace, calls, "--load", str(loose), "--policy", "loose", "--approve", "once")
+    assert not result["isError"] and "rc=1" in result["content"]
+    assert not (outside / "wide").exists()
