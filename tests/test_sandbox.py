@@ -294,9 +294,13 @@ def test_bwrap_command_line(tmp_path):
 
 
 @pytest.mark.skipif(PROBE.bwrap is None, reason="bubblewrap (`bwrap`) is not installed")
-def test_bwrap_confines_for_real(run, workspace, outside):
+def test_bwrap_confines_for_real(run, workspace, outside, listener):
     result = run("tool-bash/bash", bash(f"touch {outside}/x; echo rc=$?; touch inside"), sandbox_backend="bwrap")
     assert "rc=1" in result["output"] and listing(outside) == [] and (workspace / "inside").exists()
+    run("tool-bash/bash", bash("touch inside-ro"), sandbox="read-only", sandbox_backend="bwrap")
+    assert not (workspace / "inside-ro").exists()
+    assert "connected" not in run("tool-bash/bash", bash(connect(listener)), sandbox_backend="bwrap")["output"]
+    assert "connected" in run("tool-bash/bash", bash(connect(listener)), sandbox_backend="bwrap", network=True)["output"]
 
 
 @pytest.mark.parametrize("approve, escaped", [("once", True), ("never", False)])
