@@ -2,8 +2,10 @@
 session with a workspace and a folder outside it."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +15,17 @@ from hypothesis import HealthCheck, settings
 from dshc.compiler.cli import main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from dshc.runtime import sandbox
 from dshc.runtime.tools import ToolState
+
+if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
+    # rehearse a host without Landlock, namespaces or bubblewrap (in-process calls only)
+    _bare = dataclasses.replace(sandbox.probe(), landlock_abi=0, network_namespace=False, bwrap=None)
+    sandbox.probe = sandbox.confine.probe = lambda: _bare
+
+# where this host cannot confine processes, tests about shell behaviour (not confinement) run
+# them bare through the policy's explicit opt-out
+NO_OS_SANDBOX = sandbox.missing(sandbox.Confinement("workspace-write", "/", "/")) is not None
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")

@@ -20,6 +20,8 @@ from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, ToolSta
                                 unavailable_definitions)
 from dshc.runtime.tools import ask_user
 
+from conftest import NO_OS_SANDBOX
+
 
 # ---------------------------------------------------------------- fixtures
 
@@ -27,6 +29,7 @@ from dshc.runtime.tools import ask_user
 @pytest.fixture
 def make_ctx(workspace, state):
     def make(sandbox="workspace-write", owner="agent-1", abort=None, **kwargs) -> ToolContext:
+        kwargs.setdefault("sandbox_fallback", NO_OS_SANDBOX)
         return ToolContext(workspace=str(workspace), sandbox=sandbox, owner=owner, state=state,
                            abort=abort or threading.Event(), **kwargs)
     return make

@@ -23,6 +23,8 @@ from dshc.runtime import sandbox
 from dshc.runtime.sandbox import Confinement, Probe, plan, seatbelt
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
 
+from conftest import NO_OS_SANDBOX
+
 PROBE = sandbox.probe()
 needs_landlock = pytest.mark.skipif(PROBE.landlock_abi < 1, reason="the kernel offers no Landlock ABI")
 needs_netns = pytest.mark.skipif(not PROBE.network_namespace, reason="unprivileged user namespaces are disabled")
@@ -164,7 +166,8 @@ def test_missing_landlock_fails_closed_and_runs_nothing(run, workspace, monkeypa
 
 
 def test_missing_namespaces_fail_closed_only_when_the_network_is_off(run, workspace, monkeypatch):
-    monkeypatch.setattr("dshc.runtime.sandbox.confine.probe", lambda: absent(network_namespace=False))
+    found = absent(landlock_abi=max(PROBE.landlock_abi, 1), network_namespace=False)
+    monkeypatch.setattr("dshc.runtime.sandbox.confine.probe", lambda: found)
     with pytest.raises(ToolError) as caught:
         run("tool-bash/bash", bash("true"))
     assert caught.value.code == "SANDBOX_UNAVAILABLE" and "namespaces" in caught.value.message
@@ -223,14 +226,17 @@ def test_escalation_runs_wider_only_when_approved(workspace, outside, approve, e
 # ---------------------------------------------------------------- nothing outlives dshc
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the supervisor (a child subreaper) is Linux-only")
 def test_kill_9_of_dshc_leaves_no_process_behind(workspace, tmp_path):
     pids = workspace / "pids"
     command = (f"sleep 300 & echo $! >> {pids}; setsid sleep 301 & echo $! >> {pids}; "
                f"(trap '' HUP TERM; sleep 302) & echo $! >> {pids}; wait")
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": bash(command)}) + "\n")
+    # the supervisor is the same in every mode; without an OS sandbox only full access runs a shell
+    policy = "danger-full-access" if NO_OS_SANDBOX else "workspace-write"
     dshc = subprocess.Popen([sys.executable, "-c", "from dshc.compiler.cli import entry; entry()", "run", str(calls), "--workspace",
-                             str(workspace), "--policy", "workspace-write", "--approve", "never"],
+                             str(workspace), "--policy", policy, "--approve", "never"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20

@@ -69,7 +69,9 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
     return [*command, "--die-with-parent", "--", *argv]
 
 
-def _missing(conf: Confinement, found: Probe) -> str | None:
+def missing(conf: Confinement, found: Probe | None = None) -> str | None:
+    """What this host lacks to confine `conf` as asked; None when a mechanism is there."""
+    found = found or probe()
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -91,10 +93,10 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     linux = found.platform.startswith("linux")
     if conf.mode == "danger-full-access":
         return Launch(_launcher(argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
-    missing = _missing(conf, found)
-    if missing is not None:
+    lacking = missing(conf, found)
+    if lacking is not None:
         if not conf.fallback_unsandboxed:
-            raise SandboxUnavailable(conf.mode, missing)
+            raise SandboxUnavailable(conf.mode, lacking)
         return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
         return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
