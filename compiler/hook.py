@@ -108,7 +108,7 @@ def _pre(options, payload: dict) -> tuple[str, str]:
     calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
     worst = None
     for call in calls:
-        effect, reason, decided = _decide(program, request, name, call, tool_input or {}, workspace, project.unmapped)
+        effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped)
         if worst is None or RANK[effect] > RANK[worst[0]]:
             worst = (effect, reason, decided, call)
     effect, reason, decided, call = worst
@@ -123,7 +123,8 @@ def decide_mapped(program, request, tool: str, args: dict, workspace: str):
     return ("deny" if decision.effect == "conditional" else decision.effect), decision
 
 
-def _decide(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str):
+def decide_call(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str = "ask"):
+    """(effect, reason, deciding rules) for one mapped call, as the hook answers it."""
     if call.tool is not None:
         effect, decision = decide_mapped(program, request, call.tool, call.args, workspace)
         note = f"`{agent_name}` decided as `{call.tool}`"

@@ -26,6 +26,7 @@ class AgentTool:
     args: Mapping[str, str]
     fixed: Mapping[str, Any]
     paths: tuple[str, ...]
+    urls: tuple[str, ...]
     argv: tuple[str, ...]
     patch: str | None
 
@@ -50,7 +51,8 @@ def load_mapping(agent: str) -> AgentMapping:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
     raw = json.loads(resources.files("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
-                             dict(t.get("fixed", {})), tuple(t.get("paths", ())), tuple(t.get("argv", ())),
+                             dict(t.get("fixed", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
+                             tuple(t.get("argv", ())),
                              t.get("patch"))
              for name, t in raw["tools"].items()}
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
@@ -64,6 +66,14 @@ def normal_path(value: Any, cwd: str | None) -> Any:
     if not os.path.isabs(path) and cwd:
         path = os.path.join(cwd, path)
     return os.path.normpath(path) if os.path.isabs(path) else value
+
+
+def normal_url(value: Any) -> Any:
+    """Scheme and host in lower case, as every URL parser reads them, so a domain rule sees the real host."""
+    if not isinstance(value, str):
+        return value
+    found = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)$", value, re.DOTALL)
+    return found.group(1).lower() + found.group(2).lower() + found.group(3) if found else value
 
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
@@ -86,6 +96,9 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
     for field in spec.paths:
         if field in args:
             args[field] = normal_path(args[field], cwd)
+    for field in spec.urls:
+        if field in args:
+            args[field] = normal_url(args[field])
     if spec.patch is None:
         return [CatalogCall(spec.tool, args)]
     text = source.get(spec.patch)

@@ -17,6 +17,10 @@ from .dsl_out import PolicyText, any_of, both, q
 EFFECTS = ("deny", "ask", "allow")
 RULE = re.compile(r"^\s*([A-Za-z_][\w\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 DOTDOT = ('*/../*', '*/..')  # a path that climbs out again never satisfies an allow
+# commands dshc's shell analysis reads through to the command they run (compiler/shell.py):
+# a rule on the wrapper itself would only ever see the wrapped command
+WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohup", "stdbuf", "sudo", "time",
+                      "timeout", "xargs"})
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,12 @@ class _Importer:
 
     def _shell(self, policy, effect, text, target, spec, origin) -> None:
         pattern = self._command_glob(spec)
+        head = pattern.split(" ", 1)[0]
+        if head in WRAPPERS and pattern.strip() != head:
+            self.note(text, f"dshc reads through `{head}` to the command it runs, so a rule on `{head}` itself "
+                      "never matches; not imported" + (" — those calls fall to the other rules and the default"
+                                                       if effect != "allow" else ""))
+            return
         if "?" in pattern and effect == "allow":
             self.note(text, "`?` is literal in Claude Code but one character in dshc globs: this allow is slightly wider")
         policy.rule(origin, effect, [target], f"args.command matches {q(pattern)}")
@@ -233,12 +243,15 @@ class _Importer:
         if not re.fullmatch(r"(\*\.)?[A-Za-z0-9.\-]+", domain):
             self.note(text, "not a domain name; skipped")
             return
+        if effect == "allow" and domain.startswith("*."):
+            self.note(text, "a `*` in an allowed host would also match `/` and `@` in dshc globs (any host); skipped")
+            return
         if effect == "allow":
-            urls = [f"{s}://{domain}{t}" for s in ("https", "http") for t in ("", "/*", "?*", "#*")]
+            # no `?…` form: `?` is a one-character wildcard in dshc globs, so `host?*` would admit `host.evil`
+            urls = [f"{s}://{domain}{t}" for s in ("https", "http") for t in ("", "/*")]
         else:
             # fail closed: ports, userinfo and subdomains of a denied host are denied too
             urls = [f"*://{domain}{t}" for t in ("", "/*", ":*", "?*", "#*")] + [f"*://*.{domain}*", f"*://*@{domain}*"]
-            self.note(text, "host names are compared as written (case-sensitive)")
         policy.rule(origin, effect, ["web_fetch"], any_of("args.url", urls))
 
     def _mcp(self, policy, effect, text, name, spec, origin) -> None:
