@@ -12,11 +12,21 @@ import json
 import sys
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
+USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
+                            [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
+
+Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
+the permission decision; PostToolUse appends the result to the event log. Flags override the
+`.dshc` project file found from the call's cwd upward. Always exits 0: a problem is a deny.
+"""
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     event = "PreToolUse"
+    if argv[:1] in (["-h"], ["--help"]):
+        stdout.write(USAGE)
+        return 0
     try:
         options = _options(argv)
         raw = stdin.read()

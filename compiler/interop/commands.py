@@ -18,9 +18,10 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub, context_flags, load_flags) -> None:
-    p = sub.add_parser("hook", help="agent hook: decide a tool call from the agent's hook JSON on stdin")
-    p.add_argument("agent", choices=["claude-code"])
-    p.add_argument("--config", metavar=".dshc", help="project file (default: found from the call's cwd upward)")
+    p = sub.add_parser("hook", help="agent hook: decide a tool call from the agent's hook JSON on stdin",
+                       description="dshc hook claude-code [--config .dshc] [--load PATH]… [--preset P] [--host H] "
+                       "[--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]")
+    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code …")
 
     p = sub.add_parser("import", help="translate an agent's permission settings into a .dsh policy")
     p.add_argument("agent", choices=["claude-code", "codex"])
@@ -51,8 +52,9 @@ def _usage(message: str):
 
 
 def cmd_hook(args, out, err) -> int:
+    # normally reached only as `dshc --debug hook …`: `dshc hook …` goes to the hook before argparse
     from ..hook import main
-    return main(["claude-code", *(["--config", args.config] if args.config else [])], None, out, err)
+    return main(args.hook_args, None, out, err)
 
 
 def cmd_import(args, out, err) -> int:
