@@ -104,8 +104,8 @@ MALFORMED = ["", "{not json"]
 
 
 # the cases that run as real processes (the others go through the same entry point in-process)
-AS_PROCESS = {("mapped", 0), ("mapped", 1), ("mapped", 2), ("unmapped", "mcp__github__delete_repo"),
-              ("unmapped", "BrandNewTool"), ("malformed", ""), ("malformed", "{not json")}
+AS_PROCESS = {("mapped", 1), ("mapped", 2), ("unmapped", "mcp__github__delete_repo"), ("unmapped", "BrandNewTool"),
+              ("malformed", "{not json")}  # and ("mapped", 0), the allow, run by the module probe below
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +118,34 @@ def processes(project):
     jobs |= {("malformed", text): text for text in MALFORMED}
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {key: pool.submit(_run if key in AS_PROCESS else _in_process, ["hook", "claude-code"], stdin)
-                   for key, stdin in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+                   for key, stdin in jobs.items() if key != ("mapped", 0)}
+        probe = pool.submit(subprocess.run, [sys.executable, "-c", MODULES_PROBE], input=jobs[("mapped", 0)],
+                            capture_output=True, text=True, timeout=120)
+        results = {key: future.result() for key, future in futures.items()}
+    # the probe is the `dshc` entry point in a process of its own; its first line is the hook's answer
+    done = probe.result()
+    answer, _, loaded = done.stdout.partition("\n")
+    results[("mapped", 0)] = subprocess.CompletedProcess(done.args, done.returncode, answer + "\n", done.stderr)
+    results["modules"] = loaded.strip()
+    return results
+
+
+# what a PreToolUse call loads: of the runtime only its event-log module, no templates, no command modules
+MODULES_PROBE = """
+import sys
+from dshc.compiler.entry import entry
+sys.argv = ["dshc", "hook", "claude-code"]
+try:
+    entry()
+except SystemExit:
+    pass
+print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.compiler.commands", "jinja2"))
+       and m not in ("dshc.runtime", "dshc.runtime.events")])
+"""
+
+
+def test_pretooluse_loads_no_runtime_and_no_cli_commands(processes):
+    assert processes["modules"] == "[]"
 
 
 @pytest.mark.parametrize("index", range(len(MAPPED)), ids=lambda i: f"{MAPPED[i][0]}-{MAPPED[i][4]}")

@@ -257,3 +257,19 @@ def test_codex_command_reads_rules_files(cli):
     assert result.code == 0, result.err
     assert "prefix_rule(pattern=['rm', '-rf'], decision='forbidden')" in result.out
     assert "dshc import: not expressed exactly:" in result.err
+
+
+def test_codex_tool_calls_map_onto_catalog_calls():
+    patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: /etc/cron.d/job\n+* * * * * root sh\n*** End Patch\n"
+    calls = map_call("codex", "apply_patch", {"input": patch}, ROOT)
+    assert [(c.tool, c.args["file_path"]) for c in calls] == [("edit", ROOT + "/src/a.py"), ("edit", "/etc/cron.d/job")]
+    shell = map_call("codex", "shell", {"command": ["bash", "-lc", "git status && rm -rf /"], "workdir": ROOT}, ROOT)
+    assert shell[0].tool == "bash" and shell[0].args["command"] == "bash -lc 'git status && rm -rf /'"
+    result = import_codex('approval_policy = "on-request"\nsandbox_mode = "workspace-write"\n', "c.toml", name="cx",
+                          rules={"r.rules": 'prefix_rule(pattern=["rm", "-rf"], decision="forbidden")\n'})
+    program = Program.load(texts={"cx.dsh": result.text})
+    request = Request(policy="cx")
+    assert program.decide(request, "bash", shell[0].args, ROOT).effect == "deny"  # the nested command is seen
+    effects = [program.decide(request, c.tool, c.args, ROOT).effect for c in calls]
+    assert effects == ["allow", "ask"]  # the hook takes the strictest of a patch's files
+    assert map_call("codex", "some_new_tool", {}, ROOT)[0].tool is None
