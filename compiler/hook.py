@@ -94,7 +94,9 @@ def _setup(options, payload: dict):
     program = Program.load([*project.load, *options.load], shipped=not options.no_shipped)
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
-    request = Request(**{k: v for k, v in fields.items() if v is not None})
+    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed
+    plan = payload.get("permission_mode") == "plan"
+    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=plan)
     workspace = options.workspace or project.root
     log = options.log or project.log
     if log and "{session}" in log:

@@ -228,3 +228,15 @@ def test_posttooluse_results_make_a_log_that_replay_reads(project, cli):
     assert replay.code in (0, 1), replay.err
     data = replay.json()
     assert data["calls"] == 2 and data["torn_tail"] is False
+
+
+def test_claude_code_plan_mode_is_dshc_plan_mode(tmp_path, cli):
+    (tmp_path / ".dshc").write_text('policy = "plan"\n')
+    payload = _event(tmp_path, "Write", {"file_path": str(tmp_path / "a.md"), "content": "x"}, cwd=tmp_path)
+    acting, _ = _hook(payload)
+    planning, _ = _hook({**payload, "permission_mode": "plan"})
+    assert acting["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert planning["hookSpecificOutput"]["permissionDecision"] == "deny"
+    decided = cli("decide", "write", "--args", json.dumps({"file_path": str(tmp_path / "a.md"), "content": "x"}),
+                  "--policy", "plan", "--plan", "--workspace", str(tmp_path), "--json")
+    assert decided.json()["decision"] == "deny"

@@ -180,6 +180,8 @@ def test_sandbox_auto_allow_keeps_excluded_commands_and_deny_rules():
     assert _decide(program, "boxed", "Bash", "docker run x") == "ask"
     assert _decide(program, "boxed", "Bash", "make && docker run x") == "ask"
     assert _decide(program, "boxed", "Bash", "git push") == "deny"
+    # leaving the sandbox is an escalation, not a sandboxed command
+    assert _decide(program, "boxed", "Bash", {"command": "make test", "dangerouslyDisableSandbox": True}) == "ask"
     assert any(str(n).startswith("sandbox.network") for n in result.notes)
 
 

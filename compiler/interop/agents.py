@@ -25,6 +25,7 @@ class AgentTool:
     needs_permission: bool
     args: Mapping[str, str]
     fixed: Mapping[str, Any]
+    when_true: Mapping[str, Mapping[str, Any]]
     paths: tuple[str, ...]
     urls: tuple[str, ...]
     argv: tuple[str, ...]
@@ -51,7 +52,7 @@ def load_mapping(agent: str) -> AgentMapping:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
     raw = json.loads(resources.files("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
-                             dict(t.get("fixed", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
+                             dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
                              t.get("patch"))
              for name, t in raw["tools"].items()}
@@ -93,6 +94,9 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
             if theirs in spec.argv and isinstance(value, list):
                 value = shlex.join(str(v) for v in value)
             args[ours] = value
+    for theirs, implied in spec.when_true.items():
+        if source.get(theirs) is True:
+            args.update(implied)
     for field in spec.paths:
         if field in args:
             args[field] = normal_path(args[field], cwd)

@@ -156,7 +156,9 @@ class _Importer:
     def _sandbox(self, policy: PolicyText, sandbox: dict) -> None:
         if sandbox.get("autoAllowBashIfSandboxed", True) is True:
             excluded = [self._command_glob(str(c)) for c in sandbox.get("excludedCommands") or []]
-            condition = f"not {any_of('args.command', excluded)}" if excluded else None
+            # a command that asks to leave the sandbox (dangerouslyDisableSandbox) is not sandboxed either
+            condition = both("not has args.sandbox_permissions",
+                             f"not {any_of('args.command', excluded)}" if excluded else None)
             policy.rule("sandbox.autoAllowBashIfSandboxed: sandboxed commands run without asking"
                         + (" (excludedCommands run outside the sandbox, so they do not)" if excluded else ""),
                         "allow", ["bash"], condition)
