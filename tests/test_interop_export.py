@@ -147,7 +147,8 @@ def test_compile_format_flags(cli):
 
 def test_export_claude_code_writes_exact_rules_and_names_the_rest(cli, tmp_path):
     source = tmp_path / "team.dsh"
-    source.write_text('policy team "T" {\n  approval ask\n  default ask\n  allow read, grep\n'
+    source.write_text('policy team "T" {\n  approval ask\n  default ask\n  allow read, read_image, glob, grep\n'
+                      '  allow edit\n'
                       '  allow bash when args.command matches "npm *" or args.command matches "git status"\n'
                       '  deny bash when args.command matches "rm -rf *"\n'
                       '  ask write when args.file_path outside workspace\n'
@@ -155,6 +156,8 @@ def test_export_claude_code_writes_exact_rules_and_names_the_rest(cli, tmp_path)
     result = cli("export", "claude-code", "--load", str(source), "--policy", "team")
     assert result.code == 0, result.err
     permissions = json.loads(result.out)["permissions"]
-    assert permissions == {"allow": ["Read", "Grep", "Bash(npm *)", "Bash(git status)"], "deny": ["Bash(rm -rf *)"]}
-    assert "team/ask@7" in result.err and f"{source}:7:3" in result.err
+    assert permissions == {"allow": ["Read", "Glob", "Grep", "Bash(npm *)", "Bash(git status)"],
+                           "deny": ["Bash(rm -rf *)"]}
+    assert "team/allow@5" in result.err and "also covers write" in result.err  # `Edit` would allow Write too
+    assert "team/ask@8" in result.err and f"{source}:8:3" in result.err
     assert "team/guard:g" in result.err and "team/default" in result.err

@@ -13,10 +13,22 @@ from .agents import load_mapping
 
 
 def _reverse() -> dict[str, str]:
-    names: dict[str, str] = {}
+    names: dict[str, str] = {"read_image": "Read"}  # Claude Code's Read also reads images
     for agent_name, tool in load_mapping("claude-code").tools.items():
         names.setdefault(tool.tool, agent_name)  # the first listed agent tool is the canonical one
     return names
+
+
+def _wider(targets: list[str], effect: str) -> str | None:
+    """A Claude Code `Read` or `Edit` rule covers its whole family: an allow or ask naming only part
+    of the family would widen (a deny only gets stricter, which is allowed)."""
+    if effect == "deny":
+        return None
+    for head, family in load_mapping("claude-code").families.items():
+        named = set(targets) & set(family)
+        if named and named != set(family) and any(_reverse()[t] == head.capitalize() for t in named):
+            return f"Claude Code's `{head.capitalize()}` also covers {', '.join(sorted(set(family) - named))}"
+    return None
 
 
 def _patterns(condition) -> list[str] | None:
@@ -42,6 +54,10 @@ def export_policy(policy) -> tuple[dict, list[str]]:
         unmapped = [t for t in rule.targets if t.kind != "tool" or t.name.text not in names]
         if unmapped:
             notes.append(f"{where(rule)}: target(s) {', '.join(t.name.text for t in unmapped)} have no Claude Code tool")
+            continue
+        wider = _wider(targets, rule.effect)
+        if wider:
+            notes.append(f"{where(rule)}: not exact: {wider}")
             continue
         if rule.condition is None:
             lists[rule.effect] += [names[t] for t in targets]
