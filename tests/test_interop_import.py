@@ -275,3 +275,12 @@ def test_codex_tool_calls_map_onto_catalog_calls():
     effects = [program.decide(request, c.tool, c.args, ROOT).effect for c in calls]
     assert effects == ["allow", "ask"]  # the hook takes the strictest of a patch's files
     assert map_call("codex", "some_new_tool", {}, ROOT)[0].tool is None
+
+
+def test_a_bare_deny_also_takes_the_tool_off_the_wire(program):
+    result = import_settings({"permissions": {"deny": ["WebSearch", "Bash(curl:*)"]}}, SETTINGS, ROOT, HOME, name="nosearch")
+    loaded = Program.load(texts={"n.dsh": result.text})
+    view = loaded.view(Request(preset="standard", scope="nosearch", policy="nosearch"))
+    assert "web_search" not in view.names and "bash" in view.names  # a scoped deny keeps its tool listed
+    assert "web_search" in program.view(Request(preset="standard")).names
+    assert _decide(loaded, "nosearch", "WebSearch", {"query": "x"}) == "deny"

@@ -1,7 +1,8 @@
 """Claude Code settings.json → a `.dsh` policy with the same decisions, plus what could not be said.
 
 In: the settings' `permissions` (allow / ask / deny, defaultMode, additionalDirectories) and
-`sandbox` blocks. Out: policy text and a list of notes (rule text + why), never a silent drop.
+`sandbox` blocks. Out: policy text (plus a scope hiding the tools denied outright, which Claude
+Code removes from the model's context) and notes (rule text + why), never a silent drop.
 Claude Code evaluates deny, then ask, then allow, first match wins: the same as dshc's
 strictest-wins, so each rule becomes one dshc rule of the same effect.
 """
@@ -186,6 +187,8 @@ class _Importer:
         if spec is None:
             # a bare Read / Edit covers every tool of its family, as Claude Code applies them
             targets = list(family) if family and name in ("Read", "Edit") else [tool.tool]
+            if effect == "deny":  # a bare deny takes the tool out of the model's context in Claude Code
+                policy.hidden += targets
             return policy.rule(origin, effect, targets)
         if tool.family == "shell":
             return self._shell(policy, effect, text, tool.tool, spec, origin)

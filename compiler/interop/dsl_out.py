@@ -33,6 +33,7 @@ class PolicyText:
     default: str
     header: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)  # tools a scope of the same name keeps off the wire
 
     def rule(self, origin: str, effect: str, targets, condition: str | None = None) -> None:
         self.lines.append("  # " + origin.replace("\n", "\\n").replace("\r", "\\r"))
@@ -42,4 +43,8 @@ class PolicyText:
         head = [f"# {line}" for line in self.header]
         body = [f"policy {self.name} {q(self.title)} {{", f"  sandbox {self.sandbox}", f"  approval {self.approval}",
                 f"  default {self.default}", *self.lines, "}"]
+        if self.hidden:
+            body += ["", "# The tools denied outright are not offered to the model at all.",
+                     f"scope {self.name} {q(self.title + ' (tool view)')} {{", "  parent root",
+                     f"  hide {', '.join(dict.fromkeys(self.hidden))}", "}"]
         return "\n".join(head + body) + "\n"
