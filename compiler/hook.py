@@ -86,12 +86,13 @@ def _options(argv: list[str]):
 
 def _setup(options, payload: dict):
     """Project file + flags → (project, program, request, workspace, log path)."""
-    from .program import Program
+    from . import program_cache
     from .project import locate
     from .request import Request
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = locate(options.config, cwd)
-    program = Program.load([*project.load, *options.load], shipped=not options.no_shipped)
+    # the same sources every call: a cached Program skips parse and resolve
+    program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped)
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
     # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed

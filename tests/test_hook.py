@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from dshc.compiler import program_cache
 from dshc.compiler.hook import main as hook_main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
@@ -34,6 +36,18 @@ policy team "Team rules" {
   deny * when tool matches "mcp__github__delete_*"
 }
 """
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_cache(tmp_path_factory):
+    """The hook's Program cache goes to a folder of the test's own (hook processes inherit it)."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield Path(os.environ["XDG_CACHE_HOME"])
+    if saved is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
 
 
 @pytest.fixture(scope="module")
@@ -240,3 +254,33 @@ def test_claude_code_plan_mode_is_dshc_plan_mode(tmp_path, cli):
     decided = cli("decide", "write", "--args", json.dumps({"file_path": str(tmp_path / "a.md"), "content": "x"}),
                   "--policy", "plan", "--plan", "--workspace", str(tmp_path), "--json")
     assert decided.json()["decision"] == "deny"
+
+
+def test_program_cache_hits_on_the_same_sources_and_misses_on_any_change(tmp_path, private_cache):
+    source = tmp_path / "team.dsh"
+    source.write_text(POLICY)
+    folder = private_cache / "dshc" / "programs"
+    first = program_cache.load([source])
+    pickles = set(folder.glob("*.pickle"))
+    again = program_cache.load([source])
+    assert set(folder.glob("*.pickle")) == pickles and again is not first  # read back, not rebuilt
+    request, args = Request(policy="team"), {"command": "git push origin"}
+    assert again.decide(request, "bash", args, str(tmp_path)) == first.decide(request, "bash", args, str(tmp_path))
+    source.write_text(POLICY.replace('ask bash when args.command matches "git push *"',
+                                     'deny bash when args.command matches "git push *"'))
+    changed = program_cache.load([source])
+    assert len(set(folder.glob("*.pickle"))) == len(pickles) + 1
+    assert changed.decide(request, "bash", args, str(tmp_path)).effect == "deny"
+
+
+def test_program_cache_is_skipped_where_others_could_write(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "dshc" / "programs"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    program_cache.load([])
+    assert not list(folder.glob("*.pickle"))
+    folder.chmod(0o700)
+    monkeypatch.setenv("DSHC_NO_CACHE", "1")
+    program_cache.load([])
+    assert not list(folder.glob("*.pickle"))
