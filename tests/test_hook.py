@@ -130,6 +130,7 @@ def processes(project):
             for i, (tool, tool_input, *_) in enumerate(MAPPED)}
     jobs |= {("unmapped", tool): json.dumps(_event(project, tool, {"owner": "o", "repo": "r"})) for tool, _ in UNMAPPED}
     jobs |= {("malformed", text): text for text in MALFORMED}
+    program_cache.load([project / "team.dsh"])  # warm, as after a session's first call: the processes read it back
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {key: pool.submit(_run if key in AS_PROCESS else _in_process, ["hook", "claude-code"], stdin)
                    for key, stdin in jobs.items() if key != ("mapped", 0)}
