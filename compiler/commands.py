@@ -12,6 +12,7 @@ from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
 from .templates import render_template
+from .interop import commands as interop
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -68,6 +69,8 @@ def counts_line(counts: dict) -> str:
 # --- compile -------------------------------------------------------------------------------
 def cmd_compile(args, out, err) -> int:
     view = _program(args).view(_request(args))
+    if getattr(args, "format", None):
+        return interop.compile_format(args, view, out, err)
     if args.json:
         out.write(view.canonical_json().decode("utf-8") + "\n")
         return 0
@@ -416,4 +419,7 @@ COMMANDS = {
     "run": cmd_run,
     "replay": cmd_replay,
     "codes": cmd_codes,
+    "hook": interop.cmd_hook,
+    "import": interop.cmd_import,
+    "export": interop.cmd_export,
 }
