@@ -27,10 +27,10 @@ def _folder() -> str | None:
     folder = os.path.join(base, "dshc", "programs")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
+        info = os.lstat(folder)
     except OSError:
         return None
-    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return None
     return folder
 
@@ -58,8 +58,11 @@ def load(paths, shipped: bool = True) -> Program:
         return Program.from_files(files)
     target = os.path.join(folder, _key(files) + ".pickle")
     try:
-        with open(target, "rb") as handle:
-            if os.fstat(handle.fileno()).st_uid == os.getuid():
+        # a planted link or a file someone else could have written is never unpickled
+        with os.fdopen(os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_uid == os.getuid() and stat.S_ISREG(info.st_mode) \
+                    and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
                 return pickle.load(handle)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         pass  # absent or unreadable: load afresh and replace it
