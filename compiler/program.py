@@ -202,15 +202,17 @@ class Program:
         return {name: run_gates(ctx, name) for name in names}
 
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
-               include_guards: bool = True) -> Decision:
+               include_guards: bool = True, *, gates: bool = True) -> Decision:
         """One tool call's decision through the five gates, cheap enough for every call.
 
         A tool this request does not register, show, put within reach or have a provider for
         is denied naming that gate (remembered per request and tool); so are arguments beyond
         the nesting limits. Otherwise the policy decides from its index (per-request memo).
+        `gates=False` asks for the policy's word alone: for calls of an agent whose tools dshc
+        does not compose (the hook), where only the rules apply.
         """
         decider, tool, stop = self._decider_for(request, name)
-        if stop is not None:
+        if stop is not None and gates:
             return stop
         problem = shape_problem(args)
         if problem is not None:

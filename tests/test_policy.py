@@ -223,6 +223,8 @@ def test_decide_denies_a_call_an_earlier_gate_stops_naming_that_gate(gated, tool
     for decision in (gated.decide(request, tool, LS), gated.decide_unindexed(request, tool, LS)):
         assert (decision.effect, decision.gate) == ("deny", gate)
         assert f"gate `{gate}`" in decision.reason and decision.deciding[0][0] == f"gate:{gate}"
+    # the policy's word alone (another agent's call, as the hook asks) skips dshc's own gates
+    assert gated.decide(request, tool, LS, gates=False).gate == "allowed"
     # the same tool passes every gate in the standard preset at the root
     if tool == "bash":
         assert gated.decide(Request(host="web", policy="danger-full-access"), tool, LS).effect == "allow"

@@ -132,15 +132,10 @@ class PolicyCore:
                 [g for g in self.policy.guards if targets(g, name, tool)])
 
     def rule_id(self, item) -> str:
-        """`policy/effect@line` (or `policy/guard:name`)."""
+        """`policy/effect@line` (or `policy/guard:name`), remembered: decisions name rules on every call."""
         found = self._ids.get(id(item))
-        if found is None:
-            name = self.policy.name
-            if isinstance(item, ast.Guard):
-                text = f"{name}/guard:{item.name.text}"
-            else:
-                text = f"{name}/{item.effect}@{item.span.line}" if item.span else f"{name}/{item.effect}"
-            found = self._ids[id(item)] = (item, text)
+        if found is None or found[0] is not item:  # an id is only trusted for the object it was taken from
+            found = self._ids[id(item)] = (item, rule_id(self.policy, item))
         return found[1]
 
     def guard_decision(self, guard) -> Decision:
@@ -177,6 +172,13 @@ class PolicyCore:
         if default is not None:
             return ((f"{self.policy.name}/default", default.span),)
         return ((self.policy.name, self.policy.decl.span),)
+
+
+def rule_id(policy: EffectivePolicy, item) -> str:
+    """How decisions name a rule or guard: `policy/effect@line` or `policy/guard:name`."""
+    if isinstance(item, ast.Guard):
+        return f"{policy.name}/guard:{item.name.text}"
+    return f"{policy.name}/{item.effect}@{item.span.line}" if item.span else f"{policy.name}/{item.effect}"
 
 
 def position(rule):
