@@ -11,7 +11,7 @@ from typing import Callable
 
 from ..runtime.context import PipelineContext
 from ..runtime.events import EventLog
-from ..runtime.stages.execute import timeout_wrapper
+from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
@@ -24,7 +24,8 @@ def _rules(decision) -> tuple:
 
 
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
-            approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False):
+            approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False,
+            calls_digest: str | None = None):
     view = program.view(request)
     policy = program.composition(request).policy
     state = ToolState()
@@ -32,7 +33,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
-               context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
+               context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace), calls=calls_digest)
 
     def arguments(call):
         return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
@@ -53,7 +54,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=approver, guards=(policy_guard,),
-                          execute_wrappers=(timeout_wrapper(timeout_s),), timeout_s=timeout_s)
+                          execute_wrappers=(deadline_wrapper(timeout_s),), timeout_s=timeout_s)
     return ctx, state
 
 

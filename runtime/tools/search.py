@@ -1,5 +1,6 @@
-"""tool-fs-search: glob and grep in pure Python. In: a pattern and a search root inside the
-sandbox; out: workspace-relative paths (newest first) or matching lines, both capped."""
+"""tool-fs-search: glob and grep. In: a pattern and a search root inside the sandbox; out:
+workspace-relative paths (newest first) or matching lines, both capped. grep's patterns run on
+RE2, whose time is linear in the input, so no pattern from the model can hang the run."""
 from __future__ import annotations
 
 import fnmatch
@@ -8,6 +9,8 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import re2
 
 from .base import ToolContext, arg_str, fail, invalid
 from .sandbox import allowed_to_read, resolve_path, shown
@@ -104,13 +107,21 @@ def _text_lines(path: str) -> list[str] | None:
     return data.decode("utf-8", "replace").splitlines()
 
 
+def _compile(pattern: str):
+    options = re2.Options()
+    options.log_errors = False  # the error comes back in the result, not on our stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise invalid(f"`pattern` is not a regular expression the linear-time engine accepts "
+                      f"(no backreferences or lookaround): {detail}") from None
+
+
 def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     pattern = arg_str(args, "pattern")
     include = arg_str(args, "include", required=False)
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise invalid(f"`pattern` is not a valid regular expression: {exc}") from None
+    regex = _compile(pattern)
     root = _root(args, ctx, directory=False)
     includes = expand_braces(include) if include else None
     matches: list[dict[str, Any]] = []
@@ -126,6 +137,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if lines is None:
             continue
         for number, line in enumerate(lines, start=1):
+            _check_abort(ctx, number)
             if regex.search(line) is None:
                 continue
             if len(matches) == GREP_MAX_MATCHES:
