@@ -77,6 +77,9 @@ def replay_input(read: LogRead) -> ReplayInput:
             if call is None:
                 problems.append((line, f"a tool/decision for `{call_id}` comes before its tool/call"))
                 continue
+            if call["name"] != name:
+                problems.append((line, f"a tool/decision names `{name}` but its tool/call is `{call['name']}`"))
+                continue
             arguments = call.get("arguments")
             decisions.append(LoggedDecision(line, header, call_id, name, arguments if arguments is not None else {},
                                             recorded))

@@ -52,14 +52,16 @@ def warm() -> None:
     Program.load()
 
 
-def spawn_run(argv: list[str]) -> int:
+def spawn_run(argv: list[str], err_path: Path | None = None) -> int:
     pid = os.fork()
     if pid == 0:  # the child: one `dshc run`, then out without running the parent's exit handlers
         code = 99
         try:
             sink = open(os.devnull, "w")
-            code = main(argv, sink, sink)
-            sink.flush()
+            err = open(err_path, "w") if err_path else sink
+            os.dup2(err.fileno(), 2)  # a traceback from anywhere in the child lands there too
+            code = main(argv, sink, err)
+            err.flush()
         finally:
             os._exit(code)
     return pid
