@@ -15,6 +15,7 @@ from typing import Callable
 from ..runtime import orphans
 from ..runtime.calls_file import CallsFile
 from ..runtime.events import LogSealed, read_log
+from ..runtime.log_format import BadRecord, blob_dir, internalise
 from ..runtime.log_records import PriorRun, prior_run
 from ..runtime.scheduler import run_batch
 from ..runtime.types import ToolResult
@@ -58,17 +59,30 @@ def interrupted_result(call_id: str, name: str) -> ToolResult:
                       {"name": "InterruptedError", "code": "INTERRUPTED", "message": message})
 
 
-def logged_result(record: dict) -> ToolResult:
+def logged_result(record: dict, blobs: str) -> ToolResult:
+    record = internalise(record, blobs)  # only the results shown again are loaded whole
     error = record.get("error") if isinstance(record.get("error"), dict) else None
     decided = tuple(tuple(d) for d in record.get("decidedBy") or () if isinstance(d, list) and len(d) == 2)
     return ToolResult(record["callId"], str(record.get("name", "")), bool(record.get("isError")),
                       str(record.get("content", "")), record.get("value"), error, decided)
 
 
+def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
+    """The answer for a call this run did not execute: its recorded result, or `interrupted`."""
+    if call.id not in prior.results:
+        return interrupted_result(call.id, call.name)
+    try:
+        return logged_result(prior.results[call.id], blob_dir(log_path))
+    except BadRecord as exc:  # the result was recorded, so the call ran: report, never run again
+        message = f"the recorded result cannot be read: {exc}"
+        return ToolResult(call.id, call.name, True, f"Error: {message}", None,
+                          {"name": "LogError", "code": "RESULT_UNREADABLE", "message": message})
+
+
 def _prior(options: RunOptions, calls: CallsFile) -> PriorRun:
     if not options.log_path or not os.path.exists(options.log_path):
         return PriorRun()
-    return prior_run(read_log(options.log_path), calls.digest)
+    return prior_run(read_log(options.log_path, resolve_blobs=False), calls.digest)
 
 
 def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Callable[[list[ToolResult], tuple], None],
@@ -77,7 +91,12 @@ def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Cal
     prior = _prior(options, calls)
     if options.log_path:
         orphans.sweep_dead_runs(options.log_path)
-        orphans.mark_children(options.log_path)
+    with orphans.marked_children(options.log_path):
+        return _run_marked(program, request, calls, options, emit, stop, prior)
+
+
+def _run_marked(program, request, calls: CallsFile, options: RunOptions, emit, stop: RunStop,
+                prior: PriorRun) -> RunReport:
     ctx, state = session(program, request, options.workspace, options.log_path, options.approver, options.timeout_s,
                          interactive=options.interactive, calls_digest=calls.digest)
     for call_id, name in prior.unfinished.items():  # the earlier run died with these in flight
@@ -93,8 +112,7 @@ def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Cal
                      and (c.id not in interrupted or options.rerun_interrupted)]
             outcomes, contexts = run_batch(fresh, ctx) if fresh else ([], ())
             ran = {o.result.call_id: o.result for o in outcomes}
-            results = [ran.get(c.id) or (logged_result(prior.results[c.id]) if c.id in prior.results
-                                         else interrupted_result(c.id, c.name)) for c in batch]
+            results = [ran.get(c.id) or _not_run(c, prior, options.log_path) for c in batch]
             if stop.event.is_set():
                 return  # results of a stopped batch are the interrupted markers, not these
             report.failed |= any(r.is_error for r in results)

@@ -33,39 +33,65 @@ class CallsFile:
 
 
 def read_calls(path: str) -> CallsFile:
+    """Line by line, so a large argument is held once (parsed), not also as the file's text."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CallsFileError(path, [(None, f"cannot read `{path}`: {getattr(exc, 'strerror', None) or exc}")]) from None
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CallsFileError(path, [(None, f"cannot read `{path}`: {exc.strerror or exc}")]) from None
+    digest = hashlib.sha256()
     batches, problems, seen = [], [], {}
     counter = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            problems.append((number, f"line {number} is not JSON: {exc}"))
-            continue
-        raw_calls = item.get("batch") if isinstance(item, dict) and "batch" in item else [item]
-        if not isinstance(raw_calls, list) or not raw_calls or not all(_is_call(c) for c in raw_calls):
-            problems.append((number, f"line {number}: {_CALL_SHAPE}"))
-            continue
-        batch = []
-        for raw in raw_calls:
-            counter += 1
-            call_id = str(raw["id"]) if raw.get("id") not in (None, "") else f"call-{counter}"
-            if call_id in seen:
-                problems.append((number, f"line {number}: call id `{call_id}` is already used on line {seen[call_id]}"))
+    with handle:
+        for number, item, problem in _lines(handle, digest):
+            if problem:
+                problems.append((number, problem))
                 continue
-            seen[call_id] = number
-            batch.append(ToolCall.from_model(call_id, raw["name"], raw.get("arguments", {})))
-        batches.append(tuple(batch))
+            if item is None:
+                continue
+            batch = []
+            for raw in item:
+                counter += 1
+                call_id = str(raw["id"]) if raw.get("id") not in (None, "") else f"call-{counter}"
+                if call_id in seen:
+                    problems.append((number, f"line {number}: call id `{call_id}` is already used on line {seen[call_id]}"))
+                    continue
+                seen[call_id] = number
+                batch.append(ToolCall.from_model(call_id, raw["name"], raw.get("arguments", {})))
+            batches.append(tuple(batch))
     if problems:
         raise CallsFileError(path, problems)
-    return CallsFile(tuple(batches), "sha256:" + hashlib.sha256(data).hexdigest())
+    return CallsFile(tuple(batches), "sha256:" + digest.hexdigest())
+
+
+def _lines(handle, digest):
+    """(number, the calls on the line or None for a blank one, a problem or None) per line.
+
+    Each stage drops the previous form (bytes → text → JSON), so a line is held at most twice.
+    """
+    number = 0
+    while raw := handle.readline():
+        number += 1
+        digest.update(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield number, None, f"line {number} is not UTF-8: {exc.reason}"
+            continue
+        del raw
+        yield (number, *_parse_line(text, number))
+
+
+def _parse_line(text: str, number: int) -> tuple[list | None, str | None]:
+    if not text.strip():
+        return None, None
+    try:
+        item = json.loads(text)
+    except ValueError as exc:
+        return None, f"line {number} is not JSON: {exc}"
+    calls = item.get("batch") if isinstance(item, dict) and "batch" in item else [item]
+    if not isinstance(calls, list) or not calls or not all(_is_call(c) for c in calls):
+        return None, f"line {number}: {_CALL_SHAPE}"
+    return calls, None
 
 
 def _is_call(raw) -> bool:

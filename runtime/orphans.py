@@ -1,10 +1,11 @@
-"""Process trees a run leaves behind: mark this run's children, sweep a dead run's, kill our own on a stop.
+"""Process trees a run leaves behind: mark the run's children, sweep a dead run's, kill its own on a stop.
 
 Children inherit DSHC_RUN_LOG / DSHC_RUN_OWNER from the environment, so a restart over the
 same log finds the processes of a killed run (its owner is gone) and kills their trees.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import psutil
@@ -19,10 +20,23 @@ def _owner_tag(pid: int) -> str:
     return f"{pid}:{psutil.Process(pid).create_time():.3f}"
 
 
-def mark_children(log_path: str) -> None:
-    """Every process started from now on carries this run's log path and owner."""
-    os.environ[LOG_VAR] = os.path.abspath(log_path)
+@contextlib.contextmanager
+def marked_children(log_path: str | None):
+    """While inside, every process started carries this run's owner (and log path, if any)."""
+    saved = {name: os.environ.get(name) for name in (LOG_VAR, OWNER_VAR)}
     os.environ[OWNER_VAR] = _owner_tag(os.getpid())
+    if log_path:
+        os.environ[LOG_VAR] = os.path.abspath(log_path)
+    else:
+        os.environ.pop(LOG_VAR, None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _owner_alive(tag: str) -> bool:
@@ -51,12 +65,18 @@ def sweep_dead_runs(log_path: str) -> int:
 
 
 def kill_own_children() -> None:
-    """Kill every process tree this process started (and the sessions they lead)."""
+    """Kill every process tree this run started (marked with its owner), and the sessions they lead."""
+    tag = _owner_tag(os.getpid())
     try:
         children = psutil.Process().children(recursive=False)
     except psutil.Error:
         return
     for child in children:
+        try:
+            if child.environ().get(OWNER_VAR) != tag:
+                continue  # started by whoever embeds the run, not by it
+        except (psutil.Error, OSError):
+            continue
         kill_tree(child.pid, session=child.pid if _session_leader(child.pid) else None, wait_s=1.0)
 
 
