@@ -9,9 +9,12 @@ import signal
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import crash_trials
 from dshc.runtime import log_format
@@ -373,3 +376,18 @@ def test_kill_trials_leave_whole_logs_no_repeats_and_no_processes(tmp_path):
     assert sum(r.kills for r in results) >= 7  # most trials really were killed mid-run
     assert [r for r in results if not r.ok] == []
     assert psutil.Process().children(recursive=True) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.text(alphabet="ab^$.*+?|()[]\\s\\b", max_size=8), text=st.text(alphabet="abé \n\r", max_size=40))
+def test_grep_finds_exactly_the_lines_a_search_per_line_finds(pattern, text):
+    from dshc.runtime.tools.search import LineMatcher, _compile
+    from dshc.runtime.tools.base import ToolError
+    try:
+        matcher = LineMatcher(pattern)
+    except ToolError:
+        return
+    lines = text.splitlines()
+    ctx = SimpleNamespace(abort=threading.Event())
+    alone = _compile(pattern.encode("utf-8"))
+    assert list(matcher.matching(lines, ctx)) == [i for i, line in enumerate(lines) if alone.search(line.encode())]
