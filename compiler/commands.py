@@ -290,7 +290,9 @@ def cmd_verify(args, out, err) -> int:
 
 # --- run -----------------------------------------------------------------------------------
 def _line_diagnostics(path: str, problems) -> list[Diagnostic]:
-    return [Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
+    """(line, message) problems of a JSONL file; a problem without a line is the file unreadable."""
+    return [Diagnostic("DSH107", message, path=path) if line is None else
+            Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
             for line, message in problems]
 
 
@@ -306,6 +308,8 @@ def cmd_run(args, out, err) -> int:
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    if args.log and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
+        raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,
                          interactive=out.isatty() if hasattr(out, "isatty") else False,
                          rerun_interrupted=args.rerun_interrupted)
