@@ -351,7 +351,10 @@ def cmd_replay(args, out, err) -> int:
         log = read_log(args.log)
     except OSError as exc:
         raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=args.log)])
-    report = replay(_program(args), log, args.policy)
+    program = _program(args)
+    if args.policy not in program.resolved.policies:
+        raise DshError([unknown("DSH207", "policy", args.policy, program.resolved.policies, None)])
+    report = replay(program, log, args.policy)
     if report.problems:
         raise DshError(_line_diagnostics(args.log, report.problems))
     if args.json:

@@ -19,6 +19,11 @@ from .program import Program
 from .request import Request
 
 
+def runtime_effect(effect: str) -> str:
+    """What the runtime does with a decision: `conditional` (unresolved at call time) is a deny."""
+    return "deny" if effect == "conditional" else effect
+
+
 def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 
@@ -40,8 +45,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
 
     def policy_listener(call, entry):
         decision = program.decide(request, call.name, arguments(call), workspace, include_guards=False)
-        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[decision.effect if decision.effect != "conditional"
-                                                            else "deny"]
+        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[runtime_effect(decision.effect)]
         return kind(reason=decision.reason, decided_by=_rules(decision))
 
     def policy_guard(call, entry):

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from ..runtime.events import LogRead
 from ..runtime.log_records import replay_input
 from .diagnostics import DshError
+from .host import runtime_effect
 from .request import Request
 
 
@@ -20,10 +21,6 @@ class ReplayReport:
     changes: tuple[dict, ...]
     calls: int
     problems: tuple[tuple[int, str], ...]  # (line, why): the log cannot be replayed as it is
-
-
-def runtime_effect(effect: str) -> str:
-    return "deny" if effect == "conditional" else effect
 
 
 def replay(program, read: LogRead, policy: str) -> ReplayReport:
