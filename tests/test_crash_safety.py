@@ -267,17 +267,17 @@ def _ctx(tmp_path, impls, seconds):
 
 
 def test_a_body_that_ignores_its_deadline_still_ends_with_a_recorded_timeout(tmp_path):
-    release = threading.Event()
+    release, returned = threading.Event(), []
 
     def stubborn(args, signal):
-        release.wait(20)  # never looks at the signal
+        release.wait(60)  # never looks at the signal
+        returned.append(True)
         return {}
 
     ctx = _ctx(tmp_path, {"stuck": stubborn, "after": lambda args, signal: {"ok": True}}, 0.1)
-    started = time.monotonic()
     outcomes, _ = run_batch([ToolCall.from_model("1", "stuck", {}), ToolCall.from_model("2", "after", {})], ctx)
+    assert returned == []  # both calls ended while the stubborn body was still blocked
     release.set()
-    assert time.monotonic() - started < 5
     assert outcomes[0].result.error["code"] == "TOOL_TIMEOUT" and "abandoned" in outcomes[0].result.content
     assert outcomes[1].result.is_error is False
     results = [r for r in read_log(str(tmp_path / "events.jsonl")).records if r["type"] == "tool/result"]
