@@ -159,19 +159,19 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
     import os
     import time
     from ..runtime.events import EventLog
-    fresh = not os.path.exists(path) or os.path.getsize(path) == 0
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path)
+    log = EventLog(path, session=_log_session(payload))
     try:
         fingerprint = None
         try:
             fingerprint = program.view(request).fingerprint
         except Exception:  # noqa: BLE001 - a view that cannot be built leaves the record without a fingerprint
             pass
-        if fresh:
-            log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
-                       context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
-                       sessionId=payload.get("session_id"))
+        # every hook process is a writer of its own; a header per call keeps each call's context
+        # beside it, whichever agent session or process wrote the records before it
+        log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
+                   context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
+                   sessionId=payload.get("session_id"))
         call_id = str(payload.get("tool_use_id") or f"hook-{os.getpid()}-{time.time_ns()}")
         name = call.tool or agent_name
         log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
@@ -180,6 +180,11 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
                    fingerprint=fingerprint)
     finally:
         log.close()
+
+
+def _log_session(payload: dict) -> str:
+    """The agent's session id as the log's writer session, so PreToolUse and PostToolUse records pair."""
+    return "claude-code-" + _safe(payload.get("session_id"))
 
 
 def _post(options, payload: dict) -> None:
@@ -200,7 +205,7 @@ def _post(options, payload: dict) -> None:
     response = payload.get("tool_response")
     failed = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path)
+    log = EventLog(path, session=_log_session(payload))
     try:
         log.append("tool/result", callId=str(payload.get("tool_use_id") or ""), name=mapped, isError=failed,
                    content=response, value=None, error=None, decision="allow", decidedBy=[], agentTool=name,

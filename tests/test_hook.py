@@ -145,7 +145,7 @@ def processes(project):
     return results
 
 
-# what a PreToolUse call loads: of the runtime only its event-log module, no templates, no command modules
+# what a PreToolUse call loads: of the runtime only its event-log modules (records and their framing), no templates, no command modules
 MODULES_PROBE = """
 import sys
 from dshc.compiler.entry import entry
@@ -155,7 +155,7 @@ try:
 except SystemExit:
     pass
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.compiler.commands", "jinja2"))
-       and m not in ("dshc.runtime", "dshc.runtime.events")])
+       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format")])
 """
 
 
@@ -238,8 +238,10 @@ def test_posttooluse_results_make_a_log_that_replay_reads(project, cli):
         assert answer is None and done.stdout == ""
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["type"] for r in records] == ["request/header", "tool/call", "tool/decision", "tool/result",
-                                            "tool/call", "tool/decision", "tool/result"]
+                                            "request/header", "tool/call", "tool/decision", "tool/result"]
     assert records[3]["callId"] == records[1]["callId"] and records[3]["name"] == "bash"
+    # PreToolUse and PostToolUse are separate processes, yet write as one session
+    assert len({r["session"] for r in records}) == 1
     replay = cli("replay", str(log), "--policy", "read-only", "--load", str(project / "team.dsh"), "--json")
     assert replay.code in (0, 1), replay.err
     data = replay.json()
