@@ -82,7 +82,7 @@ def _lines(handle, digest):
 
 
 def _parse_line(text: str, number: int) -> tuple[list | None, str | None]:
-    if not text.strip():
+    if not text or text.isspace():  # strip() would copy a large line once more
         return None, None
     try:
         item = json.loads(text)

@@ -10,10 +10,12 @@ import hashlib
 import json
 import os
 import re
+import threading
 import zlib
 from typing import Any
 
 BLOB_MIN_BYTES = 64 * 1024
+_SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time
 _CRC_KEY = b',"crc32":"'
 _BLOB, _LITERAL = "$blob", "$literal"
 _REF = re.compile(r"sha256:[0-9a-f]{64}")
@@ -68,10 +70,12 @@ def externalise(value: Any, directory: str | None) -> Any:
     if directory is None:
         return value
     if isinstance(value, str):
-        data = value.encode("utf-8")
-        if len(data) < BLOB_MIN_BYTES:
+        # at most 4 bytes per character: only a string that may reach the threshold is measured
+        if len(value) * 4 < BLOB_MIN_BYTES or (len(value) < BLOB_MIN_BYTES
+                                              and len(value.encode("utf-8")) < BLOB_MIN_BYTES):
             return value
-        return {_BLOB: _store_blob(directory, data), "size": len(data)}
+        ref, size = _store_blob(directory, value)
+        return {_BLOB: ref, "size": size}
     if isinstance(value, dict):
         inner = {k: externalise(v, directory) for k, v in value.items()}
         return {_LITERAL: inner} if (_BLOB in value or _LITERAL in value) else inner
@@ -97,19 +101,23 @@ def _blob_path(directory: str, ref: str) -> str:
     return os.path.join(directory, ref.replace(":", "-"))
 
 
-def _store_blob(directory: str, data: bytes) -> str:
-    ref = "sha256:" + hashlib.sha256(data).hexdigest()
-    path = _blob_path(directory, ref)
-    if os.path.exists(path):  # content-addressed: the same bytes are already there, whole
-        return ref
+def _store_blob(directory: str, text: str) -> tuple[str, int]:
+    """Write `text` as UTF-8 under its SHA-256, a slice at a time, so a large value is never
+    held a second time as bytes. Returns (reference, size in bytes)."""
     os.makedirs(directory, exist_ok=True)
-    partial = f"{path}.{os.getpid()}.partial"
+    digest, size = hashlib.sha256(), 0
+    partial = os.path.join(directory, f".{os.getpid()}.{threading.get_ident()}.partial")
     with open(partial, "wb") as handle:
-        handle.write(data)
+        for start in range(0, len(text), _SLICE_CHARS):
+            chunk = text[start:start + _SLICE_CHARS].encode("utf-8")
+            digest.update(chunk)
+            size += len(chunk)
+            handle.write(chunk)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(partial, path)  # a blob is whole under its name or absent
-    return ref
+    ref = "sha256:" + digest.hexdigest()
+    os.replace(partial, _blob_path(directory, ref))  # a blob is whole under its name or absent
+    return ref, size
 
 
 def _load_blob(directory: str, ref: Any, size: Any) -> str:
