@@ -6,7 +6,6 @@ all its independent syntax errors.
 """
 from __future__ import annotations
 
-import os
 import re
 import threading
 from functools import lru_cache
@@ -16,6 +15,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
+from .parser_cache import load_parser
 from .source import Source, Span
 
 # label -> snippets that end in the same parser state as the mistake
@@ -83,34 +83,15 @@ def _keyword_check(token: Token) -> Token:
     return token
 
 
-def _cache_file(grammar: str) -> str | bool:
-    """lark's parse-table cache, keyed by the grammar and the lark version; off when unwritable.
-
-    Building the LALR tables is most of a cold start; lark rebuilds them whenever the key
-    changes, so a stale cache is never used. DSHC_NO_PARSER_CACHE=1 turns it off.
-    """
-    if os.environ.get("DSHC_NO_PARSER_CACHE"):
-        return False
-    import hashlib
-    import lark
-    import tempfile
-    key = hashlib.sha256((grammar + lark.__version__).encode("utf-8")).hexdigest()[:16]
-    folder = os.path.join(tempfile.gettempdir(), f"dshc-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.join(folder, f"grammar-{key}.lark-cache")
-
-
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     grammar = resources.files("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
     # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
     # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
     keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False,
-                lexer_callbacks={name: _keyword_check for name in keywords}, cache=_cache_file(grammar))
+    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}, "propagate_positions": True}
+    return load_parser(grammar, lambda: Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False,
+                                             **runtime_options), runtime_options)
 
 
 def _parse_text(text: str) -> Tree:
