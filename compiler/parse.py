@@ -15,6 +15,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
+from .limits import file_size_problem, tree_problems
 from .parser_cache import load_parser
 from .source import Source, Span
 
@@ -100,6 +101,9 @@ def _parse_text(text: str) -> Tree:
 
 
 def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
+    too_big = file_size_problem(path, len(data))
+    if too_big is not None:
+        return None, [too_big]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -128,6 +132,8 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
     while True:
         try:
             tree = _parse_text(text)
+            if not diags:
+                diags = tree_problems(source.path, tree)
             return (tree if not diags else None), diags, comments
         except (UnexpectedInput, GluedKeyword) as exc:
             diags.append(_syntax_diagnostic(source, text, exc))

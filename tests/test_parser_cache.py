@@ -59,12 +59,16 @@ def test_first_run_builds_and_stores_plain_json_private_to_the_user(cache_home):
 def test_the_dshc_grammar_round_trips_through_the_cache(cache_home, monkeypatch):
     from dshc.compiler import parse
     text = 'policy p { deny read when not (platform == "linux" and has web) or flag x }'
+    monkeypatch.setattr(parse._current, "text", text, raising=False)  # the keyword check reads the text
+
+    def fresh_parse():
+        return parse.parser.__wrapped__().parse(text)
     monkeypatch.setenv("DSHC_NO_PARSER_CACHE", "1")
-    built = parse.parser.__wrapped__().parse(text)
+    built = fresh_parse()
     monkeypatch.delenv("DSHC_NO_PARSER_CACHE")
-    parse.parser.__wrapped__()  # stores the tables
+    assert fresh_parse() == built  # stores the tables
     assert _cache_files(cache_home / "dshc")
-    assert parse.parser.__wrapped__().parse(text) == built
+    assert fresh_parse() == built  # loads them
 
 
 def _plant_valid_cache(cache_home) -> Path:
