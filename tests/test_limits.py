@@ -2,13 +2,19 @@
 at the limit, and for flat chains of any length, the file is accepted and every command works."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from dshc.compiler import limits
 from dshc.compiler.diagnostics import DshError
+from dshc.compiler.host import session
 from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+from dshc.runtime.pipeline import Pipeline
+from dshc.runtime.stages import DEFAULT_STAGES
+from dshc.runtime.types import ToolCall
 
 from conftest import run_cli
 
@@ -120,3 +126,76 @@ def test_every_command_that_reads_files_reports_limits_with_exit_2(tmp_path: Pat
 def test_the_codes_table_lists_the_limit_code():
     result = run_cli("codes")
     assert "DSH110" in result.out
+
+
+# --- tool arguments -----------------------------------------------------------------------------
+def _string_parameter_calls(view, skip: set[str], bad: str) -> list[ToolCall]:
+    """One call per (tool definition on the wire, string parameter): that one holds `bad`, the others are valid."""
+    calls = []
+    for entry in view.tools:
+        if entry.definition in skip:
+            continue
+        skip.add(entry.definition)
+        schema = json.loads(entry.parameters_json)
+        properties = schema.get("properties", {})
+        plain = {key for key, spec in properties.items() if spec.get("type") == "string" and "enum" not in spec}
+        for name in sorted(plain):
+            args = {key: "x" for key in schema.get("required", ()) if key in plain}
+            args[name] = bad
+            calls.append(ToolCall.from_model(f"{entry.name}.{name}", entry.name, args))
+    return calls
+
+
+# the whole pipeline, except recording the call in the event log (which must encode the text as UTF-8)
+STAGES_FROM_DECISION = [stage for stage in DEFAULT_STAGES if stage[0] not in ("record-call", "record-result")]
+
+
+@pytest.mark.parametrize("bad, words", [("a\0b", "contains a NUL character at offset 1"),
+                                        ("ok\udc80", "contains an invalid character (U+DC80, an unpaired surrogate) at offset 2")],
+                         ids=["nul", "surrogate"])
+def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program, tmp_path, bad, words):
+    tried: set[str] = set()
+    tools: set[str] = set()
+    for host, preset in [("web", "standard"), ("headless", None), *(("web", p) for p in sorted(program.resolved.presets))]:
+        request = Request(preset=preset, host=host, policy="danger-full-access")
+        try:
+            calls = _string_parameter_calls(program.view(request), tried, bad)
+        except DshError:
+            continue  # a preset this host cannot compose
+        ctx, state = session(program, request, str(tmp_path))
+        try:
+            for call in calls:
+                result = Pipeline(STAGES_FROM_DECISION).run(call, ctx).result
+                parameter = call.id.split(".", 1)[1]
+                assert (result.error or {}).get("code") == "INVALID_ARGS", (call, result)
+                assert result.content == f"Error: invalid arguments for `{call.name}`: {parameter}: {words}", result
+                tools.add(call.name)
+        finally:
+            state.close()
+            ctx.log.close()
+    assert len(tools) >= 25, sorted(tools)
+    assert list(tmp_path.iterdir()) == []  # nothing ran
+
+
+def test_nested_strings_and_keys_are_named_by_their_path(program, tmp_path):
+    from dshc.runtime.stages.execute import _unusable_string
+    assert _unusable_string({"a": [{"b": "ok"}, {"c": ["fine", "x\0"]}]}) == ("a/1/c/1", "contains a NUL character at offset 1")
+    assert _unusable_string({"ok": 1, "k\0": "v"})[1] == "key contains a NUL character at offset 1"
+    assert _unusable_string({"deep": _deeply_nested(5_000, "\0")})[0].count("/") == 5_000
+    assert _unusable_string({"a": "plain", "b": ["é", "日本"], "c": {"d": None}}) is None
+
+
+def _deeply_nested(depth: int, leaf):
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_nul_reaches_the_tool_as_invalid_args_through_dshc_run(tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "1", "name": "bash", "arguments": {"command": "echo a\u0000b",
+                                                                           "description": "x"}}) + "\n")
+    result = run_cli("run", str(calls), "--policy", "danger-full-access", "--workspace", str(tmp_path), "--json")
+    (line,) = [json.loads(text) for text in result.out.splitlines()]
+    assert result.code == 1 and line["error"]["code"] == "INVALID_ARGS" and "command:" in line["content"], result
