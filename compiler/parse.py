@@ -100,6 +100,20 @@ def _parse_text(text: str) -> Tree:
     return parser().parse(text)
 
 
+_EXAMPLE_ERRORS: dict[str, UnexpectedInput] = {}
+
+
+def _parse_example(text: str) -> Tree:
+    """`_parse_text` for the fixed SYNTAX_EXAMPLES: each one's error is computed once per process, not per mistake."""
+    found = _EXAMPLE_ERRORS.get(text)
+    if found is None:
+        try:
+            return _parse_text(text)
+        except UnexpectedInput as exc:
+            found = _EXAMPLE_ERRORS[text] = exc
+    raise found.with_traceback(None)
+
+
 def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
     too_big = file_size_problem(path, len(data))
     if too_big is not None:
@@ -201,7 +215,7 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
     span = Span(source.path, line, col, line, col + max(width, 1))
     label = None
     try:
-        label = exc.match_examples(_parse_text, SYNTAX_EXAMPLES, use_accepts=True)
+        label = exc.match_examples(_parse_example, SYNTAX_EXAMPLES, use_accepts=True)
     except Exception:  # noqa: BLE001 - labelling is best effort; the raw error still reports
         label = None
     block = _enclosing_block(text, token.start_pos) if token is not None and token.start_pos is not None else None
