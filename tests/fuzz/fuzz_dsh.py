@@ -42,7 +42,7 @@ def corpus() -> list[tuple[str, bytes]]:
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
-    for _ in range(rng.randint(1, 4)):
+    for _ in range(rng.choice((1, 1, 1, 2, 4))):  # mostly one edit, so many inputs still parse and resolve
         data = rng.choice(MUTATIONS)(bytearray(data), rng)
     return bytes(data)
 
@@ -100,7 +100,7 @@ def _truncate(data, rng):
 
 
 MUTATIONS = (_insert_token, _insert_token, _delete_span, _duplicate_span, _flip_byte, _repeat_deep, _long_literal,
-             _swap_lines, _truncate)
+             _swap_lines, _swap_lines, _truncate)
 
 
 def run_one(path: str, data: bytes, with_shipped: bool, scratch: Path) -> list[tuple[str, str]]:
@@ -130,14 +130,18 @@ def run_one(path: str, data: bytes, with_shipped: bool, scratch: Path) -> list[t
 
 
 def _load_beside_shipped(path: str, data: bytes) -> Program:
-    """Program.from_files(shipped + [input]), with the shipped files parsed once per worker."""
+    """Program.from_files(shipped + [input]), with the shipped files parsed once per worker.
+
+    A mutated shipped file takes the place of the original, as an edited copy would.
+    """
     global _SHIPPED_DOCUMENTS
     if _SHIPPED_DOCUMENTS is None:
         _SHIPPED_DOCUMENTS, _ = parse_files(shipped_sources())
     documents, diags = parse_files([SourceFile(path, data)])
     if any(d.severity == "error" for d in diags):
         raise DshError(diags)
-    return Program(resolve(tuple(_SHIPPED_DOCUMENTS + documents), load_catalog()))
+    others = [document for document in _SHIPPED_DOCUMENTS if document.path != path]
+    return Program(resolve(tuple(others + documents), load_catalog()))
 
 
 _SHIPPED_DOCUMENTS = None
@@ -146,12 +150,13 @@ _SHIPPED_DOCUMENTS = None
 def worker(job: tuple[int, int, int]) -> tuple[int, Counter, dict]:
     seed, start, count = job
     files = corpus()
+    shipped = len(shipped_sources())  # corpus() lists them first
     counts: Counter = Counter()
     examples: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="dshc-fuzz-") as scratch:
         for index in range(start, start + count):
             rng = random.Random(seed * 1_000_003 + index)
-            path, original = rng.choice(files)
+            path, original = rng.choice(files[:shipped] if rng.random() < 0.5 else files)  # half from the shipped
             data = mutate(original, rng)
             with_shipped = rng.random() < 0.25  # the shipped set makes references resolve
             for kind, detail in run_one(path, data, with_shipped, Path(scratch)):
