@@ -346,5 +346,7 @@ def _unquote(token) -> str:
 
 
 def to_document(path: str, tree: Tree, comments=()) -> ast.Document:
-    decls = _ToAst(path).transform(tree)
+    from .resolve import collector_paused
+    with collector_paused():
+        decls = _ToAst(path).transform(tree)
     return ast.Document(path, tuple(decls), tuple(ast.Comment(line, text) for line, text in comments))
