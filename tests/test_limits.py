@@ -3,6 +3,7 @@ at the limit, and for flat chains of any length, the file is accepted and every 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,44 @@ def test_a_nul_reaches_the_tool_as_invalid_args_through_dshc_run(tmp_path):
     result = run_cli("run", str(calls), "--policy", "danger-full-access", "--workspace", str(tmp_path), "--json")
     (line,) = [json.loads(text) for text in result.out.splitlines()]
     assert result.code == 1 and line["error"]["code"] == "INVALID_ARGS" and "command:" in line["content"], result
+
+
+# --- linear resolution and lints ------------------------------------------------------------------
+def _pairwise_shadowed(program) -> list[tuple[str, str]]:
+    """DSH307 by its definition, every pair of rules: the reference the indexed lint must agree with."""
+    from dshc.compiler.policy import RANK
+    from dshc.compiler.resolve import target_matches_tool
+    tools = program.catalog.definitions.values()
+
+    def covers(rule, tool):
+        return any(target_matches_tool(t, tool.name, tool, tool.aliases) for t in rule.targets)
+    found = []
+    for policy in program.resolved.policies.values():
+        for rule in policy.decl.rules:
+            covered = [t for t in tools if covers(rule, t)]
+            for other in policy.rules if covered else ():
+                if RANK[other.effect] > RANK[rule.effect] and other.condition in (None, rule.condition) \
+                        and all(covers(other, t) for t in covered):
+                    found.append((str(rule.span), str(other.span)))
+                    break
+    return found
+
+
+def test_the_indexed_shadowed_rule_lint_agrees_with_the_pairwise_definition():
+    from dshc.compiler.checks import check_shadowed_rules
+    sys.path.insert(0, str(Path(__file__).parent / "bench"))
+    from bench_resolution import glob_rules
+    program = Program.load(texts={"many.dsh": glob_rules(300)})
+    indexed = [(str(d.span), d.message.rsplit(" at ", 1)[1]) for d in check_shadowed_rules(program)]
+    assert indexed == _pairwise_shadowed(program)
+    assert len(indexed) >= 10  # the workload does shadow rules, so agreement is not vacuous
+
+
+def test_a_deep_chain_inherits_from_its_root():
+    sys.path.insert(0, str(Path(__file__).parent / "bench"))
+    from bench_resolution import chains
+    program = Program.load(texts={"chains.dsh": chains(1_500)})
+    resolved = program.resolved
+    assert [m.row_name for m in resolved.presets["c1499"].mounts] == ["tool-fs"]
+    assert [r.effect for r in resolved.policies["q1499"].rules] == ["allow"]
+    assert [n.text for n in resolved.scopes["s1499"].hide] == ["web_*"] and resolved.scopes["s1499"].parent == "s1498"
