@@ -173,11 +173,21 @@ def check_unreachable_rules(program) -> Iterator[Diagnostic]:
                                  item.span, "check the tool names, or mount their packages")
 
 
+def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
+    """DSH315: the policy lets processes run unconfined where no OS sandbox is available."""
+    for policy in program.resolved.tables["policy"].values():
+        if policy.fallback is not None and policy.fallback.text == "unsandboxed":
+            yield Diagnostic("DSH315", f"policy `{policy.name.text}` runs commands unsandboxed where no OS sandbox "
+                             "is available", policy.fallback.span,
+                             "without this line such calls fail with SANDBOX_UNAVAILABLE instead")
+
+
 CHECKS = (
     check_mount_conditions_can_hold,
     check_restrictions_name_inherited_tools,
     check_shadowed_rules,
     check_unreachable_rules,
+    check_sandbox_fallback,
 )
 
 
