@@ -35,7 +35,9 @@ def cache_root() -> Path | None:
     env = os.environ.get("XDG_CACHE_HOME")
     if env and os.path.isabs(env):
         return Path(env)
-    home = Path.home()
+    home = Path(os.path.expanduser("~"))
+    if not home.is_absolute():
+        return None  # no home to speak of: never a cache relative to the working folder
     return home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
 
 
@@ -79,6 +81,8 @@ def _warn(message: str) -> None:
 def _open_folder() -> int:
     """An fd on <cache root>/dshc, made 0700 if missing; refused unless ours and closed to others."""
     root = cache_root()
+    if root is None:
+        raise FileNotFoundError("no cache folder")
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = root / "dshc"
     try:

@@ -163,3 +163,13 @@ def test_refusals_reach_stderr_when_no_reporter_is_given(cache_home, capsys):
     folder.chmod(0o777)
     load_parser(GRAMMAR, lambda: Lark(GRAMMAR, parser="lalr"), {})
     assert "dshc: warning: not using the parser cache" in capsys.readouterr().err
+
+
+def test_without_a_home_nothing_is_cached_and_nothing_is_said(tmp_path, monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("DSHC_NO_PARSER_CACHE", raising=False)
+    monkeypatch.setattr(parser_cache.os.path, "expanduser", lambda path: path)  # "~" stays unresolved
+    monkeypatch.chdir(tmp_path)
+    load = Loader()
+    load()
+    assert load.builds == 1 and load.reports == [] and list(tmp_path.iterdir()) == []
