@@ -15,8 +15,8 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import commands
+from .diagnostics import DshError, invalid_request
 from .interop import commands as interop
-from .diagnostics import Diagnostic, DshError
 from .render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -158,11 +158,13 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
                 return commands.run(args, stdout, stderr)
         return commands.run(args, stdout, stderr)
     except _UsageError as exc:
-        return _report([Diagnostic("DSH405", str(exc))], wants_json, stdout, stderr)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        where = f"dshc {command} --help" if command in commands.COMMANDS else "dshc --help"
+        return _report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
     except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
     except DshError as exc:
-        return _report(exc.diagnostics, wants_json, stdout, stderr)
+        return _report(exc.diagnostics, wants_json, stdout, stderr, exc.sources)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: a bug, reported as such
@@ -191,11 +193,11 @@ def _stop_on_signals():
             signal.signal(sig, handler)
 
 
-def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO, sources=None) -> int:
     if wants_json:
         stdout.write(json.dumps({"diagnostics": diagnostics_json(diags)}, indent=2) + "\n")
     else:
-        stderr.write(human(diags) + "\n")
+        stderr.write(human(diags, sources=sources) + "\n")
     return EXIT_INPUT
 
 

@@ -7,7 +7,8 @@ from argparse import Namespace
 from typing import TextIO
 
 from .catalog import load_catalog
-from .diagnostics import Diagnostic, DshError, iter_codes, unknown
+from .diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
+from .policy import MAX_DEPTH, shape_problem
 from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
@@ -20,9 +21,13 @@ def run(args: Namespace, out: TextIO, err: TextIO) -> int:
     return COMMANDS[args.command](args, out, err)
 
 
-def _program(args: Namespace) -> Program:
-    catalog = load_catalog(args.catalog) if getattr(args, "catalog", None) else None
-    return Program.load(args.load, catalog=catalog, shipped=not args.no_shipped)
+def _catalog(args: Namespace):
+    """The catalog named by --catalog, or None for the shipped one."""
+    return load_catalog(args.catalog) if getattr(args, "catalog", None) else None
+
+
+def _program(args: Namespace, paths=()) -> Program:
+    return Program.load(list(paths) + list(args.load), catalog=_catalog(args), shipped=not args.no_shipped)
 
 
 def _request(args: Namespace) -> Request:
@@ -37,7 +42,7 @@ def _write_json(out: TextIO, value) -> None:
 
 # --- catalog -------------------------------------------------------------------------------
 def cmd_catalog(args, out, err) -> int:
-    catalog = load_catalog(args.catalog) if args.catalog else load_catalog()
+    catalog = _catalog(args) or load_catalog()
     counts = catalog.counts()
     if args.json:
         _write_json(out, {
@@ -130,7 +135,8 @@ def cmd_explain(args, out, err) -> int:
                 out.write(f"  {row['tool']:<24} {'available' if row['available'] else 'fails ' + row['failed_gate']}\n")
         return 0
     if not args.tool:
-        raise DshError([Diagnostic("DSH405", "explain needs a TOOL, or --all")])
+        raise DshError([invalid_request("explain needs a TOOL, or --all", "e.g. `dshc explain bash standard`, or "
+                                        "`dshc explain --all standard` for every tool")])
     results = program.explain(request, args.tool)
     data = explain_json(args.tool, results)
     from .host import describe_sandbox, sandbox_text
@@ -144,23 +150,17 @@ def cmd_explain(args, out, err) -> int:
 
 # --- decide --------------------------------------------------------------------------------
 def cmd_decide(args, out, err) -> int:
-    try:
-        call_args = json.loads(args.args)
-    except json.JSONDecodeError as exc:
-        raise DshError([Diagnostic("DSH405", f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}")])
-    if not isinstance(call_args, dict):
-        raise DshError([Diagnostic("DSH405", "--args must be a JSON object")])
+    call_args = _call_arguments(args.args)
     program = _program(args)
     request = _request(args)
-    if args.tool not in program.catalog.shipped_names and args.tool != "run_code":
-        program.explain(request, args.tool)  # raises the unknown-tool diagnostic with a did-you-mean
+    program.require_tool(request, args.tool)
     decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
     rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
     from .host import describe_sandbox, sandbox_text
     sandbox = describe_sandbox(program, request, args.tool, call_args)
     if args.json:
-        _write_json(out, {"tool": args.tool, "decision": decision.effect, "reason": decision.reason, "rules": rules,
-                          "sandbox": sandbox})
+        _write_json(out, {"tool": args.tool, "decision": decision.effect, "gate": decision.gate,
+                          "reason": decision.reason, "rules": rules, "sandbox": sandbox})
     else:
         out.write(f"{decision.effect}: {decision.reason}\n")
         for rule in rules:
@@ -169,13 +169,32 @@ def cmd_decide(args, out, err) -> int:
     return 0 if decision.effect == "allow" else 1
 
 
+ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "ls"}\''
+
+
+def _call_arguments(text: str) -> dict:
+    """--args text → the call's arguments, refused (exit 2) when not a JSON object within the nesting limits."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DshError([invalid_request(f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}",
+                                        ARGS_HELP)])
+    except RecursionError:
+        raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
+    if not isinstance(value, dict):
+        raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
+    problem = shape_problem(value)
+    if problem is not None:
+        raise DshError([invalid_request(f"--args: {problem}", ARGS_HELP)])
+    return value
+
+
 # --- check ---------------------------------------------------------------------------------
 def cmd_check(args, out, err) -> int:
     from .checks import run_checks
     from .program import read_paths
-    catalog = load_catalog(args.catalog) if args.catalog else None
     files = read_paths(list(args.paths) + list(args.load))
-    program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, catalog)
+    program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
     # with paths, report what those files say; without, the shipped declarations themselves
     only = {f.path for f in files} if files else None
     findings = [d for d in program.warnings if only is None or d.where in only]
@@ -183,7 +202,7 @@ def cmd_check(args, out, err) -> int:
     if args.json:
         _write_json(out, {"diagnostics": diagnostics_json(findings)})
     elif findings:
-        out.write(human(findings, limit=50) + "\n")
+        out.write(human(findings, limit=50, sources=program.sources) + "\n")
     else:
         out.write("no findings\n")
     return 1 if findings else 0
@@ -194,11 +213,12 @@ def cmd_fmt(args, out, err) -> int:
     from .fmt import format_document
     from .program import parse_files, read_paths
     if not args.paths and not args.check:
-        raise DshError([Diagnostic("DSH405", "fmt needs PATH arguments to rewrite (or --check for the shipped files)")])
+        raise DshError([invalid_request("fmt needs PATH arguments to rewrite", "name the .dsh files or folders to "
+                                        "format, or use --check to check the shipped files")])
     files = read_paths(args.paths) if args.paths else shipped_sources()
-    documents, diags = parse_files(files)
+    documents, diags, texts = parse_files(files)
     if diags:
-        raise DshError(diags)
+        raise DshError(diags, texts)
     changed = []
     for file, document in zip(files, documents):
         text = format_document(document)
@@ -227,8 +247,12 @@ def _context(spec: str) -> Request:
     for part in filter(None, spec.split(",")):
         key, _, value = part.partition("=")
         if key not in CONTEXT_KEYS or not value:
-            raise DshError([Diagnostic("DSH405", f"`{spec}` is neither a path nor a context `key=value,…` "
-                                       f"(keys: {', '.join(sorted(CONTEXT_KEYS))})")])
+            raise DshError([invalid_request(f"`{spec}` is neither a path nor a context `key=value,…`",
+                                            f"context keys: {', '.join(sorted(CONTEXT_KEYS))}, e.g. "
+                                            "`platform=linux,policy=read-only`")])
+        if key == "plan" and value not in ("true", "false"):
+            raise DshError([invalid_request(f"invalid context `{spec}`: plan is `{value}`",
+                                            "`plan` takes true or false")])
         if key in ("with", "without"):
             fields[f"{key}_services"].add(value)
         else:
@@ -236,21 +260,27 @@ def _context(spec: str) -> Request:
     try:
         return Request(**fields)
     except ValueError as exc:
-        raise DshError([Diagnostic("DSH405", f"invalid context `{spec}`: {exc.errors()[0]['msg']}")])
+        raise DshError([invalid_request(f"invalid context `{spec}`: {exc.errors()[0]['msg']}",
+                                        "each key takes one value; `plan` takes true or false")])
 
 
 def cmd_diff(args, out, err) -> int:
     from .diff import diff_programs, render_text
-    catalog = load_catalog(args.catalog) if args.catalog else None
+    catalog = _catalog(args)
     paths = [os.path.exists(s) or s == "@shipped" for s in (args.old, args.new)]
     if all(paths):
         old, new = _side_program(args.old, catalog), _side_program(args.new, catalog)
         result = diff_programs(old, new)
     elif not any(paths):
-        program = Program.load(args.load, catalog=catalog, shipped=not args.no_shipped)
-        result = diff_programs(program, program, [_context(args.old)], [_context(args.new)])
+        program = _program(args)
+        old, new = _context(args.old), _context(args.new)
+        for context in (old, new):
+            program.composition(context)  # an unknown name in a context is an error (exit 2), not an empty diff
+        result = diff_programs(program, program, [old], [new])
     else:
-        raise DshError([Diagnostic("DSH405", "OLD and NEW must both be sources (paths or `@shipped`) or both contexts")])
+        raise DshError([invalid_request("OLD and NEW must both be sources or both contexts",
+                                        "compare two sources (paths or `@shipped`), or two contexts of the loaded "
+                                        "sources such as `policy=read-only policy=workspace-write`")])
     if args.json:
         _write_json(out, result)
     else:
@@ -269,9 +299,8 @@ def cmd_graph(args, out, err) -> int:
 # --- verify --------------------------------------------------------------------------------
 def cmd_verify(args, out, err) -> int:
     from .verify import verify
-    catalog = load_catalog(args.catalog) if args.catalog else None
-    program = Program.load(list(args.paths) + list(args.load), catalog=catalog, shipped=not args.no_shipped)
-    against = _side_program(args.against, catalog) if args.against else None
+    program = _program(args, args.paths)
+    against = _side_program(args.against, _catalog(args)) if args.against else None
     for name in args.policies or ():
         if name not in program.resolved.policies:
             raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])

@@ -7,7 +7,7 @@ row, registered or not, so `explain` can say why a tool is missing.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import ast
@@ -269,3 +269,10 @@ def pending_diagnostics(composition: Composition) -> list[Diagnostic]:
             f"which host `{composition.host.name.text}` does not provide", span,
             "provide it: " + " ".join(f"--with {s}" for s in row.missing)))
     return found
+
+
+def under_policy(composition: Composition, policy: EffectivePolicy) -> Composition:
+    """The same composition decided under another policy (only the policy and approval change)."""
+    approval, approval_source = _approval(composition.chain, policy)
+    request = composition.request.model_copy(update={"policy": policy.name})
+    return replace(composition, request=request, policy=policy, approval=approval, approval_source=approval_source)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from .source import Span
 
@@ -93,11 +93,19 @@ class Diagnostic:
 
 
 class DshError(Exception):
-    """The input cannot be used; carries every diagnostic found (exit code 2)."""
+    """The input cannot be used; carries every diagnostic found (exit code 2) and the texts of
+    the sources its spans point into (path -> text), so rendering can show the excerpt."""
 
-    def __init__(self, diagnostics: Iterable[Diagnostic]):
+    def __init__(self, diagnostics: Iterable[Diagnostic], sources: Mapping[str, str] | None = None):
         self.diagnostics = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        self.sources: Mapping[str, str] = sources or {}
         super().__init__("; ".join(d.message for d in self.diagnostics[:3]))
+
+    def with_sources(self, sources: Mapping[str, str]) -> "DshError":
+        """This error, knowing the texts its spans point into (the first owner to say wins)."""
+        if not self.sources:
+            self.sources = sources
+        return self
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
@@ -107,6 +115,18 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
 
 def unknown(code: str, kind: str, name: str, candidates: Iterable[str], span: Span | None) -> Diagnostic:
     return Diagnostic(code, f"unknown {kind} `{name}`", span, did_you_mean(name, candidates))
+
+
+def cannot_read(path: str, exc: Exception) -> Diagnostic:
+    """DSH107 for a file that could not be opened or decoded."""
+    reason = getattr(exc, "strerror", None) or exc.__class__.__name__
+    return Diagnostic("DSH107", f"cannot read `{path}`: {reason}", path=path,
+                      help="check that the path exists and is a readable file")
+
+
+def invalid_request(message: str, help: str, path: str | None = None) -> Diagnostic:
+    """DSH405: the command's own arguments cannot be used; `help` says what would work."""
+    return Diagnostic("DSH405", message, help=help, path=path)
 
 
 def capped(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED) -> tuple[list[Diagnostic], int]:

@@ -9,7 +9,6 @@ PLATFORMS = ("darwin", "linux", "win32")
 MODES = ("both", "code", "native")
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 APPROVALS = ("ask", "never")
-EFFECTS = ("allow", "ask", "deny")
 PLACES = ("workspace",)
 
 # services no catalog package requires but hosts provide and policies read

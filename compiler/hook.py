@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 
-RANK = {"allow": 0, "ask": 1, "deny": 2}
 USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
                             [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
 
@@ -111,6 +110,7 @@ def _safe(text) -> str:
 
 def _pre(options, payload: dict) -> tuple[str, str]:
     from .interop.agents import map_call
+    from .policy import stricter
     name = payload.get("tool_name")
     if not isinstance(name, str) or not name:
         raise _HookInputError("the hook input has no `tool_name`")
@@ -122,7 +122,7 @@ def _pre(options, payload: dict) -> tuple[str, str]:
     worst = None
     for call in calls:
         effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped)
-        if worst is None or RANK[effect] > RANK[worst[0]]:
+        if worst is None or stricter(effect, worst[0]):
             worst = (effect, reason, decided, call)
     effect, reason, decided, call = worst
     if log:
@@ -131,8 +131,9 @@ def _pre(options, payload: dict) -> tuple[str, str]:
 
 
 def decide_mapped(program, request, tool: str, args: dict, workspace: str):
-    """The decision `dshc decide` gives: Program.decide, with `conditional` read as deny (fail closed)."""
-    decision = program.decide(request, tool, args, workspace=workspace)
+    """The policy's decision for another agent's call: Program.decide without dshc's own gates (that
+    agent composes its tools itself), with `conditional` read as deny (fail closed)."""
+    decision = program.decide(request, tool, args, workspace=workspace, gates=False)
     return ("deny" if decision.effect == "conditional" else decision.effect), decision
 
 
@@ -158,19 +159,19 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
     import os
     import time
     from ..runtime.events import EventLog
-    fresh = not os.path.exists(path) or os.path.getsize(path) == 0
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path)
+    log = EventLog(path, session=_log_session(payload))
     try:
         fingerprint = None
         try:
             fingerprint = program.view(request).fingerprint
         except Exception:  # noqa: BLE001 - a view that cannot be built leaves the record without a fingerprint
             pass
-        if fresh:
-            log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
-                       context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
-                       sessionId=payload.get("session_id"))
+        # every hook process is a writer of its own; a header per call keeps each call's context
+        # beside it, whichever agent session or process wrote the records before it
+        log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
+                   context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
+                   sessionId=payload.get("session_id"))
         call_id = str(payload.get("tool_use_id") or f"hook-{os.getpid()}-{time.time_ns()}")
         name = call.tool or agent_name
         log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
@@ -179,6 +180,11 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
                    fingerprint=fingerprint)
     finally:
         log.close()
+
+
+def _log_session(payload: dict) -> str:
+    """The agent's session id as the log's writer session, so PreToolUse and PostToolUse records pair."""
+    return "claude-code-" + _safe(payload.get("session_id"))
 
 
 def _post(options, payload: dict) -> None:
@@ -199,7 +205,7 @@ def _post(options, payload: dict) -> None:
     response = payload.get("tool_response")
     failed = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path)
+    log = EventLog(path, session=_log_session(payload))
     try:
         log.append("tool/result", callId=str(payload.get("tool_use_id") or ""), name=mapped, isError=failed,
                    content=response, value=None, error=None, decision="allow", decidedBy=[], agentTool=name,

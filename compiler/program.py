@@ -8,6 +8,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -16,13 +17,11 @@ from typing import Iterable, Mapping
 from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, compose, pending_diagnostics
-from .diagnostics import Diagnostic, DshError, unknown
-from .gates import GateContext, GateResult, allowed, projected, run_gates
+from .diagnostics import Diagnostic, DshError, cannot_read, unknown
+from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .parse import decode, parse_source
-from .policy import Decision, decide
-from .policy_index import CompiledPolicy, RequestDecider
-from .render import SOURCE_TEXTS
+from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
 from .view import ToolView, make_entry
@@ -56,32 +55,44 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
             try:
                 files.append(SourceFile(str(target), target.read_bytes()))
             except OSError as exc:
-                problems.append(Diagnostic("DSH107", f"cannot read `{target}`: {exc.strerror or exc.__class__.__name__}",
-                                           path=str(target)))
+                problems.append(cannot_read(str(target), exc))
     if problems:
         raise DshError(problems)
     return files
 
 
-def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic]]:
+def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic], dict[str, str]]:
+    """(documents, diagnostics, path -> decoded text of every file that could be decoded)."""
     from .to_ast import to_document
-    documents, diags = [], []
+    documents, diags, texts = [], [], {}
     for file in files:
         source, found = decode(file.path, file.data)
         diags += found
         if source is None:
             continue
-        SOURCE_TEXTS[file.path] = source.text
+        texts[file.path] = source.text
         tree, found, comments = parse_source(source)
         diags += found
         if tree is not None:
             documents.append(to_document(file.path, tree, comments))
-    return documents, diags
+    return documents, diags, texts
+
+
+def _owns_sources(method):
+    """A DshError leaving a Program method carries the Program's source texts, for excerpts."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except DshError as exc:
+            raise exc.with_sources(self.sources)
+    return wrapper
 
 
 class Program:
-    def __init__(self, resolved: Resolved):
+    def __init__(self, resolved: Resolved, sources: Mapping[str, str] | None = None):
         self.resolved = resolved
+        self.sources: Mapping[str, str] = dict(sources or {})  # path -> text, for diagnostics' excerpts
         self._compositions: dict[Request, Composition] = {}
         self._views: dict[Request, ToolView] = {}
         self._deciders: dict[Request, tuple] = {}
@@ -99,10 +110,13 @@ class Program:
     @classmethod
     def from_files(cls, files: Iterable[SourceFile], catalog: Catalog | None = None) -> "Program":
         catalog = catalog or load_catalog()
-        documents, diags = parse_files(files)
+        documents, diags, texts = parse_files(files)
         if any(d.severity == "error" for d in diags):
-            raise DshError(diags)
-        return cls(resolve(tuple(documents), catalog))
+            raise DshError(diags, texts)
+        try:
+            return cls(resolve(tuple(documents), catalog), texts)
+        except DshError as exc:
+            raise exc.with_sources(texts)
 
     @property
     def catalog(self) -> Catalog:
@@ -113,6 +127,7 @@ class Program:
         return self.resolved.warnings
 
     # --- requests ---
+    @_owns_sources
     def composition(self, request: Request) -> Composition:
         key = request.composition_key()
         found = self._compositions.get(key)
@@ -120,6 +135,7 @@ class Program:
             found = self._compositions[key] = compose(self.resolved, key)
         return found
 
+    @_owns_sources
     def gate_context(self, request: Request) -> GateContext:
         return self._context(request)
 
@@ -129,6 +145,7 @@ class Program:
             composition = _with_plan(composition, request)
         return GateContext(self.resolved, composition)
 
+    @_owns_sources
     def view(self, request: Request) -> ToolView:
         found = self._views.get(request)
         if found is None:
@@ -166,38 +183,61 @@ class Program:
         ready = readiness.check(ctx, name).value or "unknown"
         return make_entry(name, registration, tool, policy, ready)
 
+    @_owns_sources
     def explain(self, request: Request, name: str) -> tuple[GateResult, ...]:
-        if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
-            ctx = self._context(request)
-            if name not in ctx.registrations:
-                raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
+        self.require_tool(request, name)
         return run_gates(self._context(request), name)
 
+    @_owns_sources
+    def require_tool(self, request: Request, name: str) -> None:
+        """Raise DSH406 (with a did-you-mean) for a name neither the catalog nor this request defines."""
+        if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
+            if name not in self._context(request).registrations:
+                raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
+
+    @_owns_sources
     def explain_all(self, request: Request) -> dict[str, tuple[GateResult, ...]]:
         ctx = self._context(request)
         names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
         return {name: run_gates(ctx, name) for name in names}
 
     def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
-               include_guards: bool = True) -> Decision:
-        """One tool call's decision; cheap enough for every call (indexed rules, per-request memo)."""
-        decider, tool = self._decider_for(request, name)
+               include_guards: bool = True, *, gates: bool = True) -> Decision:
+        """One tool call's decision through the five gates, cheap enough for every call.
+
+        A tool this request does not register, show, put within reach or have a provider for
+        is denied naming that gate (remembered per request and tool); so are arguments beyond
+        the nesting limits. Otherwise the policy decides from its index (per-request memo).
+        `gates=False` asks for the policy's word alone: for calls of an agent whose tools dshc
+        does not compose (the hook), where only the rules apply.
+        """
+        decider, tool, stop = self._decider_for(request, name)
+        if stop is not None and gates:
+            return stop
+        problem = shape_problem(args)
+        if problem is not None:
+            return Decision("deny", f"{problem}, so the call is refused before any rule reads them", ())
         return decider.decide(name, tool, args, workspace, include_guards)
 
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
         """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""
-        decider, tool = self._decider_for(request, name)
+        decider, tool, _ = self._decider_for(request, name)
         return decider.guard(name, tool, args, workspace)
 
     def _decider_for(self, request: Request, name: str):
+        """(the request's decider, the tool definition, a gate's denial or None) — per request and tool."""
         found = self._deciders.get(request)
-        if found is None:
-            found = self._deciders[request] = self._decider(request)
+        if found is None:  # the only step of a call that can raise: composing the request
+            found = self._deciders[request] = self._new_decider(request)
         decider, tools, ctx = found
-        tool = tools.get(name, False)
-        if tool is False:
-            tool = tools[name] = ctx.tool_for(name)
-        return decider, tool
+        known = tools.get(name)
+        if known is None:
+            known = tools[name] = (ctx.tool_for(name), _gate_denial(ctx, name))
+        return (decider, *known)
+
+    @_owns_sources
+    def _new_decider(self, request: Request):
+        return self._decider(request)
 
     def _decider(self, request: Request):
         ctx = self._context(request)  # one context per request: tool lookups share its registrations
@@ -212,9 +252,33 @@ class Program:
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""
         ctx = self._context(request)
+        stop = _gate_denial(ctx, name)
+        if stop is not None:
+            return stop
         comp = ctx.composition
         return decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
                       comp.env(args=args, workspace=workspace))
+
+
+# the gates a call passes besides the policy (gate 4, decided per call from the arguments)
+CALL_GATES = (("registered", registered.check), ("visible", visible.check), ("projected", projected.check),
+              ("ready", readiness.check))
+
+
+def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
+    """The deny of the first gate a call of `name` fails, or None.
+
+    Within reach means on the wire, or, in code and both modes, in the SDK behind `run_code`
+    (the runtime dispatches those nested calls); a tool whose provider is absent cannot run.
+    """
+    for gate, check in CALL_GATES:
+        if gate == "projected" and ctx.composition.mode != "native" and name in ctx.visible:
+            continue  # reachable through run_code
+        result = check(ctx, name)
+        if result.status == "fail":
+            return Decision("deny", f"gate `{gate}` fails: {result.reason}", ((f"gate:{gate}", result.source),),
+                            gate=gate)
+    return None
 
 
 def _with_plan(composition: Composition, request: Request) -> Composition:

@@ -36,7 +36,7 @@ def _folder() -> str | None:
 
 
 def _code_files():
-    for package in ("dshc.compiler", "dshc.compiler.gates", "dshc.catalogs"):
+    for package in ("dshc.compiler", "dshc.compiler.gates", "dshc.compiler.policy", "dshc.catalogs"):
         for entry in sorted(resources.files(package).iterdir(), key=lambda e: e.name):
             if entry.name.endswith((".py", ".lark", ".json")):
                 yield entry

@@ -1,12 +1,9 @@
 """The only place diagnostics become text: human (with a caret excerpt) or JSON."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .diagnostics import MAX_REPORTED, Diagnostic, capped
-
-# path -> text of every source read in this process, for caret excerpts
-SOURCE_TEXTS: dict[str, str] = {}
 
 
 def diagnostic_json(d: Diagnostic) -> dict:
@@ -23,15 +20,16 @@ def diagnostics_json(diags: Iterable[Diagnostic]) -> list[dict]:
     return [diagnostic_json(d) for d in sorted(diags, key=Diagnostic.sort_key)]
 
 
-def human(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED) -> str:
+def human(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED, sources: Mapping[str, str] | None = None) -> str:
+    """Diagnostics as text; `sources` (path -> text, from the Program or DshError) gives caret excerpts."""
     shown, more = capped(diags, limit)
-    blocks = [_one(d) for d in shown]
+    blocks = [_one(d, sources or {}) for d in shown]
     if more:
         blocks.append(f"… and {more} more")
     return "\n".join(blocks)
 
 
-def _one(d: Diagnostic) -> str:
+def _one(d: Diagnostic, sources: Mapping[str, str]) -> str:
     where = ""
     if d.span is not None:
         where = f"{d.span}: "
@@ -39,7 +37,7 @@ def _one(d: Diagnostic) -> str:
         where = f"{d.where}: " if d.json_path is None else f"{d.where}: {d.json_path}: "
     lines = [f"{where}{d.severity}[{d.code}]: {d.message}"]
     if d.span is not None:
-        text = SOURCE_TEXTS.get(d.span.path)
+        text = sources.get(d.span.path)
         if text is not None:
             source_lines = text.splitlines()
             if 0 < d.span.line <= len(source_lines):

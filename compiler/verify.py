@@ -23,13 +23,10 @@ from .argclasses import argument_classes
 from .conditions import Env
 from .diagnostics import DshError
 from .facts import PLATFORMS
-from .policy import decide
+from .policy import Decision, decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, target_matches_tool
 
-# every fact is known for a concrete call, so `conditional` cannot occur; if it ever did, it
-# counts as allowing on the side being checked and as denying on the baseline (fail closed)
-PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
 MODES = ("native", "code", "both")
 WORKSPACE = "/workspace"
 
@@ -112,11 +109,15 @@ def _witness(request: Request, tool: str | None = None, arguments=None, plan=Fal
     return out
 
 
-class _Decider:
-    """Decisions for every argument class of a tool, cached per (policy, tool, request facts)."""
+class ClassDecider:
+    """Decisions for every argument class of a tool, cached per (policy, tool, request facts).
 
-    def __init__(self, report: Report):
-        self.report = report
+    Shared by `verify` and `diff`: both compare programs call by call over the classes the
+    policies' own patterns induce. Inexact classes and their notes are recorded on `report`.
+    """
+
+    def __init__(self, report: Report | None = None):
+        self.report = report if report is not None else Report()
         self.cache: dict = {}
         self.classes: dict = {}
 
@@ -163,6 +164,7 @@ class _Decider:
         return found
 
     def decisions(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes) -> tuple[str, ...]:
+        """The effect for each argument class, in the order of `classes`."""
         facts, services, flags = self.mentioned(policy)
         env = composition.env()
         seen = tuple(sorted((f, env.facts.get(f)) for f in facts - {"plan_mode"}))
@@ -170,21 +172,23 @@ class _Decider:
                env.flags & flags, composition.approval, id(classes))
         found = self.cache.get(key)
         if found is None:
-            base = composition.env()
-            facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None,
-                     "tool": name}
-            out = []
-            for args in classes:
-                env = Env(facts, base.services, base.flags, args, WORKSPACE)
-                out.append(decide(policy, composition.approval, composition.approval_source, name, tool, env).effect)
-                self.report.decisions += 1
-            found = self.cache[key] = tuple(out)
+            found = self.cache[key] = tuple(self.decision(policy, composition, name, tool, plan, args).effect
+                                            for args in classes)
         return found
+
+    def decision(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict) -> Decision:
+        """One concrete call, decided by the reference evaluator in a workspace of its own."""
+        base = composition.env()
+        facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None,
+                 "tool": name}
+        self.report.decisions += 1
+        return decide(policy, composition.approval, composition.approval_source, name, tool,
+                      Env(facts, base.services, base.flags, args, WORKSPACE))
 
 
 def verify(program, against=None, policy_names=None) -> Report:
     report = Report()
-    decider = _Decider(report)
+    decider = ClassDecider(report)
     policies = [program.resolved.policies[n] for n in sorted(policy_names or program.resolved.policies)]
     views: dict[Request, dict | None] = {}
     relevant = set(_relevant_services(program))
@@ -244,7 +248,7 @@ def verify(program, against=None, policy_names=None) -> Report:
 
 def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):
     for args, a, b in zip(classes, mine, baseline):
-        if PERMISSIVENESS.get(a, 2) > PERMISSIVENESS.get(b, 0):
+        if widens_fail_closed(b, a):  # every fact is known for a concrete call: `conditional` fails closed
             report.violations.append(Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy)))
             return
 

@@ -59,8 +59,9 @@ def test_a_new_deny_is_a_narrowing_not_a_widening(cli, shipped_tree, tmp_path):
     data = cli("diff", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert data.code == 0
     changes = data.json()["changes"]
-    assert {(c["kind"], c["tool"], c["detail"], c["widening"]) for c in changes} == {
-        ("policy", "glob", "allow → deny", False)}
+    # the label on the wire (host policy workspace-write), and the calls under `plan`, which extends it
+    assert {(c["kind"], c["tool"], c["detail"], c["widening"], c["policy"]) for c in changes} == {
+        ("policy", "glob", "allow → deny", False, None), ("decision", "glob", "allow → deny", False, "plan")}
 
 
 def test_two_contexts_of_the_same_sources(cli):
@@ -72,3 +73,74 @@ def test_two_contexts_of_the_same_sources(cli):
 def test_bad_context_is_a_usage_error(cli):
     result = cli("diff", "platfrom=linux", "platform=win32")
     assert result.code == 2 and "Traceback" not in result.err
+
+
+# --- diff compares decisions, not labels (issue 10.5) -------------------------------------------
+SMALL = """
+host box "A small host" {
+  platforms linux
+  provides shell, fs, subprocess, sandbox, approval
+  roster default mini
+  policy guarded
+}
+scope root "The root agent" {
+}
+preset mini "Shell and files" {
+  mount tool-bash
+  mount tool-fs
+}
+policy guarded "The host's policy" {
+  default allow
+  deny bash when args.command matches "rm *"
+  ask bash when has args.sandbox_permissions
+}
+policy strict "Another policy" {
+  default ask
+  deny bash when args.command matches "git push*"
+  allow bash when args.command matches "git *"
+}
+"""
+
+
+def small_tree(tmp_path, name: str, text: str) -> Path:
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "all.dsh").write_text(text)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("policy, rule, command", [
+    ("guarded", '  deny bash when args.command matches "rm *"\n', "rm"),  # the host's policy: the label stays
+    ("strict", '  deny bash when args.command matches "git push*"\n', "git push"),  # a policy no cell names
+])
+def test_removing_a_deny_rule_is_a_widening_with_a_witness_call(cli, tmp_path, policy, rule, command):
+    old = small_tree(tmp_path, "old", SMALL)
+    new = small_tree(tmp_path, "new", SMALL.replace(rule, ""))
+    result = cli("diff", str(old), str(new), "--json", "--fail-on-widen")
+    assert result.code == 1
+    (change,) = result.json()["changes"]  # no label changed: only the decisions tell
+    assert (change["kind"], change["tool"], change["widening"], change["policy"]) == ("decision", "bash", True, policy)
+    assert change["detail"].startswith("deny → ") and change["witness"]["command"].startswith(command)
+    assert change["old"]["source"] == f"{old / 'all.dsh'}:{SMALL[:SMALL.index(rule)].count(chr(10)) + 1}:3"
+    back = cli("diff", str(new), str(old), "--json", "--fail-on-widen")
+    assert back.code == 0 and [c["widening"] for c in back.json()["changes"]] == [False]
+    text = cli("diff", str(old), str(new)).out
+    assert text.startswith("WIDENS decision") and f'"command": "{change["witness"]["command"]}"' in text
+
+
+def test_policy_contexts_show_each_widening_with_a_witness(cli):
+    wider = cli("diff", "policy=read-only", "policy=workspace-write", "--json", "--fail-on-widen")
+    assert wider.code == 1
+    found = {c["tool"]: c for c in wider.json()["changes"] if c["widening"]}
+    assert set(found) == {"write", "edit"}
+    for change in found.values():
+        assert change["kind"] == "decision" and change["detail"] == "deny → allow"
+        assert "file_path" in change["witness"] and "sandbox_permissions" not in change["witness"]
+    narrower = cli("diff", "policy=workspace-write", "policy=read-only", "--fail-on-widen")
+    assert narrower.code == 0 and "WIDENS" not in narrower.out and "allow → deny" in narrower.out
+
+
+@pytest.mark.parametrize("context", ["preset=nope", "policy=nope", "scope=nope", "host=nope", "with=nope"])
+def test_an_unknown_name_in_a_context_exits_2(cli, context):
+    result = cli("diff", context, "platform=linux", "--json")
+    assert result.code == 2 and result.json()["diagnostics"][0]["message"].endswith("`nope`")
+    assert cli("diff", "platform=linux", context).code == 2

@@ -1,6 +1,10 @@
 """`dshc explain`: the first failing gate, the deciding declaration and one fix — pinned goldens."""
 from __future__ import annotations
 
+import shutil
+from importlib import resources
+from pathlib import Path
+
 import pytest
 
 CASES = {
@@ -46,17 +50,67 @@ def test_a_name_not_in_the_catalog_exits_2_with_did_you_mean(cli):
     assert text.code == 2 and "did you mean `web_fetch`?" in text.err and "Traceback" not in text.err
 
 
-def test_counterfactuals_really_make_the_gate_pass(cli):
-    assert cli("explain", "read_image", "standard", "--json").code == 0
-    assert cli("explain", "pwsh", "standard", "--platform", "win32").code == 0
-    assert cli("explain", "bash", "code", "--mode", "both").code == 0
-    assert cli("explain", "report", "standard", "--scope", "continuable-child").code == 0
+def _apply(argv: list[str], counterfactual: str) -> list[str]:
+    """The explain arguments with a flag-shaped fix applied: `--with X` undoes `--without X`; others replace."""
+    flag, value = counterfactual.split()[:2]
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        same = arg == flag or (flag == "--with" and arg == "--without" and argv[i + 1] == value)
+        if same:
+            skip = True
+            continue
+        out.append(arg)
+    if flag == "--with" and "--without" in argv and argv[argv.index("--without") + 1] == value:
+        return out  # the service is back by not removing it
+    return out + [flag, value]
 
 
-def test_explain_all_lists_every_catalog_tool_with_its_first_failing_gate(cli):
+# counterfactuals that describe an edit: (the text it says, the text it becomes) in presets/standard.dsh
+SOURCE_FIXES = {
+    "set `fetch = true` in that mount": ("fetch = false", "fetch = true"),
+    "add `mount tool-terminal` to preset `standard`": ("  mount tool-fs\n", "  mount tool-fs\n  mount tool-terminal\n"),
+}
+
+
+def _edited_tree(tmp_path, before: str, after: str):
+    for package in ("presets", "policies"):
+        shutil.copytree(Path(str(resources.files(f"dshc.{package}"))), tmp_path / package,
+                        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+    standard = tmp_path / "presets" / "standard.dsh"
+    assert before in standard.read_text()
+    standard.write_text(standard.read_text().replace(before, after, 1))
+    return tmp_path
+
+
+# adding the mount is not enough: tool-terminal waits for service `terminals`, which the fix does not name
+INCOMPLETE = {"terminal_open-in-standard": "the counterfactual omits `--with terminals`"}
+FIXABLE = [pytest.param(case, marks=pytest.mark.xfail(reason=INCOMPLETE[case], strict=True)) if case in INCOMPLETE
+           else case for case, (_, gate) in sorted(CASES.items())
+           if gate in ("registered", "visible", "projected", "ready")]
+
+
+@pytest.mark.parametrize("case", FIXABLE)
+def test_counterfactuals_really_make_the_gate_pass(cli, case, tmp_path):
+    argv, gate = CASES[case]
+    failing = next(g for g in cli("explain", *argv, "--json").json()["gates"] if g["status"] == "fail")
+    assert failing["gate"] == gate
+    if failing["counterfactual"] in SOURCE_FIXES:  # the fix is an edit of the sources: make it
+        argv = argv + ["--no-shipped", "--load", str(_edited_tree(tmp_path, *SOURCE_FIXES[failing["counterfactual"]]))]
+    else:
+        argv = _apply(argv, failing["counterfactual"])
+    fixed = cli("explain", *argv, "--json")
+    gates = {g["gate"]: g["status"] for g in fixed.json()["gates"]}
+    assert gates[gate] == "pass" and fixed.code == 0, (failing["counterfactual"], gates)
+
+
+def test_explain_all_lists_every_catalog_tool_with_its_first_failing_gate(cli, program):
     data = cli("explain", "--all", "standard", "--json").json()
     rows = {row["tool"]: row for row in data["tools"]}
-    assert len(rows) >= 52
+    # every distinct shipped name once (52 in the spec-baseline catalog), run_code among them
+    assert set(rows) == set(program.catalog.shipped_names) and len(rows) == 52
     available = sorted(name for name, row in rows.items() if row["available"])
     assert len(available) == 25
     assert rows["web_fetch"]["failed_gate"] == "registered"

@@ -11,7 +11,7 @@ from dsl_strategies import documents
 
 
 def parse_one(text: str, path: str = "x.dsh"):
-    (document,), diags = parse_files([SourceFile(path, text.encode("utf-8"))])
+    (document,), diags, _ = parse_files([SourceFile(path, text.encode("utf-8"))])
     assert not diags
     return document
 
@@ -35,7 +35,7 @@ def test_format_keeps_every_comment(text):
 def test_shipped_files_are_formatted(cli):
     assert cli("fmt", "--check").code == 0
     for file in shipped_sources():
-        documents, _ = parse_files([file])
+        documents, _, _ = parse_files([file])
         assert format_document(documents[0]).encode() == file.data, file.path
 
 

@@ -145,7 +145,7 @@ def processes(project):
     return results
 
 
-# what a PreToolUse call loads: of the runtime only its event-log module, no templates, no command modules
+# what a PreToolUse call loads: of the runtime only its event-log modules (records and their framing), no templates, no command modules
 MODULES_PROBE = """
 import sys
 from dshc.compiler.entry import entry
@@ -155,7 +155,7 @@ try:
 except SystemExit:
     pass
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.compiler.commands", "jinja2"))
-       and m not in ("dshc.runtime", "dshc.runtime.events")])
+       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format")])
 """
 
 
@@ -179,8 +179,9 @@ def test_pretooluse_equals_dshc_decide(project, processes, cli, index):
 def test_unmapped_and_mcp_tools_follow_the_rules_that_name_them(project, processes, cli, tool, expected):
     answer, _ = _answer(processes[("unmapped", tool)])
     output = answer["hookSpecificOutput"]
+    # the policy's word alone: dshc's own gates (registered, visible, …) deny a tool it does not compose
     library = Program.load([project / "team.dsh"]).decide(Request(policy="team"), tool, {"owner": "o", "repo": "r"},
-                                                         str(project))
+                                                         str(project), gates=False)
     assert output["permissionDecision"] == library.effect == expected
     assert "no catalog mapping" in output["permissionDecisionReason"]
     refused = _decide_cli(cli, project, tool, {})  # `dshc decide` only takes catalog tools
@@ -237,8 +238,10 @@ def test_posttooluse_results_make_a_log_that_replay_reads(project, cli):
         assert answer is None and done.stdout == ""
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["type"] for r in records] == ["request/header", "tool/call", "tool/decision", "tool/result",
-                                            "tool/call", "tool/decision", "tool/result"]
+                                            "request/header", "tool/call", "tool/decision", "tool/result"]
     assert records[3]["callId"] == records[1]["callId"] and records[3]["name"] == "bash"
+    # PreToolUse and PostToolUse are separate processes, yet write as one session
+    assert len({r["session"] for r in records}) == 1
     replay = cli("replay", str(log), "--policy", "read-only", "--load", str(project / "team.dsh"), "--json")
     assert replay.code in (0, 1), replay.err
     data = replay.json()

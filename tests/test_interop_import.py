@@ -15,6 +15,7 @@ from dshc.compiler.hook import decide_call
 from dshc.compiler.interop.agents import map_call
 from dshc.compiler.interop.claude_settings import import_settings
 from dshc.compiler.interop.codex_config import import_codex
+from dshc.compiler.policy import RANK, strictest
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
@@ -24,7 +25,6 @@ SETTINGS = ROOT + "/.claude/settings.json"
 CLAUDE = sorted((FIXTURES / "claude").glob("*.json"))
 
 
-RANK = ["allow", "ask", "deny"]
 
 
 def _policy_name(path: Path) -> str:
@@ -48,7 +48,7 @@ def _decide(program, policy: str, tool: str, tool_input, unmapped="ask") -> str:
     request = Request(policy=policy)
     effects = [decide_call(program, request, tool, call, tool_input, ROOT, unmapped)[0]
                for call in map_call("claude-code", tool, tool_input, ROOT)]
-    return max(effects, key=RANK.index)
+    return strictest(effects)
 
 
 def test_at_least_twenty_real_settings_files_with_cited_sources():
@@ -68,7 +68,7 @@ def test_probe_calls_get_claude_code_decisions(imported, path):
     for tool, tool_input, expected, *deviation in data["probes"]:
         got = _decide(program, _policy_name(path), tool, tool_input)
         if deviation:  # a documented case where dshc is stricter than Claude Code, never wider
-            assert RANK.index(deviation[0]["dshc"]) > RANK.index(expected), deviation
+            assert RANK[deviation[0]["dshc"]] > RANK[expected], deviation
             expected = deviation[0]["dshc"]
         if got != expected:
             wrong.append(f"{tool} {tool_input!r}: expected {expected}, got {got}")

@@ -26,26 +26,35 @@ def guarded() -> Program:
     return Program.load(texts={"no-rm.dsh": DENY_RM})
 
 
-def call(program, command, **request):
+def decide_call(program, command, **request):
     req = Request(preset="standard", host="web", policy="no-rm", **request)
-    return program.decide(req, "bash", {"command": command, "description": "d"}, workspace="/ws").effect
+    return program.decide(req, "bash", {"command": command, "description": "d"}, workspace="/ws")
 
 
-@pytest.mark.parametrize("command", [
-    "cd x && git push",
-    "timeout 5 rm -rf /",
-    "echo $(rm -rf ~)",
-    "{ cat .env; }",
-    "echo x | sh",
-    "env FOO=1 nice -n 5 rm -rf /tmp/x",
-    "bash -c 'git push origin main'",
-    "ls `rm -rf /`",
-    "(cd /; rm -rf x)",
-    "xargs rm < files",
-    "echo 'unterminated",
+def call(program, command, **request):
+    return decide_call(program, command, **request).effect
+
+
+OPAQUE = {5, 6, 7}  # a command that cannot be analysed may match every deny whose facts hold (not line 8's flag)
+
+
+@pytest.mark.parametrize("command, lines", [
+    ("cd x && git push", {6}),
+    ("timeout 5 rm -rf /", {5}),
+    ("echo $(rm -rf ~)", {5}),
+    ("{ cat .env; }", {7}),
+    ("echo x | sh", OPAQUE),
+    ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
+    ("bash -c 'git push origin main'", {6}),
+    ("ls `rm -rf /`", {5}),
+    ("(cd /; rm -rf x)", {5}),
+    ("xargs rm < files", {5}),
+    ("echo 'unterminated", OPAQUE),
 ])
-def test_bypass_shapes_are_never_allowed(guarded, command):
-    assert call(guarded, command) in ("deny", "ask")
+def test_bypass_shapes_are_denied_by_the_rule_they_dodge(guarded, command, lines):
+    decision = decide_call(guarded, command)
+    assert decision.effect == "deny"
+    assert {int(rule.split("@")[1]) for rule, _ in decision.deciding} == lines
 
 
 @pytest.mark.parametrize("command", ["git status", "ls -la && echo done", "cat README.md | wc -l"])
@@ -59,7 +68,8 @@ def test_a_bare_git_is_covered_by_a_git_star_rule(guarded):
 
 
 def test_unparseable_commands_are_never_allowed(guarded):
-    assert call(guarded, "echo $(") in ("deny", "ask")
+    decision = decide_call(guarded, "echo $(")
+    assert decision.effect == "deny" and {int(rule.split("@")[1]) for rule, _ in decision.deciding} == OPAQUE
 
 
 def test_strictest_wins_regardless_of_order():
@@ -70,6 +80,20 @@ def test_strictest_wins_regardless_of_order():
         assert decision.effect == "deny"
         ((rule, span),) = decision.deciding
         assert rule.startswith(f"{name}/deny@") and span.path == "order.dsh"
+
+
+@pytest.mark.parametrize("first, second, winner", [
+    ("allow", "ask", "ask"), ("ask", "allow", "ask"), ("ask", "deny", "deny"), ("deny", "ask", "deny"),
+    ("allow", "deny", "deny"), ("deny", "allow", "deny"),
+])
+def test_strictest_wins_for_every_pair_of_effects(first, second, winner):
+    text = f'policy p "P" {{\n  approval ask\n  {first} glob\n  {second} glob\n}}\n'
+    program = Program.load(texts={"pair.dsh": text})
+    for decide in (program.decide, program.decide_unindexed):
+        decision = decide(Request(policy="p"), "glob", {"pattern": "*"})
+        assert decision.effect == winner
+        ((rule, _),) = decision.deciding
+        assert rule == f"p/{winner}@{3 if first == winner else 4}"
 
 
 def test_no_rule_and_no_default_denies():
@@ -96,8 +120,9 @@ def test_escalation_is_an_ask(program):
 
 
 def test_read_only_denies_writes_without_an_escalation(program):
-    assert program.decide(Request(policy="read-only"), "write", {"file_path": "a", "content": ""}).effect == "deny"
-    assert program.decide(Request(policy="read-only"), "str_replace_editor",
+    write = program.decide(Request(policy="read-only"), "write", {"file_path": "a", "content": ""})
+    assert (write.effect, write.gate) == ("deny", "allowed")
+    assert program.decide(Request(preset="minimal", policy="read-only"), "str_replace_editor",
                           {"command": "view", "path": "a"}).effect == "allow"
 
 
@@ -166,3 +191,89 @@ def test_the_tool_fact_names_the_called_tool():
     assert program.decide(request, "read", {"file_path": "a"}).effect == "allow"
     assert program.view(request).entry("bash").policy == "deny"
     assert program.view(request).entry("read").policy == "allow"
+
+
+# --- decide runs every gate (issue 10.4) ------------------------------------------------------
+GATED = """
+preset noshell "Files only" {
+  mount tool-fs
+}
+scope no-bash "Hides bash" {
+  parent root
+  hide bash
+}
+"""
+LS = {"command": "ls", "description": "d"}
+
+
+@pytest.fixture(scope="module")
+def gated() -> Program:
+    return Program.load(texts={"gated.dsh": GATED})
+
+
+@pytest.mark.parametrize("tool, request_fields, gate", [
+    ("bash", {"preset": "noshell"}, "registered"),  # a preset that mounts no shell never allows bash
+    ("bash", {"scope": "no-bash"}, "visible"),
+    ("run_code", {}, "projected"),  # native mode puts no run_code within reach
+    ("web_search", {"without_services": {"web-provider"}}, "ready"),
+    ("no_such_tool", {}, "registered"),
+])
+def test_decide_denies_a_call_an_earlier_gate_stops_naming_that_gate(gated, tool, request_fields, gate):
+    request = Request(host="web", policy="danger-full-access", **request_fields)
+    for decision in (gated.decide(request, tool, LS), gated.decide_unindexed(request, tool, LS)):
+        assert (decision.effect, decision.gate) == ("deny", gate)
+        assert f"gate `{gate}`" in decision.reason and decision.deciding[0][0] == f"gate:{gate}"
+    # the policy's word alone (another agent's call, as the hook asks) skips dshc's own gates
+    assert gated.decide(request, tool, LS, gates=False).gate == "allowed"
+    # the same tool passes every gate in the standard preset at the root
+    if tool == "bash":
+        assert gated.decide(Request(host="web", policy="danger-full-access"), tool, LS).effect == "allow"
+
+
+def test_code_mode_decides_sdk_tools_by_policy(gated):
+    code = Request(host="web", preset="standard", mode="code", policy="danger-full-access")
+    decision = gated.decide(code, "bash", LS)
+    assert (decision.effect, decision.gate) == ("allow", "allowed")  # reachable through run_code
+    assert gated.decide(code, "run_code", {"code": "1"}).gate == "allowed"
+
+
+def test_decide_cli_names_the_failing_gate_and_exits_1(cli, tmp_path):
+    path = tmp_path / "gated.dsh"
+    path.write_text(GATED)
+    result = cli("decide", "bash", "noshell", "--load", str(path), "--policy", "danger-full-access", "--json",
+                 "--args", '{"command": "ls", "description": "d"}')
+    assert result.code == 1
+    assert (result.json()["decision"], result.json()["gate"]) == ("deny", "registered")
+    text = cli("decide", "bash", "noshell", "--load", str(path), "--args", '{"command": "ls"}')
+    assert text.code == 1 and text.out.startswith("deny: gate `registered` fails")
+    unknown = cli("decide", "bassh", "--args", "{}", "--json")
+    assert unknown.code == 2 and unknown.json()["diagnostics"][0]["help"] == "did you mean `bash`?"
+
+
+# --- depth limits on call arguments (issue 10.6) ----------------------------------------------
+def nested(depth: int):
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_arguments_beyond_the_nesting_limit_are_denied_not_a_recursion_error(program):
+    request = Request(policy="danger-full-access")
+    deep = program.decide(request, "bash", {**LS, "x": nested(1000)})
+    assert deep.effect == "deny" and "deeper than 64 levels" in deep.reason
+    wide = program.decide(request, "bash", {**LS, "x": [0] * 200_000})
+    assert wide.effect == "deny" and "more than 100000 values" in wide.reason
+    # within the limits the call is decided as usual: the limit is what refuses it
+    assert program.decide(request, "bash", {**LS, "x": nested(60)}).effect == "allow"
+
+
+@pytest.mark.parametrize("depth", [65, 1000, 100_000])
+def test_deep_args_on_the_cli_exit_2_with_a_clear_error(cli, depth):
+    text = '{"command": "ls", "description": "d", "x": ' + "[" * depth + "]" * depth + "}"
+    result = cli("decide", "bash", "--args", text, "--json")
+    assert result.code == 2 and "Traceback" not in result.err
+    (diag,) = result.json()["diagnostics"]
+    assert diag["code"] == "DSH405" and "deeper than 64 levels" in diag["message"] and diag["help"]
+    shallow = '{"command": "ls", "description": "d", "x": ' + "[" * 60 + "]" * 60 + "}"
+    assert cli("decide", "bash", "--args", shallow, "--policy", "danger-full-access").code == 0

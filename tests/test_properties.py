@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dshc.compiler.diagnostics import DshError
+from dshc.compiler.policy import widens
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 from dsl_strategies import documents
 
-PERMISSIVENESS = {"deny": 0, "ask": 1, "conditional": 1, "allow": 2}
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep", "web_search", "todo_write", "subagent"]
 COMMANDS = ["ls", "git push origin", "rm -rf /", "cd x && git push", "echo $(rm -rf ~)", "timeout 5 rm -rf /",
             "echo x | sh", "git", "cat .env", "make test"]
@@ -77,13 +77,14 @@ def test_arbitrary_text_only_ever_raises_dsh_error(text):
         assert exc.diagnostics and all(d.code.startswith("DSH") for d in exc.diagnostics)
 
 
-@settings(max_examples=60)
+@settings(max_examples=35)  # programs that load: about as many as 60 drawn documents used to give
 @given(documents)
 def test_random_declarations_never_crash_the_compiler(text):
     try:
         program = Program.load(texts={"gen.dsh": text})
-    except DshError:
-        return
+    except DshError as exc:
+        assert exc.diagnostics and all(d.code.startswith("DSH") for d in exc.diagnostics)
+        assume(False)  # only a program that loads reaches views and decisions; too few such → hypothesis fails
     for name in program.resolved.policies:
         request = Request(preset="standard", policy=name)
         program.view(request)
@@ -97,7 +98,7 @@ def test_adding_a_deny_rule_never_widens_a_decision(policy, extra, request):
     base = Program.load(texts={"p.dsh": policy})
     tightened = Program.load(texts={"p.dsh": policy.replace("\n}\n", "\n" + extra + "\n}\n")})
     for before, after in zip(_decisions(base, request), _decisions(tightened, request)):
-        assert PERMISSIVENESS[after] <= PERMISSIVENESS[before]
+        assert not widens(before, after)
 
 
 @settings(max_examples=40)
@@ -107,7 +108,7 @@ def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, reques
     base = Program.load(texts={"p.dsh": policy})
     guarded = Program.load(texts={"p.dsh": policy.replace("\n}\n", "\n" + guard + "\n}\n")})
     for before, after in zip(_decisions(base, request), _decisions(guarded, request)):
-        assert PERMISSIVENESS[after] <= PERMISSIVENESS[before]
+        assert not widens(before, after)
 
 
 @settings(max_examples=30)
@@ -132,7 +133,7 @@ def test_removing_a_host_service_never_widens_a_view(preset, host, service, scop
     try:
         full = program.view(request)
     except DshError:
-        return
+        assume(False)  # a cell that does not compose says nothing; too few that do → hypothesis fails
     try:
         fewer = program.view(request.model_copy(update={"without_services": frozenset({service})}))
     except DshError:
