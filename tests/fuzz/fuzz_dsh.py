@@ -136,12 +136,12 @@ def _load_beside_shipped(path: str, data: bytes) -> Program:
     """
     global _SHIPPED_DOCUMENTS
     if _SHIPPED_DOCUMENTS is None:
-        _SHIPPED_DOCUMENTS, _ = parse_files(shipped_sources())
-    documents, diags = parse_files([SourceFile(path, data)])
+        _SHIPPED_DOCUMENTS, _, _ = parse_files(shipped_sources())
+    documents, diags, texts = parse_files([SourceFile(path, data)])
     if any(d.severity == "error" for d in diags):
-        raise DshError(diags)
+        raise DshError(diags, texts)
     others = [document for document in _SHIPPED_DOCUMENTS if document.path != path]
-    return Program(resolve(tuple(others + documents), load_catalog()))
+    return Program(resolve(tuple(others + documents), load_catalog()), texts)
 
 
 _SHIPPED_DOCUMENTS = None
