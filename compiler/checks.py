@@ -62,39 +62,84 @@ def check_restrictions_name_inherited_tools(program) -> Iterator[Diagnostic]:
     """DSH303: an exact name in `only`/`hide` that no row on any chain can register."""
     mountable = _mountable_names(program)
     scopes = program.resolved.scopes
+    ancestors_own = _ancestors_own(scopes)
     for scope in scopes.values():
-        inherited = set(mountable)
-        parent = scope.parent
-        while parent is not None:
-            inherited.update(n.text for n in scopes[parent].own)
-            parent = scopes[parent].parent
+        inherited = ancestors_own[scope.name]
         for name in (*scope.decl.only, *scope.decl.hide):
-            if not any(c in name.text for c in "*?") and name.text not in inherited:
+            if not any(c in name.text for c in "*?") and name.text not in mountable and name.text not in inherited:
                 yield Diagnostic("DSH303", f"scope `{scope.name}` restricts `{name.text}`, which it never inherits",
                                  name.span, "no preset or host row registers it, so the restriction has no effect")
 
 
+def _ancestors_own(scopes) -> dict[str, frozenset[str]]:
+    """Per scope, the `own` names of every scope above it on its parent chain, each built on its parent's."""
+    found: dict[str, frozenset[str]] = {}
+    for name in scopes:
+        pending = []
+        while name is not None and name not in found:
+            pending.append(name)
+            name = scopes[name].parent
+        for item in reversed(pending):  # the root first; parent chains are acyclic once resolved
+            parent = scopes[item].parent
+            found[item] = found[parent] | {n.text for n in scopes[parent].own} if parent is not None else frozenset()
+    return found
+
+
 def check_shadowed_rules(program) -> Iterator[Diagnostic]:
-    """DSH307: a rule that a stricter, unconditional rule over the same tools always overrides."""
-    catalog = program.catalog
+    """DSH307: a rule that a stricter, unconditional rule over the same tools always overrides.
+
+    Tool sets are bitmasks over the catalog, so a policy costs one pass over its rules plus one
+    superset test per distinct (effect, condition, tool set) — not a test per pair of rules.
+    """
+    masks = _CoverMasks(program.catalog)
     for policy in program.resolved.policies.values():
+        # per (rank, condition): the first rule (in policy order) of each distinct tool set
+        firsts: dict[tuple, dict[int, tuple[int, ast.Rule]]] = {}
+        for index, other in enumerate(policy.rules):
+            group = firsts.setdefault((RANK[other.effect], other.condition), {})
+            group.setdefault(masks.of(other), (index, other))
+        answers: dict[tuple, ast.Rule | None] = {}
         for rule in policy.decl.rules:
-            covered = [t for t in catalog.definitions.values() if _covers(rule, t)]
+            covered = masks.of(rule)
             if not covered:
                 continue
-            for other in policy.rules:
-                if other is rule or RANK[other.effect] <= RANK[rule.effect]:
-                    continue
-                if other.condition is not None and other.condition != rule.condition:
-                    continue
-                if all(_covers(other, t) for t in covered):
-                    yield Diagnostic("DSH307", f"`{rule.effect}` rule is shadowed by the stricter `{other.effect}` "
-                                     f"rule at {other.span}", rule.span, "it can never decide anything; remove it")
-                    break
+            key = (RANK[rule.effect], rule.condition, covered)
+            if key not in answers:
+                answers[key] = _first_stricter_cover(firsts, *key)
+            other = answers[key]
+            if other is not None:
+                yield Diagnostic("DSH307", f"`{rule.effect}` rule is shadowed by the stricter `{other.effect}` "
+                                 f"rule at {other.span}", rule.span, "it can never decide anything; remove it")
 
 
-def _covers(rule, tool) -> bool:
-    return any(target_matches_tool(t, tool.name, tool, tool.aliases) for t in rule.targets)
+def _first_stricter_cover(firsts, rank: int, condition, covered: int):
+    """The earliest rule stricter than `rank`, unconditional or on the same condition, covering every tool."""
+    groups = [firsts.get((other_rank, other_condition)) for other_rank in set(RANK.values()) if other_rank > rank
+              for other_condition in {None, condition}]
+    found = [first for group in groups if group for mask, first in group.items() if mask & covered == covered]
+    return min(found, key=lambda pair: pair[0])[1] if found else None
+
+
+class _CoverMasks:
+    """Which catalog tools a rule's targets cover, as a bitmask; each distinct target is matched once."""
+
+    def __init__(self, catalog):
+        self.tools = tuple(catalog.definitions.values())
+        self._targets: dict[tuple[str, str], int] = {}
+
+    def of(self, item) -> int:
+        mask = 0
+        for target in item.targets:
+            key = (target.kind, target.name.text)
+            found = self._targets.get(key)
+            if found is None:
+                found = self._targets[key] = sum(1 << bit for bit, tool in enumerate(self.tools)
+                                                 if target_matches_tool(target, tool.name, tool, tool.aliases))
+            mask |= found
+        return mask
+
+    def named(self, names: set[str]) -> int:
+        return sum(1 << bit for bit, tool in enumerate(self.tools) if tool.name in names or set(tool.aliases) & names)
 
 
 def _reachable_names(program) -> set[str]:
@@ -118,13 +163,11 @@ def check_unreachable_rules(program) -> Iterator[Diagnostic]:
     """DSH308: a rule or guard whose tools are visible in no cell of any host, preset and scope."""
     if not program.resolved.hosts:
         return
-    reachable = _reachable_names(program)
-    catalog = program.catalog
+    masks = _CoverMasks(program.catalog)
+    reachable = masks.named(_reachable_names(program))
     for policy in program.resolved.policies.values():
         for item in (*policy.decl.rules, *policy.decl.guards):
-            hit = any(_covers(item, tool) and (tool.name in reachable or set(tool.aliases) & reachable)
-                      for tool in catalog.definitions.values())
-            if not hit:
+            if not masks.of(item) & reachable:
                 label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"`{item.effect}` rule"
                 yield Diagnostic("DSH308", f"{label} can never match: none of its tools is visible in any scope",
                                  item.span, "check the tool names, or mount their packages")

@@ -22,6 +22,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH107": ("error", "file cannot be read"),
     "DSH108": ("error", "a glob is not allowed here"),
     "DSH109": ("error", "invalid value"),
+    "DSH110": ("error", "input exceeds a documented limit (size, length or nesting)"),
     "DSH201": ("error", "unknown package"),
     "DSH202": ("error", "unknown tool"),
     "DSH203": ("error", "unknown service"),

@@ -6,7 +6,6 @@ all its independent syntax errors.
 """
 from __future__ import annotations
 
-import os
 import re
 import threading
 from functools import lru_cache
@@ -16,6 +15,8 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
+from .limits import file_size_problem, tree_problems
+from .parser_cache import load_parser
 from .source import Source, Span
 
 # label -> snippets that end in the same parser state as the mistake
@@ -83,34 +84,15 @@ def _keyword_check(token: Token) -> Token:
     return token
 
 
-def _cache_file(grammar: str) -> str | bool:
-    """lark's parse-table cache, keyed by the grammar and the lark version; off when unwritable.
-
-    Building the LALR tables is most of a cold start; lark rebuilds them whenever the key
-    changes, so a stale cache is never used. DSHC_NO_PARSER_CACHE=1 turns it off.
-    """
-    if os.environ.get("DSHC_NO_PARSER_CACHE"):
-        return False
-    import hashlib
-    import lark
-    import tempfile
-    key = hashlib.sha256((grammar + lark.__version__).encode("utf-8")).hexdigest()[:16]
-    folder = os.path.join(tempfile.gettempdir(), f"dshc-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.join(folder, f"grammar-{key}.lark-cache")
-
-
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     grammar = resources.files("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
     # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
     # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
     keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False,
-                lexer_callbacks={name: _keyword_check for name in keywords}, cache=_cache_file(grammar))
+    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}, "propagate_positions": True}
+    return load_parser(grammar, lambda: Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False,
+                                             **runtime_options), runtime_options)
 
 
 def _parse_text(text: str) -> Tree:
@@ -118,7 +100,24 @@ def _parse_text(text: str) -> Tree:
     return parser().parse(text)
 
 
+_EXAMPLE_ERRORS: dict[str, UnexpectedInput] = {}
+
+
+def _parse_example(text: str) -> Tree:
+    """`_parse_text` for the fixed SYNTAX_EXAMPLES: each one's error is computed once per process, not per mistake."""
+    found = _EXAMPLE_ERRORS.get(text)
+    if found is None:
+        try:
+            return _parse_text(text)
+        except UnexpectedInput as exc:
+            found = _EXAMPLE_ERRORS[text] = exc
+    raise found.with_traceback(None)
+
+
 def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
+    too_big = file_size_problem(path, len(data))
+    if too_big is not None:
+        return None, [too_big]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -147,6 +146,8 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
     while True:
         try:
             tree = _parse_text(text)
+            if not diags:
+                diags = tree_problems(source.path, tree)
             return (tree if not diags else None), diags, comments
         except (UnexpectedInput, GluedKeyword) as exc:
             diags.append(_syntax_diagnostic(source, text, exc))
@@ -214,7 +215,7 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
     span = Span(source.path, line, col, line, col + max(width, 1))
     label = None
     try:
-        label = exc.match_examples(_parse_text, SYNTAX_EXAMPLES, use_accepts=True)
+        label = exc.match_examples(_parse_example, SYNTAX_EXAMPLES, use_accepts=True)
     except Exception:  # noqa: BLE001 - labelling is best effort; the raw error still reports
         label = None
     block = _enclosing_block(text, token.start_pos) if token is not None and token.start_pos is not None else None

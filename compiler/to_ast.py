@@ -1,13 +1,13 @@
 """lark Tree → ast.Document. The only module that sees lark types past the parser."""
 from __future__ import annotations
 
-from lark import Token, Transformer, Tree, v_args
+from lark import Token, Transformer_NonRecursive, Tree, v_args
 
 from . import ast
 from .source import Span
 
 
-class _ToAst(Transformer):
+class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the author's choice
     def __init__(self, path: str):
         super().__init__(visit_tokens=False)
         self.path = path
@@ -362,5 +362,7 @@ def _unquote(token) -> str:
 
 
 def to_document(path: str, tree: Tree, comments=()) -> ast.Document:
-    decls = _ToAst(path).transform(tree)
+    from .resolve import collector_paused
+    with collector_paused():
+        decls = _ToAst(path).transform(tree)
     return ast.Document(path, tuple(decls), tuple(ast.Comment(line, text) for line, text in comments))

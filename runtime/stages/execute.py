@@ -63,6 +63,11 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     if body is None:
         return error_result(state, f"unknown tool `{state.call.name}`", "UNKNOWN_TOOL", "ToolNotFoundError")
     arguments = thaw(state.call.arguments)
+    unusable = _unusable_string(arguments)
+    if unusable is not None:
+        where, problem = unusable
+        return error_result(state, f"invalid arguments for `{state.call.name}`: {where}: {problem}",
+                            "INVALID_ARGS", "ToolArgsError")
     errors = sorted(_validator(entry.parameters_json).iter_errors(arguments), key=lambda e: list(e.path))
     if errors:
         where = "/".join(map(str, errors[0].absolute_path)) or "arguments"
@@ -82,6 +87,41 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
                             "INVALID_TOOL_OUTPUT", "ToolOutputError")
     content = ctx.render(entry.definition, arguments, value)
     return ToolResult(state.call.id, state.call.name, False, content, value, None, state.decided_by)
+
+
+def _unusable_string(arguments) -> tuple[str, str] | None:
+    """The first string (key or value) no tool can use: a NUL, or text that is not valid Unicode.
+
+    Paths and commands end in C strings (a NUL cuts them short) and in UTF-8 (a lone surrogate,
+    the trace of an invalid byte, cannot be encoded); refusing here names the parameter instead of
+    failing somewhere inside the tool.
+    """
+    stack: list[tuple[str, object]] = [("", arguments)]
+    while stack:  # iterative: the nesting is the model's choice
+        where, value = stack.pop()
+        if isinstance(value, str):
+            problem = _string_problem(value)
+            if problem:
+                return where or "arguments", problem
+        elif isinstance(value, dict):
+            for key in reversed(list(value)):
+                problem = _string_problem(key) if isinstance(key, str) else None
+                if problem:
+                    return f"{where}/{key!r}".lstrip("/"), f"key {problem}"
+                stack.append((f"{where}/{key}".lstrip("/"), value[key]))
+        elif isinstance(value, list):
+            stack.extend((f"{where}/{index}".lstrip("/"), item) for index, item in reversed(list(enumerate(value))))
+    return None
+
+
+def _string_problem(text: str) -> str | None:
+    if "\0" in text:
+        return f"contains a NUL character at offset {text.index(chr(0))}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"contains an invalid character (U+{ord(text[exc.start]):04X}, an unpaired surrogate) at offset {exc.start}"
+    return None
 
 
 def _thrown(state: CallState, exc: Exception) -> ToolResult:

@@ -1,0 +1,65 @@
+"""Input limits of the declaration language: a lark tree (or raw file bytes) → DSH110 diagnostics.
+
+Checked before the AST is built, so nothing past the parser meets unbounded nesting or a literal
+Python cannot convert. The README's "Limits" table lists the same numbers.
+"""
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from .diagnostics import Diagnostic
+from .source import Span
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_CONDITION_DEPTH = 64     # nested `not` / `and` / `or` groups (a flat chain is one level)
+MAX_LIST_DEPTH = 16          # lists inside lists
+MAX_NUMBER_CHARS = 64        # far below Python's 4,300-digit conversion limit
+MAX_STRING_CHARS = 65_536
+MAX_NAME_CHARS = 1_024
+
+CONDITION_NODES = frozenset({"or_expr", "and_expr", "not_expr"})
+TOKEN_LIMITS = {"NUMBER": ("number literal", MAX_NUMBER_CHARS),
+                "STRING": ("string literal", MAX_STRING_CHARS),
+                "NAME": ("name", MAX_NAME_CHARS)}
+
+
+def file_size_problem(path: str, size: int) -> Diagnostic | None:
+    if size <= MAX_FILE_BYTES:
+        return None
+    return Diagnostic("DSH110", f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}", Span(path, 1, 1, 1, 1),
+                      "split the declarations over several files")
+
+
+def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
+    """Every place in `tree` past a limit; nothing below an offending node is reported again."""
+    problems: list[Diagnostic] = []
+    stack: list[tuple[Tree | Token, int, int]] = [(tree, 0, 0)]
+    while stack:  # iterative: the depth being measured is the attacker's choice
+        node, conditions, lists = stack.pop()
+        if isinstance(node, Token):
+            limit = TOKEN_LIMITS.get(node.type)
+            if limit is not None and len(node) > limit[1]:
+                problems.append(_too_long(path, node, *limit))
+            continue
+        conditions += node.data in CONDITION_NODES
+        lists += node.data == "list"
+        if conditions > MAX_CONDITION_DEPTH:
+            problems.append(_too_deep(path, node, "conditions", MAX_CONDITION_DEPTH,
+                                      "name the parts with separate rules, or flatten `not not`"))
+            continue
+        if lists > MAX_LIST_DEPTH:
+            problems.append(_too_deep(path, node, "lists", MAX_LIST_DEPTH, None))
+            continue
+        stack.extend((child, conditions, lists) for child in node.children)
+    return sorted(problems, key=lambda d: (d.span.line, d.span.col))
+
+
+def _too_long(path: str, token: Token, what: str, limit: int) -> Diagnostic:
+    span = Span(path, token.line, token.column, token.end_line, token.end_column)
+    return Diagnostic("DSH110", f"{what} of {len(token):,} characters; the limit is {limit:,}", span)
+
+
+def _too_deep(path: str, node: Tree, what: str, limit: int, help_text: str | None) -> Diagnostic:
+    meta = node.meta
+    span = Span(path, meta.line, meta.column, meta.end_line, meta.end_column)
+    return Diagnostic("DSH110", f"{what} nested more than {limit} deep", span, help_text)
