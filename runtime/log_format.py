@@ -31,7 +31,12 @@ def blob_dir(log_path: str) -> str:
 
 def encode(record: dict) -> bytes:
     """One framed line: `{…,"crc32":"xxxxxxxx"}\\n`; the CRC covers the bytes before the member."""
-    body = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate (model-supplied text) has no UTF-8 form: JSON's \u escape keeps it exactly
+        body = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
     if not body.startswith(b"{") or body == b"{}":
         raise ValueError("a record is a non-empty JSON object")
     head = body[:-1]
@@ -72,7 +77,7 @@ def externalise(value: Any, directory: str | None) -> Any:
     if isinstance(value, str):
         # at most 4 bytes per character: only a string that may reach the threshold is measured
         if len(value) * 4 < BLOB_MIN_BYTES or (len(value) < BLOB_MIN_BYTES
-                                              and len(value.encode("utf-8")) < BLOB_MIN_BYTES):
+                                              and len(value.encode("utf-8", "surrogatepass")) < BLOB_MIN_BYTES):
             return value
         ref, size = _store_blob(directory, value)
         return {_BLOB: ref, "size": size}
@@ -109,7 +114,7 @@ def _store_blob(directory: str, text: str) -> tuple[str, int]:
     partial = os.path.join(directory, f".{os.getpid()}.{threading.get_ident()}.partial")
     with open(partial, "wb") as handle:
         for start in range(0, len(text), _SLICE_CHARS):
-            chunk = text[start:start + _SLICE_CHARS].encode("utf-8")
+            chunk = text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")  # decoded alike
             digest.update(chunk)
             size += len(chunk)
             handle.write(chunk)
@@ -130,4 +135,4 @@ def _load_blob(directory: str, ref: Any, size: Any) -> str:
         raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None
     if len(data) != size or "sha256:" + hashlib.sha256(data).hexdigest() != ref:
         raise BadRecord(f"blob `{ref}` does not match its hash and size")
-    return data.decode("utf-8")
+    return data.decode("utf-8", "surrogatepass")

@@ -202,6 +202,21 @@ def test_a_nul_reaches_the_tool_as_invalid_args_through_dshc_run(tmp_path):
     assert result.code == 1 and line["error"]["code"] == "INVALID_ARGS" and "command:" in line["content"], result
 
 
+def test_an_unpaired_surrogate_is_invalid_args_and_the_log_keeps_it_exactly(tmp_path):
+    from dshc.runtime.events import read_log
+    calls, log = tmp_path / "calls.jsonl", tmp_path / "events.jsonl"
+    # json.dumps escapes the lone surrogate as \udc80, which json.loads turns back into one
+    calls.write_text(json.dumps({"id": "1", "name": "read", "arguments": {"file_path": "a\udc80b"}}) + "\n")
+    result = run_cli("run", str(calls), "--workspace", str(tmp_path), "--log", str(log), "--json")
+    (line,) = [json.loads(text) for text in result.out.splitlines()]
+    assert result.code == 1 and line["error"]["code"] == "INVALID_ARGS", result
+    read = read_log(str(log))
+    assert not read.problems
+    (call,) = [r for r in read.records if r["type"] == "tool/call"]
+    assert call["arguments"]["file_path"] == "a\udc80b"
+    assert run_cli("replay", str(log), "--policy", "read-only").code in (0, 1)
+
+
 # --- linear resolution and lints ------------------------------------------------------------------
 def _pairwise_shadowed(program) -> list[tuple[str, str]]:
     """DSH307 by its definition, every pair of rules: the reference the indexed lint must agree with."""
