@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from .diagnostics import DshError
 from .facts import PLATFORMS
 from .gates import GATE_NAMES
+from .policy import widens
 from .request import Request
 
-PERMISSIVENESS = {"deny": 0, "ask": 1, "conditional": 2, "allow": 3}
 MODES = (None, "native", "code", "both")  # None: the mode the declarations choose
 
 
@@ -121,7 +121,7 @@ def _tool_changes(old, new, request, new_request, old_view, new_view) -> list[Ch
             out.append(Change("execution", name, False, f"{a.execution} → {b.execution}",
                               _side(old, request, name, "registered"), _side(new, new_request, name, "registered")))
         if a.policy != b.policy:
-            out.append(Change("policy", name, PERMISSIVENESS[b.policy] > PERMISSIVENESS[a.policy],
+            out.append(Change("policy", name, widens(a.policy, b.policy),
                               f"{a.policy} → {b.policy}", _side(old, request, name, "allowed"),
                               _side(new, new_request, name, "allowed")))
         if a.ready != b.ready:

@@ -20,8 +20,7 @@ from .diagnostics import Diagnostic, DshError, unknown
 from .gates import GateContext, GateResult, allowed, projected, run_gates
 from .gates import ready as readiness
 from .parse import decode, parse_source
-from .policy import Decision, decide
-from .policy_index import CompiledPolicy, RequestDecider
+from .policy import CompiledPolicy, Decision, RequestDecider, decide
 from .render import SOURCE_TEXTS
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve

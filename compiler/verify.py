@@ -23,13 +23,10 @@ from .argclasses import argument_classes
 from .conditions import Env
 from .diagnostics import DshError
 from .facts import PLATFORMS
-from .policy import decide
+from .policy import decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, target_matches_tool
 
-# every fact is known for a concrete call, so `conditional` cannot occur; if it ever did, it
-# counts as allowing on the side being checked and as denying on the baseline (fail closed)
-PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
 MODES = ("native", "code", "both")
 WORKSPACE = "/workspace"
 
@@ -244,7 +241,7 @@ def verify(program, against=None, policy_names=None) -> Report:
 
 def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):
     for args, a, b in zip(classes, mine, baseline):
-        if PERMISSIVENESS.get(a, 2) > PERMISSIVENESS.get(b, 0):
+        if widens_fail_closed(b, a):  # every fact is known for a concrete call: `conditional` fails closed
             report.violations.append(Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy)))
             return
 

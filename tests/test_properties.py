@@ -7,12 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dshc.compiler.diagnostics import DshError
+from dshc.compiler.policy import widens
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 from dsl_strategies import documents
 
-PERMISSIVENESS = {"deny": 0, "ask": 1, "conditional": 1, "allow": 2}
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep", "web_search", "todo_write", "subagent"]
 COMMANDS = ["ls", "git push origin", "rm -rf /", "cd x && git push", "echo $(rm -rf ~)", "timeout 5 rm -rf /",
             "echo x | sh", "git", "cat .env", "make test"]
@@ -97,7 +97,7 @@ def test_adding_a_deny_rule_never_widens_a_decision(policy, extra, request):
     base = Program.load(texts={"p.dsh": policy})
     tightened = Program.load(texts={"p.dsh": policy.replace("\n}\n", "\n" + extra + "\n}\n")})
     for before, after in zip(_decisions(base, request), _decisions(tightened, request)):
-        assert PERMISSIVENESS[after] <= PERMISSIVENESS[before]
+        assert not widens(before, after)
 
 
 @settings(max_examples=40)
@@ -107,7 +107,7 @@ def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, reques
     base = Program.load(texts={"p.dsh": policy})
     guarded = Program.load(texts={"p.dsh": policy.replace("\n}\n", "\n" + guard + "\n}\n")})
     for before, after in zip(_decisions(base, request), _decisions(guarded, request)):
-        assert PERMISSIVENESS[after] <= PERMISSIVENESS[before]
+        assert not widens(before, after)
 
 
 @settings(max_examples=30)

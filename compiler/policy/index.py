@@ -1,28 +1,30 @@
-"""Per-call decisions without scanning every rule.
+"""Per-call decisions without scanning every rule: a policy and a call in, a Decision out.
 
 A policy is indexed per tool name: rules whose condition is only request facts are grouped by
 that condition (evaluated once per request, then remembered); rules that test one argument
 with a glob are indexed by the glob's literal prefix, suffix or whole text, so a call looks
 up the rules it matches instead of trying them all. Anything else is evaluated as written.
-Decisions are exactly those of `policy.decide` (a property test holds the two together).
+Guards, bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so
+decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
 from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from . import ast
-from .catalog import ToolDef
-from .conditions import SHELL_FIELDS, Env, evaluate
-from .globs import glob_match
-from .policy import RANK, Decision, _targets, finish, guard_decision, position
-from .resolve import EffectivePolicy
-from .shell import command_segments
+from .. import ast
+from ..catalog import ToolDef
+from ..conditions import SHELL_FIELDS, Env, evaluate
+from ..globs import glob_match
+from ..resolve import EffectivePolicy
+from ..shell import command_segments
+from .core import Buckets, PolicyCore, Tally, is_shell, lenient, run_guards, summarise, tool_env
+from .decision import NO_POLICY, Decision
 
 WILD = ("*", "?")
 _MISSING = object()
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
+SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
 
 
 @dataclass(frozen=True)
@@ -119,14 +121,13 @@ def _facts_only(expr) -> bool:
     return all(isinstance(a, ast.Flag) or a.fact.path[0] != "args" for a in ast.atoms(expr))
 
 
-@lru_cache(maxsize=4096)
-def _segments(command: str):
-    return command_segments(command)
-
-
 class CompiledPolicy:
+    """One policy indexed per tool name; built once per Program, shared by its requests."""
+
     def __init__(self, policy: EffectivePolicy):
         self.policy = policy
+        self.core = PolicyCore(policy)
+        self.segments = Memo(SEGMENT_CACHE)  # command text -> its shell segments
         self._tools: dict[str, _ToolIndex] = {}
         self._interned: dict = {}  # equal fact conditions share one object, so a request evaluates each once
 
@@ -140,11 +141,10 @@ class CompiledPolicy:
         return found
 
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
-        shell = tool is not None and "any-process" in tool.risk
-        index = _ToolIndex([g for g in self.policy.guards if _targets(g, name, tool)], {}, {}, [], shell)
-        for rule in self.policy.rules:
-            if not _targets(rule, name, tool):
-                continue
+        shell = is_shell(tool)
+        rules, guards = self.core.relevant(name, tool)
+        index = _ToolIndex(guards, {}, {}, [], shell)
+        for rule in rules:
             shape = _split(rule.condition)
             if shape is False:
                 index.generic.append(rule)
@@ -162,11 +162,30 @@ class CompiledPolicy:
         return index
 
 
+class Memo:
+    """A bounded memo: past `size` entries the oldest is dropped."""
+
+    __slots__ = ("size", "_items")
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: dict = {}
+
+    def get(self, key, make):
+        found = self._items.get(key, _MISSING)
+        if found is _MISSING:
+            if len(self._items) >= self.size:
+                del self._items[next(iter(self._items))]
+            found = self._items[key] = make()
+        return found
+
+
 class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env):
         self.compiled = compiled
+        self.core = compiled.core if compiled is not None else None
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
@@ -174,87 +193,58 @@ class RequestDecider:
         self._plain: dict[str, tuple] = {}
         self._decisions: dict[str, Decision] = {}
         self._groups: dict[int, tuple] = {}
-        self._combined: dict[tuple, Decision] = {}
-
-    def _fact(self, name: str, expr, lenient: bool) -> bool | None:
-        """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
-        key = (name, id(expr), lenient)
-        found = self._facts.get(key, _MISSING)
-        if found is _MISSING:
-            found = self._facts[key] = evaluate(expr, self._env_for(name), lenient)
-        return found
-
-    def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
-        return Env({**self.env.facts, "tool": name}, self.env.services, self.env.flags, args, workspace, shell)
+        self._combined = Memo(COMBINED_CACHE)
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
         if self.compiled is None:
-            return Decision("allow", "no policy applies", ())
-        policy = self.compiled.policy
+            return NO_POLICY
         index = self.compiled.index(name, tool)
-        env = None
+        call = _Call(self, name, index, args, workspace)
         unsure = False
         if include_guards and index.guards:
-            env = self._env_for(name, args, workspace, index.shell)
-            fired, unsure = self._guards(policy, index, env)
+            fired, unsure = run_guards(index.guards, call.env())
             if fired is not None:
-                return fired
-        best, deciding, maybe = self._plain_summary(name, index)
-        parts = [deciding] if best is not None else []
-        maybe = list(maybe)
-        loose: list = []  # matched rules found one by one (shell fields, odd values, other globs, generic)
-        touched = False
-        hits = [name]  # the groups that decided, as a cache key for the finished decision
+                return self.core.guard_decision(fired)
+        best, deciding, plain_maybe = self._plain_summary(name, index)
+        call.tally.add(best, deciding)
+        call.buckets.maybe.extend(plain_maybe)
         for field_name, field_index in index.globbed.items():
-            if not isinstance(args, dict) or field_name not in args:
-                continue  # an absent argument matches no glob
-            value = args[field_name]
-            if isinstance(value, str) and not (index.shell and field_name in SHELL_FIELDS):
-                for group in field_index.groups(value):
-                    top, rules, unsure_rules = self._group_summary(name, group)
-                    if unsure_rules:
-                        maybe.extend(unsure_rules)
-                    if top is None:
-                        continue
-                    touched = True
-                    hits.append(id(group))
-                    if best is None or RANK[top] > RANK[best]:
-                        best, parts = top, [rules]
-                    elif top == best:
-                        parts.append(rules)
-                for entry in field_index.other:
-                    if glob_match(entry.pattern, value):
-                        self._admit(name, entry, loose, maybe)
-            else:
-                self._glob_matches(name, field_index, value, index.shell and field_name in SHELL_FIELDS, loose, maybe)
-        if index.generic:
-            env = env or self._env_for(name, args, workspace, index.shell)
-            for rule in index.generic:
-                value = evaluate(rule.condition, env, rule.effect != "allow")
-                if value is True:
-                    loose.append(rule)
-                elif value is None:
-                    maybe.append(rule)
-        if loose:
-            touched = True
-            top = max((r.effect for r in loose), key=RANK.__getitem__)
-            rules = sorted((r for r in loose if r.effect == top), key=position)
-            if best is None or RANK[top] > RANK[best]:
-                best, parts = top, [rules]
-            elif top == best:
-                parts.append(rules)
-        if not touched and not maybe and not unsure:
-            return self._plain_decision(name, best, deciding)  # nothing argument-specific hit
-        if loose or maybe or unsure:
-            return finish(policy, self.approval, self.approval_source, best, tuple(parts), maybe, unsure)
-        key = tuple(hits)  # the same groups hit → the same decision
-        found = self._combined.get(key)
-        if found is None:
-            if len(self._combined) >= COMBINED_CACHE:
-                self._combined.clear()
-            found = self._combined[key] = finish(policy, self.approval, self.approval_source, best, tuple(parts))
-        return found
+            if isinstance(args, dict) and field_name in args:  # an absent argument matches no glob
+                self._match_field(call, field_name, field_index, args[field_name])
+        for rule in index.generic:
+            call.buckets.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
+        call.tally.add_matched(call.buckets.matched)
+        return self._conclude(call, unsure, best, deciding)
+
+    def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
+        """Glob rules on one argument: whole groups by literal text, else entries one by one."""
+        shell = call.index.shell and field_name in SHELL_FIELDS
+        if not isinstance(value, str) or shell:
+            self._glob_matches(call, field_index, value)
+            return
+        for group in field_index.groups(value):
+            top, rules, unsure_rules = self._group_summary(call.name, group)
+            call.buckets.maybe.extend(unsure_rules)
+            if top is not None:
+                call.hits.append(id(group))
+                call.tally.add(top, rules)
+        for entry in field_index.other:
+            if glob_match(entry.pattern, value):
+                self._admit(call.name, entry, call.buckets)
+
+    def _conclude(self, call: "_Call", unsure: bool, best, deciding) -> Decision:
+        """The decision, from a memo when only request facts and whole glob groups made it."""
+        finish = self.core.conclude
+        if call.buckets.matched or call.buckets.maybe or unsure:
+            return finish(self.approval, self.approval_source, call.tally, call.buckets.maybe, unsure)
+        if len(call.hits) == 1:  # nothing argument-specific hit
+            found = self._decisions.get(call.name)
+            if found is None:
+                found = self._decisions[call.name] = finish(self.approval, self.approval_source, Tally(best, deciding))
+            return found
+        # the same groups hit → the same decision
+        return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
@@ -266,86 +256,86 @@ class RequestDecider:
         index = self.compiled.index(name, tool)
         if not index.guards:
             return None
-        fired, _ = self._guards(self.compiled.policy, index,
-                                           self._env_for(name, args, workspace, index.shell), unsure_fires=True)
-        return fired
+        fired, _ = run_guards(index.guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True)
+        return self.core.guard_decision(fired) if fired is not None else None
 
-    @staticmethod
-    def _guards(policy, index: _ToolIndex, env: Env, unsure_fires: bool = False):
-        """(the deny of the first guard that fires, whether some guard could not be decided)."""
-        unsure = False
-        for guard in index.guards:
-            value = True if guard.condition is None else evaluate(guard.condition, env, True)
-            if value is True or (value is None and unsure_fires):
-                return guard_decision(policy, guard), unsure
-            unsure |= value is None
-        return None, unsure
+    def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
+        return tool_env(self.env, name, shell, args, workspace)
 
-    def _plain_decision(self, name: str, best, deciding) -> Decision:
-        found = self._decisions.get(name)
-        if found is None:
-            found = self._decisions[name] = finish(self.compiled.policy, self.approval, self.approval_source, best,
-                                                   (deciding,) if best is not None else ())
+    def _fact(self, name: str, expr, lenient_: bool) -> bool | None:
+        """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
+        key = (name, id(expr), lenient_)
+        found = self._facts.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._facts[key] = evaluate(expr, self._env_for(name), lenient_)
         return found
 
     def _group_summary(self, name: str, group: tuple):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
         if found is None:
-            matched, maybe = [], []
+            buckets = Buckets()
             for entry in group:
-                self._admit(name, entry, matched, maybe)
-            best = max((r.effect for r in matched), key=RANK.__getitem__) if matched else None
-            rules = tuple(sorted((r for r in matched if r.effect == best), key=position))
-            found = self._groups[id(group)] = (best, rules, tuple(maybe))
+                self._admit(name, entry, buckets)
+            found = self._groups[id(group)] = (*summarise(buckets.matched), tuple(buckets.maybe))
         return found
 
-    def _admit(self, name: str, entry: _Globbed, matched: list, maybe: list) -> None:
+    def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
         """The entry's glob matched: its rule applies when its fact condition holds too."""
-        if entry.facts is not None:
-            holds = self._fact(name, entry.facts, entry.rule.effect != "allow")
-            if holds is None:
-                maybe.append(entry.rule)
-                return
-            if holds is False:
-                return
-        matched.append(entry.rule)
+        value = True if entry.facts is None else self._fact(name, entry.facts, lenient(entry.rule))
+        buckets.add(entry.rule, value)
 
     def _plain_summary(self, name: str, index: _ToolIndex):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
         found = self._plain.get(name)
         if found is None:
-            matched, maybe = [], []
+            buckets = Buckets()
             for facts, rules in index.plain.items():
                 for rule in rules:
-                    value = True if facts is None else self._fact(name, facts, rule.effect != "allow")
-                    if value is True:
-                        matched.append(rule)
-                    elif value is None:
-                        maybe.append(rule)
-            best = max((r.effect for r in matched), key=RANK.__getitem__) if matched else None
-            deciding = tuple(sorted((r for r in matched if r.effect == best), key=position))
-            found = self._plain[name] = (best, deciding, tuple(maybe))
+                    buckets.add(rule, True if facts is None else self._fact(name, facts, lenient(rule)))
+            found = self._plain[name] = (*summarise(buckets.matched), tuple(buckets.maybe))
         return found
 
-    def _glob_matches(self, name: str, index: _FieldIndex, value, shell: bool, matched, maybe) -> None:
+    def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
         """Shell commands and non-text values: entries are admitted one by one."""
         if not isinstance(value, str):
-            candidates = [(e, e.rule.effect != "allow") for e in index.everything()]  # odd value: denies only
+            candidates = [(e, lenient(e.rule)) for e in index.everything()]  # odd value: denies only
         else:
             candidates = self._shell_candidates(index, value)
         for entry, ok in candidates:
             if ok:
-                self._admit(name, entry, matched, maybe)
+                self._admit(call.name, entry, call.buckets)
 
-    @staticmethod
-    def _shell_candidates(index: _FieldIndex, command: str):
-        segments = _segments(command)
+    def _shell_candidates(self, index: _FieldIndex, command: str):
+        """Which glob entries a shell command line matches, segment by segment.
+
+        Unanalysable commands may match any deny or ask and never satisfy an allow. Otherwise
+        a deny/ask matches when any segment matches; an allow when every segment matches it.
+        (Per-segment coverage by several allows would be a joint group: see `core`.)
+        """
+        segments = self.compiled.segments.get(command, lambda: command_segments(command))
         if segments is None or any(s.opaque for s in segments):
-            # cannot be analysed (fully): may match any deny or ask, never satisfies an allow
             return [(e, True) for e in index.everything() if e.rule.effect != "allow"]
         per_segment = [{id(e): e for e in index.matching(s.text, True)} for s in segments]
         union = {k: v for hits in per_segment for k, v in hits.items()}
-        # deny/ask: any segment matches; allow: every segment matches
         return [(entry, entry.rule.effect != "allow" or all(key in hits for hits in per_segment))
                 for key, entry in union.items()]
+
+
+class _Call:
+    """One call being decided: its buckets, its tally, the glob groups it hit (a memo key) and
+    its environment, built only if a guard or an unindexed rule needs it."""
+
+    __slots__ = ("decider", "name", "index", "args", "workspace", "buckets", "tally", "hits", "_env")
+
+    def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
+        self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
+        self.buckets = Buckets()  # rules matched one by one (shell fields, odd values, other globs, generic)
+        self.tally = Tally()
+        self.hits = [name]
+        self._env = None
+
+    def env(self) -> Env:
+        if self._env is None:
+            self._env = self.decider._env_for(self.name, self.args, self.workspace, self.index.shell)
+        return self._env

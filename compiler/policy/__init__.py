@@ -1,0 +1,12 @@
+"""Gate 4, the policy core: a policy, a tool and a call (or a request alone) in; a Decision out.
+
+`effects` holds the one effect order; `core` the steps both evaluators share; `reference`
+tries every rule as written; `index` decides calls from a per-tool index.
+"""
+from .decision import NO_POLICY, Decision
+from .effects import EFFECTS, PERMISSIVENESS, RANK, stricter, strictest, widens, widens_fail_closed
+from .index import CompiledPolicy, RequestDecider
+from .reference import decide
+
+__all__ = ["NO_POLICY", "Decision", "EFFECTS", "PERMISSIVENESS", "RANK", "stricter", "strictest", "widens",
+           "widens_fail_closed", "CompiledPolicy", "RequestDecider", "decide"]

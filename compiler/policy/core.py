@@ -1,0 +1,184 @@
+"""The evaluation steps both evaluators share: a policy, a tool and an environment in;
+guard verdicts, tri-state buckets, strictest-wins tallies and the final Decision out.
+
+How a call is decided (reference and index alike):
+  1. guards, in source order (`run_guards`): the first that surely fires denies; one that
+     cannot be decided leaves the decision open (`unsure`);
+  2. every relevant rule's condition is a tri-state (`holds`), bucketed (`Buckets.add`) into
+     matched (True) or maybe (None);
+  3. matched rules are tallied (`Tally`): strictest effect wins, its rules are the deciding ones;
+  4. `PolicyCore.conclude` turns (strictest effect, maybe, unsure) into a Decision: the
+     default when nothing matched, `conditional` when an undecided rule could change it, and
+     ask → deny under `approval never`.
+
+Rules that hold only *jointly* plug in between 2 and 3: e.g. an allow that needs every shell
+segment covered by SOME allow rule. Compute the joint tri-state over the group, then
+`Tally.add(effect, group)` when it is True, or `Buckets.maybe.extend(group)` when None; the
+group is listed as the deciding rules in source order like any other.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Iterable
+
+from .. import ast
+from ..catalog import ToolDef
+from ..conditions import Env, evaluate
+from ..resolve import EffectivePolicy, target_matches_tool
+from .decision import Decision
+from .effects import RULE_EFFECTS, stricter, strictest
+
+_MATCHED = {effect: f"rule `{effect}` matched" for effect in RULE_EFFECTS}
+
+
+def targets(item, name: str, tool: ToolDef | None) -> bool:
+    """Does a rule or guard name this tool (by name, alias, package or risk)?"""
+    aliases = tool.aliases if tool is not None else ()
+    return any(target_matches_tool(t, name, tool, aliases) for t in item.targets)
+
+
+def is_shell(tool: ToolDef | None) -> bool:
+    return tool is not None and "any-process" in tool.risk
+
+
+def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None) -> Env:
+    """The environment one tool's conditions see: the request's, plus the `tool` fact and the call."""
+    return Env({**base.facts, "tool": name}, base.services, base.flags, args, workspace, shell)
+
+
+def lenient(item) -> bool:
+    """Polarity: guards, deny and ask count when their condition possibly holds; allow only when surely."""
+    return isinstance(item, ast.Guard) or item.effect != "allow"
+
+
+def holds(item, env: Env) -> bool | None:
+    return True if item.condition is None else evaluate(item.condition, env, lenient(item))
+
+
+def run_guards(guards: Iterable, env: Env, unsure_fires: bool = False):
+    """(the first guard that fires or None, whether an earlier guard could not be decided).
+
+    With `unsure_fires` (call time: nothing may slip through) an undecidable guard fires.
+    """
+    unsure = False
+    for guard in guards:
+        value = holds(guard, env)
+        if value is True or (value is None and unsure_fires):
+            return guard, unsure
+        unsure |= value is None
+    return None, unsure
+
+
+class Buckets:
+    """Tri-state bucketing of rules: True → matched, None → maybe, False → dropped."""
+
+    __slots__ = ("matched", "maybe")
+
+    def __init__(self):
+        self.matched: list = []
+        self.maybe: list = []
+
+    def add(self, rule, value: bool | None) -> None:
+        if value is True:
+            self.matched.append(rule)
+        elif value is None:
+            self.maybe.append(rule)
+
+
+def summarise(matched: Iterable) -> tuple[str | None, tuple]:
+    """Strictest-wins over matched rules: (the strictest effect, its rules in source order)."""
+    matched = list(matched)
+    best = strictest(r.effect for r in matched)
+    return best, tuple(sorted((r for r in matched if r.effect == best), key=position))
+
+
+class Tally:
+    """Strictest-wins across groups of matched rules: the strictest effect so far, and the
+    groups (each in source order) that carry it; merged into one list only when read."""
+
+    __slots__ = ("effect", "parts")
+
+    def __init__(self, effect: str | None = None, rules=()):
+        self.effect = None
+        self.parts: list = []
+        self.add(effect, rules)
+
+    def add(self, effect: str | None, rules) -> bool:
+        """Count a group of rules that hold (jointly) with this effect; True when it is the strictest so far."""
+        if effect is None:
+            return False
+        if self.effect is None or stricter(effect, self.effect):
+            self.effect, self.parts = effect, [rules]
+        elif effect == self.effect:
+            self.parts.append(rules)
+        else:
+            return False
+        return True
+
+    def add_matched(self, matched) -> None:
+        self.add(*summarise(matched))
+
+
+class PolicyCore:
+    """One policy's evaluation state: its rule names (remembered per instance) and its conclusions."""
+
+    def __init__(self, policy: EffectivePolicy):
+        self.policy = policy
+        self._ids: dict[int, tuple] = {}  # id(item) -> (item, text); the item is kept so its id is never reused
+
+    def relevant(self, name: str, tool: ToolDef | None) -> tuple[list, list]:
+        """(rules, guards) that name this tool."""
+        return ([r for r in self.policy.rules if targets(r, name, tool)],
+                [g for g in self.policy.guards if targets(g, name, tool)])
+
+    def rule_id(self, item) -> str:
+        """`policy/effect@line` (or `policy/guard:name`)."""
+        found = self._ids.get(id(item))
+        if found is None:
+            name = self.policy.name
+            if isinstance(item, ast.Guard):
+                text = f"{name}/guard:{item.name.text}"
+            else:
+                text = f"{name}/{item.effect}@{item.span.line}" if item.span else f"{name}/{item.effect}"
+            found = self._ids[id(item)] = (item, text)
+        return found[1]
+
+    def guard_decision(self, guard) -> Decision:
+        return Decision("deny", f"guard `{guard.name.text}` denies it", ((self.rule_id(guard), guard.span),))
+
+    def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False) -> Decision:
+        """The decision from the strictest matched effect (none: the default, else deny)."""
+        policy = self.policy
+        effect, parts = tally.effect, tally.parts
+        matched = effect is not None
+        if matched:
+            reason = _MATCHED[effect]
+        else:
+            effect = policy.default.text if policy.default is not None else "deny"
+            parts = ()
+            reason = f"no rule matched; the policy default is `{effect}`" if policy.default is not None else \
+                "no rule matched and the policy has no default, so it denies"
+        extra = ()
+        if effect != "deny" and (unsure or any(not matched or stricter(r.effect, effect) for r in maybe)):
+            effect, reason = "conditional", "depends on the call's arguments or request"
+        elif effect == "ask" and approval == "never":
+            effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"
+            extra = (("approval never", approval_source),)
+
+        def build():
+            rules = heapq.merge(*parts, key=position) if len(parts) > 1 else parts[0] if parts else ()
+            ids = [(self.rule_id(r), r.span) for r in rules]
+            return tuple(ids or self._fallback()) + extra
+
+        return Decision(effect, reason, build=build)
+
+    def _fallback(self) -> tuple:
+        default = self.policy.default
+        if default is not None:
+            return ((f"{self.policy.name}/default", default.span),)
+        return ((self.policy.name, self.policy.decl.span),)
+
+
+def position(rule):
+    span = rule.span
+    return (span.path, span.line, span.col) if span else ("", 0, 0)

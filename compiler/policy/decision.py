@@ -1,0 +1,40 @@
+"""Decision: an effect with its reason and the rules that made it (listed lazily)."""
+from __future__ import annotations
+
+
+class Decision:
+    """An effect (allow | ask | deny | conditional) with its reason and deciding rules.
+
+    The deciding rules — ((rule id, span), …) in source order — may be listed only when first
+    read: a call's effect is known from the index without walking every rule that agreed.
+    A gate that stopped the call before the policy is named in `gate`.
+    """
+
+    __slots__ = ("effect", "reason", "gate", "_deciding", "_build")
+
+    def __init__(self, effect: str, reason: str, deciding=(), build=None, gate: str = "allowed"):
+        self.effect = effect
+        self.reason = reason
+        self.gate = gate
+        self._deciding = None if build is not None else tuple(deciding)
+        self._build = build
+
+    @property
+    def deciding(self) -> tuple:
+        if self._deciding is None:
+            self._deciding, self._build = tuple(self._build()), None
+        return self._deciding
+
+    @property
+    def allowed(self) -> bool:
+        return self.effect == "allow"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Decision) and (self.effect, self.reason, self.gate, self.deciding) == \
+            (other.effect, other.reason, other.gate, other.deciding)
+
+    def __repr__(self) -> str:
+        return f"Decision({self.effect!r}, {self.reason!r}, {self.deciding!r})"
+
+
+NO_POLICY = Decision("allow", "no policy applies", ())

@@ -1,0 +1,34 @@
+"""The reference evaluator: every relevant rule tried as written (gate 4's static verdict,
+`verify`, and the yardstick the index is tested against).
+
+Strictest wins (deny > ask > allow) whatever the order; no rule matched → the policy's
+default, and no default → deny. Guards can only deny. Under `approval never` an ask is a deny.
+"""
+from __future__ import annotations
+
+from ..catalog import ToolDef
+from ..conditions import Env
+from ..resolve import EffectivePolicy
+from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
+from .decision import NO_POLICY, Decision
+
+
+def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
+           env: Env, include_guards: bool = True) -> Decision:
+    """Decide for a call (env.args set) or statically (env.args None → may be `conditional`)."""
+    if policy is None:
+        return NO_POLICY
+    core = PolicyCore(policy)
+    rules, guards = core.relevant(name, tool)
+    scoped = tool_env(env, name, is_shell(tool), env.args, env.workspace)
+    unsure = False
+    if include_guards:
+        fired, unsure = run_guards(guards, scoped)
+        if fired is not None:
+            return core.guard_decision(fired)
+    buckets = Buckets()
+    for rule in rules:
+        buckets.add(rule, holds(rule, scoped))
+    tally = Tally()
+    tally.add_matched(buckets.matched)
+    return core.conclude(approval, approval_source, tally, buckets.maybe, unsure)
