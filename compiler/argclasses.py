@@ -28,6 +28,9 @@ SEARCH_SAMPLES = 500
 OPAQUE_COMMAND = "echo x | sh"
 UNPARSEABLE_COMMAND = "echo 'unterminated"
 INSIDE_PATH = "inside/file.txt"
+# commands inside and outside the shipped `readonly` class, with wrappers and redirections
+CLASS_SAMPLES = ("cat x", "ls -la && git status", "rm x", "find . -delete", "sed -i s/a/b/ f", "ls > out",
+                 "sudo cat x", "timeout 5 cat x", "cat < .env")
 OUTSIDE_PATH = "/outside-the-workspace/file.txt"
 
 
@@ -36,6 +39,7 @@ class FieldTests:
     patterns: list[str] = field(default_factory=list)
     literals: list[Any] = field(default_factory=list)
     place: bool = False
+    classes: list[str] = field(default_factory=list)  # `args.FIELD is CLASS`
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
                 tests.place = True
             elif isinstance(atom, ast.Truthy):
                 tests.literals.extend([True, False])
+            elif isinstance(atom, ast.InClass):
+                tests.classes.append(atom.name.text)
     return found
 
 
@@ -152,6 +158,10 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool) ->
             values += list(tests.literals)
         if tests.place:
             values += [INSIDE_PATH, OUTSIDE_PATH]
+        if tests.classes:
+            exact = False
+            notes.append(f"`args.{name} is …` tests are checked on sample commands, not proved")
+            values += list(CLASS_SAMPLES)
         if not values:
             values = ["value"]  # only presence is tested
         per_field.append((name, [_ABSENT] + list(dict.fromkeys(values))))

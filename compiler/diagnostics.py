@@ -40,6 +40,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH216": ("error", "unknown mode"),
     "DSH217": ("error", "unknown risk axis"),
     "DSH218": ("error", "declaration kind mismatch"),
+    "DSH219": ("error", "unknown command class"),
     "DSH301": ("error", "`run_code` cannot be restricted or registered by a scope"),
     "DSH302": ("warning", "mount condition can never hold"),
     "DSH303": ("warning", "restriction names a tool the scope does not inherit"),

@@ -13,6 +13,7 @@ import networkx as nx
 
 from . import ast
 from .catalog import Catalog
+from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
@@ -52,6 +53,10 @@ class EffectivePolicy:
     default: ast.Name | None
     rules: tuple[ast.Rule, ...]
     guards: tuple[ast.Guard, ...]
+    classes: tuple[CommandClass, ...] = ()  # every command class, for `args.command is NAME`
+
+    def command_class(self, name: str) -> CommandClass | None:
+        return next((c for c in self.classes if c.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
         raise DshError(r.errors)
     presets = {name: _flatten_preset(name, tables["preset"]) for name in tables["preset"]}
     scopes = {name: _flatten_scope(name, tables["scope"]) for name in tables["scope"]}
-    policies = {name: _flatten_policy(name, tables["policy"]) for name in tables["policy"]}
+    policies = {name: _flatten_policy(name, tables["policy"], r.classes) for name in tables["policy"]}
     return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings))
 
 
@@ -93,6 +98,7 @@ class _Resolver:
         self.services = known_services(catalog)
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
+        self.classes: tuple[CommandClass, ...] = ()
 
     def add(self, diags) -> None:
         for d in diags:
@@ -101,8 +107,12 @@ class _Resolver:
     # --- symbol tables ---
     def tables(self, documents) -> dict[str, dict[str, ast.Decl]]:
         tables: dict[str, dict[str, ast.Decl]] = {kind: {} for kind in KINDS}
+        commands: list[ast.Commands] = []
         for document in documents:
             for decl in document.decls:
+                if isinstance(decl, ast.Commands):  # declarations of one class add up
+                    commands.append(decl)
+                    continue
                 kind = ast.DECL_KIND[type(decl)]
                 first = tables[kind].get(decl.name.text)
                 if first is not None:
@@ -110,6 +120,7 @@ class _Resolver:
                                          f"first declared at {first.name.span}")])
                     continue
                 tables[kind][decl.name.text] = decl
+        self.classes = merge_classes(commands)
         return tables
 
     def check_all(self, tables) -> None:
@@ -310,6 +321,12 @@ class _Resolver:
                                  did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None)
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
                 yield Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`")
+            if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
+                yield unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span)
+            return
+        if isinstance(expr, ast.InClass):
+            yield Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
+                             "write `args.command is CLASS`")
             return
         name = fact.dotted
         if name not in facts:
@@ -400,12 +417,12 @@ def _flatten_scope(name: str, table) -> EffectiveScope:
         tuple(n for d in reversed(chain) for n in d.own), pick("present"))
 
 
-def _flatten_policy(name: str, table) -> EffectivePolicy:
+def _flatten_policy(name: str, table, classes=()) -> EffectivePolicy:
     chain = _chain(name, table)
     pick = lambda attr: next((getattr(d, attr) for d in chain if getattr(d, attr) is not None), None)  # noqa: E731
     return EffectivePolicy(name, chain[0], pick("sandbox"), pick("approval"), pick("default"),
                            tuple(r for d in reversed(chain) for r in d.rules),
-                           tuple(g for d in reversed(chain) for g in d.guards))
+                           tuple(g for d in reversed(chain) for g in d.guards), tuple(classes))
 
 
 def _chain(name: str, table) -> list:

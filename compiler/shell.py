@@ -492,6 +492,16 @@ class _Walker:
         if name in data.shells:
             self.shell(words, argv, depth, order, hazard)
             return
+        row = data.programs.get(name)
+        if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
+            # `git -C x push` is seen as itself and as `git push`: a deny of either decides
+            at, _ = _getopt(words, 1, row.leading, name)
+            if 1 < at < len(words):
+                own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
+                self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
+                self.simple([_Word(head.text, head.dynamic, head.unsafe, head.glob)] + words[at:], depth,
+                            (*order, at), env_hazard)
+                return
         hazard = hazard or self.program_hazard(name, words, order, depth)
         self.emit(order, argv, hazard=hazard, literal=literal)
 
@@ -728,16 +738,41 @@ def analyse(command: str) -> Analysis | None:
         return Analysis((Segment((), True, f"command longer than {MAX_COMMAND_CHARS} characters"),))
     if "\x00" in command:
         return None
+    stand_ins = _stand_ins(command)
+    if stand_ins is None:
+        return Analysis((Segment((), True, "characters outside the Basic Multilingual Plane are not analysed"),))
     try:
         walker = _Walker(knowledge())
-        walker.walk(command.encode("utf-8", "surrogatepass"), 0, ())
-        return walker.result()
+        walker.walk(command.translate(stand_ins[0]).encode("utf-8", "surrogatepass"), 0, ())
+        found = walker.result()
+        return _restore(found, stand_ins[1]) if stand_ins[1] else found
     except _Unparseable as exc:
         if str(exc) == "too many segments":
             return Analysis((Segment((), True, f"more than {MAX_SEGMENTS} simple commands"),))
         return None
     except (RecursionError, UnicodeError, ValueError):
         return None
+
+
+_PRIVATE_USE = range(0xE000, 0xF900)
+
+
+def _stand_ins(command: str):
+    """(to stand-ins, back) for characters above U+FFFF, which crash tree-sitter-bash's scanner
+    (`{` followed by U+E751E segfaults 0.25.1); None when no private-use stand-in is free."""
+    astral = sorted({c for c in command if ord(c) > 0xFFFF})
+    if not astral:
+        return {}, {}
+    if len(astral) > len(_PRIVATE_USE) or any(ord(c) in _PRIVATE_USE for c in command):
+        return None
+    forward = {ord(c): chr(_PRIVATE_USE[i]) for i, c in enumerate(astral)}
+    return forward, {ord(v): chr(k) for k, v in forward.items()}
+
+
+def _restore(found: Analysis, back: dict) -> Analysis:
+    segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
+                             s.literal, s.wraps) for s in found.segments)
+    return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back)) for f in found.files))
 
 
 def command_segments(command: str) -> tuple[Segment, ...] | None:

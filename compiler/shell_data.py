@@ -57,6 +57,7 @@ class Program:
     first_operand_script: bool = False
     safe_script: re.Pattern | None = None
     writes_operands: bool = False
+    leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,14 @@ class Knowledge:
         return name in self.env_hazard_names or name.startswith(self.env_hazard_prefixes)
 
 
-def _wrapper(row: dict) -> Wrapper:
-    spec = OptionSpec(row.get("flags", ""), row.get("values", ""), row.get("optional", ""),
+def _options(row: dict) -> OptionSpec:
+    return OptionSpec(row.get("flags", ""), row.get("values", ""), row.get("optional", ""),
                       frozenset(row.get("long_flags", ())), frozenset(row.get("long_values", ())),
                       frozenset(row.get("long_optional", ())))
+
+
+def _wrapper(row: dict) -> Wrapper:
+    spec = _options(row)
     sets = {key: frozenset(row.get(key, ())) for key in
             ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir")}
     return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
@@ -96,7 +101,8 @@ def _program(row: dict) -> Program:
                    hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
-                   safe_script=re.compile(safe) if safe else None, writes_operands=row.get("writes_operands", False))
+                   safe_script=re.compile(safe) if safe else None, writes_operands=row.get("writes_operands", False),
+                   leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
 @lru_cache(maxsize=1)
