@@ -108,6 +108,12 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if not isinstance(value, str) or klass is None:
             return lenient
         return _shell_test(value, lambda seg, side: klass.admits(seg) or (side and seg.opaque), lenient)
+    segment = getattr(value, "segment", None)
+    if segment is not None and env.shell_tool and name in SHELL_FIELDS:
+        # every other test on a split shell command sees the one simple command, as `matches` does
+        if segment.opaque or (segment.hazard and not lenient):
+            return lenient
+        value = segment.text
     if isinstance(expr, ast.Place):
         if not isinstance(value, str) or env.workspace is None:
             return lenient

@@ -49,6 +49,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH306": ("error", "a declaration is repeated inside one block"),
     "DSH307": ("warning", "rule is shadowed by a stricter rule"),
     "DSH308": ("warning", "rule can never match"),
+    "DSH309": ("warning", "command pattern is a raw prefix (`ls*` also matches `lsblk`)"),
     "DSH401": ("error", "a mounted package waits for a service the host does not provide"),
     "DSH402": ("error", "code presentation needs the `code-runtime` service"),
     "DSH403": ("error", "host has no preset roster"),
