@@ -10,6 +10,7 @@ from typing import Iterable
 
 from . import ast
 from .shell import Segment, option_hit
+from .shell_data import knowledge
 
 
 @dataclass(frozen=True)
@@ -19,16 +20,18 @@ class CommandClass:
     declared: tuple[ast.Commands, ...] = ()
 
     def admits(self, segment: Segment) -> bool:
-        if not segment.allowable or segment.literal_words < len(segment.argv) or not segment.argv:
+        if not segment.allowable or not segment.argv:
             return False
         own = segment.argv if segment.wraps is None else segment.argv[:segment.wraps]
-        return any(_admits(entry, own) for entry in self.entries)
+        return any(_admits(entry, own, segment.literal_words) for entry in self.entries)
 
 
-def _admits(entry: ast.CommandEntry, argv: tuple[str, ...]) -> bool:
+def _admits(entry: ast.CommandEntry, argv: tuple[str, ...], literal: int) -> bool:
     size = len(entry.words)
-    if argv[:size] != entry.words:
+    if argv[:size] != entry.words or literal < size:
         return False
+    if literal < len(argv) and (entry.excluded or argv[0] in knowledge().programs):
+        return False  # `$X` may become a disqualifying option (`find $X` → `-delete`)
     for word in argv[size:]:
         if word == "--":
             break
