@@ -49,8 +49,10 @@ class _Automaton:
 
     def run(self, text: str, states: int | None = None) -> int:
         states = self.start() if states is None else states
+        lookup, any_one, stars = self.literal.get, self.any_one, self.stars  # `step`, inlined: it runs per character
         for char in text:
-            states = self.step(states, char)
+            states = ((states & (lookup(char, 0) | any_one)) << 1) | (states & stars)
+            states |= (states & stars) << 1
             if not states:
                 break
         return states
@@ -86,7 +88,27 @@ def _variants(pattern: str, shell: bool) -> tuple[str, ...]:
 
 def glob_match(pattern: str, text: str, shell: bool = False) -> bool:
     """Whole-text match in time linear in `len(text)` (times the pattern length / word size)."""
-    return any(_automaton(p).run(text) & _automaton(p).accept for p in _variants(pattern, shell))
+    return any(_stars_only(p, text) if "?" not in p else bool(_automaton(p).run(text) & _automaton(p).accept)
+               for p in _variants(pattern, shell))
+
+
+def _stars_only(pattern: str, text: str) -> bool:
+    """A glob of literals and `*`: the leftmost place of each literal piece is never worse than a
+    later one, so one left-to-right pass of `str.find` decides it (no backtracking)."""
+    pieces = pattern.split("*")
+    if len(pieces) == 1:
+        return text == pattern
+    first, last = pieces[0], pieces[-1]
+    if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        if piece:
+            found = text.find(piece, at, end)
+            if found < 0:
+                return False
+            at = found + len(piece)
+    return True
 
 
 def glob_prefix_viable(pattern: str, prefix: str, shell: bool = False) -> bool:

@@ -357,3 +357,12 @@ def test_characters_above_the_bmp_are_analysed_through_stand_ins():
     assert analyse("cat x > 'f\U0001F600'").files == (FileAccess("write", "f\U0001F600"),)
     (seg,) = command_segments("echo \ue000 \U0001F600")
     assert seg.opaque
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab*?", max_size=8), st.text(alphabet="ab ", max_size=10), st.booleans())
+def test_glob_matching_agrees_with_the_regular_expression(pattern, text, shell):
+    import re
+
+    from dshc.compiler.globs import glob_match, glob_regex
+    assert glob_match(pattern, text, shell) is (re.fullmatch(glob_regex(pattern, shell), text, re.DOTALL) is not None)
