@@ -88,7 +88,8 @@ def test_a_relative_redirection_follows_the_working_directory(program):
 
 def test_paths_are_canonical_before_conditions(program, tmp_path):
     assert decide(program, "docs-only", "write", {"file_path": "docs/a.md", "content": "x"}).effect == "allow"
-    assert decide(program, "docs-only", "write", {"file_path": "docs/../src/x.md", "content": "x"}).effect == "ask"
+    shown = decide(program, "docs-only", "write", {"file_path": "docs/../src/x.md", "content": "x"})
+    assert shown.effect == "ask" and "`file_path` is `src/x.md`" in shown.reason
     assert decide(program, "docs-only", "write", {"file_path": "/ws/docs/a.md", "content": "x"}).effect == "allow"
     (tmp_path / "docs").mkdir()
     (tmp_path / "src").mkdir()

@@ -21,7 +21,7 @@ from ..paths import CanonicalPath
 from ..shell import analyse, segment_matches
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, run_guards, summarise, tool_env
 from .decision import NO_POLICY, Decision
-from .split import canonical, combine, shell_parts
+from .split import canonical, combine, shell_parts, with_paths
 
 WILD = ("*", "?")
 _MISSING = object()
@@ -202,7 +202,10 @@ class RequestDecider:
                include_guards: bool = True) -> Decision:
         if self.compiled is None:
             return NO_POLICY
-        args = canonical(tool, args, workspace)
+        made = canonical(tool, args, workspace)
+        return with_paths(self._decide(name, tool, made, workspace, include_guards), args, made)
+
+    def _decide(self, name: str, tool: ToolDef | None, args, workspace: str | None, include_guards: bool) -> Decision:
         parts = shell_parts(is_shell(tool), args, workspace, self.tool_for)
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,

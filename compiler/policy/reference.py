@@ -13,7 +13,7 @@ from ..conditions import Env
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
-from .split import canonical, combine, shell_parts
+from .split import canonical, combine, shell_parts, with_paths
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
@@ -26,6 +26,12 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
     if policy is None:
         return NO_POLICY
     args = canonical(tool, env.args, env.workspace)
+    return with_paths(_decide(policy, approval, approval_source, name, tool, replace(env, args=args), include_guards,
+                              tool_for), env.args, args)
+
+
+def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for) -> Decision:
+    args = env.args
     parts = shell_parts(is_shell(tool), args, env.workspace, tool_for)
     if parts is not None:
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,

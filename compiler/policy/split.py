@@ -27,6 +27,17 @@ def canonical(tool: ToolDef | None, args, workspace: str | None):
     return canonical_args(args, tool.path_parameters if tool is not None else (), workspace)
 
 
+def with_paths(decision: Decision, before, after) -> Decision:
+    """Name the canonical form of every path argument canonicalisation changed, in the reason."""
+    if after is before or not isinstance(after, Mapping):
+        return decision
+    changed = [f"`{k}` is `{after[k]}`" for k in after if isinstance(before.get(k), str) and before[k] != after[k]]
+    if not changed:
+        return decision
+    return Decision(decision.effect, f"{decision.reason} ({', '.join(changed)})", build=lambda: decision.deciding,
+                    gate=decision.gate)
+
+
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 tool_for: Callable[[str], ToolDef | None] | None):
     """[(label, tool name or None for the call's own tool, tool, args)] or None when not split."""
