@@ -2,7 +2,7 @@
 never kills the process (tree-sitter is native code: a crash is a process death, not an exception).
 
 Run from a clone:  python tests/fuzz/fuzz_shell.py [--inputs 100000] [--seed 1]
-Batches run in child processes; a child that dies is re-run input by input to name the input.
+Batches run in child processes; a batch whose child dies is halved until the inputs are named.
 Prints the counts and exits 1 if any input crashed, raised or took longer than a second.
 The suite runs a bounded version (tests/test_shell.py, hypothesis).
 """
@@ -52,6 +52,16 @@ def run(batch: list[str]):
     return done.returncode, slow
 
 
+def crashers(batch: list[str]) -> list[str]:
+    """The inputs of a batch that kill a child, found by halving."""
+    if run(batch)[0] == 0:
+        return []
+    if len(batch) == 1:
+        return batch
+    middle = len(batch) // 2
+    return crashers(batch[:middle]) + crashers(batch[middle:])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--inputs", type=int, default=100_000)
@@ -65,7 +75,7 @@ def main() -> int:
         code, found = run(batch)
         slow += found
         if code != 0:
-            crashed += [t for t in batch if run([t])[0] != 0]
+            crashed += crashers(batch)
     print(f"inputs: {len(all_inputs)}  crashed: {len(crashed)}  slower than 1 s: {len(slow)}")
     for text in crashed[:10] + slow[:10]:
         print("  ", repr(text[:120]))
