@@ -164,7 +164,7 @@ class _WordBuilder:
             state["dynamic"] = True
             if any(c.type not in _PLAIN_EXPANSION_CHILDREN for c in node.children):
                 state["unsafe"] = state["unsafe"] or "parameter expansion other than `$NAME` or `${NAME}`"
-                self._nested_in(node)
+                self.nested_in(node)
         elif kind in _SUBSTITUTIONS:
             parts.append(raw)
             state["dynamic"] = True
@@ -181,7 +181,7 @@ class _WordBuilder:
             state["dynamic"] = True
             if _ONLY_NUMBERS.fullmatch(raw) is None:  # variables in arithmetic are evaluated as code
                 state["unsafe"] = state["unsafe"] or "arithmetic expansion over variables"
-            self._nested_in(node)
+            self.nested_in(node)
         elif kind in ("brace_expression",):
             parts.append(raw)
             state["unsafe"] = state["unsafe"] or "brace expansion changes the words"
@@ -190,9 +190,9 @@ class _WordBuilder:
         else:
             parts.append(raw)
             state["unsafe"] = state["unsafe"] or f"`{kind}` in a word"
-            self._nested_in(node)
+            self.nested_in(node)
 
-    def _nested_in(self, node) -> None:
+    def nested_in(self, node) -> None:
         stack = [node]
         while stack:
             current = stack.pop()
@@ -314,7 +314,7 @@ class _Walker:
     def __init__(self, data: Knowledge):
         self.data = data
         self.found: list[_Found] = []
-        self.files: list[tuple[str, str]] = []  # (kind, path) before anchoring
+        self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
         self.chdir = False
         self.seq = 0
 
@@ -377,7 +377,7 @@ class _Walker:
             if child.type in (">", ">>", "<", "&>", "&>>", ">|", "<>", ">&", "<&", ">&-", "<&-"):
                 operator = child.type
             elif child.type == "heredoc_body":
-                builder._nested_in(child)
+                builder.nested_in(child)
             elif child.type in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<", "heredoc_content"):
                 continue
             elif target is None and node.type == "file_redirect":
@@ -425,7 +425,7 @@ class _Walker:
     def expression(self, node, order, nested) -> None:
         """`[[ … ]]`, `(( … ))`: arithmetic evaluates variables' values as code (`a[$(cmd)]`)."""
         builder = _WordBuilder(nested)
-        builder._nested_in(node)
+        builder.nested_in(node)
         text = node.text.decode("utf-8", "replace")
         if node.type == "test_command":
             if not _ARITHMETIC_TEST.search(text):
