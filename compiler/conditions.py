@@ -1,11 +1,11 @@
 """Evaluate `when` conditions: three-valued (True / False / None = not known yet).
 
-Argument tests are evaluated with a *polarity*: for an allow rule a condition counts only
-when it surely holds; for ask/deny rules and guards it counts when it possibly holds. So a
-shell command we cannot fully analyse never satisfies an allow and always satisfies a deny.
-A shell command is tested one simple command at a time (`SegmentArg`, made by the policy
-core); path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
+Polarity: an allow counts a test only when it surely holds, ask/deny/guards when it possibly holds.
 """
+
+# So a shell command we cannot fully analyse never satisfies an allow and always satisfies a deny.
+# A shell command is tested one simple command at a time (`SegmentArg`, made by the policy core);
+# path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,8 +1,5 @@
-"""A path argument → its canonical form, the one every condition and explanation sees.
-
-`~`, `..` and symlinks are resolved against the workspace: inside it the path is relative to
-its root (`docs/../src/x.md` → `src/x.md`), outside it is absolute. Patterns may be written
-either way: a `matches` test tries both forms (`CanonicalPath.absolute`).
+"""A path argument → its canonical form (`~`, `..`, symlinks resolved against the workspace):
+relative to the root inside it (`docs/../src/x.md` → `src/x.md`), absolute outside; `matches` tries both.
 """
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""A shell command line → the simple commands it would run (segments) and the files it redirects.
-
-Parsed with tree-sitter-bash into argv lists: program normalised (basename, `\\rm`, wrappers such
-as `sudo`/`timeout`/`command`), quotes removed, `sh -c STRING` spliced in. Whatever cannot be
-known from the text makes its segment opaque: a deny may match it, an allow never covers it.
+"""A shell command line → the simple commands it would run (argv, program normalised, wrappers and
+`sh -c` unwrapped) and the files it redirects; what the text cannot tell makes a segment opaque.
 """
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
-"""A call → the parts it is decided as: path arguments made canonical, and a shell command line
-split into its simple commands plus the files it redirects; part decisions → one decision.
-
-Each simple command is decided as if it were the whole call (its `command` is a `SegmentArg`),
-so an allow holds when every segment is covered by *some* allow rule. A wrapper (`sudo rm`)
-yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. A file that
-a redirection writes (`> out`) or reads (`< .env`) is decided as a `write`/`read` call of
-that path, with the shell call's escalation fields, so workspace rules apply to it.
+"""A call → the parts it is decided as (canonical path arguments; a shell line's simple commands
+and the files it redirects, as `write`/`read` calls of those paths); part decisions → the strictest.
 """
+
+# Each simple command is decided as if it were the whole call (its `command` is a `SegmentArg`),
+# so an allow holds when every segment is covered by *some* allow rule. A wrapper (`sudo rm`)
+# yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. A redirected
+# file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
 from __future__ import annotations
 
 from typing import Callable, Mapping
