@@ -236,6 +236,10 @@ class Policy:
     # second and later occurrences of one-per-block items (an error, reported by resolve)
     repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
+    # OS sandbox settings for the processes tools start
+    network: Name | None = None            # allow | deny
+    writable: tuple[Name, ...] = ()        # extra writable roots (path text)
+    fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,12 +145,22 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
                                      f"write `\"{stem} *\"` to match `{stem}` and `{stem} …` only")
 
 
+def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
+    """DSH315: the policy lets processes run unconfined where no OS sandbox is available."""
+    for policy in program.resolved.tables["policy"].values():
+        if policy.fallback is not None and policy.fallback.text == "unsandboxed":
+            yield Diagnostic("DSH315", f"policy `{policy.name.text}` runs commands unsandboxed where no OS sandbox "
+                             "is available", policy.fallback.span,
+                             "without this line such calls fail with SANDBOX_UNAVAILABLE instead")
+
+
 CHECKS = (
     check_mount_conditions_can_hold,
     check_restrictions_name_inherited_tools,
     check_shadowed_rules,
     check_unreachable_rules,
     check_raw_prefix_command_patterns,
+    check_sandbox_fallback,
 )
 
 

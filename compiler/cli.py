@@ -12,6 +12,7 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import commands
+from .interop import commands as interop
 from .diagnostics import Diagnostic, DshError
 from .render import diagnostics_json, human
 
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="compile the tool view one model request receives")
     _context_flags(p)
+    interop.add_compile_options(p)
 
     p = sub.add_parser("explain", help="why a tool is (not) available: the five gates, in order")
     p.add_argument("tool", nargs="?", metavar="TOOL")
@@ -117,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
+
+    interop.add_parsers(sub, _context_flags, _load_flags)
     return parser
 
 
@@ -133,6 +137,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     stderr = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    if argv[:1] == ["hook"]:
+        # an agent hook must always answer: its own entry point turns every problem into a deny
+        from .hook import main as hook_main
+        return hook_main(argv[1:], None, stdout, stderr)
     wants_json = "--json" in argv
     try:
         args = build_parser().parse_args(argv)

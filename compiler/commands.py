@@ -12,6 +12,7 @@ from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
 from .templates import render_template
+from .interop import commands as interop
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -68,6 +69,8 @@ def counts_line(counts: dict) -> str:
 # --- compile -------------------------------------------------------------------------------
 def cmd_compile(args, out, err) -> int:
     view = _program(args).view(_request(args))
+    if getattr(args, "format", None):
+        return interop.compile_format(args, view, out, err)
     if args.json:
         out.write(view.canonical_json().decode("utf-8") + "\n")
         return 0
@@ -129,10 +132,12 @@ def cmd_explain(args, out, err) -> int:
         raise DshError([Diagnostic("DSH405", "explain needs a TOOL, or --all")])
     results = program.explain(request, args.tool)
     data = explain_json(args.tool, results)
+    from .host import describe_sandbox, sandbox_text
+    sandbox = describe_sandbox(program, request, args.tool) if request.policy else None
     if args.json:
-        _write_json(out, data)
+        _write_json(out, {**data, "sandbox": sandbox} if sandbox else data)
     else:
-        out.write(explain_text(args.tool, results))
+        out.write(explain_text(args.tool, results) + (sandbox_text(sandbox) if sandbox else ""))
     return 0 if data["available"] else 1
 
 
@@ -150,12 +155,16 @@ def cmd_decide(args, out, err) -> int:
         program.explain(request, args.tool)  # raises the unknown-tool diagnostic with a did-you-mean
     decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
     rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
+    from .host import describe_sandbox, sandbox_text
+    sandbox = describe_sandbox(program, request, args.tool, call_args)
     if args.json:
-        _write_json(out, {"tool": args.tool, "decision": decision.effect, "reason": decision.reason, "rules": rules})
+        _write_json(out, {"tool": args.tool, "decision": decision.effect, "reason": decision.reason, "rules": rules,
+                          "sandbox": sandbox})
     else:
         out.write(f"{decision.effect}: {decision.reason}\n")
         for rule in rules:
             out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
+        out.write(sandbox_text(sandbox))
     return 0 if decision.effect == "allow" else 1
 
 
@@ -410,4 +419,7 @@ COMMANDS = {
     "run": cmd_run,
     "replay": cmd_replay,
     "codes": cmd_codes,
+    "hook": interop.cmd_hook,
+    "import": interop.cmd_import,
+    "export": interop.cmd_export,
 }

@@ -136,7 +136,9 @@ def _items(decl) -> list[_Item]:
         return (_singles([("parent", decl.parent), ("approval", decl.approval), ("present", decl.present)])
                 + _list_item("only", decl.only) + _list_item("hide", decl.hide) + _list_item("own", decl.own))
     if isinstance(decl, ast.Policy):
-        items = _singles([("sandbox", decl.sandbox), ("approval", decl.approval), ("default", decl.default)])
+        items = _singles([("sandbox", decl.sandbox), ("sandbox fallback", decl.fallback), ("network", decl.network),
+                          ("approval", decl.approval), ("default", decl.default)])
+        items += [_item("writable", root.span, _string(root.text)) for root in decl.writable]
         items += [_Item(_line(r.span), _end_line(r.span), _col(r.span), _rule(r)) for r in decl.rules]
         items += [_Item(_line(g.span), _end_line(g.span), _col(g.span), _guard(g)) for g in decl.guards]
         return items

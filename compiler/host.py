@@ -5,8 +5,12 @@ pre-execute listener and guard, the local tool bodies, and the event log.
 """
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import sys
+import threading
+from collections.abc import Mapping
 from typing import Callable
 
 from ..runtime.context import PipelineContext
@@ -17,6 +21,17 @@ from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
 from .program import Program
 from .request import Request
+
+# narrowest first; an escalation may only move right
+ESCALATION_MODES = ("read-only", "workspace-write", "danger-full-access")
+
+
+def wider_mode(wanted, mode: str) -> str | None:
+    """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`."""
+    if isinstance(wanted, str) and wanted in ESCALATION_MODES and mode in ESCALATION_MODES \
+            and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(mode):
+        return wanted
+    return None
 
 
 def _rules(decision) -> tuple:
@@ -30,6 +45,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     state = ToolState()
     state.plan_mode = request.plan
     sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    escalation = Escalation(approver)
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
@@ -47,14 +63,123 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         denial = program.guard(request, call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
+    @functools.lru_cache(maxsize=256)
+    def described(tool: str, permissions) -> dict | None:
+        return describe_sandbox(program, request, tool, {"sandbox_permissions": permissions})
+
+    def sandbox_of(call):
+        # the description depends on the tool and the asked-for escalation only
+        wanted = arguments(call).get("sandbox_permissions")
+        return described(call.name, wanted if isinstance(wanted, str) else None)
+
     def tool_context(signal):
-        return ToolContext(workspace=os.path.abspath(workspace), sandbox=sandbox, owner=request.scope, state=state,
-                           abort=signal, timeout_s=timeout_s, interactive=interactive)
+        return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
+                           state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
+                           **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
-                          render=render, pre_execute=(policy_listener,), approver=approver, guards=(policy_guard,),
-                          execute_wrappers=(timeout_wrapper(timeout_s),), timeout_s=timeout_s)
+                          render=render, pre_execute=(policy_listener,), approver=escalation.approver,
+                          guards=(policy_guard,), execute_wrappers=(timeout_wrapper(timeout_s), escalation.wrapper),
+                          timeout_s=timeout_s, sandbox_of=sandbox_of)
     return ctx, state
+
+
+def sandbox_settings(policy) -> dict:
+    """The policy's process-sandbox lines as ToolContext fields; unsaid means network off, no extra roots."""
+    if policy is None:
+        return {"sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
+    return {"network": policy.network is not None and policy.network.text == "allow",
+            "writable_roots": tuple(root.text for root in policy.writable),
+            "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
+            # bubblewrap only when the user asks for it (DSHC_SANDBOX=bwrap)
+            "sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
+
+
+class Escalation:
+    """A call carrying `sandbox_permissions` runs in the wider mode only if a human approved that
+    very call (ask → allowed-once); allowed by a rule alone, it keeps the policy's mode."""
+
+    def __init__(self, approver: Callable | None) -> None:
+        self._approver = approver
+        self._approved: set[str] = set()
+        self._lock = threading.Lock()
+        self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_call", default=None)
+        self.approver = self._approve if approver is not None else None
+
+    def _approve(self, call, reason: str) -> str:
+        outcome = self._approver(call, reason)
+        if outcome == "allowed-once":
+            with self._lock:
+                self._approved.add(call.id)
+        return outcome
+
+    def wrapper(self, call, signal, proceed):
+        # the body runs in this thread, below this frame; tool_context reads the call from here
+        token = self._current.set(call)
+        try:
+            return proceed(signal)
+        finally:
+            self._current.reset(token)
+            with self._lock:
+                self._approved.discard(call.id)
+
+    def mode(self, policy_mode: str) -> str:
+        call = self._current.get()
+        if call is None or not isinstance(call.arguments, Mapping):
+            return policy_mode
+        with self._lock:
+            approved = call.id in self._approved
+        wider = wider_mode(call.arguments.get("sandbox_permissions"), policy_mode)
+        return wider if approved and wider else policy_mode
+
+
+PROCESS_PACKAGES = ("tool-bash", "tool-pwsh", "tool-bash-persistent")
+FILE_PACKAGES = ("tool-fs", "tool-str-replace-editor", "tool-fs-search")
+
+
+def describe_sandbox(program: Program, request: Request, tool: str, arguments: Mapping | None = None) -> dict | None:
+    """Which sandbox a call of `tool` would run in under the request's policy, for decide,
+    explain and the decision event; None for tools that start no process and touch no file."""
+    policy = program.composition(request).policy
+    entry = program.view(request).entry(tool)
+    definition = entry.definition if entry else next((d.definition for d in program.catalog.definitions.values()
+                                                      if d.name == tool), "")
+    package = definition.split("/")[0]
+    if package not in PROCESS_PACKAGES + FILE_PACKAGES:
+        return None
+    mode = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    settings = sandbox_settings(policy)
+    escalation = wider_mode((arguments or {}).get("sandbox_permissions"), mode)
+    if package in FILE_PACKAGES:
+        mechanism = "none" if mode == "danger-full-access" else "path checks and workspace-relative opens"
+    else:
+        mechanism = _process_mechanism(mode, settings)
+    return {"mode": mode, "applies_to": "processes" if package in PROCESS_PACKAGES else "files",
+            "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
+            "writable": list(settings.get("writable_roots", ())), "escalation_if_approved": escalation}
+
+
+def _process_mechanism(mode: str, settings: dict) -> str:
+    from ..runtime.sandbox import Confinement, SandboxUnavailable, plan
+    conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
+                       fallback_unsandboxed=settings.get("sandbox_fallback", False),
+                       backend=settings.get("sandbox_backend", "auto"))
+    try:
+        return plan(conf, ["true"], -1).mechanism
+    except SandboxUnavailable as exc:
+        return f"unavailable ({exc.missing}): the call fails closed"
+
+
+def sandbox_text(described: dict | None) -> str:
+    if described is None:
+        return "sandbox: not applicable (no process, no file access)\n"
+    text = (f"sandbox: {described['mode']} for {described['applies_to']} via {described['mechanism']}, "
+            f"network {'on' if described['network'] == 'allow' else 'off'}")
+    if described["writable"]:
+        text += ", also writable: " + ", ".join(described["writable"])
+    if described["escalation_if_approved"]:
+        text += f"; {described['escalation_if_approved']} if this call is approved once"
+    return text + "\n"
 
 
 def terminal_approver(call, reason: str) -> str:

@@ -18,6 +18,9 @@ from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
 
+NETWORK_SETTINGS = ("allow", "deny")
+SANDBOX_FALLBACKS = ("unsandboxed",)
+
 KINDS = ("preset", "host", "scope", "policy")
 UNKNOWN_CODE = {"preset": "DSH204", "host": "DSH205", "scope": "DSH206", "policy": "DSH207"}
 RESERVED_TOOL = "run_code"
@@ -53,6 +56,9 @@ class EffectivePolicy:
     default: ast.Name | None
     rules: tuple[ast.Rule, ...]
     guards: tuple[ast.Guard, ...]
+    network: ast.Name | None = None        # allow | deny; none said means deny
+    writable: tuple[ast.Name, ...] = ()    # extra writable roots, farthest ancestor first
+    fallback: ast.Name | None = None       # `unsandboxed` opts out of failing closed
     classes: tuple[CommandClass, ...] = ()  # every command class, for `args.command is NAME`
 
     def command_class(self, name: str) -> CommandClass | None:
@@ -265,6 +271,7 @@ class _Resolver:
                              did_you_mean(decl.sandbox.text, SANDBOX_MODES) or "modes are " + ", ".join(SANDBOX_MODES))
         if decl.approval is not None and decl.approval.text not in APPROVALS:
             yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
+        yield from self.check_sandbox_settings(decl)
         for item in (*decl.rules, *decl.guards):
             fields: set[str] = set()
             for target in item.targets:
@@ -272,6 +279,19 @@ class _Resolver:
                 fields |= self.target_fields(target)
             if item.condition is not None:
                 yield from self.check_condition(item.condition, REQUEST_FACTS, args_fields=fields)
+
+    def check_sandbox_settings(self, decl: ast.Policy) -> Iterator[Diagnostic]:
+        if decl.network is not None and decl.network.text not in NETWORK_SETTINGS:
+            yield Diagnostic("DSH109", f"network must be `allow` or `deny`, not `{decl.network.text}`", decl.network.span,
+                             did_you_mean(decl.network.text, NETWORK_SETTINGS))
+        if decl.fallback is not None and decl.fallback.text not in SANDBOX_FALLBACKS:
+            yield Diagnostic("DSH109", f"the only sandbox fallback is `unsandboxed`, not `{decl.fallback.text}`",
+                             decl.fallback.span)
+        for root in decl.writable:
+            # a relative root would depend on where dshc happens to start
+            if not (root.text.startswith("/") or root.text == "~" or root.text.startswith("~/")):
+                yield Diagnostic("DSH109", f"writable root `{root.text}` must be absolute or start with `~/`",
+                                 root.span, "the workspace is writable already under workspace-write")
 
     def check_target(self, target: ast.Target) -> Iterator[Diagnostic]:
         text = target.name.text
@@ -422,7 +442,9 @@ def _flatten_policy(name: str, table, classes=()) -> EffectivePolicy:
     pick = lambda attr: next((getattr(d, attr) for d in chain if getattr(d, attr) is not None), None)  # noqa: E731
     return EffectivePolicy(name, chain[0], pick("sandbox"), pick("approval"), pick("default"),
                            tuple(r for d in reversed(chain) for r in d.rules),
-                           tuple(g for d in reversed(chain) for g in d.guards), tuple(classes))
+                           tuple(g for d in reversed(chain) for g in d.guards),
+                           pick("network"), tuple(w for d in reversed(chain) for w in d.writable), pick("fallback"),
+                           classes=tuple(classes))
 
 
 def _chain(name: str, table) -> list:

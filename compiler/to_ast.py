@@ -217,9 +217,25 @@ class _ToAst(Transformer):
             rules=tuple(self._pick(children, ast.Rule)),
             guards=tuple(self._pick(children, ast.Guard)),
             default=_first(self._tagged(children, "default")),
-            repeated=_repeated(children, ("sandbox", "approval", "default")),
+            repeated=_repeated(children, ("sandbox", "approval", "default", "network", "fallback")),
             span=self._span(meta),
+            network=_first(self._tagged(children, "network")),
+            writable=tuple(self._tagged(children, "writable")),
+            fallback=_first(self._tagged(children, "fallback")),
         )
+
+    @v_args(meta=True)
+    def sandbox_fallback(self, meta, children):
+        return ("fallback", self._name(children[0]))
+
+    @v_args(meta=True)
+    def network(self, meta, children):
+        return ("network", self._name(children[0]))
+
+    @v_args(meta=True)
+    def writable(self, meta, children):
+        token = children[0]
+        return ("writable", ast.Name(_unquote(token), self._span(meta)))
 
     @v_args(meta=True)
     def sandbox(self, meta, children):

@@ -25,3 +25,4 @@ class PipelineContext:
     signal: Signal = field(default_factory=Signal)  # the caller's abort
     timeout_s: float | None = 120.0
     metrics: dict = field(default_factory=dict)  # call id -> seconds spent in the body
+    sandbox_of: Callable | None = None  # call -> which sandbox it would run in, for the decision record

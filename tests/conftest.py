@@ -1,9 +1,13 @@
-"""Shared fixtures: the shipped program (loaded once) and an in-process CLI runner."""
+"""Shared fixtures: the shipped program (loaded once), an in-process CLI runner, and a tool
+session with a workspace and a folder outside it."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -11,6 +15,17 @@ from hypothesis import HealthCheck, settings
 from dshc.compiler.cli import main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from dshc.runtime import sandbox
+from dshc.runtime.tools import ToolState
+
+if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
+    # rehearse a host without Landlock, namespaces or bubblewrap (in-process calls only)
+    _bare = dataclasses.replace(sandbox.probe(), landlock_abi=0, network_namespace=False, bwrap=None)
+    sandbox.probe = sandbox.confine.probe = lambda: _bare
+
+# where this host cannot confine processes, tests about shell behaviour (not confinement) run
+# them bare through the policy's explicit opt-out
+NO_OS_SANDBOX = sandbox.missing(sandbox.Confinement("workspace-write", "/", "/")) is not None
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
@@ -44,3 +59,24 @@ def cli():
 
 def request(**kwargs) -> Request:
     return Request(**kwargs)
+
+
+@pytest.fixture
+def state():
+    s = ToolState()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    out = tmp_path / "outside"
+    out.mkdir()
+    return out

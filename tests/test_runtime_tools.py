@@ -20,34 +20,16 @@ from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, ToolSta
                                 unavailable_definitions)
 from dshc.runtime.tools import ask_user
 
+from conftest import NO_OS_SANDBOX
+
 
 # ---------------------------------------------------------------- fixtures
 
 
 @pytest.fixture
-def state():
-    s = ToolState()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    return out
-
-
-@pytest.fixture
 def make_ctx(workspace, state):
     def make(sandbox="workspace-write", owner="agent-1", abort=None, **kwargs) -> ToolContext:
+        kwargs.setdefault("sandbox_fallback", NO_OS_SANDBOX)
         return ToolContext(workspace=str(workspace), sandbox=sandbox, owner=owner, state=state,
                            abort=abort or threading.Event(), **kwargs)
     return make

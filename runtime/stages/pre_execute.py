@@ -46,7 +46,8 @@ def run(state: CallState, ctx) -> CallState:
         state = replace(state, decided_by=tuple(decision.decided_by))
         ctx.log.append("tool/decision", callId=state.call.id, name=state.call.name,
                        decision=type(decision).__name__.lower(), reason=decision.reason,
-                       decidedBy=[list(d) for d in decision.decided_by], fingerprint=ctx.view.fingerprint)
+                       decidedBy=[list(d) for d in decision.decided_by], fingerprint=ctx.view.fingerprint,
+                       **({"sandbox": ctx.sandbox_of(state.call)} if ctx.sandbox_of else {}))
         if isinstance(decision, Deny):
             return note(denial(state, decision.reason), STAGE, "deny")
         if isinstance(decision, Ask):

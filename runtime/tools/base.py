@@ -3,12 +3,16 @@ the per-session state, and the background job table. In: arguments + context; ou
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..sandbox import Confinement
 from .procs import ProcessRun
 
 if TYPE_CHECKING:
@@ -42,6 +46,16 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
                           "[sandbox: file access denied under read-only mode] `{path}` cannot be modified"),
     "sandbox-unknown": ("SANDBOX_UNAVAILABLE", "SandboxError",
                         "sandbox mode `{mode}` is not one of read-only, workspace-write, danger-full-access"),
+    "sandbox-unavailable": ("SANDBOX_UNAVAILABLE", "SandboxError",
+                            "no OS sandbox can confine this command under {mode}: {missing} is missing; the "
+                            "policy may opt out with `sandbox fallback unsandboxed`"),
+    "sandbox-failed": ("SANDBOX_UNAVAILABLE", "SandboxError", "the command was not run: {reason}"),
+    "fs-not-regular": ("INVALID_ARGS", "FsError",
+                       "`{path}` is not a regular file (a FIFO, socket or device); file tools refuse it"),
+    "fs-hard-linked": ("SANDBOX_DENIED", "SandboxError",
+                       "`{path}` has {links} hard links; one may lead outside the workspace, so it is not changed"),
+    "fs-moved": ("SANDBOX_DENIED", "SandboxError",
+                 "`{path}` changed under the call (a path component became a link or vanished); nothing was written"),
     "fs-not-found": ("FS_NOT_FOUND", "FsError", "`{path}` does not exist"),
     "fs-not-observed": ("FS_NOT_OBSERVED", "FsError",
                         "`{path}` has not been read in this session; read it before changing it"),
@@ -168,11 +182,12 @@ class JobTable:
         self._closed = False
 
     def start(self, argv: Sequence[str], *, cwd: str, command: str, description: str = "",
-              max_chars: int = 16000, env: Mapping[str, str] | None = None) -> Job:
+              max_chars: int = 16000, env: Mapping[str, str] | None = None,
+              confinement: Confinement | None = None) -> Job:
         with self._lock:
             if self._closed:
                 raise invalid("the session is closed; no new background jobs can start")
-            run = ProcessRun(argv, cwd=cwd, max_chars=max_chars, keep="tail", env=env)
+            run = ProcessRun(argv, cwd=cwd, max_chars=max_chars, keep="tail", env=env, confinement=confinement)
             job = Job(f"job-{self._next}", command, description, run)
             self._next += 1
             self._jobs[job.job_id] = job
@@ -231,6 +246,14 @@ class ToolState:
     jobs: JobTable = field(default_factory=JobTable)
     shells: dict[str, PersistentShell] = field(default_factory=dict)   # owner id -> PTY shell
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    _tmpdir: str | None = field(default=None, repr=False, compare=False)
+
+    def private_tmp(self) -> str:
+        """The session's own temp dir (TMPDIR of every process), writable in every sandbox mode."""
+        with self.lock:
+            if self._tmpdir is None or not os.path.isdir(self._tmpdir):
+                self._tmpdir = os.path.realpath(tempfile.mkdtemp(prefix="dshc-tmp-"))
+            return self._tmpdir
 
     def close(self) -> None:
         """Kill every background job and persistent shell; safe to call more than once."""
@@ -238,8 +261,11 @@ class ToolState:
         with self.lock:
             shells = list(self.shells.values())
             self.shells.clear()
+            tmpdir, self._tmpdir = self._tmpdir, None
         for shell in shells:
             shell.close()
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -252,6 +278,10 @@ class ToolContext:
     timeout_s: float | None = None    # overall body timeout the pipeline asks shells to honour
     interactive: bool = False         # a TTY is attached
     max_output_chars: int = 16000
+    writable_roots: tuple[str, ...] = ()   # writable beside the workspace (workspace-write only)
+    network: bool = False             # processes may open sockets beyond the machine's own IPC
+    sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
+    sandbox_backend: str = "auto"     # auto | bwrap
 
 
 Body = Callable[[Mapping[str, Any], ToolContext], Any]

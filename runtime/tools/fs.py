@@ -2,13 +2,14 @@
 window or what changed. Mutations enforce read-before-write against `state.observed`."""
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .base import ToolContext, arg_bool, arg_int, arg_str, fail, invalid
-from .sandbox import resolve_path
+from .sandbox import open_file, resolve_path
 
 READ_LIMIT = 2000          # lines returned when no limit is given
 MAX_LINE_CHARS = 2000      # longer lines are cut in read output
@@ -17,89 +18,185 @@ MAX_LINE_CHARS = 2000      # longer lines are cut in read output
 ENCODING, ERRORS = "utf-8", "surrogateescape"
 
 
+CHUNK = 1 << 20           # bytes per read, and characters per encoded slice on write
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_bytes(ctx: ToolContext, real: str, given: str) -> bytes:
-    if os.path.isdir(real):
-        raise fail("fs-is-directory", path=given)
+def _read_fd(fd: int, given: str) -> bytes:
     try:
-        with open(real, "rb") as handle:
+        with os.fdopen(os.dup(fd), "rb", closefd=True) as handle:
+            handle.seek(0)
             return handle.read()
-    except (FileNotFoundError, NotADirectoryError):
-        raise fail("fs-not-found", path=given) from None
     except OSError as exc:
         raise fail("fs-io", verb="read", path=given, reason=exc.strerror or exc) from None
 
 
+def load_bytes(ctx: ToolContext, real: str, given: str) -> bytes:
+    fd, _ = open_file(ctx, real, given, write=False)
+    try:
+        return _read_fd(fd, given)
+    finally:
+        os.close(fd)
+
+
 def observe(ctx: ToolContext, real: str, data: bytes) -> None:
+    remember(ctx, real, digest(data))
+
+
+def remember(ctx: ToolContext, real: str, sha256_hex: str) -> None:
     with ctx.state.lock:
-        ctx.state.observed[real] = digest(data)
+        ctx.state.observed[real] = sha256_hex
 
 
 def require_observed(ctx: ToolContext, real: str, given: str, current: bytes) -> None:
+    require_digest(ctx, real, given, digest(current))
+
+
+def require_digest(ctx: ToolContext, real: str, given: str, current_sha256: str) -> None:
     """The file must have been read (or written) in this session and be unchanged since."""
     with ctx.state.lock:
         seen = ctx.state.observed.get(real)
     if seen is None:
         raise fail("fs-not-observed", path=given)
-    if seen != digest(current):
+    if seen != current_sha256:
         raise fail("fs-stale", path=given)
 
 
-def store(ctx: ToolContext, real: str, data: bytes, given: str) -> None:
+def _hash_rest(handle, hasher) -> None:
+    for chunk in iter(lambda: handle.read(CHUNK), b""):
+        hasher.update(chunk)
+
+
+def _hash_fd(fd: int) -> str:
+    hasher = hashlib.sha256()
+    with os.fdopen(os.dup(fd), "rb", closefd=True) as handle:
+        handle.seek(0)
+        _hash_rest(handle, hasher)
+    return hasher.hexdigest()
+
+
+def _overwrite(fd: int, content: str | bytes, given: str) -> tuple[int, str]:
+    """Replace the open file's content (in place: it keeps its inode and mode), text encoded a
+    slice at a time so a large payload is never held twice; returns (bytes, sha256)."""
+    hasher, size = hashlib.sha256(), 0
     try:
-        os.makedirs(os.path.dirname(real), exist_ok=True)
-        # open in place (not rename over) so the file keeps its inode, mode and hard links
-        with open(real, "wb") as handle:
-            handle.write(data)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        for start in range(0, len(content), CHUNK):
+            piece = content[start:start + CHUNK]
+            if isinstance(piece, str):
+                piece = piece.encode(ENCODING, ERRORS)
+            hasher.update(piece)
+            size += len(piece)
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view):]
     except OSError as exc:
         raise fail("fs-io", verb="write", path=given, reason=exc.strerror or exc) from None
-    observe(ctx, real, data)
+    return size, hasher.hexdigest()
 
 
-def existing_bytes(ctx: ToolContext, real: str, given: str) -> bytes | None:
-    """Current content of a file about to be replaced, or None when there is none yet."""
-    if os.path.isdir(real):
-        raise fail("fs-is-directory", path=given)
-    if not os.path.lexists(real):
-        return None
-    return load_bytes(ctx, real, given)
+def store(ctx: ToolContext, real: str, data: str | bytes, given: str) -> int:
+    """Write `data` to the file at `real` (already judged by resolve_path), creating it and its
+    folders as needed; returns the bytes written and records them as observed."""
+    fd, _ = open_file(ctx, real, given, write=True, create=True)
+    try:
+        size, sha = _overwrite(fd, data, given)
+    finally:
+        os.close(fd)
+    remember(ctx, real, sha)
+    return size
 
 
-def split_lines(text: str) -> list[str]:
-    return text.splitlines()
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"   # what str.splitlines ends a line at
+
+
+def _lines(handle) -> Iterator[tuple[str, bool]]:
+    """The lines str.splitlines would give, read from a binary stream one chunk at a time,
+    each cut to MAX_LINE_CHARS (with a flag when cut) so no line is ever held whole."""
+    decoder = codecs.getincrementaldecoder(ENCODING)("replace")
+
+    def pieces() -> Iterator[str]:
+        carry = ""
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            text = carry + decoder.decode(chunk)
+            # a \r at the end may be the first half of \r\n: decide with the next chunk
+            carry = "\r" if text.endswith("\r") else ""
+            yield from (text[:-1] if carry else text).splitlines(keepends=True)
+        yield from (carry + decoder.decode(b"", final=True)).splitlines(keepends=True)
+
+    head, pending = "", False
+    for piece in pieces():
+        body = piece.rstrip(_BREAKS)   # a piece holds one terminator at most, at its end
+        if len(head) <= MAX_LINE_CHARS:
+            head += body[:MAX_LINE_CHARS + 1 - len(head)]
+        pending = True
+        if body != piece:
+            yield head[:MAX_LINE_CHARS], len(head) > MAX_LINE_CHARS
+            head, pending = "", False
+    if pending:
+        yield head[:MAX_LINE_CHARS], len(head) > MAX_LINE_CHARS
 
 
 def read(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     given = arg_str(args, "file_path")
-    real = resolve_path(ctx, given, write=False)
-    data = load_bytes(ctx, real, given)
-    observe(ctx, real, data)
     offset = arg_int(args, "offset", default=1, minimum=0) or 1   # 1-based; 0 reads from the top
     limit = arg_int(args, "limit", default=READ_LIMIT, minimum=1)
-    lines = split_lines(data.decode(ENCODING, "replace"))
-    window = lines[offset - 1:offset - 1 + limit]
-    truncated = offset - 1 + len(window) < len(lines)
-    cut = []
-    for line in window:
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS]
-            truncated = True
-        cut.append(line)
-    return {"path": real, "content": "\n".join(cut), "lines": len(cut), "truncated": truncated}
+    real = resolve_path(ctx, given, write=False)
+    fd, _ = open_file(ctx, real, given, write=False)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as raw:
+            hasher = hashlib.sha256()
+            handle = _Hashing(raw, hasher)
+            window, cut, more = [], False, False
+            for index, (line, was_cut) in enumerate(_lines(handle)):
+                if index >= offset - 1 + limit:
+                    more = True
+                    break
+                if index >= offset - 1:
+                    window.append(line)
+                    cut |= was_cut
+            # read-before-write needs the digest of the whole file; it streams, nothing is kept
+            _hash_rest(raw, hasher)
+    except OSError as exc:
+        raise fail("fs-io", verb="read", path=given, reason=exc.strerror or exc) from None
+    finally:
+        os.close(fd)
+    remember(ctx, real, hasher.hexdigest())
+    return {"path": real, "content": "\n".join(window), "lines": len(window), "truncated": cut or more}
+
+
+class _Hashing:
+    """A binary reader that feeds everything it returns to a hasher."""
+
+    def __init__(self, raw, hasher) -> None:
+        self._raw, self._hasher = raw, hasher
+
+    def read(self, size: int) -> bytes:
+        data = self._raw.read(size)
+        self._hasher.update(data)
+        return data
 
 
 def replace_whole_file(ctx: ToolContext, given: str, text: str) -> dict[str, Any]:
-    """Create or overwrite a file; an existing one must have been read, unchanged since."""
+    """Create or overwrite a file; an existing one must have been read, unchanged since.
+    The check and the write use one open fd, so the file judged is the file written."""
     real = resolve_path(ctx, given, write=True)
-    current = existing_bytes(ctx, real, given)
-    if current is not None:
-        require_observed(ctx, real, given, current)
-    data = text.encode(ENCODING, ERRORS)
-    store(ctx, real, data, given)
-    return {"path": real, "bytes": len(data), "created": current is None}
+    fd, created = open_file(ctx, real, given, write=True, create=True)
+    try:
+        if not created:
+            try:
+                require_digest(ctx, real, given, _hash_fd(fd))
+            except OSError as exc:
+                raise fail("fs-io", verb="read", path=given, reason=exc.strerror or exc) from None
+        size, sha = _overwrite(fd, text, given)
+    finally:
+        os.close(fd)
+    remember(ctx, real, sha)
+    return {"path": real, "bytes": size, "created": created}
 
 
 def write(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -113,20 +210,25 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     new = arg_str(args, "new_string")
     replace_all = arg_bool(args, "replace_all", False)
     real = resolve_path(ctx, given, write=True)
-    current = load_bytes(ctx, real, given)
-    require_observed(ctx, real, given, current)
-    if not old:
-        raise invalid("`old_string` must not be empty")
-    if old == new:
-        raise fail("fs-no-change")
-    text = current.decode(ENCODING, ERRORS)
-    count = text.count(old)
-    if count == 0:
-        raise fail("fs-no-match", what="old_string", path=given)
-    if count > 1 and not replace_all:
-        raise fail("fs-many-matches", what="old_string", count=count, path=given, hint=", or set replace_all")
-    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    store(ctx, real, updated.encode(ENCODING, ERRORS), given)
+    fd, _ = open_file(ctx, real, given, write=True)
+    try:
+        current = _read_fd(fd, given)
+        require_observed(ctx, real, given, current)
+        if not old:
+            raise invalid("`old_string` must not be empty")
+        if old == new:
+            raise fail("fs-no-change")
+        text = current.decode(ENCODING, ERRORS)
+        count = text.count(old)
+        if count == 0:
+            raise fail("fs-no-match", what="old_string", path=given)
+        if count > 1 and not replace_all:
+            raise fail("fs-many-matches", what="old_string", count=count, path=given, hint=", or set replace_all")
+        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        _, sha = _overwrite(fd, updated, given)
+    finally:
+        os.close(fd)
+    remember(ctx, real, sha)
     return {"path": real, "replacements": count if replace_all else 1}
 
 

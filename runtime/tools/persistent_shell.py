@@ -18,8 +18,9 @@ from typing import Any
 from ptyprocess import PtyProcessUnicode
 
 from .base import ToolContext, arg_str, fail
-from .procs import kill_tree
-from .sandbox import check_mode, workspace_root
+from ..sandbox import Confinement
+from .procs import kill_tree, spawn_confined
+from .sandbox import check_mode, confinement, process_env, process_errors, workspace_root
 from .shell import seconds, shell_env
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -44,8 +45,9 @@ class PersistentShell:
     keeps the shell state, copes with multi-line text and heredocs, and a syntax error still
     reaches the sentinel instead of leaving the shell waiting for more input."""
 
-    def __init__(self, cwd: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, cwd: str, env: Mapping[str, str] | None = None, confinement: Confinement | None = None) -> None:
         env = dict(shell_env() if env is None else env)
+        self.confinement = confinement
         env.update(TERM="dumb", PS1="", PS2="", PROMPT_COMMAND="")
         env.pop("HISTFILE", None)
         self._dir = tempfile.mkdtemp(prefix="dshc-pty-")
@@ -53,8 +55,15 @@ class PersistentShell:
         self._calls = 0
         self._closed = False
         self._close_lock = threading.Lock()
+        def spawn(argv: list[str], pass_fds: tuple[int, ...]) -> PtyProcessUnicode:
+            return PtyProcessUnicode.spawn(argv, cwd=cwd, env=env, echo=False, dimensions=(50, 250),
+                                           pass_fds=pass_fds)
+
+        def discard(proc: PtyProcessUnicode) -> None:
+            proc.close(force=True)
+
         try:
-            self.proc = PtyProcessUnicode.spawn(BASH_ARGV, cwd=cwd, env=env, echo=False, dimensions=(50, 250))
+            self.proc, self.launch = spawn_confined(confinement, BASH_ARGV, spawn, discard)
         except BaseException:
             shutil.rmtree(self._dir, ignore_errors=True)
             raise
@@ -215,15 +224,18 @@ def _result(raw: str, exit_code: int, max_chars: int, dropped: bool, exited: boo
 def shell_for(ctx: ToolContext) -> PersistentShell:
     """The owner's shell, started on first use and restarted after it died; owners never share."""
     state = ctx.state
+    wanted = confinement(ctx)
     with state.lock:
         shell = state.shells.get(ctx.owner)
-        if shell is not None and shell.alive:
+        # a shell keeps the confinement it started with; a call under another one gets a new shell
+        if shell is not None and shell.alive and shell.confinement == wanted:
             return shell
         if shell is not None:
             shell.close()
         try:
-            shell = PersistentShell(workspace_root(ctx))
-        except (ShellGone, TimeoutError, OSError) as exc:
+            with process_errors("bash"):
+                shell = PersistentShell(workspace_root(ctx), process_env(ctx, shell_env()), wanted)
+        except (ShellGone, TimeoutError) as exc:
             detail = str(exc) or "it did not start"
             raise fail("provider-unavailable", tool="bash", provider=f"working PTY shell ({detail})") from None
         state.shells[ctx.owner] = shell

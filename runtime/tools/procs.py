@@ -1,5 +1,6 @@
-"""Child processes for the shell tools: start a command in its own session, pump its output
-into a capped buffer, and kill the whole process tree when it overruns or is cancelled."""
+"""Child processes for the shell tools: start a command confined and supervised in its own
+session, pump its output into a capped buffer, and kill the whole process tree when it
+overruns or is cancelled."""
 from __future__ import annotations
 
 import codecs
@@ -10,8 +11,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import psutil
+
+from ..sandbox import Confinement, Launch, SandboxFailure, plan, read_report
 
 # After the leader exits, stragglers still holding the output pipe get this long to finish
 # writing before the session is swept.
@@ -97,6 +101,34 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callable[[list[str], tuple[int, ...]], Any],
+                   discard: Callable[[Any], None]) -> tuple[Any, Launch]:
+    """Start `argv` through the sandbox launcher and wait until it reports being confined.
+
+    `spawn(argv, pass_fds)` starts the process; `discard(child)` reaps one that failed. With
+    no confinement (None) the command starts bare, for callers outside any session."""
+    read_fd, write_fd = os.pipe()
+    # ptyprocess keeps pass_fds open but, unlike subprocess, does not clear close-on-exec
+    os.set_inheritable(write_fd, True)
+    try:
+        launch = plan(conf, list(argv), write_fd) if conf is not None else Launch(list(argv), "bare", False)
+        child = spawn(launch.argv, (write_fd,) if launch.report else ())
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    try:
+        problem = read_report(read_fd)
+    finally:
+        os.close(read_fd)
+    if problem:
+        kill_tree(child.pid, session=child.pid)
+        discard(child)
+        raise SandboxFailure(problem)
+    return child, launch
+
+
 class OutputBuffer:
     """Decoded output capped at `max_chars`: keeps the head (one-shot results) or the tail
     (long-running jobs, where the newest lines matter most). Thread-safe."""
@@ -148,14 +180,22 @@ class ProcessRun:
     """
 
     def __init__(self, argv: Sequence[str], *, cwd: str, max_chars: int, keep: str = "head",
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, confinement: Confinement | None = None) -> None:
         self.argv = list(argv)
         self.output = OutputBuffer(max_chars, keep)
         self.exit_code: int | None = None
-        self.proc = subprocess.Popen(
-            self.argv, cwd=cwd, env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, bufsize=0, close_fds=True)
+
+        def spawn(command: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen:
+            return subprocess.Popen(
+                command, cwd=cwd, env=dict(env) if env is not None else None,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, bufsize=0, close_fds=True, pass_fds=pass_fds)
+
+        def discard(proc: subprocess.Popen) -> None:
+            proc.stdout.close()
+            proc.wait()
+
+        self.proc, self.launch = spawn_confined(confinement, self.argv, spawn, discard)
         self.pid = self.proc.pid
         self._fd = self.proc.stdout.fileno()
         self._eof = False

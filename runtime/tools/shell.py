@@ -10,7 +10,7 @@ from typing import Any
 
 from .base import ToolContext, arg_bool, arg_str, fail, invalid
 from .procs import ProcessRun
-from .sandbox import check_mode, resolve_path, workspace_root
+from .sandbox import confinement, process_env, process_errors, resolve_path, workspace_root
 
 DEFAULT_TIMEOUT_S = 120.0
 PARTIAL_OUTPUT_CHARS = 2000
@@ -37,11 +37,8 @@ def timeout_for(args: Mapping[str, Any], ctx: ToolContext) -> float:
 
 
 def working_dir(args: Mapping[str, Any], ctx: ToolContext) -> str:
-    # The sandbox mode confines the file tools only. A command runs with the caller's full
-    # privileges; the mode decides just where it may start (`workdir` resolves inside the
-    # workspace unless danger-full-access). Confining the process itself would take an OS
-    # sandbox provider, which this host does not have, so none is pretended here.
-    check_mode(ctx)
+    # `workdir` resolves inside the workspace unless danger-full-access; the process itself
+    # is confined by the OS sandbox (see runtime/sandbox)
     given = arg_str(args, "workdir", required=False)
     if given is None:
         return workspace_root(ctx)
@@ -60,18 +57,16 @@ def seconds(value: float) -> str:
 def run_one_shot(argv: Sequence[str], args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     command = arg_str(args, "command")
     cwd = working_dir(args, ctx)
+    conf = confinement(ctx)
+    env = process_env(ctx, shell_env())
     if arg_bool(args, "run_in_background", False):
-        try:
+        with process_errors(argv[0]):
             job = ctx.state.jobs.start(argv, cwd=cwd, command=command, description=args.get("description") or "",
-                                       max_chars=ctx.max_output_chars, env=shell_env())
-        except OSError as exc:
-            raise invalid(f"cannot start `{argv[0]}`: {exc.strerror or exc}") from None
+                                       max_chars=ctx.max_output_chars, env=env, confinement=conf)
         return {"job_id": job.job_id}
     limit = timeout_for(args, ctx)
-    try:
-        run = ProcessRun(argv, cwd=cwd, max_chars=ctx.max_output_chars, env=shell_env())
-    except OSError as exc:
-        raise invalid(f"cannot start `{argv[0]}`: {exc.strerror or exc}") from None
+    with process_errors(argv[0]):
+        run = ProcessRun(argv, cwd=cwd, max_chars=ctx.max_output_chars, env=env, confinement=conf)
     deadline = time.monotonic() + limit
 
     def stop() -> str | None:

@@ -1,0 +1,208 @@
+"""`dshc hook claude-code`: a Claude Code hook process, one per tool call.
+
+In: the hook's JSON on stdin (PreToolUse or PostToolUse). Out: for PreToolUse, the documented
+answer `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow|ask|deny,
+"permissionDecisionReason": …}}` on stdout, exit 0. It never crashes: any problem, including bad
+input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
+Imports stay inside functions: the process pays only for what this event needs.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+RANK = {"allow": 0, "ask": 1, "deny": 2}
+USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
+                            [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
+
+Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
+the permission decision; PostToolUse appends the result to the event log. Flags override the
+`.dshc` project file found from the call's cwd upward. Always exits 0: a problem is a deny.
+"""
+
+
+def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    event = "PreToolUse"
+    if argv[:1] in (["-h"], ["--help"]):
+        stdout.write(USAGE)
+        return 0
+    try:
+        options = _options(argv)
+        raw = stdin.read()
+        try:
+            payload = json.loads(raw)
+        except ValueError as exc:
+            raise _HookInputError(f"the hook input is not JSON ({exc.__class__.__name__}: {exc})") from None
+        if not isinstance(payload, dict):
+            raise _HookInputError("the hook input is not a JSON object")
+        event = payload.get("hook_event_name") or "PreToolUse"
+        if event == "PostToolUse":
+            _post(options, payload)
+            return 0
+        if event != "PreToolUse":
+            stderr.write(f"dshc hook: `{event}` is not handled; nothing to do\n")
+            return 0
+        effect, reason = _pre(options, payload)
+    except Exception as exc:  # noqa: BLE001 - the hook must answer; an unexpected problem denies
+        if event == "PostToolUse":
+            stderr.write(f"dshc hook: the result was not logged: {_describe(exc)}\n")
+            return 0
+        effect, reason = "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}"
+    stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": effect,
+                                                    "permissionDecisionReason": reason}}, ensure_ascii=False) + "\n")
+    stdout.flush()
+    return 0
+
+
+class _HookInputError(ValueError):
+    pass
+
+
+def _describe(exc: BaseException) -> str:
+    from .diagnostics import DshError
+    if isinstance(exc, DshError):
+        from .render import human
+        return human(exc.diagnostics).strip().splitlines()[0]
+    return str(exc) if isinstance(exc, (_HookInputError, ValueError)) else f"{exc.__class__.__name__}: {exc}"
+
+
+def _options(argv: list[str]):
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise _HookInputError(f"bad hook command line: {message}")
+
+    p = Parser(prog="dshc hook", add_help=False)
+    p.add_argument("agent", choices=["claude-code"])
+    p.add_argument("--config", help="the .dshc project file (default: found from the call's cwd upward)")
+    p.add_argument("--load", action="append", default=[])
+    p.add_argument("--no-shipped", action="store_true")
+    for flag in ("--preset", "--host", "--platform", "--scope", "--policy", "--log", "--workspace"):
+        p.add_argument(flag)
+    return p.parse_args(argv)
+
+
+def _setup(options, payload: dict):
+    """Project file + flags → (project, program, request, workspace, log path)."""
+    from . import program_cache
+    from .project import locate
+    from .request import Request
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    project = locate(options.config, cwd)
+    # the same sources every call: a cached Program skips parse and resolve
+    program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped)
+    fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
+                                                                                 "policy")}
+    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed
+    plan = payload.get("permission_mode") == "plan"
+    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=plan)
+    workspace = options.workspace or project.root
+    log = options.log or project.log
+    if log and "{session}" in log:
+        log = log.replace("{session}", _safe(payload.get("session_id")))
+    return project, program, request, workspace, log
+
+
+def _safe(text) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text or "unknown"))[:80]
+
+
+def _pre(options, payload: dict) -> tuple[str, str]:
+    from .interop.agents import map_call
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or not name:
+        raise _HookInputError("the hook input has no `tool_name`")
+    tool_input = payload.get("tool_input")
+    if tool_input is not None and not isinstance(tool_input, dict):
+        raise _HookInputError("`tool_input` is not a JSON object")
+    project, program, request, workspace, log = _setup(options, payload)
+    calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
+    worst = None
+    for call in calls:
+        effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped)
+        if worst is None or RANK[effect] > RANK[worst[0]]:
+            worst = (effect, reason, decided, call)
+    effect, reason, decided, call = worst
+    if log:
+        _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
+    return effect, reason
+
+
+def decide_mapped(program, request, tool: str, args: dict, workspace: str):
+    """The decision `dshc decide` gives: Program.decide, with `conditional` read as deny (fail closed)."""
+    decision = program.decide(request, tool, args, workspace=workspace)
+    return ("deny" if decision.effect == "conditional" else decision.effect), decision
+
+
+def decide_call(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str = "ask"):
+    """(effect, reason, deciding rules) for one mapped call, as the hook answers it."""
+    if call.tool is not None:
+        effect, decision = decide_mapped(program, request, call.tool, call.args, workspace)
+        note = f"`{agent_name}` decided as `{call.tool}`"
+    else:
+        # no catalog counterpart (MCP tools, new agent tools): only rules naming it, else the default,
+        # and a default of allow is not enough to let an unknown tool through
+        effect, decision = decide_mapped(program, request, agent_name, tool_input, workspace)
+        note = f"`{agent_name}` has no catalog mapping"
+        if effect == "allow" and decision.reason.startswith("no rule matched"):
+            effect = unmapped
+            note += f"; no rule names it, so it is `{unmapped}` (the project's `unmapped` setting)"
+    rules = [f"{rid} at {span}" if span else rid for rid, span in decision.deciding]
+    reason = f"dshc: {effect}: {decision.reason} ({note}); decided by " + ", ".join(rules)
+    return effect, reason, [[rid, str(span) if span else None] for rid, span in decision.deciding]
+
+
+def _log_pre(path, program, request, workspace, payload, agent_name, call, effect, reason, decided) -> None:
+    import os
+    import time
+    from ..runtime.events import EventLog
+    fresh = not os.path.exists(path) or os.path.getsize(path) == 0
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    log = EventLog(path)
+    try:
+        fingerprint = None
+        try:
+            fingerprint = program.view(request).fingerprint
+        except Exception:  # noqa: BLE001 - a view that cannot be built leaves the record without a fingerprint
+            pass
+        if fresh:
+            log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
+                       context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
+                       sessionId=payload.get("session_id"))
+        call_id = str(payload.get("tool_use_id") or f"hook-{os.getpid()}-{time.time_ns()}")
+        name = call.tool or agent_name
+        log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
+                   (payload.get("tool_input") or {}), parent=None, agentTool=agent_name, fingerprint=fingerprint)
+        log.append("tool/decision", callId=call_id, name=name, decision=effect, reason=reason, decidedBy=decided,
+                   fingerprint=fingerprint)
+    finally:
+        log.close()
+
+
+def _post(options, payload: dict) -> None:
+    import os
+    from .interop.agents import map_call
+    from .project import locate
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    project = locate(options.config, cwd)
+    path = options.log or project.log
+    if not path:
+        return
+    if "{session}" in path:
+        path = path.replace("{session}", _safe(payload.get("session_id")))
+    from ..runtime.events import EventLog
+    name = str(payload.get("tool_name") or "")
+    calls = map_call(options.agent, name, payload.get("tool_input") or {}, cwd) if name else []
+    mapped = calls[0].tool if calls and calls[0].tool else name
+    response = payload.get("tool_response")
+    failed = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    log = EventLog(path)
+    try:
+        log.append("tool/result", callId=str(payload.get("tool_use_id") or ""), name=mapped, isError=failed,
+                   content=response, value=None, error=None, decision="allow", decidedBy=[], agentTool=name,
+                   fingerprint=None)
+    finally:
+        log.close()

@@ -1,0 +1,112 @@
+"""Agent tool calls → catalog calls, through the per-agent mappings in catalogs/agents/*.json.
+
+In: an agent name, the agent's tool name and input. Out: the catalog calls to decide (usually
+one; an apply_patch touching three files is three), or none when the tool is unmapped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping
+
+AGENTS = ("claude-code", "codex")
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    name: str
+    tool: str  # the catalog tool
+    family: str  # shell | read | edit | domain | plain: how permission specifiers read
+    needs_permission: bool
+    args: Mapping[str, str]
+    fixed: Mapping[str, Any]
+    when_true: Mapping[str, Mapping[str, Any]]
+    paths: tuple[str, ...]
+    urls: tuple[str, ...]
+    argv: tuple[str, ...]
+    patch: str | None
+
+
+@dataclass(frozen=True)
+class AgentMapping:
+    agent: str
+    mcp_prefix: str
+    tools: Mapping[str, AgentTool]
+    families: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class CatalogCall:
+    tool: str | None  # None: the agent tool has no catalog counterpart
+    args: dict
+
+
+@lru_cache(maxsize=None)
+def load_mapping(agent: str) -> AgentMapping:
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
+    raw = json.loads(resources.files("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
+    tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
+                             dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
+                             tuple(t.get("argv", ())),
+                             t.get("patch"))
+             for name, t in raw["tools"].items()}
+    return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
+
+
+def normal_path(value: Any, cwd: str | None) -> Any:
+    """Absolute and without `.`/`..` segments, so a path pattern sees the file the tool would touch."""
+    if not isinstance(value, str) or not value:
+        return value
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path) and cwd:
+        path = os.path.join(cwd, path)
+    return os.path.normpath(path) if os.path.isabs(path) else value
+
+
+def normal_url(value: Any) -> Any:
+    """Scheme and host in lower case, as every URL parser reads them, so a domain rule sees the real host."""
+    if not isinstance(value, str):
+        return value
+    found = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)$", value, re.DOTALL)
+    return found.group(1).lower() + found.group(2).lower() + found.group(3) if found else value
+
+
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
+
+
+def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: str | None = None) -> list[CatalogCall]:
+    """The catalog calls an agent's tool call stands for; [CatalogCall(None, {})] when unmapped."""
+    mapping = load_mapping(agent)
+    spec = mapping.tools.get(name)
+    if spec is None:
+        return [CatalogCall(None, {})]
+    source = tool_input if isinstance(tool_input, Mapping) else {}
+    args: dict[str, Any] = dict(spec.fixed)
+    for theirs, ours in spec.args.items():
+        if theirs in source:
+            value = source[theirs]
+            if theirs in spec.argv and isinstance(value, list):
+                value = shlex.join(str(v) for v in value)
+            args[ours] = value
+    for theirs, implied in spec.when_true.items():
+        if source.get(theirs) is True:
+            args.update(implied)
+    for field in spec.paths:
+        if field in args:
+            args[field] = normal_path(args[field], cwd)
+    for field in spec.urls:
+        if field in args:
+            args[field] = normal_url(args[field])
+    if spec.patch is None:
+        return [CatalogCall(spec.tool, args)]
+    text = source.get(spec.patch)
+    files = [a or b for a, b in _PATCH_FILE.findall(text)] if isinstance(text, str) else []
+    if not files:  # a patch we cannot read still gets a decision, on no particular file
+        return [CatalogCall(spec.tool, args)]
+    return [CatalogCall(spec.tool, {**args, "file_path": normal_path(f.strip(), cwd)}) for f in files]

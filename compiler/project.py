@@ -1,0 +1,82 @@
+"""The `.dshc` project file: which declarations, preset and policy a folder's agent runs under.
+
+In: a folder (searched upward) or an explicit path. Out: a frozen Project with absolute paths.
+The file is TOML:
+
+    load = ["policy/team.dsh"]   # declaration files, relative to this file
+    preset = "standard"          # host, platform, scope, policy likewise (all optional)
+    policy = "team"
+    log = "events.jsonl"         # event log for hook calls, relative to this file (optional;
+                                 # `{session}` in the name becomes the agent's session id)
+    unmapped = "ask"             # ask | deny: an agent tool with no catalog mapping that no rule names
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+
+FILE_NAME = ".dshc"
+KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped"}
+
+
+class ProjectError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Project:
+    path: str | None  # None: no project file; everything comes from flags
+    root: str  # the workspace: the folder holding the file (or the agent's cwd)
+    load: tuple[str, ...] = ()
+    preset: str | None = None
+    host: str | None = None
+    platform: str | None = None
+    scope: str | None = None
+    policy: str | None = None
+    log: str | None = None
+    unmapped: str = "ask"
+
+
+def find(start: str) -> str | None:
+    folder = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(folder, FILE_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def read(path: str) -> Project:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProjectError(f"cannot read {path}: {exc}") from None
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise ProjectError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
+    root = os.path.dirname(os.path.abspath(path))
+    load = data.get("load", [])
+    if not isinstance(load, list) or not all(isinstance(p, str) for p in load):
+        raise ProjectError(f"{path}: `load` is a list of paths")
+    for key in KEYS - {"load"}:
+        if key in data and not isinstance(data[key], str):
+            raise ProjectError(f"{path}: `{key}` is a string")
+    unmapped = data.get("unmapped", "ask")
+    if unmapped not in ("ask", "deny"):
+        raise ProjectError(f"{path}: `unmapped` is `ask` or `deny` (an unmapped tool is never allowed silently)")
+    return Project(path, root, tuple(os.path.join(root, p) for p in load), data.get("preset"), data.get("host"),
+                   data.get("platform"), data.get("scope"), data.get("policy"),
+                   os.path.join(root, data["log"]) if data.get("log") else None, unmapped)
+
+
+def locate(explicit: str | None, cwd: str | None) -> Project:
+    """The explicit file, else the nearest `.dshc` from cwd upward, else an empty project rooted at cwd."""
+    path = explicit or (find(cwd) if cwd else None)
+    if path:
+        return read(path)
+    return Project(None, os.path.abspath(cwd or os.getcwd()))

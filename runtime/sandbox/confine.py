@@ -1,0 +1,126 @@
+"""Choose the confinement for one process start. In: a Confinement, the host Probe and an
+argv; out: a Launch (the argv to execute and the mechanism's name) or SandboxUnavailable."""
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+from dataclasses import dataclass
+
+from . import seatbelt
+from .probe import LAUNCHER, Probe, probe
+
+MODES = ("read-only", "workspace-write", "danger-full-access")
+# written to even under read-only: the null-like devices and the terminal
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
+REPORT_TIMEOUT_S = 10.0
+
+
+class SandboxUnavailable(Exception):
+    """No mechanism can give the asked-for confinement here; `missing` says what is lacking."""
+
+    def __init__(self, mode: str, missing: str) -> None:
+        super().__init__(f"no OS sandbox for `{mode}` here: {missing}")
+        self.mode = mode
+        self.missing = missing
+
+
+class SandboxFailure(Exception):
+    """The launcher could not confine (or start) the command; nothing of it ran."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    mode: str                                # read-only | workspace-write | danger-full-access
+    workspace: str
+    tmpdir: str                              # the private temp dir, writable in every mode
+    writable: tuple[str, ...] = ()           # extra roots the policy names (workspace-write only)
+    network: bool = False
+    fallback_unsandboxed: bool = False       # the policy's explicit opt-out of failing closed
+    backend: str = "auto"                    # auto | bwrap
+
+    def write_roots(self) -> tuple[str, ...]:
+        if self.mode == "workspace-write":
+            return (self.workspace, self.tmpdir, *self.writable)
+        return (self.tmpdir,)
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    mechanism: str       # landlock+netns | landlock | bwrap | seatbelt | none | unsandboxed
+    report: bool         # the launcher writes failures to the report fd
+
+
+def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
+              roots: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
+            *roots, "--", *argv]
+
+
+def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
+    command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for root in dict.fromkeys(conf.write_roots()):
+        if os.path.exists(root):
+            command += ["--bind", root, root]
+    if not conf.network:
+        command.append("--unshare-net")
+    return [*command, "--die-with-parent", "--", *argv]
+
+
+def missing(conf: Confinement, found: Probe | None = None) -> str | None:
+    """What this host lacks to confine `conf` as asked; None when a mechanism is there."""
+    found = found or probe()
+    if conf.backend == "bwrap":
+        return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
+    if found.platform.startswith("linux"):
+        if found.landlock_abi < 1:
+            return "Landlock (the kernel reports no Landlock ABI)"
+        if not conf.network and not found.network_namespace:
+            return "unprivileged user namespaces (needed to turn the network off)"
+        return None
+    if found.platform == "darwin":
+        return None if found.sandbox_exec else "sandbox-exec (Seatbelt)"
+    return f"a supported sandbox for platform `{found.platform}`"
+
+
+def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None) -> Launch:
+    """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out."""
+    if conf.mode not in MODES:
+        raise SandboxUnavailable(conf.mode, "the mode is not one of " + ", ".join(MODES))
+    found = found or probe()
+    linux = found.platform.startswith("linux")
+    if conf.mode == "danger-full-access":
+        return Launch(_launcher(argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
+    lacking = missing(conf, found)
+    if lacking is not None:
+        if not conf.fallback_unsandboxed:
+            raise SandboxUnavailable(conf.mode, lacking)
+        return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
+    if conf.backend == "bwrap":
+        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
+    if not linux:
+        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network)
+        return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
+    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES))
+    return Launch(launcher, "landlock" if conf.network else "landlock+netns", True)
+
+
+def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:
+    """What the launcher reported before the command started: '' once it runs confined.
+
+    The report pipe closes (EOF) when the launcher has confined itself and exec'd the
+    command; any text is a failure. Silence past the timeout counts as a failure too."""
+    chunks, deadline = [], time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "the sandbox launcher did not report in time"
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        data = os.read(fd, 4096)
+        if not data:
+            return b"".join(chunks).decode("utf-8", "replace")
+        chunks.append(data)

@@ -1,0 +1,56 @@
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK ROOT… -- ARGV…`
+(stdlib only, no package import, nothing slow to import: it runs before every command):
+confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches and the
+writable roots; out: the command's exit status, or status 125 and a reason on the report fd."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import landlock  # noqa: E402 - a sibling file, found through the path set just above
+import netns  # noqa: E402
+import supervise  # noqa: E402
+
+CONFINE_FAILED = 125
+
+
+def confine(use_landlock: bool, network: bool, roots: list[str]) -> None:
+    if not network:
+        netns.isolate_network()
+    if use_landlock:
+        landlock.restrict_writes(roots, deny_tcp=not network)
+
+
+def probe() -> int:
+    """Exit 0 when a user + network namespace can be entered here."""
+    try:
+        netns.isolate_network()
+    except OSError:
+        return 1
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--probe-netns"]:
+        return probe()
+    report = None
+    try:
+        report = int(argv[1]) if int(argv[1]) >= 0 else None
+        if report is not None:
+            os.set_inheritable(report, False)
+        split = argv.index("--")
+        use_landlock, network, roots, command = argv[2] == "1", argv[3] == "1", argv[4:split], argv[split + 1:]
+        if not command:
+            raise ValueError("no command to run")
+        confine(use_landlock, network, roots)
+    except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
+        if report is not None:
+            os.write(report, f"cannot confine the command: {exc}".encode())
+        return CONFINE_FAILED
+    return supervise.run(command, report)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

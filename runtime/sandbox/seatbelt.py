@@ -1,0 +1,33 @@
+"""macOS: a Seatbelt profile for `sandbox-exec` generated from a Confinement. In: the writable
+roots and the network switch; out: the profile text (pinned as golden text in the tests)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_BASE = """(version 1)
+(deny default)
+(allow process-exec)
+(allow process-fork)
+(allow signal (target same-sandbox))
+(allow sysctl-read)
+(allow mach-lookup)
+(allow ipc-posix-shm)
+(allow pseudo-tty)
+(allow file-read*)
+(allow file-ioctl (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))"""
+
+
+def _quote(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def profile(write_roots: Sequence[str], devices: Sequence[str], network: bool) -> str:
+    lines = [_BASE]
+    targets = [f"(subpath {_quote(root)})" for root in write_roots] + [f"(literal {_quote(d)})" for d in devices]
+    lines.append("(allow file-write*\n    " + "\n    ".join(targets) + ")")
+    if network:
+        lines.append("(allow network*)")
+    else:
+        # local IPC only: no socket may leave the machine or reach a loopback listener
+        lines.append("(allow network* (remote unix-socket))")
+    return "\n".join(lines) + "\n"
