@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import tree_sitter
@@ -39,6 +39,7 @@ class Segment:
     hazard: str = ""
     literal: int | None = None
     wraps: int | None = None
+    base: str = ""  # a program run by a path outside the system directories: its basename, for denies
 
     @property
     def text(self) -> str:
@@ -319,8 +320,12 @@ class _Walker:
         self.seq += 1
         if len(self.found) >= MAX_SEGMENTS:
             raise _Unparseable("too many segments")
+        base = ""
+        if argv and "/" in argv[0] and not opaque:  # kept as written: only system programs are renamed
+            base = posixpath.basename(posixpath.normpath(argv[0]))
         # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
-        self.found.append(_Found((*order, -1, self.seq), Segment(tuple(argv), opaque, reason, hazard, literal, wraps)))
+        self.found.append(_Found((*order, -1, self.seq),
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base)))
 
     def walk(self, source: bytes, depth: int, base: tuple) -> None:
         tree = _parser().parse(source)
@@ -473,9 +478,11 @@ class _Walker:
         if head.glob:
             raise _Opaque("command name is subject to pathname expansion")
         name, trusted = _program_name(head.text, data)
-        argv = [name] + [w.text for w in words[1:]]
+        # `/usr/bin/git` is `git`; `.venv/bin/python` stays as written (allows must name it), and
+        # its basename still meets denies (`Segment.base`)
+        argv = [name if trusted else head.text] + [w.text for w in words[1:]]
         literal = next((i for i, w in enumerate(words) if w.dynamic), None)
-        hazard = env_hazard or ("" if trusted else f"`{head.text}` is not a program from a system directory")
+        hazard = env_hazard
         if name in data.opaque_builtins:
             raise _Opaque(data.opaque_builtins[name])
         if name in data.assigning_programs and any(data.env_hazard(w.text.partition("=")[0]) for w in words[1:]):
@@ -768,7 +775,7 @@ def _stand_ins(command: str):
 
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
-                             s.literal, s.wraps) for s in found.segments)
+                             s.literal, s.wraps, s.base.translate(back)) for s in found.segments)
     return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back)) for f in found.files))
 
 
@@ -792,6 +799,9 @@ def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     if not segment.allowable:
         if segment.opaque or not lenient:
             return lenient
+    if lenient and segment.base and segment_matches(replace(segment, argv=(segment.base, *segment.argv[1:]), base=""),
+                                                    pattern, True):
+        return True  # `./rm x` is denied where `rm *` is
     literal = segment.literal_words
     if literal == len(segment.argv):
         return glob_match(pattern, segment.text, shell=True)

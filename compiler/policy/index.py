@@ -341,7 +341,7 @@ class RequestDecider:
             return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.everything()]
         if segment.opaque:
             return [(e, lenient(e.rule)) for e in index.everything()]
-        if segment.allowable and segment.literal_words == len(segment.argv):
+        if segment.allowable and segment.literal_words == len(segment.argv) and not segment.base:
             return [(e, True) for e in {id(e): e for e in index.matching(segment.text, True)}.values()]
         return [(e, segment_matches(segment, e.pattern, lenient(e.rule))) for e in index.everything()]
 
