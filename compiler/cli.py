@@ -6,8 +6,11 @@ input (with diagnostics), 3 internal error (a bug; `--debug` shows the traceback
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 import traceback
 from typing import Sequence, TextIO
 
@@ -111,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
+    p.add_argument("--rerun-interrupted", action="store_true",
+                   help="run again the calls an earlier run recorded without a result (default: report them)")
 
     p = sub.add_parser("replay", help="re-decide every logged call under another policy")
     p.add_argument("log", metavar="EVENTS.jsonl")
@@ -147,6 +152,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         if args.command is None:
             build_parser().print_help(stdout)
             return EXIT_INPUT
+        if args.command == "run":
+            with _stop_on_signals() as stop:
+                args.stop = stop
+                return commands.run(args, stdout, stderr)
         return commands.run(args, stdout, stderr)
     except _UsageError as exc:
         return _report([Diagnostic("DSH405", str(exc))], wants_json, stdout, stderr)
@@ -163,6 +172,23 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         else:
             stderr.write("this is a bug in dshc; run again with --debug for a traceback\n")
         return EXIT_INTERNAL
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGINT/SIGTERM ask `run` to stop (it records and cleans up) instead of raising mid-call."""
+    from .run_calls import RunStop
+    stop = RunStop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # handlers can only be installed from the main thread
+        return
+    previous = {sig: signal.signal(sig, lambda signum, frame: stop.request(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO) -> int:

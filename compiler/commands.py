@@ -11,6 +11,7 @@ from .diagnostics import Diagnostic, DshError, iter_codes, unknown
 from .program import Program, shipped_sources
 from .render import diagnostics_json, human
 from .request import Request
+from .source import Span
 from .templates import render_template
 from .interop import commands as interop
 
@@ -297,103 +298,83 @@ def cmd_verify(args, out, err) -> int:
 
 
 # --- run -----------------------------------------------------------------------------------
-def _read_calls(path: str) -> list[list[dict]]:
-    try:
-        lines = open(path, encoding="utf-8").read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read `{path}`: {exc.__class__.__name__}", path=path)])
-    batches, problems = [], []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            problems.append(Diagnostic("DSH405", f"line {number} is not JSON: {exc}", path=path))
-            continue
-        calls = item.get("batch") if isinstance(item, dict) and "batch" in item else [item]
-        if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
-                                                  for c in calls):
-            problems.append(Diagnostic("DSH405", f'line {number}: a call is {{"id", "name", "arguments"}}', path=path))
-            continue
-        batches.append(calls)
-    if problems:
-        raise DshError(problems)
-    return batches
+def _line_diagnostics(path: str, problems) -> list[Diagnostic]:
+    """(line, message) problems of a JSONL file; a problem without a line is the file unreadable."""
+    return [Diagnostic("DSH107", message, path=path) if line is None else
+            Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
+            for line, message in problems]
 
 
 def cmd_run(args, out, err) -> int:
-    from ..runtime.scheduler import run_batch
-    from ..runtime.types import ToolCall
-    from .host import pick_approver, session
-    batches = _read_calls(args.calls)
+    from ..runtime.calls_file import CallsFileError, read_calls
+    from .host import pick_approver
+    from .run_calls import RunOptions, RunStop, run_calls
+    try:
+        calls = read_calls(args.calls)
+    except CallsFileError as exc:
+        raise DshError(_line_diagnostics(args.calls, exc.problems))
     program = _program(args)
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
-    ctx, state = session(program, request, args.workspace, args.log, pick_approver(args.approve), args.timeout,
-                         interactive=out.isatty() if hasattr(out, "isatty") else False)
-    failed = False
-    counter = 0
+    if args.log and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
+        raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
+    options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,
+                         interactive=out.isatty() if hasattr(out, "isatty") else False,
+                         rerun_interrupted=args.rerun_interrupted)
+
+    def emit(results, contexts) -> None:
+        for result in results:
+            if args.json:
+                out.write(json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n")
+            else:
+                out.write(f"[{result.call_id}] {result.name} {'error' if result.is_error else 'ok'}: {result.content}\n")
+        for context in contexts:
+            out.write((json.dumps({"context": context}) if args.json else f"(context) {context}") + "\n")
+        out.flush()
+
+    report = run_calls(program, request, calls, options, emit, getattr(args, "stop", None) or RunStop())
+    if report.stopped_by is not None:
+        from .run_calls import interrupted_result
+        emit([interrupted_result(call_id, name) for call_id, name in report.interrupted], ())
+        name = signal_name(report.stopped_by)
+        err.write(f"dshc: stopped by {name}: {len(report.interrupted)} call(s) in flight recorded as interrupted; "
+                  "run the same command again to resume\n")
+        return 128 + report.stopped_by
+    return 1 if report.failed else 0
+
+
+def signal_name(signum: int) -> str:
+    import signal
     try:
-        for batch in batches:
-            calls = []
-            for raw in batch:
-                counter += 1
-                calls.append(ToolCall.from_model(raw.get("id") or f"call-{counter}", raw["name"],
-                                                 raw.get("arguments", {})))
-            outcomes, contexts = run_batch(calls, ctx)
-            for outcome in outcomes:
-                failed |= outcome.result.is_error
-                if args.json:
-                    out.write(json.dumps(outcome.result.to_json(), ensure_ascii=False, default=str) + "\n")
-                else:
-                    mark = "error" if outcome.result.is_error else "ok"
-                    out.write(f"[{outcome.result.call_id}] {outcome.result.name} {mark}: {outcome.result.content}\n")
-            for context in contexts:
-                out.write((json.dumps({"context": context}) if args.json else f"(context) {context}") + "\n")
-            out.flush()
-    finally:
-        state.close()
-        ctx.log.close()
-    return 1 if failed else 0
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 # --- replay --------------------------------------------------------------------------------
 def cmd_replay(args, out, err) -> int:
     from ..runtime.events import read_log
+    from .replay import replay
     try:
         log = read_log(args.log)
-    except (OSError, ValueError) as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc}", path=args.log)])
+    except OSError as exc:
+        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=args.log)])
     program = _program(args)
-    changes, header, calls = [], None, {}
-    for record in log.records:
-        kind = record.get("type")
-        if kind == "request/header":
-            header = record
-        elif kind == "tool/call":
-            calls[record["callId"]] = record
-        elif kind == "tool/decision" and header is not None:
-            call = calls.get(record["callId"], {})
-            context = {k: v for k, v in header["context"].items()}
-            request = Request(**{**context, "policy": args.policy})
-            decision = program.decide(request, record["name"], call.get("arguments") or {}, header.get("workspace"))
-            effect = "deny" if decision.effect == "conditional" else decision.effect
-            if effect != record["decision"]:
-                changes.append({"callId": record["callId"], "name": record["name"], "before": record["decision"],
-                                "after": effect, "reason": decision.reason,
-                                "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding]})
-    if header is None:
-        raise DshError([Diagnostic("DSH405", "the log has no request/header record", path=args.log)])
+    if args.policy not in program.resolved.policies:
+        raise DshError([unknown("DSH207", "policy", args.policy, program.resolved.policies, None)])
+    report = replay(program, log, args.policy)
+    if report.problems:
+        raise DshError(_line_diagnostics(args.log, report.problems))
     if args.json:
-        _write_json(out, {"policy": args.policy, "calls": len(calls), "changes": changes, "torn_tail": log.torn_tail})
+        _write_json(out, {"policy": args.policy, "calls": report.calls, "changes": list(report.changes),
+                          "torn_tail": log.torn_tail})
     else:
-        for change in changes:
+        for change in report.changes:
             out.write(f"[{change['callId']}] {change['name']}: {change['before']} → {change['after']} "
                       f"({change['reason']})\n")
-        out.write(f"{len(changes)} change(s) over {len(calls)} call(s) under policy `{args.policy}`\n")
-    return 1 if changes else 0
+        out.write(f"{len(report.changes)} change(s) over {report.calls} call(s) under policy `{args.policy}`\n")
+    return 1 if report.changes else 0
 
 
 # --- codes ---------------------------------------------------------------------------------

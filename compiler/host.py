@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..runtime.context import PipelineContext
 from ..runtime.events import EventLog
-from ..runtime.stages.execute import timeout_wrapper
+from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
@@ -34,12 +34,18 @@ def wider_mode(wanted, mode: str) -> str | None:
     return None
 
 
+def runtime_effect(effect: str) -> str:
+    """What the runtime does with a decision: `conditional` (unresolved at call time) is a deny."""
+    return "deny" if effect == "conditional" else effect
+
+
 def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 
 
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
-            approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False):
+            approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False,
+            calls_digest: str | None = None):
     view = program.view(request)
     policy = program.composition(request).policy
     state = ToolState()
@@ -48,15 +54,14 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     escalation = Escalation(approver)
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
-               context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace))
+               context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace), calls=calls_digest)
 
     def arguments(call):
         return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
 
     def policy_listener(call, entry):
         decision = program.decide(request, call.name, arguments(call), workspace, include_guards=False)
-        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[decision.effect if decision.effect != "conditional"
-                                                            else "deny"]
+        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[runtime_effect(decision.effect)]
         return kind(reason=decision.reason, decided_by=_rules(decision))
 
     def policy_guard(call, entry):
@@ -79,7 +84,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,
-                          guards=(policy_guard,), execute_wrappers=(timeout_wrapper(timeout_s), escalation.wrapper),
+                          guards=(policy_guard,), execute_wrappers=(deadline_wrapper(timeout_s), escalation.wrapper),
                           timeout_s=timeout_s, sandbox_of=sandbox_of)
     return ctx, state
 

@@ -1,82 +1,193 @@
-"""The durable, append-only event log: one JSON object per line, fsynced per record.
+"""The durable, append-only event log: records in, framed fsynced lines out (and records back).
 
-`tool/call` is on disk before anything runs and `tool/result` after. A record is written
-with one `write` on an O_APPEND descriptor and fsynced, so a process killed at any point
-leaves whole records only (at worst a call without its result). Readers skip nothing
-silently: a torn last line is reported as such.
+`tool/call` is on disk before anything runs, `tool/result` (or `tool/interrupted`) after.
+Every append holds an exclusive `flock`, so concurrent writers never interleave bytes and
+`seq` stays one increasing sequence across writers and restarts; each record also names its
+writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` before the
+next append, so it is never buried under whole records.
 """
 from __future__ import annotations
 
-import json
+import fcntl
 import os
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from . import log_format
+from .log_format import BadRecord
+
+_TAIL_CHUNK = 64 * 1024
+
+
+class LogSealed(RuntimeError):
+    """The run has stopped: nothing more may be recorded for it (its open calls are interrupted)."""
+
 
 class EventLog:
-    def __init__(self, path: str | None):
+    def __init__(self, path: str | None, session: str | None = None):
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if path else None
+        self.session = session or uuid.uuid4().hex[:12]
+        self.blobs = log_format.blob_dir(path) if path else None
         self._lock = threading.Lock()
-        self._seq = _last_seq(path) if path else 0
+        self._seq = 0
+        self._end = -1  # file size after our last append; another size means another writer wrote
+        self._sealed = False
+        self.open_calls: dict[str, str] = {}  # callId -> name: recorded by this session, no outcome yet
         self.records: list[dict] = []  # kept in memory too, for callers without a file
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644) if path else None
+        if self._fd is not None:
+            with self._exclusive():
+                self._sync_tail()
 
     def append(self, type_: str, **fields: Any) -> dict:
         with self._lock:
+            if self._sealed:
+                raise LogSealed(f"the run has stopped; `{type_}` was not recorded")
+            return self._append(type_, fields)
+
+    def _append(self, type_: str, fields: dict) -> dict:
+        stored = {k: log_format.externalise(v, self.blobs) for k, v in fields.items()}  # blobs land first
+        if self._fd is None:
             self._seq += 1
-            record = {"seq": self._seq, "type": type_, "time": round(time.time(), 6), **fields}
-            line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
-            if self._fd is not None:
-                os.write(self._fd, line)
-                os.fsync(self._fd)
-            self.records.append(record)
-            return record
+            return self._remember({"seq": self._seq, "session": self.session, "type": type_, **fields})
+        with self._exclusive():
+            if os.fstat(self._fd).st_size != self._end:
+                self._sync_tail()
+            self._seq += 1
+            head = {"seq": self._seq, "session": self.session, "type": type_, "time": round(time.time(), 6)}
+            line = log_format.encode({**head, **stored})
+            os.write(self._fd, line)
+            os.fsync(self._fd)
+            self._end = os.fstat(self._fd).st_size
+        return self._remember({**head, **fields})
+
+    def _remember(self, record: dict) -> dict:
+        call_id = record.get("callId")
+        if record["type"] == "tool/call" and record.get("parent") is None:
+            self.open_calls[call_id] = record.get("name")
+        elif record["type"] in ("tool/result", "tool/interrupted"):
+            self.open_calls.pop(call_id, None)
+        self.records.append(record)
+        return record
+
+    def seal(self, reason: str) -> list[tuple[str, str]]:
+        """Record every open call of this session as `tool/interrupted`, then refuse further appends."""
+        with self._lock:
+            if self._sealed:
+                return []
+            marked = list(self.open_calls.items())
+            for call_id, name in marked:
+                self._append("tool/interrupted", {"callId": call_id, "name": name, "reason": reason})
+            self._sealed = True
+            return marked
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def _exclusive(self):
+        return _Flock(self._fd)
+
+    def _sync_tail(self) -> None:
+        """Under the lock: keep a torn tail aside, truncate it, and continue after the last `seq`."""
+        size = os.fstat(self._fd).st_size
+        start, last = _last_line(self._fd, size)
+        if last and not last.endswith(b"\n"):
+            with open(self.path + ".torn", "ab") as side:
+                side.write(last + b"\n")
+                side.flush()
+                os.fsync(side.fileno())
+            os.ftruncate(self._fd, start)
+            os.fsync(self._fd)
+            size = start
+            start, last = _last_line(self._fd, size)
+        try:
+            seq = log_format.decode(last.rstrip(b"\n")).get("seq", 0) if last.strip() else 0
+        except BadRecord:
+            seq = _highest_seq(self._fd, size)  # a damaged last line: the slow path over the whole file
+        self._seq = max(self._seq, seq if isinstance(seq, int) else 0)
+        self._end = size
+
+
+class _Flock:
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def __enter__(self):
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+
+def _last_line(fd: int, size: int) -> tuple[int, bytes]:
+    """(offset, bytes) of the file's last line, newline included when it has one."""
+    if size == 0:
+        return 0, b""
+    end_probe = os.pread(fd, 1, size - 1)
+    search_end = size - 1 if end_probe == b"\n" else size
+    position = search_end
+    while position > 0:
+        step = min(_TAIL_CHUNK, position)
+        chunk = os.pread(fd, step, position - step)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            start = position - step + newline + 1
+            return start, os.pread(fd, size - start, start)
+        position -= step
+    return 0, os.pread(fd, size, 0)
+
+
+def _highest_seq(fd: int, end: int) -> int:
+    best = 0
+    for raw in os.pread(fd, end, 0).split(b"\n"):
+        try:
+            seq = log_format.decode(raw).get("seq", 0) if raw.strip() else 0
+        except BadRecord:
+            continue
+        best = max(best, seq if isinstance(seq, int) else 0)
+    return best
 
 
 @dataclass(frozen=True)
 class LogRead:
     records: tuple[dict, ...]
-    torn_tail: bool  # the last line was incomplete (never expected: every record is one write)
+    lines: tuple[int, ...]  # the line number of each record
+    problems: tuple[tuple[int, str], ...]  # (line, why) for every line that is not a whole record
+    torn_tail: bool  # the last line was incomplete (a writer was killed mid-append; the next one repairs it)
 
 
-def read_log(path: str) -> LogRead:
-    records: list[dict] = []
+def read_log(path: str, resolve_blobs: bool = True) -> LogRead:
+    """Every line of the log: whole records (blobs resolved), and a reason for each one that is not."""
+    records, lines, problems = [], [], []
     torn = False
+    directory = log_format.blob_dir(path)
     with open(path, "rb") as handle:
         data = handle.read()
-    lines = data.split(b"\n")
-    for index, raw in enumerate(lines):
+    raw_lines = data.split(b"\n")
+    for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue
+        if number == len(raw_lines):  # no newline after it: the writer died mid-append
+            torn = True
+            continue
         try:
-            records.append(json.loads(raw))
-        except ValueError:
-            if index == len(lines) - 1:
-                torn = True
-            else:
-                raise ValueError(f"{path}: record {index + 1} is not JSON")
-    return LogRead(tuple(records), torn)
-
-
-def _last_seq(path: str) -> int:
-    if not os.path.exists(path):
-        return 0
-    try:
-        found = read_log(path).records
-    except ValueError:
-        return 0
-    return max((r.get("seq", 0) for r in found), default=0)
+            record = log_format.decode(raw)
+            records.append(log_format.internalise(record, directory) if resolve_blobs else record)
+            lines.append(number)
+        except BadRecord as exc:
+            problems.append((number, str(exc)))
+    return LogRead(tuple(records), tuple(lines), tuple(problems), torn)
 
 
 def calls_without_results(records) -> Iterator[dict]:
-    finished = {r.get("callId") for r in records if r.get("type") == "tool/result"}
+    """`tool/call` records with neither a result nor an interrupted marker, per (session, call id)."""
+    done = {(r.get("session"), r.get("callId")) for r in records if r.get("type") in ("tool/result", "tool/interrupted")}
     for record in records:
-        if record.get("type") == "tool/call" and record.get("callId") not in finished:
+        if record.get("type") == "tool/call" and (record.get("session"), record.get("callId")) not in done:
             yield record

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import threading
 import time
 
@@ -40,3 +41,5 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+# a forked child has no watchdog thread and may have inherited a held lock: start afresh
+os.register_at_fork(after_in_child=WATCHDOG.__init__)

@@ -322,7 +322,8 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     assert [r["type"] for r in read.records] == ["request/header", "tool/call", "tool/decision"]
     (pending,) = list(calls_without_results(read.records))
     assert pending["callId"] == "slow"
-    subprocess.run(["pkill", "-f", "sleep 30"], check=False)
+    from crash_trials import end_processes, marked_processes
+    end_processes(marked_processes(log))  # only the processes this run started, by pid
 
 
 def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):

@@ -101,8 +101,9 @@ def test_every_catalog_definition_has_a_body():
     assert unavailable_definitions() <= definitions
 
 
-def test_tool_modules_import_only_stdlib_psutil_and_ptyprocess():
-    allowed = set(sys.stdlib_module_names) | {"psutil", "ptyprocess"}
+def test_tool_modules_import_only_stdlib_psutil_ptyprocess_and_re2():
+    # re2: grep's linear-time engine, so a model-supplied pattern cannot hang the run
+    allowed = set(sys.stdlib_module_names) | {"psutil", "ptyprocess", "re2"}
     package = Path(runtime_tools.__file__).parent
     for source in package.glob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):

@@ -1,13 +1,18 @@
-"""tool-fs-search: glob and grep in pure Python. In: a pattern and a search root inside the
-sandbox; out: workspace-relative paths (newest first) or matching lines, both capped."""
+"""tool-fs-search: glob and grep. In: a pattern and a search root inside the sandbox; out:
+workspace-relative paths (newest first) or matching lines, both capped. grep's patterns run on
+RE2, whose time is linear in the input, so no pattern from the model can hang the run."""
 from __future__ import annotations
 
+import bisect
 import fnmatch
+import itertools
 import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import re2
 
 from .base import ToolContext, arg_str, fail, invalid
 from .sandbox import allowed_to_read, resolve_path, shown
@@ -104,13 +109,60 @@ def _text_lines(path: str) -> list[str] | None:
     return data.decode("utf-8", "replace").splitlines()
 
 
+def _compile(pattern: bytes):
+    options = re2.Options()
+    options.log_errors = False  # the error comes back in the result, not on our stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise invalid(f"`pattern` is not a regular expression the linear-time engine accepts "
+                      f"(no backreferences or lookaround): {detail}") from None
+
+
+# Anchors to the whole text and inline flag groups may match a line alone but not the joined
+# text, so such patterns are only ever tried line by line.
+_LINE_ONLY = re.compile(r"\\[Az]|\(\?")
+
+
+class LineMatcher:
+    """Which lines of a file match. Each line is decided by searching that line alone; a search
+    over the joined text (multi-line mode) only proposes candidates, since a search per line
+    costs far more per call than one search over the file. Both run on UTF-8 bytes, the file
+    encoded once (RE2 would encode a str again on every call)."""
+
+    def __init__(self, pattern: str):
+        self.line = _compile(pattern.encode("utf-8"))
+        self.text = None if _LINE_ONLY.search(pattern) else _compile(b"(?m)" + pattern.encode("utf-8"))
+
+    def matching(self, lines: list[str], ctx: ToolContext) -> Iterator[int]:
+        if not lines:
+            return
+        if self.text is None:
+            for index, line in enumerate(lines):
+                _check_abort(ctx, index + 1)
+                if self.line.search(line.encode("utf-8")) is not None:
+                    yield index
+            return
+        joined = "\n".join(lines)
+        text = joined.encode("utf-8")
+        sizes = map(len, lines) if joined.isascii() else (len(line.encode("utf-8")) for line in lines)
+        starts = [0, *itertools.accumulate(size + 1 for size in sizes)]  # byte offset of each line
+        del joined
+        position, seen = 0, 0
+        while position <= len(text) and (found := self.text.search(text, position)) is not None:
+            seen += 1
+            _check_abort(ctx, seen)
+            index = bisect.bisect_right(starts, found.start()) - 1
+            if self.line.search(lines[index].encode("utf-8")) is not None:
+                yield index
+            position = starts[index + 1]
+
+
 def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     pattern = arg_str(args, "pattern")
     include = arg_str(args, "include", required=False)
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise invalid(f"`pattern` is not a valid regular expression: {exc}") from None
+    matcher = LineMatcher(pattern)
     root = _root(args, ctx, directory=False)
     includes = expand_braces(include) if include else None
     matches: list[dict[str, Any]] = []
@@ -125,14 +177,12 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         lines = _text_lines(path)
         if lines is None:
             continue
-        for number, line in enumerate(lines, start=1):
-            if regex.search(line) is None:
-                continue
+        for index in matcher.matching(lines, ctx):
             if len(matches) == GREP_MAX_MATCHES:
                 truncated = True
                 break
-            matches.append({"path": shown(ctx, os.path.normpath(path)), "line": number,
-                            "text": line[:GREP_MAX_LINE_CHARS]})
+            matches.append({"path": shown(ctx, os.path.normpath(path)), "line": index + 1,
+                            "text": lines[index][:GREP_MAX_LINE_CHARS]})
         if truncated:
             break
     return {"matches": matches, "truncated": truncated}

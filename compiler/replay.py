@@ -1,0 +1,63 @@
+"""Replay: a read event log and a Program → each logged decision decided again under another policy.
+
+Every malformed record is a problem with its line, never a crash. A `conditional` decision
+counts as `deny`, as the runtime treats it (fail closed).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from ..runtime.events import LogRead
+from ..runtime.log_records import replay_input
+from .diagnostics import DshError
+from .host import runtime_effect
+from .request import Request
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    changes: tuple[dict, ...]
+    calls: int
+    problems: tuple[tuple[int, str], ...]  # (line, why): the log cannot be replayed as it is
+
+
+def replay(program, read: LogRead, policy: str) -> ReplayReport:
+    given = replay_input(read)
+    problems = list(given.problems)
+    changes = []
+    requests: dict[int, Request | None] = {}
+    for logged in given.decisions:
+        header = logged.header
+        if header.line not in requests:
+            try:
+                requests[header.line] = Request(**{**header.context, "policy": policy})
+            except (ValidationError, TypeError) as exc:
+                requests[header.line] = None
+                problems.append((header.line, f"the request/header context is not a request: {_first_error(exc)}"))
+        request = requests[header.line]
+        if request is None:
+            continue
+        if not isinstance(logged.arguments, dict):
+            problems.append((logged.line, f"the arguments of `{logged.call_id}` are not a JSON object"))
+            continue
+        try:
+            decision = program.decide(request, logged.name, logged.arguments, header.workspace)
+        except DshError as exc:  # e.g. a tool name the program does not know
+            problems.append((logged.line, exc.diagnostics[0].message if exc.diagnostics else str(exc)))
+            continue
+        effect = runtime_effect(decision.effect)
+        if effect != logged.recorded:
+            changes.append({"callId": logged.call_id, "name": logged.name, "before": logged.recorded,
+                            "after": effect, "reason": decision.reason,
+                            "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding]})
+    return ReplayReport(tuple(changes), given.calls, tuple(sorted(set(problems))))
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        return f"{where}: {error.get('msg', '').lower()}" if where else error.get("msg", "").lower()
+    return str(exc)

@@ -1,0 +1,125 @@
+"""The event log's on-disk form: a record (dict) → one framed line, and a raw line → record or a reason.
+
+A line is the record's JSON with a CRC-32 of its own bytes as the last member, so a reader
+tells a whole record from a torn or altered one. String values above BLOB_MIN_BYTES live
+beside the log, named by their SHA-256 (`{"$blob": "sha256:…", "size": n}` in the record).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import zlib
+from typing import Any
+
+BLOB_MIN_BYTES = 64 * 1024
+_CRC_KEY = b',"crc32":"'
+_BLOB, _LITERAL = "$blob", "$literal"
+_REF = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class BadRecord(ValueError):
+    """One line that is not a whole record; the message says why."""
+
+
+def blob_dir(log_path: str) -> str:
+    return log_path + ".blobs"
+
+
+def encode(record: dict) -> bytes:
+    """One framed line: `{…,"crc32":"xxxxxxxx"}\\n`; the CRC covers the bytes before the member."""
+    body = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    if not body.startswith(b"{") or body == b"{}":
+        raise ValueError("a record is a non-empty JSON object")
+    head = body[:-1]
+    return head + _CRC_KEY + b"%08x" % zlib.crc32(head) + b'"}\n'
+
+
+def decode(raw: bytes) -> dict:
+    """A line without its newline → the record; a torn, altered or foreign line raises BadRecord."""
+    at = raw.rfind(_CRC_KEY)
+    if at < 0 and raw.startswith(b"{") and raw.endswith(b"}"):
+        return _object(raw)  # a record of the unframed format that came before; JSON still rejects a torn one
+    if at < 0 or not raw.endswith(b'"}') or len(raw) != at + len(_CRC_KEY) + 10:
+        raise BadRecord("the record has no checksum (torn or not written by dshc)")
+    head, written = raw[:at], raw[at + len(_CRC_KEY):-2]
+    if b"%08x" % zlib.crc32(head) != written:
+        raise BadRecord("the record's checksum does not match (torn or altered)")
+    return _object(head + b"}")
+
+
+def _object(raw: bytes) -> dict:
+    try:
+        record = json.loads(raw)
+    except ValueError as exc:
+        raise BadRecord(f"the record is not JSON: {exc}") from None
+    if not isinstance(record, dict):
+        raise BadRecord("the record is not a JSON object")
+    return record
+
+
+def externalise(value: Any, directory: str | None) -> Any:
+    """Large strings → blob references (written, fsynced and renamed into place first).
+
+    Objects that already look like a reference are wrapped in `$literal`, so a model cannot
+    forge one. Without a directory (an in-memory log) the value is returned as it is.
+    """
+    if directory is None:
+        return value
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        if len(data) < BLOB_MIN_BYTES:
+            return value
+        return {_BLOB: _store_blob(directory, data), "size": len(data)}
+    if isinstance(value, dict):
+        inner = {k: externalise(v, directory) for k, v in value.items()}
+        return {_LITERAL: inner} if (_BLOB in value or _LITERAL in value) else inner
+    if isinstance(value, (list, tuple)):
+        return [externalise(v, directory) for v in value]
+    return value
+
+
+def internalise(value: Any, directory: str) -> Any:
+    """Blob references → their strings; a missing or altered blob raises BadRecord."""
+    if isinstance(value, dict):
+        if _LITERAL in value and len(value) == 1 and isinstance(value[_LITERAL], dict):
+            return {k: internalise(v, directory) for k, v in value[_LITERAL].items()}
+        if _BLOB in value:
+            return _load_blob(directory, value.get(_BLOB), value.get("size"))
+        return {k: internalise(v, directory) for k, v in value.items()}
+    if isinstance(value, list):
+        return [internalise(v, directory) for v in value]
+    return value
+
+
+def _blob_path(directory: str, ref: str) -> str:
+    return os.path.join(directory, ref.replace(":", "-"))
+
+
+def _store_blob(directory: str, data: bytes) -> str:
+    ref = "sha256:" + hashlib.sha256(data).hexdigest()
+    path = _blob_path(directory, ref)
+    if os.path.exists(path):  # content-addressed: the same bytes are already there, whole
+        return ref
+    os.makedirs(directory, exist_ok=True)
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)  # a blob is whole under its name or absent
+    return ref
+
+
+def _load_blob(directory: str, ref: Any, size: Any) -> str:
+    if not isinstance(ref, str) or not _REF.fullmatch(ref) or not isinstance(size, int):
+        raise BadRecord("a blob reference needs `$blob: sha256:…` and an integer `size`")
+    try:
+        with open(_blob_path(directory, ref), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None
+    if len(data) != size or "sha256:" + hashlib.sha256(data).hexdigest() != ref:
+        raise BadRecord(f"blob `{ref}` does not match its hash and size")
+    return data.decode("utf-8")
