@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable
 
 import interegular
@@ -18,6 +19,7 @@ import interegular
 from . import ast
 from .globs import glob_regex
 from .shell import command_segments
+from .shell_data import knowledge
 
 SHELL_WORD = r"[a-z0-9._/~=:+%@,-]+"
 SHELL_UNIVERSE = rf"{SHELL_WORD}( {SHELL_WORD})*"
@@ -28,6 +30,9 @@ SEARCH_SAMPLES = 500
 OPAQUE_COMMAND = "echo x | sh"
 UNPARSEABLE_COMMAND = "echo 'unterminated"
 INSIDE_PATH = "inside/file.txt"
+# commands inside and outside the shipped `readonly` class, with wrappers and redirections
+CLASS_SAMPLES = ("cat x", "ls -la && git status", "rm x", "find . -delete", "sed -i s/a/b/ f", "ls > out",
+                 "sudo cat x", "timeout 5 cat x", "cat < .env")
 OUTSIDE_PATH = "/outside-the-workspace/file.txt"
 
 
@@ -36,6 +41,7 @@ class FieldTests:
     patterns: list[str] = field(default_factory=list)
     literals: list[Any] = field(default_factory=list)
     place: bool = False
+    classes: list[str] = field(default_factory=list)  # `args.FIELD is CLASS`
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
                 tests.place = True
             elif isinstance(atom, ast.Truthy):
                 tests.literals.extend([True, False])
+            elif isinstance(atom, ast.InClass):
+                tests.classes.append(atom.name.text)
     return found
 
 
@@ -98,7 +106,95 @@ def _single_segment(text: str) -> bool:
     return segments is not None and len(segments) == 1 and not segments[0].opaque and segments[0].text == text
 
 
-def _string_classes(tests: FieldTests, shell: bool, notes: list[str]) -> tuple[list[Any], bool]:
+def _cell(text: str, classes) -> tuple | None:
+    """What besides its text decides a one-segment command: can an allow cover it (no hazard), and
+    which tested command classes admit it. None when `text` is not one plain segment."""
+    segments = command_segments(text)
+    if segments is None or len(segments) != 1 or segments[0].opaque or segments[0].text != text:
+        return None
+    segment = segments[0]
+    return (segment.allowable, tuple(klass.admits(segment) for klass in classes))
+
+
+def _cell_candidates(region, classes, tries: int) -> Iterable[str]:
+    """Strings to try for each cell of a region: its shortest strings, then commands built from the
+    classes' entries and the shell knowledge's risky options (the cells those alone reach)."""
+    shortest = []
+    for count, chars in enumerate(region.strings()):
+        shortest.append("".join(chars))
+        yield shortest[-1]
+        if count >= tries:
+            break
+    words = {" ".join(e.words) for klass in classes for e in klass.entries}
+    options = sorted({o for row in knowledge().programs.values() for o in row.hazard | row.writes | row.exec})
+    for program, row in sorted(knowledge().programs.items()):
+        for option in sorted(row.hazard | row.writes | row.exec):
+            yield f"{program} {option} x"
+    for text in shortest[:3]:  # the region's own commands with a risky option added
+        for option in options:
+            yield f"{text} {option} x"
+    for klass in classes:
+        for entry in klass.entries:
+            for option in entry.excluded:
+                yield f"{' '.join(entry.words)} {option} x"
+    for text in sorted(words):
+        yield text
+        yield f"{text} x"
+
+
+def _first_word_regex(words) -> str:
+    """Commands whose program word is one of `words`, or any word holding `/` or `=` (a path or an
+    environment prefix: both can make a segment hazardous)."""
+    names = "|".join(_literal_regex(w) for w in sorted(words))
+    return rf"({names}|[a-z0-9._~:+%@,-]*[/=][a-z0-9._/~=:+%@,-]*)( {SHELL_WORD})*"
+
+
+@lru_cache(maxsize=64)
+def _first_word_fsm(words: frozenset):
+    return _fsm(_first_word_regex(words))
+
+
+def _empty_cells(region, classes) -> set:
+    """Cells proved empty: no hazard where no risky program can start a command; no class
+    membership where no entry's program can."""
+    data = knowledge()
+    risky = set(data.programs) | set(data.wrappers) | data.shells
+    proved = set()
+    if (region & _first_word_fsm(frozenset(risky))).empty():
+        proved.add("hazard")
+    for index, klass in enumerate(classes):
+        if (region & _first_word_fsm(frozenset(e.words[0] for e in klass.entries if e.words))).empty():
+            proved.add(index)
+    return proved
+
+
+def _split_cells(region, classes, notes: list[str]) -> tuple[list[str], bool]:
+    """One witness per cell (allowable × admitted by each class) a region holds; a cell with no
+    witness must be proved empty, else the split is not exact."""
+    cells = [(allowable, bits) for allowable in (True, False)
+             for bits in itertools.product((True, False), repeat=len(classes))
+             if allowable or not any(bits)]  # a class admits only what an allow may cover
+    found: dict[tuple, str] = {}
+    for text in _cell_candidates(region, classes, SEARCH_SAMPLES):
+        if all(cell in found for cell in cells):
+            break
+        if not region.accepts(text):
+            continue
+        cell = _cell(text, classes)
+        if cell is not None and cell not in found:
+            found[cell] = text
+    empty = _empty_cells(region, classes) if any(cell not in found for cell in cells) else set()
+    possible = [(allowable, bits) for allowable, bits in cells
+                if (allowable or "hazard" not in empty)
+                and not any(bit and index in empty for index, bit in enumerate(bits))]
+    missing = [cell for cell in possible if cell not in found]
+    if missing:
+        notes.append("a region of command words has cells (hazard, class membership) without a witness; "
+                     "they may be empty")
+    return list(found.values()), not missing
+
+
+def _string_classes(tests: FieldTests, shell: bool, notes: list[str], classes=()) -> tuple[list[Any], bool]:
     exact = True
     strings = [v for v in tests.literals if isinstance(v, str)]
     others = [v for v in tests.literals if not isinstance(v, str)]
@@ -111,7 +207,13 @@ def _string_classes(tests: FieldTests, shell: bool, notes: list[str]) -> tuple[l
         return list(dict.fromkeys(tests.patterns + strings)) + others, False
     witnesses = []
     for region in regions:
-        found = _witness(region, _single_segment if shell else (lambda text: True))
+        if shell:
+            # within a region, a hazard or a command class can still tell commands apart: one witness per cell
+            cells, complete = _split_cells(region, classes, notes)
+            exact &= complete
+            witnesses.extend(cells)
+            continue
+        found = _witness(region, lambda text: True)
         if found is None:
             exact = False
             notes.append("a class of command words has no witness that parses as one plain command")
@@ -135,14 +237,19 @@ def _literal_regex(text: str) -> str:
     return "".join("\\" + c if not c.isalnum() else c for c in text)
 
 
-def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool) -> ArgumentClasses:
+def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, command_classes=None) -> ArgumentClasses:
+    """`command_classes`: name -> CommandClass, for the `args.command is NAME` tests."""
     notes: list[str] = []
     exact = True
     per_field: list[tuple[str, list[Any]]] = []
+    conditions = list(conditions)
     for name, tests in sorted(field_tests(conditions).items()):
         values: list[Any] = []
-        if tests.patterns or any(isinstance(v, str) for v in tests.literals):
-            found, ok = _string_classes(tests, shell_tool and name == "command", notes)
+        shell = shell_tool and name == "command"
+        classes = tuple((command_classes or {})[c] for c in sorted(set(tests.classes))
+                        if c in (command_classes or {}))
+        if tests.patterns or any(isinstance(v, str) for v in tests.literals) or (shell and tests.classes):
+            found, ok = _string_classes(tests, shell, notes, classes)
             values += found
             exact &= ok
             if tests.place:
@@ -152,6 +259,13 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool) ->
             values += list(tests.literals)
         if tests.place:
             values += [INSIDE_PATH, OUTSIDE_PATH]
+        if tests.classes and not shell:
+            exact = False
+            notes.append(f"`args.{name} is …` tests a value that is not a shell command; checked on samples")
+            values += list(CLASS_SAMPLES)
+        elif len(classes) < len(set(tests.classes)):
+            exact = False
+            notes.append(f"`args.{name}` names a command class that is not declared")
         if not values:
             values = ["value"]  # only presence is tested
         per_field.append((name, [_ABSENT] + list(dict.fromkeys(values))))

@@ -104,7 +104,15 @@ class Or:
     span: Span | None = span_field()
 
 
-Expr = Union[Compare, Member, Matches, Place, Has, Flag, Truthy, Not, And, Or]
+@dataclass(frozen=True, slots=True)
+class InClass:
+    """`fact is CLASS` — a shell command whose every simple command belongs to a command class."""
+    fact: Fact
+    name: Name
+    span: Span | None = span_field()
+
+
+Expr = Union[Compare, Member, Matches, Place, Has, Flag, Truthy, Not, And, Or, InClass]
 
 
 def atoms(expr):
@@ -234,9 +242,26 @@ class Policy:
     fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
 
 
-Decl = Union[Preset, Host, Scope, Policy]
+@dataclass(frozen=True, slots=True)
+class CommandEntry:
+    """A program (and subcommand words) that belongs to a class, unless one of `excluded` is used."""
+    words: tuple[str, ...]
+    excluded: tuple[str, ...]
+    span: Span | None = span_field()
 
-DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy"}
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """A class of shell commands; declarations of one name add up (a user extends a shipped class)."""
+    name: Name
+    title: str | None
+    entries: tuple[CommandEntry, ...]
+    span: Span | None = span_field()
+
+
+Decl = Union[Preset, Host, Scope, Policy, Commands]
+
+DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", Commands: "commands"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ class ToolDef(_Frozen):
     param_knobs: dict[str, str]
     escalation: bool
     aliases: tuple[str, ...]
+    path_parameters: tuple[str, ...] = ()  # made canonical against the workspace before any condition
 
     @property
     def package(self) -> str:
@@ -238,6 +239,10 @@ def _load(root) -> Catalog:
                                         f"`{seen_definitions[tool['definition']]}`", path=str(file),
                                         json_path=where + ".definition"))
             seen_definitions.setdefault(tool["definition"], str(file))
+            for p_index, name in enumerate(tool.get("path_parameters", ())):
+                if name not in tool["parameters"]["properties"]:
+                    diags.append(Diagnostic("DSH502", f"path parameter `{name}` is not a parameter of `{tool['name']}`",
+                                            path=str(file), json_path=f"{where}.path_parameters[{p_index}]"))
             if not tool["definition"].startswith(package_id + "/"):
                 diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
                                         path=str(file), json_path=where + ".definition"))

@@ -173,6 +173,21 @@ def check_unreachable_rules(program) -> Iterator[Diagnostic]:
                                  item.span, "check the tool names, or mount their packages")
 
 
+def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
+    """DSH309: `args.command matches "ls*"` also matches `lsblk`; the pattern word `"ls *"` does not."""
+    for policy in program.resolved.tables["policy"].values():
+        for item in (*policy.rules, *policy.guards):
+            for atom in ast.atoms(item.condition):
+                if not (isinstance(atom, ast.Matches) and atom.fact.path == ("args", "command")):
+                    continue
+                pattern = atom.pattern
+                stem = pattern[:-1]
+                if pattern.endswith("*") and stem and stem[-1] not in " *?" and not any(c in stem for c in "*?"):
+                    yield Diagnostic("DSH309", f"pattern `{pattern}` also matches longer program or argument "
+                                     f"names (`{stem}x`)", atom.span or item.span,
+                                     f"write `\"{stem} *\"` to match `{stem}` and `{stem} …` only")
+
+
 def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
     """DSH315: the policy lets processes run unconfined where no OS sandbox is available."""
     for policy in program.resolved.tables["policy"].values():
@@ -187,6 +202,7 @@ CHECKS = (
     check_restrictions_name_inherited_tools,
     check_shadowed_rules,
     check_unreachable_rules,
+    check_raw_prefix_command_patterns,
     check_sandbox_fallback,
 )
 

@@ -1,19 +1,20 @@
 """Evaluate `when` conditions: three-valued (True / False / None = not known yet).
 
-Argument tests are evaluated with a *polarity*: for an allow rule a condition counts only
-when it surely holds; for ask/deny rules and guards it counts when it possibly holds. So a
-shell command we cannot fully analyse never satisfies an allow and always satisfies a deny.
+Polarity: an allow counts a test only when it surely holds, ask/deny/guards when it possibly holds.
 """
+
+# So a shell command we cannot fully analyse never satisfies an allow and always satisfies a deny.
+# A shell command is tested one simple command at a time (`SegmentArg`, made by the policy core);
+# path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
 from __future__ import annotations
 
-import os
-from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import ast
 from .globs import glob_match
-from .shell import command_segments
+from .paths import CanonicalPath, path_inside
+from .shell import Segment, analyse, segment_matches
 
 UNKNOWN = None
 SHELL_FIELDS = frozenset({"command"})
@@ -28,6 +29,19 @@ class Env:
     workspace: str | None = None
     shell_tool: bool = False  # args.command is a shell command line
     extra: dict = field(default_factory=dict)
+    classes: tuple = ()  # command classes (`args.command is NAME`), from the policy being evaluated
+
+
+class SegmentArg(str):
+    """A shell command argument while one of its simple commands is decided: the text is the
+    whole command (for `==`, `in`, …); `matches` and `is` test only `segment`."""
+
+    segment: Segment
+
+    def __new__(cls, command: str, segment: Segment):
+        made = super().__new__(cls, command)
+        made.segment = segment
+        return made
 
 
 def evaluate(expr: ast.Expr, env: Env, lenient: bool) -> bool | None:
@@ -85,8 +99,21 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if not isinstance(value, str):
             return lenient  # fail closed: an odd value may match a deny, never an allow
         if env.shell_tool and name in SHELL_FIELDS:
-            return _shell_matches(value, expr.pattern, lenient)
+            return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
+        if isinstance(value, CanonicalPath):
+            return any(glob_match(expr.pattern, form) for form in value.forms())
         return glob_match(expr.pattern, value)
+    if isinstance(expr, ast.InClass):
+        klass = next((c for c in env.classes if c.name == expr.name.text), None)
+        if not isinstance(value, str) or klass is None:
+            return lenient
+        return _shell_test(value, lambda seg, side: klass.admits(seg) or (side and seg.opaque), lenient)
+    segment = getattr(value, "segment", None)
+    if segment is not None and env.shell_tool and name in SHELL_FIELDS:
+        # every other test on a split shell command sees the one simple command, as `matches` does
+        if segment.opaque or (segment.hazard and not lenient):
+            return lenient
+        value = segment.text
     if isinstance(expr, ast.Place):
         if not isinstance(value, str) or env.workspace is None:
             return lenient
@@ -95,28 +122,15 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     return _value_test(expr, value)
 
 
-def _shell_matches(command: str, pattern: str, lenient: bool) -> bool:
-    segments = command_segments(command)
-    if segments is None:
+def _shell_test(command: str, test, lenient: bool) -> bool:
+    """One segment (the policy core split the command), or the whole line: any part on the
+    deny side, every part (and no redirected file) on the allow side."""
+    segment = getattr(command, "segment", None)
+    if segment is not None:
+        return test(segment, lenient)
+    found = analyse(command)
+    if found is None:
         return lenient  # unparseable: may match a deny, never satisfies an allow
     if lenient:
-        return any(seg.opaque or glob_match(pattern, seg.text, shell=True) for seg in segments)
-    return bool(segments) and all(not seg.opaque and glob_match(pattern, seg.text, shell=True) for seg in segments)
-
-
-@lru_cache(maxsize=64)
-def _real_root(workspace: str) -> str:
-    return os.path.realpath(workspace)
-
-
-def path_inside(path: str, workspace: str) -> bool:
-    """Normalise `~`, `..` and symlinks against the workspace, then test containment."""
-    root = _real_root(workspace)
-    expanded = os.path.expanduser(path)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(root, expanded)
-    resolved = os.path.realpath(expanded)
-    try:
-        return os.path.commonpath([root, resolved]) == root
-    except ValueError:
-        return False
+        return any(test(seg, True) for seg in found.segments)
+    return bool(found.segments) and not found.files and all(test(seg, False) for seg in found.segments)

@@ -142,7 +142,14 @@ def _items(decl) -> list[_Item]:
         items += [_Item(_line(r.span), _end_line(r.span), _col(r.span), _rule(r)) for r in decl.rules]
         items += [_Item(_line(g.span), _end_line(g.span), _col(g.span), _guard(g)) for g in decl.guards]
         return items
+    if isinstance(decl, ast.Commands):
+        return [_Item(_line(e.span), _end_line(e.span), _col(e.span), _command_entry(e)) for e in decl.entries]
     raise TypeError(type(decl))
+
+
+def _command_entry(entry: ast.CommandEntry) -> str:
+    text = _string(" ".join(entry.words))
+    return text + (" except " + ", ".join(_string(o) for o in entry.excluded) if entry.excluded else "")
 
 
 def _mount(mount: ast.Mount) -> str:
@@ -202,6 +209,8 @@ def expr_text(expr, parent: int = 0) -> str:
         text = f"{expr.fact.dotted} matches {_string(expr.pattern)}"
     elif isinstance(expr, ast.Place):
         text = f"{expr.fact.dotted} {'inside' if expr.inside else 'outside'} {expr.place.text}"
+    elif isinstance(expr, ast.InClass):
+        text = f"{expr.fact.dotted} is {expr.name.text}"
     elif isinstance(expr, ast.Has):
         text = f"has {expr.fact.dotted}"
     elif isinstance(expr, ast.Flag):

@@ -247,7 +247,7 @@ class Program:
             compiled = self._compiled.get(comp.policy.name)
             if compiled is None:
                 compiled = self._compiled[comp.policy.name] = CompiledPolicy(comp.policy)
-        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env()), {}, ctx
+        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for), {}, ctx
 
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""
@@ -257,7 +257,7 @@ class Program:
             return stop
         comp = ctx.composition
         return decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
-                      comp.env(args=args, workspace=workspace))
+                      comp.env(args=args, workspace=workspace), tool_for=ctx.tool_for)
 
 
 # the gates a call passes besides the policy (gate 4, decided per call from the arguments)

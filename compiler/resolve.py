@@ -15,6 +15,7 @@ import networkx as nx
 
 from . import ast
 from .catalog import Catalog
+from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
@@ -60,6 +61,10 @@ class EffectivePolicy:
     network: ast.Name | None = None        # allow | deny; none said means deny
     writable: tuple[ast.Name, ...] = ()    # extra writable roots, farthest ancestor first
     fallback: ast.Name | None = None       # `unsandboxed` opts out of failing closed
+    classes: tuple[CommandClass, ...] = ()  # every command class, for `args.command is NAME`
+
+    def command_class(self, name: str) -> CommandClass | None:
+        return next((c for c in self.classes if c.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,8 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
         raise DshError(r.errors)
     presets = _flatten_all(tables["preset"], _flatten_preset)
     scopes = _flatten_all(tables["scope"], _flatten_scope)
-    policies = _flatten_all(tables["policy"], _flatten_policy)
+    classes = tuple(r.classes)
+    policies = _flatten_all(tables["policy"], lambda decl, parent: _flatten_policy(decl, parent, classes))
     return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings))
 
 
@@ -119,6 +125,7 @@ class _Resolver:
         self.services = known_services(catalog)
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
+        self.classes: tuple[CommandClass, ...] = ()
 
     def add(self, diags) -> None:
         for d in diags:
@@ -127,8 +134,12 @@ class _Resolver:
     # --- symbol tables ---
     def tables(self, documents) -> dict[str, dict[str, ast.Decl]]:
         tables: dict[str, dict[str, ast.Decl]] = {kind: {} for kind in KINDS}
+        commands: list[ast.Commands] = []
         for document in documents:
             for decl in document.decls:
+                if isinstance(decl, ast.Commands):  # declarations of one class add up
+                    commands.append(decl)
+                    continue
                 kind = ast.DECL_KIND[type(decl)]
                 first = tables[kind].get(decl.name.text)
                 if first is not None:
@@ -136,6 +147,7 @@ class _Resolver:
                                          f"first declared at {first.name.span}")])
                     continue
                 tables[kind][decl.name.text] = decl
+        self.classes = merge_classes(commands)
         return tables
 
     def check_all(self, tables) -> None:
@@ -350,6 +362,12 @@ class _Resolver:
                                  did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None)
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
                 yield Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`")
+            if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
+                yield unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span)
+            return
+        if isinstance(expr, ast.InClass):
+            yield Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
+                             "write `args.command is CLASS`")
             return
         name = fact.dotted
         if name not in facts:
@@ -478,12 +496,12 @@ def _flatten_scope(decl: ast.Scope, parent: EffectiveScope | None) -> EffectiveS
         _nearest(decl, parent, "present"))
 
 
-def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None) -> EffectivePolicy:
+def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, classes=()) -> EffectivePolicy:
     return EffectivePolicy(decl.name.text, decl, _nearest(decl, parent, "sandbox"), _nearest(decl, parent, "approval"),
                            _nearest(decl, parent, "default"),
                            (parent.rules if parent else ()) + decl.rules, (parent.guards if parent else ()) + decl.guards,
                            _nearest(decl, parent, "network"), (parent.writable if parent else ()) + decl.writable,
-                           _nearest(decl, parent, "fallback"))
+                           _nearest(decl, parent, "fallback"), classes=classes)
 
 
 def _is_glob(text: str) -> bool:

@@ -1,740 +1,811 @@
-"""Split a shell command into the simple commands it would run.
-
-An approval policy such as ``deny bash when args.command matches "rm -rf*"``
-is trivially bypassed by a naive matcher: ``cd x && rm -rf /``,
-``timeout 5 rm -rf /``, ``echo $(rm -rf ~)``, ``bash -c "rm -rf /"`` ...
-This module parses the command with a real shell parser (bashlex) and
-returns every simple command ("segment") it would execute, after unwrapping
-wrappers such as ``env``, ``timeout``, ``sudo`` or ``xargs`` and splicing in
-the program of ``sh -c STRING``.
-
-Callers are expected to deny when ANY segment is denied and to allow only
-when EVERY segment is allowed and none is opaque.  Everything that cannot be
-understood fails closed: the whole command becomes ``None`` (unparseable) or
-the affected segment is marked ``opaque``.
-
-Only the standard library and bashlex are used.  bashlex alone decides the
-structure (no regexes, no hand-written splitting of the command text).  Its
-per-word quote removal is, however, wrong for some quoting (``'r''m'``), so
-each literal word's value is cross-checked against an independent quote
-removal of that word's source text and ``shlex``; a word nobody agrees on
-makes its segment opaque.
+"""A shell command line → the simple commands it would run (argv, program normalised, wrappers and
+`sh -c` unwrapped) and the files it redirects; what the text cannot tell makes a segment opaque.
 """
-
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass
-from typing import Optional
+import posixpath
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
-import bashlex
-import bashlex.ast
-import bashlex.errors
-import bashlex.parser
-import bashlex.subst
-import bashlex.tokenizer
+import tree_sitter
+import tree_sitter_bash
 
-from .globs import glob_match
+from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
+from .shell_data import Knowledge, OptionSpec, knowledge
 
-__all__ = ["Segment", "command_segments", "command_matches", "MAX_DEPTH"]
+__all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches",
+           "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
 
-#: Maximum nesting of command substitutions / ``sh -c`` strings.
-MAX_DEPTH = 16
-
-
-def _guard_paramexpand() -> None:
-    """Turn a bashlex infinite loop into a parse error.
-
-    bashlex 0.18 loops forever on a word holding ``${`` without a later
-    ``}`` that its tokenizer let through (e.g. ``echo a'${'``):
-    ``_paramexpand`` then returns an index that does not advance.  Wrap it
-    so that case raises ParsingError (which becomes ``None`` here).  The
-    wrapper changes nothing for input that bashlex can handle.
-    """
-    original = getattr(bashlex.subst, "_paramexpand", None)
-    if original is None or getattr(original, "_dshc_guarded", False):
-        return
-
-    def _paramexpand(parserobj, string, sindex):
-        node, zindex = original(parserobj, string, sindex)
-        if zindex <= sindex:
-            raise bashlex.errors.ParsingError(
-                "bad substitution", string, min(sindex, len(string)))
-        return node, zindex
-
-    _paramexpand._dshc_guarded = True
-    bashlex.subst._paramexpand = _paramexpand
-
-
-_guard_paramexpand()
+MAX_DEPTH = 16  # nesting of command substitutions and `sh -c` strings
+MAX_COMMAND_CHARS = 100_000  # beyond: the whole command is opaque
+MAX_SEGMENTS = 1_000  # beyond: the whole command is opaque
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One simple command that the shell would run."""
+    """One simple command the shell would run.
+
+    `opaque`: what runs is not known (any deny may match, no allow covers it). `hazard`: the argv
+    is known, but the command runs code or changes files in ways no pattern can see, so no allow
+    covers it. Words from `literal` on are expansions (`$X`) whose value is unknown. For a
+    wrapper (`sudo …`) `wraps` is where the wrapped command starts; the wrapped one is its own
+    segment too.
+    """
 
     argv: tuple[str, ...]
     opaque: bool = False
     reason: str = ""
+    hazard: str = ""
+    literal: int | None = None
+    wraps: int | None = None
+    base: str = ""  # a program run by a path outside the system directories: its basename, for denies
 
     @property
     def text(self) -> str:
         return " ".join(self.argv)
 
+    @property
+    def literal_words(self) -> int:
+        return len(self.argv) if self.literal is None else self.literal
 
-# --------------------------------------------------------------------------
-# internal errors
-# --------------------------------------------------------------------------
+    @property
+    def allowable(self) -> bool:
+        return not self.opaque and not self.hazard
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """A redirection or a file-writing option: decided like a `read`/`write` of `path`."""
+
+    kind: str  # "read" | "write"
+    path: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    segments: tuple[Segment, ...]
+    files: tuple[FileAccess, ...] = ()
 
 
 class _Unparseable(Exception):
-    """The command (or a nested one) cannot be analysed: result is None."""
+    pass
 
 
 class _Opaque(Exception):
-    """Raised while unwrapping a segment: the segment becomes opaque."""
-
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
 
 
-# --------------------------------------------------------------------------
-# words
-# --------------------------------------------------------------------------
-
-_SUBST_KINDS = ("commandsubstitution", "processsubstitution")
-
-# characters that start an expansion after ``$``
-_DOLLAR_EXPANDS = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789"
-    "{([@*#?$!-")
+@lru_cache(maxsize=1)
+def _parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def _dequote(raw: str):
-    """Bash quote removal for ONE word that bashlex already delimited.
-
-    This is not used to split anything: bashlex decides where words start
-    and end.  It exists because bashlex's own ``word`` is wrong for some
-    quoting (``'r''m'`` -> ``r''m``, ``"r"'m'`` -> ``r'm'``,
-    ``"a\n"`` -> ``an``), so its result is cross-checked (see ``_Word``).
-
-    Returns ``(value, unquoted_chars, expands)`` or ``None`` for quoting it
-    does not support (``$'...'``, ``$"..."``, unterminated quotes).
-    ``expands`` is True when an unescaped ``$name``/``${``/``$(``/backtick
-    occurs outside single quotes.
-    """
-    out: list[str] = []
-    unquoted: list[str] = []
-    expands = False
-    quote = ""
-    i, n = 0, len(raw)
-    while i < n:
-        c = raw[i]
-        nxt = raw[i + 1] if i + 1 < n else ""
-        if quote == "'":
-            if c == "'":
-                quote = ""
-            else:
-                out.append(c)
-            i += 1
-            continue
-        if c == "\\":
-            if quote == '"' and nxt not in ('$', '`', '"', '\\', '\n'):
-                out.append(c)  # backslash stays literal inside "..."
-                i += 1
-                continue
-            if not nxt:
-                return None
-            if nxt != "\n":  # backslash-newline is a line continuation
-                out.append(nxt)
-            i += 2
-            continue
-        if c == '"':
-            quote = "" if quote == '"' else '"'
-            i += 1
-            continue
-        if c == "'" and not quote:
-            quote = "'"
-            i += 1
-            continue
-        if c == "$" and not quote and nxt in ("'", '"'):
-            return None  # ANSI-C / locale quoting
-        if (c == "$" and nxt and nxt in _DOLLAR_EXPANDS) or c == "`":
-            expands = True
-        out.append(c)
-        if not quote:
-            unquoted.append(c)
-        i += 1
-    if quote:
-        return None
-    return "".join(out), "".join(unquoted), expands
-
-
-def _shlex_word(raw: str) -> Optional[str]:
-    try:
-        parts = shlex.split(raw)
-    except ValueError:
-        return None
-    return parts[0] if len(parts) == 1 else None
-
+# ------------------------------------------------------------------------------------- words
 
 @dataclass(frozen=True)
 class _Word:
-    text: str  # the word after quote removal
-    node: object = None  # the bashlex WordNode (None for synthetic words)
-    expanded: bool = False  # contains $param, $(...), `...`, <(...)
-    tilde: bool = False  # contains a tilde expansion
-    doubtful: str = ""  # why the word's value is not trusted
-    glob: bool = False  # unquoted * ? [..]: pathname expansion
-    brace: bool = False  # unquoted {..,..}: brace expansion
-
-    @property
-    def unstable(self) -> bool:
-        """The shell may turn this word into something else (or several)."""
-        return self.expanded or self.glob or self.brace or bool(self.doubtful)
-
-    @property
-    def literal(self) -> bool:
-        return not (self.unstable or self.tilde)
+    text: str
+    dynamic: bool = False  # holds `$X`: its value is unknown (it may also split)
+    unsafe: str = ""  # why the word makes its command opaque (substitution, `${x@P}`, brace …)
+    glob: bool = False  # unquoted * ? [ : pathname expansion
 
 
-def _make_word(node, source: str) -> _Word:
-    """Build a _Word from a bashlex WordNode, cross-checking quote removal.
-
-    bashlex's ``word`` is used when it agrees with an independent quote
-    removal of the word's source text; when they differ, the independent
-    result is used only if ``shlex`` (a third lexer) agrees with it,
-    otherwise the word is marked doubtful (its segment becomes opaque).
-    """
-    b = node.word
-    parts = getattr(node, "parts", None) or []
-    expanded = tilde = False
-    for p in parts:
-        kind = getattr(p, "kind", None)
-        if kind in _SUBST_KINDS:
-            expanded = True
-        elif kind == "parameter":
-            # bashlex reports ``$'..'``, ``$"..."`` and a lone ``$`` as a
-            # parameter without a name; _dequote sorts those out.
-            if getattr(p, "value", None):
-                expanded = True
-        elif kind == "tilde":
-            tilde = True
-    if expanded:
-        return _Word(b, node, expanded=True, tilde=tilde)
-
-    pos = getattr(node, "pos", None)
-    raw = source[pos[0]:pos[1]] if pos else ""
-    scan = _dequote(raw)
-    if scan is None:
-        return _Word(b, node, tilde=tilde,
-                     doubtful="quoting not understood")
-    value, unquoted, expands = scan
-    if expands:
-        return _Word(b, node, tilde=tilde,
-                     doubtful="expansion not understood")
-    if value == b:
-        text = b
-    elif _shlex_word(raw) == value:
-        text = value
-    else:
-        return _Word(b, node, tilde=tilde,
-                     doubtful="quoting not understood")
-    glob = ("*" in unquoted or "?" in unquoted
-            or ("[" in unquoted and "]" in unquoted))
-    brace = ("{" in unquoted and "}" in unquoted
-             and ("," in unquoted or ".." in unquoted))
-    return _Word(text, node, tilde=tilde, glob=glob, brace=brace)
+_PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
+_SUBSTITUTIONS = {"command_substitution", "process_substitution"}
+_DQ_ESCAPES = {"$", "`", '"', "\\", "\n"}
 
 
-# --------------------------------------------------------------------------
-# option parsing for wrappers (getopt-like, over already-parsed words)
-# --------------------------------------------------------------------------
+def _unquote_plain(raw: str, in_double: bool) -> tuple[str, bool]:
+    """Backslash removal of unquoted (or double-quoted) text; (value, had unquoted glob char)."""
+    out, glob, i = [], False, 0
+    while i < len(raw):
+        char = raw[i]
+        if char == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            if in_double and nxt not in _DQ_ESCAPES:
+                out.append(char)
+                i += 1
+                continue
+            if nxt != "\n":
+                out.append(nxt)
+            i += 2
+            continue
+        if not in_double and char in "*?[":
+            glob = True
+        out.append(char)
+        i += 1
+    return "".join(out), glob
 
 
-@dataclass(frozen=True)
-class _OptSpec:
-    flags: str = ""  # short options without a value
-    values: str = ""  # short options with a required value
-    optional: str = ""  # short options with an optional attached value
-    long_flags: frozenset = frozenset()
-    long_values: frozenset = frozenset()
-    long_optional: frozenset = frozenset()  # --name or --name=value
+class _WordBuilder:
+    """tree-sitter argument node → _Word; collects the substitutions it holds for the walker."""
+
+    def __init__(self, nested: list):
+        self.nested = nested
+
+    def build(self, node) -> _Word:
+        parts: list[str] = []
+        state = {"dynamic": False, "unsafe": "", "glob": False}
+        self._collect(node, parts, state, in_double=False)
+        text = "".join(parts)
+        if not state["unsafe"] and node.type in ("word", "concatenation"):
+            raw = node.text.decode("utf-8", "replace")
+            if _brace_expansion(raw):
+                state["unsafe"] = "brace expansion changes the words"
+        return _Word(text, state["dynamic"], state["unsafe"], state["glob"])
+
+    def _collect(self, node, parts, state, in_double: bool) -> None:
+        kind = node.type
+        raw = node.text.decode("utf-8", "replace")
+        if kind in ("word", "number", "string_content", "heredoc_content"):
+            value, glob = _unquote_plain(raw, in_double)
+            parts.append(value)
+            state["glob"] |= glob and kind == "word"
+        elif kind == "raw_string":
+            parts.append(raw[1:-1])
+        elif kind == "string":
+            for child in node.children:
+                if child.type == '"':
+                    continue
+                self._collect(child, parts, state, in_double=True)
+        elif kind == "concatenation":
+            for child in node.children:
+                self._collect(child, parts, state, in_double)
+        elif kind == "simple_expansion":
+            parts.append(raw)
+            state["dynamic"] = True
+        elif kind == "expansion":
+            parts.append(raw)
+            state["dynamic"] = True
+            if any(c.type not in _PLAIN_EXPANSION_CHILDREN for c in node.children):
+                state["unsafe"] = state["unsafe"] or "parameter expansion other than `$NAME` or `${NAME}`"
+                self.nested_in(node)
+        elif kind in _SUBSTITUTIONS:
+            parts.append(raw)
+            state["dynamic"] = True
+            state["unsafe"] = state["unsafe"] or "command substitution"
+            self.nested.append(node)
+        elif kind == "ansi_c_string":
+            parts.append(raw)
+            state["unsafe"] = state["unsafe"] or "ANSI-C quoting `$'…'` is not decoded"
+        elif kind == "translated_string":
+            parts.append(raw)
+            state["unsafe"] = state["unsafe"] or "locale quoting `$\"…\"` is not decoded"
+        elif kind == "arithmetic_expansion":
+            parts.append(raw)
+            state["dynamic"] = True
+            if _ONLY_NUMBERS.fullmatch(raw) is None:  # variables in arithmetic are evaluated as code
+                state["unsafe"] = state["unsafe"] or "arithmetic expansion over variables"
+            self.nested_in(node)
+        elif kind in ("brace_expression",):
+            parts.append(raw)
+            state["unsafe"] = state["unsafe"] or "brace expansion changes the words"
+        elif kind in ("$",):
+            parts.append(raw)
+        else:
+            parts.append(raw)
+            state["unsafe"] = state["unsafe"] or f"`{kind}` in a word"
+            self.nested_in(node)
+
+    def nested_in(self, node) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            for child in current.children:
+                if child.type in _SUBSTITUTIONS:
+                    self.nested.append(child)
+                else:
+                    stack.append(child)
 
 
-def _getopt(words: list[_Word], i: int, spec: _OptSpec, what: str):
-    """Consume options of a wrapper starting at ``words[i]``.
+def _brace_expansion(raw: str) -> bool:
+    """An unquoted `{a,b}` or `{1..3}` in a word's source text."""
+    depth, quote, seen_open, escaped = 0, "", False, False
+    for index, char in enumerate(raw):
+        if escaped:
+            escaped = False
+            continue
+        if char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "{" and not (index and raw[index - 1] == "$"):
+            depth += 1
+            seen_open = True
+        elif char == "}" and depth:
+            depth -= 1
+        elif seen_open and depth and (char == "," or raw.startswith("..", index)):
+            return True
+    return False
 
-    Returns ``(index_after_options, [(option, value_or_None), ...])``.
-    Raises _Opaque for an unknown option or an option word that is an
-    expansion (it could word-split into anything).
-    """
-    opts: list[tuple[str, Optional[str]]] = []
+
+# ---------------------------------------------------------------------------- option parsing
+
+def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str):
+    """Consume options from `words[i]`: (index after them, [(option, value or None)])."""
+    opts: list[tuple[str, str | None]] = []
     n = len(words)
     while i < n:
-        w = words[i]
-        t = w.text
-        if not t.startswith("-") or t == "-":
+        word = words[i]
+        text = word.text
+        if not text.startswith("-") or text == "-":
             break
-        if w.unstable:
+        if word.dynamic or word.unsafe:
             raise _Opaque(f"{what} option is an expansion")
-        if t == "--":
+        if text == "--":
             i += 1
             break
-        if t.startswith("--"):
-            name, eq, val = t.partition("=")
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
             if name in spec.long_values:
                 if eq:
-                    opts.append((name, val))
+                    opts.append((name, value))
                     i += 1
                 else:
-                    if i + 1 >= n:
-                        raise _Opaque(f"{what} option is missing its value")
-                    if words[i + 1].unstable:
-                        raise _Opaque(f"{what} option is an expansion")
+                    if i + 1 >= n or words[i + 1].dynamic or words[i + 1].unsafe:
+                        raise _Opaque(f"{what} option value is missing or an expansion")
                     opts.append((name, words[i + 1].text))
                     i += 2
                 continue
-            if name in spec.long_optional:
-                opts.append((name, val if eq else None))
+            if name in spec.long_optional or (name in spec.long_flags and not eq):
+                opts.append((name, value if eq else None))
                 i += 1
                 continue
-            if name in spec.long_flags and not eq:
-                opts.append((name, None))
-                i += 1
-                continue
-            raise _Opaque(f"unrecognized {what} option")
-        # cluster of short options
-        j = 1
+            raise _Opaque(f"unrecognized {what} option `{name}`")
         i += 1
-        while j < len(t):
-            c = t[j]
-            if c in spec.flags:
-                opts.append(("-" + c, None))
-                j += 1
-                continue
-            if c in spec.values:
-                rest = t[j + 1:]
+        j = 1
+        while j < len(text):
+            char = text[j]
+            if char in spec.values:
+                rest = text[j + 1:]
                 if rest:
-                    opts.append(("-" + c, rest))
+                    opts.append(("-" + char, rest))
                 else:
-                    if i >= n:
-                        raise _Opaque(f"{what} option is missing its value")
-                    if words[i].unstable:
-                        raise _Opaque(f"{what} option is an expansion")
-                    opts.append(("-" + c, words[i].text))
+                    if i >= n or words[i].dynamic or words[i].unsafe:
+                        raise _Opaque(f"{what} option value is missing or an expansion")
+                    opts.append(("-" + char, words[i].text))
                     i += 1
                 break
-            if c in spec.optional:
-                opts.append(("-" + c, t[j + 1:] or None))
+            if char in spec.optional:
+                opts.append(("-" + char, text[j + 1:] or None))
                 break
-            raise _Opaque(f"unrecognized {what} option")
+            if char in spec.flags:
+                opts.append(("-" + char, None))
+                j += 1
+                continue
+            raise _Opaque(f"unrecognized {what} option `-{char}`")
     return i, opts
 
 
-_ENV = _OptSpec(
-    flags="i0v",
-    values="uCPS",
-    long_flags=frozenset({"--ignore-environment", "--null", "--debug",
-                          "--list-signal-handling"}),
-    long_values=frozenset({"--unset", "--chdir", "--split-string"}),
-    long_optional=frozenset({"--block-signal", "--default-signal",
-                             "--ignore-signal"}),
-)
-_ENV_SPLIT = ("-S", "--split-string")
+def option_hit(word: str, option: str) -> str | None:
+    """Whether `word` uses `option` (exact, `--long=v`, `-ov` attached or in a flag cluster).
 
-_TIMEOUT = _OptSpec(
-    flags="v",
-    values="sk",
-    long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
-    long_values=frozenset({"--signal", "--kill-after"}),
-)
-
-_NICE = _OptSpec(values="n", long_values=frozenset({"--adjustment"}))
-
-_NOHUP = _OptSpec()
-
-_TIME = _OptSpec(
-    flags="pavq",
-    values="fo",
-    long_flags=frozenset({"--portability", "--append", "--verbose",
-                          "--quiet"}),
-    long_values=frozenset({"--format", "--output"}),
-)
-
-_COMMAND = _OptSpec(flags="pvV")
-
-_EXEC = _OptSpec(flags="cl", values="a")
-
-_XARGS = _OptSpec(
-    flags="0prtxo",
-    values="adEILnPs",
-    optional="eil",
-    long_flags=frozenset({"--null", "--no-run-if-empty", "--interactive",
-                          "--verbose", "--exit", "--open-tty",
-                          "--show-limits"}),
-    long_values=frozenset({"--arg-file", "--delimiter", "--max-args",
-                           "--max-procs", "--max-chars",
-                           "--process-slot-var"}),
-    long_optional=frozenset({"--eof", "--replace", "--max-lines"}),
-)
-
-_SUDO = _OptSpec(
-    flags="AbEHiKklnPSsVveBN",
-    values="ugCDprtTUR",
-    long_flags=frozenset({"--askpass", "--background", "--set-home",
-                          "--login", "--remove-timestamp",
-                          "--reset-timestamp", "--non-interactive",
-                          "--preserve-groups", "--stdin", "--shell", "--bell",
-                          "--edit", "--list", "--validate", "--version",
-                          "--help"}),
-    long_values=frozenset({"--user", "--group", "--close-from", "--chdir",
-                           "--prompt", "--role", "--type",
-                           "--command-timeout", "--other-user", "--chroot"}),
-    long_optional=frozenset({"--preserve-env"}),
-)
-# sudo modes that do not run the command given after the options
-_SUDO_NO_RUN = {"-e", "--edit", "-l", "--list", "-v", "--validate", "-V",
-                "--version", "--help"}
-_SUDO_SHELL = {"-s", "--shell", "-i", "--login"}
-
-_DOAS = _OptSpec(flags="nsL", values="uC")
-
-_STDBUF = _OptSpec(
-    values="ioe",
-    long_values=frozenset({"--input", "--output", "--error"}),
-)
-
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh",
-                     "rbash"})
-_OPAQUE_BUILTINS = {
-    "eval": "eval runs its arguments as shell code",
-    "source": "source runs a script",
-    ".": "source runs a script",
-}
+    Returns the attached value ("" when none is attached), or None when it is not that option.
+    """
+    if word == option:
+        return ""
+    if option.startswith("--"):
+        return word[len(option) + 1:] if word.startswith(option + "=") else None
+    if len(option) == 2 and word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        at = word.find(option[1], 1)
+        return word[at + 1:] if at > 0 else None
+    return word[len(option):] if len(option) > 2 and word.startswith(option + "=") else None
 
 
-def _basename(t: str) -> str:
-    return t.rsplit("/", 1)[-1]
+# ---------------------------------------------------------------------------------- walking
 
-
-def _is_env_assignment(t: str) -> bool:
-    name, eq, _ = t.partition("=")
-    return bool(eq) and name.isidentifier() and name.isascii()
-
-
-# --------------------------------------------------------------------------
-# the walker
-# --------------------------------------------------------------------------
+@dataclass
+class _Found:
+    order: tuple
+    segment: Segment
 
 
 class _Walker:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.out: list[Segment] = []
+    """Walks the tree with an explicit stack (depth is user-controlled), collecting segments."""
 
-    # ---- generic node dispatch ------------------------------------------
+    def __init__(self, data: Knowledge):
+        self.data = data
+        self.found: list[_Found] = []
+        self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
+        self.chdir = False
+        self.seq = 0
 
-    def node(self, n, depth: int) -> None:
-        kind = getattr(n, "kind", None)
-        if kind == "command":
-            self.command(n, depth)
-        elif kind in ("list", "pipeline", "if", "for", "while", "until",
-                      "function"):
-            for child in n.parts:
-                self.node(child, depth)
-        elif kind == "compound":
-            for child in n.list:
-                self.node(child, depth)
-            for child in getattr(n, "redirects", ()) or ():
-                self.node(child, depth)
-        elif kind in ("word", "assignment"):
-            self.word_parts(n, depth)
-        elif kind == "redirect":
-            self.redirect(n, depth)
-        elif kind in ("operator", "pipe", "reservedword", "tilde"):
-            pass
-        elif kind == "parameter":
-            self.parameter(n)
-        elif kind in _SUBST_KINDS:
-            if depth + 1 > MAX_DEPTH:
-                raise _Unparseable("nesting too deep")
-            self.node(n.command, depth + 1)
-        else:
-            raise _Unparseable(f"unsupported node {kind!r}")
+    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None) -> None:
+        self.seq += 1
+        if len(self.found) >= MAX_SEGMENTS:
+            raise _Unparseable("too many segments")
+        base = ""
+        if argv and "/" in argv[0] and not opaque:  # kept as written: only system programs are renamed
+            base = posixpath.basename(posixpath.normpath(argv[0]))
+        # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
+        self.found.append(_Found((*order, -1, self.seq),
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base)))
 
-    def word_parts(self, n, depth: int) -> None:
-        for p in getattr(n, "parts", ()) or ():
-            self.node(p, depth)
-
-    def parameter(self, n) -> None:
-        # bashlex does not parse ``${x:-$(cmd)}``; the value is raw text.
-        value = getattr(n, "value", None) or ""
-        if "$(" in value or "`" in value:
-            self.out.append(Segment(
-                ("${" + value + "}",), True,
-                "parameter expansion contains a command substitution"))
-
-    def redirect(self, n, depth: int) -> None:
-        out = getattr(n, "output", None)
-        if isinstance(out, bashlex.ast.node):
-            self.node(out, depth)
-        heredoc = getattr(n, "heredoc", None)
-        if heredoc is not None:
-            # bashlex keeps the body as raw text; an unquoted here-document
-            # performs command substitution that we cannot see.
-            body = getattr(heredoc, "value", "") or ""
-            if "$(" in body or "`" in body:
-                self.out.append(Segment(
-                    ("<<",), True,
-                    "here-document may run command substitutions"))
-
-    # ---- simple commands ------------------------------------------------
-
-    def command(self, n, depth: int) -> None:
-        words: list[_Word] = []
-        nested: list = []  # nodes whose substitutions must be walked
-        for p in n.parts:
-            kind = getattr(p, "kind", None)
-            if kind == "word":
-                words.append(_make_word(p, self.source))
-                nested.append(p)
-            elif kind in ("assignment", "redirect"):
-                nested.append(p)
+    def walk(self, source: bytes, depth: int, base: tuple) -> None:
+        tree = _parser().parse(source)
+        if tree.root_node.has_error:
+            raise _Unparseable("the command does not parse")
+        stack = [(tree.root_node, depth, base)]
+        while stack:
+            node, level, order = stack.pop()
+            here = (*order, node.start_byte)
+            kind = node.type
+            if kind == "command":
+                nested: list = []
+                self.command(node, level, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+            elif kind in _SUBSTITUTIONS:
+                stack.extend((c, level, order) for c in reversed(node.children))
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                nested = []
+                self.redirect(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+            elif kind in ("variable_assignment", "declaration_command", "unset_command"):
+                nested = []
+                self.assignment(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+            elif kind == "function_definition":
+                self.emit(here, ["function", node.children[0].text.decode("utf-8", "replace")], True,
+                          "a function definition changes what a later word runs")
+                stack.extend((c, level, order) for c in reversed(node.children[1:]))
+            elif kind in ("test_command", "arithmetic_expansion", "c_style_for_statement") or (
+                    kind == "compound_statement" and node.children and node.children[0].type == "(("):
+                nested = []
+                self.expression(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
             else:
-                raise _Unparseable(f"unsupported command part {kind!r}")
-        if words:
-            self.simple(words, depth)
-        for p in nested:
-            self.node(p, depth)
+                stack.extend((c, level, order) for c in reversed(node.children))
 
-    def simple(self, words: list[_Word], depth: int) -> None:
-        """Unwrap wrappers and emit the segment(s) for one simple command."""
-        try:
-            for w in words:
-                if w.doubtful:
-                    raise _Opaque(w.doubtful)
-                if w.brace:
-                    raise _Opaque("brace expansion changes the words")
-            self._unwrap(words, depth)
-        except _Opaque as e:
-            self.out.append(Segment(tuple(w.text for w in words), True,
-                                    e.reason))
+    @staticmethod
+    def _deeper(level: int) -> bool:
+        if level + 1 > MAX_DEPTH:
+            raise _Unparseable("nesting too deep")
+        return True
 
-    def _emit(self, words: list[_Word], opaque: bool = False,
-              reason: str = "") -> None:
-        self.out.append(Segment(tuple(w.text for w in words), opaque, reason))
+    # -- pieces that are not simple commands
 
-    def _unwrap(self, words: list[_Word], depth: int) -> None:
-        while words:
-            head = words[0]
-            if head.expanded:
-                self._emit(words, True, "command name is an expansion")
-                return
-            if head.glob:
-                self._emit(words, True,
-                           "command name is subject to pathname expansion")
-                return
-            name = _basename(head.text)
-            rest = self._strip_wrapper(name, words)
-            if rest is None:  # not a wrapper: a real command
-                break
-            if rest is words:  # a wrapper used without a command
-                break
-            words = rest
-        else:
-            return
-
-        name = _basename(words[0].text)
-        if name in _OPAQUE_BUILTINS:
-            self._emit(words, True, _OPAQUE_BUILTINS[name])
-            return
-        if name in _SHELLS:
-            self._shell(words, depth)
-            return
-        self._emit(words)
-
-    def _strip_wrapper(self, name: str, words: list[_Word]):
-        """Return the words of the wrapped command.
-
-        ``None`` when ``words`` is not a wrapper invocation, ``words`` itself
-        when the wrapper has nothing to run (it is then the command).
-        """
-        n = len(words)
-        if name == "env":
-            i, opts = _getopt(words, 1, _ENV, "env")
-            if any(o in _ENV_SPLIT for o, _ in opts):
-                raise _Opaque("env -S splits a string into a command")
-            if i < n and words[i].text == "-" and not words[i].unstable:
-                i += 1  # ``env -`` is ``env -i``
-            while i < n and _is_env_assignment(words[i].text):
-                if words[i].unstable:
-                    raise _Opaque("env argument is an expansion")
-                i += 1
-            return words[i:] or words
-        if name == "timeout":
-            i, _ = _getopt(words, 1, _TIMEOUT, "timeout")
-            if i >= n:
-                return words
-            if words[i].unstable:
-                raise _Opaque("timeout duration is an expansion")
-            return words[i + 1:] or words
-        if name == "nice":
-            i = 1
-            # historic ``nice -N``
-            if (i < n and len(words[i].text) > 1
-                    and words[i].text[0] == "-"
-                    and words[i].text[1:].isdigit()
-                    and not words[i].unstable):
-                i += 1
-            i, _ = _getopt(words, i, _NICE, "nice")
-            return words[i:] or words
-        if name == "nohup":
-            i, _ = _getopt(words, 1, _NOHUP, "nohup")
-            return words[i:] or words
-        if name == "time":
-            i, _ = _getopt(words, 1, _TIME, "time")
-            return words[i:] or words
-        if name == "command":
-            i, opts = _getopt(words, 1, _COMMAND, "command")
-            if any(o in ("-v", "-V") for o, _ in opts):
-                return None  # only looks a name up: keep the argv as is
-            return words[i:] or words
-        if name == "builtin":
-            return words[1:] or words
-        if name == "exec":
-            i, _ = _getopt(words, 1, _EXEC, "exec")
-            return words[i:] or words
-        if name == "xargs":
-            i, _ = _getopt(words, 1, _XARGS, "xargs")
-            if i >= n:
-                return [_Word("echo", None)]
-            return words[i:]
-        if name in ("sudo", "doas"):
-            spec = _SUDO if name == "sudo" else _DOAS
-            i, opts = _getopt(words, 1, spec, name)
-            names = {o for o, _ in opts}
-            if name == "sudo" and names & _SUDO_NO_RUN:
-                return None
-            if name == "doas" and "-C" in names:
-                return None
-            if i >= n:
-                if names & (_SUDO_SHELL if name == "sudo" else {"-s"}):
-                    raise _Opaque("shell reads its program from stdin")
-                return words
-            return words[i:]
-        if name == "stdbuf":
-            i, _ = _getopt(words, 1, _STDBUF, "stdbuf")
-            return words[i:] or words
-        return None
-
-    def _shell(self, words: list[_Word], depth: int) -> None:
-        """``sh``/``bash``/... : splice ``-c STRING`` or mark stdin opaque."""
-        n = len(words)
-        i = 1
-        has_c = False
-        reads_stdin = False
-        while i < n:
-            w = words[i]
-            t = w.text
-            if w.unstable:
-                if has_c:
-                    break  # the -c string; checked below
-                raise _Opaque("shell argument is an expansion")
-            if t in ("--", "-"):
-                i += 1
-                break
-            if t.startswith("--"):
-                if t in ("--version", "--help"):
-                    self._emit(words)
-                    return
-                if t in ("--rcfile", "--init-file"):
-                    i += 2
-                else:
-                    i += 1
+    def redirect(self, node, order, nested) -> None:
+        builder = _WordBuilder(nested)
+        operator, target, fd_dup = "", None, False
+        for child in node.children:
+            if child.type in ("file_descriptor",):
                 continue
-            if len(t) > 1 and t[0] in "-+":
-                letters = t[1:]
-                if t[0] == "-" and "c" in letters:
-                    has_c = True
-                if t[0] == "-" and "s" in letters:
-                    reads_stdin = True
-                # -o OPTION / -O SHOPT take the next word
+            if child.type in (">", ">>", "<", "&>", "&>>", ">|", "<>", ">&", "<&", ">&-", "<&-"):
+                operator = child.type
+            elif child.type == "heredoc_body":
+                builder.nested_in(child)
+            elif child.type in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<", "heredoc_content"):
+                continue
+            elif target is None and node.type == "file_redirect":
+                target = child
+            elif node.type == "herestring_redirect":
+                builder.build(child)
+        if node.type != "file_redirect" or target is None:
+            return
+        word = builder.build(target)
+        if operator in (">&", "<&") and (target.type == "number" or word.text == "-"):
+            fd_dup = True
+        if fd_dup or operator in (">&-", "<&-"):
+            return
+        if word.dynamic or word.unsafe or word.glob:
+            self.emit(order, [operator + word.text], True, "redirection target is not a literal path")
+            return
+        kinds = {"<": ("read",), "<>": ("read", "write"), "<&": ("read",)}.get(operator, ("write",))
+        for kind in kinds:
+            self.files.append((kind, word.text, order))
+
+    def assignment(self, node, order, nested) -> None:
+        builder = _WordBuilder(nested)
+        if node.type == "declaration_command":
+            for child in node.children:
+                flag = child.text.decode("utf-8", "replace") if child.type == "word" else ""
+                if flag.startswith(("-", "+")) and set(flag[1:]) & set("nif"):
+                    self.emit(order, [node.text.decode("utf-8", "replace")], True,
+                              "a name reference, integer or function attribute changes what later words run")
+                    break
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "variable_assignment":
+                name = current.children[0].text.decode("utf-8", "replace")
+                if self.data.env_hazard(name.split("[")[0]):
+                    self.emit(order, [current.text.decode("utf-8", "replace")], True,
+                              f"assigning `{name}` changes what later commands run")
+                for child in current.children[2:]:
+                    builder.build(child)
+            elif current.type in _SUBSTITUTIONS:
+                nested.append(current)
+            else:
+                stack.extend(current.children)
+
+    def expression(self, node, order, nested) -> None:
+        """`[[ … ]]`, `(( … ))`: arithmetic evaluates variables' values as code (`a[$(cmd)]`)."""
+        builder = _WordBuilder(nested)
+        builder.nested_in(node)
+        text = node.text.decode("utf-8", "replace")
+        if node.type == "test_command":
+            if not _ARITHMETIC_TEST.search(text):
+                return
+            text_operands = _ARITHMETIC_TEST.sub(" ", text).replace("[[", " ").replace("]]", " ")
+        else:
+            text_operands = text
+        if _ONLY_NUMBERS.fullmatch(text_operands) is None:
+            self.emit(order, [text], True, "arithmetic evaluation runs code hidden in variables")
+
+    # -- simple commands
+
+    def command(self, node, depth: int, order, nested) -> None:
+        builder = _WordBuilder(nested)
+        words: list[_Word] = []
+        env_unsafe = ""
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                name = child.children[0].text.decode("utf-8", "replace")
+                for value in child.children[2:]:
+                    builder.build(value)
+                if self.data.env_hazard(name.split("[")[0]):
+                    env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.redirect(child, order, nested)
+            elif kind == "command_name":
+                words.append(builder.build(child.children[0]) if child.children else _Word(""))
+            elif kind in ("comment",):
+                continue
+            else:
+                words.append(builder.build(child))
+        if not words:
+            return
+        try:
+            self.simple(words, depth, order, env_unsafe)
+        except _Opaque as exc:
+            self.emit(order, [w.text for w in words], True, exc.reason)
+
+    def simple(self, words: list[_Word], depth: int, order, env_hazard: str = "") -> None:
+        data = self.data
+        for word in words:
+            if word.unsafe:
+                raise _Opaque(word.unsafe)
+        head = words[0]
+        if head.dynamic:
+            raise _Opaque("command name is an expansion")
+        if head.glob:
+            raise _Opaque("command name is subject to pathname expansion")
+        name, trusted = _program_name(head.text, data)
+        # `/usr/bin/git` is `git`; `.venv/bin/python` stays as written (allows must name it), and
+        # its basename still meets denies (`Segment.base`)
+        argv = [name if trusted else head.text] + [w.text for w in words[1:]]
+        literal = next((i for i, w in enumerate(words) if w.dynamic), None)
+        hazard = env_hazard
+        if name in data.opaque_builtins:
+            raise _Opaque(data.opaque_builtins[name])
+        if name in data.assigning_programs and any(data.env_hazard(w.text.partition("=")[0]) for w in words[1:]):
+            raise _Opaque(f"`{name}` assigns a variable that changes what later commands run")
+        if name in data.chdir_programs:
+            self.chdir = True
+        wrapper = data.wrappers.get(name)
+        if wrapper is not None:
+            if self.wrapper(name, wrapper, words, argv, depth, order, hazard, literal):
+                return
+        if name in data.shells:
+            self.shell(words, argv, depth, order, hazard)
+            return
+        row = data.programs.get(name)
+        if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
+            # `git -C x push` is seen as itself and as `git push`: a deny of either decides
+            at, _ = _getopt(words, 1, row.leading, name)
+            if 1 < at < len(words):
+                own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
+                self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
+                self.simple([_Word(head.text, head.dynamic, head.unsafe, head.glob)] + words[at:], depth,
+                            (*order, at), env_hazard)
+                return
+        hazard = hazard or self.program_hazard(name, words, order, depth)
+        self.emit(order, argv, hazard=hazard, literal=literal)
+
+    def program_hazard(self, name: str, words: list[_Word], order, depth: int) -> str:
+        """Options that run code or write files, read from the program's data row."""
+        row = self.data.programs.get(name)
+        if row is None:
+            return ""
+        if row.hazard_always:
+            return row.hazard_always
+        hazard = ""
+        operands_seen = False
+        script_given = False
+        scripts: list[str] = []
+        index = 1
+        while index < len(words):
+            word = words[index]
+            text = word.text
+            if word.dynamic and not text.startswith("-"):
+                operands_seen = True
+            if text == "--":
+                break
+            if not text.startswith("-") or text == "-":
+                if row.first_operand_script and not operands_seen and not script_given:
+                    scripts.append(text)
+                    script_given = True
+                operands_seen = True
+                if row.writes_operands and not word.dynamic:
+                    self.files.append(("write", text, order))
+                index += 1
+                continue
+            if word.dynamic:
+                return "an option is an expansion"
+            for option in row.exec:
+                if text == option:
+                    rest = []
+                    index += 1
+                    while index < len(words) and words[index].text not in (";", "+"):
+                        rest.append(words[index])
+                        index += 1
+                    if rest:
+                        self.simple(rest, depth, (*order, index))
+                    hazard = hazard or f"`{name} {option}` runs a command"
+                    break
+            for option in row.hazard:
+                if option in row.global_only and operands_seen:
+                    continue
+                if option_hit(text, option) is not None:
+                    hazard = hazard or f"`{name} {option}` runs code or changes files"
+            for option in row.writes | row.chdir:
+                value = option_hit(text, option)
+                if value is None or (option in row.global_only and operands_seen):
+                    continue
+                if not value and index + 1 < len(words):
+                    index += 1
+                    value = words[index].text if not words[index].dynamic else None
+                if option in row.chdir:
+                    self.chdir = True
+                elif value:
+                    self.files.append(("write", value, order))
+                else:
+                    hazard = hazard or f"`{name} {option}` writes a file that is not known"
+            for option in row.script:
+                value = option_hit(text, option)
+                if value is not None:
+                    if not value and index + 1 < len(words):
+                        index += 1
+                        value = words[index].text
+                    scripts.append(value or "")
+                    script_given = True
+            index += 1
+        if row.safe_script is not None:
+            for script in scripts:
+                if not row.safe_script.match(script):
+                    hazard = hazard or f"`{name}` script may run commands or write files"
+        return hazard
+
+    def wrapper(self, name, wrapper, words, argv, depth, order, hazard, literal) -> bool:
+        """Emit the wrapper's own segment and analyse the wrapped command; False: it runs nothing."""
+        if wrapper.opaque_always:
+            raise _Opaque(wrapper.opaque_always)
+        if wrapper.coproc:
+            rest = words[1:]
+            if any(w.text in ("{", "}", "(", ")") for w in rest):
+                raise _Opaque("coproc with a compound command is not understood")
+            if not rest:
+                return False
+            self.emit(order, argv, hazard=hazard, literal=literal, wraps=1)
+            self.simple(rest, depth, (*order, 1))
+            return True
+        i = 1
+        if wrapper.numeric_option and i < len(words) and words[i].text[:1] == "-" and words[i].text[1:].isdigit():
+            i += 1
+        i, opts = _getopt(words, i, wrapper.options, name)
+        names = {o for o, _ in opts}
+        if names & wrapper.no_run:
+            return False
+        if names & wrapper.opaque:
+            raise _Opaque(f"`{name}` option hides what runs")
+        for option, value in opts:
+            if option in wrapper.writes and value:
+                self.files.append(("write", value, order))
+            if option in wrapper.chdir:
+                self.chdir = True
+        strings = [value for option, value in opts if option in wrapper.string]
+        if wrapper.dash_is_flag and i < len(words) and words[i].text == "-":
+            i += 1
+        if wrapper.assignments:
+            while i < len(words) and "=" in words[i].text and _is_name(words[i].text.partition("=")[0]):
+                if words[i].dynamic:
+                    raise _Opaque(f"`{name}` assignment is an expansion")
+                if self.data.env_hazard(words[i].text.partition("=")[0]):
+                    hazard = hazard or f"`{name}` sets `{words[i].text.partition('=')[0]}`, which changes what runs"
+                i += 1
+        for _ in range(wrapper.positional):
+            if i >= len(words):
+                return False
+            if words[i].dynamic:
+                raise _Opaque(f"`{name}` argument is an expansion")
+            i += 1
+        if wrapper.string and not strings:  # `flock FILE -c CMD`: options may follow the positional
+            i, late = _getopt(words, i, wrapper.options, name)
+            strings = [value for option, value in late if option in wrapper.string]
+        rest = words[i:]
+        if wrapper.stop_at:
+            cut = next((k for k, w in enumerate(rest) if w.text in wrapper.stop_at), len(rest))
+            rest = rest[:cut]
+        if strings:
+            self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv))
+            for string in strings:
+                self.nested_shell(string, depth, (*order, len(argv)))
+            return True
+        if not rest:
+            if wrapper.stdin_shell_always or names & wrapper.stdin_shell:
+                raise _Opaque("the shell reads its program from stdin")
+            if not wrapper.default:
+                return False
+            rest = [_Word(wrapper.default)]
+        self.emit(order, argv, hazard=hazard, literal=literal, wraps=i)
+        if wrapper.joins and not names & wrapper.no_join:
+            if any(w.dynamic for w in rest):
+                raise _Opaque(f"`{name}` joins an expansion into a shell command")
+            self.nested_shell(" ".join(w.text for w in rest), depth, (*order, i))
+        else:
+            self.simple(rest, depth, (*order, i))
+        return True
+
+    def shell(self, words, argv, depth, order, hazard) -> None:
+        """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""
+        n, i, has_c, reads_stdin = len(words), 1, False, False
+        while i < n:
+            word = words[i]
+            text = word.text
+            if word.dynamic:
+                if has_c:
+                    break
+                raise _Opaque("shell argument is an expansion")
+            if text in ("--", "-"):
+                i += 1
+                break
+            if text.startswith("--"):
+                if text in ("--version", "--help"):
+                    self.emit(order, argv, hazard=hazard)
+                    return
+                i += 2 if text in ("--rcfile", "--init-file") else 1
+                if text in ("--rcfile", "--init-file"):
+                    raise _Opaque("an rc file runs code")
+                continue
+            if len(text) > 1 and text[0] in "-+":
+                letters = text[1:]
+                has_c |= text[0] == "-" and "c" in letters
+                reads_stdin |= text[0] == "-" and "s" in letters
                 i += 1 + letters.count("o") + letters.count("O")
                 continue
             break
-        if i > n:
-            raise _Opaque("shell option is missing its value")
         if has_c:
             if i >= n:
                 raise _Opaque("shell -c without a command string")
             string = words[i]
-            if not string.literal:
+            if string.dynamic or string.unsafe:
                 raise _Opaque("shell -c string is not a literal")
-            if depth + 1 > MAX_DEPTH:
-                raise _Unparseable("nesting too deep")
-            self.out.extend(_segments(string.text, depth + 1))
+            self.emit(order, argv, hazard=hazard, wraps=len(argv))
+            self.nested_shell(string.text, depth, (*order, i))
             return
         if reads_stdin or i >= n:
-            raise _Opaque("shell reads its program from stdin")
-        self._emit(words)  # ``bash script.sh``: an ordinary command
+            raise _Opaque("the shell reads its program from stdin")
+        self.emit(order, argv, hazard=hazard or "a shell runs a script file")
+
+    def nested_shell(self, text: str, depth: int, order) -> None:
+        if depth + 1 > MAX_DEPTH:
+            raise _Unparseable("nesting too deep")
+        self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
+
+    def result(self) -> Analysis:
+        ordered = [f.segment for f in sorted(self.found, key=lambda f: f.order)]
+        files: list[FileAccess] = []
+        for kind, path, order in self.files:
+            if path in self.data.harmless_files:
+                continue
+            if self.chdir and not posixpath.isabs(path) and not path.startswith("~"):
+                ordered.append(Segment((path,), True, "a relative file after a change of directory"))
+                continue
+            files.append(FileAccess(kind, path))
+        return Analysis(tuple(ordered), tuple(files))
 
 
-# --------------------------------------------------------------------------
-# entry points
-# --------------------------------------------------------------------------
+_ARITHMETIC_TEST = re.compile(r"\s-(?:eq|ne|lt|le|gt|ge|v|R)\s")
+_ONLY_NUMBERS = re.compile(r"[\s\d+\-*/%()<>=!&|^~?:,;]*|\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)")
 
 
-def _only_blank(command: str) -> bool:
-    """True when bashlex's tokenizer finds nothing but newlines/comments."""
-    try:
-        toks = list(bashlex.parser._parser(command).tok)
-    except Exception:
-        return False
-    newline = bashlex.tokenizer.tokentype.NEWLINE
-    return all(getattr(t, "ttype", None) == newline for t in toks)
+def _is_name(text: str) -> bool:
+    return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
 
 
-def _segments(command: str, depth: int) -> tuple[Segment, ...]:
-    if not command.strip(" \t\n"):
-        return ()
-    try:
-        trees = bashlex.parse(command)
-    except Exception:
-        # bashlex fails on input without any command (e.g. only comments)
-        if _only_blank(command):
-            return ()
-        raise _Unparseable("bashlex could not parse the command")
-    walker = _Walker(command)
-    for tree in trees:
-        walker.node(tree, depth)
-    return tuple(walker.out)
+def _program_name(word: str, data: Knowledge) -> tuple[str, bool]:
+    """(normalised program name, whether it runs what the name says): `/bin/../bin/rm` → (`rm`, True)."""
+    if "/" not in word:
+        return word, True
+    normal = posixpath.normpath(word)
+    directory, base = posixpath.split(normal)
+    return base or word, directory in data.trusted_dirs
 
 
-def command_segments(command: str) -> tuple[Segment, ...] | None:
-    """Return the simple commands ``command`` would run, in text order.
+# ------------------------------------------------------------------------------- entry points
 
-    ``None`` when the text cannot be parsed as a shell command (syntax error,
-    construct bashlex does not support, nesting deeper than MAX_DEPTH, or any
-    bashlex failure).  Never raises.
+def analyse(command: str) -> Analysis | None:
+    """The segments and file accesses of `command`; None when it does not parse. Never raises.
+
+    Beyond MAX_COMMAND_CHARS or MAX_SEGMENTS the command is one opaque segment.
     """
     if not isinstance(command, str):
         return None
+    if len(command) > MAX_COMMAND_CHARS:
+        return Analysis((Segment((), True, f"command longer than {MAX_COMMAND_CHARS} characters"),))
+    if "\x00" in command:
+        return None
+    stand_ins = _stand_ins(command)
+    if stand_ins is None:
+        return Analysis((Segment((), True, "characters outside the Basic Multilingual Plane are not analysed"),))
     try:
-        return _segments(command, 0)
-    except Exception:  # _Unparseable, bashlex errors, RecursionError, ...
+        walker = _Walker(knowledge())
+        walker.walk(command.translate(stand_ins[0]).encode("utf-8", "surrogatepass"), 0, ())
+        found = walker.result()
+        return _restore(found, stand_ins[1]) if stand_ins[1] else found
+    except _Unparseable as exc:
+        if str(exc) == "too many segments":
+            return Analysis((Segment((), True, f"more than {MAX_SEGMENTS} simple commands"),))
+        return None
+    except (RecursionError, UnicodeError, ValueError):
         return None
 
 
-def command_matches(segment: Segment, pattern: str) -> bool:
-    """Glob-match one segment's text against a policy pattern.
+_PRIVATE_USE = range(0xE000, 0xF900)
 
-    ``*`` matches any run of characters (spaces included), ``?`` exactly one
-    character, everything else is literal, matching is case-sensitive.  A
-    pattern ending in ``" *"`` also matches the bare command, so ``"git *"``
-    matches ``git`` and ``git status`` but not ``gitk``.  Opacity is ignored
-    here: callers must refuse to *allow* opaque segments.  The glob meaning is
-    the one in `globs.py`, shared with policy matching and verification.
-    """
+
+def _stand_ins(command: str):
+    """(to stand-ins, back) for characters above U+FFFF, which crash tree-sitter-bash's scanner
+    (`{` followed by U+E751E segfaults 0.25.1); None when no private-use stand-in is free."""
+    astral = sorted({c for c in command if ord(c) > 0xFFFF})
+    if not astral:
+        return {}, {}
+    if len(astral) > len(_PRIVATE_USE) or any(ord(c) in _PRIVATE_USE for c in command):
+        return None
+    forward = {ord(c): chr(_PRIVATE_USE[i]) for i, c in enumerate(astral)}
+    return forward, {ord(v): chr(k) for k, v in forward.items()}
+
+
+def _restore(found: Analysis, back: dict) -> Analysis:
+    segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
+                             s.literal, s.wraps, s.base.translate(back)) for s in found.segments)
+    return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back)) for f in found.files))
+
+
+def command_segments(command: str) -> tuple[Segment, ...] | None:
+    """The simple commands `command` would run, in text order (None: it does not parse)."""
+    found = analyse(command)
+    return None if found is None else found.segments
+
+
+def command_matches(segment: Segment, pattern: str) -> bool:
+    """Glob-match one segment's text (opacity ignored): `"git *"` covers `git` and `git push`."""
     return glob_match(pattern, segment.text, shell=True)
+
+
+def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
+    """Whether `pattern` covers the segment: possibly (lenient, deny/ask side) or surely (allow).
+
+    An expansion word `$X` may become anything: the deny side matches when some value could
+    match; the allow side only when every value does.
+    """
+    if not segment.allowable:
+        if segment.opaque or not lenient:
+            return lenient
+    if lenient and segment.base and segment_matches(replace(segment, argv=(segment.base, *segment.argv[1:]), base=""),
+                                                    pattern, True):
+        return True  # `./rm x` is denied where `rm *` is
+    literal = segment.literal_words
+    if literal == len(segment.argv):
+        return glob_match(pattern, segment.text, shell=True)
+    prefix = " ".join(segment.argv[:literal])
+    if lenient:
+        return glob_prefix_viable(pattern, prefix, shell=True)
+    return glob_accepts_any_continuation(pattern, prefix + " " if literal else "", shell=True)

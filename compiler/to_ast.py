@@ -274,6 +274,22 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
     def risk_target(self, meta, children):
         return ast.Target("risk", self._name(children[0]), self._span(meta))
 
+    # --- command classes ---
+    @v_args(meta=True)
+    def commands(self, meta, children):
+        return ast.Commands(self._name(children[0]), self._one(children, "title"),
+                            tuple(self._pick(children, ast.CommandEntry)), self._span(meta))
+
+    @v_args(meta=True)
+    def command_entry(self, meta, children):
+        words = tuple(_unquote(children[0]).split())
+        excluded = children[1] if len(children) > 1 else ()
+        return ast.CommandEntry(words, excluded, self._span(meta))
+
+    @v_args(meta=True)
+    def command_except(self, meta, children):
+        return tuple(_unquote(c) for c in children)
+
     # --- conditions ---
     @v_args(meta=True)
     def condition(self, meta, children):
@@ -314,6 +330,10 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
     @v_args(meta=True)
     def outside(self, meta, children):
         return ast.Place(children[0], False, self._name(children[1]), self._span(meta))
+
+    @v_args(meta=True)
+    def is_class(self, meta, children):
+        return ast.InClass(children[0], self._name(children[1]), self._span(meta))
 
     @v_args(meta=True)
     def has(self, meta, children):

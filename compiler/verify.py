@@ -127,7 +127,9 @@ class ClassDecider:
         if found is None:
             conditions = [item.condition for policy in policies for item in (*policy.rules, *policy.guards)
                           if any(target_matches_tool(t, name, tool, tool.aliases if tool else ()) for t in item.targets)]
-            classes = argument_classes(conditions, shell_tool=tool is not None and "any-process" in tool.risk)
+            command_classes = {c.name: c for policy in policies for c in policy.classes}
+            classes = argument_classes(conditions, shell_tool=tool is not None and "any-process" in tool.risk,
+                                       command_classes=command_classes)
             if not classes.exact:
                 self.report.exact = False
             for note in classes.notes:

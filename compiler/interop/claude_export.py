@@ -8,7 +8,7 @@ Exact forms: a rule on mapped tools without a condition, and a shell rule whose 
 from __future__ import annotations
 
 from .. import ast
-from ..policy import rule_id
+from ..policy.core import PolicyCore
 from .agents import load_mapping
 
 
@@ -47,7 +47,7 @@ def export_policy(policy) -> tuple[dict, list[str]]:
     notes: list[str] = []
 
     def where(item) -> str:
-        return f"{rule_id(policy, item)}" + (f" at {item.span}" if item.span else "")
+        return f"{PolicyCore(policy).rule_id(item)}" + (f" at {item.span}" if item.span else "")
 
     for rule in policy.rules:
         targets = [t.name.text for t in rule.targets]

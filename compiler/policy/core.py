@@ -41,9 +41,11 @@ def is_shell(tool: ToolDef | None) -> bool:
     return tool is not None and "any-process" in tool.risk
 
 
-def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None) -> Env:
-    """The environment one tool's conditions see: the request's, plus the `tool` fact and the call."""
-    return Env({**base.facts, "tool": name}, base.services, base.flags, args, workspace, shell)
+def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None, classes=()) -> Env:
+    """The environment one tool's conditions see: the request's, plus the `tool` fact, the call
+    and the policy's command classes."""
+    return Env({**base.facts, "tool": name}, base.services, base.flags, args, workspace, shell,
+               classes=classes or base.classes)
 
 
 def lenient(item) -> bool:

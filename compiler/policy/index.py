@@ -17,9 +17,11 @@ from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, Env, evaluate
 from ..globs import glob_match
 from ..resolve import EffectivePolicy
-from ..shell import command_segments
+from ..paths import CanonicalPath
+from ..shell import analyse, segment_matches
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, run_guards, summarise, tool_env
 from .decision import NO_POLICY, Decision
+from .split import canonical, combine, shell_parts, with_paths
 
 WILD = ("*", "?")
 _MISSING = object()
@@ -183,8 +185,9 @@ class Memo:
 class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
-    def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env):
+    def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
+        self.tool_for = tool_for  # name -> ToolDef, for the files a shell call redirects
         self.core = compiled.core if compiled is not None else None
         self.approval = approval
         self.approval_source = approval_source
@@ -200,6 +203,15 @@ class RequestDecider:
                include_guards: bool = True) -> Decision:
         if self.compiled is None:
             return NO_POLICY
+        made = canonical(tool, args, workspace)
+        return with_paths(self._decide(name, tool, made, workspace, include_guards), args, made)
+
+    def _decide(self, name: str, tool: ToolDef | None, args, workspace: str | None, include_guards: bool) -> Decision:
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for)
+        if parts is not None:
+            return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
+                                                include_guards))
+                            for label, part, part_tool, part_args in parts])
         index = self.compiled.index(name, tool)
         if not index.globbed and not index.generic and not (include_guards and index.guards):
             return self._facts_decide(name, index)
@@ -227,14 +239,16 @@ class RequestDecider:
         if not isinstance(value, str) or shell:
             self._glob_matches(call, field_index, value)
             return
-        for group in field_index.groups(value):
+        forms = value.forms() if isinstance(value, CanonicalPath) else (value,)  # a path matches in either form
+        groups = {id(g): g for form in forms for g in field_index.groups(form)}
+        for group in groups.values():
             top, rules, unsure_rules = self._group_summary(call.name, group)
             call.buckets.maybe.extend(unsure_rules)
             if top is not None:
                 call.hits.append(id(group))
                 call.tally.add(top, rules)
         for entry in field_index.other:
-            if glob_match(entry.pattern, value):
+            if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call.buckets)
 
     def _conclude(self, call: "_Call", unsure: bool, best, deciding) -> Decision:
@@ -266,6 +280,12 @@ class RequestDecider:
         """
         if self.compiled is None:
             return None
+        args = canonical(tool, args, workspace)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for)
+        if parts is not None:
+            return next((fired for _, part, part_tool, part_args in parts
+                         if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
+                        None)
         index = self.compiled.index(name, tool)
         if not index.guards:
             return None
@@ -273,7 +293,7 @@ class RequestDecider:
         return self.core.guard_decision(fired) if fired is not None else None
 
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
-        return tool_env(self.env, name, shell, args, workspace)
+        return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
 
     def _fact(self, name: str, expr, lenient_: bool) -> bool | None:
         """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
@@ -320,19 +340,30 @@ class RequestDecider:
                 self._admit(call.name, entry, call.buckets)
 
     def _shell_candidates(self, index: _FieldIndex, command: str):
-        """Which glob entries a shell command line matches, segment by segment.
+        """Which glob entries a shell command matches: one simple command (`split` made the call
+        one part per segment), or — for a line that did not split — the whole line.
 
-        Unanalysable commands may match any deny or ask and never satisfy an allow. Otherwise
-        a deny/ask matches when any segment matches; an allow when every segment matches it.
-        (Per-segment coverage by several allows would be a joint group: see `core`.)
+        An opaque segment may match any deny or ask and never an allow; expansion words are
+        matched by `segment_matches`; a plain literal segment looks its entries up in the index.
         """
-        segments = self.compiled.segments.get(command, lambda: command_segments(command))
-        if segments is None or any(s.opaque for s in segments):
-            return [(e, True) for e in index.everything() if e.rule.effect != "allow"]
-        per_segment = [{id(e): e for e in index.matching(s.text, True)} for s in segments]
-        union = {k: v for hits in per_segment for k, v in hits.items()}
-        return [(entry, entry.rule.effect != "allow" or all(key in hits for hits in per_segment))
-                for key, entry in union.items()]
+        segment = getattr(command, "segment", None)
+        if segment is None:
+            found = self.compiled.segments.get(command, lambda: analyse(command))
+            if found is None:
+                return [(e, lenient(e.rule)) for e in index.everything()]
+            return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.everything()]
+        if segment.opaque:
+            return [(e, lenient(e.rule)) for e in index.everything()]
+        if segment.allowable and segment.literal_words == len(segment.argv) and not segment.base:
+            return [(e, True) for e in {id(e): e for e in index.matching(segment.text, True)}.values()]
+        return [(e, segment_matches(segment, e.pattern, lenient(e.rule))) for e in index.everything()]
+
+
+def _line_matches(found, pattern: str, deny_side: bool) -> bool:
+    """A whole unsplit line (no segments, no files): what `conditions` decides for it."""
+    if deny_side:
+        return any(segment_matches(s, pattern, True) for s in found.segments)
+    return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)
 
 
 class _Call:

@@ -6,21 +6,40 @@ default, and no default → deny. Guards can only deny. Under `approval never` a
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..catalog import ToolDef
 from ..conditions import Env
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
+from .split import canonical, combine, shell_parts, with_paths
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
-           env: Env, include_guards: bool = True) -> Decision:
-    """Decide for a call (env.args set) or statically (env.args None → may be `conditional`)."""
+           env: Env, include_guards: bool = True, tool_for=None) -> Decision:
+    """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
+
+    A shell call is decided part by part (`split`); `tool_for` finds the tools its files are
+    decided as.
+    """
     if policy is None:
         return NO_POLICY
+    args = canonical(tool, env.args, env.workspace)
+    return with_paths(_decide(policy, approval, approval_source, name, tool, replace(env, args=args), include_guards,
+                              tool_for), env.args, args)
+
+
+def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for) -> Decision:
+    args = env.args
+    parts = shell_parts(is_shell(tool), args, env.workspace, tool_for)
+    if parts is not None:
+        return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
+                                       replace(env, args=part_args), include_guards, tool_for))
+                        for label, part, part_tool, part_args in parts])
     core = PolicyCore(policy)
     rules, guards = core.relevant(name, tool)
-    scoped = tool_env(env, name, is_shell(tool), env.args, env.workspace)
+    scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
     unsure = False
     if include_guards:
         fired, unsure = run_guards(guards, scoped)

@@ -1,0 +1,49 @@
+"""`commands NAME { … }` declarations → command classes, and whether a shell segment belongs to one.
+
+A segment belongs when its program (and subcommand words) is an entry of the class, none of
+the entry's excluded options is used, and nothing about it is unknown or hazardous.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import ast
+from .shell import Segment, option_hit
+from .shell_data import knowledge
+
+
+@dataclass(frozen=True)
+class CommandClass:
+    name: str
+    entries: tuple[ast.CommandEntry, ...]
+    declared: tuple[ast.Commands, ...] = ()
+
+    def admits(self, segment: Segment) -> bool:
+        if not segment.allowable or not segment.argv:
+            return False
+        own = segment.argv if segment.wraps is None else segment.argv[:segment.wraps]
+        return any(_admits(entry, own, segment.literal_words) for entry in self.entries)
+
+
+def _admits(entry: ast.CommandEntry, argv: tuple[str, ...], literal: int) -> bool:
+    size = len(entry.words)
+    if argv[:size] != entry.words or literal < size:
+        return False
+    if literal < len(argv) and (entry.excluded or argv[0] in knowledge().programs):
+        return False  # `$X` may become a disqualifying option (`find $X` → `-delete`)
+    for word in argv[size:]:
+        if word == "--":
+            break
+        if word.startswith("-") and any(option_hit(word, option) is not None for option in entry.excluded):
+            return False
+    return True
+
+
+def merge_classes(declarations: Iterable[ast.Commands]) -> tuple[CommandClass, ...]:
+    """Declarations of one name add up, in file order."""
+    merged: dict[str, list[ast.Commands]] = {}
+    for decl in declarations:
+        merged.setdefault(decl.name.text, []).append(decl)
+    return tuple(CommandClass(name, tuple(e for d in decls for e in d.entries), tuple(decls))
+                 for name, decls in sorted(merged.items()))

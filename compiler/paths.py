@@ -1,0 +1,84 @@
+"""A path argument → its canonical form (`~`, `..`, symlinks resolved against the workspace):
+relative to the root inside it (`docs/../src/x.md` → `src/x.md`), absolute outside; `matches` tries both.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+from functools import lru_cache
+from typing import Mapping
+
+
+class CanonicalPath(str):
+    """The canonical text (relative inside the workspace) with its absolute form alongside."""
+
+    absolute: str
+
+    def __new__(cls, text: str, absolute: str):
+        made = super().__new__(cls, text)
+        made.absolute = absolute
+        return made
+
+    def forms(self) -> tuple[str, ...]:
+        return (str(self),) if self.absolute == str(self) else (str(self), self.absolute)
+
+
+@lru_cache(maxsize=64)
+def _root(workspace: str) -> str:
+    return os.path.realpath(workspace)
+
+
+def canonical_path(value: str, workspace: str | None, base: str | None = None) -> str:
+    """The canonical form of `value` (relative to `base`, itself relative to the workspace).
+
+    Without a workspace only `~` and `..` are resolved, lexically. A value the file system
+    cannot take (a NUL byte) is returned unchanged: conditions then see the raw text.
+    """
+    if "\x00" in value or (base is not None and "\x00" in base):
+        return value
+    expanded = os.path.expanduser(value)
+    if workspace is None:
+        joined = posixpath.join(os.path.expanduser(base), expanded) if base and not posixpath.isabs(expanded) \
+            else expanded
+        normal = posixpath.normpath(joined) if joined else joined
+        return CanonicalPath(normal, normal)
+    root = _root(workspace)
+    start = root if base is None else os.path.join(root, os.path.expanduser(base))
+    try:
+        full = os.path.realpath(os.path.join(start, expanded))
+    except (OSError, ValueError):
+        return value
+    if full == root:
+        return CanonicalPath(".", full)
+    if full.startswith(root.rstrip("/") + "/"):
+        return CanonicalPath(full[len(root.rstrip("/")) + 1:], full)
+    return CanonicalPath(full, full)
+
+
+def canonical_args(args, names, workspace: str | None):
+    """`args` with every path parameter in `names` made canonical (other values untouched)."""
+    if not names or not isinstance(args, Mapping) or not any(isinstance(args.get(n), str) for n in names):
+        return args
+    out = dict(args)
+    for name in names:
+        if isinstance(out.get(name), str):
+            out[name] = canonical_path(out[name], workspace)
+    return out
+
+
+def path_inside(path: str, workspace: str) -> bool:
+    """Normalise `~`, `..` and symlinks against the workspace, then test containment."""
+    root = _root(workspace)
+    full = path.absolute if isinstance(path, CanonicalPath) and os.path.isabs(path.absolute) else None
+    if full is None:
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(root, expanded)
+        try:
+            full = os.path.realpath(expanded)
+        except (OSError, ValueError):
+            return False
+    try:
+        return os.path.commonpath([root, full]) == root
+    except ValueError:
+        return False

@@ -1,0 +1,81 @@
+"""A call → the parts it is decided as (canonical path arguments; a shell line's simple commands
+and the files it redirects, as `write`/`read` calls of those paths); part decisions → the strictest.
+"""
+
+# Each simple command is decided as if it were the whole call (its `command` is a `SegmentArg`),
+# so an allow holds when every segment is covered by *some* allow rule. A wrapper (`sudo rm`)
+# yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. A redirected
+# file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from ..catalog import ToolDef
+from ..conditions import SHELL_FIELDS, SegmentArg
+from ..paths import canonical_args, canonical_path
+from ..shell import analyse
+from .decision import Decision
+from .effects import RANK
+
+FILE_TOOLS = {"read": "read", "write": "write"}  # a file access kind → the tool it is decided as
+CARRIED = ("sandbox_permissions", "justification")  # escalation fields a file access inherits
+
+
+def canonical(tool: ToolDef | None, args, workspace: str | None):
+    """`args` with the tool's path parameters resolved against the workspace."""
+    return canonical_args(args, tool.path_parameters if tool is not None else (), workspace)
+
+
+def with_paths(decision: Decision, before, after) -> Decision:
+    """Name the canonical form of every path argument canonicalisation changed, in the reason."""
+    if after is before or not isinstance(after, Mapping):
+        return decision
+    changed = [f"`{k}` is `{after[k]}`" for k in after if isinstance(before.get(k), str) and before[k] != after[k]]
+    if not changed:
+        return decision
+    return Decision(decision.effect, f"{decision.reason} ({', '.join(changed)})", build=lambda: decision.deciding,
+                    gate=decision.gate)
+
+
+def shell_parts(tool_is_shell: bool, args, workspace: str | None,
+                tool_for: Callable[[str], ToolDef | None] | None):
+    """[(label, tool name or None for the call's own tool, tool, args)] or None when not split."""
+    if not tool_is_shell or not isinstance(args, Mapping):
+        return None
+    field = next((f for f in SHELL_FIELDS if isinstance(args.get(f), str)), None)
+    if field is None:
+        return None
+    command = args[field]
+    if isinstance(command, SegmentArg):
+        return None  # already one part of a split call
+    found = analyse(command)
+    if found is None or not (found.segments or found.files):
+        return None  # unparseable or empty: decided on the text (fails closed in `conditions`)
+    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}) for seg in found.segments]
+    base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
+    carried = {k: args[k] for k in CARRIED if k in args}
+    for access in found.files:
+        name = FILE_TOOLS[access.kind]
+        path = canonical_path(access.path, workspace, base)
+        parts.append((f"{access.kind} of `{path}`", name, tool_for(name) if tool_for else None,
+                      {"file_path": path, **carried}))
+    return parts
+
+
+def combine(decided: list[tuple[str, Decision]]) -> Decision:
+    """The strictest part decides (deny > ask > conditional > allow); its reason names the part."""
+    if len(decided) == 1:
+        return decided[0][1]
+    label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
+    if worst.effect == "allow":
+        return Decision("allow", f"every part is allowed: {', '.join(lbl for lbl, _ in decided)}",
+                        build=lambda: _merged(d for _, d in decided))
+    return Decision(worst.effect, f"{label}: {worst.reason}", build=lambda: worst.deciding, gate=worst.gate)
+
+
+def _merged(decisions) -> tuple:
+    seen: dict = {}
+    for decision in decisions:
+        for item in decision.deciding:
+            seen.setdefault(item[0], item)
+    return tuple(seen.values())

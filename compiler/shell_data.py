@@ -1,0 +1,124 @@
+"""catalogs/shell/*.json → the shell analysis's knowledge: wrappers, per-program options, hazards.
+
+Data, not code: a wrapper or a dangerous option is added by editing JSON, never this module.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """getopt-like option syntax of one program (what takes a value, what does not)."""
+
+    flags: str = ""
+    values: str = ""
+    optional: str = ""
+    long_flags: frozenset = frozenset()
+    long_values: frozenset = frozenset()
+    long_optional: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    options: OptionSpec
+    positional: int = 0
+    no_run: frozenset = frozenset()
+    stdin_shell: frozenset = frozenset()
+    stdin_shell_always: bool = False
+    opaque: frozenset = frozenset()
+    opaque_always: str = ""
+    string: frozenset = frozenset()
+    joins: bool = False
+    no_join: frozenset = frozenset()
+    stop_at: frozenset = frozenset()
+    writes: frozenset = frozenset()
+    chdir: frozenset = frozenset()
+    assignments: bool = False
+    default: str = ""
+    numeric_option: bool = False
+    dash_is_flag: bool = False
+    coproc: bool = False
+
+
+@dataclass(frozen=True)
+class Program:
+    exec: frozenset = frozenset()
+    hazard: frozenset = frozenset()
+    hazard_always: str = ""
+    writes: frozenset = frozenset()
+    chdir: frozenset = frozenset()
+    global_only: frozenset = frozenset()
+    script: frozenset = frozenset()
+    first_operand_script: bool = False
+    safe_script: re.Pattern | None = None
+    writes_operands: bool = False
+    leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    wrappers: dict
+    programs: dict
+    opaque_builtins: dict
+    chdir_programs: frozenset
+    assigning_programs: frozenset
+    shells: frozenset
+    trusted_dirs: frozenset
+    harmless_files: frozenset
+    env_hazard_prefixes: tuple
+    env_hazard_names: frozenset
+
+    def env_hazard(self, name: str) -> bool:
+        """An environment variable that changes what a command runs or reads as code."""
+        return name in self.env_hazard_names or name.startswith(self.env_hazard_prefixes)
+
+
+def _options(row: dict) -> OptionSpec:
+    return OptionSpec(row.get("flags", ""), row.get("values", ""), row.get("optional", ""),
+                      frozenset(row.get("long_flags", ())), frozenset(row.get("long_values", ())),
+                      frozenset(row.get("long_optional", ())))
+
+
+def _wrapper(row: dict) -> Wrapper:
+    spec = _options(row)
+    sets = {key: frozenset(row.get(key, ())) for key in
+            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir")}
+    return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
+                   opaque_always=row.get("opaque_always", ""), joins=row.get("joins", False),
+                   assignments=row.get("assignments", False), default=row.get("default", ""),
+                   numeric_option=row.get("numeric_option", False), dash_is_flag=row.get("dash_is_flag", False),
+                   coproc=row.get("coproc", False), **sets)
+
+
+def _program(row: dict) -> Program:
+    safe = row.get("safe_script")
+    return Program(exec=frozenset(row.get("exec", ())), hazard=frozenset(row.get("hazard", ())),
+                   hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
+                   chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
+                   script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
+                   safe_script=re.compile(safe) if safe else None, writes_operands=row.get("writes_operands", False),
+                   leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
+
+
+@lru_cache(maxsize=1)
+def knowledge() -> Knowledge:
+    root = resources.files("dshc.catalogs") / "shell"
+    wrappers = json.loads((root / "wrappers.json").read_text(encoding="utf-8"))
+    commands = json.loads((root / "commands.json").read_text(encoding="utf-8"))
+    return Knowledge(
+        wrappers={name: _wrapper(row) for name, row in wrappers.items() if not name.startswith("$")},
+        programs={name: _program(row) for name, row in commands["programs"].items()},
+        opaque_builtins=dict(commands["opaque_builtins"]),
+        chdir_programs=frozenset(commands["chdir_programs"]),
+        assigning_programs=frozenset(commands["assigning_programs"]),
+        shells=frozenset(commands["shells"]),
+        trusted_dirs=frozenset(commands["trusted_dirs"]),
+        harmless_files=frozenset(commands["harmless_files"]),
+        env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
+        env_hazard_names=frozenset(commands["env_hazard_names"]),
+    )

@@ -1,0 +1,185 @@
+"""Shell calls decided part by part, canonical paths, command classes, and the properties that
+keep them safe: a wrapper or a redirection never turns a deny into an allow."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dshc.compiler.diagnostics import DshError
+from dshc.compiler.fmt import format_document
+from dshc.compiler.program import Program, SourceFile, parse_files
+from dshc.compiler.request import Request
+
+ISSUE = """
+policy deny-wrapped { default allow
+  deny bash when args.command matches "sudo *"
+  deny bash when args.command matches "git push*"
+}
+policy allow-list { default deny
+  allow bash when args.command matches "ls *"
+  allow bash when args.command matches "wc *"
+  allow write when args.file_path inside workspace
+}
+policy docs-only { default allow
+  ask write, edit when not args.file_path matches "docs/*"
+}
+policy inspect { default ask
+  allow bash when args.command is readonly
+  allow write when args.file_path inside workspace
+}
+policy exact { default allow
+  deny bash when args.command == "rm -rf /tmp/x"
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program() -> Program:
+    return Program.load(texts={"issue.dsh": ISSUE})
+
+
+def decide(program, policy, tool, args, workspace="/ws"):
+    request = Request(preset="standard", host="web", policy=policy)
+    indexed = program.decide(request, tool, args, workspace=workspace)
+    plain = program.decide_unindexed(request, tool, args, workspace=workspace)
+    assert indexed.effect == plain.effect, (policy, args)
+    return indexed
+
+
+def bash(program, policy, command, **extra):
+    return decide(program, policy, "bash", {"command": command, "description": "d", **extra}).effect
+
+
+@pytest.mark.parametrize("command", ["sudo rm -rf /tmp/x", "/usr/bin/git push", "git -C /tmp push",
+                                     "git --no-pager push", "timeout 5 git push", "env A=1 git push",
+                                     "bash -c 'git push'", "command git push", "\\git push"])
+def test_the_issue_denies_now_hold(program, command):
+    assert bash(program, "deny-wrapped", command) == "deny"
+
+
+def test_exact_comparisons_see_each_simple_command(program):
+    assert bash(program, "exact", "sudo rm -rf /tmp/x") == "deny"
+    assert bash(program, "exact", "ls && rm -rf /tmp/x") == "deny"
+
+
+@pytest.mark.parametrize("command, effect", [
+    ("ls", "allow"), ("ls -la", "allow"), ("lsblk", "deny"), ("ls > /etc/passwd", "deny"),
+    ("ls | wc -l", "allow"), ("ls && pwd", "deny"), ("ls > out.txt", "allow"), ("ls > ../out.txt", "deny"),
+    ("./ls", "deny"), ("ls $DIR", "allow"), ("ls $(pwd)", "deny"), ("LD_PRELOAD=x.so ls", "deny"),
+])
+def test_allow_lists_cover_segments_and_redirections_are_writes(program, command, effect):
+    assert bash(program, "allow-list", command) == effect
+
+
+def test_the_deciding_part_is_named(program):
+    decision = decide(program, "allow-list", "bash", {"command": "ls > /etc/passwd", "description": "d"})
+    assert decision.effect == "deny" and "write of `/etc/passwd`" in decision.reason
+    decision = decide(program, "allow-list", "bash", {"command": "ls && pwd", "description": "d"})
+    assert "`pwd`" in decision.reason
+
+
+def test_a_relative_redirection_follows_the_working_directory(program):
+    assert bash(program, "allow-list", "ls > out.txt", workdir="sub") == "allow"
+    assert bash(program, "allow-list", "ls > out.txt", workdir="/etc") == "deny"
+
+
+def test_paths_are_canonical_before_conditions(program, tmp_path):
+    assert decide(program, "docs-only", "write", {"file_path": "docs/a.md", "content": "x"}).effect == "allow"
+    shown = decide(program, "docs-only", "write", {"file_path": "docs/../src/x.md", "content": "x"})
+    assert shown.effect == "ask" and "`file_path` is `src/x.md`" in shown.reason
+    assert decide(program, "docs-only", "write", {"file_path": "/ws/docs/a.md", "content": "x"}).effect == "allow"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "src").mkdir()
+    os.symlink(tmp_path / "src", tmp_path / "docs" / "link")
+    ws = str(tmp_path)
+    assert decide(program, "docs-only", "write", {"file_path": "docs/link/x.md", "content": "x"}, ws).effect == "ask"
+    assert decide(program, "docs-only", "write", {"file_path": "docs/x.md", "content": "x"}, ws).effect == "allow"
+
+
+@pytest.mark.parametrize("command, effect", [
+    ("cat README.md", "allow"), ("git status && git log -n 3", "allow"), ("grep -rn foo . | head -5", "allow"),
+    ("find . -name '*.py'", "allow"), ("sed -n 1,5p f", "allow"), ("[[ -f x ]] && cat x", "allow"),
+    ("cat x > notes.txt", "allow"), ("cat x > /etc/passwd", "ask"), ("rm x", "ask"),
+    ("find . -delete", "ask"), ("find . -exec rm {} \\;", "ask"), ("sed -i s/a/b/ f", "ask"),
+    ("rg --pre cat x", "ask"), ("git -c core.pager=x log", "ask"), ("git push", "ask"),
+    ("sort -o out f", "ask"), ("cat $(echo x)", "ask"), ("sudo cat /etc/shadow", "ask"),
+    ("timeout 5 cat x", "allow"), ("cat < .env", "ask"),  # the read of .env is decided like `read`: no rule, ask
+])
+def test_the_shipped_readonly_class(program, command, effect):
+    assert bash(program, "inspect", command) == effect
+
+
+def test_users_extend_a_class_in_their_own_file():
+    extended = Program.load(texts={"issue.dsh": ISSUE, "mine.dsh": 'commands readonly { "make -n" }'})
+    assert bash(extended, "inspect", "make -n") == "allow"
+    assert bash(extended, "inspect", "make") == "ask"
+
+
+def test_an_unknown_class_is_an_error_with_a_suggestion():
+    with pytest.raises(DshError) as caught:
+        Program.load(texts={"p.dsh": "policy p { allow bash when args.command is readonyl }"})
+    (diag,) = [d for d in caught.value.diagnostics if d.code == "DSH219"]
+    assert "readonly" in (diag.help or "")
+
+
+def test_a_commands_declaration_round_trips_through_fmt():
+    text = 'commands extra "More" {\n  "make -n" except "-C", "--directory"\n  "tree"\n}\n'
+    (document,), diags = parse_files([SourceFile("x.dsh", text.encode())])
+    assert not diags and format_document(document) == text
+    (again,), _ = parse_files([SourceFile("x.dsh", format_document(document).encode())])
+    assert again == document
+
+
+def test_shipped_read_only_policy_needs_no_prompt_for_inspection():
+    shipped = Program.load()
+    request = Request(preset="standard", host="web", policy="read-only")
+    escalated = {"description": "d", "sandbox_permissions": "danger-full-access", "justification": "j"}
+    assert shipped.decide(request, "bash", {"command": "git status", **escalated}, "/ws").effect == "allow"
+    assert shipped.decide(request, "bash", {"command": "rm -rf x", **escalated}, "/ws").effect == "ask"
+    assert shipped.decide(request, "bash", {"command": "ls > x", "description": "d"}, "/ws").effect == "deny"
+
+
+# ---------------------------------------------------------------- properties
+
+BASE = ["ls", "rm -rf /tmp/x", "git push origin", "cat .env", "make test", "git status", "echo $(id)",
+        "find . -delete", "curl x | sh", "ls | wc -l"]
+WRAPPERS = ["sudo {}", "timeout 5 {}", "env A=1 {}", "nice -n 5 {}", "nohup {}", "xargs {}", "bash -c '{}'",
+            "watch '{}'", "strace -f {}", "ionice -c3 {}", "command {}", "/usr/bin/env {}", "{} > out.txt",
+            "{} 2>&1 >/dev/null", "{} > /etc/x", "{} < .env", "cd sub && {}", "({})", "{} &", "! {}"]
+PATTERNS = ["ls *", "rm *", "git push*", "cat .env", "make *", "sudo *", "*", "git *", "echo *", "find *",
+            "timeout *", "env *", "nohup *"]
+RULE = st.builds(lambda effect, pattern: f'  {effect} bash when args.command matches "{pattern}"',
+                 st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS))
+EXTRA = st.sampled_from(["", "  allow bash when args.command is readonly", "  deny write when args.file_path outside workspace",
+                         "  ask read when args.file_path matches \"*.env\"", "  allow bash"])
+POLICIES = st.builds(lambda rules, extra, default: "policy gen {\n" + default + "\n".join(rules) + "\n" + extra + "\n}\n",
+                     st.lists(RULE, max_size=4), EXTRA, st.sampled_from(["", "  default allow\n", "  default ask\n"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(POLICIES, st.sampled_from(BASE), st.sampled_from(WRAPPERS))
+def test_a_wrapper_or_redirection_never_turns_a_deny_into_an_allow(policy, command, wrapper):
+    program = Program.load(texts={"p.dsh": policy})
+    before = bash(program, "gen", command)
+    after = bash(program, "gen", wrapper.format(command))
+    if before == "deny":
+        assert after != "allow", (command, wrapper)
+    if before != "allow":
+        assert after != "allow" or wrapper.format(command).startswith(("(", "!")) or wrapper.endswith("&") \
+            or wrapper.startswith("{} 2>&1"), (command, wrapper, before, after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(POLICIES, st.lists(st.sampled_from(BASE + [w.format(b) for w in WRAPPERS[:6] for b in BASE[:3]]),
+                          min_size=1, max_size=3))
+def test_the_index_and_the_reference_agree_on_shell_calls(policy, commands):
+    program = Program.load(texts={"p.dsh": policy})
+    request = Request(preset="standard", host="web", policy="gen")
+    for command in commands:
+        args = {"command": command, "description": "d"}
+        indexed = program.decide(request, "bash", args, workspace="/ws")
+        plain = program.decide_unindexed(request, "bash", args, workspace="/ws")
+        assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), command
