@@ -183,7 +183,7 @@ def _call_arguments(text: str) -> dict:
         raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
     if not isinstance(value, dict):
         raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
-    problem = shape_problem(value)
+    problem = shape_problem(value, text=True)
     if problem is not None:
         raise DshError([invalid_request(f"--args: {problem}", ARGS_HELP)])
     return value

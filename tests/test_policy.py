@@ -41,12 +41,12 @@ OPAQUE = {5, 6, 7}  # a command that cannot be analysed may match every deny who
 @pytest.mark.parametrize("command, lines", [
     ("cd x && git push", {6}),
     ("timeout 5 rm -rf /", {5}),
-    ("echo $(rm -rf ~)", {5}),
+    ("echo $(rm -rf ~)", OPAQUE),  # the inner `rm` meets line 5; `echo` with a computed word is opaque
     ("{ cat .env; }", {7}),
     ("echo x | sh", OPAQUE),
     ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
     ("bash -c 'git push origin main'", {6}),
-    ("ls `rm -rf /`", {5}),
+    ("ls `rm -rf /`", OPAQUE),
     ("(cd /; rm -rf x)", {5}),
     ("xargs rm < files", {5}),
     ("echo 'unterminated", OPAQUE),
@@ -277,3 +277,16 @@ def test_deep_args_on_the_cli_exit_2_with_a_clear_error(cli, depth):
     assert diag["code"] == "DSH405" and "deeper than 64 levels" in diag["message"] and diag["help"]
     shallow = '{"command": "ls", "description": "d", "x": ' + "[" * 60 + "]" * 60 + "}"
     assert cli("decide", "bash", "--args", shallow, "--policy", "danger-full-access").code == 0
+
+
+@pytest.mark.parametrize("args, named", [
+    ('{"file_path": "a\\u0000b"}', "file_path"),
+    ('{"file_path": "a\\udc80"}', "file_path"),
+    ('{"file_path": "ok", "x": {"y": ["\\u0000"]}}', "x"),
+])
+def test_a_nul_or_lone_surrogate_in_cli_args_is_an_argument_error_naming_it(cli, args, named):
+    result = cli("decide", "read", "--args", args, "--json")
+    assert result.code == 2 and "Traceback" not in result.err
+    (diag,) = result.json()["diagnostics"]
+    assert diag["code"] == "DSH405" and f"`{named}`" in diag["message"]
+    assert cli("decide", "read", "--args", '{"file_path": "a\\u00e9b"}').code == 0  # ordinary text passes

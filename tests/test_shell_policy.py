@@ -127,9 +127,9 @@ def test_an_unknown_class_is_an_error_with_a_suggestion():
 
 def test_a_commands_declaration_round_trips_through_fmt():
     text = 'commands extra "More" {\n  "make -n" except "-C", "--directory"\n  "tree"\n}\n'
-    (document,), diags = parse_files([SourceFile("x.dsh", text.encode())])
+    (document,), diags, _texts = parse_files([SourceFile("x.dsh", text.encode())])
     assert not diags and format_document(document) == text
-    (again,), _ = parse_files([SourceFile("x.dsh", format_document(document).encode())])
+    (again,), _, _ = parse_files([SourceFile("x.dsh", format_document(document).encode())])
     assert again == document
 
 

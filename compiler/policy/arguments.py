@@ -6,31 +6,47 @@ limit is ever reached on the way.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 MAX_DEPTH = 64  # containers inside containers; no tool schema comes near it
 MAX_NODES = 100_000  # values in all, containers included
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+# no path or command can hold these: the OS refuses a NUL, and a lone surrogate has no bytes
+_UNUSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> str | None:
-    """Why `value` is too deep or too large, or None when it is within the limits (iterative walk)."""
+def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+                  text: bool = False) -> str | None:
+    """Why `value` is too deep or too large (with `text`, also: holds a string no tool can use —
+    the runtime refuses such a call as INVALID_ARGS), or None when it is fine (iterative walk)."""
     if type(value) is dict and len(value) < max_nodes and _SCALARS.issuperset(map(type, value.values())):
-        return None  # the common call: one flat object
-    stack = [(value, 1)]
+        return _unusable_text(value.items()) if text else None  # the common call: one flat object
+    stack = [(value, 1, None)]
     nodes = 0
     while stack:
-        item, depth = stack.pop()
+        item, depth, key = stack.pop()
         nodes += 1
         if nodes > max_nodes:
             return f"the arguments hold more than {max_nodes} values"
-        if isinstance(item, Mapping):
-            children = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
+        if text and isinstance(item, str):
+            problem = _unusable_text(((key, item),))
+            if problem:
+                return problem
             continue
-        if depth > max_depth:
-            return f"the arguments nest deeper than {max_depth} levels"
-        stack.extend((child, depth + 1) for child in children)
+        if isinstance(item, Mapping):
+            if depth > max_depth:
+                return f"the arguments nest deeper than {max_depth} levels"
+            stack.extend((child, depth + 1, name if depth == 1 else key) for name, child in item.items())
+        elif isinstance(item, (list, tuple)):
+            if depth > max_depth:
+                return f"the arguments nest deeper than {max_depth} levels"
+            stack.extend((child, depth + 1, key) for child in item)
+    return None
+
+
+def _unusable_text(items) -> str | None:
+    for key, text in items:
+        if type(text) is str and _UNUSABLE.search(text):
+            return f"argument `{key}` contains a NUL or an unpaired surrogate"
     return None
