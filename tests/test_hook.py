@@ -288,3 +288,36 @@ def test_program_cache_is_skipped_where_others_could_write(tmp_path, monkeypatch
     monkeypatch.setenv("DSHC_NO_CACHE", "1")
     program_cache.load([])
     assert not list(folder.glob("*.pickle"))
+
+
+class _Planted:
+    """A pickle that, if ever loaded, leaves a marker file: a planted cache must never get that far."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("how", ["symlink", "group-writable"])
+def test_a_planted_program_cache_is_never_unpickled(tmp_path, monkeypatch, how):
+    import pickle
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = tmp_path / "team.dsh"
+    source.write_text(POLICY)
+    folder = tmp_path / "cache" / "dshc" / "programs"
+    program_cache.load([source])
+    (target,) = folder.glob("*.pickle")
+    marker = tmp_path / "ran"
+    hostile = tmp_path / "hostile.pickle"
+    hostile.write_bytes(pickle.dumps(_Planted(str(marker))))
+    target.unlink()
+    if how == "symlink":
+        target.symlink_to(hostile)
+    else:
+        target.write_bytes(hostile.read_bytes())
+        target.chmod(0o664)
+    loaded = program_cache.load([source])
+    assert not marker.exists()
+    assert loaded.decide(Request(policy="team"), "bash", {"command": "git status"}, str(tmp_path)).effect
