@@ -6,6 +6,8 @@ that it returned one JSON object (INVALID_TOOL_OUTPUT).
 """
 from __future__ import annotations
 
+import re
+
 import json
 import time
 from dataclasses import replace
@@ -114,13 +116,16 @@ def _unusable_string(arguments) -> tuple[str, str] | None:
     return None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _string_problem(text: str) -> str | None:
     if "\0" in text:
         return f"contains a NUL character at offset {text.index(chr(0))}"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"contains an invalid character (U+{ord(text[exc.start]):04X}, an unpaired surrogate) at offset {exc.start}"
+    # a search, not an encode: a large argument is never copied to be checked
+    found = _LONE_SURROGATE.search(text)
+    if found:
+        return f"contains an invalid character (U+{ord(found.group()):04X}, an unpaired surrogate) at offset {found.start()}"
     return None
 
 
