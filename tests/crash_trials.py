@@ -108,7 +108,8 @@ class TrialResult:
     duplicated_effects: int = 0
     calls_without_one_outcome: list = field(default_factory=list)
     interrupted: int = 0
-    survivors_after_kill: int = 0  # alive right after a kill, before the restart (parent-death is the launcher's)
+    survivors_after_kill: int = 0  # alive 50 ms after a kill, before the restart
+    survivors_after_grace: int = 0  # still alive 1 s after it: the sandbox supervisor polls its parent every 0.1 s
     survivors_final: int = 0
     torn_repaired: bool = False
     final_stderr: str = ""
@@ -138,6 +139,8 @@ def run_trial(folder: Path, rng: random.Random, big_bytes: int, kills: int, max_
         result.kills += 1
         time.sleep(0.05)
         result.survivors_after_kill += len(marked_processes(log))
+        time.sleep(0.95)
+        result.survivors_after_grace += len(marked_processes(log))
     result.exit_code = wait_exit(spawn_run(argv, folder / "final.err"), 120)
     result.final_stderr = (folder / "final.err").read_text()[-2000:]
     time.sleep(0.05)

@@ -29,6 +29,7 @@ def main() -> int:
     crash_trials.warm()
     totals = {"trials": 0, "kills": 0, "torn_records": 0, "replay_nonzero": 0, "duplicated_effects": 0,
               "calls_without_one_outcome": 0, "interrupted_markers": 0, "survivors_after_kill": 0,
+              "survivors_after_grace": 0,
               "survivors_final": 0, "torn_tails_repaired": 0, "failed_trials": 0}
     started = time.monotonic()
     for number in range(args.trials):
@@ -45,6 +46,7 @@ def main() -> int:
         totals["calls_without_one_outcome"] += len(result.calls_without_one_outcome)
         totals["interrupted_markers"] += result.interrupted
         totals["survivors_after_kill"] += result.survivors_after_kill
+        totals["survivors_after_grace"] += result.survivors_after_grace
         totals["survivors_final"] += result.survivors_final
         totals["torn_tails_repaired"] += int(result.torn_repaired)
         totals["failed_trials"] += int(not result.ok)
