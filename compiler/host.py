@@ -19,17 +19,15 @@ from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
+from .facts import SANDBOX_MODES
 from .program import Program
 from .request import Request
 
-# narrowest first; an escalation may only move right
-ESCALATION_MODES = ("read-only", "workspace-write", "danger-full-access")
-
-
 def wider_mode(wanted, mode: str) -> str | None:
-    """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`."""
-    if isinstance(wanted, str) and wanted in ESCALATION_MODES and mode in ESCALATION_MODES \
-            and ESCALATION_MODES.index(wanted) > ESCALATION_MODES.index(mode):
+    """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`
+    (SANDBOX_MODES runs narrowest first; an escalation may only move right)."""
+    if isinstance(wanted, str) and wanted in SANDBOX_MODES and mode in SANDBOX_MODES \
+            and SANDBOX_MODES.index(wanted) > SANDBOX_MODES.index(mode):
         return wanted
     return None
 
@@ -50,7 +48,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     policy = program.composition(request).policy
     state = ToolState()
     state.plan_mode = request.plan
-    sandbox = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    sandbox = policy_mode(policy)
     escalation = Escalation(approver)
     log = EventLog(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
@@ -87,6 +85,11 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
                           guards=(policy_guard,), execute_wrappers=(deadline_wrapper(timeout_s), escalation.wrapper),
                           timeout_s=timeout_s, sandbox_of=sandbox_of)
     return ctx, state
+
+
+def policy_mode(policy) -> str:
+    """The sandbox mode a policy declares; with no policy or no `sandbox` line, workspace-write."""
+    return policy.sandbox.text if policy and policy.sandbox else "workspace-write"
 
 
 def sandbox_settings(policy) -> dict:
@@ -152,7 +155,7 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
     package = definition.split("/")[0]
     if package not in PROCESS_PACKAGES + FILE_PACKAGES:
         return None
-    mode = policy.sandbox.text if policy and policy.sandbox else "workspace-write"
+    mode = policy_mode(policy)
     settings = sandbox_settings(policy)
     escalation = wider_mode((arguments or {}).get("sandbox_permissions"), mode)
     if package in FILE_PACKAGES:
