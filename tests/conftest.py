@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dshc.runtime import sandbox

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.compiler.program import Program
 from dshc.runtime.events import read_log
 from dshc.runtime.orphans import LOG_VAR

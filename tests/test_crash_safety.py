@@ -392,7 +392,7 @@ def test_grep_finds_exactly_the_lines_a_search_per_line_finds(pattern, text):
 
 
 def test_a_resumed_result_is_read_whole_from_its_blob_or_reported_unreadable(tmp_path):
-    from dshc.compiler.run_calls import _not_run
+    from dshc.cli.run_calls import _not_run
     from dshc.runtime.log_records import prior_run
     path = tmp_path / "events.jsonl"
     log = EventLog(str(path))

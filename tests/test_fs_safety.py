@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError, fs, sandbox
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from dshc.compiler import program_cache
-from dshc.compiler.hook import main as hook_main
+from dshc.cli.hook import main as hook_main
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
-DSHC = [sys.executable, "-c", "from dshc.compiler.entry import entry; entry()"]
+DSHC = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()"]
 POLICY = """\
 policy team "Team rules" {
   sandbox workspace-write
@@ -148,13 +148,13 @@ def processes(project):
 # what a PreToolUse call loads: of the runtime only its event-log modules (records and their framing), no templates, no command modules
 MODULES_PROBE = """
 import sys
-from dshc.compiler.entry import entry
+from dshc.cli.entry import entry
 sys.argv = ["dshc", "hook", "claude-code"]
 try:
     entry()
 except SystemExit:
     pass
-print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.compiler.commands", "jinja2"))
+print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
        and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format")])
 """
 

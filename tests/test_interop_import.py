@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dshc.compiler.hook import decide_call
+from dshc.cli.hook import decide_call
 from dshc.compiler.interop.agents import map_call
 from dshc.compiler.interop.claude_settings import import_settings
 from dshc.compiler.interop.codex_config import import_codex

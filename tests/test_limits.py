@@ -10,7 +10,7 @@ import pytest
 
 from dshc.compiler import limits
 from dshc.compiler.diagnostics import DshError
-from dshc.compiler.host import session
+from dshc.cli.host import session
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dshc.runtime.pipeline import Pipeline

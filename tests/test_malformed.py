@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.compiler.diagnostics import Diagnostic, DshError
 from dshc.compiler.program import Program
 

@@ -306,7 +306,7 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     calls.write_text(json.dumps({"id": "slow", "name": "bash",
                                  "arguments": {"command": "sleep 30", "description": "wait"}}) + "\n")
     log = tmp_path / "events.jsonl"
-    process = subprocess.Popen([sys.executable, "-c", "from dshc.compiler.cli import entry; entry()", "run",
+    process = subprocess.Popen([sys.executable, "-c", "from dshc.cli.main import entry; entry()", "run",
                                 str(calls), "--workspace", str(tmp_path), "--log", str(log)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30

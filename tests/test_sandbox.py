@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.runtime import sandbox
 from dshc.runtime.sandbox import Confinement, Probe, plan, seatbelt
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
@@ -235,7 +235,7 @@ def test_kill_9_of_dshc_leaves_no_process_behind(workspace, tmp_path):
     calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": bash(command)}) + "\n")
     # the supervisor is the same in every mode; without an OS sandbox only full access runs a shell
     policy = "danger-full-access" if NO_OS_SANDBOX else "workspace-write"
-    dshc = subprocess.Popen([sys.executable, "-c", "from dshc.compiler.cli import entry; entry()", "run", str(calls), "--workspace",
+    dshc = subprocess.Popen([sys.executable, "-c", "from dshc.cli.main import entry; entry()", "run", str(calls), "--workspace",
                              str(workspace), "--policy", policy, "--approve", "never"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

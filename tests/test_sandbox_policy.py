@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dshc.compiler.host import describe_sandbox, sandbox_settings, session
+from dshc.cli.host import describe_sandbox, sandbox_settings, session
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 

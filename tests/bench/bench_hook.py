@@ -44,7 +44,7 @@ def main() -> None:
             handle.write('load = ["team.dsh"]\npolicy = "team"\n')
         payload = json.dumps({"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse", "tool_name": "Bash",
                               "tool_input": {"command": "git status"}, "tool_use_id": "toolu_bench"}).encode()
-        hook = [sys.executable, "-c", "from dshc.compiler.entry import entry; entry()", "hook", "claude-code"]
+        hook = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"]
         cache = os.path.join(root, "cache")
         commands = {  # name: (argv, extra environment)
             "python3 -c pass": ([sys.executable, "-c", "pass"], {}),

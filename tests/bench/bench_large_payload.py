@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 PROBE = ("import resource, sys\n"
-         "from dshc.compiler.cli import main\n"
+         "from dshc.cli.main import main\n"
          "code = main(sys.argv[1:])\n"
          "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
          "sys.exit(code)\n")

@@ -20,7 +20,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-from dshc.compiler.cli import main
+from dshc.cli.main import main
 from dshc.compiler.diagnostics import DshError
 from dshc.compiler.catalog import load_catalog
 from dshc.compiler.program import Program, SourceFile, parse_files, shipped_sources

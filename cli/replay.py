@@ -11,9 +11,9 @@ from pydantic import ValidationError
 
 from ..runtime.events import LogRead
 from ..runtime.log_records import replay_input
-from .diagnostics import DshError
+from ..compiler.diagnostics import DshError
 from .host import runtime_effect
-from .request import Request
+from ..compiler.request import Request
 
 
 @dataclass(frozen=True)

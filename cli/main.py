@@ -15,9 +15,9 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import commands
-from .diagnostics import DshError, invalid_request
-from .interop import commands as interop
-from .render import diagnostics_json, human
+from ..compiler.diagnostics import DshError, invalid_request
+from . import interop_commands as interop
+from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 

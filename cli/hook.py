@@ -59,9 +59,9 @@ class _HookInputError(ValueError):
 
 
 def _describe(exc: BaseException) -> str:
-    from .diagnostics import DshError
+    from ..compiler.diagnostics import DshError
     if isinstance(exc, DshError):
-        from .render import human
+        from ..compiler.render import human
         return human(exc.diagnostics).strip().splitlines()[0]
     return str(exc) if isinstance(exc, (_HookInputError, ValueError)) else f"{exc.__class__.__name__}: {exc}"
 
@@ -85,9 +85,9 @@ def _options(argv: list[str]):
 
 def _setup(options, payload: dict):
     """Project file + flags → (project, program, request, workspace, log path)."""
-    from . import program_cache
-    from .project import locate
-    from .request import Request
+    from ..compiler import program_cache
+    from ..compiler.project import locate
+    from ..compiler.request import Request
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = locate(options.config, cwd)
     # the same sources every call: a cached Program skips parse and resolve
@@ -109,8 +109,8 @@ def _safe(text) -> str:
 
 
 def _pre(options, payload: dict) -> tuple[str, str]:
-    from .interop.agents import map_call
-    from .policy import stricter
+    from ..compiler.interop.agents import map_call
+    from ..compiler.policy import stricter
     name = payload.get("tool_name")
     if not isinstance(name, str) or not name:
         raise _HookInputError("the hook input has no `tool_name`")
@@ -189,8 +189,8 @@ def _log_session(payload: dict) -> str:
 
 def _post(options, payload: dict) -> None:
     import os
-    from .interop.agents import map_call
-    from .project import locate
+    from ..compiler.interop.agents import map_call
+    from ..compiler.project import locate
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = locate(options.config, cwd)
     path = options.log or project.log

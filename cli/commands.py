@@ -6,15 +6,15 @@ import os
 from argparse import Namespace
 from typing import TextIO
 
-from .catalog import load_catalog
-from .diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
-from .policy import MAX_DEPTH, shape_problem
-from .program import Program, shipped_sources
-from .render import diagnostics_json, human
-from .request import Request
-from .source import Span
-from .templates import render_template
-from .interop import commands as interop
+from ..compiler.catalog import load_catalog
+from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
+from ..compiler.policy import MAX_DEPTH, shape_problem
+from ..compiler.program import Program, shipped_sources
+from ..compiler.render import diagnostics_json, human
+from ..compiler.request import Request
+from ..compiler.source import Span
+from ..compiler.templates import render_template
+from . import interop_commands as interop
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -191,8 +191,8 @@ def _call_arguments(text: str) -> dict:
 
 # --- check ---------------------------------------------------------------------------------
 def cmd_check(args, out, err) -> int:
-    from .checks import run_checks
-    from .program import read_paths
+    from ..compiler.checks import run_checks
+    from ..compiler.program import read_paths
     files = read_paths(list(args.paths) + list(args.load))
     program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
     # with paths, report what those files say; without, the shipped declarations themselves
@@ -210,8 +210,8 @@ def cmd_check(args, out, err) -> int:
 
 # --- fmt -----------------------------------------------------------------------------------
 def cmd_fmt(args, out, err) -> int:
-    from .fmt import format_document
-    from .program import parse_files, read_paths
+    from ..compiler.fmt import format_document
+    from ..compiler.program import parse_files, read_paths
     if not args.paths and not args.check:
         raise DshError([invalid_request("fmt needs PATH arguments to rewrite", "name the .dsh files or folders to "
                                         "format, or use --check to check the shipped files")])
@@ -265,7 +265,7 @@ def _context(spec: str) -> Request:
 
 
 def cmd_diff(args, out, err) -> int:
-    from .diff import diff_programs, render_text
+    from ..compiler.diff import diff_programs, render_text
     catalog = _catalog(args)
     paths = [os.path.exists(s) or s == "@shipped" for s in (args.old, args.new)]
     if all(paths):
@@ -290,7 +290,7 @@ def cmd_diff(args, out, err) -> int:
 
 # --- graph ---------------------------------------------------------------------------------
 def cmd_graph(args, out, err) -> int:
-    from .graph import composition_graph, to_dot, to_mermaid
+    from ..compiler.graph import composition_graph, to_dot, to_mermaid
     graph = composition_graph(_program(args).gate_context(_request(args)))
     out.write(to_dot(graph) if args.format == "dot" else to_mermaid(graph))
     return 0
@@ -298,7 +298,7 @@ def cmd_graph(args, out, err) -> int:
 
 # --- verify --------------------------------------------------------------------------------
 def cmd_verify(args, out, err) -> int:
-    from .verify import verify
+    from ..compiler.verify import verify
     program = _program(args, args.paths)
     against = _side_program(args.against, _catalog(args)) if args.against else None
     for name in args.policies or ():

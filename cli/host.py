@@ -19,9 +19,9 @@ from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
 from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
-from .facts import SANDBOX_MODES
-from .program import Program
-from .request import Request
+from ..compiler.facts import SANDBOX_MODES
+from ..compiler.program import Program
+from ..compiler.request import Request
 
 def wider_mode(wanted, mode: str) -> str | None:
     """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`

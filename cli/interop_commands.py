@@ -47,19 +47,19 @@ def _emit(text: str, output: str | None, out) -> None:
 
 
 def _usage(message: str):
-    from ..diagnostics import Diagnostic, DshError
+    from ..compiler.diagnostics import Diagnostic, DshError
     return DshError([Diagnostic("DSH405", message)])
 
 
 def cmd_hook(args, out, err) -> int:
     # normally reached only as `dshc --debug hook …`: `dshc hook …` goes to the hook before argparse
-    from ..hook import main
+    from .hook import main
     return main(args.hook_args, None, out, err)
 
 
 def cmd_import(args, out, err) -> int:
-    from ..diagnostics import Diagnostic, DshError
-    from ..program import Program
+    from ..compiler.diagnostics import Diagnostic, DshError
+    from ..compiler.program import Program
     try:
         with open(args.source, encoding="utf-8") as handle:
             text = handle.read()
@@ -74,14 +74,14 @@ def cmd_import(args, out, err) -> int:
         if args.agent == "claude-code":
             if args.rules:
                 raise _usage("RULES files are Codex execpolicy files; `import claude-code` takes one settings file")
-            from .claude_settings import import_settings
+            from ..compiler.interop.claude_settings import import_settings
             try:
                 settings = json.loads(text)
             except ValueError as exc:
                 raise ValueError(f"{args.source} is not JSON: {exc}") from None
             result = import_settings(settings, os.path.abspath(args.source), args.root, name=name)
         else:
-            from .codex_config import import_codex
+            from ..compiler.interop.codex_config import import_codex
             result = import_codex(text, os.path.abspath(args.source), rules, name=name)
     except ValueError as exc:
         raise DshError([Diagnostic("DSH405", str(exc), path=args.source)])
@@ -94,18 +94,18 @@ def cmd_import(args, out, err) -> int:
 
 
 def cmd_export(args, out, err) -> int:
-    from ..commands import _program, _request
+    from .commands import _program, _request
     program = _program(args)
     request = _request(args)
     if args.target == "typescript":
-        from .typescript import declaration
+        from ..compiler.interop.typescript import declaration
         try:
             text = declaration(program.view(request))
         except ValueError as exc:
             raise _usage(str(exc))
         _emit(text, args.output, out)
         return 0
-    from .claude_export import export_policy
+    from ..compiler.interop.claude_export import export_policy
     policy = program.composition(request).policy
     if policy is None:
         raise _usage("no policy applies to this request; pass --policy")
@@ -117,7 +117,7 @@ def cmd_export(args, out, err) -> int:
 
 
 def compile_format(args, view, out, err) -> int:
-    from .exports import export
+    from ..compiler.interop.exports import export
     if args.strict and args.format != "openai":
         raise _usage("--strict is OpenAI's strict mode: use it with --format openai")
     data, notes = export(view, args.format, args.strict)

@@ -13,5 +13,5 @@ def entry() -> None:
     if argv[:1] == ["hook"]:
         from .hook import main
         sys.exit(main(argv[1:]))
-    from .cli import entry as cli_entry
+    from .main import entry as cli_entry
     cli_entry()
