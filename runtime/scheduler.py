@@ -1,6 +1,6 @@
 """A batch of calls from one assistant message → results committed in model order.
 
-Only calls whose view entry says `parallel` overlap, in a rolling pool (default 10; 1 is
+Only calls whose view entry says `parallel` and whose arguments are valid for it overlap, in a rolling pool (default 10; 1 is
 serial); every other call is a barrier. Pre-dispatch stages and commits run in model order;
 only bodies overlap. On abort, unstarted calls get a recorded call and an
 ABORTED_BEFORE_DISPATCH result.
@@ -10,16 +10,20 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+from .arguments import problem as argument_problem
 from .pipeline import CallOutcome, Pipeline
 from .stages.common import error_result
-from .types import CallState, ToolCall
+from .types import CallState, ToolCall, thaw
 
 
 def execution_class(call: ToolCall, view) -> str:
-    """Parallel only when the view entry the call resolves to says so; anything unsure is exclusive."""
+    """Parallel only when the view entry the call resolves to says so and the arguments are valid
+    for it (SPEC §5: a classifier given invalid arguments means exclusive); anything unsure is exclusive."""
     for entry in view.tools:
         if entry.name == call.name:
-            return "parallel" if entry.execution == "parallel" else "exclusive"
+            if entry.execution != "parallel":
+                return "exclusive"
+            return "parallel" if argument_problem(entry.parameters_json, thaw(call.arguments)) is None else "exclusive"
     return "exclusive"
 
 

@@ -179,7 +179,7 @@ def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program
 
 
 def test_nested_strings_and_keys_are_named_by_their_path(program, tmp_path):
-    from dshc.runtime.stages.execute import _unusable_string
+    from dshc.runtime.arguments import _unusable_string
     assert _unusable_string({"a": [{"b": "ok"}, {"c": ["fine", "x\0"]}]}) == ("a/1/c/1", "contains a NUL character at offset 1")
     assert _unusable_string({"ok": 1, "k\0": "v"})[1] == "key contains a NUL character at offset 1"
     assert _unusable_string({"deep": _deeply_nested(5_000, "\0")})[0].count("/") == 5_000

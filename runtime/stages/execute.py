@@ -6,25 +6,16 @@ that it returned one JSON object (INVALID_TOOL_OUTPUT).
 """
 from __future__ import annotations
 
-import re
-
 import json
 import time
 from dataclasses import replace
-from functools import lru_cache
 
-import jsonschema
-
+from ..arguments import problem as argument_problem
 from ..signals import Signal, fuse
 from ..types import CallState, ToolResult, thaw
 from .common import error_result, note
 
 STAGE = "execute"
-
-
-@lru_cache(maxsize=512)
-def _validator(parameters_json: str):
-    return jsonschema.Draft202012Validator(json.loads(parameters_json))
 
 
 def run(state: CallState, ctx) -> CallState:
@@ -65,16 +56,10 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     if body is None:
         return error_result(state, f"unknown tool `{state.call.name}`", "UNKNOWN_TOOL", "ToolNotFoundError")
     arguments = thaw(state.call.arguments)
-    unusable = _unusable_string(arguments)
-    if unusable is not None:
-        where, problem = unusable
-        return error_result(state, f"invalid arguments for `{state.call.name}`: {where}: {problem}",
-                            "INVALID_ARGS", "ToolArgsError")
-    errors = sorted(_validator(entry.parameters_json).iter_errors(arguments), key=lambda e: list(e.path))
-    if errors:
-        where = "/".join(map(str, errors[0].absolute_path)) or "arguments"
-        return error_result(state, f"invalid arguments for `{state.call.name}`: {where}: {errors[0].message}",
-                            "INVALID_ARGS", "ToolArgsError")
+    problem = argument_problem(entry.parameters_json, arguments)
+    if problem is not None:
+        return error_result(state, f"invalid arguments for `{state.call.name}`: {problem}", "INVALID_ARGS",
+                            "ToolArgsError")
     try:
         value = body(arguments, ctx.tool_context(signal))
     except Exception as exc:  # noqa: BLE001 - a throwing tool is an error result, never the end of the turn
@@ -89,44 +74,6 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
                             "INVALID_TOOL_OUTPUT", "ToolOutputError")
     content = ctx.render(entry.definition, arguments, value)
     return ToolResult(state.call.id, state.call.name, False, content, value, None, state.decided_by)
-
-
-def _unusable_string(arguments) -> tuple[str, str] | None:
-    """The first string (key or value) no tool can use: a NUL, or text that is not valid Unicode.
-
-    Paths and commands end in C strings (a NUL cuts them short) and in UTF-8 (a lone surrogate,
-    the trace of an invalid byte, cannot be encoded); refusing here names the parameter instead of
-    failing somewhere inside the tool.
-    """
-    stack: list[tuple[str, object]] = [("", arguments)]
-    while stack:  # iterative: the nesting is the model's choice
-        where, value = stack.pop()
-        if isinstance(value, str):
-            problem = _string_problem(value)
-            if problem:
-                return where or "arguments", problem
-        elif isinstance(value, dict):
-            for key in reversed(list(value)):
-                problem = _string_problem(key) if isinstance(key, str) else None
-                if problem:
-                    return f"{where}/{key!r}".lstrip("/"), f"key {problem}"
-                stack.append((f"{where}/{key}".lstrip("/"), value[key]))
-        elif isinstance(value, list):
-            stack.extend((f"{where}/{index}".lstrip("/"), item) for index, item in reversed(list(enumerate(value))))
-    return None
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _string_problem(text: str) -> str | None:
-    if "\0" in text:
-        return f"contains a NUL character at offset {text.index(chr(0))}"
-    # a search, not an encode: a large argument is never copied to be checked
-    found = _LONE_SURROGATE.search(text)
-    if found:
-        return f"contains an invalid character (U+{ord(found.group()):04X}, an unpaired surrogate) at offset {found.start()}"
-    return None
 
 
 def _thrown(state: CallState, exc: Exception) -> ToolResult:
