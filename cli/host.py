@@ -58,6 +58,10 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
 
     def policy_listener(call, entry):
+        if entry is None:
+            # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
+            # has nothing to say and dispatch answers UNKNOWN_TOOL, as the reference does
+            return None
         decision = program.decide(request, call.name, arguments(call), workspace, include_guards=False)
         kind = {"allow": Allow, "ask": Ask, "deny": Deny}[runtime_effect(decision.effect)]
         return kind(reason=decision.reason, decided_by=_rules(decision))

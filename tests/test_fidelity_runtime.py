@@ -33,3 +33,67 @@ def test_a_concurrency_safe_tool_with_valid_arguments_stays_parallel_and_invalid
              (("1", '{"file_path": "a"}'), ("2", '{"file_path": "b"}'), ("3", "{}"), ("4", '{"file_path": "c"}'))]
     assert execution_class(calls[0], standard_view) == "parallel"
     assert [[c.id for c in g] for g in groups(calls, standard_view)] == [["1", "2"], ["3"], ["4"]]
+
+
+def _pipeline_ctx(**hooks):
+    from test_runtime import make_ctx  # the runtime tests' tiny one-tool view
+    return make_ctx(**hooks)
+
+
+def test_an_unknown_tool_flows_through_pre_execute_fails_unknown_tool_at_dispatch_and_post_execute_still_runs():
+    from dshc.runtime.pipeline import Pipeline
+    from dshc.runtime.stages.post_execute import Accept
+    seen_pre, seen_post = [], []
+
+    def pre(call, entry):
+        seen_pre.append((call.name, entry))
+
+    def post(call, result):
+        seen_post.append((call.name, result.error["code"]))
+        return Accept(additional_contexts=("post ran",))
+
+    ctx = _pipeline_ctx(pre_execute=(pre,), post_execute=(post,))
+    outcome = Pipeline().run(ToolCall.from_model("u1", "no_such_tool", "{}"), ctx)
+    assert seen_pre == [("no_such_tool", None)]
+    assert seen_post == [("no_such_tool", "UNKNOWN_TOOL")]
+    assert outcome.result.content == 'Error: unknown tool "no_such_tool"'
+    assert outcome.result.error == {"name": "ToolNotFoundError", "message": 'unknown tool "no_such_tool"',
+                                    "code": "UNKNOWN_TOOL"}
+    assert outcome.contexts == ("post ran",)
+    assert [r.stage for r in outcome.state.records][:2] == ["record-call", "pre-execute"]
+
+
+def test_a_pre_execute_deny_of_an_unknown_tool_is_a_denial_not_unknown_tool():
+    from dshc.runtime.pipeline import Pipeline
+    from dshc.runtime.types import Deny
+    ctx = _pipeline_ctx(pre_execute=(lambda call, entry: Deny("hook says no"),))
+    result = Pipeline().run(ToolCall.from_model("u1", "no_such_tool", "{}"), ctx).result
+    assert result.content == "Error: hook says no" and "code" not in result.error
+
+
+def test_in_code_mode_a_direct_native_call_is_unknown_tool_with_the_run_code_route_before_policy():
+    from dshc.runtime.pipeline import Pipeline
+    from test_runtime import entry, view
+    seen = []
+    code_view = view(entry("run_code"), mode="code", sdk=(entry("echo"),))
+    ctx = _pipeline_ctx(the_view=code_view, pre_execute=(lambda c, e: seen.append(c.name),),
+                        post_execute=(lambda c, r: seen.append("post"),))
+    result = Pipeline().run(ToolCall.from_model("c1", "echo", '{"x": 1}'), ctx).result
+    assert result.content == ('Error: unknown tool "echo": only `run_code` is callable directly — '
+                              'call `echo` from inside a `run_code` program instead')
+    assert result.error["code"] == "UNKNOWN_TOOL" and seen == []  # neither policy nor post-execute ran
+    ctx.signal.set()
+    aborted = Pipeline().run(ToolCall.from_model("c2", "echo", '{"x": 1}'), ctx).result
+    assert aborted.error["code"] == "ABORTED_BEFORE_DISPATCH"
+
+
+def test_dshc_run_answers_an_unknown_tool_unknown_tool_through_the_shipped_policy(cli, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "u", "name": "no_such_tool", "arguments": {}}) + "\n")
+    done = cli("run", str(calls), "--workspace", str(tmp_path), "--policy", "workspace-write",
+               "--log", str(tmp_path / "ev.jsonl"), "--json")
+    row = json.loads(done.out.splitlines()[0])
+    assert row["error"] == {"code": "UNKNOWN_TOOL", "name": "ToolNotFoundError",
+                            "message": 'unknown tool "no_such_tool"'}
+    types = [json.loads(line)["type"] for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    assert types[-2:] == ["tool/call", "tool/result"]

@@ -22,3 +22,12 @@ def denial(state: CallState, reason: str) -> CallState:
     result = ToolResult(state.call.id, state.call.name, True, f"Error: {reason}", None,
                         {"name": "ToolDenied", "message": reason}, state.decided_by)
     return replace(state, decision="deny", reason=reason, result=result)
+
+
+def unknown_tool(state: CallState, code_mode: bool = False) -> ToolResult:
+    """UNKNOWN_TOOL; in code mode the name is visible, so the message names the way to reach it."""
+    name = state.call.name
+    message = f'unknown tool "{name}"'
+    if code_mode:
+        message += f": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
+    return error_result(state, message, "UNKNOWN_TOOL", "ToolNotFoundError")

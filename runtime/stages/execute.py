@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..arguments import problem as argument_problem
 from ..signals import Signal, fuse
 from ..types import CallState, ToolResult, thaw
-from .common import error_result, note
+from .common import error_result, note, unknown_tool
 
 STAGE = "execute"
 
@@ -52,9 +52,9 @@ def _wrap(wrapper, call, inner, original: Signal):
 
 def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     entry = state.entry
-    body = ctx.implementations.get(entry.definition)
-    if body is None:
-        return error_result(state, f"unknown tool `{state.call.name}`", "UNKNOWN_TOOL", "ToolNotFoundError")
+    body = ctx.implementations.get(entry.definition) if entry is not None else None
+    if body is None:  # a name on no view reaches dispatch (policy saw it) and fails here
+        return unknown_tool(state)
     arguments = thaw(state.call.arguments)
     problem = argument_problem(entry.parameters_json, arguments)
     if problem is not None:

@@ -1,39 +1,43 @@
 """Stage 2: resolve the name against the view, then the pre-execute waterfall (allow | ask | deny).
 
 Code mode: a direct call of a native name is answered UNKNOWN_TOOL before any policy runs,
-with a hint to call it from a `run_code` program; an unknown name takes the ordinary path.
-A listener that throws makes a final error.
+with a hint to call it from a `run_code` program (policy must never see, let alone approve, a
+call that can only fail). A name on no view takes the ordinary path: the listeners see it
+(entry None) and dispatch answers UNKNOWN_TOOL. A listener that throws makes a final error.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..types import Allow, Ask, CallState, Deny
-from .common import denial, error_result, note
+from .common import denial, error_result, note, unknown_tool
 
 STAGE = "pre-execute"
 
 
 def _resolve(state: CallState, view):
+    """(the entry the call runs, or None; True when code mode collapses a visible native name)."""
     name = state.call.name
     wire = {e.name: e for e in view.tools}
     sdk = {e.name: e for e in (view.sdk or ())}
     if name in wire:
-        return wire[name], None
+        return wire[name], False
     if name in sdk:
         if state.call.parent is not None:
-            return sdk[name], None  # a nested dispatch from run_code
+            return sdk[name], False  # a nested dispatch from run_code
         if view.mode == "code":
-            return None, (f"unknown tool `{name}`: in code mode call it from inside a `run_code` program "
-                          f"(tools.{name}(…))")
-    return None, f"unknown tool `{name}`"
+            return None, True
+    return None, False
 
 
 def run(state: CallState, ctx) -> CallState:
-    entry, problem = _resolve(state, ctx.view)
-    if problem is not None:
-        result = error_result(state, problem, "UNKNOWN_TOOL", "ToolNotFoundError")
-        return note(replace(state, result=result, final=True), STAGE, "unknown tool")
+    entry, collapsed = _resolve(state, ctx.view)
+    if collapsed:
+        if ctx.signal.is_set():  # the cancellation contract holds even for a collapsed call
+            result = error_result(state, "aborted before dispatch", "ABORTED_BEFORE_DISPATCH", "AbortError")
+        else:
+            result = unknown_tool(state, code_mode=True)
+        return note(replace(state, result=result, final=True), STAGE, "collapsed in code mode")
     state = replace(state, entry=entry)
     for listener in ctx.pre_execute:
         try:
