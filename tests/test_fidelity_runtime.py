@@ -97,3 +97,55 @@ def test_dshc_run_answers_an_unknown_tool_unknown_tool_through_the_shipped_polic
                             "message": 'unknown tool "no_such_tool"'}
     types = [json.loads(line)["type"] for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
     assert types[-2:] == ["tool/call", "tool/result"]
+
+
+def _run_rows(cli, tmp_path, calls, *flags):
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(call) + "\n" for call in calls))
+    log = tmp_path / "events.jsonl"
+    done = cli("run", str(path), "--log", str(log), "--json", *flags)
+    rows = {row["id"]: row for row in map(json.loads, done.out.splitlines())}
+    return rows, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_a_write_outside_the_workspace_is_refused_at_execution_with_an_escalation_hint_and_the_escalated_retry_asks(
+        cli, tmp_path):
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    plain = {"id": "w1", "name": "write", "arguments": {"file_path": str(outside / "a.txt"), "content": "x"}}
+    escalated = {"id": "w2", "name": "write", "arguments": {
+        "file_path": str(outside / "a.txt"), "content": "x", "sandbox_permissions": "danger-full-access",
+        "justification": "the file belongs next to the workspace"}}
+    rows, events = _run_rows(cli, tmp_path, [plain, escalated], "--workspace", str(workspace),
+                             "--policy", "workspace-write", "--approve", "once")
+    refused = rows["w1"]
+    assert refused["isError"] and refused["error"]["code"] == "FS_SANDBOX_DENIED"
+    assert refused["content"].startswith("Error: [sandbox: file access denied under workspace-write mode]")
+    assert "[sandbox: escalation available" in refused["content"] and "sandbox_permissions" in refused["content"]
+    decisions = {e["callId"]: e["decision"] for e in events if e["type"] == "tool/decision"}
+    assert decisions == {"w1": "allow", "w2": "ask"}  # the plain write was never a question
+    assert rows["w2"]["isError"] is False and (outside / "a.txt").read_text() == "x"
+
+    (outside / "a.txt").unlink()
+    rows, _ = _run_rows(cli, tmp_path, [escalated], "--workspace", str(workspace), "--policy", "workspace-write",
+                        "--approve", "never")
+    assert rows["w2"]["isError"] and "code" not in rows["w2"]["error"] and not (outside / "a.txt").exists()
+
+
+def test_an_edit_outside_the_workspace_carries_the_hint_and_str_replace_editor_refuses_without_one(
+        workspace, outside, state):
+    from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
+    import threading
+    ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="t", state=state,
+                      abort=threading.Event())
+    (outside / "b.txt").write_text("old")
+    with pytest.raises(ToolError) as edit:
+        IMPLEMENTATIONS["tool-fs/edit"]({"file_path": str(outside / "b.txt"), "old_string": "old",
+                                         "new_string": "new"}, ctx)
+    with pytest.raises(ToolError) as editor:
+        IMPLEMENTATIONS["tool-str-replace-editor/str_replace_editor"](
+            {"command": "create", "path": str(outside / "c.txt"), "file_text": "x"}, ctx)
+    assert edit.value.code == editor.value.code == "FS_SANDBOX_DENIED"
+    assert "escalation available" in edit.value.message and "escalation" not in editor.value.message
+    assert (outside / "b.txt").read_text() == "old" and not (outside / "c.txt").exists()

@@ -83,8 +83,8 @@ def test_hard_link_to_a_file_outside_is_not_written(ctx_for, workspace, outside)
     os.link(secret, workspace / "hardlink.txt")
     ctx = ctx_for()
     call(ctx, "tool-fs/read", {"file_path": "hardlink.txt"})   # reading it is fine
-    refused("SANDBOX_DENIED", ctx, "tool-fs/write", {"file_path": "hardlink.txt", "content": "changed\n"})
-    refused("SANDBOX_DENIED", ctx, "tool-fs/edit",
+    refused("FS_SANDBOX_DENIED", ctx, "tool-fs/write", {"file_path": "hardlink.txt", "content": "changed\n"})
+    refused("FS_SANDBOX_DENIED", ctx, "tool-fs/edit",
             {"file_path": "hardlink.txt", "old_string": "outside", "new_string": "changed"})
     assert secret.read_text() == "outside\n"
     # full access means what it says
@@ -104,7 +104,7 @@ def test_component_swapped_after_the_decision_is_not_followed(ctx_for, workspace
     (workspace / "d").symlink_to(outside)                          # … then swapped
     with pytest.raises(ToolError) as caught:
         sandbox.open_file(ctx, real, "d/new.txt", write=True, create=True)
-    assert caught.value.code == "SANDBOX_DENIED"
+    assert caught.value.code == "FS_SANDBOX_DENIED"
     assert list(outside.iterdir()) == []
     (workspace / "d").unlink()
     (workspace / "d").symlink_to(workspace / "parked" / "f")       # final component swapped

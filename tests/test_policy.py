@@ -102,10 +102,21 @@ def test_no_rule_and_no_default_denies():
     assert decision.effect == "deny" and "no default" in decision.reason
 
 
-def test_child_scopes_turn_every_ask_into_a_deny(program):
+# the shipped workspace-write refuses outside writes at execution (the reference's behaviour);
+# a policy may still ask about them, and that is the rule form these tests exercise
+CAREFUL = {"careful.dsh": 'policy careful "Asks before writing outside" extends workspace-write {\n'
+                          '  ask write, edit when args.file_path outside workspace\n}\n'}
+
+
+@pytest.fixture(scope="module")
+def careful() -> Program:
+    return Program.load(texts=CAREFUL)
+
+
+def test_child_scopes_turn_every_ask_into_a_deny(careful):
     outside = {"file_path": "/etc/passwd", "content": "x"}
-    root = program.decide(Request(preset="standard", policy="workspace-write"), "write", outside, workspace="/ws")
-    child = program.decide(Request(preset="standard", policy="workspace-write", scope="child"), "write", outside,
+    root = careful.decide(Request(preset="standard", policy="careful"), "write", outside, workspace="/ws")
+    child = careful.decide(Request(preset="standard", policy="careful", scope="child"), "write", outside,
                            workspace="/ws")
     assert (root.effect, child.effect) == ("ask", "deny")
     assert any(rule == "approval never" for rule, _ in child.deciding)
@@ -137,14 +148,14 @@ def test_plan_policy_denies_mutations_while_planning_and_lists_everything(progra
     assert program.view(planning).fingerprint == program.view(Request(preset="standard", policy="plan")).fingerprint
 
 
-def test_paths_are_normalised_before_inside_or_outside(program, tmp_path):
+def test_paths_are_normalised_before_inside_or_outside(careful, tmp_path):
     workspace = tmp_path / "ws"
     (workspace / "sub").mkdir(parents=True)
     (workspace / "escape").symlink_to(tmp_path)
-    request = Request(policy="workspace-write")
+    request = Request(policy="careful")
 
     def effect(path):
-        return program.decide(request, "write", {"file_path": path, "content": ""}, workspace=str(workspace)).effect
+        return careful.decide(request, "write", {"file_path": path, "content": ""}, workspace=str(workspace)).effect
 
     assert effect("sub/file.txt") == "allow"
     assert effect(str(workspace / "sub" / ".." / "file.txt")) == "allow"
@@ -173,7 +184,8 @@ def test_decide_cli_names_the_deciding_rule_for_each_outcome(cli, tmp_path):
     allow = cli(*base, "--args", '{"command": "ls", "description": "d"}')
     deny = cli(*base, "--args", '{"command": "cd x && git push", "description": "d"}')
     ask = cli("decide", "write", "--policy", "workspace-write", "--workspace", str(tmp_path), "--json",
-              "--args", '{"file_path": "/etc/hosts", "content": ""}')
+              "--args", '{"file_path": "/etc/hosts", "content": "", "sandbox_permissions": "danger-full-access", '
+              '"justification": "the host file lives outside"}')
     for result, code, effect in ((allow, 0, "allow"), (deny, 1, "deny"), (ask, 1, "ask")):
         data = result.json()
         assert (result.code, data["decision"]) == (code, effect)

@@ -342,7 +342,7 @@ def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):
     rows = {row["id"]: row for row in map(json.loads, result.out.splitlines())}
     for call_id in ("r1", "r2", "w1", "w2"):
         assert rows[call_id]["isError"], call_id
-        assert rows[call_id]["error"].get("code") == "SANDBOX_DENIED" or "workspace" in rows[call_id]["content"]
+        assert rows[call_id]["error"].get("code") == "FS_SANDBOX_DENIED" or "workspace" in rows[call_id]["content"]
     assert rows["ok"]["isError"] is False
     assert not (tmp_path / "x.txt").exists()
 

@@ -188,10 +188,10 @@ def escape_routes(workspace: Path, outside: Path) -> dict[str, str]:
 @pytest.mark.parametrize("route", ["absolute", "dotdot", "dir-symlink", "file-symlink"])
 def test_writes_outside_the_workspace(route, call, workspace, outside):
     path = escape_routes(workspace, outside)[route]
-    err = fails("SANDBOX_DENIED", call, "tool-fs/write", {"file_path": path, "content": "x"})
+    err = fails("FS_SANDBOX_DENIED", call, "tool-fs/write", {"file_path": path, "content": "x"})
     assert err.message.startswith("[sandbox: file access denied under workspace-write mode]")
     assert "outside the workspace" in err.message
-    fails("SANDBOX_DENIED", call, "tool-str-replace-editor/str_replace_editor",
+    fails("FS_SANDBOX_DENIED", call, "tool-str-replace-editor/str_replace_editor",
           {"command": "create", "path": path, "file_text": "x"})
     assert list(outside.iterdir()) == []
 
@@ -202,13 +202,13 @@ def test_writes_outside_the_workspace(route, call, workspace, outside):
 
 def test_reads_outside_the_workspace_and_home(call, workspace, outside, monkeypatch):
     (outside / "secret.txt").write_text("s\n")
-    fails("SANDBOX_DENIED", call, "tool-fs/read", {"file_path": str(outside / "secret.txt")})
+    fails("FS_SANDBOX_DENIED", call, "tool-fs/read", {"file_path": str(outside / "secret.txt")})
     monkeypatch.setenv("HOME", str(outside))
-    fails("SANDBOX_DENIED", call, "tool-fs/read", {"file_path": "~/secret.txt"})
+    fails("FS_SANDBOX_DENIED", call, "tool-fs/read", {"file_path": "~/secret.txt"})
     assert call("tool-fs/read", {"file_path": "~/secret.txt"}, sandbox="danger-full-access")["content"] == "s"
-    fails("SANDBOX_DENIED", call, "tool-fs-search/glob", {"pattern": "*", "path": str(outside)})
-    fails("SANDBOX_DENIED", call, "tool-fs-search/grep", {"pattern": "s", "path": "../outside"})
-    fails("SANDBOX_DENIED", call, "tool-bash/bash", {"command": "pwd", "description": "d", "workdir": str(outside)})
+    fails("FS_SANDBOX_DENIED", call, "tool-fs-search/glob", {"pattern": "*", "path": str(outside)})
+    fails("FS_SANDBOX_DENIED", call, "tool-fs-search/grep", {"pattern": "s", "path": "../outside"})
+    fails("FS_SANDBOX_DENIED", call, "tool-bash/bash", {"command": "pwd", "description": "d", "workdir": str(outside)})
 
 
 def test_read_only_refuses_every_write(call, make_ctx, workspace):
@@ -224,7 +224,7 @@ def test_read_only_refuses_every_write(call, make_ctx, workspace):
         (editor, {"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "b"}),
     ]
     for definition, args in attempts:
-        err = fails("SANDBOX_DENIED", call, definition, args, sandbox="read-only")
+        err = fails("FS_SANDBOX_DENIED", call, definition, args, sandbox="read-only")
         assert err.message.startswith("[sandbox: file access denied under read-only mode]")
     assert (workspace / "f.txt").read_text() == "a\n" and not (workspace / "new.txt").exists()
     assert resolve_path(make_ctx(sandbox="read-only"), "f.txt", write=False) == str(workspace / "f.txt")

@@ -71,7 +71,7 @@ def _tree(tmp_path: Path, name: str, edit=None) -> Path:
 def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
     old = _tree(tmp_path, "old")
     new = _tree(tmp_path, "new", lambda text: text.replace(
-        "  ask write, edit when args.file_path outside workspace\n", ""))
+        "  ask pwsh, write, edit when has args.sandbox_permissions\n", "  ask pwsh when has args.sandbox_permissions\n"))
     same = cli("verify", "--against", str(old), "--policy", "workspace-write", "--json")
     assert same.code == 0
     result = cli("verify", str(new), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
@@ -80,7 +80,7 @@ def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
     at_root = next(v for v in violations if v["witness"]["scope"] == "root")
     assert at_root["message"].endswith("ask → allow")
     assert at_root["witness"]["tool"] in ("write", "edit")
-    assert at_root["witness"]["arguments"]["file_path"].startswith("/")
+    assert "sandbox_permissions" in at_root["witness"]["arguments"]
 
 
 def test_shell_patterns_are_split_exactly(tmp_path):

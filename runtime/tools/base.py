@@ -40,10 +40,10 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
     "invalid-args": ("INVALID_ARGS", "ToolError", "{detail}"),
     "aborted": ("ABORTED", "AbortError", "aborted"),
     "timeout": ("TOOL_TIMEOUT", "ToolTimeoutError", "command timed out after {seconds}{partial}"),
-    "sandbox-outside": ("SANDBOX_DENIED", "SandboxError",
-                        "[sandbox: file access denied under {mode} mode] `{path}` is outside the workspace `{root}`"),
-    "sandbox-read-only": ("SANDBOX_DENIED", "SandboxError",
-                          "[sandbox: file access denied under read-only mode] `{path}` cannot be modified"),
+    "sandbox-outside": ("FS_SANDBOX_DENIED", "FsError",
+                        "[sandbox: file access denied under {mode} mode] `{path}` is outside the workspace `{root}`{hint}"),
+    "sandbox-read-only": ("FS_SANDBOX_DENIED", "FsError",
+                          "[sandbox: file access denied under read-only mode] `{path}` cannot be modified{hint}"),
     "sandbox-unknown": ("SANDBOX_UNAVAILABLE", "SandboxError",
                         "sandbox mode `{mode}` is not one of read-only, workspace-write, danger-full-access"),
     "sandbox-unavailable": ("SANDBOX_UNAVAILABLE", "SandboxError",
@@ -52,9 +52,9 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
     "sandbox-failed": ("SANDBOX_UNAVAILABLE", "SandboxError", "the command was not run: {reason}"),
     "fs-not-regular": ("INVALID_ARGS", "FsError",
                        "`{path}` is not a regular file (a FIFO, socket or device); file tools refuse it"),
-    "fs-hard-linked": ("SANDBOX_DENIED", "SandboxError",
+    "fs-hard-linked": ("FS_SANDBOX_DENIED", "FsError",
                        "`{path}` has {links} hard links; one may lead outside the workspace, so it is not changed"),
-    "fs-moved": ("SANDBOX_DENIED", "SandboxError",
+    "fs-moved": ("FS_SANDBOX_DENIED", "FsError",
                  "`{path}` changed under the call (a path component became a link or vanished); nothing was written"),
     "fs-not-found": ("FS_NOT_FOUND", "FsError", "`{path}` does not exist"),
     "fs-not-observed": ("FS_NOT_OBSERVED", "FsError",
@@ -91,6 +91,13 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
     "skill-unavailable": (None, "SkillError", "`{tool}` is not available on this host: no {provider}"),
     "code-unavailable": ("CODE_RUN_FAILED", "CodeRunError", "`{tool}` is not available on this host: no {provider}"),
 }
+
+
+# rides a refusal of a tool that takes `sandbox_permissions` (write, edit): the sanctioned retry
+# is named where the model meets the refusal, not only in the tool description
+ESCALATION_HINT = ("\n[sandbox: escalation available — retry this exact operation once with `sandbox_permissions` "
+                   "(the narrowest wider mode that suffices) and a one-sentence `justification`; the user is asked "
+                   "to approve it]")
 
 
 def fail(kind: str, **fields: Any) -> ToolError:

@@ -181,10 +181,10 @@ class _Hashing:
         return data
 
 
-def replace_whole_file(ctx: ToolContext, given: str, text: str) -> dict[str, Any]:
+def replace_whole_file(ctx: ToolContext, given: str, text: str, escalates: bool = False) -> dict[str, Any]:
     """Create or overwrite a file; an existing one must have been read, unchanged since.
     The check and the write use one open fd, so the file judged is the file written."""
-    real = resolve_path(ctx, given, write=True)
+    real = resolve_path(ctx, given, write=True, escalates=escalates)
     fd, created = open_file(ctx, real, given, write=True, create=True)
     try:
         if not created:
@@ -200,7 +200,7 @@ def replace_whole_file(ctx: ToolContext, given: str, text: str) -> dict[str, Any
 
 
 def write(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    written = replace_whole_file(ctx, arg_str(args, "file_path"), arg_str(args, "content"))
+    written = replace_whole_file(ctx, arg_str(args, "file_path"), arg_str(args, "content"), escalates=True)
     return {"path": written["path"], "bytes": written["bytes"]}
 
 
@@ -209,7 +209,7 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     old = arg_str(args, "old_string")
     new = arg_str(args, "new_string")
     replace_all = arg_bool(args, "replace_all", False)
-    real = resolve_path(ctx, given, write=True)
+    real = resolve_path(ctx, given, write=True, escalates=True)
     fd, _ = open_file(ctx, real, given, write=True)
     try:
         current = _read_fd(fd, given)

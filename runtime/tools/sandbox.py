@@ -1,5 +1,5 @@
 """Confinement as the tools see it: path checks for the file tools (a path argument + the
-call's sandbox mode → the resolved real path, or SANDBOX_DENIED) and the OS confinement of
+call's sandbox mode → the resolved real path, or FS_SANDBOX_DENIED) and the OS confinement of
 the processes the shell tools start (ToolContext → Confinement; failures → SANDBOX_UNAVAILABLE)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable
-from .base import SANDBOX_MODES, ToolContext, ToolError, fail, invalid
+from .base import ESCALATION_HINT, SANDBOX_MODES, ToolContext, ToolError, fail, invalid
 
 
 def workspace_root(ctx: ToolContext) -> str:
@@ -27,10 +27,12 @@ def check_mode(ctx: ToolContext) -> None:
         raise fail("sandbox-unknown", mode=ctx.sandbox)
 
 
-def resolve_path(ctx: ToolContext, path: str, write: bool) -> str:
+def resolve_path(ctx: ToolContext, path: str, write: bool, escalates: bool = False) -> str:
     """Expand `~`, anchor relative paths at the workspace, and resolve `..` and symlinks
     (every component, including a dangling final link) before confinement is judged, so a
-    link inside the workspace cannot reach outside it."""
+    link inside the workspace cannot reach outside it. A refusal is FS_SANDBOX_DENIED at
+    execution, never a question; `escalates` (the tool takes `sandbox_permissions`) adds the
+    hint to retry escalated, which a policy then asks a human about."""
     check_mode(ctx)
     if not isinstance(path, str) or not path.strip():
         raise invalid("a path must be a non-empty string")
@@ -41,10 +43,11 @@ def resolve_path(ctx: ToolContext, path: str, write: bool) -> str:
     real = os.path.realpath(expanded if os.path.isabs(expanded) else os.path.join(root, expanded))
     if ctx.sandbox == "danger-full-access":
         return real
+    hint = ESCALATION_HINT if escalates else ""
     if write and ctx.sandbox == "read-only":
-        raise fail("sandbox-read-only", path=path)
+        raise fail("sandbox-read-only", path=path, hint=hint)
     if not within(real, root):
-        raise fail("sandbox-outside", mode=ctx.sandbox, path=path, root=root)
+        raise fail("sandbox-outside", mode=ctx.sandbox, path=path, root=root, hint=hint)
     return real
 
 
