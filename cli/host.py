@@ -18,7 +18,7 @@ from ..runtime.events import EventLog
 from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
-from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
+from ..runtime.types import Abstain, Allow, Ask, Deny, FrozenDict, ToolCall, thaw
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
@@ -79,16 +79,33 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         wanted = arguments(call).get("sandbox_permissions")
         return described(call.name, wanted if isinstance(wanted, str) else None)
 
+    review = plan_reviewer(approver)
+
     def tool_context(signal):
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
-                           **sandbox_settings(policy))
+                           review_plan=review, **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,
                           guards=(policy_guard,), execute_wrappers=(deadline_wrapper(timeout_s), escalation.wrapper),
                           timeout_s=timeout_s, sandbox_of=sandbox_of)
     return ctx, state
+
+
+_PLAN_REVIEW = ToolCall("plan-review", "exit_plan_mode", FrozenDict())
+
+
+def plan_reviewer(approver: Callable | None) -> Callable[[str], str] | None:
+    """The session's one human channel reviews plans too: only an explicit yes approves
+    (`--approve never` and a cancelled prompt keep planning); no channel, no reviewer."""
+    if approver is None:
+        return None
+
+    def review(plan: str) -> str:
+        outcome = approver(_PLAN_REVIEW, f"approve this plan and leave plan mode?\n{plan}\n")
+        return {"allowed-once": "approved", "unavailable": "unavailable"}.get(outcome, "rejected")
+    return review
 
 
 def policy_mode(policy) -> str:

@@ -149,3 +149,69 @@ def test_an_edit_outside_the_workspace_carries_the_hint_and_str_replace_editor_r
     assert edit.value.code == editor.value.code == "FS_SANDBOX_DENIED"
     assert "escalation available" in edit.value.message and "escalation" not in editor.value.message
     assert (outside / "b.txt").read_text() == "old" and not (outside / "c.txt").exists()
+
+
+def _tool_ctx(workspace, state, **fields):
+    import threading
+    from dshc.runtime.tools import ToolContext
+    return ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="t", state=state,
+                       abort=threading.Event(), **fields)
+
+
+def _plan_error(ctx, plan):
+    from dshc.runtime.tools import IMPLEMENTATIONS, ToolError
+    with pytest.raises(ToolError) as caught:
+        IMPLEMENTATIONS["plan-mode/exit_plan_mode"]({"plan": plan}, ctx)
+    assert caught.value.code is None  # plain errors, as the reference raises them
+    return caught.value.message
+
+
+PLAN = "# Rename the module\n\n1. move it\n2. fix imports\n"
+
+
+def test_exit_plan_mode_outside_plan_mode_is_an_error_saying_it_is_only_available_in_plan_mode(workspace, state):
+    reviewed = []
+    ctx = _tool_ctx(workspace, state, review_plan=lambda plan: reviewed.append(plan) or "approved")
+    assert _plan_error(ctx, PLAN) == "exit_plan_mode is only available in plan mode"
+    assert reviewed == []
+
+
+@pytest.mark.parametrize("plan", ["", "   ", "no heading at all", "## a second-level heading first", "#NoSpace",
+                                  "intro line\n# heading later"])
+def test_exit_plan_mode_needs_a_plan_starting_with_a_heading(workspace, state, plan):
+    state.plan_mode = True
+    ctx = _tool_ctx(workspace, state, review_plan=lambda plan: "approved")
+    assert "starting with a # heading" in _plan_error(ctx, plan)
+    assert state.plan_mode is True
+
+
+def test_exit_plan_mode_without_a_user_questions_channel_is_an_error(workspace, state):
+    state.plan_mode = True
+    for ctx in (_tool_ctx(workspace, state), _tool_ctx(workspace, state, review_plan=lambda plan: "unavailable"),
+                _tool_ctx(workspace, state, review_plan=lambda plan: 1 / 0)):
+        assert _plan_error(ctx, PLAN).startswith("no user-questions channel is available to review the plan")
+    assert state.plan_mode is True
+
+
+def test_exit_plan_mode_leaves_plan_mode_only_on_an_explicit_approval(workspace, state):
+    from dshc.runtime.tools import IMPLEMENTATIONS
+    state.plan_mode = True
+    for answer in ("rejected", "cancelled", "yes", None):
+        ctx = _tool_ctx(workspace, state, review_plan=lambda plan, answer=answer: answer)
+        assert _plan_error(ctx, PLAN).startswith("The user chose to keep planning")
+        assert state.plan_mode is True
+    seen = []
+    ctx = _tool_ctx(workspace, state, review_plan=lambda plan: seen.append(plan) or "approved")
+    assert IMPLEMENTATIONS["plan-mode/exit_plan_mode"]({"plan": PLAN}, ctx) == {"approved": True}
+    assert seen == [PLAN] and state.plan_mode is False
+
+
+@pytest.mark.parametrize("approve, approved", [("never", False), ("once", True), (None, False)])
+def test_dshc_run_never_approves_exit_plan_mode_under_approve_never(cli, tmp_path, approve, approved):
+    flags = ["--workspace", str(tmp_path), "--policy", "plan", "--plan"] + (["--approve", approve] if approve else [])
+    rows, _ = _run_rows(cli, tmp_path, [{"id": "x", "name": "exit_plan_mode", "arguments": {"plan": PLAN}}], *flags)
+    assert rows["x"]["isError"] is (not approved)
+    if approve is None:  # the test has no terminal: there is no one to review the plan
+        assert "no user-questions channel" in rows["x"]["content"]
+    elif not approved:
+        assert "keep planning" in rows["x"]["content"]

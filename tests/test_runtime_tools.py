@@ -450,14 +450,6 @@ def test_todo_write_replaces_the_list(call, state):
     fails("INVALID_ARGS", call, "tool-todo/todo_write", {"todos": [{"content": "d", "status": "done"}]})
 
 
-def test_exit_plan_mode(call, state):
-    err = fails(None, call, "plan-mode/exit_plan_mode", {"plan": "p"})
-    assert err.message == "not in plan mode"
-    state.plan_mode = True
-    assert call("plan-mode/exit_plan_mode", {"plan": "p"}) == {"approved": True, "plan": "p"}
-    assert state.plan_mode is False
-
-
 def test_goal_revisions_and_transitions(call):
     assert call("tool-goal/get_goal", {}) == {"goal": None}
     goal = call("tool-goal/create_goal", {"objective": "ship it", "max_goal_rounds": 3})["goal"]

@@ -71,7 +71,12 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
     "image-unavailable": ("IMAGE_INPUT_UNAVAILABLE", "ImageInputError",
                           "no image-capable model is routed for this session"),
     "unknown-job": ("INVALID_ARGS", "JobError", "no background job `{job_id}`; job_list shows the known ids"),
-    "not-plan-mode": (None, "PlanModeError", "not in plan mode"),
+    # plain errors with no code, as the reference's plan-mode tool raises them
+    "not-plan-mode": (None, "Error", "exit_plan_mode is only available in plan mode"),
+    "plan-no-heading": (None, "Error", "exit_plan_mode requires a non-empty markdown plan starting with a # heading"),
+    "plan-no-channel": (None, "Error", "no user-questions channel is available to review the plan; ask the user to "
+                                       "switch the session mode instead"),
+    "plan-kept": (None, "Error", "The user chose to keep planning; revise the plan and present it again."),
     "goal-unknown": ("INVALID_ARGS", "GoalError", "no goal `{goal_id}`"),
     "goal-stale": ("INVALID_ARGS", "GoalError",
                    "revision {given} of goal `{goal_id}` is stale; the current revision is {current}"),
@@ -289,6 +294,9 @@ class ToolContext:
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap
+    # the user-questions channel a plan is reviewed on: plan -> "approved" | "rejected" |
+    # "unavailable"; None when the session has no one to ask
+    review_plan: Callable[[str], str] | None = None
 
 
 Body = Callable[[Mapping[str, Any], ToolContext], Any]
