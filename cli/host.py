@@ -84,7 +84,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     def tool_context(signal):
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
-                           review_plan=review, **sandbox_settings(policy))
+                           review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
+                           **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,

@@ -215,3 +215,89 @@ def test_dshc_run_never_approves_exit_plan_mode_under_approve_never(cli, tmp_pat
         assert "no user-questions channel" in rows["x"]["content"]
     elif not approved:
         assert "keep planning" in rows["x"]["content"]
+
+
+def _tool_error(definition, args, ctx):
+    from dshc.runtime.tools import IMPLEMENTATIONS, ToolError
+    with pytest.raises(ToolError) as caught:
+        IMPLEMENTATIONS[definition](args, ctx)
+    return caught.value
+
+
+def test_read_image_without_an_image_capable_model_is_a_plain_error_with_no_code(workspace, state):
+    (workspace / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    error = _tool_error("tool-fs/read_image", {"file_path": "a.png"}, _tool_ctx(workspace, state))
+    assert error.code is None and error.message.startswith('cannot read "a.png" as an image')
+
+
+def _provider(pid, usable=True, search=None):
+    from dshc.runtime.tools.web import WebProvider
+    return WebProvider(pid, usable, search=search)
+
+
+@pytest.mark.parametrize("configured, registered, code", [
+    (None, {}, "WEB_PROVIDER_UNAVAILABLE"),
+    (None, {"a": False}, "WEB_PROVIDER_UNAVAILABLE"),                 # registered, none usable
+    ("exa", {}, "WEB_PROVIDER_CONFIGURED_MISSING"),
+    ("exa", {"exa": False}, "WEB_PROVIDER_CONFIGURED_UNAVAILABLE"),
+    (None, {"a": True, "b": True}, "WEB_PROVIDER_AMBIGUOUS"),         # several usable, none configured
+])
+def test_web_tools_fail_with_the_web_provider_code_that_says_why_no_provider_could_answer(
+        workspace, state, monkeypatch, configured, registered, code):
+    from dshc.runtime.tools import web
+    monkeypatch.setattr(web, "PROVIDERS", {pid: _provider(pid, usable) for pid, usable in registered.items()})
+    for definition in ("tool-web/web_search", "tool-web/web_fetch"):
+        error = _tool_error(definition, {"query": "q", "url": "https://example.org"},
+                            _tool_ctx(workspace, state, web_provider=configured))
+        assert (error.code, error.name) == (code, "WebError")
+
+
+def test_a_failing_web_provider_is_web_provider_error_and_a_working_one_answers(workspace, state, monkeypatch):
+    from dshc.runtime.tools import web
+
+    def broken(args, ctx):
+        raise ConnectionError("socket closed")
+
+    monkeypatch.setattr(web, "PROVIDERS", {"good": _provider("good", search=lambda args, ctx: {"results": ["r"]}),
+                                           "bad": _provider("bad", search=broken)})
+    error = _tool_error("tool-web/web_search", {"query": "q"}, _tool_ctx(workspace, state, web_provider="bad"))
+    assert error.code == "WEB_PROVIDER_ERROR" and "socket closed" in error.message
+    ctx = _tool_ctx(workspace, state, web_provider="good")
+    assert web.BODIES["tool-web/web_search"]({"query": "q"}, ctx) == {"results": ["r"]}
+
+
+FS_CODES = [  # (what the file tools are asked to do, the reference's FsError code)
+    ("tool-fs/read", {"file_path": "missing.txt"}, "FS_NOT_FOUND"),
+    ("tool-fs/read", {"file_path": "sub"}, "FS_NOT_REGULAR_FILE"),
+    ("tool-fs-search/glob", {"pattern": "*", "path": "f.txt"}, "FS_NOT_DIRECTORY"),
+    ("tool-fs/write", {"file_path": "f.txt", "content": "x"}, "FS_NOT_OBSERVED"),
+    ("tool-fs/edit", {"file_path": "f.txt", "old_string": "zzz", "new_string": "y"}, "FS_EDIT_NOT_FOUND"),
+    ("tool-fs/edit", {"file_path": "f.txt", "old_string": "a", "new_string": "b"}, "FS_AMBIGUOUS_EDIT"),
+    ("tool-fs/write", {"file_path": "/etc/dshc-never.txt", "content": "x"}, "FS_SANDBOX_DENIED"),
+    ("tool-fs/edit", {"file_path": "f.txt", "old_string": "a", "new_string": "a"}, None),  # plain, as the reference
+]
+
+
+@pytest.mark.parametrize("definition, args, code", FS_CODES)
+def test_file_tools_fail_with_the_reference_fs_error_codes(workspace, state, definition, args, code):
+    from dshc.runtime.tools import IMPLEMENTATIONS
+    (workspace / "sub").mkdir()
+    (workspace / "f.txt").write_text("a a\n")
+    ctx = _tool_ctx(workspace, state)
+    if definition == "tool-fs/edit":
+        IMPLEMENTATIONS["tool-fs/read"]({"file_path": "f.txt"}, ctx)
+    assert _tool_error(definition, args, ctx).code == code
+
+
+def test_every_code_a_tool_can_raise_is_one_the_reference_defines():
+    from dshc.runtime.tools.base import ERRORS
+    reference = {"INVALID_ARGS", "ABORTED", "TOOL_TIMEOUT", "SANDBOX_UNAVAILABLE", "CODE_RUN_FAILED", "NO_PROVIDER",
+                 "LSP_UNAVAILABLE", "SESSION_QUERY_SEARCH_DISABLED", "SESSION_QUERY_TOOL_FAILED",
+                 "WEB_PROVIDER_CONFIGURED_MISSING", "WEB_PROVIDER_CONFIGURED_UNAVAILABLE", "WEB_PROVIDER_UNAVAILABLE",
+                 "WEB_PROVIDER_AMBIGUOUS", "WEB_PROVIDER_ERROR", "FS_NOT_FOUND", "FS_NOT_DIRECTORY", "FS_NOT_TEXT",
+                 "FS_NOT_REGULAR_FILE", "FS_TOO_LARGE", "FS_PERMISSION_DENIED", "FS_SANDBOX_DENIED", "FS_IO_ERROR",
+                 "FS_STALE_VERSION", "FS_NOT_OBSERVED", "FS_AMBIGUOUS_EDIT", "FS_EDIT_NOT_FOUND", "FS_ABORTED",
+                 "GOAL_NOT_FOUND", "GOAL_ALREADY_EXISTS", "GOAL_STALE_REVISION", "GOAL_INVALID_TRANSITION",
+                 "GOAL_INVALID_OBJECTIVE", "GOAL_TOOL_INVALID_UPDATE"}
+    used = {code for code, _, _ in ERRORS.values() if code is not None}
+    assert used <= reference, used - reference

@@ -4,15 +4,16 @@ turns into an error result. `render` turns a successful value into the model's t
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from . import ask_user, editor, fs, goals, jobs, persistent_shell, plan, search, shell, todo, unavailable
+from . import ask_user, editor, fs, goals, jobs, persistent_shell, plan, search, shell, todo, unavailable, web
 from .base import Body, JobTable, ToolContext, ToolError, ToolState
 from .persistent_shell import PersistentShell
 from .sandbox import resolve_path
 
-_GROUPS = (fs, search, editor, shell, persistent_shell, jobs, todo, plan, goals, ask_user, unavailable)
+_GROUPS = (fs, search, editor, shell, persistent_shell, jobs, todo, plan, goals, ask_user, unavailable, web)
 
 
 def _merge(attribute: str) -> dict[str, Any]:
@@ -41,6 +42,8 @@ def render(definition: str, args: Mapping[str, Any], value: Any) -> str:
 def unavailable_definitions() -> frozenset[str]:
     """Definitions whose body can only fail on this host (provider missing)."""
     missing = set(unavailable.MISSING) | {"tool-fs/read_image"}
+    if not web.ready(os.environ.get("DSHC_WEB_PROVIDER") or None):
+        missing |= set(web.BODIES)
     if shell.pwsh_executable() is None:
         missing.add("tool-pwsh/pwsh")
     return frozenset(missing)

@@ -50,7 +50,7 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
                             "no OS sandbox can confine this command under {mode}: {missing} is missing; the "
                             "policy may opt out with `sandbox fallback unsandboxed`"),
     "sandbox-failed": ("SANDBOX_UNAVAILABLE", "SandboxError", "the command was not run: {reason}"),
-    "fs-not-regular": ("INVALID_ARGS", "FsError",
+    "fs-not-regular": ("FS_NOT_REGULAR_FILE", "FsError",
                        "`{path}` is not a regular file (a FIFO, socket or device); file tools refuse it"),
     "fs-hard-linked": ("FS_SANDBOX_DENIED", "FsError",
                        "`{path}` has {links} hard links; one may lead outside the workspace, so it is not changed"),
@@ -61,33 +61,45 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
                         "`{path}` has not been read in this session; read it before changing it"),
     "fs-stale": ("FS_STALE_VERSION", "FsError",
                  "`{path}` has changed since it was last read; read it again before changing it"),
-    "fs-io": (None, "FsError", "cannot {verb} `{path}`: {reason}"),
-    "fs-is-directory": ("INVALID_ARGS", "FsError", "`{path}` is a directory, not a file"),
-    "fs-not-directory": ("INVALID_ARGS", "FsError", "`{path}` is not a directory"),
-    "fs-no-match": ("INVALID_ARGS", "FsError", "`{what}` was not found in `{path}`"),
-    "fs-many-matches": ("INVALID_ARGS", "FsError",
+    "fs-io": ("FS_IO_ERROR", "FsError", "cannot {verb} `{path}`: {reason}"),
+    "fs-is-directory": ("FS_NOT_REGULAR_FILE", "FsError", "`{path}` is a directory, not a file"),
+    "fs-not-directory": ("FS_NOT_DIRECTORY", "FsError", "`{path}` is not a directory"),
+    "fs-no-match": ("FS_EDIT_NOT_FOUND", "FsError", "`{what}` was not found in `{path}`"),
+    "fs-many-matches": ("FS_AMBIGUOUS_EDIT", "FsError",
                         "`{what}` occurs {count} times in `{path}`; add surrounding context to make it unique{hint}"),
-    "fs-no-change": ("INVALID_ARGS", "FsError", "`old_string` and `new_string` are identical; nothing to change"),
-    "image-unavailable": ("IMAGE_INPUT_UNAVAILABLE", "ImageInputError",
-                          "no image-capable model is routed for this session"),
-    "unknown-job": ("INVALID_ARGS", "JobError", "no background job `{job_id}`; job_list shows the known ids"),
+    "fs-no-change": (None, "Error", "`old_string` and `new_string` are identical; nothing to change"),
+    # a plain error: the reference defines no code for a model without image input
+    "image-unavailable": (None, "Error", "cannot read \"{path}\" as an image: no image-capable model is routed "
+                                         "for this session; switch to an image-capable model to read images"),
+    "unknown-job": (None, "Error", "no background job `{job_id}`; job_list shows the known ids"),
     # plain errors with no code, as the reference's plan-mode tool raises them
     "not-plan-mode": (None, "Error", "exit_plan_mode is only available in plan mode"),
     "plan-no-heading": (None, "Error", "exit_plan_mode requires a non-empty markdown plan starting with a # heading"),
     "plan-no-channel": (None, "Error", "no user-questions channel is available to review the plan; ask the user to "
                                        "switch the session mode instead"),
     "plan-kept": (None, "Error", "The user chose to keep planning; revise the plan and present it again."),
-    "goal-unknown": ("INVALID_ARGS", "GoalError", "no goal `{goal_id}`"),
-    "goal-stale": ("INVALID_ARGS", "GoalError",
+    "goal-objective": ("GOAL_INVALID_OBJECTIVE", "GoalError", "`objective` must not be blank"),
+    "goal-update": ("GOAL_TOOL_INVALID_UPDATE", "GoalError", "{detail}"),
+    "goal-unknown": ("GOAL_NOT_FOUND", "GoalError", "no goal `{goal_id}`"),
+    "goal-stale": ("GOAL_STALE_REVISION", "GoalError",
                    "revision {given} of goal `{goal_id}` is stale; the current revision is {current}"),
-    "goal-transition": ("INVALID_ARGS", "GoalError", "cannot {action} goal `{goal_id}` while it is {status}"),
-    "goal-open": ("INVALID_ARGS", "GoalError",
+    "goal-transition": ("GOAL_INVALID_TRANSITION", "GoalError", "cannot {action} goal `{goal_id}` while it is {status}"),
+    "goal-open": ("GOAL_ALREADY_EXISTS", "GoalError",
                   "goal `{goal_id}` is still {status}; complete it or mark it blocked before creating another"),
-    "no-tty": ("USER_QUESTIONS_UNAVAILABLE", "UserQuestionsError", "no terminal is attached to ask the user"),
-    "provider-unavailable": ("PROVIDER_UNAVAILABLE", "ProviderUnavailableError",
+    "no-tty": ("NO_PROVIDER", "UserQuestionError",
+               "no user-questions provider is registered: no terminal is attached to ask the user"),
+    # the reference registers these tools only beside their provider, so it has no code for the
+    # absence: a plain error, never an invented code
+    "provider-unavailable": (None, "Error",
                              "`{tool}` is not available on this host: no {provider}"),
-    "web-unavailable": ("WEB_PROVIDER_UNAVAILABLE", "WebError",
-                        "`{tool}` is not available on this host: no {provider}"),
+    "web-configured-missing": ("WEB_PROVIDER_CONFIGURED_MISSING", "WebError",
+                               "configured web provider \"{provider}\" is not registered"),
+    "web-configured-unavailable": ("WEB_PROVIDER_CONFIGURED_UNAVAILABLE", "WebError",
+                                   "configured web provider \"{provider}\" is registered but unavailable"),
+    "web-unavailable": ("WEB_PROVIDER_UNAVAILABLE", "WebError", "no usable web provider is registered"),
+    "web-ambiguous": ("WEB_PROVIDER_AMBIGUOUS", "WebError",
+                      "multiple usable web providers are registered ({providers}); configure one explicitly"),
+    "web-provider-error": ("WEB_PROVIDER_ERROR", "WebError", "web provider \"{provider}\" failed: {reason}"),
     "lsp-unavailable": ("LSP_UNAVAILABLE", "LspError", "`{tool}` is not available on this host: no {provider}"),
     "session-search-disabled": ("SESSION_QUERY_SEARCH_DISABLED", "SessionQueryError",
                                 "`{tool}` is disabled on this host: no {provider}"),
@@ -294,6 +306,7 @@ class ToolContext:
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap
+    web_provider: str | None = None   # the configured web provider id; None picks the one usable
     # the user-questions channel a plan is reviewed on: plan -> "approved" | "rejected" |
     # "unavailable"; None when the session has no one to ask
     review_plan: Callable[[str], str] | None = None

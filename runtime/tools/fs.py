@@ -233,7 +233,7 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def read_image(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    raise fail("image-unavailable")
+    raise fail("image-unavailable", path=arg_str(args, "file_path"))
 
 
 def numbered(content: str, first: int) -> str:

@@ -25,7 +25,7 @@ def _current(ctx: ToolContext) -> dict[str, Any] | None:
 def create_goal(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     objective = arg_str(args, "objective")
     if not objective.strip():
-        raise invalid("`objective` must not be blank")
+        raise fail("goal-objective")
     rounds = arg_int(args, "max_goal_rounds", minimum=1)
     with ctx.state.lock:
         current = _current(ctx)
@@ -66,13 +66,13 @@ def update_goal(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             raise fail("goal-transition", action=action, goal_id=goal_id, status=goal["status"])
         if action == "edit":
             if objective is None and rounds is None:
-                raise invalid("edit needs a new `objective` or `max_goal_rounds`")
+                raise fail("goal-update", detail="edit needs a new `objective` or `max_goal_rounds`")
             if objective is not None and not objective.strip():
-                raise invalid("`objective` must not be blank")
+                raise fail("goal-objective")
             goal.update({k: v for k, v in (("objective", objective), ("max_goal_rounds", rounds)) if v is not None})
         if action == "blocked":
             if not reason or not reason.strip():
-                raise invalid("marking a goal blocked needs a `blocked_reason`")
+                raise fail("goal-update", detail="marking a goal blocked needs a `blocked_reason`")
             goal["blocked_reason"] = reason
         elif target is not None:
             goal["blocked_reason"] = None

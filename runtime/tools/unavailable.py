@@ -14,8 +14,6 @@ _TERMINALS = "terminal service"
 
 # definition -> (error kind, tool name, what is missing)
 MISSING: dict[str, tuple[str, str, str]] = {
-    "tool-web/web_search": ("web-unavailable", "web_search", "web search provider is configured"),
-    "tool-web/web_fetch": ("web-unavailable", "web_fetch", "web fetch provider is configured"),
     "tool-lsp/lsp": ("lsp-unavailable", "lsp", "language server is running"),
     "tool-session-query/session_search": ("session-search-disabled", "session_search", "session search index is open"),
     "tool-session-query/session_event_search": ("session-search-disabled", "session_event_search",
