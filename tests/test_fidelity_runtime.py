@@ -301,3 +301,78 @@ def test_every_code_a_tool_can_raise_is_one_the_reference_defines():
                  "GOAL_INVALID_OBJECTIVE", "GOAL_TOOL_INVALID_UPDATE"}
     used = {code for code, _, _ in ERRORS.values() if code is not None}
     assert used <= reference, used - reference
+
+
+def test_edit_of_a_file_past_the_whole_file_limit_is_fs_too_large_and_changes_nothing(workspace, state, monkeypatch):
+    from dshc.runtime.tools import IMPLEMENTATIONS, fs
+    monkeypatch.setattr(fs, "WHOLE_FILE_MAX_BYTES", 1000)
+    (workspace / "big.txt").write_text("a" * 1500)
+    ctx = _tool_ctx(workspace, state)
+    IMPLEMENTATIONS["tool-fs/read"]({"file_path": "big.txt"}, ctx)  # read streams: no limit applies
+    error = _tool_error("tool-fs/edit", {"file_path": "big.txt", "old_string": "a", "new_string": "b",
+                                         "replace_all": True}, ctx)
+    assert error.code == "FS_TOO_LARGE" and error.message == 'cannot read "big.txt": 1500 bytes exceeds the 1000-byte limit'
+    view = _tool_error("tool-str-replace-editor/str_replace_editor", {"command": "view", "path": str(workspace / "big.txt")},
+                       ctx)
+    assert view.code == "FS_TOO_LARGE" and (workspace / "big.txt").read_text() == "a" * 1500
+
+
+# ------------------------------------------------- issue 17.4: every truncation carries a marker
+
+def _rendered(definition, args, ctx):
+    from dshc.runtime.tools import IMPLEMENTATIONS, render
+    value = IMPLEMENTATIONS[definition](args, ctx)
+    return value, render(definition, args, value)
+
+
+def test_read_marks_each_cut_line_and_a_window_the_file_continues_past(workspace, state):
+    from dshc.runtime.tools import fs
+    (workspace / "f.txt").write_text("short\n" + "x" * (fs.MAX_LINE_CHARS + 10) + "\nthird\nfourth\n")
+    value, text = _rendered("tool-fs/read", {"file_path": "f.txt", "limit": 3}, _tool_ctx(workspace, state))
+    assert value["cut_lines"] == [2] and value["next_offset"] == 4 and value["truncated"]
+    lines = text.split("\n")
+    assert lines[1].endswith("x" * fs.MAX_LINE_CHARS + " [… line cut at 2000 characters]")
+    assert not lines[0].endswith("]") and lines[-1].endswith("read on with offset=4]")
+    whole, text = _rendered("tool-fs/read", {"file_path": "f.txt", "offset": 3}, _tool_ctx(workspace, state))
+    assert not whole["truncated"] and "[" not in text  # nothing cut, nothing marked
+
+
+def test_grep_marks_cut_lines_the_match_cap_and_files_too_large_to_search(workspace, state, monkeypatch):
+    from dshc.runtime.tools import search
+    monkeypatch.setattr(search, "GREP_MAX_FILE_BYTES", 10_000)
+    (workspace / "long.txt").write_text("needle " + "y" * 600 + "\n")
+    (workspace / "huge.txt").write_text("needle\n" * 2000)
+    (workspace / "many.txt").write_text("needle\n" * (search.GREP_MAX_MATCHES + 5))
+    value, text = _rendered("tool-fs-search/grep", {"pattern": "needle"}, _tool_ctx(workspace, state))
+    assert value["truncated"] and value["not_searched"] == ["huge.txt"]
+    assert "long.txt:1:needle " + "y" * 493 + " [… line cut at 500 characters]" in text
+    assert f"[stopped after {search.GREP_MAX_MATCHES} matches; narrow the pattern or the path]" in text
+    assert text.endswith("[not searched, larger than 0 MiB: huge.txt]")
+
+
+def test_glob_and_editor_listing_and_view_mark_what_they_leave_out(workspace, state):
+    from dshc.runtime.tools import editor, search
+    for index in range(max(search.GLOB_MAX_RESULTS, editor.DIRECTORY_MAX_ENTRIES) + 1):
+        (workspace / f"f{index:04d}.txt").write_text("z" * 40 + "\n")
+    ctx = _tool_ctx(workspace, state, max_output_chars=50)
+    _, text = _rendered("tool-fs-search/glob", {"pattern": "*.txt"}, ctx)
+    assert text.endswith("most recently modified matches are shown; narrow the pattern]")
+    listing, text = _rendered("tool-str-replace-editor/str_replace_editor", {"command": "view", "path": str(workspace)},
+                              ctx)
+    assert listing["truncated"] and text.endswith("[listing cut short]")
+    (workspace / "long.txt").write_text("line\n" * 100)
+    view, text = _rendered("tool-str-replace-editor/str_replace_editor",
+                           {"command": "view", "path": str(workspace / "long.txt")}, ctx)
+    assert view["truncated"] and text.endswith("[output cut short; view a smaller range]")
+
+
+@pytest.mark.parametrize("definition, value, marker", [
+    ("tool-bash/bash", {"output": "a" * 10, "exit_code": 0, "truncated": True}, "[output truncated after 10 characters]"),
+    ("tool-bash-persistent/bash", {"output": "a" * 10, "exit_code": 0, "truncated": True},
+     "[output truncated after 10 characters]"),
+    ("tool-jobs/job_output", {"job_id": "job-1", "command": "c", "status": "running", "exit_code": None,
+                              "output": "tail", "truncated": True}, "[earlier output dropped; showing the newest part]"),
+])
+def test_shell_and_job_output_cut_at_the_output_limit_says_so(definition, value, marker):
+    from dshc.runtime.tools import render
+    assert marker in render(definition, {}, value)

@@ -61,6 +61,7 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
                         "`{path}` has not been read in this session; read it before changing it"),
     "fs-stale": ("FS_STALE_VERSION", "FsError",
                  "`{path}` has changed since it was last read; read it again before changing it"),
+    "fs-too-large": ("FS_TOO_LARGE", "FsError", "cannot read \"{path}\": {size} the {limit}-byte limit"),
     "fs-io": ("FS_IO_ERROR", "FsError", "cannot {verb} `{path}`: {reason}"),
     "fs-is-directory": ("FS_NOT_REGULAR_FILE", "FsError", "`{path}` is a directory, not a file"),
     "fs-not-directory": ("FS_NOT_DIRECTORY", "FsError", "`{path}` is not a directory"),

@@ -13,6 +13,8 @@ from .sandbox import open_file, resolve_path
 
 READ_LIMIT = 2000          # lines returned when no limit is given
 MAX_LINE_CHARS = 2000      # longer lines are cut in read output
+# edit and str_replace_editor hold the whole file (and the changed copy): bounded, FS_TOO_LARGE past it
+WHOLE_FILE_MAX_BYTES = 64 << 20
 
 # surrogateescape round-trips bytes that are not UTF-8, so an edit never corrupts them
 ENCODING, ERRORS = "utf-8", "surrogateescape"
@@ -26,12 +28,20 @@ def digest(data: bytes) -> str:
 
 
 def _read_fd(fd: int, given: str) -> bytes:
+    """The whole file, for the tools that must hold it (edit, str_replace_editor): refused past
+    WHOLE_FILE_MAX_BYTES by its size, and again if it grows while being read."""
     try:
+        size = os.fstat(fd).st_size
+        if size > WHOLE_FILE_MAX_BYTES:
+            raise fail("fs-too-large", path=given, size=f"{size} bytes exceeds", limit=WHOLE_FILE_MAX_BYTES)
         with os.fdopen(os.dup(fd), "rb", closefd=True) as handle:
             handle.seek(0)
-            return handle.read()
+            data = handle.read(WHOLE_FILE_MAX_BYTES + 1)
     except OSError as exc:
         raise fail("fs-io", verb="read", path=given, reason=exc.strerror or exc) from None
+    if len(data) > WHOLE_FILE_MAX_BYTES:
+        raise fail("fs-too-large", path=given, size="content exceeds", limit=WHOLE_FILE_MAX_BYTES)
+    return data
 
 
 def load_bytes(ctx: ToolContext, real: str, given: str) -> bytes:
@@ -151,14 +161,15 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         with os.fdopen(fd, "rb", closefd=False) as raw:
             hasher = hashlib.sha256()
             handle = _Hashing(raw, hasher)
-            window, cut, more = [], False, False
+            window, cut_lines, more = [], [], False
             for index, (line, was_cut) in enumerate(_lines(handle)):
                 if index >= offset - 1 + limit:
                     more = True
                     break
                 if index >= offset - 1:
                     window.append(line)
-                    cut |= was_cut
+                    if was_cut:
+                        cut_lines.append(index + 1)
             # read-before-write needs the digest of the whole file; it streams, nothing is kept
             _hash_rest(raw, hasher)
     except OSError as exc:
@@ -166,7 +177,12 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     finally:
         os.close(fd)
     remember(ctx, real, hasher.hexdigest())
-    return {"path": real, "content": "\n".join(window), "lines": len(window), "truncated": cut or more}
+    value = {"path": real, "content": "\n".join(window), "lines": len(window), "truncated": bool(cut_lines) or more}
+    if cut_lines:
+        value["cut_lines"] = cut_lines  # 1-based numbers of the lines cut at MAX_LINE_CHARS
+    if more:
+        value["next_offset"] = offset + len(window)
+    return value
 
 
 class _Hashing:
@@ -236,20 +252,25 @@ def read_image(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     raise fail("image-unavailable", path=arg_str(args, "file_path"))
 
 
-def numbered(content: str, first: int) -> str:
-    """`cat -n` style: right-aligned line number, a tab, the line."""
+LINE_CUT_MARKER = f" [… line cut at {MAX_LINE_CHARS} characters]"
+
+
+def numbered(content: str, first: int, cut: frozenset[int] = frozenset()) -> str:
+    """`cat -n` style: right-aligned line number, a tab, the line (a cut line says so at its end)."""
     if not content:
         return ""
-    return "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(content.split("\n"), start=first))
+    return "\n".join(f"{n:6d}\t{line}{LINE_CUT_MARKER if n in cut else ''}"
+                     for n, line in enumerate(content.split("\n"), start=first))
 
 
 def render_read(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
     first = max(1, int(args.get("offset") or 1))
     if value["lines"] == 0:
         return f"(no lines at or after line {first})" if first > 1 else "(empty file)"
-    text = numbered(value["content"], first)
-    if value.get("truncated"):
-        text += f"\n[showing {value['lines']} lines from line {first}; the file continues or lines were cut]"
+    text = numbered(value["content"], first, frozenset(value.get("cut_lines") or ()))
+    if value.get("next_offset"):
+        text += (f"\n[showing {value['lines']} lines from line {first}; the file continues — "
+                 f"read on with offset={value['next_offset']}]")
     return text
 
 

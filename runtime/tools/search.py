@@ -96,10 +96,14 @@ def _walk_files(root: str) -> Iterator[str]:
             yield os.path.join(dirpath, name)
 
 
+class _TooLarge(Exception):
+    """A file over GREP_MAX_FILE_BYTES: not searched, and named in the result."""
+
+
 def _text_lines(path: str) -> list[str] | None:
     try:
         if os.path.getsize(path) > GREP_MAX_FILE_BYTES:
-            return None
+            raise _TooLarge(path)
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
@@ -166,6 +170,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     root = _root(args, ctx, directory=False)
     includes = expand_braces(include) if include else None
     matches: list[dict[str, Any]] = []
+    too_large: list[str] = []
     truncated = False
     for seen, path in enumerate(_walk_files(root), start=1):
         _check_abort(ctx, seen)
@@ -174,18 +179,28 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             continue
         if not os.path.isfile(path) or not allowed_to_read(ctx, path):
             continue
-        lines = _text_lines(path)
+        try:
+            lines = _text_lines(path)
+        except _TooLarge:
+            too_large.append(shown(ctx, os.path.normpath(path)))
+            continue
         if lines is None:
             continue
         for index in matcher.matching(lines, ctx):
             if len(matches) == GREP_MAX_MATCHES:
                 truncated = True
                 break
-            matches.append({"path": shown(ctx, os.path.normpath(path)), "line": index + 1,
-                            "text": lines[index][:GREP_MAX_LINE_CHARS]})
+            match = {"path": shown(ctx, os.path.normpath(path)), "line": index + 1,
+                     "text": lines[index][:GREP_MAX_LINE_CHARS]}
+            if len(lines[index]) > GREP_MAX_LINE_CHARS:
+                match["cut"] = True
+            matches.append(match)
         if truncated:
             break
-    return {"matches": matches, "truncated": truncated}
+    value: dict[str, Any] = {"matches": matches, "truncated": truncated}
+    if too_large:
+        value["not_searched"] = too_large  # over GREP_MAX_FILE_BYTES
+    return value
 
 
 def render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
@@ -197,13 +212,17 @@ def render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
     return text
 
 
+GREP_LINE_CUT_MARKER = f" [… line cut at {GREP_MAX_LINE_CHARS} characters]"
+
+
 def render_grep(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
-    if not value["matches"]:
-        return "no matches"
-    text = "\n".join(f"{m['path']}:{m['line']}:{m['text']}" for m in value["matches"])
+    lines = [f"{m['path']}:{m['line']}:{m['text']}{GREP_LINE_CUT_MARKER if m.get('cut') else ''}"
+             for m in value["matches"]] or ["no matches"]
     if value["truncated"]:
-        text += f"\n[stopped after {len(value['matches'])} matches; narrow the pattern or the path]"
-    return text
+        lines.append(f"[stopped after {len(value['matches'])} matches; narrow the pattern or the path]")
+    if value.get("not_searched"):
+        lines.append(f"[not searched, larger than {GREP_MAX_FILE_BYTES >> 20} MiB: {', '.join(value['not_searched'])}]")
+    return "\n".join(lines)
 
 
 BODIES = {"tool-fs-search/glob": glob, "tool-fs-search/grep": grep}
