@@ -54,6 +54,12 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace), calls=calls_digest)
 
+    def current() -> Request:
+        # an approved exit_plan_mode turns plan mode off for the calls after it (the view and its
+        # fingerprint never depend on plan mode; only decisions do)
+        planning = state.plan_mode
+        return request if planning == request.plan else request.model_copy(update={"plan": planning})
+
     def arguments(call):
         return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
 
@@ -62,12 +68,12 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
             # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
             # has nothing to say and dispatch answers UNKNOWN_TOOL, as the reference does
             return None
-        decision = program.decide(request, call.name, arguments(call), workspace, include_guards=False)
+        decision = program.decide(current(), call.name, arguments(call), workspace, include_guards=False)
         kind = {"allow": Allow, "ask": Ask, "deny": Deny}[runtime_effect(decision.effect)]
         return kind(reason=decision.reason, decided_by=_rules(decision))
 
     def policy_guard(call, entry):
-        denial = program.guard(request, call.name, arguments(call), workspace)
+        denial = program.guard(current(), call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
     @functools.lru_cache(maxsize=256)

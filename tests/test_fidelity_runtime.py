@@ -376,3 +376,14 @@ def test_glob_and_editor_listing_and_view_mark_what_they_leave_out(workspace, st
 def test_shell_and_job_output_cut_at_the_output_limit_says_so(definition, value, marker):
     from dshc.runtime.tools import render
     assert marker in render(definition, {}, value)
+
+
+def test_an_approved_exit_plan_mode_lets_the_calls_after_it_change_files(cli, tmp_path):
+    write = {"name": "write", "arguments": {"file_path": "a.txt", "content": "x"}}
+    calls = [{"id": "w1", **write}, {"id": "x", "name": "exit_plan_mode", "arguments": {"plan": PLAN}},
+             {"id": "w2", **write}]
+    rows, _ = _run_rows(cli, tmp_path, calls, "--workspace", str(tmp_path), "--policy", "plan", "--plan",
+                        "--approve", "once")
+    assert rows["w1"]["isError"] and "guard `planning`" in rows["w1"]["content"]
+    assert rows["x"]["isError"] is False and rows["w2"]["isError"] is False
+    assert (tmp_path / "a.txt").read_text() == "x"
