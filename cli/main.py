@@ -51,7 +51,8 @@ def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
 def _load_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--load", action="append", default=[], metavar="PATH", help="also load declarations from PATH")
     p.add_argument("--no-shipped", action="store_true", help="do not load the shipped presets and policies")
-    p.add_argument("--catalog", metavar="DIR", help="use the catalog in DIR instead of the shipped one")
+    p.add_argument("--catalog", metavar="DIR", action="append", default=[],
+                   help="add the packages and services of the catalog in DIR to the shipped one (repeatable)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("catalog", help="list the packages and tools of the catalog")
     p.add_argument("--json", action="store_true")
     p.add_argument("--format", choices=["text", "markdown"], default="text")
-    p.add_argument("--catalog", metavar="DIR")
+    p.add_argument("--catalog", metavar="DIR", action="append", default=[], help="add a catalog overlay (repeatable)")
 
     p = sub.add_parser("compile", help="compile the tool view one model request receives")
     _context_flags(p)

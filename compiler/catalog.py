@@ -72,12 +72,14 @@ class Package(_Frozen):
     requires: tuple[str, ...]
     config: dict[str, ConfigKnob]
     tools: tuple[ToolDef, ...]
+    origin: str | None = None  # the overlay directory it came from; None: shipped (it has local bodies)
 
 
 class Catalog(_Frozen):
     name: str
     summary: str
     packages: tuple[Package, ...]
+    declared_services: dict[str, str] = {}  # services an overlay introduces -> what they stand for
 
     @cached_property
     def package_by_id(self) -> dict[str, Package]:
@@ -104,7 +106,7 @@ class Catalog(_Frozen):
 
     @cached_property
     def services(self) -> frozenset[str]:
-        found: set[str] = set()
+        found: set[str] = set(self.declared_services)
         for package in self.packages:
             found.update(package.requires)
             for tool in package.tools:
@@ -181,21 +183,36 @@ def _shipped_catalog() -> Catalog:
 
 def _load(root) -> Catalog:
     diags: list[Diagnostic] = []
+    schema = _catalog_schema(root)
+    package_validator = jsonschema.Draft202012Validator(schema)
+    manifest, manifest_file = _manifest(root, {**schema, "$ref": "#/$defs/manifest"})
+    packages = _packages(root, manifest, manifest_file, package_validator, diags)
+    if diags:
+        raise DshError(diags)
+    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))
+
+
+def _catalog_schema(root) -> dict:
     schema_file = root / "catalog.schema.json"
     schema, found = _read_json(str(schema_file), schema_file.read_text)
     if found:
         raise DshError(found)
-    package_validator = jsonschema.Draft202012Validator(schema)
-    manifest_validator = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/manifest"})
+    return schema
 
+
+def _manifest(root, manifest_schema: dict) -> tuple[dict, Any]:
     manifest_file = root / "manifest.json"
-    manifest, found = _read_json(str(manifest_file), manifest_file.read_text)
-    diags += found
+    manifest, diags = _read_json(str(manifest_file), manifest_file.read_text)
     if manifest is not None:
-        diags += _schema_errors(manifest_validator, manifest, str(manifest_file))
+        diags += _schema_errors(jsonschema.Draft202012Validator(manifest_schema), manifest, str(manifest_file))
     if diags:
         raise DshError(diags)
+    return manifest, manifest_file
 
+
+def _packages(root, manifest: dict, manifest_file, package_validator, diags: list[Diagnostic],
+              origin: str | None = None) -> list[Package]:
+    """The packages a manifest lists, each checked; problems go to `diags`."""
     package_dir = root / "packages"
     on_disk = sorted(p.name for p in package_dir.iterdir() if p.name.endswith(".json")) if package_dir.is_dir() else []
     listed = list(manifest["packages"])
@@ -246,7 +263,5 @@ def _load(root) -> Catalog:
             if not tool["definition"].startswith(package_id + "/"):
                 diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
                                         path=str(file), json_path=where + ".definition"))
-        packages.append(Package.model_validate(data))
-    if diags:
-        raise DshError(diags)
-    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))
+        packages.append(Package.model_validate({**data, "origin": origin}))
+    return packages

@@ -15,7 +15,8 @@ from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
 from .request import Request
-from .resolve import RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services
+from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
+                      own_candidates, own_tool_name)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def compose(resolved: Resolved, request: Request) -> Composition:
     for scope in sorted(resolved.scopes.values(), key=lambda s: s.name):
         if scope.name not in on_chain:
             for name in scope.own:
-                own_elsewhere.setdefault(name.text, (scope.name, name.span))
+                own_elsewhere.setdefault(own_tool_name(name.text), (scope.name, name.span))
     return Composition(request, host, services, preset, host_rows, chain, mode, mode_source, policy, approval,
                        approval_source, tuple(rows), tuple(layers), own_elsewhere)
 
@@ -204,7 +205,9 @@ def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]) -> 
     for param, knob in tool.param_knobs.items():
         if mount is not None and mount.config_value(knob) is False:
             parameters.get("properties", {}).pop(param, None)
-            parameters["required"] = [r for r in parameters.get("required", []) if r != param]
+            required = [r for r in parameters.pop("required", []) if r != param]
+            if required:  # the root stays open: no empty `required` either
+                parameters["required"] = required
     if tool.escalation and "sandbox" in services:
         parameters.setdefault("properties", {}).update(copy.deepcopy(ESCALATION_PARAMETERS))
     description = tool.description
@@ -248,15 +251,13 @@ def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> R
     if missing:
         return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "pending", missing)
     parameters, description = _shape(tool, None, services)
-    reg = Registration(name.text, tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
+    reg = Registration(own_tool_name(name.text), tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
     return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "registered", (), (reg,))
 
 
 def _own_tool(resolved, name: str) -> ToolDef:
-    tools = resolved.catalog.by_name.get(name)
-    if tools:
-        return tools[0]
-    return next(t for t in resolved.catalog.definitions.values() if name in t.aliases)
+    # resolve() refused an ambiguous or unknown entry, so exactly one package's definition is left
+    return own_candidates(resolved.catalog, name)[0]
 
 
 def pending_diagnostics(composition: Composition) -> list[Diagnostic]:

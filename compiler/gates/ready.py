@@ -8,6 +8,12 @@ GATE = "ready"
 
 def check(ctx: GateContext, name: str) -> GateResult:
     tool = ctx.tool_for(name)
+    origin = ctx.resolved.catalog.package_by_id[tool.package].origin if tool else None
+    if origin is not None:
+        # the runtime carries bodies for shipped definitions only; an overlay package declares a schema
+        return GateResult(GATE, "fail", f"listed, but `{tool.definition}` comes from the catalog overlay `{origin}` "
+                          "and has no local body: calls answer unavailable", None,
+                          "run it where its package is implemented", value="unavailable")
     provider = tool.provider if tool else None
     if provider is None:
         return GateResult(GATE, "pass", "no provider needed beyond the registered package", value="ready")
