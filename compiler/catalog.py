@@ -42,6 +42,11 @@ class ConfigKnob(_Frozen):
     required: bool = False
     effect: str
     summary: str
+    requires_service: str | None = None  # "subagent-provider-{value}": the configured value names a needed service
+
+    def service_for(self, value) -> str | None:
+        return self.requires_service.replace("{value}", value) if self.requires_service and isinstance(value, str) \
+            else None
 
 
 class ToolDef(_Frozen):
@@ -60,6 +65,7 @@ class ToolDef(_Frozen):
     escalation: bool
     aliases: tuple[str, ...]
     path_parameters: tuple[str, ...] = ()  # made canonical against the workspace before any condition
+    description_knobs: dict[str, dict[str, str]] = {}  # knob -> value (or `*`) -> sentence added to the description
 
     @property
     def package(self) -> str:
@@ -80,6 +86,7 @@ class Catalog(_Frozen):
     summary: str
     packages: tuple[Package, ...]
     declared_services: dict[str, str] = {}  # services an overlay introduces -> what they stand for
+    outside_catalog: frozenset[str] = frozenset()  # packages the generated catalog does not list (not counted)
 
     @cached_property
     def package_by_id(self) -> dict[str, Package]:
@@ -120,13 +127,17 @@ class Catalog(_Frozen):
         return frozenset(axis for t in self.definitions.values() for axis in t.risk)
 
     def counts(self) -> dict[str, int]:
-        aliases = {a for t in self.definitions.values() for a in t.aliases}
+        """The generated catalog's figures: packages outside it (structured_output's driver) are left out."""
+        packages = [p for p in self.packages if p.id not in self.outside_catalog]
+        tools = [t for p in packages for t in p.tools]
+        aliases = {a for t in tools for a in t.aliases}
+        names = {t.name for t in tools}
         return {
-            "packages": len(self.packages),
-            "schema_entries": len(self.definitions),
-            "unique_names": len(self.by_name),
+            "packages": len(packages),
+            "schema_entries": len(tools),
+            "unique_names": len(names),
             "aliases": len(aliases),
-            "distinct_shipped_names": len(self.shipped_names),
+            "distinct_shipped_names": len(names | aliases),
         }
 
 
@@ -187,9 +198,15 @@ def _load(root) -> Catalog:
     package_validator = jsonschema.Draft202012Validator(schema)
     manifest, manifest_file = _manifest(root, {**schema, "$ref": "#/$defs/manifest"})
     packages = _packages(root, manifest, manifest_file, package_validator, diags)
+    outside = frozenset(manifest.get("outside_catalog", ()))
+    for index, package_id in enumerate(manifest.get("outside_catalog", ())):
+        if package_id not in manifest["packages"]:
+            diags.append(Diagnostic("DSH507", f"`outside_catalog` names `{package_id}`, which the manifest does not list",
+                                    path=str(manifest_file), json_path=f"$.outside_catalog[{index}]"))
     if diags:
         raise DshError(diags)
-    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))
+    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages),
+                   outside_catalog=outside)
 
 
 def _catalog_schema(root) -> dict:
@@ -260,6 +277,10 @@ def _packages(root, manifest: dict, manifest_file, package_validator, diags: lis
                 if name not in tool["parameters"]["properties"]:
                     diags.append(Diagnostic("DSH502", f"path parameter `{name}` is not a parameter of `{tool['name']}`",
                                             path=str(file), json_path=f"{where}.path_parameters[{p_index}]"))
+            for knob in tool.get("description_knobs", {}):
+                if knob not in data["config"]:
+                    diags.append(Diagnostic("DSH502", f"description knob `{knob}` is not a config key of `{package_id}`",
+                                            path=str(file), json_path=f"{where}.description_knobs.{knob}"))
             if not tool["definition"].startswith(package_id + "/"):
                 diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
                                         path=str(file), json_path=where + ".definition"))

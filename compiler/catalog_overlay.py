@@ -76,7 +76,7 @@ def overlay(base: Catalog, directory: str | Path) -> Catalog:
     by_id = {p.id: p for p in added}
     packages = tuple(by_id.pop(p.id, p) if p.id in replaces else p for p in base.packages) + tuple(by_id.values())
     return Catalog(name=f"{base.name}+{manifest['catalog']}", summary=base.summary, packages=packages,
-                   declared_services={**base.declared_services, **services})
+                   declared_services={**base.declared_services, **services}, outside_catalog=base.outside_catalog)
 
 
 def with_overlays(base: Catalog, directories) -> Catalog:

@@ -200,7 +200,7 @@ def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
     return mount.alias.text if mount.alias is not None else tool.name
 
 
-def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]) -> tuple[dict, str]:
+def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
     parameters = copy.deepcopy(tool.parameters)
     for param, knob in tool.param_knobs.items():
         if mount is not None and mount.config_value(knob) is False:
@@ -210,10 +210,25 @@ def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]) -> 
                 parameters["required"] = required
     if tool.escalation and "sandbox" in services:
         parameters.setdefault("properties", {}).update(copy.deepcopy(ESCALATION_PARAMETERS))
-    description = tool.description
     if mount is not None and isinstance(mount.config_value("description"), str):
-        description = mount.config_value("description")
-    return parameters, description
+        return parameters, mount.config_value("description")  # an override replaces the text whole
+    return parameters, configured_description(tool, mount, package_config)
+
+
+def configured_description(tool: ToolDef, mount: ast.Mount | None, package_config) -> str:
+    """The base text plus the sentence each description knob's value selects (unset: the default)."""
+    sentences = [tool.description]
+    for knob, by_value in tool.description_knobs.items():
+        value = mount.config_value(knob) if mount is not None else None
+        if value is None:
+            value = package_config[knob].default
+        key = ("true" if value else "false") if isinstance(value, bool) else value
+        sentence = by_value.get(key) if isinstance(key, str) else None
+        if sentence is None and value is not None:
+            sentence = by_value.get("*")
+        if sentence is not None:
+            sentences.append(sentence.replace("{value}", str(key)))
+    return " ".join(sentences)
 
 
 def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services) -> RowOutcome:
@@ -226,6 +241,7 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
     if missing:
         return RowOutcome(layer, origin, mount, package.id, "pending", missing)
     registered, dropped = [], []
+    configured = row_services(package, mount)
     for tool in package.tools:
         name = tool_name(tool, mount)
         if tool.name == RESERVED_TOOL:
@@ -234,14 +250,26 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
             entry = mount.config_entry(tool.enabled_by)
             dropped.append((tool, name, f"`{tool.enabled_by} = false`", entry.span if entry else mount.span))
             continue
-        lacking = sorted(set(tool.requires) - services)
+        lacking = sorted((set(tool.requires) | configured.keys()) - services)
         if lacking:
-            dropped.append((tool, name, "missing:" + ",".join(lacking), mount.span))
+            span = next((configured[s] for s in lacking if s in configured), mount.span)
+            dropped.append((tool, name, "missing:" + ",".join(lacking), span))
             continue
-        parameters, description = _shape(tool, mount, services)
+        parameters, description = _shape(tool, mount, services, package.config)
         registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name,
                                        origin))
     return RowOutcome(layer, origin, mount, package.id, "registered", (), tuple(registered), tuple(dropped))
+
+
+def row_services(package, mount: ast.Mount) -> dict:
+    """Services a row's configuration names (a subagent row's provider) → the config entry's span."""
+    found = {}
+    for key, knob in package.config.items():
+        entry = mount.config_entry(key)
+        service = knob.service_for(entry.value if entry is not None else knob.default)
+        if service is not None:
+            found[service] = entry.span if entry is not None else mount.span
+    return found
 
 
 def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> RowOutcome:
@@ -250,7 +278,8 @@ def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> R
     layer = f"scope:{scope.name}"
     if missing:
         return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "pending", missing)
-    parameters, description = _shape(tool, None, services)
+    parameters, description = _shape(tool, None, services,
+                                     resolved.catalog.package_by_id[tool.package].config)
     reg = Registration(own_tool_name(name.text), tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
     return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "registered", (), (reg,))
 

@@ -246,6 +246,9 @@ class _Resolver:
                 problem = _config_type_problem(knob, entry.value)
                 if problem:
                     yield Diagnostic("DSH214", f"`{entry.key.text}` {problem}", entry.span)
+                elif knob.service_for(entry.value) not in (None, *self.services):
+                    # a provider no host can ever register would leave the row silently empty
+                    yield unknown("DSH203", "service", knob.service_for(entry.value), self.services, entry.span)
             for key, knob in sorted(package.config.items()):
                 if knob.required and mount.config_entry(key) is None:
                     yield Diagnostic("DSH215", f"package `{package.id}` needs config key `{key}`", mount.package.span,
