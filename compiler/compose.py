@@ -290,8 +290,11 @@ def _own_tool(resolved, name: str) -> ToolDef:
 
 
 def pending_diagnostics(composition: Composition) -> list[Diagnostic]:
-    found = []
+    found, seen = [], set()
     for row in composition.pending:
+        if row.mount is None and (row.origin, row.package) in seen:
+            continue  # several `own` entries of one package wait for the same services: say it once
+        seen.add((row.origin, row.package))
         span = row.mount.span if row.mount else None
         services = ", ".join(f"`{s}`" for s in row.missing)
         found.append(Diagnostic(
