@@ -180,3 +180,17 @@ def test_project_file_catalog_entry_is_read_relative_to_the_file(tmp_path):
     (tmp_path / ".dshc").write_text('catalog = 3\n')
     with pytest.raises(ValueError, match="catalog"):
         read_project(str(tmp_path / ".dshc"))
+
+
+def test_a_folder_without_a_manifest_is_refused_not_ignored(tmp_path, cli):
+    result = cli("compile", "standard", "--catalog", str(tmp_path / "missing"), "--json")
+    assert result.code == 2 and [d["code"] for d in result.json()["diagnostics"]] == ["DSH501"]
+
+
+def test_an_overlay_replacing_a_shipped_package_loses_its_local_body(plugin):
+    todo = Path(str(load_catalog.__globals__["shipped_root"]())) / "packages" / "tool-todo.json"
+    shutil.copy(todo, plugin / "packages" / "tool-todo.json")
+    _edit(plugin / "manifest.json", lambda m: m.update(packages=m["packages"] + ["tool-todo"], replaces=["tool-todo"]))
+    program = Program.load(catalog=overlay(load_catalog(), plugin))
+    # the schema is the overlay's; the shipped body is not assumed to implement it: fail closed
+    assert program.view(Request()).entry("todo_write").ready == "unavailable"
