@@ -167,3 +167,20 @@ def test_structured_output_is_outside_the_generated_catalog_counts():
     assert "structured_output" in catalog.shipped_names
     assert catalog.counts() == {"packages": 24, "schema_entries": 52, "unique_names": 51, "aliases": 1,
                                 "distinct_shipped_names": 52}
+
+
+def test_read_with_an_extra_top_level_key_runs_instead_of_failing_invalid_args(program, tmp_path):
+    from dshc.cli.host import session
+    from dshc.runtime.pipeline import Pipeline
+    from dshc.runtime.stages import DEFAULT_STAGES
+    from dshc.runtime.types import ToolCall
+    (tmp_path / "a.txt").write_text("hello\n")
+    ctx, state = session(program, STANDARD, str(tmp_path), log_path=str(tmp_path / "log.jsonl"))
+    try:
+        args = f'{{"file_path": "{tmp_path / "a.txt"}", "unexpected": true}}'
+        result = Pipeline(DEFAULT_STAGES).run(ToolCall.from_model("c1", "read", args), ctx).result
+    finally:
+        state.close()
+        ctx.log.close()
+    assert not result.is_error, result.content
+    assert "hello" in result.content
