@@ -7,6 +7,7 @@ from argparse import Namespace
 from typing import TextIO
 
 from ..compiler.catalog import load_catalog
+from ..compiler.catalog_overlay import overlaid_catalog
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.program import Program, shipped_sources
@@ -22,8 +23,8 @@ def run(args: Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _catalog(args: Namespace):
-    """The catalog named by --catalog, or None for the shipped one."""
-    return load_catalog(args.catalog) if getattr(args, "catalog", None) else None
+    """The shipped catalog with each --catalog overlay added, or None for the shipped one alone."""
+    return overlaid_catalog(getattr(args, "catalog", None) or ())
 
 
 def _program(args: Namespace, paths=()) -> Program:

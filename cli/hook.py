@@ -86,12 +86,14 @@ def _options(argv: list[str]):
 def _setup(options, payload: dict):
     """Project file + flags → (project, program, request, workspace, log path)."""
     from ..compiler import program_cache
+    from ..compiler.catalog_overlay import overlaid_catalog
     from ..compiler.project import locate
     from ..compiler.request import Request
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = locate(options.config, cwd)
     # the same sources every call: a cached Program skips parse and resolve
-    program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped)
+    program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped,
+                                 catalog=overlaid_catalog(project.catalog))
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
     # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -16,6 +17,7 @@ from typing import Sequence, TextIO
 
 from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
+from ..compiler.facts import MODES
 from . import interop_commands as interop
 from ..compiler.render import diagnostics_json, human
 
@@ -42,16 +44,26 @@ def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
                    help="remove a host service (repeatable)")
     p.add_argument("--flag", dest="flags", action="append", default=[], metavar="NAME", help="turn a feature flag on")
     p.add_argument("--scope", default="root", help="agent scope (default: root)")
-    p.add_argument("--mode", choices=["native", "code", "both"], help="presentation mode override")
+    p.add_argument("--mode", choices=MODES, type=_mode, default=os.environ.get("DSH_TOOLS_MODE") or None,
+                   help="presentation mode override (default: $DSH_TOOLS_MODE, else the preset's or host's)")
     p.add_argument("--policy", help="approval policy (default: the host's)")
     p.add_argument("--plan", action="store_true", help="the request is in plan mode")
     _load_flags(p)
 
 
+def _mode(value: str) -> str:
+    # argparse checks `choices` on the command line only; the DSH_TOOLS_MODE default is checked here
+    if value not in MODES:
+        raise argparse.ArgumentTypeError(f"mode must be one of {', '.join(MODES)}, not `{value}` "
+                                         "(from --mode or DSH_TOOLS_MODE)")
+    return value
+
+
 def _load_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--load", action="append", default=[], metavar="PATH", help="also load declarations from PATH")
     p.add_argument("--no-shipped", action="store_true", help="do not load the shipped presets and policies")
-    p.add_argument("--catalog", metavar="DIR", help="use the catalog in DIR instead of the shipped one")
+    p.add_argument("--catalog", metavar="DIR", action="append", default=[],
+                   help="add the packages and services of the catalog in DIR to the shipped one (repeatable)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -65,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("catalog", help="list the packages and tools of the catalog")
     p.add_argument("--json", action="store_true")
     p.add_argument("--format", choices=["text", "markdown"], default="text")
-    p.add_argument("--catalog", metavar="DIR")
+    p.add_argument("--catalog", metavar="DIR", action="append", default=[], help="add a catalog overlay (repeatable)")
 
     p = sub.add_parser("compile", help="compile the tool view one model request receives")
     _context_flags(p)

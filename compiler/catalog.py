@@ -42,6 +42,11 @@ class ConfigKnob(_Frozen):
     required: bool = False
     effect: str
     summary: str
+    requires_service: str | None = None  # "subagent-provider-{value}": the configured value names a needed service
+
+    def service_for(self, value) -> str | None:
+        return self.requires_service.replace("{value}", value) if self.requires_service and isinstance(value, str) \
+            else None
 
 
 class ToolDef(_Frozen):
@@ -60,6 +65,7 @@ class ToolDef(_Frozen):
     escalation: bool
     aliases: tuple[str, ...]
     path_parameters: tuple[str, ...] = ()  # made canonical against the workspace before any condition
+    description_knobs: dict[str, dict[str, str]] = {}  # knob -> value (or `*`) -> sentence added to the description
 
     @property
     def package(self) -> str:
@@ -72,12 +78,15 @@ class Package(_Frozen):
     requires: tuple[str, ...]
     config: dict[str, ConfigKnob]
     tools: tuple[ToolDef, ...]
+    origin: str | None = None  # the overlay directory it came from; None: shipped (it has local bodies)
 
 
 class Catalog(_Frozen):
     name: str
     summary: str
     packages: tuple[Package, ...]
+    declared_services: dict[str, str] = {}  # services an overlay introduces -> what they stand for
+    outside_catalog: frozenset[str] = frozenset()  # packages the generated catalog does not list (not counted)
 
     @cached_property
     def package_by_id(self) -> dict[str, Package]:
@@ -104,7 +113,7 @@ class Catalog(_Frozen):
 
     @cached_property
     def services(self) -> frozenset[str]:
-        found: set[str] = set()
+        found: set[str] = set(self.declared_services)
         for package in self.packages:
             found.update(package.requires)
             for tool in package.tools:
@@ -118,13 +127,17 @@ class Catalog(_Frozen):
         return frozenset(axis for t in self.definitions.values() for axis in t.risk)
 
     def counts(self) -> dict[str, int]:
-        aliases = {a for t in self.definitions.values() for a in t.aliases}
+        """The generated catalog's figures: packages outside it (structured_output's driver) are left out."""
+        packages = [p for p in self.packages if p.id not in self.outside_catalog]
+        tools = [t for p in packages for t in p.tools]
+        aliases = {a for t in tools for a in t.aliases}
+        names = {t.name for t in tools}
         return {
-            "packages": len(self.packages),
-            "schema_entries": len(self.definitions),
-            "unique_names": len(self.by_name),
+            "packages": len(packages),
+            "schema_entries": len(tools),
+            "unique_names": len(names),
             "aliases": len(aliases),
-            "distinct_shipped_names": len(self.shipped_names),
+            "distinct_shipped_names": len(names | aliases),
         }
 
 
@@ -181,21 +194,42 @@ def _shipped_catalog() -> Catalog:
 
 def _load(root) -> Catalog:
     diags: list[Diagnostic] = []
+    schema = _catalog_schema(root)
+    package_validator = jsonschema.Draft202012Validator(schema)
+    manifest, manifest_file = _manifest(root, {**schema, "$ref": "#/$defs/manifest"})
+    packages = _packages(root, manifest, manifest_file, package_validator, diags)
+    outside = frozenset(manifest.get("outside_catalog", ()))
+    for index, package_id in enumerate(manifest.get("outside_catalog", ())):
+        if package_id not in manifest["packages"]:
+            diags.append(Diagnostic("DSH507", f"`outside_catalog` names `{package_id}`, which the manifest does not list",
+                                    path=str(manifest_file), json_path=f"$.outside_catalog[{index}]"))
+    if diags:
+        raise DshError(diags)
+    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages),
+                   outside_catalog=outside)
+
+
+def _catalog_schema(root) -> dict:
     schema_file = root / "catalog.schema.json"
     schema, found = _read_json(str(schema_file), schema_file.read_text)
     if found:
         raise DshError(found)
-    package_validator = jsonschema.Draft202012Validator(schema)
-    manifest_validator = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/manifest"})
+    return schema
 
+
+def _manifest(root, manifest_schema: dict) -> tuple[dict, Any]:
     manifest_file = root / "manifest.json"
-    manifest, found = _read_json(str(manifest_file), manifest_file.read_text)
-    diags += found
+    manifest, diags = _read_json(str(manifest_file), manifest_file.read_text)
     if manifest is not None:
-        diags += _schema_errors(manifest_validator, manifest, str(manifest_file))
+        diags += _schema_errors(jsonschema.Draft202012Validator(manifest_schema), manifest, str(manifest_file))
     if diags:
         raise DshError(diags)
+    return manifest, manifest_file
 
+
+def _packages(root, manifest: dict, manifest_file, package_validator, diags: list[Diagnostic],
+              origin: str | None = None) -> list[Package]:
+    """The packages a manifest lists, each checked; problems go to `diags`."""
     package_dir = root / "packages"
     on_disk = sorted(p.name for p in package_dir.iterdir() if p.name.endswith(".json")) if package_dir.is_dir() else []
     listed = list(manifest["packages"])
@@ -243,10 +277,12 @@ def _load(root) -> Catalog:
                 if name not in tool["parameters"]["properties"]:
                     diags.append(Diagnostic("DSH502", f"path parameter `{name}` is not a parameter of `{tool['name']}`",
                                             path=str(file), json_path=f"{where}.path_parameters[{p_index}]"))
+            for knob in tool.get("description_knobs", {}):
+                if knob not in data["config"]:
+                    diags.append(Diagnostic("DSH502", f"description knob `{knob}` is not a config key of `{package_id}`",
+                                            path=str(file), json_path=f"{where}.description_knobs.{knob}"))
             if not tool["definition"].startswith(package_id + "/"):
                 diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
                                         path=str(file), json_path=where + ".definition"))
-        packages.append(Package.model_validate(data))
-    if diags:
-        raise DshError(diags)
-    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))
+        packages.append(Package.model_validate({**data, "origin": origin}))
+    return packages

@@ -15,7 +15,7 @@ from .diagnostics import Diagnostic, DshError
 from .facts import PLATFORMS
 from .policy import RANK
 from .request import Request
-from .resolve import target_matches_tool
+from .resolve import own_tool_name, target_matches_tool
 
 
 def _condition_atoms(expr, kind) -> set[str]:
@@ -81,7 +81,7 @@ def _ancestors_own(scopes) -> dict[str, frozenset[str]]:
             name = scopes[name].parent
         for item in reversed(pending):  # the root first; parent chains are acyclic once resolved
             parent = scopes[item].parent
-            found[item] = found[parent] | {n.text for n in scopes[parent].own} if parent is not None else frozenset()
+            found[item] = found[parent] | {own_tool_name(n.text) for n in scopes[parent].own} if parent is not None else frozenset()
     return found
 
 

@@ -15,7 +15,8 @@ from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
 from .request import Request
-from .resolve import RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services
+from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
+                      own_candidates, own_tool_name)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def compose(resolved: Resolved, request: Request) -> Composition:
     for scope in sorted(resolved.scopes.values(), key=lambda s: s.name):
         if scope.name not in on_chain:
             for name in scope.own:
-                own_elsewhere.setdefault(name.text, (scope.name, name.span))
+                own_elsewhere.setdefault(own_tool_name(name.text), (scope.name, name.span))
     return Composition(request, host, services, preset, host_rows, chain, mode, mode_source, policy, approval,
                        approval_source, tuple(rows), tuple(layers), own_elsewhere)
 
@@ -199,18 +200,35 @@ def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
     return mount.alias.text if mount.alias is not None else tool.name
 
 
-def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]) -> tuple[dict, str]:
+def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
     parameters = copy.deepcopy(tool.parameters)
     for param, knob in tool.param_knobs.items():
         if mount is not None and mount.config_value(knob) is False:
             parameters.get("properties", {}).pop(param, None)
-            parameters["required"] = [r for r in parameters.get("required", []) if r != param]
+            required = [r for r in parameters.pop("required", []) if r != param]
+            if required:  # the root stays open: no empty `required` either
+                parameters["required"] = required
     if tool.escalation and "sandbox" in services:
         parameters.setdefault("properties", {}).update(copy.deepcopy(ESCALATION_PARAMETERS))
-    description = tool.description
     if mount is not None and isinstance(mount.config_value("description"), str):
-        description = mount.config_value("description")
-    return parameters, description
+        return parameters, mount.config_value("description")  # an override replaces the text whole
+    return parameters, configured_description(tool, mount, package_config)
+
+
+def configured_description(tool: ToolDef, mount: ast.Mount | None, package_config) -> str:
+    """The base text plus the sentence each description knob's value selects (unset: the default)."""
+    sentences = [tool.description]
+    for knob, by_value in tool.description_knobs.items():
+        value = mount.config_value(knob) if mount is not None else None
+        if value is None:
+            value = package_config[knob].default
+        key = ("true" if value else "false") if isinstance(value, bool) else value
+        sentence = by_value.get(key) if isinstance(key, str) else None
+        if sentence is None and value is not None:
+            sentence = by_value.get("*")
+        if sentence is not None:
+            sentences.append(sentence.replace("{value}", str(key)))
+    return " ".join(sentences)
 
 
 def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services) -> RowOutcome:
@@ -223,6 +241,7 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
     if missing:
         return RowOutcome(layer, origin, mount, package.id, "pending", missing)
     registered, dropped = [], []
+    configured = row_services(package, mount)
     for tool in package.tools:
         name = tool_name(tool, mount)
         if tool.name == RESERVED_TOOL:
@@ -231,14 +250,26 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
             entry = mount.config_entry(tool.enabled_by)
             dropped.append((tool, name, f"`{tool.enabled_by} = false`", entry.span if entry else mount.span))
             continue
-        lacking = sorted(set(tool.requires) - services)
+        lacking = sorted((set(tool.requires) | configured.keys()) - services)
         if lacking:
-            dropped.append((tool, name, "missing:" + ",".join(lacking), mount.span))
+            span = next((configured[s] for s in lacking if s in configured), mount.span)
+            dropped.append((tool, name, "missing:" + ",".join(lacking), span))
             continue
-        parameters, description = _shape(tool, mount, services)
+        parameters, description = _shape(tool, mount, services, package.config)
         registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name,
                                        origin))
     return RowOutcome(layer, origin, mount, package.id, "registered", (), tuple(registered), tuple(dropped))
+
+
+def row_services(package, mount: ast.Mount) -> dict:
+    """Services a row's configuration names (a subagent row's provider) → the config entry's span."""
+    found = {}
+    for key, knob in package.config.items():
+        entry = mount.config_entry(key)
+        service = knob.service_for(entry.value if entry is not None else knob.default)
+        if service is not None:
+            found[service] = entry.span if entry is not None else mount.span
+    return found
 
 
 def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> RowOutcome:
@@ -247,21 +278,23 @@ def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> R
     layer = f"scope:{scope.name}"
     if missing:
         return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "pending", missing)
-    parameters, description = _shape(tool, None, services)
-    reg = Registration(name.text, tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
+    parameters, description = _shape(tool, None, services,
+                                     resolved.catalog.package_by_id[tool.package].config)
+    reg = Registration(own_tool_name(name.text), tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
     return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "registered", (), (reg,))
 
 
 def _own_tool(resolved, name: str) -> ToolDef:
-    tools = resolved.catalog.by_name.get(name)
-    if tools:
-        return tools[0]
-    return next(t for t in resolved.catalog.definitions.values() if name in t.aliases)
+    # resolve() refused an ambiguous or unknown entry, so exactly one package's definition is left
+    return own_candidates(resolved.catalog, name)[0]
 
 
 def pending_diagnostics(composition: Composition) -> list[Diagnostic]:
-    found = []
+    found, seen = [], set()
     for row in composition.pending:
+        if row.mount is None and (row.origin, row.package) in seen:
+            continue  # several `own` entries of one package wait for the same services: say it once
+        seen.add((row.origin, row.package))
         span = row.mount.span if row.mount else None
         services = ", ".join(f"`{s}`" for s in row.missing)
         found.append(Diagnostic(

@@ -42,6 +42,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH217": ("error", "unknown risk axis"),
     "DSH218": ("error", "declaration kind mismatch"),
     "DSH219": ("error", "unknown command class"),
+    "DSH220": ("error", "`own NAME` is ambiguous: several packages define NAME"),
     "DSH301": ("error", "`run_code` cannot be restricted or registered by a scope"),
     "DSH302": ("warning", "mount condition can never hold"),
     "DSH303": ("warning", "restriction names a tool the scope does not inherit"),
@@ -66,6 +67,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH506": ("error", "package contributes zero tools"),
     "DSH507": ("error", "manifest lists a package file that does not exist"),
     "DSH508": ("error", "package id does not match its file name"),
+    "DSH509": ("error", "a catalog overlay clashes with the catalog it extends"),
 }
 
 MAX_REPORTED = 10

@@ -15,6 +15,11 @@ PLACES = ("workspace",)
 HOST_SERVICES = {
     "sandbox": "the host's shell and file backends confine calls (escalation parameters appear)",
     "approval": "an approval channel exists, so `ask` can reach a human",
+    # subagent providers: a subagent row registers its tool only once its provider is registered
+    "subagent-provider-spawn": "the in-process provider that starts fresh children",
+    "subagent-provider-fork": "the in-process provider that forks the caller's conversation",
+    "subagent-provider-codex": "the Codex product provider",
+    "subagent-provider-claude-code": "the Claude Code product provider",
 }
 
 # fact -> (type, allowed values or None); `args.*` facts are typed by the tool schemas

@@ -192,7 +192,8 @@ class Program:
     def require_tool(self, request: Request, name: str) -> None:
         """Raise DSH406 (with a did-you-mean) for a name neither the catalog nor this request defines."""
         if name != RESERVED_TOOL and name not in self.catalog.shipped_names:
-            if name not in self._context(request).registrations:
+            ctx = self._context(request)
+            if name not in ctx.registrations and not registered.named_by_a_row(ctx, name):
                 raise DshError([unknown("DSH406", "tool", name, self.catalog.shipped_names | {RESERVED_TOOL}, None)])
 
     @_owns_sources

@@ -51,11 +51,12 @@ def _key(files) -> str:
     return digest.hexdigest()
 
 
-def load(paths, shipped: bool = True) -> Program:
+def load(paths, shipped: bool = True, catalog=None) -> Program:
+    """`catalog`: a Catalog with user overlays; such a program is built afresh, never cached."""
     files = (shipped_sources() if shipped else []) + read_paths(paths)
     folder = _folder()
-    if folder is None:
-        return Program.from_files(files)
+    if folder is None or catalog is not None:
+        return Program.from_files(files, catalog)
     target = os.path.join(folder, _key(files) + ".pickle")
     try:
         # a planted link or a file someone else could have written is never unpickled

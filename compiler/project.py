@@ -9,6 +9,8 @@ The file is TOML:
     log = "events.jsonl"         # event log for hook calls, relative to this file (optional;
                                  # `{session}` in the name becomes the agent's session id)
     unmapped = "ask"             # ask | deny: an agent tool with no catalog mapping that no rule names
+    catalog = ["catalog/"]       # catalog overlays, relative to this file: their packages and services are
+                                 # added to the shipped catalog (a string is one folder)
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import tomllib
 from dataclasses import dataclass
 
 FILE_NAME = ".dshc"
-KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped"}
+KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped", "catalog"}
 
 
 class ProjectError(ValueError):
@@ -36,6 +38,7 @@ class Project:
     policy: str | None = None
     log: str | None = None
     unmapped: str = "ask"
+    catalog: tuple[str, ...] = ()  # overlay folders, absolute
 
 
 def find(start: str) -> str | None:
@@ -63,7 +66,11 @@ def read(path: str) -> Project:
     load = data.get("load", [])
     if not isinstance(load, list) or not all(isinstance(p, str) for p in load):
         raise ProjectError(f"{path}: `load` is a list of paths")
-    for key in KEYS - {"load"}:
+    catalog = data.get("catalog", [])
+    catalog = [catalog] if isinstance(catalog, str) else catalog
+    if not isinstance(catalog, list) or not all(isinstance(p, str) for p in catalog):
+        raise ProjectError(f"{path}: `catalog` is a folder or a list of folders")
+    for key in KEYS - {"load", "catalog"}:
         if key in data and not isinstance(data[key], str):
             raise ProjectError(f"{path}: `{key}` is a string")
     unmapped = data.get("unmapped", "ask")
@@ -71,7 +78,8 @@ def read(path: str) -> Project:
         raise ProjectError(f"{path}: `unmapped` is `ask` or `deny` (an unmapped tool is never allowed silently)")
     return Project(path, root, tuple(os.path.join(root, p) for p in load), data.get("preset"), data.get("host"),
                    data.get("platform"), data.get("scope"), data.get("policy"),
-                   os.path.join(root, data["log"]) if data.get("log") else None, unmapped)
+                   os.path.join(root, data["log"]) if data.get("log") else None, unmapped,
+                   tuple(os.path.join(root, p) for p in catalog))
 
 
 def locate(explicit: str | None, cwd: str | None) -> Project:

@@ -246,6 +246,9 @@ class _Resolver:
                 problem = _config_type_problem(knob, entry.value)
                 if problem:
                     yield Diagnostic("DSH214", f"`{entry.key.text}` {problem}", entry.span)
+                elif knob.service_for(entry.value) not in (None, *self.services):
+                    # a provider no host can ever register would leave the row silently empty
+                    yield unknown("DSH203", "service", knob.service_for(entry.value), self.services, entry.span)
             for key, knob in sorted(package.config.items()):
                 if knob.required and mount.config_entry(key) is None:
                     yield Diagnostic("DSH215", f"package `{package.id}` needs config key `{key}`", mount.package.span,
@@ -273,16 +276,43 @@ class _Resolver:
         yield from self.mode(decl.present)
         if decl.approval is not None and decl.approval.text not in APPROVALS:
             yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
-        for kind, names in (("only", decl.only), ("hide", decl.hide), ("own", decl.own)):
+        yield from self.check_own(decl.own)
+        for kind, names in (("only", decl.only), ("hide", decl.hide)):
             for name in names:
                 if name.text == RESERVED_TOOL or (kind != "own" and name.text != "*" and fnmatch.fnmatchcase(RESERVED_TOOL, name.text) and not _is_glob(name.text)):
                     yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be {'registered' if kind == 'own' else 'restricted'} by a scope",
                                      name.span, "code mode adds `run_code` itself; remove it from the list")
-                elif kind == "own" and _is_glob(name.text):
-                    yield Diagnostic("DSH108", f"`own` needs exact tool names, not the glob `{name.text}`", name.span)
                 elif not _is_glob(name.text) and name.text not in self.catalog.shipped_names:
                     yield unknown("DSH202", "tool", name.text, self.catalog.shipped_names, name.span)
             yield from self.repeated("tool", names)
+
+    def check_own(self, names) -> Iterator[Diagnostic]:
+        for name in names:
+            tool_name = own_tool_name(name.text)
+            if tool_name == RESERVED_TOOL:
+                yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be registered by a scope", name.span,
+                                 "code mode adds `run_code` itself; remove it from the list")
+            elif _is_glob(name.text):
+                yield Diagnostic("DSH108", f"`own` needs exact tool names, not the glob `{name.text}`", name.span)
+            elif "/" in name.text:
+                package = name.text.split("/", 1)[0]
+                if package not in self.catalog.package_by_id:
+                    yield unknown("DSH201", "package", package, self.catalog.package_by_id, name.span)
+                elif not own_candidates(self.catalog, name.text):
+                    names_there = sorted({t.name for t in self.catalog.package_by_id[package].tools})
+                    yield Diagnostic("DSH202", f"package `{package}` defines no tool `{tool_name}`", name.span,
+                                     did_you_mean(tool_name, names_there)
+                                     or "it defines " + ", ".join(f"`{n}`" for n in names_there))
+            else:
+                found = own_candidates(self.catalog, name.text)
+                if not found:
+                    yield unknown("DSH202", "tool", name.text, self.catalog.shipped_names, name.span)
+                elif len({t.package for t in found}) > 1:
+                    choices = " or ".join(f"`own {t.package}/{name.text}`" for t in found)
+                    yield Diagnostic("DSH220", f"`own {name.text}` is ambiguous: packages "
+                                     + ", ".join(f"`{t.package}`" for t in found) + f" all define `{name.text}`",
+                                     name.span, f"name the package: {choices}")
+        yield from self.repeated("tool", [ast.Name(own_tool_name(n.text), n.span) for n in names])
 
     # --- policies ---
     def check_policy(self, decl: ast.Policy, tables) -> Iterator[Diagnostic]:
@@ -502,6 +532,19 @@ def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, classes=()
                            (parent.rules if parent else ()) + decl.rules, (parent.guards if parent else ()) + decl.guards,
                            _nearest(decl, parent, "network"), (parent.writable if parent else ()) + decl.writable,
                            _nearest(decl, parent, "fallback"), classes=classes)
+
+
+def own_tool_name(text: str) -> str:
+    """The name an `own` entry registers: `PACKAGE/NAME` and `NAME` both register NAME."""
+    return text.rsplit("/", 1)[-1]
+
+
+def own_candidates(catalog: Catalog, text: str) -> tuple:
+    """The definitions an `own` entry may mean: by name or alias, within PACKAGE when qualified."""
+    package, _, name = text.rpartition("/")
+    found = [t for t in catalog.definitions.values() if (t.name == name or name in t.aliases)
+             and (not package or t.package == package)]
+    return tuple(sorted(found, key=lambda t: t.definition))
 
 
 def _is_glob(text: str) -> bool:

@@ -203,7 +203,12 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
 
     @v_args(meta=True)
     def own(self, meta, children):
-        return ("own", children[0])
+        return ("own", tuple(children))
+
+    @v_args(meta=True)
+    def own_name(self, meta, children):
+        # `PACKAGE/NAME` stays one Name: the text says which definition, the span covers both parts
+        return ast.Name("/".join(str(c) for c in children), self._span(meta))
 
     # --- policy ---
     @v_args(meta=True)

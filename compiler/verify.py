@@ -25,7 +25,7 @@ from .diagnostics import DshError
 from .facts import PLATFORMS
 from .policy import Decision, decide, widens_fail_closed
 from .request import Request
-from .resolve import EffectivePolicy, target_matches_tool
+from .resolve import EffectivePolicy, own_tool_name, target_matches_tool
 
 MODES = ("native", "code", "both")
 WORKSPACE = "/workspace"
@@ -221,7 +221,7 @@ def verify(program, against=None, policy_names=None) -> Report:
             parent_request = request.model_copy(update={"scope": scope.parent})
             parent_entries = reach(parent_request)
             parent_composition = program.composition(parent_request) if parent_entries is not None else None
-            own = {n.text for n in scope.own}
+            own = {own_tool_name(n.text) for n in scope.own}
             for name in sorted(set(entries) - set(parent_entries or {}) - own):
                 report.violations.append(Violation("narrowing", f"scope `{scope.name}` sees `{name}`, which its parent "
                                                    f"`{scope.parent}` does not", _witness(request, name)))

@@ -67,7 +67,7 @@ def test_every_package_file_validates_against_the_catalog_schema():
     root = Path(str(resources.files("dshc.catalogs")))
     validator = jsonschema.Draft202012Validator(json.loads((root / "catalog.schema.json").read_text()))
     files = sorted((root / "packages").glob("*.json"))
-    assert len(files) == 24
+    assert len(files) == 25  # the generated catalog's 24 plus the driver that registers structured_output
     for file in files:
         assert not list(validator.iter_errors(json.loads(file.read_text()))), file.name
 
@@ -130,6 +130,10 @@ def test_broken_catalog_file_exits_2_naming_file_and_json_path(catalog_copy, cli
             data["tools"][0]["definition"] = json.loads(other.read_text())["tools"][0]["definition"]
             # keep the package prefix rule satisfied only for the duplicate check's file order
         file.write_text(json.dumps(data))
+    # the copy goes in as an overlay that replaces every shipped package on purpose
+    manifest = catalog_copy / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()),
+                                    "replaces": json.loads(manifest.read_text())["packages"]}))
     result = cli("catalog", "--catalog", str(catalog_copy), "--json")
     assert result.code == 2
     diags = result.json()["diagnostics"]

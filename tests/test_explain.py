@@ -109,8 +109,10 @@ def test_counterfactuals_really_make_the_gate_pass(cli, case, tmp_path):
 def test_explain_all_lists_every_catalog_tool_with_its_first_failing_gate(cli, program):
     data = cli("explain", "--all", "standard", "--json").json()
     rows = {row["tool"]: row for row in data["tools"]}
-    # every distinct shipped name once (52 in the spec-baseline catalog), run_code among them
-    assert set(rows) == set(program.catalog.shipped_names) and len(rows) == 52
+    # every distinct shipped name once (52 in the spec-baseline catalog, run_code among them, plus
+    # structured_output from the child driver outside it)
+    assert set(rows) == set(program.catalog.shipped_names) and len(rows) == 53
+    assert rows["structured_output"]["failed_gate"] == "visible"
     available = sorted(name for name, row in rows.items() if row["available"])
     assert len(available) == 25
     assert rows["web_fetch"]["failed_gate"] == "registered"

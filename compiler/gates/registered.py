@@ -25,6 +25,11 @@ def check(ctx: GateContext, name: str) -> GateResult:
     return _why_not(ctx, name)
 
 
+def named_by_a_row(ctx: GateContext, name: str) -> bool:
+    """Would some row of this request name a tool `name` (a naming knob's alias), registered or not?"""
+    return next(_candidates(ctx, name), None) is not None
+
+
 def _candidates(ctx: GateContext, name: str):
     """Rows whose package defines a tool that this row would name `name`."""
     catalog = ctx.resolved.catalog
