@@ -2,6 +2,8 @@
 
 Code mode: a direct call of a native name is answered UNKNOWN_TOOL before any policy runs,
 with a hint to call it from a `run_code` program; an unknown name takes the ordinary path.
+A nested call (one with a parent) resolves against the SDK only, so `run_code` never calls
+itself, and where a code runtime is bound its parent must be a run_code call still running.
 A listener that throws makes a final error.
 """
 from __future__ import annotations
@@ -14,15 +16,20 @@ from .common import denial, error_result, note
 STAGE = "pre-execute"
 
 
-def _resolve(state: CallState, view):
+def _resolve(state: CallState, ctx):
+    view = ctx.view
     name = state.call.name
     wire = {e.name: e for e in view.tools}
     sdk = {e.name: e for e in (view.sdk or ())}
+    if state.call.parent is not None:
+        if ctx.live_parent is not None and not ctx.live_parent(state.call.parent):
+            return None, f"unknown tool `{name}`: its parent `{state.call.parent}` is not a running `run_code` call"
+        if name in sdk:
+            return sdk[name], None  # a nested dispatch from run_code
+        return None, f"unknown tool `{name}`: `tools.{name}` is not in this program's SDK"
     if name in wire:
         return wire[name], None
     if name in sdk:
-        if state.call.parent is not None:
-            return sdk[name], None  # a nested dispatch from run_code
         if view.mode == "code":
             return None, (f"unknown tool `{name}`: in code mode call it from inside a `run_code` program "
                           f"(tools.{name}(…))")
@@ -30,7 +37,7 @@ def _resolve(state: CallState, view):
 
 
 def run(state: CallState, ctx) -> CallState:
-    entry, problem = _resolve(state, ctx.view)
+    entry, problem = _resolve(state, ctx)
     if problem is not None:
         result = error_result(state, problem, "UNKNOWN_TOOL", "ToolNotFoundError")
         return note(replace(state, result=result, final=True), STAGE, "unknown tool")
