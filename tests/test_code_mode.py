@@ -30,14 +30,14 @@ needs_node = pytest.mark.skipif(node_executable() is None, reason="Node.js (`nod
 
 
 # --- through the CLI, with the shipped code preset ---------------------------------------------
-def run_programs(cli, tmp_path, programs: dict[str, str], *extra: str):
+def run_programs(cli, tmp_path, programs: dict[str, str], *extra: str, mode=("--preset", "code")):
     """Each program as one run_code call; returns ({id: result}, the event log's records)."""
     calls = tmp_path / "calls.jsonl"
     calls.write_text("".join(json.dumps({"id": i, "name": "run_code", "arguments": {"code": code, "description": i}})
                              + "\n" for i, code in programs.items()))
     log = tmp_path / "events.jsonl"
     flags = ("--policy", "read-only") if "--policy" not in extra else ()
-    result = cli("run", str(calls), "--preset", "code", "--host", "web", "--workspace", str(tmp_path),
+    result = cli("run", str(calls), *mode, "--host", "web", "--workspace", str(tmp_path),
                  "--log", str(log), "--json", *flags, *extra)
     assert result.code in (0, 1), result.err
     results = {r["id"]: r for r in map(json.loads, result.out.splitlines())}
@@ -143,7 +143,9 @@ def test_the_program_has_no_fs_process_network_or_host_realm_of_its_own(cli, tmp
 @needs_node
 def test_replay_re_decides_nested_calls(cli, tmp_path):
     _, records = run_programs(cli, tmp_path, {"c1": "try { await tools.write({ file_path: 'a.txt', content: 'x' }) }"
-                                                    " catch (e) { return e.message }"})
+                                                    " catch (e) { return e.message }"},
+                                mode=("--preset", "standard", "--mode", "code"))
+    assert records[0]["tools"] == ["run_code"]
     replayed = cli("replay", str(tmp_path / "events.jsonl"), "--policy", "workspace-write", "--json")
     changes = replayed.json()["changes"]
     assert [(c["callId"], c["name"], c["before"], c["after"]) for c in changes] == [("c1:code:1", "write", "deny",
@@ -153,7 +155,7 @@ def test_replay_re_decides_nested_calls(cli, tmp_path):
 def test_a_code_mode_native_call_is_still_unknown_tool_and_a_calls_file_cannot_forge_a_parent(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"id": "x", "name": "read", "arguments": {"file_path": "a"}, "parent": "x"}) + "\n")
-    result = cli("run", str(calls), "--preset", "code", "--host", "web", "--workspace", str(tmp_path), "--json")
+    result = cli("run", str(calls), *mode, "--host", "web", "--workspace", str(tmp_path), "--json")
     out = json.loads(result.out)
     assert out["error"]["code"] == "UNKNOWN_TOOL" and "run_code" in out["content"]
 
@@ -372,3 +374,38 @@ def test_frames_are_length_prefixed_json_and_bad_ones_are_named():
     with pytest.raises(FrameError) as bad:
         FrameReader().feed(b"\x00\x00\x00\x02{x")
     assert bad.value.kind == "invalid-output"
+
+
+@needs_node
+def test_a_stopped_run_kills_the_worker_and_marks_the_nested_call_in_flight(program, tmp_path):
+    from dshc.cli.run_calls import RunOptions, RunStop, run_calls
+    from dshc.compiler.request import Request
+    from dshc.runtime.calls_file import read_calls
+
+    calls = tmp_path / "calls.jsonl"
+    code = "await tools.bash({ command: 'sleep 30', description: 'wait' }); return 1"
+    calls.write_text(json.dumps({"id": "c1", "name": "run_code", "arguments": {"code": code, "description": "d"}}))
+    log = tmp_path / "events.jsonl"
+    stop = RunStop()
+
+    def stop_when_bash_runs():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (log.exists() and '"c1:code:1"' in log.read_text()):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        stop.request(15)
+
+    threading.Thread(target=stop_when_bash_runs, daemon=True).start()
+    request = Request(host="web", preset="code", policy="danger-full-access")
+    report = run_calls(program, request, read_calls(str(calls)), RunOptions(str(tmp_path), str(log), None, 20.0),
+                       lambda results, contexts: None, stop)
+    assert report.stopped_by == 15 and report.interrupted == [("c1", "run_code")]  # only the model's call
+    records = list(read_log(str(log)).records)
+    marked = {r["callId"]: r.get("parent") for r in records if r["type"] == "tool/interrupted"}
+    assert marked == {"c1": None, "c1:code:1": "c1"}
+    worker = next(r for r in records if r["type"] == "tool/code-worker")["pid"]
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == psutil.STATUS_ZOMBIE
