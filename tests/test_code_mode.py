@@ -98,7 +98,7 @@ def test_error_classes_exception_timeout_invalid_output_output_limit(cli, tmp_pa
         "bigint": "return 10n",
         "huge": "return 'x'.repeat(200000)",
         "spins": "console.log('spinning'); while (true) {}",
-    }, "--timeout", "2")
+    }, "--timeout", "3")
     assert results["ok"]["value"] == {"value": [1, "a", None], "logs": ["one", '{"two":2}']}
     assert error_class(results["throws"]) == "exception" and "RangeError: out of range" in results["throws"]["content"]
     assert "before" in results["throws"]["content"]  # the logs survive a failure
@@ -155,7 +155,7 @@ def test_replay_re_decides_nested_calls(cli, tmp_path):
 def test_a_code_mode_native_call_is_still_unknown_tool_and_a_calls_file_cannot_forge_a_parent(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"id": "x", "name": "read", "arguments": {"file_path": "a"}, "parent": "x"}) + "\n")
-    result = cli("run", str(calls), *mode, "--host", "web", "--workspace", str(tmp_path), "--json")
+    result = cli("run", str(calls), "--preset", "code", "--host", "web", "--workspace", str(tmp_path), "--json")
     out = json.loads(result.out)
     assert out["error"]["code"] == "UNKNOWN_TOOL" and "run_code" in out["content"]
 
@@ -409,3 +409,19 @@ def test_a_stopped_run_kills_the_worker_and_marks_the_nested_call_in_flight(prog
             and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == psutil.STATUS_ZOMBIE
+
+
+@needs_node
+def test_nested_additional_contexts_are_deferred_onto_the_outer_result_in_submission_order(session):
+    from dshc.runtime.stages.post_execute import Accept
+
+    def note(call, result):
+        return Accept(additional_contexts=(f"seen {call.arguments.get('n')}",)) if call.parent else None
+
+    s = session([entry("echo", "parallel")], {"test/echo": echo}, pre_execute=(), max_parallel=4)
+    s.ctx.post_execute = (note,)
+    call = ToolCall.from_model("p", "run_code", {"code": "await Promise.all([1, 2, 3].map(n => tools.echo({ n })))",
+                                                 "description": "contexts"})
+    outcomes, contexts = run_batch([call], s.ctx)
+    assert outcomes[0].result.is_error is False
+    assert contexts == ("seen 1", "seen 2", "seen 3")

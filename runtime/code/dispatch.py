@@ -42,6 +42,7 @@ class NestedDispatch:
         self._closed = False
         self._aborted: set[str] = set()   # ids whose outcome is `aborted`, whatever their result says
         self._recorded: set[str] = set()  # ids with a `tool/code-dispatch` record
+        self._contexts: dict[str, tuple[str, ...]] = {}  # a nested call's additionalContexts, by call id
         self.count = 0
         threading.Thread(target=self._schedule, name=f"dshc-code-{parent}", daemon=True).start()
 
@@ -56,6 +57,12 @@ class NestedDispatch:
                 call = ToolCall(nested_id(self.parent, self.count), name, str(arguments), self.parent)
             self._queue.append((number, call))
             self._cond.notify_all()
+
+    def deferred_contexts(self) -> tuple[str, ...]:
+        """The nested calls' additionalContexts, in submission order: they go on the outer result."""
+        with self._cond:
+            ordered = sorted(self._contexts.items(), key=lambda item: int(item[0].rsplit(":", 1)[1]))
+        return tuple(text for _, contexts in ordered for text in contexts)
 
     def in_flight(self) -> int:
         with self._cond:
@@ -102,6 +109,8 @@ class NestedDispatch:
         with self._cond:
             self._running.pop(call.id, None)
             self._exclusive = False
+            if outcome is not None and outcome.contexts:
+                self._contexts[call.id] = outcome.contexts
             self._cond.notify_all()
         result = outcome.result if outcome is not None else None
         self._record(call, number, _outcome(outcome), (result.error or {}).get("code") if result else None)

@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..code.dispatch import NestedDispatch
@@ -40,6 +41,7 @@ class CodeRuntime:
         self.heap_mb = heap_mb
         self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_run_code_call", default=None)
         self._live: set[str] = set()
+        self._deferred: dict[str, tuple[str, ...]] = {}  # run_code call id -> its nested calls' contexts
         self._lock = threading.Lock()
 
     def install(self) -> "CodeRuntime":
@@ -54,12 +56,16 @@ class CodeRuntime:
             return parent in self._live
 
     def wrapper(self, call, signal, proceed):
-        # innermost, so it runs on the body's own thread and the body can read the call here
+        # innermost, so it runs on the body's own thread and the body can read the call here;
+        # on the way out the nested calls' additionalContexts are deferred onto this result
         token = self._current.set(call)
         try:
-            return proceed(signal)
+            result = proceed(signal)
         finally:
             self._current.reset(token)
+        with self._lock:
+            deferred = self._deferred.pop(call.id, ())
+        return replace(result, additional_contexts=result.additional_contexts + deferred) if deferred else result
 
     def body(self, args: Mapping[str, Any], tctx: ToolContext) -> dict:
         call = self._current.get()
@@ -70,24 +76,25 @@ class CodeRuntime:
         limits = Limits(deadline=time.monotonic() + program_budget(tctx.timeout_s or 120.0),
                         max_log_chars=tctx.max_output_chars)
         worker = _start(tctx, self.heap_mb)
-        try:
-            self.ctx.log.append("tool/code-worker", callId=call.id, pid=worker.pid, sandbox=worker.launch.mechanism)
-        except BaseException:
-            worker.kill()
-            raise
 
         def reply(number: int, result) -> None:
             ok, payload = nested_payload(result)
             worker.send({"type": "result", "id": number, "ok": ok, "payload": payload})
 
+        try:
+            self.ctx.log.append("tool/code-worker", callId=call.id, pid=worker.pid, sandbox=worker.launch.mechanism)
+            dispatch = NestedDispatch(self.ctx, self.pipeline, call.id, self.max_parallel, reply)
+        except BaseException:
+            worker.kill()
+            raise
         with self._lock:
             self._live.add(call.id)
         try:
-            dispatch = NestedDispatch(self.ctx, self.pipeline, call.id, self.max_parallel, reply)
             outcome = run_program(code, names, worker, dispatch, tctx.abort, limits)
         finally:
             with self._lock:
                 self._live.discard(call.id)
+                self._deferred[call.id] = dispatch.deferred_contexts()
         if outcome.error is not None:
             error = outcome.error
             logs = "".join(f"\n{line}" for line in outcome.logs)
