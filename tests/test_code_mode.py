@@ -425,3 +425,13 @@ def test_nested_additional_contexts_are_deferred_onto_the_outer_result_in_submis
     outcomes, contexts = run_batch([call], s.ctx)
     assert outcomes[0].result.is_error is False
     assert contexts == ("seen 1", "seen 2", "seen 3")
+
+
+def test_the_nested_pool_size_is_the_mounted_max_parallel_sub_calls_knob(program):
+    from dshc.cli.host import max_parallel_sub_calls
+    from dshc.compiler.program import Program
+    from dshc.compiler.request import Request
+
+    narrow = Program.load(texts={"narrow.dsh": "preset narrow extends code {\n  mount tools { maxParallelSubCalls = 2 }\n}\n"})
+    assert max_parallel_sub_calls(narrow, Request(host="web", preset="narrow")) == 2
+    assert max_parallel_sub_calls(program, Request(host="web", preset="code")) == 10  # the catalog default
