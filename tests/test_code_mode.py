@@ -276,7 +276,7 @@ def test_parallel_safe_calls_overlap_up_to_the_knob_and_exclusive_ones_run_alone
                 peaks["parallel"] = max(peaks["parallel"], running.count("p"))
                 if "x" in running and len(running) > 1:
                     peaks["overlap_with_exclusive"] += 1
-            time.sleep(0.15)
+            time.sleep(0.3)  # long enough for the pool to fill before the first one ends
             with lock:
                 running.remove(kind)
             return {"kind": kind}
@@ -321,15 +321,20 @@ def test_a_worker_that_dies_is_worker_exit(session):
 
 @needs_node
 def test_abort_mid_program_kills_the_worker_and_records_in_flight_nested_calls_as_aborted(session):
-    started = threading.Event()
+    started = threading.Semaphore(0)
 
     def waits(args, tctx):
-        started.set()
+        started.release()
         tctx.abort.wait(20)
         return {"finished": True}
 
+    def abort_once_both_wait():
+        if started.acquire(timeout=20) and started.acquire(timeout=20):
+            time.sleep(0.1)
+        s.ctx.signal.set()
+
     s = session([entry("wait", "parallel"), entry("later")], {"test/wait": waits, "test/later": echo})
-    threading.Thread(target=lambda: started.wait(20) and time.sleep(0.2) or s.ctx.signal.set(), daemon=True).start()
+    threading.Thread(target=abort_once_both_wait, daemon=True).start()
     began = time.monotonic()
     result = s.run("await Promise.all([tools.wait({}), tools.wait({}), tools.later({})]); return 'done'")
     assert time.monotonic() - began < 10
