@@ -18,6 +18,7 @@ from ..runtime.events import EventLog
 from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
+from ..runtime.tools.code import CodeRuntime
 from ..runtime.types import Abstain, Allow, Ask, Deny, FrozenDict, ToolCall, thaw
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
@@ -97,6 +98,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
                           render=render, pre_execute=(policy_listener,), approver=escalation.approver,
                           guards=(policy_guard,), execute_wrappers=(deadline_wrapper(timeout_s), escalation.wrapper),
                           timeout_s=timeout_s, sandbox_of=sandbox_of)
+    if view.sdk is not None:  # code or both mode: run_code's nested calls re-enter this pipeline
+        CodeRuntime(ctx, max_parallel=max_parallel_sub_calls(program, request)).install()
     return ctx, state
 
 
@@ -113,6 +116,15 @@ def plan_reviewer(approver: Callable | None) -> Callable[[str], str] | None:
         outcome = approver(_PLAN_REVIEW, f"approve this plan and leave plan mode?\n{plan}\n")
         return {"allowed-once": "approved", "unavailable": "unavailable"}.get(outcome, "rejected")
     return review
+
+
+def max_parallel_sub_calls(program: Program, request: Request) -> int:
+    """The `tools` package's `maxParallelSubCalls` as mounted (the catalog default otherwise)."""
+    comp = program.composition(request)
+    mounts = [m for source in (comp.host_rows, comp.preset) if source for m in source.mounts if m.package.text == "tools"]
+    knob = program.catalog.package_by_id["tools"].config["maxParallelSubCalls"].default
+    value = next((m.config_value("maxParallelSubCalls") for m in mounts if m.config_value("maxParallelSubCalls")), knob)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def policy_mode(policy) -> str:

@@ -26,3 +26,4 @@ class PipelineContext:
     timeout_s: float | None = 120.0
     metrics: dict = field(default_factory=dict)  # call id -> seconds spent in the body
     sandbox_of: Callable | None = None  # call -> which sandbox it would run in, for the decision record
+    live_parent: Callable[[str], bool] | None = None  # a bound code runtime: is this run_code call live?

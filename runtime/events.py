@@ -36,6 +36,7 @@ class EventLog:
         self._end = -1  # file size after our last append; another size means another writer wrote
         self._sealed = False
         self.open_calls: dict[str, str] = {}  # callId -> name: recorded by this session, no outcome yet
+        self.open_nested: dict[str, tuple[str, str]] = {}  # the same for run_code's nested calls: (name, parent)
         self.records: list[dict] = []  # kept in memory too, for callers without a file
         self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644) if path else None
         if self._fd is not None:
@@ -68,16 +69,24 @@ class EventLog:
         call_id = record.get("callId")
         if record["type"] == "tool/call" and record.get("parent") is None:
             self.open_calls[call_id] = record.get("name")
+        elif record["type"] == "tool/call":
+            self.open_nested[call_id] = (record.get("name"), record.get("parent"))
         elif record["type"] in ("tool/result", "tool/interrupted"):
             self.open_calls.pop(call_id, None)
+            self.open_nested.pop(call_id, None)
         self.records.append(record)
         return record
 
     def seal(self, reason: str) -> list[tuple[str, str]]:
-        """Record every open call of this session as `tool/interrupted`, then refuse further appends."""
+        """Record every open call of this session as `tool/interrupted`, then refuse further appends.
+
+        Returns the model's own calls; nested run_code calls are marked too (with their parent)
+        but have no model-facing result."""
         with self._lock:
             if self._sealed:
                 return []
+            for call_id, (name, parent) in list(self.open_nested.items()):
+                self._append("tool/interrupted", {"callId": call_id, "name": name, "parent": parent, "reason": reason})
             marked = list(self.open_calls.items())
             for call_id, name in marked:
                 self._append("tool/interrupted", {"callId": call_id, "name": name, "reason": reason})
