@@ -15,6 +15,7 @@ from ..compiler.request import Request
 from ..compiler.source import Span
 from ..compiler.templates import render_template
 from . import interop_commands as interop
+from . import ls, test_runner
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -447,6 +448,8 @@ COMMANDS = {
     "run": cmd_run,
     "replay": cmd_replay,
     "codes": cmd_codes,
+    "ls": ls.cmd_ls,
+    "test": test_runner.cmd_test,
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,
     "export": interop.cmd_export,

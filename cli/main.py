@@ -17,6 +17,7 @@ from typing import Sequence, TextIO
 from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from . import interop_commands as interop
+from . import ls, test_runner
 from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -143,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
 
+    ls.add_parser(sub, _load_flags)
+    test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     return parser
 
