@@ -32,6 +32,23 @@ def write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
+def write_call_test(folder: Path, expect: str, more: str = "") -> Path:
+    """r.test.toml: one reviewer case whose first call (line 8) writes a file and expects `expect`."""
+    return write(folder, "r.test.toml", textwrap.dedent(f"""\
+        load = ["reviewer.dsh"]
+
+        [[test]]
+        name = "reviewers cannot write"
+        preset = "reviewer"
+        policy = "review-only"
+
+        [[test.call]]
+        tool = "write"
+        args = {{ file_path = "a.md", content = "x" }}
+        expect = "{expect}"
+        """) + textwrap.dedent(more))
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     write(tmp_path, "reviewer.dsh", REVIEWER)
@@ -50,19 +67,7 @@ def test_the_shipped_declarations_pass_their_tests_with_every_item_exercised(cli
 
 
 def test_a_wrong_expectation_fails_with_the_line_and_the_deciding_rule(cli, project):
-    write(project, "r.test.toml", """\
-        load = ["reviewer.dsh"]
-
-        [[test]]
-        name = "reviewers cannot write"
-        preset = "reviewer"
-        policy = "review-only"
-
-        [[test.call]]
-        tool = "write"
-        args = { file_path = "a.md", content = "x" }
-        expect = "allow"
-
+    write_call_test(project, "allow", """
         [[test.call]]
         tool = "read"
         args = { file_path = "a.md" }
@@ -126,17 +131,7 @@ def test_views_gates_and_calls_all_checked(cli, project):
 
 
 def test_coverage_names_what_no_test_exercised_with_its_span(cli, project):
-    write(project, "r.test.toml", """\
-        load = ["reviewer.dsh"]
-        [[test]]
-        name = "writes are denied"
-        preset = "reviewer"
-        policy = "review-only"
-        [[test.call]]
-        tool = "write"
-        args = { file_path = "a.md", content = "x" }
-        expect = "deny"
-        """)
+    write_call_test(project, "deny")
     result = cli("test", str(project), "--coverage", "--json")
     assert result.code == 0
     report = result.json()["coverage"]
