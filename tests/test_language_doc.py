@@ -67,3 +67,24 @@ def test_the_test_file_example_passes_against_the_examples(cli, tmp_path):
     result = cli("test", str(tmp_path))
     assert result.code == 0, result.out + result.err
     assert "3 passed, 0 failed" in result.out
+
+
+def test_the_readme_walkthrough_runs_as_written(cli, tmp_path):
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Walkthrough"):readme.index("## The Python API")]
+    declarations = next(b for b in re.findall(r"```\n(.*?)```", section, re.S) if b.startswith("# A code reviewer"))
+    first, more = re.findall(r"```toml\n(.*?)```", section, re.S)
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "reviewer.dsh").write_text(declarations)
+    (team / "reviewer.test.toml").write_text(first)
+    before = cli("test", str(team), "--coverage", "--json")
+    assert before.code == 0 and before.json()["passed"] == 3
+    assert [i["id"] for i in before.json()["coverage"]["uncovered"]] == ["review-only/guard:no-secrets"]
+    (team / "reviewer.test.toml").write_text(first + "\n" + more)
+    after = cli("test", str(team), "--coverage", "--json").json()
+    assert after["passed"] == 4 and after["coverage"]["uncovered"] == [] and after["coverage"]["items"] == 12
+    for tool, extra, gate in (("web_fetch", (), "registered"), ("write", ("--scope", "review-child"), "visible")):
+        shown = cli("explain", tool, "reviewer", *extra, "--load", str(team / "reviewer.dsh"), "--json")
+        assert shown.code == 1 and shown.json()["failed_gate"] == gate
+        assert f"`{tool}` is not available: gate `{gate}` fails" in section
