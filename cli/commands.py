@@ -16,6 +16,7 @@ from ..compiler.request import Request
 from ..compiler.source import Span
 from ..compiler.templates import render_template
 from . import interop_commands as interop
+from . import ls, test_runner
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -124,6 +125,12 @@ def explain_text(tool: str, results) -> str:
 
 
 def cmd_explain(args, out, err) -> int:
+    if args.all and args.tool is not None:
+        # with --all the one positional is the preset: `explain --all reviewer`
+        if args.preset is not None:
+            raise DshError([invalid_request(f"explain --all takes one PRESET, not `{args.tool}` and `{args.preset}`",
+                                            "e.g. `dshc explain --all standard`; drop --all to explain one tool")])
+        args.preset, args.tool = args.tool, None
     program = _program(args)
     request = _request(args)
     if args.all:
@@ -237,10 +244,18 @@ def cmd_fmt(args, out, err) -> int:
 CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan", "with", "without"}
 
 
-def _side_program(spec: str, catalog):
-    if spec == "@shipped":
-        return Program.load(catalog=catalog)
-    return Program.load([spec], shipped=False, catalog=catalog)
+def _side_program(spec: str, args: Namespace) -> Program:
+    """One side of `diff` / `verify --against`: its files over the shipped declarations (unless
+    --no-shipped), plus every --load file, so a side may extend `workspace-write` like any file."""
+    paths = list(args.load) if spec == "@shipped" else [spec, *args.load]
+    try:
+        return Program.load(paths, catalog=_catalog(args), shipped=spec == "@shipped" or not args.no_shipped)
+    except DshError as exc:
+        if spec != "@shipped" and not args.no_shipped and any(d.code == "DSH210" for d in exc.diagnostics):
+            hint = invalid_request(f"`{spec}` declares names the shipped files declare too",
+                                   "to compare a complete tree of its own, pass --no-shipped")
+            raise DshError([*exc.diagnostics, hint], exc.sources) from None
+        raise
 
 
 def _context(spec: str) -> Request:
@@ -267,10 +282,9 @@ def _context(spec: str) -> Request:
 
 def cmd_diff(args, out, err) -> int:
     from ..compiler.diff import diff_programs, render_text
-    catalog = _catalog(args)
     paths = [os.path.exists(s) or s == "@shipped" for s in (args.old, args.new)]
     if all(paths):
-        old, new = _side_program(args.old, catalog), _side_program(args.new, catalog)
+        old, new = _side_program(args.old, args), _side_program(args.new, args)
         result = diff_programs(old, new)
     elif not any(paths):
         program = _program(args)
@@ -301,7 +315,7 @@ def cmd_graph(args, out, err) -> int:
 def cmd_verify(args, out, err) -> int:
     from ..compiler.verify import verify
     program = _program(args, args.paths)
-    against = _side_program(args.against, _catalog(args)) if args.against else None
+    against = _side_program(args.against, args) if args.against else None
     for name in args.policies or ():
         if name not in program.resolved.policies:
             raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])
@@ -339,6 +353,11 @@ def cmd_run(args, out, err) -> int:
     from ..runtime.calls_file import CallsFileError, read_calls
     from .host import pick_approver
     from .run_calls import RunOptions, RunStop, run_calls
+    if args.preset_option is not None:  # `--preset P` is the older spelling of the PRESET argument
+        if args.preset is not None and args.preset != args.preset_option:
+            raise DshError([invalid_request(f"two presets: `{args.preset}` and --preset `{args.preset_option}`",
+                                            "name the preset once, as `dshc run CALLS.jsonl PRESET`")])
+        args.preset = args.preset_option
     try:
         calls = read_calls(args.calls)
     except CallsFileError as exc:
@@ -430,6 +449,8 @@ COMMANDS = {
     "run": cmd_run,
     "replay": cmd_replay,
     "codes": cmd_codes,
+    "ls": ls.cmd_ls,
+    "test": test_runner.cmd_test,
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,
     "export": interop.cmd_export,

@@ -19,6 +19,7 @@ from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
+from . import ls, test_runner
 from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -31,6 +32,23 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print and exit; we report like any bad input
         raise _UsageError(message)
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """argv → Namespace, with a command's positionals allowed anywhere among its options.
+
+    argparse's intermixed parsing refuses subparsers, so the top level (`--debug`, `--help`,
+    `--version`) is parsed first and the command's own arguments by its parser, intermixed.
+    """
+    argv = list(argv)
+    index = next((i for i, arg in enumerate(argv) if not arg.startswith("-")), None)
+    commands_action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    command = commands_action.choices.get(argv[index]) if index is not None and commands_action else None
+    if command is None or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in command._actions):
+        return parser.parse_args(argv)  # no command, an unknown one (argparse names the choices), or `hook`
+    namespace = parser.parse_args(argv[:index])
+    namespace.command = argv[index]
+    return command.parse_intermixed_args(argv[index + 1:], namespace)
 
 
 def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
@@ -83,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     _context_flags(p)
     interop.add_compile_options(p)
 
-    p = sub.add_parser("explain", help="why a tool is (not) available: the five gates, in order")
-    p.add_argument("tool", nargs="?", metavar="TOOL")
+    p = sub.add_parser("explain", help="why a tool is (not) available: the five gates, in order",
+                       usage="dshc explain TOOL [PRESET] [options] | dshc explain --all [PRESET] [options]")
+    p.add_argument("tool", nargs="?", metavar="TOOL", help="the tool to explain (with --all: the preset)")
     _context_flags(p)
     p.add_argument("--all", action="store_true", help="every catalog tool with its first failing gate")
 
@@ -120,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run model tool calls through the pipeline over the compiled view")
     p.add_argument("calls", metavar="CALLS.jsonl", help='one call per line {"id","name","arguments"}, or {"batch": […]}')
-    _context_flags(p, preset=False)
-    p.add_argument("--preset", help="preset to join")
+    _context_flags(p)
+    p.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same as the PRESET argument")
     p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
     p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
@@ -137,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
 
+    ls.add_parser(sub, _load_flags)
+    test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     return parser
 
@@ -160,7 +181,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return hook_main(argv[1:], None, stdout, stderr)
     wants_json = "--json" in argv
     try:
-        args = build_parser().parse_args(argv)
+        args = parse_arguments(build_parser(), argv)
         if args.command is None:
             build_parser().print_help(stdout)
             return EXIT_INPUT

@@ -213,6 +213,9 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
     token = exc.token if isinstance(exc, UnexpectedToken) else None
     width = len(str(token)) if token is not None else 1
     span = Span(source.path, line, col, line, col + max(width, 1))
+    meant = _probable_mistake(text, token) if token is not None and token.start_pos is not None else None
+    if meant is not None:
+        return Diagnostic("DSH101", f"unexpected `{token}`: {meant[0]}", span, meant[1])
     label = None
     try:
         label = exc.match_examples(_parse_example, SYNTAX_EXAMPLES, use_accepts=True)
@@ -230,6 +233,37 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
     if not label and not help_text and expected:
         help_text = "expected one of: " + ", ".join(_terminal_name(t) for t in expected[:8])
     return Diagnostic("DSH101", message, span, help_text)
+
+
+_FACT_BEFORE = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*)\s+$")
+_TEST_WORDS = ("matches", "in", "inside", "outside", "is", "==", "!=")
+
+
+def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
+    """(label, help) for condition mistakes whose parser state alone points elsewhere: the text
+    before the unexpected token says what was probably meant."""
+    before = text[:token.start_pos]
+    after = text[token.end_pos:].split("\n", 1)[0].split("#", 1)[0].strip() if token.end_pos is not None else ""
+    word = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
+    fact = _FACT_BEFORE.search(before)
+    if token.type == "STRING" and word in ("inside", "outside"):
+        subject = _FACT_BEFORE.search(before[:len(before.rstrip()) - len(word)])
+        subject = subject.group(1) if subject else "args.file_path"
+        pattern = token[1:-1].rstrip("/") + "/*"
+        negation = "not " if word == "outside" else ""
+        return (f"`{word}` takes a place (`workspace`), not a path",
+                f"to test a folder, write `{negation}{subject} matches \"{pattern}\"`")
+    is_not = re.search(r"([A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)*)\s+is\s+not\s+$", before)
+    if is_not is not None and token.type == "NAME":  # `is not` lexes `not` as the class name
+        return ("`not` goes before the whole test", f"write `not {is_not.group(1)} is {token}`")
+    if token.type == "NOT" and fact is not None and after.split(None, 1)[:1] and \
+            after.split(None, 1)[0] in _TEST_WORDS:
+        return ("`not` goes before the whole test", f"write `not {fact.group(1)} {after}`")
+    if token.type == "NAME" and word == "matches":
+        return ("`matches` takes a quoted pattern", f"write `matches \"{token}\"`")
+    if token.type == "STRING" and word == "in":
+        return ("`in` takes a list", f"write `in [{token}]`, or `== {token}` for one value")
+    return None
 
 
 def _depth(text: str, pos: int) -> int:

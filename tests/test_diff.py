@@ -28,7 +28,7 @@ def copy_with(tree: Path, target: Path, edit) -> Path:
 def test_enabling_fetch_in_standard_is_exactly_one_widening(cli, shipped_tree, tmp_path):
     new = copy_with(shipped_tree, tmp_path / "new", lambda name, text: text.replace(
         "mount tool-web { fetch = false", "mount tool-web { fetch = true") if name == "standard.dsh" else text)
-    result = cli("diff", str(shipped_tree), str(new), "--json")
+    result = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json")
     assert result.code == 0
     data = result.json()
     (change,) = data["changes"]
@@ -38,8 +38,8 @@ def test_enabling_fetch_in_standard_is_exactly_one_widening(cli, shipped_tree, t
     assert re.fullmatch(r".*new/presets/standard\.dsh:\d+:\d+", change["new"]["source"])
     assert {c["preset"] for c in change["cells"]} == {"standard", "code", "cordis"}
     assert data["fingerprints_changed"] > 0
-    assert cli("diff", str(shipped_tree), str(new), "--fail-on-widen").code == 1
-    assert cli("diff", str(new), str(shipped_tree), "--fail-on-widen").code == 0
+    assert cli("diff", "--no-shipped", str(shipped_tree), str(new), "--fail-on-widen").code == 1
+    assert cli("diff", "--no-shipped", str(new), str(shipped_tree), "--fail-on-widen").code == 0
 
 
 def test_a_reformatted_copy_diffs_empty(cli, shipped_tree, tmp_path):
@@ -50,7 +50,7 @@ def test_a_reformatted_copy_diffs_empty(cli, shipped_tree, tmp_path):
                       for p in parts[::2]]
         return "# moved around\n\n" + "".join(parts)
     new = copy_with(shipped_tree, tmp_path / "new", reformat)
-    result = cli("diff", str(shipped_tree), str(new), "--json", "--fail-on-widen")
+    result = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert result.code == 0
     data = result.json()
     assert data["changes"] == [] and data["fingerprints_changed"] == 0 and data["cells_compared"] > 100
@@ -59,7 +59,7 @@ def test_a_reformatted_copy_diffs_empty(cli, shipped_tree, tmp_path):
 def test_a_new_deny_is_a_narrowing_not_a_widening(cli, shipped_tree, tmp_path):
     new = copy_with(shipped_tree, tmp_path / "new", lambda name, text: text.replace(
         "  sandbox workspace-write\n", "  sandbox workspace-write\n  deny glob\n"))
-    data = cli("diff", str(shipped_tree), str(new), "--json", "--fail-on-widen")
+    data = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert data.code == 0
     changes = data.json()["changes"]
     # the label on the wire (host policy workspace-write), and the calls under `plan`, which extends it
@@ -118,15 +118,15 @@ def small_tree(tmp_path, name: str, text: str) -> Path:
 def test_removing_a_deny_rule_is_a_widening_with_a_witness_call(cli, tmp_path, policy, rule, command):
     old = small_tree(tmp_path, "old", SMALL)
     new = small_tree(tmp_path, "new", SMALL.replace(rule, ""))
-    result = cli("diff", str(old), str(new), "--json", "--fail-on-widen")
+    result = cli("diff", "--no-shipped", str(old), str(new), "--json", "--fail-on-widen")
     assert result.code == 1
     (change,) = result.json()["changes"]  # no label changed: only the decisions tell
     assert (change["kind"], change["tool"], change["widening"], change["policy"]) == ("decision", "bash", True, policy)
     assert change["detail"].startswith("deny → ") and change["witness"]["command"].startswith(command)
     assert change["old"]["source"] == f"{old / 'all.dsh'}:{SMALL[:SMALL.index(rule)].count(chr(10)) + 1}:3"
-    back = cli("diff", str(new), str(old), "--json", "--fail-on-widen")
+    back = cli("diff", "--no-shipped", str(new), str(old), "--json", "--fail-on-widen")
     assert back.code == 0 and [c["widening"] for c in back.json()["changes"]] == [False]
-    text = cli("diff", str(old), str(new)).out
+    text = cli("diff", "--no-shipped", str(old), str(new)).out
     assert text.startswith("WIDENS decision") and f'"command": "{change["witness"]["command"]}"' in text
 
 

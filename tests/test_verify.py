@@ -72,7 +72,7 @@ def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
     old = _tree(tmp_path, "old")
     new = _tree(tmp_path, "new", lambda text: text.replace(
         "  ask pwsh, write, edit when has args.sandbox_permissions\n", "  ask pwsh when has args.sandbox_permissions\n"))
-    same = cli("verify", "--against", str(old), "--policy", "workspace-write", "--json")
+    same = cli("verify", str(old), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
     assert same.code == 0
     result = cli("verify", str(new), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
     assert result.code == 1
