@@ -17,6 +17,7 @@ from typing import Sequence, TextIO
 from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from . import interop_commands as interop
+from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     interop.add_parsers(sub, _context_flags, _load_flags)
+    lsp_command.add_parser(sub)
     return parser
 
 
@@ -152,6 +154,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         if args.command is None:
             build_parser().print_help(stdout)
             return EXIT_INPUT
+        if args.command == "lsp":
+            return lsp_command.run(args, stdout, stderr)
         if args.command == "run":
             with _stop_on_signals() as stop:
                 args.stop = stop
