@@ -431,3 +431,8 @@ def test_vscode_extension_launches_dshc_lsp_for_dsh_files():
     script = (VSCODE / package["main"]).read_text(encoding="utf-8")
     assert 'args: ["lsp"' in script and "vscode-languageclient/node" in script
     assert "vscode-languageclient" in package["dependencies"]
+
+
+def test_a_catalog_that_does_not_load_stops_before_serving(tmp_path):
+    result = run_cli("lsp", "--catalog", str(tmp_path))  # an empty folder: no schema, no manifest
+    assert result.code == 2 and "DSH501" in result.err
