@@ -436,3 +436,30 @@ def test_vscode_extension_launches_dshc_lsp_for_dsh_files():
 def test_a_catalog_that_does_not_load_stops_before_serving(tmp_path):
     result = run_cli("lsp", "--catalog", str(tmp_path))  # an empty folder: no schema, no manifest
     assert result.code == 2 and "DSH501" in result.err
+
+
+# --- hover, in-process -----------------------------------------------------------------------
+def _hover_at(program, text: str, needle: str, offset: int = 1) -> str | None:
+    from dshc.cli.lsp.hover import hover
+    position = _at(text, needle, offset)
+    ref = ref_at(_document(text), position.line + 1, position.character + 1)
+    return hover(ref, program, program.catalog, None)
+
+
+def test_hover_on_config_keys_facts_and_services(program):
+    text = ('preset p {\n  mount tool-fs { readLimit = 5 } when platform == "linux" and has web\n}\n'
+            'policy q {\n  deny bash when args.command matches "x" and plan_mode\n}\n')
+    assert "**config** `tool-fs.readLimit` (integer; default `2000`)" in _hover_at(program, text, "readLimit")
+    assert "`platform` (string): one of `darwin`, `linux`, `win32`" in _hover_at(program, text, "platform")
+    assert "**service** `web`" in _hover_at(program, text, "web")
+    assert "the call's argument `command`" in _hover_at(program, text, "args.command")
+    assert "**fact** `plan_mode` (boolean)" in _hover_at(program, text, "plan_mode")
+
+
+def test_hover_without_a_program_still_shows_the_catalog():
+    from dshc.cli.lsp.hover import hover
+    text = "scope s {\n  hide write\n}\n"
+    position = _at(text, "write", 1)
+    ref = ref_at(_document(text), position.line + 1, position.character + 1)
+    shown = hover(ref, None, load_catalog(), None)
+    assert "`tool-fs/write`" in shown and "dshc explain" not in shown

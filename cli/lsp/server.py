@@ -66,9 +66,15 @@ class DshLanguageServer(LanguageServer):
             linting = asyncio.get_running_loop().run_in_executor(self._linter, lint_findings, result.program, path)
 
             def publish_lint(done: asyncio.Future) -> None:
+                if done.cancelled():  # the server is shutting down
+                    return
+                if done.exception() is not None:  # a bug in a check: say so rather than show a clean file
+                    self.window_log_message(types.LogMessageParams(
+                        type=types.MessageType.Error, message=f"dshc: the lint of {path} failed: {done.exception()!r}"))
+                    return
                 now = self.workspace.text_documents.get(uri)
                 # a lint of a text the user has since changed or closed would point at the wrong places
-                if now is not None and now.version == version and now.source == text and not done.exception():
+                if now is not None and now.version == version and now.source == text:
                     self._publish(now, result.diagnostics + done.result())
             linting.add_done_callback(publish_lint)
 
