@@ -304,6 +304,8 @@ def _complete(text: str, vocabulary: Vocabulary) -> set[str]:
     ("scope s {\n  parent |", {"root", "child"}, {"standard"}),
     ("scope s {\n  only read, gr|", {"grep", "glob", "read"}, {"tool-fs"}),
     ("policy p extends |", {"workspace-write", "read-only"}, {"standard"}),
+    ('scope s "A title" |', {"extends"}, {"parent"}),
+    ("scope s ex|", {"extends"}, set()),
     ("policy p {\n  deny risk(|", {"file-mutation", "any-process"}, {"bash"}),
     ("policy p {\n  ask package(|", {"tool-fs", "tool-bash"}, set()),
     ("policy p {\n  guard g: deny |", {"bash", "package(", "risk("}, set()),

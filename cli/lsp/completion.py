@@ -148,7 +148,12 @@ def _candidates(tokens: list[_Token], vocab: Vocabulary) -> list[Candidate]:
     if where.decl is None:
         if prev == "extends" and len(tokens) >= 3:
             return vocab.names(_header_kind(tokens))
-        return [Candidate(k, "keyword") for k in DECL_KEYWORDS] if prev in (None, "}") else []
+        if prev in (None, "}"):
+            return [Candidate(k, "keyword") for k in DECL_KEYWORDS]
+        # after `KIND NAME` or its title, the header may go on with `extends`
+        named = len(tokens) >= 2 and tokens[-2].text in DECL_KEYWORDS and tokens[-1].kind == "name"
+        titled = len(tokens) >= 3 and tokens[-3].text in DECL_KEYWORDS and tokens[-1].kind == "string"
+        return [Candidate("extends", "keyword")] if named or titled else []
     if where.mount_package is not None:
         if prev in ("{", ","):
             package = vocab.catalog.package_by_id.get(where.mount_package)
