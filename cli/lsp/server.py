@@ -63,7 +63,12 @@ class DshLanguageServer(LanguageServer):
         self._publish(document, result.diagnostics)
         if result.program is not None:
             version, text = document.version, document.source
-            linting = asyncio.get_running_loop().run_in_executor(self._linter, lint_findings, result.program, path)
+
+            def lint_if_current():
+                if not self._is_current(uri, version, text):
+                    return None  # typed over while queued: a newer lint follows
+                return lint_findings(result.program, path)
+            linting = asyncio.get_running_loop().run_in_executor(self._linter, lint_if_current)
 
             def publish_lint(done: asyncio.Future) -> None:
                 if done.cancelled():  # the server is shutting down
@@ -72,11 +77,14 @@ class DshLanguageServer(LanguageServer):
                     self.window_log_message(types.LogMessageParams(
                         type=types.MessageType.Error, message=f"dshc: the lint of {path} failed: {done.exception()!r}"))
                     return
-                now = self.workspace.text_documents.get(uri)
                 # a lint of a text the user has since changed or closed would point at the wrong places
-                if now is not None and now.version == version and now.source == text:
-                    self._publish(now, result.diagnostics + done.result())
+                if done.result() is not None and self._is_current(uri, version, text):
+                    self._publish(self.workspace.get_text_document(uri), result.diagnostics + done.result())
             linting.add_done_callback(publish_lint)
+
+    def _is_current(self, uri: str, version, text: str) -> bool:
+        now = self.workspace.text_documents.get(uri)
+        return now is not None and now.version == version and now.source == text
 
     def _publish(self, document: TextDocument, diagnostics) -> None:
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
