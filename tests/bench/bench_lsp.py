@@ -1,7 +1,7 @@
 """How long the language server takes to answer an edit, against loading the same sources afresh.
 
 Run from a clone:  python tests/bench/bench_lsp.py
-Edits one line of a user file beside the shipped declarations and times, fastest of REPEATS:
+Edits one line of a user file beside the shipped declarations and times, fastest of 15 runs:
   - baseline: `Program.from_files` of every source, what re-running `dshc check` parses and resolves;
   - errors phase: `SourceSet.analyse(path, lint=False)`, what the server publishes at once;
   - both phases: the errors phase, then the `dshc check` lints on its fresh Program (the server
@@ -12,25 +12,14 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_bounded_matching import timed  # fastest of 15 runs after a warm-up (run from this folder's script)
 
 from dshc.cli.lsp.sources import SourceSet, lint_findings
 from dshc.compiler.program import Program, SourceFile
 
-REPEATS = 15
 USER = 'policy team extends workspace-write {{\n  ask bash when args.command matches "git push {n} *"\n}}\n'
-
-
-def fastest(fn) -> float:
-    """Fastest of REPEATS runs after one warm-up: other load on the machine only ever adds time."""
-    fn()
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return min(samples)
 
 
 def main() -> int:
@@ -48,9 +37,9 @@ def main() -> int:
         texts = sources.texts_for(path)
         return Program.from_files([SourceFile(p, t.encode("utf-8")) for p, t in texts.items()])
 
-    baseline = fastest(reload)
-    errors = fastest(edit_and_analyse)
-    both = fastest(lambda: lint_findings(edit_and_analyse().program, path))
+    baseline = timed(reload)
+    errors = timed(edit_and_analyse)
+    both = timed(lambda: lint_findings(edit_and_analyse().program, path))
     ratio = errors / baseline
     print(f"reload (baseline)  {baseline * 1000:8.1f} ms")
     print(f"errors phase       {errors * 1000:8.1f} ms  ({ratio:.2f} x baseline)")
