@@ -20,6 +20,7 @@ from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
 from . import ls, test_runner
+from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_parser(sub, _load_flags)
     test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
+    lsp_command.add_parser(sub)
     return parser
 
 
@@ -185,6 +187,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         if args.command is None:
             build_parser().print_help(stdout)
             return EXIT_INPUT
+        if args.command == "lsp":
+            return lsp_command.run(args, stdout, stderr)
         if args.command == "run":
             with _stop_on_signals() as stop:
                 args.stop = stop
