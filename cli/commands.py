@@ -9,7 +9,7 @@ from typing import TextIO
 from ..compiler.catalog import load_catalog
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
 from ..compiler.policy import MAX_DEPTH, shape_problem
-from ..compiler.program import Program, shipped_sources
+from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.render import diagnostics_json, human
 from ..compiler.request import Request
 from ..compiler.source import Span
@@ -27,7 +27,14 @@ def _catalog(args: Namespace):
 
 
 def _program(args: Namespace, paths=()) -> Program:
-    return Program.load(list(paths) + list(args.load), catalog=_catalog(args), shipped=not args.no_shipped)
+    files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
+    catalog = _catalog(args)
+    if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
+        from .gateway import with_upstreams
+        catalog, answering = with_upstreams(files, catalog or load_catalog())
+        if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
+            args.with_services = list(args.with_services) + sorted(answering)
+    return Program.from_files(files, catalog)
 
 
 def _request(args: Namespace) -> Request:

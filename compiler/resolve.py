@@ -140,6 +140,8 @@ class _Resolver:
                 if isinstance(decl, ast.Commands):  # declarations of one class add up
                     commands.append(decl)
                     continue
+                if isinstance(decl, ast.Upstream):  # reached through the catalog package it becomes
+                    continue
                 kind = ast.DECL_KIND[type(decl)]
                 first = tables[kind].get(decl.name.text)
                 if first is not None:

@@ -1,0 +1,165 @@
+"""`dshc serve` driven by the official MCP SDK client, over stdio (both protocol eras) and streamable HTTP."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
+POLICY = """policy mcptest {
+  sandbox workspace-write
+  default deny
+  allow read, glob, grep
+  ask write
+  deny bash
+}
+"""
+SCOPE = "scope mcps { parent root; hide web_search }\n"
+
+
+@pytest.fixture()
+def workspace(tmp_path):
+    (tmp_path / "hello.txt").write_text("hello from the workspace\n")
+    (tmp_path / "policy.dsh").write_text(POLICY)
+    (tmp_path / "scope.dsh").write_text(SCOPE)
+    return tmp_path
+
+
+def _args(ws, *extra):
+    return [*SERVE, "--load", str(ws / "policy.dsh"), "--load", str(ws / "scope.dsh"), "--policy", "mcptest",
+            "--scope", "mcps", "--workspace", str(ws), "--log", str(ws / "events.jsonl"), *extra]
+
+
+def _stdio(ws, *extra) -> StdioServerParameters:
+    return StdioServerParameters(command=_args(ws, *extra)[0], args=_args(ws, *extra)[1:], cwd=str(ws))
+
+
+def _text(result) -> str:
+    return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+def _answer(action: str):
+    async def callback(ctx, params):
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
+    return callback
+
+
+async def _exercise(client, ws, expect_ask: str | None) -> None:
+    names = {t.name for t in (await client.list_tools()).tools}
+    assert {"read", "write", "bash"} <= names and "web_search" not in names  # the scope's view, not the catalog
+    ran = await client.call_tool("read", {"file_path": str(ws / "hello.txt")})
+    assert not ran.is_error and "hello from the workspace" in _text(ran)
+    denied = await client.call_tool("bash", {"command": "echo hi", "description": "greet"})
+    assert denied.is_error and "deny" in _text(denied).lower()
+    again = await client.call_tool("read", {"file_path": str(ws / "hello.txt")})  # still serving after the denial
+    assert not again.is_error
+    target = ws / f"written-{expect_ask}.txt"
+    asked = await client.call_tool("write", {"file_path": str(target), "content": "approved\n"})
+    if expect_ask == "accept":
+        assert not asked.is_error, _text(asked)
+        assert target.read_text() == "approved\n"
+    else:
+        assert asked.is_error and not target.exists()
+        if expect_ask == "decline":
+            assert "rejected" in _text(asked)
+        else:
+            assert "elicitation" in _text(asked)
+
+
+# the 2026-07-28 era asks through InputRequiredResult, the handshake era through elicitation/create
+@pytest.mark.parametrize("mode,action", [("auto", "accept"), ("legacy", "decline")])
+def test_stdio_list_call_deny_and_elicited_ask(workspace, mode, action):
+    async def main():
+        async with Client(_stdio(workspace), mode=mode, elicitation_callback=_answer(action)) as client:
+            await _exercise(client, workspace, action)
+    anyio.run(main)
+    events = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
+    assert {"tool/call", "tool/result"} <= {e["type"] for e in events}  # the durable log saw every call
+
+
+def test_client_without_elicitation_gets_a_denial_that_says_so(workspace):
+    async def main():
+        async with Client(_stdio(workspace), mode="legacy") as client:
+            await _exercise(client, workspace, None)
+    anyio.run(main)
+
+
+def _edit_scope(ws) -> None:
+    time.sleep(0.05)
+    (ws / "scope.dsh").write_text("scope mcps { parent root; hide web_search, grep }\n")
+
+
+def test_watch_sends_list_changed_after_an_edit_legacy(workspace):
+    async def main():
+        changed = anyio.Event()
+
+        async def on_message(message):
+            if "list_changed" in repr(message):  # notifications/tools/list_changed, however the SDK wraps it
+                changed.set()
+
+        async with Client(_stdio(workspace, "--watch"), mode="legacy", message_handler=on_message) as client:
+            before = {t.name for t in (await client.list_tools()).tools}
+            _edit_scope(workspace)
+            with anyio.fail_after(20):
+                await changed.wait()
+            after = {t.name for t in (await client.list_tools()).tools}
+            assert before - after == {"grep"}
+    anyio.run(main)
+
+
+def test_watch_sends_list_changed_after_an_edit_modern(workspace):
+    async def main():
+        async with Client(_stdio(workspace, "--watch")) as client:
+            async with client.listen(tools_list_changed=True) as subscription:
+                _edit_scope(workspace)
+                with anyio.fail_after(20):
+                    event = await subscription.__anext__()
+                assert type(event).__name__ == "ToolsListChanged"
+            names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
+            assert "grep" not in names and "read" in names
+    anyio.run(main)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_list_call_deny_and_ask(workspace):
+    port = _free_port()
+    proc = subprocess.Popen(_args(workspace, "--http", f"127.0.0.1:{port}"), cwd=workspace,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.1)
+
+        async def main():
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with Client(url, elicitation_callback=_answer("accept")) as client:
+                await _exercise(client, workspace, "accept")
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_bad_http_address_is_a_usage_error(workspace):
+    from dshc.cli.main import main
+    import io
+    err = io.StringIO()
+    assert main(["serve", "--http", "nowhere", "--workspace", str(workspace)], io.StringIO(), err) == 2
+    assert "HOST:PORT" in err.getvalue()
