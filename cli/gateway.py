@@ -25,7 +25,8 @@ from ..compiler.program import SourceFile, parse_files
 from ..compiler.render import human
 
 LIST_TIMEOUT_S = 20.0  # a cold `uvx`/`python -m` start of an upstream can take seconds
-PING_EVERY_S = 0.5
+PING_EVERY_S = 1.0  # how often a connected upstream is asked for its tools (liveness and changes)
+LIVENESS_TIMEOUT_S = 5.0
 RETRY_EVERY_S = 0.5
 
 
@@ -40,10 +41,10 @@ def _tool_json(tools) -> list[dict]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
 
-async def _list_tools(client: Client) -> list[dict]:
+async def _list_tools(client: Client, refresh: bool = False) -> list[dict]:
     found, cursor = [], None
     while True:
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
         found += _tool_json(page.tools)
         cursor = page.next_cursor
         if not cursor:
@@ -183,10 +184,11 @@ class UpstreamPool:
                         tools = await _list_tools(client)
                     self._clients[endpoint.name] = client
                     await self._mark(endpoint, True, tools)
-                    while True:  # a ping that fails or hangs means the server is gone
+                    while True:  # a fresh tools/list (ping is gone in 2026-07-28) that fails or hangs: gone
                         await anyio.sleep(PING_EVERY_S)
-                        with anyio.fail_after(max(2.0, PING_EVERY_S * 4)):
-                            await client.send_ping()
+                        with anyio.fail_after(LIVENESS_TIMEOUT_S):
+                            tools = await _list_tools(client, refresh=True)
+                        await self._mark(endpoint, True, tools)
             except Exception:  # noqa: BLE001 - any failure: down until a reconnect succeeds
                 pass
             self._clients.pop(endpoint.name, None)

@@ -535,6 +535,8 @@ def _config_type_problem(knob, value) -> str | None:
         return f"must be one of {', '.join(_show(v) for v in knob.values or ())}, not `{_show(value)}`"
     if kind == "string-list" and not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
         return f"must be a list of strings, not `{_show(value)}`"
+    if kind == "string-list" and knob.values and any(v not in knob.values for v in value):
+        return f"may only hold {', '.join(_show(v) for v in knob.values)}, not `{_show(value)}`"
     return None
 
 

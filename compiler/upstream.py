@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from . import ast
-from .catalog import Catalog, Package, ToolDef, _metaschema
+from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
 from .diagnostics import Diagnostic
 
 PREFIX = "mcp:"
@@ -154,7 +154,11 @@ def package(endpoint: Endpoint, tools: list[Mapping[str, Any]] | None) -> tuple[
             diags.append(Diagnostic("DSH523", f"upstream `{endpoint.name}` has no tool `{override.tool.text}`",
                                     override.tool.span, "names: " + ", ".join(sorted(listed)) if listed else None))
     summary = f"tools of the MCP server `{endpoint.name}`"
-    return Package(id=endpoint.package, summary=summary, requires=(), config={},
+    # a preset overrides a tool's risk with `mount mcp:NAME { TOOL = ["AXIS", …] }` (compose reads the effect)
+    config = {t.name[len(endpoint.name) + len(SEPARATOR):]: ConfigKnob(
+        type="string-list", values=KNOWN_AXES, effect=f"risk:{t.definition}",
+        summary=f"risk axes of `{t.name}` instead of {list(t.risk)}") for t in defs.values()}
+    return Package(id=endpoint.package, summary=summary, requires=(), config=config,
                    tools=tuple(defs[name] for name in sorted(defs))), diags
 
 
