@@ -28,7 +28,11 @@ def _catalog(args: Namespace):
 
 def _program(args: Namespace, paths=()) -> Program:
     files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
-    catalog = _catalog(args)
+    return _from_files(files, _catalog(args), args)
+
+
+def _from_files(files, catalog, args: Namespace | None = None) -> Program:
+    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare."""
     if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
         from .gateway import with_upstreams
         catalog, answering = with_upstreams(files, catalog or load_catalog())
@@ -201,7 +205,7 @@ def cmd_check(args, out, err) -> int:
     from ..compiler.checks import run_checks
     from ..compiler.program import read_paths
     files = read_paths(list(args.paths) + list(args.load))
-    program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
+    program = _from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
     # with paths, report what those files say; without, the shipped declarations themselves
     only = {f.path for f in files} if files else None
     findings = [d for d in program.warnings if only is None or d.where in only]
@@ -246,7 +250,7 @@ CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan",
 def _side_program(spec: str, catalog):
     if spec == "@shipped":
         return Program.load(catalog=catalog)
-    return Program.load([spec], shipped=False, catalog=catalog)
+    return _from_files(read_paths([spec]), catalog)
 
 
 def _context(spec: str) -> Request:

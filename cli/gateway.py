@@ -62,7 +62,8 @@ async def fetch_tools(endpoint: upstream.Endpoint, timeout_s: float = LIST_TIMEO
 
 
 def _cache_file(endpoint: upstream.Endpoint) -> str:
-    root = os.environ.get("DSHC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "dshc")
+    root = os.environ.get("DSHC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dshc")
     key = json.dumps([endpoint.name, endpoint.command, endpoint.args, endpoint.env, endpoint.url])
     return os.path.join(root, "upstreams", f"{endpoint.name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json")
 
@@ -74,17 +75,25 @@ def known_tools(endpoint: upstream.Endpoint, live: list | None) -> list | None:
     path = _cache_file(endpoint)
     if live is not None:
         with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            with os.fdopen(os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                           encoding="utf-8") as handle:
                 json.dump(live, handle)
             os.replace(path + ".tmp", path)
         return live
     try:
+        if not _private(path) or not _private(os.path.dirname(path)):
+            return None  # descriptions reach the model: never from a file someone else could have written
         with open(path, encoding="utf-8") as handle:
             remembered = json.load(handle)
     except (OSError, ValueError):
         return None
     return remembered if isinstance(remembered, list) else None
+
+
+def _private(path: str) -> bool:
+    info = os.lstat(path)
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022 and not os.path.islink(path)
 
 
 async def fetch_all(endpoints) -> dict[str, list | None]:
