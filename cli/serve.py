@@ -7,8 +7,10 @@ elicitation); with --watch a changed fingerprint sends `notifications/tools/list
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import sys
 import threading
 import uuid
@@ -84,6 +86,7 @@ class Served:
         self.bus = InMemorySubscriptionBus()
         self.legacy_sessions: set = set()
         self.fingerprint: str | None = None
+        self.secret = secrets.token_bytes(32)  # signs the approval questions of 2026-07-28 connections
 
     # --- sources ---
     def _read(self) -> list[SourceFile]:
@@ -201,9 +204,10 @@ def _digest(files: list[SourceFile]) -> str:
     return h.hexdigest()
 
 
-def _call_digest(name: str, arguments: dict) -> str:
-    """Binds an approval answer to the very call it was asked for (the retry carries it back)."""
-    return hashlib.sha256(json.dumps([name, arguments], sort_keys=True, default=str).encode()).hexdigest()
+def _call_digest(secret: bytes, name: str, arguments: dict) -> str:
+    """Binds an approval answer to a question this server asked about this very call (the retry carries it back)."""
+    text = json.dumps([name, arguments], sort_keys=True, default=str).encode()
+    return hmac.new(secret, text, hashlib.sha256).hexdigest()
 
 
 def _approval_request(name: str, reason: str) -> types.ElicitRequest:
@@ -242,9 +246,9 @@ def build_server(served: Served) -> Server:
                 if await anyio.to_thread.run_sync(served.pre_decision, name, arguments) == "ask":
                     reason = f"`{name}` needs approval"
                     return types.InputRequiredResult(input_requests={APPROVAL_KEY: _approval_request(name, reason)},
-                                                     request_state=_call_digest(name, arguments))
+                                                     request_state=_call_digest(served.secret, name, arguments))
             else:
-                bound = params.request_state == _call_digest(name, arguments)
+                bound = hmac.compare_digest(params.request_state or "", _call_digest(served.secret, name, arguments))
                 action = getattr(answer, "action", None)
                 responder = lambda call, reason: _outcome(action) if bound else "rejected"  # noqa: E731
         elif elicit:

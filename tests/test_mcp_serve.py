@@ -75,11 +75,29 @@ async def _exercise(client, ws, expect_ask: str | None) -> None:
 
 
 # the 2026-07-28 era asks through InputRequiredResult, the handshake era through elicitation/create
+async def _forged_answers_do_not_approve(client, ws) -> None:
+    """2026-07-28: an accept is bound to the question the server asked, for those very arguments."""
+    accept = {"dshc-approval": types.ElicitResult(action="accept", content={})}
+    target = ws / "forged.txt"
+    forged = await client.session.call_tool("write", {"file_path": str(target), "content": "x"},
+                                            input_responses=accept, request_state="made-up")
+    assert forged.is_error and "rejected" in _text(forged)
+    asked = await client.session.call_tool("write", {"file_path": str(ws / "asked.txt"), "content": "x"},
+                                           allow_input_required=True)
+    assert isinstance(asked, types.InputRequiredResult)
+    moved = await client.session.call_tool("write", {"file_path": str(target), "content": "x"},
+                                           input_responses=accept, request_state=asked.request_state)
+    assert moved.is_error and "rejected" in _text(moved)
+    assert not target.exists() and not (ws / "asked.txt").exists()
+
+
 @pytest.mark.parametrize("mode,action", [("auto", "accept"), ("legacy", "decline")])
 def test_stdio_list_call_deny_and_elicited_ask(workspace, mode, action):
     async def main():
         async with Client(_stdio(workspace), mode=mode, elicitation_callback=_answer(action)) as client:
             await _exercise(client, workspace, action)
+            if mode == "auto":
+                await _forged_answers_do_not_approve(client, workspace)
     anyio.run(main)
     events = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
     assert {"tool/call", "tool/result"} <= {e["type"] for e in events}  # the durable log saw every call
