@@ -1,8 +1,8 @@
 """`dshc serve` driven by the official MCP SDK client, over stdio (both protocol eras) and streamable HTTP."""
 from __future__ import annotations
 
+import io
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -152,24 +152,42 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_http_list_call_deny_and_ask(workspace):
+def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monkeypatch):
     port = _free_port()
-    proc = subprocess.Popen(_args(workspace, "--http", f"127.0.0.1:{port}"), cwd=workspace,
+    proc = subprocess.Popen(_args(workspace, "--http", f"127.0.0.1:{port}", "--watch"), cwd=workspace,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             assert proc.poll() is None, proc.stderr.read().decode()
             time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
 
         async def main():
-            url = f"http://127.0.0.1:{port}/mcp"
             async with Client(url, elicitation_callback=_answer("accept")) as client:
                 await _exercise(client, workspace, "accept")
+            async with Client(url, elicitation_callback=_answer("decline")) as client:
+                await _exercise(client, workspace, "decline")
+                async with client.listen(tools_list_changed=True) as subscription:
+                    _edit_scope(workspace)
+                    with anyio.fail_after(20):
+                        event = await subscription.__anext__()
+                    assert type(event).__name__ == "ToolsListChanged"
         anyio.run(main)
+
+        # the same server as an upstream reached by `url`: its tools become package `mcp:self`
+        from dshc.cli.main import main as dshc
+        monkeypatch.setenv("DSHC_CACHE_DIR", str(workspace / "cache"))
+        (workspace / "gw.dsh").write_text(f'upstream self {{ url "{url}" }}\n'
+                                          "preset viaurl extends standard { mount mcp:self }\n")
+        out, err = io.StringIO(), io.StringIO()
+        assert dshc(["compile", "viaurl", "--load", str(workspace / "gw.dsh"), "--json"], out, err) == 0, err.getvalue()
+        tools = {t["name"]: t for t in json.loads(out.getvalue())["tools"]}
+        assert tools["self__read"]["package"] == "mcp:self" and tools["self__read"]["ready"] == "ready"
+        assert "self__grep" not in tools  # the served scope hides grep since the edit
     finally:
         proc.terminate()
         proc.wait(10)
