@@ -74,7 +74,6 @@ async def _exercise(client, ws, expect_ask: str | None) -> None:
             assert "elicitation" in _text(asked)
 
 
-# the 2026-07-28 era asks through InputRequiredResult, the handshake era through elicitation/create
 async def _forged_answers_do_not_approve(client, ws) -> None:
     """2026-07-28: an accept is bound to the question the server asked, for those very arguments."""
     accept = {"dshc-approval": types.ElicitResult(action="accept", content={})}
@@ -91,13 +90,39 @@ async def _forged_answers_do_not_approve(client, ws) -> None:
     assert not target.exists() and not (ws / "asked.txt").exists()
 
 
+async def _list_changed_after_an_edit(client, ws, modern: bool, legacy_heard) -> None:
+    before = {t.name for t in (await client.list_tools()).tools}
+    if modern:  # 2026-07-28: change events arrive on a `subscriptions/listen` stream
+        async with client.listen(tools_list_changed=True) as subscription:
+            _edit_scope(ws)
+            with anyio.fail_after(20):
+                event = await subscription.__anext__()
+            assert type(event).__name__ == "ToolsListChanged"
+    else:
+        _edit_scope(ws)
+        with anyio.fail_after(20):
+            await legacy_heard.wait()
+    after = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
+    assert before - after == {"grep"}
+
+
+# the 2026-07-28 era asks through InputRequiredResult, the handshake era through elicitation/create
 @pytest.mark.parametrize("mode,action", [("auto", "accept"), ("legacy", "decline")])
-def test_stdio_list_call_deny_and_elicited_ask(workspace, mode, action):
+def test_stdio_list_call_deny_elicited_ask_and_list_changed(workspace, mode, action):
     async def main():
-        async with Client(_stdio(workspace), mode=mode, elicitation_callback=_answer(action)) as client:
+        heard = anyio.Event()
+
+        async def on_message(message):
+            if "list_changed" in repr(message):  # notifications/tools/list_changed, however the SDK wraps it
+                heard.set()
+
+        async with Client(_stdio(workspace, "--watch"), mode=mode, elicitation_callback=_answer(action),
+                          message_handler=on_message) as client:
             await _exercise(client, workspace, action)
             if mode == "auto":
                 await _forged_answers_do_not_approve(client, workspace)
+            assert not heard.is_set()  # nothing changed yet
+            await _list_changed_after_an_edit(client, workspace, mode == "auto", heard)
     anyio.run(main)
     events = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
     assert {"tool/call", "tool/result"} <= {e["type"] for e in events}  # the durable log saw every call
@@ -113,37 +138,6 @@ def test_client_without_elicitation_gets_a_denial_that_says_so(workspace):
 def _edit_scope(ws) -> None:
     time.sleep(0.05)
     (ws / "scope.dsh").write_text("scope mcps { parent root; hide web_search, grep }\n")
-
-
-def test_watch_sends_list_changed_after_an_edit_legacy(workspace):
-    async def main():
-        changed = anyio.Event()
-
-        async def on_message(message):
-            if "list_changed" in repr(message):  # notifications/tools/list_changed, however the SDK wraps it
-                changed.set()
-
-        async with Client(_stdio(workspace, "--watch"), mode="legacy", message_handler=on_message) as client:
-            before = {t.name for t in (await client.list_tools()).tools}
-            _edit_scope(workspace)
-            with anyio.fail_after(20):
-                await changed.wait()
-            after = {t.name for t in (await client.list_tools()).tools}
-            assert before - after == {"grep"}
-    anyio.run(main)
-
-
-def test_watch_sends_list_changed_after_an_edit_modern(workspace):
-    async def main():
-        async with Client(_stdio(workspace, "--watch")) as client:
-            async with client.listen(tools_list_changed=True) as subscription:
-                _edit_scope(workspace)
-                with anyio.fail_after(20):
-                    event = await subscription.__anext__()
-                assert type(event).__name__ == "ToolsListChanged"
-            names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
-            assert "grep" not in names and "read" in names
-    anyio.run(main)
 
 
 def _free_port() -> int:
