@@ -148,7 +148,8 @@ def with_upstreams(files: list[SourceFile], catalog: Catalog, err=None) -> tuple
     tool_lists = {e.name: known_tools(e, live.get(e.name)) for e in endpoints}
     stream = err or sys.stderr
     catalog = build_catalog(catalog, endpoints, tool_lists, lambda diags: stream.write(human(diags) + "\n"))
-    return catalog, frozenset(e.service for e in endpoints if live.get(e.name) is not None)
+    # a server that answers with no tools provides no service a request could name
+    return catalog, frozenset(e.service for e in endpoints if live.get(e.name) is not None) & catalog.services
 
 
 class UpstreamDown(Exception):
@@ -170,14 +171,33 @@ class UpstreamPool:
         self._clients: dict[str, Client] = {}
         self._on_change = on_change
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._group = None
         self._lock = threading.Lock()
 
     async def run(self) -> None:
         """Run until cancelled: one keeper task per upstream."""
         self._loop = asyncio.get_running_loop()
         async with anyio.create_task_group() as group:
+            self._group = group
             for endpoint in self.endpoints.values():
                 group.start_soon(self._keep, endpoint)
+
+    def keep(self, endpoints) -> list[str]:
+        """Start keeping the upstreams an edit declared (on the loop); returns the names whose declaration
+        changed, which keep their first one until a restart."""
+        changed = []
+        for endpoint in endpoints:
+            known = self.endpoints.get(endpoint.name)
+            if known is not None:
+                if known != endpoint:
+                    changed.append(endpoint.name)
+                continue
+            self.endpoints[endpoint.name] = endpoint
+            self.tool_lists[endpoint.name] = known_tools(endpoint, None)
+            self._tried[endpoint.name] = anyio.Event()
+            if self._group is not None:
+                self._group.start_soon(self._keep, endpoint)
+        return changed
 
     async def settled(self, timeout_s: float = LIST_TIMEOUT_S + 5) -> None:
         """Wait until every upstream has answered or failed once (bounded)."""

@@ -93,7 +93,7 @@ class Served:
         return (shipped_sources() if self.options.shipped else []) + read_paths(self.options.load)
 
     def _build(self, files: list[SourceFile]) -> Program:
-        lists = self.pool.tool_lists if self.pool else {}
+        lists = self.pool.tool_lists
         catalog = gateway.build_catalog(self.base_catalog, gateway.source_endpoints(files), lists,
                                         lambda diags: self.warn(human(diags)))
         return Program.from_files(files, catalog)
@@ -104,7 +104,8 @@ class Served:
 
     # --- the session of the current state ---
     def request(self) -> Request:
-        up = self.pool.up if self.pool else frozenset()
+        # only services the program knows: an upstream that just answered has no tools until the rebuild
+        up = self.pool.up & self.program.catalog.services
         base = self.options.request
         return base.model_copy(update={"with_services": base.with_services | up})
 
@@ -130,8 +131,7 @@ class Served:
 
         ctx, state = session(program, request, self.options.workspace, self.options.log_path, approver,
                              self.options.timeout_s)
-        if self.pool is not None:
-            ctx.implementations = {**ctx.implementations, **gateway.upstream_bodies(self.pool, self.options.timeout_s)}
+        ctx.implementations = {**ctx.implementations, **gateway.upstream_bodies(self.pool, self.options.timeout_s)}
         ctx.render = gateway.render_upstream(ctx.render)
         holder["session"] = found = _Session(program, request, ctx, state)
         return found
@@ -145,6 +145,10 @@ class Served:
 
     async def rebuild(self, files: list[SourceFile]) -> None:
         try:
+            changed = self.pool.keep(await anyio.to_thread.run_sync(gateway.source_endpoints, files))
+            if changed:
+                self.warn("dshc serve: the declaration of upstream " + ", ".join(f"`{n}`" for n in changed)
+                          + " changed; it keeps its first one until dshc serve restarts")
             program = await anyio.to_thread.run_sync(self._build, files)
             with self._lock:
                 self.files, self.program = files, program

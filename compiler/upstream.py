@@ -7,7 +7,7 @@ connecting to the servers is the CLI's job.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from . import ast
@@ -32,7 +32,7 @@ class Endpoint:
     env: tuple[tuple[str, str], ...]
     url: str | None
     overrides: tuple[ast.RiskOverride, ...]
-    span: Any = None
+    span: Any = field(default=None, compare=False)
 
     @property
     def package(self) -> str:

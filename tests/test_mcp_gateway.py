@@ -23,6 +23,8 @@ TIME_LAUNCHER = ("import os, sys; os.path.exists(sys.argv[1]) and sys.exit(3); "
                  "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']; "
                  "from mcp_server_time import main; main()")
 
+CLOCK = f'upstream clock {{ command {json.dumps(sys.executable)} args ["-m", "mcp_server_time"] }}\n'
+
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
@@ -95,7 +97,7 @@ def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_t
     root, repo, flag = gateway
     params = StdioServerParameters(command=SERVE[0], args=SERVE[1:] + [
         "--preset", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"), "--workspace", str(root),
-        "--log", str(root / "events.jsonl")], env={"DSHC_CACHE_DIR": str(root / "cache")}, cwd=str(root))
+        "--log", str(root / "events.jsonl"), "--watch"], env={"DSHC_CACHE_DIR": str(root / "cache")}, cwd=str(root))
 
     async def main():
         async with Client(params, mode="legacy") as client:
@@ -131,6 +133,19 @@ def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_t
                 result = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
                 return result if not result.is_error else None
             await _until(back, 40)
+
+            # an edit that declares and mounts another upstream: its tools arrive once it answers
+            text = (root / "gw.dsh").read_text()
+            text = text.replace("mount mcp:git }", "mount mcp:git; mount mcp:clock }").replace(
+                "allow package(mcp:time)", "allow package(mcp:time), package(mcp:clock)")
+            (root / "gw.dsh").write_text(text + CLOCK)
+
+            async def clock_listed():
+                names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
+                return names if "clock__get_current_time" in names else None
+            await _until(clock_listed, 60)
+            clock = await client.call_tool("clock__get_current_time", {"timezone": "UTC"})
+            assert not clock.is_error, _text(clock)
     anyio.run(main)
     assert not (repo / ".git" / "refs" / "heads" / "x").exists()
     results = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
