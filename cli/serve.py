@@ -64,6 +64,7 @@ class _Session:
     state: Any
     responders: dict = field(default_factory=dict)  # call id -> (call, reason) -> approval outcome
     lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False
 
     @property
     def view(self):
@@ -117,6 +118,7 @@ class Served:
                 return found
             if found is not None:
                 with found.lock:  # a call in flight finishes on the old session first
+                    found.closed = True
                     found.state.close()
                     found.ctx.log.close()
             self._session = self._open(self.program, request)
@@ -184,16 +186,19 @@ class Served:
                 await self.rebuild(files)
 
     # --- calls ---
-    def run_call(self, call: ToolCall, responder) -> tuple:
-        found = self.current()
-        with found.lock:
-            if responder is not None:
-                found.responders[call.id] = responder
-            try:
-                outcomes, _ = run_batch([call], found.ctx)
-            finally:
-                found.responders.pop(call.id, None)
-        return outcomes[0]
+    def run_call(self, call: ToolCall, responder):
+        while True:
+            found = self.current()
+            with found.lock:
+                if found.closed:
+                    continue  # replaced between current() and the lock: run on the new one
+                if responder is not None:
+                    found.responders[call.id] = responder
+                try:
+                    outcomes, _ = run_batch([call], found.ctx)
+                finally:
+                    found.responders.pop(call.id, None)
+                return outcomes[0]
 
     def pre_decision(self, name: str, arguments: dict) -> str:
         found = self.current()
