@@ -10,7 +10,7 @@ from ..compiler.catalog import load_catalog
 from ..compiler.catalog_overlay import overlaid_catalog
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
 from ..compiler.policy import MAX_DEPTH, shape_problem
-from ..compiler.program import Program, shipped_sources
+from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.render import diagnostics_json, human
 from ..compiler.request import Request
 from ..compiler.source import Span
@@ -29,7 +29,18 @@ def _catalog(args: Namespace):
 
 
 def _program(args: Namespace, paths=()) -> Program:
-    return Program.load(list(paths) + list(args.load), catalog=_catalog(args), shipped=not args.no_shipped)
+    files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
+    return _from_files(files, _catalog(args), args)
+
+
+def _from_files(files, catalog, args: Namespace | None = None) -> Program:
+    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare."""
+    if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
+        from .gateway import with_upstreams
+        catalog, answering = with_upstreams(files, catalog or load_catalog())
+        if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
+            args.with_services = list(args.with_services) + sorted(answering)
+    return Program.from_files(files, catalog)
 
 
 def _request(args: Namespace) -> Request:
@@ -202,7 +213,7 @@ def cmd_check(args, out, err) -> int:
     from ..compiler.checks import run_checks
     from ..compiler.program import read_paths
     files = read_paths(list(args.paths) + list(args.load))
-    program = Program.from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
+    program = _from_files((shipped_sources() if not args.no_shipped else []) + files, _catalog(args))
     # with paths, report what those files say; without, the shipped declarations themselves
     only = {f.path for f in files} if files else None
     findings = [d for d in program.warnings if only is None or d.where in only]
@@ -248,8 +259,9 @@ def _side_program(spec: str, args: Namespace) -> Program:
     """One side of `diff` / `verify --against`: its files over the shipped declarations (unless
     --no-shipped), plus every --load file, so a side may extend `workspace-write` like any file."""
     paths = list(args.load) if spec == "@shipped" else [spec, *args.load]
+    shipped = spec == "@shipped" or not args.no_shipped
     try:
-        return Program.load(paths, catalog=_catalog(args), shipped=spec == "@shipped" or not args.no_shipped)
+        return _from_files((shipped_sources() if shipped else []) + read_paths(paths), _catalog(args))
     except DshError as exc:
         if spec != "@shipped" and not args.no_shipped and any(d.code == "DSH210" for d in exc.diagnostics):
             hint = invalid_request(f"`{spec}` declares names the shipped files declare too",

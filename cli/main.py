@@ -154,6 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", required=True)
     _load_flags(p)
 
+    p = sub.add_parser("serve", help="serve the compiled view as an MCP server (stdio, or --http HOST:PORT)")
+    _context_flags(p, preset=False)
+    p.add_argument("--preset", help="preset to join")
+    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio")
+    p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
+    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
+
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
 
@@ -189,6 +198,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return EXIT_INPUT
         if args.command == "lsp":
             return lsp_command.run(args, stdout, stderr)
+        if args.command == "serve":
+            from .serve import cmd_serve
+            return cmd_serve(args, stdout, stderr)
         if args.command == "run":
             with _stop_on_signals() as stop:
                 args.stop = stop

@@ -259,9 +259,35 @@ class Commands:
     span: Span | None = span_field()
 
 
-Decl = Union[Preset, Host, Scope, Policy, Commands]
+@dataclass(frozen=True, slots=True)
+class RiskOverride:
+    """`risk TOOL AXIS, …` in an upstream: these axes replace the ones read off the tool's MCP annotations."""
+    tool: Name
+    axes: tuple[Name, ...]  # `none` alone: no axis
+    span: Span | None = span_field()
 
-DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", Commands: "commands"}
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """An MCP server dshc connects to as a client; its tools form catalog package `mcp:NAME`."""
+    name: Name
+    title: str | None
+    command: Name | None  # stdio: the program to start ...
+    args: tuple  # ... its arguments (strings) ...
+    env: tuple[ConfigEntry, ...]  # ... and extra environment variables
+    url: Name | None  # streamable HTTP instead of stdio
+    risk: tuple[RiskOverride, ...]
+    # second and later occurrences of one-per-block items (an error, reported by the upstream check)
+    repeated: tuple[Name, ...] = field(default=(), compare=False)
+    span: Span | None = span_field()
+    args_span: Span | None = span_field()
+    env_span: Span | None = span_field()
+
+
+Decl = Union[Preset, Host, Scope, Policy, Commands, Upstream]
+
+DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", Commands: "commands",
+             Upstream: "upstream"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -255,6 +255,8 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
             span = next((configured[s] for s in lacking if s in configured), mount.span)
             dropped.append((tool, name, "missing:" + ",".join(lacking), span))
             continue
+        if mount.config:
+            tool = _configured_risk(tool, package, mount)
         parameters, description = _shape(tool, mount, services, package.config)
         registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name,
                                        origin))
@@ -270,6 +272,16 @@ def row_services(package, mount: ast.Mount) -> dict:
         if service is not None:
             found[service] = entry.span if entry is not None else mount.span
     return found
+
+
+def _configured_risk(tool: ToolDef, package, mount: ast.Mount) -> ToolDef:
+    """A mount may set a tool's risk axes through a knob whose effect is `risk:DEFINITION` (upstream MCP
+    tools: a preset overriding what their annotations say)."""
+    for key, knob in package.config.items():
+        value = mount.config_value(key)
+        if knob.effect == f"risk:{tool.definition}" and isinstance(value, tuple):
+            return tool.model_copy(update={"risk": tuple(value)})
+    return tool
 
 
 def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> RowOutcome:

@@ -68,6 +68,10 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH507": ("error", "manifest lists a package file that does not exist"),
     "DSH508": ("error", "package id does not match its file name"),
     "DSH509": ("error", "a catalog overlay clashes with the catalog it extends"),
+    "DSH520": ("error", "invalid upstream MCP server declaration"),
+    "DSH521": ("warning", "an upstream MCP tool is left out of its package"),
+    "DSH522": ("warning", "an upstream MCP server cannot be reached; its package has no tools yet"),
+    "DSH523": ("error", "a risk override names a tool the upstream does not have"),
 }
 
 MAX_REPORTED = 10

@@ -144,7 +144,21 @@ def _items(decl) -> list[_Item]:
         return items
     if isinstance(decl, ast.Commands):
         return [_Item(_line(e.span), _end_line(e.span), _col(e.span), _command_entry(e)) for e in decl.entries]
+    if isinstance(decl, ast.Upstream):
+        return _upstream_items(decl)
     raise TypeError(type(decl))
+
+
+def _upstream_items(decl: ast.Upstream) -> list[_Item]:
+    items = [_item(keyword, name.span, _string(name.text)) for keyword, name in (("command", decl.command),
+                                                                                 ("url", decl.url)) if name]
+    if decl.args_span is not None:
+        items.append(_item("args", decl.args_span, value_text(tuple(decl.args))))
+    if decl.env_span is not None:
+        env = ", ".join(f"{e.key.text} = {value_text(e.value)}" for e in decl.env)
+        items.append(_item("env", decl.env_span, "{ " + env + " }" if env else "{}"))
+    items += [_item("risk", r.span, f"{r.tool.text} " + ", ".join(a.text for a in r.axes)) for r in decl.risk]
+    return items
 
 
 def _command_entry(entry: ast.CommandEntry) -> str:

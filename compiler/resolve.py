@@ -140,6 +140,8 @@ class _Resolver:
                 if isinstance(decl, ast.Commands):  # declarations of one class add up
                     commands.append(decl)
                     continue
+                if isinstance(decl, ast.Upstream):  # reached through the catalog package it becomes
+                    continue
                 kind = ast.DECL_KIND[type(decl)]
                 first = tables[kind].get(decl.name.text)
                 if first is not None:
@@ -576,6 +578,8 @@ def _config_type_problem(knob, value) -> str | None:
         return f"must be one of {', '.join(_show(v) for v in knob.values or ())}, not `{_show(value)}`"
     if kind == "string-list" and not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
         return f"must be a list of strings, not `{_show(value)}`"
+    if kind == "string-list" and knob.values and any(v not in knob.values for v in value):
+        return f"may only hold {', '.join(_show(v) for v in knob.values)}, not `{_show(value)}`"
     return None
 
 

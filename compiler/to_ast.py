@@ -91,7 +91,7 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
     def mount(self, meta, children):
         config = self._one(children, "config") or ()
         return ast.Mount(
-            package=self._name(children[0]),
+            package=children[0],
             alias=self._one(children, "alias"),
             config=config,
             condition=self._one(children, "condition"),
@@ -273,11 +273,54 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
 
     @v_args(meta=True)
     def package_target(self, meta, children):
-        return ast.Target("package", self._name(children[0]), self._span(meta))
+        return ast.Target("package", children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def package_name(self, meta, children):
+        return ast.Name(":".join(str(t) for t in children), self._span(meta))
 
     @v_args(meta=True)
     def risk_target(self, meta, children):
         return ast.Target("risk", self._name(children[0]), self._span(meta))
+
+    # --- upstream MCP servers ---
+    @v_args(meta=True)
+    def upstream(self, meta, children):
+        name = self._name(children[0])
+        return ast.Upstream(
+            name=name,
+            title=self._one(children, "title"),
+            command=self._one(children, "command"),
+            args=(self._one(children, "args") or ((), None))[0],
+            env=(self._one(children, "env") or ((), None))[0],
+            url=self._one(children, "url"),
+            risk=tuple(self._tagged(children, "risk")),
+            repeated=tuple(ast.Name(tag, name.span) for tag in ("command", "args", "env", "url")
+                           if len(self._tagged(children, tag)) > 1),
+            span=self._span(meta),
+            args_span=(self._one(children, "args") or ((), None))[1],
+            env_span=(self._one(children, "env") or ((), None))[1],
+        )
+
+    @v_args(meta=True)
+    def upstream_command(self, meta, children):
+        return ("command", ast.Name(_unquote(children[0]), self._span(meta)))
+
+    @v_args(meta=True)
+    def upstream_args(self, meta, children):
+        return ("args", (children[0], self._span(meta)))
+
+    @v_args(meta=True)
+    def upstream_env(self, meta, children):
+        return ("env", (children[0][1], self._span(meta)))
+
+    @v_args(meta=True)
+    def upstream_url(self, meta, children):
+        return ("url", ast.Name(_unquote(children[0]), self._span(meta)))
+
+    @v_args(meta=True)
+    def upstream_risk(self, meta, children):
+        return ("risk", ast.RiskOverride(self._name(children[0]), children[1], self._span(meta)))
 
     # --- command classes ---
     @v_args(meta=True)

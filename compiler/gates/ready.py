@@ -1,6 +1,7 @@
 """Gate 5 — ready: the provider behind the tool is present; otherwise listed but unavailable."""
 from __future__ import annotations
 
+from ..upstream import PREFIX as UPSTREAM_PREFIX
 from .base import GateContext, GateResult
 
 GATE = "ready"
@@ -24,5 +25,14 @@ def check(ctx: GateContext, name: str) -> GateResult:
         return GateResult(GATE, "pass", "no provider needed beyond the registered package", value="ready")
     if provider in ctx.composition.services:
         return GateResult(GATE, "pass", f"provider service `{provider}` is present", value="ready")
+    if provider.startswith(UPSTREAM_PREFIX):  # the service of an upstream MCP server is present while it answers
+        return GateResult(GATE, "fail", f"listed, but the upstream MCP server `{provider[len(UPSTREAM_PREFIX):]}` is "
+                          "not answering: calls answer unavailable until it is back", _mount_span(ctx, name),
+                          "start the server, or check its `upstream` declaration", value="unavailable")
     return GateResult(GATE, "fail", f"listed, but service `{provider}` is not present: calls answer unavailable",
                       ctx.composition.host.name.span, f"--with {provider}", value="unavailable")
+
+
+def _mount_span(ctx: GateContext, name: str):
+    registration = ctx.registration(name)
+    return registration.source if registration else None

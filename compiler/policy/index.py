@@ -137,9 +137,11 @@ class CompiledPolicy:
         return None if facts is None else self._interned.setdefault(facts, facts)
 
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
-        found = self._tools.get(name)
+        # one name can be different tools in different compositions (a definition, a preset's risk override)
+        key = (name, tool.definition, tool.risk) if tool is not None else (name, None, ())
+        found = self._tools.get(key)
         if found is None:
-            found = self._tools[name] = self._build(name, tool)
+            found = self._tools[key] = self._build(name, tool)
         return found
 
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
