@@ -125,7 +125,8 @@ def test_diff_of_two_trees_shows_the_fetch_widening(client, tmp_path):
     [change] = data["changes"]
     assert (change["tool"], change["kind"], change["widening"]) == ("web_fetch", "added", True)
     assert "fetch = false" in change["old"]["reason"] and change["new"]["source"].startswith(str(wider))
-    assert change["witness_text"].startswith("call web_fetch in ") and change["cells_total"] >= len(change["cells"])
+    assert change["witness_text"].startswith("call web_fetch in ")
+    assert change["cells_total"] > len(change["cells"]) == 6  # every cell compared, a few shown
 
 
 def test_diff_of_two_contexts_gives_witness_calls(client):
