@@ -159,6 +159,9 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
         for tool in ("write", "read"):
             expected = program.decide(Request(preset="standard", policy=policy), tool, args, workspace="/workspace")
             assert page.inner_text(cell(page, tool, policy)) == expected.effect
+    page.click(cell(page, "write", "read-only"))
+    page.wait_for_selector('#explain .decision[data-effect="deny"]')
+    assert "read-only" in page.inner_text("#explain .hint")
     shot(page, "decision")
     page.check('input[name="colour"][value="gate"]')
     page.uncheck("#vary-policy")

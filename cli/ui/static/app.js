@@ -12,6 +12,7 @@ const state = {
   selected: null, // {tool, col}
   version: null,
   view: "matrix",
+  latest: {}, // kind -> number of the newest request; an older answer arriving late is dropped
 };
 
 const $ = (sel) => document.querySelector(sel);
@@ -29,6 +30,13 @@ function el(tag, attrs = {}, ...children) {
     if (child !== null && child !== undefined) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
+}
+
+async function latest(kind, path, body) {
+  const ticket = (state.latest[kind] || 0) + 1;
+  state.latest[kind] = ticket;
+  const data = await api(path, body);
+  return ticket === state.latest[kind] ? data : null;
 }
 
 async function api(path, body) {
@@ -53,12 +61,13 @@ function renderAxes() {
     const values = state.meta.values[axis];
     if (!values.some((v) => JSON.stringify(v) === JSON.stringify(state.base[axis]))) state.base[axis] = values[0];
     const select = el("select", { id: `axis-${axis}`, "aria-label": `${axis} value`, disabled: state.vary.includes(axis),
-      onchange: (e) => { state.base[axis] = JSON.parse(e.target.value); refresh(); } },
+      onchange: (e) => { state.base[axis] = JSON.parse(e.target.value); unselect(); refresh(); } },
       values.map((v) => el("option", { value: JSON.stringify(v), selected: JSON.stringify(v) === JSON.stringify(state.base[axis]), text: showValue(axis, v) })));
     const check = el("input", { type: "checkbox", id: `vary-${axis}`, checked: state.vary.includes(axis),
       onchange: (e) => {
         state.vary = e.target.checked ? [...state.vary, axis] : state.vary.filter((a) => a !== axis);
         select.disabled = e.target.checked;
+        unselect();
         refresh();
       } });
     box.append(el("span", { class: "axis" }, check, el("label", { for: `vary-${axis}`, text: axis }), select));
@@ -80,7 +89,8 @@ function cellClass(cell) {
 }
 
 async function loadMatrix() {
-  const data = await api("/api/matrix", { base: state.base, vary: state.vary, colour: state.colour, args: state.args });
+  const data = await latest("matrix", "/api/matrix", { base: state.base, vary: state.vary, colour: state.colour, args: state.args });
+  if (data === null) return;
   state.matrix = data;
   renderMatrix();
 }
@@ -130,6 +140,11 @@ function onMatrixKey(event) {
   else if (event.key === "Enter" || event.key === " ") { event.preventDefault(); select(cell); }
 }
 
+function unselect() {
+  state.selected = null;
+  $("#explain").replaceChildren(el("p", { class: "hint", text: "Select a cell (click, or arrow keys then Enter) to see why." }));
+}
+
 function select(cell) {
   document.querySelectorAll('#matrix td[aria-selected="true"]').forEach((c) => c.setAttribute("aria-selected", "false"));
   cell.setAttribute("aria-selected", "true");
@@ -156,7 +171,8 @@ async function loadExplain() {
       el("pre", { class: "excerpt", text: column.error }));
     return;
   }
-  const data = await api("/api/explain", { context: column.context, tool: state.selected.tool, args: state.colour === "decision" ? (state.args || {}) : null });
+  const data = await latest("explain", "/api/explain", { context: column.context, tool: state.selected.tool, args: state.colour === "decision" ? (state.args || {}) : null });
+  if (data === null) return;
   const panel = $("#explain");
   const headline = data.available ? `\`${data.tool}\` is available` : `\`${data.tool}\` is not available: gate \`${data.failed_gate}\` fails`;
   const gates = el("table", { class: "gates", "aria-label": "gate trace" },
@@ -207,7 +223,8 @@ async function loadDiff(event) {
 
 // ---- graph ----------------------------------------------------------------------------------
 async function loadGraph() {
-  const data = await api("/api/graph", { context: state.base });
+  const data = await latest("graph", "/api/graph", { context: state.base });
+  if (data === null) return;
   const box = $("#graph");
   box.innerHTML = data.svg; // built on the server with every label escaped
   box.setAttribute("aria-label", data.title);
