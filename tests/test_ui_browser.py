@@ -6,13 +6,17 @@ With DSHC_UI_SCREENSHOTS=DIR the views are saved there as ui-*.png (how docs/ui-
 """
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -45,6 +49,21 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"ui-{name}.png"))
 
 
+class Server:
+    """A `dshc ui` process starting in the background; `url` waits for the line announcing it."""
+
+    def __init__(self, proc: subprocess.Popen, work: Path):
+        self.proc, self.work = proc, work
+        self._first: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: self._first.put(proc.stdout.readline()), daemon=True).start()
+
+    @functools.cached_property
+    def url(self) -> str:
+        first = self._first.get(timeout=60)
+        assert first.startswith("dshc ui: serving http://127.0.0.1:"), (first, (self.work / "server.err").read_text())
+        return first.split()[3]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """`dshc ui decls --no-shipped --port 0` in a folder of its own; ended by its pid."""
@@ -55,17 +74,18 @@ def server(tmp_path_factory):
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from dshc.cli.main import main; sys.exit(main())",
                              "ui", "decls", "--no-shipped", "--port", "0"], cwd=work, stdout=subprocess.PIPE,
                             stderr=log, text=True)
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: lines.put(proc.stdout.readline()), daemon=True).start()
     try:
-        first = lines.get(timeout=60)
-        assert first.startswith("dshc ui: serving http://127.0.0.1:"), (first, (work / "server.err").read_text())
-        yield first.split()[3], work
+        started = Server(proc, work)
+        yield started
+        # an open event stream must not hold up shutdown: Ctrl-C ends the server promptly and cleanly
+        stream = http.client.HTTPConnection(urllib.parse.urlsplit(started.url).netloc, timeout=10)
+        stream.request("GET", "/api/events")
+        assert stream.getresponse().readline() == b"event: state\n"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 128 + signal.SIGINT
+        assert "ERROR" not in (work / "server.err").read_text()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             proc.kill()
             proc.wait()
         log.close()
@@ -73,16 +93,15 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(server):
-    url, _ = server
     with sync_api.sync_playwright() as playwright:
         args = ["--no-sandbox"] if os.geteuid() == 0 else []  # Chromium's own sandbox refuses to run as root
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)  # while the server starts
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(WAIT_MS)
         problems: list[str] = []
         page.on("pageerror", lambda exc: problems.append(str(exc)))
         page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
-        page.goto(url)
+        page.goto(server.url)
         page.wait_for_selector('#matrix th[data-col-label="standard"]')
         yield page
         browser.close()
@@ -98,7 +117,7 @@ def cell(page, tool: str, label: str) -> str:
 
 
 def test_standard_minimal_and_code_columns_are_what_compile_prints(page, server, cli):
-    _, work = server
+    work = server.work
     for preset in ("standard", "minimal", "code"):
         compiled = cli("compile", preset, "--host", "web", "--json", "--no-shipped", "--load", str(work / "decls")).json()
         col = column(page, preset)
@@ -144,7 +163,7 @@ def test_the_matrix_and_tabs_work_from_the_keyboard(page):
 
 
 def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
-    _, work = server
+    work = server.work
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
     program = Program.load([work / "decls"], shipped=False)
@@ -192,7 +211,7 @@ def test_a_diff_of_two_trees_shows_the_fetch_widening(page):
 
 
 def test_editing_a_file_updates_the_page_and_shows_errors(page, server):
-    _, work = server
+    work = server.work
     path = work / "decls" / "standard.dsh"
     original = path.read_text()
     page.click("#tab-matrix")

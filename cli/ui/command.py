@@ -6,6 +6,7 @@ interrupted; a port that cannot be bound is unusable input (exit 2).
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 from pathlib import Path
 
@@ -60,13 +61,19 @@ def cmd_ui(args, out, err) -> int:
         err.write("dshc ui: serving anyway; fix the file and the page updates\n")
     sock = _listen(args.port)
     port = sock.getsockname()[1]
+    running: dict = {}
+    app = build_app(live, catalog, stopping=lambda: running["server"].should_exit)
+    server = running["server"] = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                                                 timeout_graceful_shutdown=2))
     out.write(f"dshc ui: serving http://127.0.0.1:{port}/ (Ctrl-C to stop)\n")
     out.flush()
     live.start()
-    config = uvicorn.Config(build_app(live, catalog), log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=1)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        # uvicorn shuts down gracefully, then raises the signal again: SIGTERM ends the process
+        # as a signal (status 143), SIGINT arrives here as KeyboardInterrupt
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
     finally:
         live.stop()
         sock.close()

@@ -9,6 +9,7 @@ import asyncio
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -35,7 +36,8 @@ class _BadInput(Exception):
     pass
 
 
-def build_app(live: LiveProgram, catalog=None) -> Starlette:
+def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = lambda: False) -> Starlette:
+    """`stopping()` turns true when the server shuts down: event streams then end instead of holding it up."""
     def current():
         program = live.program
         if program is None:
@@ -105,7 +107,7 @@ def build_app(live: LiveProgram, catalog=None) -> Starlette:
     async def events(request: HttpRequest):
         async def stream():
             seen, quiet = None, 0.0
-            while True:
+            while not stopping():
                 if await request.is_disconnected():
                     return
                 now = live.state()
