@@ -217,6 +217,8 @@ def test_only_loopback_hosts_and_json_bodies_are_answered(live, client):
     ({"base": BASE, "vary": [], "colour": "rainbow"}, "colour is"),
     ({"base": BASE, "vary": [], "args": [1]}, "args must be a JSON object"),
     ({"base": "standard"}, "base must be a JSON object"),
+    ({"base": BASE, "vary": "preset"}, "vary is a list of axes"),
+    ({"base": BASE, "vary": ["presets"]}, "vary is a list of axes"),
 ])
 def test_bad_matrix_requests_are_explained_not_crashed(client, body, message):
     response = post(client, "/api/matrix", body)

@@ -77,7 +77,10 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
         colour = body.get("colour", "gate")
         if colour not in ("gate", "decision"):
             raise _BadInput("colour is `gate` or `decision`")
-        return surface.matrix(current(), _object(body, "base"), list(body.get("vary") or []), colour, args)
+        vary = body.get("vary") or []
+        if not isinstance(vary, list) or not set(vary) <= set(surface.AXES):
+            raise _BadInput(f"vary is a list of axes: {', '.join(surface.AXES)}")
+        return surface.matrix(current(), _object(body, "base"), vary, colour, args)
 
     def explain(body):
         tool = body.get("tool")
