@@ -55,13 +55,13 @@ def cmd_ui(args, out, err) -> int:
     for path in paths:  # a typo in a path is a usage error now, not an empty page later
         if not Path(path).exists():
             raise DshError([invalid_request(f"`{path}` does not exist", "name .dsh files or folders holding them")])
+    sock = _listen(args.port)  # before loading: a busy port is refused at once
+    port = sock.getsockname()[1]
     live = LiveProgram(lambda: Program.load(paths, catalog=catalog, shipped=not args.no_shipped), paths)
     if live.error:
         err.write(live.error + "\n")
         err.write("dshc ui: serving anyway; fix the file and the page updates\n")
-    sock = _listen(args.port)
-    port = sock.getsockname()[1]
-    running: dict = {}
+    running: dict = {}  # the app reads the server's stop flag, and the server needs the app
     app = build_app(live, catalog, stopping=lambda: running["server"].should_exit)
     server = running["server"] = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
                                                                  timeout_graceful_shutdown=2))
