@@ -170,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     lsp_command.add_parser(sub)
+    from .ui.command import add_parser as add_ui_parser
+    add_ui_parser(sub, _load_flags)
     return parser
 
 
@@ -205,6 +207,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             with _stop_on_signals() as stop:
                 args.stop = stop
                 return commands.run(args, stdout, stderr)
+        if args.command == "ui":
+            from .ui.command import cmd_ui
+            return cmd_ui(args, stdout, stderr)
         return commands.run(args, stdout, stderr)
     except _UsageError as exc:
         command = next((a for a in argv if not a.startswith("-")), None)
