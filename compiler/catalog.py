@@ -6,6 +6,7 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -13,9 +14,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict
 
+from . import user_cache
 from .diagnostics import Diagnostic, DshError
 
 ESCALATION_PARAMETERS = {
@@ -156,10 +157,50 @@ def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
 
 
 @lru_cache(maxsize=1)
-def _metaschema() -> jsonschema.Draft202012Validator:
+def _metaschema():
     """One validator for the metaschema, built once (check_schema builds a new one per call)."""
+    import jsonschema
     meta = jsonschema.Draft202012Validator.META_SCHEMA
     return jsonschema.validators.validator_for(meta)(meta)
+
+
+class _SchemaChecks:
+    """jsonschema's checks of one catalog's files, run once per catalog hash: files whose exact bytes
+    passed every check before (a stamp in the user's private cache) skip them, and jsonschema's import."""
+
+    def __init__(self, root, schema: dict) -> None:
+        self._schema = schema
+        self._validators: dict = {}
+        self._stamp = f"catalog-{_digest(root)}.ok"
+        self.passed_before = user_cache.has_stamp(self._stamp)
+
+    def errors(self, ref: str | None, instance, path: str) -> list[Diagnostic]:
+        if self.passed_before:
+            return []
+        validator = self._validators.get(ref)
+        if validator is None:
+            import jsonschema
+            validator = self._validators[ref] = jsonschema.Draft202012Validator(
+                {**self._schema, "$ref": ref} if ref else self._schema)
+        return _schema_errors(validator, instance, path)
+
+    def parameter_problem(self, parameters):
+        return None if self.passed_before else next(_metaschema().iter_errors(parameters), None)
+
+    def all_passed(self) -> None:
+        if not self.passed_before:
+            user_cache.put_stamp(self._stamp)
+
+
+def _digest(root) -> str:
+    """SHA-256 of every JSON file of a catalog folder (schema, manifest, packages), names and bytes."""
+    digest = hashlib.sha256(b"dshc-catalog-checks-1")
+    for folder in (root, root / "packages"):
+        if folder.is_dir():
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+                if entry.name.endswith(".json") and entry.is_file():
+                    digest.update(f"{folder.name}/{entry.name}".encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -185,14 +226,13 @@ def _load(root) -> Catalog:
     schema, found = _read_json(str(schema_file), schema_file.read_text)
     if found:
         raise DshError(found)
-    package_validator = jsonschema.Draft202012Validator(schema)
-    manifest_validator = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/manifest"})
+    checks = _SchemaChecks(root, schema)
 
     manifest_file = root / "manifest.json"
     manifest, found = _read_json(str(manifest_file), manifest_file.read_text)
     diags += found
     if manifest is not None:
-        diags += _schema_errors(manifest_validator, manifest, str(manifest_file))
+        diags += checks.errors("#/$defs/manifest", manifest, str(manifest_file))
     if diags:
         raise DshError(diags)
 
@@ -216,7 +256,7 @@ def _load(root) -> Catalog:
         if found:
             diags += found
             continue
-        found = _schema_errors(package_validator, data, str(file))
+        found = checks.errors(None, data, str(file))
         if found:
             diags += found
             continue
@@ -230,7 +270,7 @@ def _load(root) -> Catalog:
             continue
         for t_index, tool in enumerate(data["tools"]):
             where = f"$.tools[{t_index}]"
-            problem = next(_metaschema().iter_errors(tool["parameters"]), None)
+            problem = checks.parameter_problem(tool["parameters"])
             if problem is not None:
                 diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {problem.message}", path=str(file),
                                         json_path=where + ".parameters" + _json_path(problem.absolute_path)[1:]))
@@ -249,4 +289,5 @@ def _load(root) -> Catalog:
         packages.append(Package.model_validate(data))
     if diags:
         raise DshError(diags)
+    checks.all_passed()
     return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages))

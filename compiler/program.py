@@ -20,13 +20,20 @@ from .compose import Composition, compose, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
-from .parse import decode, parse_source
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
 from .view import ToolView, make_entry
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
+# Program.load reads and writes the per-user program cache only where the process asked for it
+# (the `dshc` executable): a library caller or a test never leaves files behind unasked.
+_disk_cache = False
+
+
+def use_disk_cache(enabled: bool = True) -> None:
+    global _disk_cache
+    _disk_cache = enabled
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
 
 def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic], dict[str, str]]:
     """(documents, diagnostics, path -> decoded text of every file that could be decoded)."""
+    from .parse import decode, parse_source  # lark loads only when there is text to parse
     from .to_ast import to_document
     documents, diags, texts = [], [], {}
     for file in files:
@@ -105,6 +113,9 @@ class Program:
         files = shipped_sources() if shipped else []
         files += read_paths(paths)
         files += [SourceFile(name, text.encode("utf-8")) for name, text in (texts or {}).items()]
+        if _disk_cache and catalog is None:
+            from .program_cache import load_files
+            return load_files(files)
         return cls.from_files(files, catalog)
 
     @classmethod
