@@ -52,3 +52,12 @@ def test_invented_tool_names_do_not_grow_a_request_without_bound(program):
     decider, tools, _ = program._deciders.find(request)
     assert len(tools) <= tools.size and len(decider.compiled._tools) <= decider.compiled._tools.size
     assert len(decider._fact_only) <= decider._fact_only.size
+
+
+def test_shared_row_outcomes_follow_each_contexts_services(program):
+    """Composed rows are shared between contexts with the same services, never across different ones."""
+    full, narrow = Request(host="web"), Request(host="web", without_services=["attachments"])
+    for _ in range(2):
+        assert "read_image" in program.view(Request(host="web", flags=["a"])).names
+        assert "read_image" not in program.view(Request(host="web", flags=["b"], without_services=["attachments"])).names
+    assert set(program.view(full).names) - set(program.view(narrow).names) == {"read_image"}

@@ -175,6 +175,7 @@ class RequestDecider:
         self.env = env
         # bounded like every memo: keyed by tool names, which a model may invent without end
         self._facts = LRU(NAME_CACHE * 4)
+        self._fact_envs = LRU(NAME_CACHE)
         self._plain = LRU(NAME_CACHE)
         self._decisions = LRU(NAME_CACHE)
         self._fact_only = LRU(NAME_CACHE)
@@ -282,7 +283,10 @@ class RequestDecider:
         key = (name, id(expr), lenient_)
         found = self._facts.find(key)
         if found is MISSING:
-            found = self._facts.put(key, evaluate(expr, self._env_for(name), lenient_))
+            env = self._fact_envs.find(name)
+            if env is MISSING:  # one environment per tool name and request, however many conditions read it
+                env = self._fact_envs.put(name, self._env_for(name))
+            found = self._facts.put(key, evaluate(expr, env, lenient_))
         return found
 
     def _group_summary(self, name: str, group: tuple):
