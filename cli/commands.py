@@ -331,7 +331,12 @@ def cmd_verify(args, out, err) -> int:
     for name in args.policies or ():
         if name not in program.resolved.policies:
             raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])
-    report = verify(program, against, args.policies)
+    from .progress import ProgressBar
+    bar = ProgressBar(err, "verify")
+    try:
+        report = verify(program, against, args.policies, progress=bar)
+    finally:
+        bar.close()
     data = report.to_json()
     if args.json:
         _write_json(out, data)

@@ -13,5 +13,7 @@ def entry() -> None:
     if argv[:1] == ["hook"]:
         from .hook import main
         sys.exit(main(argv[1:]))
+    from ..compiler.program import use_disk_cache
+    use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
     from .main import entry as cli_entry
     cli_entry()

@@ -6,6 +6,7 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -13,9 +14,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict
 
+from . import user_cache
 from .diagnostics import Diagnostic, DshError
 
 ESCALATION_PARAMETERS = {
@@ -169,10 +170,51 @@ def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
 
 
 @lru_cache(maxsize=1)
-def _metaschema() -> jsonschema.Draft202012Validator:
+def _metaschema():
     """One validator for the metaschema, built once (check_schema builds a new one per call)."""
+    import jsonschema
     meta = jsonschema.Draft202012Validator.META_SCHEMA
     return jsonschema.validators.validator_for(meta)(meta)
+
+
+class _SchemaChecks:
+    """jsonschema's checks of one catalog's files, run once per catalog hash: files whose exact bytes
+    passed every check before (a stamp in the user's private cache) skip them, and jsonschema's import."""
+
+    def __init__(self, root, schema: dict, remember: bool = True) -> None:
+        self._schema = schema
+        self._validators: dict = {}
+        # an overlay's validity also depends on the catalog it extends, so its checks always run
+        self._stamp = f"catalog-{_digest(root)}.ok" if remember else None
+        self.passed_before = remember and user_cache.has_stamp(self._stamp)
+
+    def errors(self, ref: str | None, instance, path: str) -> list[Diagnostic]:
+        if self.passed_before:
+            return []
+        validator = self._validators.get(ref)
+        if validator is None:
+            import jsonschema
+            validator = self._validators[ref] = jsonschema.Draft202012Validator(
+                {**self._schema, "$ref": ref} if ref else self._schema)
+        return _schema_errors(validator, instance, path)
+
+    def parameter_problem(self, parameters):
+        return None if self.passed_before else next(_metaschema().iter_errors(parameters), None)
+
+    def all_passed(self) -> None:
+        if self._stamp is not None and not self.passed_before:
+            user_cache.put_stamp(self._stamp)
+
+
+def _digest(root) -> str:
+    """SHA-256 of every JSON file of a catalog folder (schema, manifest, packages), names and bytes."""
+    digest = hashlib.sha256(b"dshc-catalog-checks-1")
+    for folder in (root, root / "packages"):
+        if folder.is_dir():
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+                if entry.name.endswith(".json") and entry.is_file():
+                    digest.update(f"{folder.name}/{entry.name}".encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -194,10 +236,9 @@ def _shipped_catalog() -> Catalog:
 
 def _load(root) -> Catalog:
     diags: list[Diagnostic] = []
-    schema = _catalog_schema(root)
-    package_validator = jsonschema.Draft202012Validator(schema)
-    manifest, manifest_file = _manifest(root, {**schema, "$ref": "#/$defs/manifest"})
-    packages = _packages(root, manifest, manifest_file, package_validator, diags)
+    checks = _SchemaChecks(root, _catalog_schema(root))
+    manifest, manifest_file = _manifest(root, checks, "#/$defs/manifest")
+    packages = _packages(root, manifest, manifest_file, checks, diags)
     outside = frozenset(manifest.get("outside_catalog", ()))
     for index, package_id in enumerate(manifest.get("outside_catalog", ())):
         if package_id not in manifest["packages"]:
@@ -205,6 +246,7 @@ def _load(root) -> Catalog:
                                     path=str(manifest_file), json_path=f"$.outside_catalog[{index}]"))
     if diags:
         raise DshError(diags)
+    checks.all_passed()
     return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages),
                    outside_catalog=outside)
 
@@ -217,17 +259,17 @@ def _catalog_schema(root) -> dict:
     return schema
 
 
-def _manifest(root, manifest_schema: dict) -> tuple[dict, Any]:
+def _manifest(root, checks: _SchemaChecks, ref: str | None) -> tuple[dict, Any]:
     manifest_file = root / "manifest.json"
     manifest, diags = _read_json(str(manifest_file), manifest_file.read_text)
     if manifest is not None:
-        diags += _schema_errors(jsonschema.Draft202012Validator(manifest_schema), manifest, str(manifest_file))
+        diags += checks.errors(ref, manifest, str(manifest_file))
     if diags:
         raise DshError(diags)
     return manifest, manifest_file
 
 
-def _packages(root, manifest: dict, manifest_file, package_validator, diags: list[Diagnostic],
+def _packages(root, manifest: dict, manifest_file, checks: _SchemaChecks, diags: list[Diagnostic],
               origin: str | None = None) -> list[Package]:
     """The packages a manifest lists, each checked; problems go to `diags`."""
     package_dir = root / "packages"
@@ -250,7 +292,7 @@ def _packages(root, manifest: dict, manifest_file, package_validator, diags: lis
         if found:
             diags += found
             continue
-        found = _schema_errors(package_validator, data, str(file))
+        found = checks.errors(None, data, str(file))
         if found:
             diags += found
             continue
@@ -264,7 +306,7 @@ def _packages(root, manifest: dict, manifest_file, package_validator, diags: lis
             continue
         for t_index, tool in enumerate(data["tools"]):
             where = f"$.tools[{t_index}]"
-            problem = next(_metaschema().iter_errors(tool["parameters"]), None)
+            problem = checks.parameter_problem(tool["parameters"])
             if problem is not None:
                 diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {problem.message}", path=str(file),
                                         json_path=where + ".parameters" + _json_path(problem.absolute_path)[1:]))

@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import jsonschema
 
-from .catalog import Catalog, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
+from .catalog import Catalog, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
 from .diagnostics import Diagnostic, DshError
 from .facts import HOST_SERVICES
 
@@ -44,7 +43,7 @@ def overlay(base: Catalog, directory: str | Path) -> Catalog:
         raise DshError([Diagnostic("DSH501", "a catalog overlay needs a manifest.json", path=str(root), json_path="$",
                                    help="list its packages in manifest.json and put them under packages/")])
     base_schema = _catalog_schema(shipped_root())
-    manifest, manifest_file = _manifest(root, overlay_schema(base_schema))
+    manifest, manifest_file = _manifest(root, _SchemaChecks(root, overlay_schema(base_schema), remember=False), None)
     diags: list[Diagnostic] = []
     services = dict(manifest.get("services", {}))
     known = base.services | frozenset(HOST_SERVICES)
@@ -53,8 +52,8 @@ def overlay(base: Catalog, directory: str | Path) -> Catalog:
             diags.append(Diagnostic("DSH509", f"service `{name}` is already known to catalog `{base.name}`",
                                     path=str(manifest_file), json_path=f"$.services.{name}",
                                     help="use the existing service; an overlay only introduces new ones"))
-    validator = jsonschema.Draft202012Validator(package_schema(base_schema, services))
-    added = _packages(root, manifest, manifest_file, validator, diags, origin=str(root))
+    checks = _SchemaChecks(root, package_schema(base_schema, services), remember=False)
+    added = _packages(root, manifest, manifest_file, checks, diags, origin=str(root))
     replaces = list(manifest.get("replaces", ()))
     listed = list(manifest["packages"])
     for index, package_id in enumerate(replaces):

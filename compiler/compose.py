@@ -14,6 +14,7 @@ from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
+from .lru import LRU, MISSING
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
                       own_candidates, own_tool_name)
@@ -200,7 +201,26 @@ def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
     return mount.alias.text if mount.alias is not None else tool.name
 
 
+_SHAPES = LRU(4096)  # (tool, knob settings) -> shaped parameters: a new request context re-uses them
+
+
 def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
+    """The tool's parameters and description as this mount shapes them. The result is shared between
+    compositions (never mutated: views copy it into canonical JSON), so a new request context does not
+    deep-copy every schema again."""
+    knobs = tuple(mount is not None and mount.config_value(knob) is False for knob in tool.param_knobs.values())
+    described = mount.config_value("description") if mount is not None else None
+    # repr: a knob's value may be a list; the text it selects depends on nothing else
+    worded = tuple(repr(mount.config_value(k)) if mount is not None else None for k in tool.description_knobs)
+    key = (id(tool), knobs, bool(tool.escalation and "sandbox" in services),
+           described if isinstance(described, str) else None, worded)
+    found = _SHAPES.find(key)
+    if found is not MISSING and found[0] is tool:  # the id is of this very tool, not of one since collected
+        return found[1]
+    return _SHAPES.put(key, (tool, _make_shape(tool, mount, services, package_config)))[1]
+
+
+def _make_shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
     parameters = copy.deepcopy(tool.parameters)
     for param, knob in tool.param_knobs.items():
         if mount is not None and mount.config_value(knob) is False:
@@ -240,6 +260,19 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
     missing = tuple(sorted(set(package.requires) - services))
     if missing:
         return RowOutcome(layer, origin, mount, package.id, "pending", missing)
+    # past its condition, a row's outcome depends only on the row and the services: every request
+    # context with the same services shares it (the first call in a new context composes in µs)
+    key = (id(mount), id(package), layer, origin, services)
+    found = _ROWS.find(key)
+    if found is not MISSING and found[0] is mount and found[1] is package:  # the ids are of these very objects
+        return found[2]
+    return _ROWS.put(key, (mount, package, _registered_outcome(layer, origin, mount, package, services)))[2]
+
+
+_ROWS = LRU(4096)  # (row, package, layer, origin, services) -> (row, package, outcome); holding both keeps the ids unique
+
+
+def _registered_outcome(layer, origin, mount: ast.Mount, package, services) -> RowOutcome:
     registered, dropped = [], []
     configured = row_services(package, mount)
     for tool in package.tools:

@@ -20,13 +20,21 @@ from .compose import Composition, compose, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
-from .parse import decode, parse_source
+from .lru import LRU
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, resolve
 from .view import ToolView, make_entry
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
+# Program.load reads and writes the per-user program cache only where the process asked for it
+# (the `dshc` executable): a library caller or a test never leaves files behind unasked.
+_disk_cache = False
+
+
+def use_disk_cache(enabled: bool = True) -> None:
+    global _disk_cache
+    _disk_cache = enabled
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,7 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
 
 def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[Diagnostic], dict[str, str]]:
     """(documents, diagnostics, path -> decoded text of every file that could be decoded)."""
+    from .parse import decode, parse_source  # lark loads only when there is text to parse
     from .to_ast import to_document
     documents, diags, texts = [], [], {}
     for file in files:
@@ -90,13 +99,14 @@ def _owns_sources(method):
 
 
 class Program:
-    def __init__(self, resolved: Resolved, sources: Mapping[str, str] | None = None):
+    def __init__(self, resolved: Resolved, sources: Mapping[str, str] | None = None, cache_size: int | None = None):
+        """`cache_size`: request contexts remembered per cache (LRU; default DSHC_CACHE_SIZE, else 1024)."""
         self.resolved = resolved
         self.sources: Mapping[str, str] = dict(sources or {})  # path -> text, for diagnostics' excerpts
-        self._compositions: dict[Request, Composition] = {}
-        self._views: dict[Request, ToolView] = {}
-        self._deciders: dict[Request, tuple] = {}
-        self._compiled: dict[str, CompiledPolicy] = {}
+        self._compositions: LRU[Composition] = LRU(cache_size)
+        self._views: LRU[ToolView] = LRU(cache_size)
+        self._deciders: LRU[tuple] = LRU(cache_size)
+        self._compiled: LRU[CompiledPolicy] = LRU(cache_size)  # by policy name
 
     # --- loading ---
     @classmethod
@@ -105,6 +115,9 @@ class Program:
         files = shipped_sources() if shipped else []
         files += read_paths(paths)
         files += [SourceFile(name, text.encode("utf-8")) for name, text in (texts or {}).items()]
+        if _disk_cache and catalog is None:
+            from .program_cache import load_files
+            return load_files(files)
         return cls.from_files(files, catalog)
 
     @classmethod
@@ -130,10 +143,7 @@ class Program:
     @_owns_sources
     def composition(self, request: Request) -> Composition:
         key = request.composition_key()
-        found = self._compositions.get(key)
-        if found is None:
-            found = self._compositions[key] = compose(self.resolved, key)
-        return found
+        return self._compositions.get(key, lambda: compose(self.resolved, key))
 
     @_owns_sources
     def gate_context(self, request: Request) -> GateContext:
@@ -147,10 +157,7 @@ class Program:
 
     @_owns_sources
     def view(self, request: Request) -> ToolView:
-        found = self._views.get(request)
-        if found is None:
-            found = self._views[request] = self._build_view(request)
-        return found
+        return self._views.get(request, lambda: self._build_view(request))
 
     def _build_view(self, request: Request) -> ToolView:
         ctx = self._context(request)
@@ -227,14 +234,9 @@ class Program:
 
     def _decider_for(self, request: Request, name: str):
         """(the request's decider, the tool definition, a gate's denial or None) — per request and tool."""
-        found = self._deciders.get(request)
-        if found is None:  # the only step of a call that can raise: composing the request
-            found = self._deciders[request] = self._new_decider(request)
-        decider, tools, ctx = found
-        known = tools.get(name)
-        if known is None:
-            known = tools[name] = (ctx.tool_for(name), _gate_denial(ctx, name))
-        return (decider, *known)
+        # the only step of a call that can raise: composing the request
+        decider, tools, ctx = self._deciders.get(request, lambda: self._new_decider(request))
+        return (decider, *tools.get(name, lambda: (ctx.tool_for(name), _gate_denial(ctx, name))))
 
     @_owns_sources
     def _new_decider(self, request: Request):
@@ -245,10 +247,9 @@ class Program:
         comp = ctx.composition
         compiled = None
         if comp.policy is not None:
-            compiled = self._compiled.get(comp.policy.name)
-            if compiled is None:
-                compiled = self._compiled[comp.policy.name] = CompiledPolicy(comp.policy)
-        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for), {}, ctx
+            compiled = self._compiled.get(comp.policy.name, lambda: CompiledPolicy(comp.policy))
+        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for), \
+            LRU(self._deciders.size), ctx  # per tool name: any name may be asked
 
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""

@@ -9,9 +9,10 @@ import fnmatch
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx loads only when a graph is built: a cached Program never pays its import
+    import networkx as nx
 
 from . import ast
 from .catalog import Catalog
@@ -443,6 +444,7 @@ class _Resolver:
                     edges.append((("host", decl.name.text), ("preset", ref.text), relation, ref.span))
             if decl.policy is not None and decl.policy.text in tables["policy"]:
                 edges.append((("host", decl.name.text), ("policy", decl.policy.text), "policy", decl.policy.span))
+        import networkx as nx
         graph = nx.MultiDiGraph()
         graph.add_nodes_from(nodes)
         graph.add_edges_from((u, v, {"relation": relation, "span": span}) for u, v, relation, span in edges)

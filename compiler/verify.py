@@ -188,7 +188,9 @@ class ClassDecider:
                       Env(facts, base.services, base.flags, args, WORKSPACE))
 
 
-def verify(program, against=None, policy_names=None) -> Report:
+def verify(program, against=None, policy_names=None, progress=None) -> Report:
+    """`progress(done, total)` is called before each cell of the domain and once at the end (the CLI
+    draws a bar with it)."""
     report = Report()
     decider = ClassDecider(report)
     policies = [program.resolved.policies[n] for n in sorted(policy_names or program.resolved.policies)]
@@ -200,7 +202,10 @@ def verify(program, against=None, policy_names=None) -> Report:
             views[request] = _reachable(program, request)
         return views[request]
 
-    for request in cells(program):
+    domain = list(cells(program))
+    for done, request in enumerate(domain):
+        if progress is not None:
+            progress(done, len(domain))
         entries = reach(request)
         if entries is None:
             continue
@@ -244,6 +249,8 @@ def verify(program, against=None, policy_names=None) -> Report:
                          f"{label} makes the decision wider than without it")
             if against is not None:
                 _against(report, against, decider, request, entries, name, tool_def, policy, plan, composition)
+    if progress is not None:
+        progress(len(domain), len(domain))
     report.violations = _first_per_message(report.violations)
     return report
 

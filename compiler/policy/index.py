@@ -16,6 +16,7 @@ from .. import ast
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, Env, evaluate
 from ..globs import glob_match
+from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
 from ..shell import analyse, segment_matches
@@ -24,9 +25,9 @@ from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
 WILD = ("*", "?")
-_MISSING = object()
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
+NAME_CACHE = 1024  # tool names remembered per policy and per request (a name can be anything a model says)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,8 @@ class CompiledPolicy:
     def __init__(self, policy: EffectivePolicy):
         self.policy = policy
         self.core = PolicyCore(policy)
-        self.segments = Memo(SEGMENT_CACHE)  # command text -> its shell segments
-        self._tools: dict[str, _ToolIndex] = {}
+        self.segments = LRU(SEGMENT_CACHE)  # command text -> its shell segments
+        self._tools: LRU[_ToolIndex] = LRU(NAME_CACHE)  # any tool name may be asked, not only the catalog's
         self._interned: dict = {}  # equal fact conditions share one object, so a request evaluates each once
 
     def _intern(self, facts):
@@ -139,10 +140,8 @@ class CompiledPolicy:
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         # one name can be different tools in different compositions (a definition, a preset's risk override)
         key = (name, tool.definition, tool.risk) if tool is not None else (name, None, ())
-        found = self._tools.get(key)
-        if found is None:
-            found = self._tools[key] = self._build(name, tool)
-        return found
+        found = self._tools.find(key)
+        return self._tools.put(key, self._build(name, tool)) if found is MISSING else found
 
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         shell = is_shell(tool)
@@ -166,24 +165,6 @@ class CompiledPolicy:
         return index
 
 
-class Memo:
-    """A bounded memo: past `size` entries the oldest is dropped."""
-
-    __slots__ = ("size", "_items")
-
-    def __init__(self, size: int):
-        self.size = size
-        self._items: dict = {}
-
-    def get(self, key, make):
-        found = self._items.get(key, _MISSING)
-        if found is _MISSING:
-            if len(self._items) >= self.size:
-                del self._items[next(iter(self._items))]
-            found = self._items[key] = make()
-        return found
-
-
 class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
@@ -194,12 +175,14 @@ class RequestDecider:
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
-        self._facts: dict[tuple, bool | None] = {}
-        self._plain: dict[str, tuple] = {}
-        self._decisions: dict[str, Decision] = {}
-        self._fact_only: dict[str, Decision] = {}
-        self._groups: dict[int, tuple] = {}
-        self._combined = Memo(COMBINED_CACHE)
+        # bounded like every memo: keyed by tool names, which a model may invent without end
+        self._facts = LRU(NAME_CACHE * 4)
+        self._fact_envs = LRU(NAME_CACHE)
+        self._plain = LRU(NAME_CACHE)
+        self._decisions = LRU(NAME_CACHE)
+        self._fact_only = LRU(NAME_CACHE)
+        self._groups: dict[int, tuple] = {}  # by glob group of the compiled index: as many as the policy has
+        self._combined = LRU(COMBINED_CACHE)
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
@@ -259,20 +242,20 @@ class RequestDecider:
         if call.buckets.matched or call.buckets.maybe or unsure:
             return finish(self.approval, self.approval_source, call.tally, call.buckets.maybe, unsure)
         if len(call.hits) == 1:  # nothing argument-specific hit
-            found = self._decisions.get(call.name)
-            if found is None:
-                found = self._decisions[call.name] = finish(self.approval, self.approval_source, Tally(best, deciding))
+            found = self._decisions.find(call.name)
+            if found is MISSING:
+                found = self._decisions.put(call.name, finish(self.approval, self.approval_source, Tally(best, deciding)))
             return found
         # the same groups hit → the same decision
         return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
-        found = self._fact_only.get(name)
-        if found is None:
+        found = self._fact_only.find(name)
+        if found is MISSING:
             best, deciding, maybe = self._plain_summary(name, index)
-            found = self._fact_only[name] = self.core.conclude(self.approval, self.approval_source,
-                                                               Tally(best, deciding), maybe)
+            found = self._fact_only.put(name, self.core.conclude(self.approval, self.approval_source,
+                                                                 Tally(best, deciding), maybe))
         return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
@@ -300,9 +283,12 @@ class RequestDecider:
     def _fact(self, name: str, expr, lenient_: bool) -> bool | None:
         """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
         key = (name, id(expr), lenient_)
-        found = self._facts.get(key, _MISSING)
-        if found is _MISSING:
-            found = self._facts[key] = evaluate(expr, self._env_for(name), lenient_)
+        found = self._facts.find(key)
+        if found is MISSING:
+            env = self._fact_envs.find(name)
+            if env is MISSING:  # one environment per tool name and request, however many conditions read it
+                env = self._fact_envs.put(name, self._env_for(name))
+            found = self._facts.put(key, evaluate(expr, env, lenient_))
         return found
 
     def _group_summary(self, name: str, group: tuple):
@@ -322,13 +308,13 @@ class RequestDecider:
 
     def _plain_summary(self, name: str, index: _ToolIndex):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
-        found = self._plain.get(name)
-        if found is None:
+        found = self._plain.find(name)
+        if found is MISSING:
             buckets = Buckets()
             for facts, rules in index.plain.items():
                 for rule in rules:
                     buckets.add(rule, True if facts is None else self._fact(name, facts, lenient(rule)))
-            found = self._plain[name] = (*summarise(buckets.matched), tuple(buckets.maybe))
+            found = self._plain.put(name, (*summarise(buckets.matched), tuple(buckets.maybe)))
         return found
 
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:

@@ -1,0 +1,180 @@
+"""dshc's compiled objects ⇄ plain JSON data, for caches that must never run code when read.
+
+In: a graph of frozen dataclasses and pydantic models from dshc.compiler modules, with tuples,
+lists, dicts, sets, strings and numbers. Out: JSON text, and back the same graph (shared objects
+stay shared). Decoding builds only dshc.compiler classes, through object.__new__ and attribute
+stores: no constructor, reducer or import beyond those modules runs, whatever the text says.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import importlib
+import json
+from typing import Any
+
+ALLOWED_PREFIX = "dshc.compiler."
+_SKIPPED_SLOTS = frozenset({"__dict__", "__weakref__"})
+
+
+class Unencodable(TypeError):
+    """A value the codec has no data form for (a function, a compiled pattern …): do not cache it."""
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(_Encoder().encode(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str | bytes) -> Any:
+    # thousands of new containers and no garbage: the cyclic collector's passes would be pure cost
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Decoder().decode(json.loads(text))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    names = []
+    for klass in cls.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in _SKIPPED_SLOTS and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _is_graph(value) -> bool:
+    return type(value).__module__.startswith("networkx.") and hasattr(value, "edges") and hasattr(value, "nodes")
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self._seen: dict[int, int] = {}
+        self._alive: list = []  # keeps every memoised object alive, so no id is reused mid-encoding
+
+    def encode(self, value):
+        kind = type(value)
+        if value is None or kind in (str, int, float, bool):
+            return value
+        if kind is list:
+            return [self.encode(v) for v in value]
+        if kind is tuple:
+            return {"t": [self.encode(v) for v in value]}
+        if kind is dict:
+            return {"d": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
+        if kind is frozenset or kind is set:
+            # a stable order: the bytes of the cache must not depend on the hash seed
+            items = sorted((self.encode(v) for v in value), key=lambda e: json.dumps(e, sort_keys=True))
+            return {"f" if kind is frozenset else "s": items}
+        if _is_graph(value):
+            if not value.is_multigraph():
+                raise Unencodable("only multigraphs carry edge keys")
+            return {"g": kind.__name__, "n": [[self.encode(n), self.encode(a)] for n, a in value.nodes(data=True)],
+                    "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)]
+                          for u, v, k, a in value.edges(keys=True, data=True)]}
+        if not kind.__module__.startswith(ALLOWED_PREFIX):
+            raise Unencodable(f"no data form for {kind.__module__}.{kind.__qualname__}")
+        index = self._seen.get(id(value))
+        if index is not None:
+            return {"r": index}
+        index = self._seen[id(value)] = len(self._seen)
+        self._alive.append(value)
+        state = dict(getattr(value, "__dict__", {}))
+        for name in _slots(kind):
+            if hasattr(value, name):
+                state[name] = getattr(value, name)
+        return {"o": f"{kind.__module__}:{kind.__qualname__}", "i": index,
+                "a": {name: self.encode(v) for name, v in state.items()}}
+
+
+class _Decoder:
+    def __init__(self) -> None:
+        self._objects: dict[int, Any] = {}
+        self._classes: dict[str, tuple[type, tuple[str, ...]]] = {}
+
+    def decode(self, data):
+        if type(data) is list:
+            return [self.decode(v) for v in data]
+        if type(data) is not dict:
+            return data
+        if "t" in data:
+            return tuple(self.decode(v) for v in data["t"])
+        if "d" in data:
+            return {self.decode(k): self.decode(v) for k, v in data["d"]}
+        if "f" in data:
+            return frozenset(self.decode(v) for v in data["f"])
+        if "s" in data:
+            return {self.decode(v) for v in data["s"]}
+        if "r" in data:
+            return self._objects[data["r"]]
+        if "g" in data:
+            return LazyGraph(data["g"], [(self.decode(n), self.decode(a)) for n, a in data["n"]],
+                             [tuple(self.decode(x) for x in edge) for edge in data["e"]])
+        cls, slots = self._class(data["o"])
+        obj = object.__new__(cls)
+        self._objects[data["i"]] = obj  # before the attributes: a cycle finds the object it is inside
+        for name, encoded in data["a"].items():
+            value = self.decode(encoded)
+            if name in slots:
+                object.__setattr__(obj, name, value)
+            else:
+                obj.__dict__[name] = value
+        return obj
+
+    def _class(self, name: str) -> tuple[type, tuple[str, ...]]:
+        found = self._classes.get(name)
+        if found is not None:
+            return found
+        module_name, _, qualname = name.partition(":")
+        if not module_name.startswith(ALLOWED_PREFIX) or "." in qualname:
+            raise ValueError(f"`{name}` is not a dshc.compiler class")
+        cls = getattr(importlib.import_module(module_name), qualname, None)
+        if not isinstance(cls, type) or cls.__module__ != module_name or not _plain_data(cls):
+            raise ValueError(f"`{name}` is not a data class of dshc.compiler")
+        found = self._classes[name] = (cls, _slots(cls))
+        return found
+
+
+def _plain_data(cls: type) -> bool:
+    """A frozen dataclass or a pydantic model: built from its fields alone, no behaviour on construction."""
+    if dataclasses.is_dataclass(cls):
+        return True
+    return any(base.__module__.startswith("pydantic.") and base.__name__ == "BaseModel" for base in cls.__mro__)
+
+
+class LazyGraph:
+    """A networkx graph kept as its nodes and edges until first used: reading a cached Program does
+    not pay networkx's import for a graph that deciding never looks at."""
+
+    def __init__(self, kind: str, nodes: list, edges: list) -> None:
+        self._kind, self._nodes, self._edges, self._graph = kind, nodes, edges, None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.materialise(), name)
+
+    def __len__(self) -> int:
+        return len(self.materialise())
+
+    def __iter__(self):
+        return iter(self.materialise())
+
+    def __contains__(self, node) -> bool:
+        return node in self.materialise()
+
+    def __getitem__(self, node):
+        return self.materialise()[node]
+
+    def materialise(self):
+        if self._graph is None:
+            import networkx as nx
+            if self._kind not in ("Graph", "DiGraph", "MultiGraph", "MultiDiGraph"):
+                raise ValueError(f"`{self._kind}` is not a networkx graph kind")
+            graph = getattr(nx, self._kind)()
+            graph.add_nodes_from(self._nodes)
+            graph.add_edges_from((u, v, k, a) for u, v, k, a in self._edges)
+            self._graph = graph
+        return self._graph

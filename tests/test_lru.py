@@ -1,0 +1,63 @@
+"""Every per-request cache is bounded: LRU order, a configurable size, and no growth from invented names."""
+from __future__ import annotations
+
+import pytest
+
+from dshc.compiler.lru import LRU, MISSING, default_size
+from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+
+
+def test_least_recently_used_goes_first():
+    cache = LRU(2)
+    cache.get("a", lambda: 1)
+    cache.get("b", lambda: 2)
+    assert cache.get("a", lambda: 99) == 1  # a hit: "a" is now the most recent
+    cache.get("c", lambda: 3)
+    assert "a" in cache and "c" in cache and "b" not in cache and len(cache) == 2
+    assert cache.find("b") is MISSING
+
+
+def test_a_failed_make_remembers_nothing():
+    cache = LRU(4)
+    with pytest.raises(ZeroDivisionError):
+        cache.get("x", lambda: 1 / 0)
+    assert "x" not in cache and cache.get("x", lambda: 5) == 5
+
+
+def test_size_comes_from_the_environment_when_not_given(monkeypatch):
+    monkeypatch.setenv("DSHC_CACHE_SIZE", "7")
+    assert LRU().size == default_size() == 7
+    for bad in ("0", "-3", "many", ""):
+        monkeypatch.setenv("DSHC_CACHE_SIZE", bad)
+        assert LRU().size == 1024
+    with pytest.raises(ValueError):
+        LRU(0)
+
+
+def test_a_program_keeps_at_most_cache_size_contexts_and_answers_the_same(program):
+    small = Program(program.resolved, program.sources, cache_size=3)
+    requests = [Request(host="web", flags=[f"f{i}"], policy="workspace-write") for i in range(10)]
+    for request in requests + requests[:2]:
+        assert small.view(request).canonical_json() == program.view(request).canonical_json()
+        assert small.decide(request, "bash", {"command": "ls"}, "/w") == program.decide(request, "bash", {"command": "ls"}, "/w")
+    for cache in (small._views, small._deciders, small._compositions):
+        assert len(cache) == 3
+
+
+def test_invented_tool_names_do_not_grow_a_request_without_bound(program):
+    request = Request(host="web", policy="workspace-write")
+    for index in range(3000):
+        program.decide(request, f"mcp__x__tool{index}", {}, "/w", gates=False)
+    decider, tools, _ = program._deciders.find(request)
+    assert len(tools) <= tools.size and len(decider.compiled._tools) <= decider.compiled._tools.size
+    assert len(decider._fact_only) <= decider._fact_only.size
+
+
+def test_shared_row_outcomes_follow_each_contexts_services(program):
+    """Composed rows are shared between contexts with the same services, never across different ones."""
+    full, narrow = Request(host="web"), Request(host="web", without_services=["attachments"])
+    for _ in range(2):
+        assert "read_image" in program.view(Request(host="web", flags=["a"])).names
+        assert "read_image" not in program.view(Request(host="web", flags=["b"], without_services=["attachments"])).names
+    assert set(program.view(full).names) - set(program.view(narrow).names) == {"read_image"}
