@@ -256,14 +256,18 @@ CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan",
 
 
 def _side_program(spec: str, args: Namespace) -> Program:
+    return side_program(spec, _catalog(args), args.load, shipped=not args.no_shipped)
+
+
+def side_program(spec: str, catalog=None, load=(), shipped: bool = True) -> Program:
     """One side of `diff` / `verify --against`: its files over the shipped declarations (unless
-    --no-shipped), plus every --load file, so a side may extend `workspace-write` like any file."""
-    paths = list(args.load) if spec == "@shipped" else [spec, *args.load]
-    shipped = spec == "@shipped" or not args.no_shipped
+    `shipped` is false), plus every `load` file, so a side may extend `workspace-write` like any file."""
+    paths = list(load) if spec == "@shipped" else [spec, *load]
+    shipped = shipped or spec == "@shipped"
     try:
-        return _from_files((shipped_sources() if shipped else []) + read_paths(paths), _catalog(args))
+        return _from_files((shipped_sources() if shipped else []) + read_paths(paths), catalog)
     except DshError as exc:
-        if spec != "@shipped" and not args.no_shipped and any(d.code == "DSH210" for d in exc.diagnostics):
+        if spec != "@shipped" and shipped and any(d.code == "DSH210" for d in exc.diagnostics):
             hint = invalid_request(f"`{spec}` declares names the shipped files declare too",
                                    "to compare a complete tree of its own, pass --no-shipped")
             raise DshError([*exc.diagnostics, hint], exc.sources) from None

@@ -140,7 +140,7 @@ def _policies(program):
         for label, value in (("sandbox", effective.sandbox), ("approval", effective.approval),
                              ("default", effective.default)):
             parts.append(f"{label} {value.text if value else '-'}")
-        parts.append(f"{len(effective.rules)} rules, {len(effective.guards)} guards")
+        parts.append(f"{_count(len(effective.rules), 'rule')}, {_count(len(effective.guards), 'guard')}")
         yield Item("policies", name, " · ".join(parts), _where(decl.name))
 
 
@@ -199,3 +199,7 @@ def _package_file(program, package_id: str, tool: str | None = None) -> str | No
 
 LISTERS = {"presets": _presets, "hosts": _hosts, "scopes": _scopes, "policies": _policies,
            "commands": _commands, "packages": _packages, "tools": _tools}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -132,8 +132,8 @@ def test_ls_lists_every_kind_with_sources(cli):
     by_name = {(i["kind"], i["name"]): i for i in data}
     assert by_name[("presets", "standard")]["source"] == "presets/standard.dsh:2:8"
     assert "extends standard" in by_name[("presets", "code")]["summary"]
-    assert by_name[("scopes", "continuable-child")]["summary"].endswith("own report")
-    assert by_name[("policies", "plan")]["summary"].endswith("4 rules, 1 guards")
+    assert by_name[("scopes", "continuable-child")]["summary"].endswith("own tool-subagent-report/report")
+    assert by_name[("policies", "plan")]["summary"].endswith("2 rules, 1 guard")
     assert by_name[("packages", "tool-web")]["source"].startswith("catalogs/packages/tool-web.json:")
     assert by_name[("tools", "read")]["summary"].startswith("tool-fs · parallel")
 
@@ -150,7 +150,7 @@ def test_ls_one_kind_and_one_name_and_loaded_files(cli, tmp_path):
 @pytest.mark.parametrize("argv, code, message", [
     (("ls", "presets", "standrd"), "DSH204", "did you mean `standard`? known: `base`, `code`, `cordis`, `minimal`, "
                                              "`standard`"),
-    (("ls", "scopes", "kid"), "DSH206", "known: `child`, `continuable-child`, `root`"),
+    (("ls", "scopes", "kid"), "DSH206", "known: `child`, `continuable-child`, `ralph-child`, `root`, `workflow-child`"),
     (("ls", "tools", "raed"), "DSH406", "did you mean `read`?"),
     (("ls", "polices"), "DSH405", "did you mean `policies`? kinds: presets, hosts, scopes, policies"),
 ])

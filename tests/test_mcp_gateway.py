@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 
@@ -16,6 +17,8 @@ from mcp import Client, StdioServerParameters
 
 pytest.importorskip("mcp_server_time")
 pytest.importorskip("mcp_server_git")
+if shutil.which("git") is None:
+    pytest.skip("mcp-server-git needs the `git` program (Debian's git)", allow_module_level=True)
 
 SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
 # the time server, started only while FLAG is absent: how a test takes it down and brings it back

@@ -167,7 +167,7 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
     program = Program.load([work / "decls"], shipped=False)
-    args = {"file_path": "/outside-the-workspace/file.txt"}
+    args = {"sandbox_permissions": "value"}  # an escalation: asked under two policies, allowed under one
     page.uncheck("#vary-preset")
     page.check("#vary-policy")
     page.wait_for_selector('#matrix th[data-col-label="read-only"]')
@@ -179,7 +179,7 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
             expected = program.decide(Request(preset="standard", policy=policy), tool, args, workspace="/workspace")
             assert page.inner_text(cell(page, tool, policy)) == expected.effect
     page.click(cell(page, "write", "read-only"))
-    page.wait_for_selector('#explain .decision[data-effect="deny"]')
+    page.wait_for_selector('#explain .decision[data-effect="ask"]')
     assert "read-only" in page.inner_text("#explain .hint")
     shot(page, "decision")
     page.check('input[name="colour"][value="gate"]')

@@ -1,6 +1,6 @@
 """Two sides named on the page (trees or contexts) → `diff_programs`' answer, with a witness per widening.
 
-A side is `@current` (what the page shows), `@shipped`, a path of declarations, or a context
+A side is `@current` (what the page shows), `@shipped`, a path of a complete tree of declarations, or a context
 `key=value,…` of the current declarations; both sides must be of one kind, as in `dshc diff`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 from ...compiler.diagnostics import DshError, invalid_request
 from ...compiler.diff import diff_programs
 from ...compiler.program import Program
-from ..commands import _context, _side_program
+from ..commands import _context, side_program
 
 CURRENT = "@current"
 MAX_CELLS_SHOWN = 6  # per change; the page says how many more
@@ -26,7 +26,7 @@ def diff(program: Program, old: str, new: str, catalog=None, only=None) -> dict:
     old, new = old.strip(), new.strip()
     kinds = {_is_tree(old), _is_tree(new)}
     if kinds == {True}:
-        sides = [program if spec == CURRENT else _side_program(spec, catalog) for spec in (old, new)]
+        sides = [program if spec == CURRENT else side_program(spec, catalog, shipped=False) for spec in (old, new)]
         cells = [only] if only is not None else None
         result = diff_programs(*sides, cells, cells)
         result["kind"] = "trees"
