@@ -11,7 +11,7 @@ ratio) and of shell commands near and past the limits, then each target as met /
 from __future__ import annotations
 
 import sys
-import time
+from timing import fastest  # tests/bench/timing.py, beside this script
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
@@ -33,15 +33,7 @@ REPEATS = 15
 
 
 def timed(fn) -> float:
-    """Fastest of REPEATS runs (the first warms caches and is dropped): the least disturbed by
-    other load on the machine, which only ever adds time."""
-    fn()
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return min(samples)
+    return fastest(fn, REPEATS)
 
 
 def main() -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 
 from dshc.compiler.view import ToolEntry, ToolView
 from dshc.runtime.context import PipelineContext
@@ -28,6 +27,8 @@ from dshc.runtime.tools import ToolState, render
 from dshc.runtime.tools.base import ToolContext
 from dshc.runtime.tools.code import CodeRuntime
 from dshc.runtime.types import ToolCall
+
+import timing  # tests/bench/timing.py, beside this script
 
 REPEATS = 5
 NESTED = 200
@@ -51,13 +52,7 @@ def context(workspace: str, state: ToolState) -> PipelineContext:
 
 
 def fastest(fn) -> float:
-    fn()
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return min(samples)
+    return timing.fastest(fn, REPEATS)
 
 
 def program(ctx, code: str):
