@@ -33,6 +33,7 @@ NOT_FOR_DECIDING = ("lark", "networkx", "jsonschema", "jinja2", "pydantic", "pyd
                     "psutil", "dshc.compiler.parse", "dshc.compiler.to_ast", "dshc.compiler.templates",
                     "dshc.runtime.tools", "dshc.runtime.sandbox", "dshc.runtime.pipeline", "dshc.runtime.stages",
                     "dshc.cli.run_calls", "dshc.cli.serve")
+SHELL_ANALYSIS = ("dshc.compiler.shell", "tree_sitter")  # for shell commands only
 
 POLICY = 'policy team "Team" {\n  approval ask\n  default ask\n  allow bash when args.command matches "git status *"\n}\n'
 
@@ -73,7 +74,7 @@ def _decide(tool: str, args: str) -> list[str]:
 
 
 # a process tool's decision describes its sandbox, which probes the host: only then may the sandbox load
-DECISIONS = [(_decide("bash", '{"command": "git status"}'), "allow", ("dshc.runtime.sandbox",)),
+DECISIONS = [(_decide("bash", '{"command": "git status"}'), "allow", ("dshc.runtime.sandbox", *SHELL_ANALYSIS)),
              (_decide("read", '{"file_path": "notes.md"}'), "ask", ())]  # team's default
 
 
@@ -85,7 +86,7 @@ def test_a_warm_decide_process_loads_nothing_it_does_not_decide_with(project, st
         assert done.returncode == (0 if expected == "allow" else 1), done.stderr
         assert json.loads(done.stdout)["decision"] == expected
     assert "dshc.compiler.policy" in modules  # the warm process did decide
-    assert _loaded(modules - startup, [m for m in NOT_FOR_DECIDING if m not in used]) == []
+    assert _loaded(modules - startup, [m for m in NOT_FOR_DECIDING + SHELL_ANALYSIS if m not in used]) == []
 
 
 def test_the_driver_sees_what_a_cold_process_loads(project, tmp_path):
