@@ -27,30 +27,11 @@ class InvalidRequest(ValueError):
         return [{"loc": (self.field,), "msg": self.message}]
 
 
-def _text(value, optional: bool = False):
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise ValueError("Input should be a valid string")
-    return value
-
-
-def _choice(choices: tuple[str, ...], optional: bool = False):
-    listed = ", ".join(f"'{c}'" for c in choices[:-1]) + f" or '{choices[-1]}'"
-
-    def check(value):
-        if value is None and optional:
-            return None
-        if value not in choices or not isinstance(value, str):
-            raise ValueError(f"Input should be {listed}")
-        return value
-    return check
-
-
-def _names(value) -> frozenset[str]:
-    names = frozenset(value or ())
-    if not all(isinstance(name, str) for name in names):
-        raise ValueError("Input should be a set of strings")
+def _names(field: str, value) -> frozenset[str]:
+    names = value if type(value) is frozenset else frozenset(value or ())
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidRequest(field, "Input should be a set of strings")
     return names
 
 
@@ -62,21 +43,18 @@ def _flag(value) -> bool:
         return bool(value)
     if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
         return value.lower() in _TRUE
-    raise ValueError("Input should be a valid boolean")
+    raise InvalidRequest("plan", "Input should be a valid boolean")
 
 
-_CHECKS = {
-    "host": _text,
-    "preset": lambda v: _text(v, optional=True),
-    "platform": _choice(PLATFORM_VALUES),
-    "with_services": _names,
-    "without_services": _names,
-    "flags": _names,
-    "scope": _text,
-    "mode": _choice(MODE_VALUES, optional=True),
-    "policy": lambda v: _text(v, optional=True),
-    "plan": _flag,
-}
+def _one_of(field: str, value, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(f"'{c}'" for c in choices[:-1]) + f" or '{choices[-1]}'"
+        raise InvalidRequest(field, f"Input should be {listed}")
+
+
+def _text(field: str, value, optional: bool = False) -> None:
+    if not isinstance(value, str) and not (optional and value is None):
+        raise InvalidRequest(field, "Input should be a valid string")
 
 
 @dataclass(frozen=True, init=False)
@@ -92,16 +70,24 @@ class Request:
     policy: str | None = None
     plan: bool = False
 
-    def __init__(self, **fields: Any) -> None:
-        unknown = sorted(set(fields) - set(_CHECKS))
+    def __init__(self, *, host: str = "web", preset: str | None = None, platform: str = "linux",
+                 with_services=frozenset(), without_services=frozenset(), flags=frozenset(), scope: str = "root",
+                 mode: str | None = None, policy: str | None = None, plan: bool = False, **unknown: Any) -> None:
+        # built for every request context: plain checks and one dict update, no per-field machinery
         if unknown:
-            raise InvalidRequest(unknown[0], "Extra inputs are not permitted")
-        for name, check in _CHECKS.items():
-            try:
-                value = check(fields[name]) if name in fields else _DEFAULTS[name]
-            except ValueError as exc:
-                raise InvalidRequest(name, str(exc)) from None
-            object.__setattr__(self, name, value)
+            raise InvalidRequest(sorted(unknown)[0], "Extra inputs are not permitted")
+        _text("host", host)
+        _text("preset", preset, optional=True)
+        _one_of("platform", platform, PLATFORM_VALUES)
+        _text("scope", scope)
+        if mode is not None:
+            _one_of("mode", mode, MODE_VALUES)
+        _text("policy", policy, optional=True)
+        self.__dict__.update(host=host, preset=preset, platform=platform,
+                             with_services=_names("with_services", with_services),
+                             without_services=_names("without_services", without_services),
+                             flags=_names("flags", flags), scope=scope, mode=mode, policy=policy,
+                             plan=plan if type(plan) is bool else _flag(plan))
 
     def composition_key(self) -> "Request":
         """Plan mode never changes what is composed, only decisions: drop it for view caching."""
@@ -113,10 +99,10 @@ class Request:
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict; mode="json" gives sorted lists for the sets (JSON has no sets)."""
-        fields = {name: getattr(self, name) for name in _CHECKS}
+        fields = {name: getattr(self, name) for name in _FIELDS}
         if mode == "json":
             fields.update({name: sorted(fields[name]) for name in ("with_services", "without_services", "flags")})
         return fields
 
 
-_DEFAULTS = {field.name: field.default for field in dataclasses.fields(Request)}
+_FIELDS = tuple(field.name for field in dataclasses.fields(Request))
