@@ -16,7 +16,7 @@ from ..compiler.request import Request
 from ..compiler.source import Span
 from ..compiler.templates import render_template
 from . import interop_commands as interop
-from . import ls, test_runner
+from . import ls, suggest, test_runner
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -471,6 +471,7 @@ COMMANDS = {
     "replay": cmd_replay,
     "codes": cmd_codes,
     "ls": ls.cmd_ls,
+    "suggest": suggest.cmd_suggest,
     "test": test_runner.cmd_test,
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,

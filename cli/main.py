@@ -19,7 +19,7 @@ from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
-from . import ls, test_runner
+from . import ls, suggest, test_runner
 from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
@@ -170,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     lsp_command.add_parser(sub)
+    suggest.add_parser(sub, _context_flags, _load_flags)
     from .ui.command import add_parser as add_ui_parser
     add_ui_parser(sub, _load_flags)
     return parser
