@@ -16,7 +16,8 @@ from ..compiler.request import Request
 from ..compiler.source import Span
 from ..compiler.templates import render_template
 from . import interop_commands as interop
-from . import ls, suggest, test_runner
+from . import audit, ls, suggest, test_runner
+from ..runtime.pg_log import is_dsn
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -387,7 +388,7 @@ def cmd_run(args, out, err) -> int:
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
-    if args.log and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
+    if args.log and not is_dsn(args.log) and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
         raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,
                          interactive=out.isatty() if hasattr(out, "isatty") else False,
@@ -424,12 +425,9 @@ def signal_name(signum: int) -> str:
 
 # --- replay --------------------------------------------------------------------------------
 def cmd_replay(args, out, err) -> int:
-    from ..runtime.events import read_log
+    from .log_target import read_log_target
     from .replay import replay
-    try:
-        log = read_log(args.log)
-    except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=args.log)])
+    log = read_log_target(args.log)
     program = _program(args)
     if args.policy not in program.resolved.policies:
         raise DshError([unknown("DSH207", "policy", args.policy, program.resolved.policies, None)])
@@ -472,6 +470,7 @@ COMMANDS = {
     "codes": cmd_codes,
     "ls": ls.cmd_ls,
     "suggest": suggest.cmd_suggest,
+    "audit": audit.cmd_audit,
     "test": test_runner.cmd_test,
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,

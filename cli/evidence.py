@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..compiler.diagnostics import Diagnostic, DshError
-from ..runtime.events import read_log
 from ..runtime.log_records import replay_input
+from .log_target import read_log_target
 
 
 @dataclass(frozen=True)
@@ -34,10 +33,7 @@ class Evidence:
 
 def read_sessions(source: str) -> Evidence:
     """Every logged call of `source` with its outcome; malformed records are skipped and named."""
-    try:
-        log = read_log(source)
-    except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=source)])
+    log = read_log_target(source)  # a JSONL path or a postgresql:// DSN; DSH107 when unreadable
     given = replay_input(log)
     outcomes = {}  # (session, call id) -> the decision its tool/result records (None: it ran, hook style)
     for record in log.records:

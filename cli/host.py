@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Callable
 
 from ..runtime.context import PipelineContext
-from ..runtime.events import EventLog
 from ..runtime.deadline import deadline_wrapper
 from ..runtime.tools import IMPLEMENTATIONS, render
 from ..runtime.tools.base import ToolContext, ToolState
@@ -23,6 +22,7 @@ from ..runtime.types import Abstain, Allow, Ask, Deny, FrozenDict, ToolCall, tha
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
+from .log_target import open_log
 
 def wider_mode(wanted, mode: str) -> str | None:
     """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`
@@ -51,7 +51,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     state.plan_mode = request.plan
     sandbox = policy_mode(policy)
     escalation = Escalation(approver)
-    log = EventLog(log_path)
+    log = open_log(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace), calls=calls_digest)
 

@@ -19,7 +19,7 @@ from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
-from . import ls, suggest, test_runner
+from . import audit, ls, suggest, test_runner
 from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("calls", metavar="CALLS.jsonl", help='one call per line {"id","name","arguments"}, or {"batch": […]}')
     _context_flags(p)
     p.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same as the PRESET argument")
-    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run again the calls an earlier run recorded without a result (default: report them)")
 
     p = sub.add_parser("replay", help="re-decide every logged call under another policy")
-    p.add_argument("log", metavar="EVENTS.jsonl")
+    p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN")
     p.add_argument("--policy", required=True)
     _load_flags(p)
 
@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", help="preset to join")
     p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio")
     p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
-    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
 
@@ -167,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     ls.add_parser(sub, _load_flags)
+    audit.add_parser(sub, _load_flags)
     test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     lsp_command.add_parser(sub)

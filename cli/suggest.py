@@ -28,7 +28,8 @@ _GLOB = set("*?")
 
 def add_parser(sub, context_flags, load_flags) -> None:
     p = sub.add_parser("suggest", help="the narrowest scope and policy that allow what logged sessions did")
-    p.add_argument("--from-log", dest="log", required=True, metavar="LOG", help="a durable event log (JSONL)")
+    p.add_argument("--from-log", dest="log", required=True, metavar="LOG|DSN",
+                   help="a durable event log: a JSONL file or a postgresql:// DSN")
     p.add_argument("--policy", help="the policy in force (default: the one the logged sessions ran under)")
     p.add_argument("-o", dest="output", metavar="FILE", help="write the suggestion here (default: stdout)")
     load_flags(p)
