@@ -315,7 +315,9 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
             await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
         return
     import uvicorn
+    from .decision_api import routes
     app = server.streamable_http_app(host=http[0])
+    app.router.routes.extend(routes(served))  # the decision API beside /mcp
     web = uvicorn.Server(uvicorn.Config(app, host=http[0], port=http[1], log_level="warning", lifespan="on"))
     ready(f"http://{http[0]}:{http[1]}/mcp")
     await web.serve()
