@@ -257,7 +257,22 @@ CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan",
 
 
 def _side_program(spec: str, args: Namespace) -> Program:
+    if _is_bundle(spec):
+        return _bundle_program(spec, args)
     return side_program(spec, _catalog(args), args.load, shipped=not args.no_shipped)
+
+
+def _is_bundle(spec: str) -> bool:
+    return spec.endswith(".tar.gz") and os.path.isfile(spec)
+
+
+def _bundle_program(spec: str, args: Namespace) -> Program:
+    """A signed bundle as one side: verified against --trust, its own sources and catalog."""
+    from .bundle import load
+    if not getattr(args, "trust", None):
+        raise DshError([invalid_request(f"`{spec}` is a bundle: pass --trust PUBKEY to verify its signature",
+                                        "the `.pub` file `dshc build --new-key` wrote")])
+    return load(spec, args.trust).program
 
 
 def side_program(spec: str, catalog=None, load=(), shipped: bool = True) -> Program:
@@ -331,7 +346,11 @@ def cmd_graph(args, out, err) -> int:
 # --- verify --------------------------------------------------------------------------------
 def cmd_verify(args, out, err) -> int:
     from ..compiler.verify import verify
-    program = _program(args, args.paths)
+    bundles = [p for p in args.paths if _is_bundle(p)]
+    if bundles and len(args.paths) > 1:
+        raise DshError([invalid_request("verify takes one bundle, or declaration paths, not both",
+                                        "e.g. `dshc verify --against old.tar.gz new.tar.gz --trust KEY.pub`")])
+    program = _bundle_program(bundles[0], args) if bundles else _program(args, args.paths)
     against = _side_program(args.against, args) if args.against else None
     for name in args.policies or ():
         if name not in program.resolved.policies:

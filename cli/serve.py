@@ -53,6 +53,7 @@ class ServeOptions:
     log_path: str | None
     timeout_s: float
     watch: bool
+    bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
 
 
 @dataclass
@@ -91,9 +92,13 @@ class Served:
 
     # --- sources ---
     def _read(self) -> list[SourceFile]:
+        if self.options.bundle is not None:
+            return []  # the bundle's Program is already built; it declares no upstreams to start
         return (shipped_sources() if self.options.shipped else []) + read_paths(self.options.load)
 
     def _build(self, files: list[SourceFile]) -> Program:
+        if self.options.bundle is not None:
+            return self.options.bundle.current().program
         lists = self.pool.tool_lists
         catalog = gateway.build_catalog(self.base_catalog, gateway.source_endpoints(files), lists,
                                         lambda diags: self.warn(human(diags)))
@@ -170,6 +175,12 @@ class Served:
                 await legacy.send_tool_list_changed()
             except Exception:  # noqa: BLE001 - a client that went away just stops hearing about changes
                 self.legacy_sessions.discard(legacy)
+
+    async def watch_bundle(self) -> None:
+        while True:
+            await anyio.sleep(WATCH_EVERY_S)
+            if await anyio.to_thread.run_sync(self.options.bundle.poll):
+                await self.rebuild(self.files)  # the new session opens; calls in flight finish on the old one
 
     async def watch(self) -> None:
         seen = _digest(self.files)
@@ -307,7 +318,9 @@ async def serve(options: ServeOptions, http: tuple[str, int] | None, ready: Call
 
 
 async def _serve_transport(served: Served, server: Server, options: ServeOptions, http, ready, group) -> None:
-    if options.watch:
+    if options.bundle is not None:
+        group.start_soon(served.watch_bundle)
+    elif options.watch:
         group.start_soon(served.watch)
     if http is None:
         ready("stdio")
@@ -335,8 +348,12 @@ def cmd_serve(args, out, err) -> int:
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    holder = None
+    if args.bundle:
+        from .bundle import serve_holder
+        holder = serve_holder(args.bundle, args.trust, err)
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch)
+                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")
