@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 
 import httpx
 import pytest
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from http_serve import serving
 
-SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
 POLICY = """policy apitest {
   sandbox workspace-write
   default deny
@@ -35,37 +31,15 @@ CALLS = [  # (tool, args, context): a spread over allow / ask / deny, presets an
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     ws = tmp_path_factory.mktemp("ws")
     (ws / "policy.dsh").write_text(POLICY)
-    port = _free_port()
-    proc = subprocess.Popen([*SERVE, "--load", str(ws / "policy.dsh"), "--workspace", str(ws),
-                             "--log", str(ws / "events.jsonl"), "--http", f"127.0.0.1:{port}"],
-                            cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "server did not start"
-            try:
-                if httpx.get(base + "/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--log", str(ws / "events.jsonl")],
+                 ws) as (base, _):
         program = Program.load([ws / "policy.dsh"])
         with httpx.Client(base_url=base, timeout=30) as client:
             yield client, program, str(ws)
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def _request(context: dict) -> Request:

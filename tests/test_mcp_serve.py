@@ -13,6 +13,8 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
+from http_serve import free_port
+
 SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
 POLICY = """policy mcptest {
   sandbox workspace-write
@@ -140,14 +142,8 @@ def _edit_scope(ws) -> None:
     (ws / "scope.dsh").write_text("scope mcps { parent root; hide web_search, grep }\n")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monkeypatch):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(_args(workspace, "--http", f"127.0.0.1:{port}", "--watch"), cwd=workspace,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
