@@ -122,12 +122,25 @@ class Served:
             if found is not None and found.program is self.program and found.request == request:
                 return found
             if found is not None:
-                with found.lock:  # a call in flight finishes on the old session first
-                    found.closed = True
-                    found.state.close()
-                    found.ctx.log.close()
+                self._close(found)
             self._session = self._open(self.program, request)
             return self._session
+
+    def close(self) -> None:
+        """At shutdown: the open session's log is closed, so a database log ships its last records now."""
+        with self._lock:
+            if self._session is not None:
+                self._close(self._session)
+                self._session = None
+
+    @staticmethod
+    def _close(found: _Session) -> None:
+        with found.lock:  # a call in flight finishes on the session first
+            if found.closed:
+                return
+            found.closed = True
+            found.state.close()
+            found.ctx.log.close()
 
     def _open(self, program: Program, request: Request) -> _Session:
         holder: dict = {}
@@ -311,7 +324,10 @@ async def serve(options: ServeOptions, http: tuple[str, int] | None, ready: Call
         except DshError as exc:  # reported like any unusable input, after the upstreams are stopped
             failed.append(exc)
         else:
-            await _serve_transport(served, server, options, http, ready, group)
+            try:
+                await _serve_transport(served, server, options, http, ready, group)
+            finally:
+                await anyio.to_thread.run_sync(served.close)
         group.cancel_scope.cancel()
     if failed:
         raise failed[0]

@@ -251,3 +251,29 @@ def test_the_runtime_and_cli_import_no_psycopg_without_a_dsn():
             "assert 'psycopg' not in sys.modules, 'psycopg imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
+    """`dshc serve --log postgresql://…`: a real MCP client's calls and results land in the database."""
+    import sys
+    import anyio
+    from mcp import Client, StdioServerParameters
+    (tmp_path / "a.txt").write_text("hello")
+    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve", "--policy", "read-only",
+            "--workspace", str(tmp_path), "--log", dsn]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(tmp_path),
+                                   env={**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]})
+
+    async def main():
+        async with Client(params, mode="legacy") as client:
+            ran = await client.call_tool("read", {"file_path": str(tmp_path / "a.txt")})
+            assert not ran.is_error
+            denied = await client.call_tool("write", {"file_path": str(tmp_path / "b.txt"), "content": "x"})
+            assert denied.is_error and not (tmp_path / "b.txt").exists()
+    anyio.run(main)
+    stored = _rows(dsn)
+    calls = [r["name"] for r in stored if r.get("type") == "tool/call"]
+    assert calls == ["read", "write"]
+    assert [r["seq"] for r in stored] == list(range(1, len(stored) + 1))  # one session, nothing lost or doubled
+    decisions = {r["name"]: r["decision"] for r in stored if r.get("type") == "tool/decision"}
+    assert decisions.get("read") == "allow" and decisions.get("write") in ("deny", "ask")
