@@ -6,9 +6,9 @@ Run: python tests/bench/bench_decision_api.py [--servers 2 --clients 50 --second
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -18,27 +18,11 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_decision_api import CALLS, POLICY, SERVE, _free_port  # noqa: E402 - the suite's calls and server
+from http_serve import serving  # noqa: E402 - the suite's server start
+from test_decision_api import CALLS, POLICY  # noqa: E402 - the suite's calls
 
 from dshc.compiler.program import Program  # noqa: E402
 from dshc.compiler.request import Request  # noqa: E402
-
-
-def _start(ws: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen([*SERVE, "--load", str(ws / "policy.dsh"), "--workspace", str(ws),
-                             "--log", str(ws / f"events-{port}.jsonl"), "--http", f"127.0.0.1:{port}"],
-                            cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/readyz").status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.terminate()
-    raise SystemExit(f"server on {base} did not start")
 
 
 def main() -> int:
@@ -55,7 +39,10 @@ def main() -> int:
         (ws / "policy.dsh").write_text(POLICY)
         program = Program.load([ws / "policy.dsh"])
         expected = [program.decide(Request(**ctx), tool, args, str(ws)).effect for tool, args, ctx in CALLS]
-        servers = [_start(ws) for _ in range(opts.servers)]
+        stack = contextlib.ExitStack()
+        servers = [stack.enter_context(serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws),
+                                                "--log", str(ws / f"events-{n}.jsonl")], ws))
+                   for n in range(opts.servers)]
         latencies: list[float] = []
         disagreements, errors = [0], [0]
         lock = threading.Lock()
@@ -63,7 +50,7 @@ def main() -> int:
 
         def client(n: int) -> None:
             mine, bad, failed = [], 0, 0
-            with httpx.Client(base_url=servers[n % len(servers)][1], timeout=30) as http:
+            with httpx.Client(base_url=servers[n % len(servers)][0], timeout=30) as http:
                 for i in itertools.count(n):
                     if time.monotonic() >= stop:
                         break
@@ -87,9 +74,7 @@ def main() -> int:
         for t in threads:
             t.join()
         elapsed = time.monotonic() - begun
-        for proc, _ in servers:
-            proc.terminate()
-            proc.wait(10)
+        stack.close()
     cuts = statistics.quantiles(latencies, n=100)
     print(f"{opts.servers} servers, {opts.clients} clients, {elapsed:.1f} s: {len(latencies)} decisions, "
           f"{len(latencies) / elapsed:.0f}/s, p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, "
