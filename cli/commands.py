@@ -15,7 +15,8 @@ from ..compiler.render import diagnostics_json, human
 from ..compiler.request import Request
 from ..compiler.source import Span
 from . import interop_commands as interop
-from . import ls, test_runner
+from . import audit, ls, suggest, test_runner
+from ..runtime.pg_log import is_dsn
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -256,7 +257,22 @@ CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan",
 
 
 def _side_program(spec: str, args: Namespace) -> Program:
+    if _is_bundle(spec):
+        return _bundle_program(spec, args)
     return side_program(spec, _catalog(args), args.load, shipped=not args.no_shipped)
+
+
+def _is_bundle(spec: str) -> bool:
+    return spec.endswith(".tar.gz") and os.path.isfile(spec)
+
+
+def _bundle_program(spec: str, args: Namespace) -> Program:
+    """A signed bundle as one side: verified against --trust, its own sources and catalog."""
+    from .bundle import load
+    if not getattr(args, "trust", None):
+        raise DshError([invalid_request(f"`{spec}` is a bundle: pass --trust PUBKEY to verify its signature",
+                                        "the `.pub` file `dshc build --new-key` wrote")])
+    return load(spec, args.trust).program
 
 
 def side_program(spec: str, catalog=None, load=(), shipped: bool = True) -> Program:
@@ -330,7 +346,11 @@ def cmd_graph(args, out, err) -> int:
 # --- verify --------------------------------------------------------------------------------
 def cmd_verify(args, out, err) -> int:
     from ..compiler.verify import verify
-    program = _program(args, args.paths)
+    bundles = [p for p in args.paths if _is_bundle(p)]
+    if bundles and len(args.paths) > 1:
+        raise DshError([invalid_request("verify takes one bundle, or declaration paths, not both",
+                                        "e.g. `dshc verify --against old.tar.gz new.tar.gz --trust KEY.pub`")])
+    program = _bundle_program(bundles[0], args) if bundles else _program(args, args.paths)
     against = _side_program(args.against, args) if args.against else None
     for name in args.policies or ():
         if name not in program.resolved.policies:
@@ -387,7 +407,7 @@ def cmd_run(args, out, err) -> int:
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
-    if args.log and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
+    if args.log and not is_dsn(args.log) and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
         raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,
                          interactive=out.isatty() if hasattr(out, "isatty") else False,
@@ -424,12 +444,9 @@ def signal_name(signum: int) -> str:
 
 # --- replay --------------------------------------------------------------------------------
 def cmd_replay(args, out, err) -> int:
-    from ..runtime.events import read_log
+    from .log_target import read_log_target
     from .replay import replay
-    try:
-        log = read_log(args.log)
-    except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=args.log)])
+    log = read_log_target(args.log)
     program = _program(args)
     if args.policy not in program.resolved.policies:
         raise DshError([unknown("DSH207", "policy", args.policy, program.resolved.policies, None)])
@@ -471,6 +488,8 @@ COMMANDS = {
     "replay": cmd_replay,
     "codes": cmd_codes,
     "ls": ls.cmd_ls,
+    "suggest": suggest.cmd_suggest,
+    "audit": audit.cmd_audit,
     "test": test_runner.cmd_test,
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,

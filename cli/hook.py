@@ -160,9 +160,8 @@ def decide_call(program, request, agent_name: str, call, tool_input: dict, works
 def _log_pre(path, program, request, workspace, payload, agent_name, call, effect, reason, decided) -> None:
     import os
     import time
-    from ..runtime.events import EventLog
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path, session=_log_session(payload))
+    from .log_target import open_log
+    log = open_log(path, session=_log_session(payload))
     try:
         fingerprint = None
         try:
@@ -200,14 +199,13 @@ def _post(options, payload: dict) -> None:
         return
     if "{session}" in path:
         path = path.replace("{session}", _safe(payload.get("session_id")))
-    from ..runtime.events import EventLog
+    from .log_target import open_log
     name = str(payload.get("tool_name") or "")
     calls = map_call(options.agent, name, payload.get("tool_input") or {}, cwd) if name else []
     mapped = calls[0].tool if calls and calls[0].tool else name
     response = payload.get("tool_response")
     failed = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    log = EventLog(path, session=_log_session(payload))
+    log = open_log(path, session=_log_session(payload))
     try:
         log.append("tool/result", callId=str(payload.get("tool_use_id") or ""), name=mapped, isError=failed,
                    content=response, value=None, error=None, decision="allow", decidedBy=[], agentTool=name,

@@ -16,6 +16,7 @@ from typing import Callable
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
+from .log_target import open_log
 
 def wider_mode(wanted, mode: str) -> str | None:
     """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`
@@ -41,7 +42,6 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     # the runtime and its tool set load only for a session: decide and explain never run a tool
     from ..runtime.context import PipelineContext
     from ..runtime.deadline import deadline_wrapper
-    from ..runtime.events import EventLog
     from ..runtime.tools import IMPLEMENTATIONS, render
     from ..runtime.tools.base import ToolContext, ToolState
     from ..runtime.tools.code import CodeRuntime
@@ -52,7 +52,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     state.plan_mode = request.plan
     sandbox = policy_mode(policy)
     escalation = Escalation(approver)
-    log = EventLog(log_path)
+    log = open_log(log_path)
     log.append("request/header", reason="initial", fingerprint=view.fingerprint, tools=list(view.names),
                context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace), calls=calls_digest)
 

@@ -19,7 +19,7 @@ from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
-from . import ls, test_runner
+from . import audit, bundle, ls, suggest, test_runner
 from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
@@ -160,6 +160,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("old", metavar="OLD", help="a file or folder of declarations, `@shipped`, or a context `key=value,…`")
     p.add_argument("new", metavar="NEW", help="the same kinds as OLD")
     p.add_argument("--fail-on-widen", action="store_true", help="exit 1 if anything became more visible or allowed")
+    p.add_argument("--trust", metavar="PUBKEY", help="the key a bundle side (`.tar.gz`) must be signed by")
     _load_flags(p)
 
     p = sub.add_parser("graph", help="draw the composition, with the edges a gate cut marked")
@@ -170,13 +171,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="declarations to add to the shipped ones")
     p.add_argument("--against", metavar="OLD", help="also prove nothing is wider than OLD (a path or `@shipped`)")
     p.add_argument("--policy", action="append", dest="policies", metavar="POLICY", help="only these policies")
+    p.add_argument("--trust", metavar="PUBKEY", help="the key a bundle (`.tar.gz`) must be signed by")
     _load_flags(p)
 
     p = sub.add_parser("run", help="run model tool calls through the pipeline over the compiled view")
     p.add_argument("calls", metavar="CALLS.jsonl", help='one call per line {"id","name","arguments"}, or {"batch": […]}')
     _context_flags(p)
     p.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same as the PRESET argument")
-    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
@@ -184,7 +186,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="run again the calls an earlier run recorded without a result (default: report them)")
 
     p = sub.add_parser("replay", help="re-decide every logged call under another policy")
-    p.add_argument("log", metavar="EVENTS.jsonl")
+    p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN")
     p.add_argument("--policy", required=True)
     _load_flags(p)
 
@@ -193,7 +195,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--preset", help="preset to join")
     p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio")
     p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
-    p.add_argument("--log", metavar="EVENTS.jsonl", help="append the durable event log here")
+    p.add_argument("--bundle", metavar="FILE|DIR", help="serve a signed bundle (the newest in DIR); hot-swap to newer ones")
+    p.add_argument("--trust", metavar="PUBKEY", help="the key --bundle must be signed by")
+    p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
 
@@ -201,9 +205,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     ls.add_parser(sub, _load_flags)
+    audit.add_parser(sub, _load_flags)
+    bundle.add_parser(sub, _load_flags)
     test_runner.add_parser(sub, _load_flags)
     interop.add_parsers(sub, _context_flags, _load_flags)
     lsp_command.add_parser(sub)
+    suggest.add_parser(sub, _context_flags, _load_flags)
     from .ui.command import add_parser as add_ui_parser
     add_ui_parser(sub, _load_flags)
     return parser
@@ -242,6 +249,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return EXIT_INPUT
         if args.command == "lsp":
             return lsp_command.run(args, stdout, stderr)
+        if args.command == "build":
+            return bundle.cmd_build(args, stdout, stderr)
         if args.command == "serve":
             from .serve import cmd_serve
             return cmd_serve(args, stdout, stderr)

@@ -17,6 +17,7 @@ from ..runtime.calls_file import CallsFile
 from ..runtime.events import LogSealed, read_log
 from ..runtime.log_format import BadRecord, blob_dir, internalise
 from ..runtime.log_records import PriorRun, prior_run
+from ..runtime.pg_log import is_dsn
 from ..runtime.scheduler import run_batch
 from ..runtime.types import ToolResult
 from .host import session
@@ -80,7 +81,7 @@ def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
 
 
 def _prior(options: RunOptions, calls: CallsFile) -> PriorRun:
-    if not options.log_path or not os.path.exists(options.log_path):
+    if not options.log_path or is_dsn(options.log_path) or not os.path.exists(options.log_path):
         return PriorRun()
     return prior_run(read_log(options.log_path, resolve_blobs=False), calls.digest)
 

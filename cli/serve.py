@@ -53,6 +53,7 @@ class ServeOptions:
     log_path: str | None
     timeout_s: float
     watch: bool
+    bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
 
 
 @dataclass
@@ -91,9 +92,13 @@ class Served:
 
     # --- sources ---
     def _read(self) -> list[SourceFile]:
+        if self.options.bundle is not None:
+            return []  # the bundle's Program is already built; it declares no upstreams to start
         return (shipped_sources() if self.options.shipped else []) + read_paths(self.options.load)
 
     def _build(self, files: list[SourceFile]) -> Program:
+        if self.options.bundle is not None:
+            return self.options.bundle.current().program
         lists = self.pool.tool_lists
         catalog = gateway.build_catalog(self.base_catalog, gateway.source_endpoints(files), lists,
                                         lambda diags: self.warn(human(diags)))
@@ -117,12 +122,25 @@ class Served:
             if found is not None and found.program is self.program and found.request == request:
                 return found
             if found is not None:
-                with found.lock:  # a call in flight finishes on the old session first
-                    found.closed = True
-                    found.state.close()
-                    found.ctx.log.close()
+                self._close(found)
             self._session = self._open(self.program, request)
             return self._session
+
+    def close(self) -> None:
+        """At shutdown: the open session's log is closed, so a database log ships its last records now."""
+        with self._lock:
+            if self._session is not None:
+                self._close(self._session)
+                self._session = None
+
+    @staticmethod
+    def _close(found: _Session) -> None:
+        with found.lock:  # a call in flight finishes on the session first
+            if found.closed:
+                return
+            found.closed = True
+            found.state.close()
+            found.ctx.log.close()
 
     def _open(self, program: Program, request: Request) -> _Session:
         holder: dict = {}
@@ -170,6 +188,12 @@ class Served:
                 await legacy.send_tool_list_changed()
             except Exception:  # noqa: BLE001 - a client that went away just stops hearing about changes
                 self.legacy_sessions.discard(legacy)
+
+    async def watch_bundle(self) -> None:
+        while True:
+            await anyio.sleep(WATCH_EVERY_S)
+            if await anyio.to_thread.run_sync(self.options.bundle.poll):
+                await self.rebuild(self.files)  # the new session opens; calls in flight finish on the old one
 
     async def watch(self) -> None:
         seen = _digest(self.files)
@@ -300,14 +324,19 @@ async def serve(options: ServeOptions, http: tuple[str, int] | None, ready: Call
         except DshError as exc:  # reported like any unusable input, after the upstreams are stopped
             failed.append(exc)
         else:
-            await _serve_transport(served, server, options, http, ready, group)
+            try:
+                await _serve_transport(served, server, options, http, ready, group)
+            finally:
+                await anyio.to_thread.run_sync(served.close)
         group.cancel_scope.cancel()
     if failed:
         raise failed[0]
 
 
 async def _serve_transport(served: Served, server: Server, options: ServeOptions, http, ready, group) -> None:
-    if options.watch:
+    if options.bundle is not None:
+        group.start_soon(served.watch_bundle)
+    elif options.watch:
         group.start_soon(served.watch)
     if http is None:
         ready("stdio")
@@ -315,7 +344,9 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
             await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
         return
     import uvicorn
+    from .decision_api import routes
     app = server.streamable_http_app(host=http[0])
+    app.router.routes.extend(routes(served))  # the decision API beside /mcp
     web = uvicorn.Server(uvicorn.Config(app, host=http[0], port=http[1], log_level="warning", lifespan="on"))
     ready(f"http://{http[0]}:{http[1]}/mcp")
     await web.serve()
@@ -333,8 +364,12 @@ def cmd_serve(args, out, err) -> int:
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    holder = None
+    if args.bundle:
+        from .bundle import serve_holder
+        holder = serve_holder(args.bundle, args.trust, err)
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch)
+                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")

@@ -127,6 +127,7 @@ class _Resolver:
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
         self.classes: tuple[CommandClass, ...] = ()
+        self._fields_of: dict[tuple[str, str], frozenset[str]] = {}  # (target kind, text) -> its tools' fields
 
     def add(self, diags) -> None:
         for d in diags:
@@ -361,7 +362,15 @@ class _Resolver:
         elif text not in self.catalog.shipped_names:
             yield unknown("DSH202", "tool", text, self.catalog.shipped_names, target.name.span)
 
-    def target_fields(self, target: ast.Target) -> set[str]:
+    def target_fields(self, target: ast.Target) -> frozenset[str]:
+        # a policy of N rules names a few dozen distinct targets: scan the catalog once per target, not per rule
+        key = (target.kind, target.name.text)
+        found = self._fields_of.get(key)
+        if found is None:
+            found = self._fields_of[key] = frozenset(self._scan_fields(target))
+        return found
+
+    def _scan_fields(self, target: ast.Target) -> set[str]:
         fields: set[str] = set()
         for tool in self.catalog.definitions.values():
             if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases):

@@ -191,6 +191,8 @@ def read_log(path: str, resolve_blobs: bool = True) -> LogRead:
             lines.append(number)
         except BadRecord as exc:
             problems.append((number, str(exc)))
+        except RecursionError:  # JSON's own limit let it through; resolving its blobs did not
+            problems.append((number, "the record nests too deeply to be read"))
     return LogRead(tuple(records), tuple(lines), tuple(problems), torn)
 
 

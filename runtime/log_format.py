@@ -61,6 +61,8 @@ def _object(raw: bytes) -> dict:
         record = json.loads(raw)
     except ValueError as exc:
         raise BadRecord(f"the record is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadRecord("the record nests too deeply to be read") from None
     if not isinstance(record, dict):
         raise BadRecord("the record is not a JSON object")
     return record

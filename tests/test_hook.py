@@ -145,7 +145,8 @@ def processes(project):
     return results
 
 
-# what a PreToolUse call loads: of the runtime only its event-log modules (records and their framing), no templates, no command modules
+# what a PreToolUse call loads: of the runtime only its event-log modules (records, their framing, and the
+# PostgreSQL sink's module, which loads psycopg only for a DSN), no templates, no command modules
 MODULES_PROBE = """
 import sys
 from dshc.cli.entry import entry
@@ -155,7 +156,7 @@ try:
 except SystemExit:
     pass
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
-       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format")])
+       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log")])
 """
 
 

@@ -1,0 +1,127 @@
+"""A `--log` target (a JSONL path or a postgresql:// DSN) → an open EventLog, or the log's records.
+
+A DSN's spool lives in the user's private cache folder (<cache>/dshc/spool, 0700, files 0600,
+checked as every dshc cache is), one file per (database, session). `read_log_target` and
+`log_records` are the one reader for both stores (replay, audit and suggest use them).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import uuid
+from typing import Iterator
+
+from ..compiler import user_cache
+from ..compiler.diagnostics import Diagnostic, DshError
+from ..runtime.events import EventLog, LogRead, read_log
+from ..runtime.pg_log import is_dsn
+
+SPOOL_FOLDER = "spool"
+
+
+def open_log(target: str | None, session: str | None = None) -> EventLog:
+    if not is_dsn(target):
+        if target:
+            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        return EventLog(target, session=session)
+    from ..runtime.pg_log import PostgresEventLog
+    session = session or uuid.uuid4().hex[:12]
+    folder, prefix = spool_folder(target), _prefix(target)
+    _ship_leftovers(target, folder, prefix, session)
+    return PostgresEventLog(target, _spool_file(folder, f"{prefix}{_safe(session)}.jsonl"), session)
+
+
+def read_log_target(target: str) -> LogRead:
+    """The whole log, from a JSONL path or a DSN; DSH107 when it cannot be read."""
+    try:
+        if is_dsn(target):
+            from ..runtime.pg_log import read_postgres
+            return read_postgres(target)
+        return read_log(target)
+    except OSError as exc:
+        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}",
+                                   path=_shown(target))]) from None
+    except Exception as exc:  # noqa: BLE001 - a database error (psycopg's own classes) is a user-facing one
+        if not is_dsn(target):
+            raise
+        raise DshError([Diagnostic("DSH107", f"cannot read the event log from the database: {_first_line(exc)}",
+                                   path=_shown(target))]) from None
+
+
+def log_records(target: str) -> Iterator[dict]:
+    """Each whole record of a JSONL log or a PostgreSQL log, in stored order."""
+    yield from read_log_target(target).records
+
+
+def spool_folder(dsn: str) -> str:
+    """<cache>/dshc/spool, made 0700 and checked to be ours; DSH107 when no private folder can be had."""
+    if not user_cache.usable():
+        raise _no_spool("this platform cannot check a private folder")
+    try:
+        parent = user_cache.open_folder()
+    except (user_cache.UntrustedCache, OSError) as exc:
+        raise _no_spool(str(exc)) from None
+    try:
+        try:
+            os.mkdir(SPOOL_FOLDER, 0o700, dir_fd=parent)
+        except FileExistsError:
+            pass
+        info = os.stat(SPOOL_FOLDER, dir_fd=parent, follow_symlinks=False)
+        user_cache.check_owned(info, SPOOL_FOLDER, stat.S_ISDIR)
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            raise user_cache.UntrustedCache(f"`{SPOOL_FOLDER}` is open to other users")
+    except (user_cache.UntrustedCache, OSError) as exc:
+        raise _no_spool(str(exc)) from None
+    finally:
+        os.close(parent)
+    return str(user_cache.cache_root() / "dshc" / SPOOL_FOLDER)
+
+
+def _spool_file(folder: str, name: str) -> str:
+    path = os.path.join(folder, name)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | user_cache.SAFE_OPEN, 0o600)
+        try:
+            user_cache.check_owned(os.fstat(fd), path, stat.S_ISREG)
+        finally:
+            os.close(fd)
+    except (user_cache.UntrustedCache, OSError) as exc:
+        raise _no_spool(str(exc)) from None
+    return path
+
+
+def _ship_leftovers(dsn: str, folder: str, prefix: str, session: str) -> None:
+    """Spools of ended sessions that still hold unsent records (more than the kept last one) go now."""
+    from ..runtime.pg_log import PostgresEventLog
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith(prefix) and name.endswith(".jsonl")) or name == f"{prefix}{_safe(session)}.jsonl":
+            continue
+        path = os.path.join(folder, name)
+        with open(path, "rb") as handle:
+            if handle.read().count(b"\n") <= 1:
+                continue
+        PostgresEventLog(dsn, path, name[len(prefix):-len(".jsonl")]).close()
+
+
+def _prefix(dsn: str) -> str:
+    # the spool's name never carries the password, only a digest of the whole DSN
+    return "pg-" + hashlib.sha256(dsn.encode()).hexdigest()[:16] + "-"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
+
+
+def _shown(target: str) -> str:
+    """A DSN as diagnostics show it: without its password."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", target)
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _no_spool(why: str) -> DshError:
+    return DshError([Diagnostic("DSH107", f"no private spool folder for the PostgreSQL log: {why}")])

@@ -1,0 +1,41 @@
+"""A `dshc serve --http` subprocess on a free loopback port, started and awaited for the tests that drive it."""
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(args: list[str], cwd):
+    """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards."""
+    port = free_port()
+    proc = subprocess.Popen([*SERVE, *args, "--http", f"127.0.0.1:{port}"], cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "server did not start"
+            try:
+                if httpx.get(base + "/readyz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base, proc
+    finally:
+        proc.terminate()
+        proc.wait(10)

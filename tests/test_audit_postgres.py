@@ -1,0 +1,279 @@
+"""The event log in a real PostgreSQL (started here with initdb/pg_ctl): written, read back, restarted mid-run, audited."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from dshc.runtime.events import EventLog, read_log
+
+BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+psycopg = pytest.importorskip("psycopg")
+
+
+def _as_owner(argv, owner):
+    # initdb refuses root: as root, the server runs as the `postgres` user
+    return ["runuser", "-u", owner, "--", *argv] if os.geteuid() == 0 else argv
+
+
+class Server:
+    def __init__(self):
+        self.bin = BIN[-1]
+        self.owner = "postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+        self.root = tempfile.mkdtemp(prefix="dshc-pg-")
+        os.chmod(self.root, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(self.root, self.owner)
+        self.data = os.path.join(self.root, "data")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.dsn = f"postgresql://dshc@127.0.0.1:{self.port}/postgres"
+        subprocess.run(_as_owner([f"{self.bin}/initdb", "-D", self.data, "-A", "trust", "-U", "dshc"], self.owner),
+                       check=True, capture_output=True)
+
+    def start(self):
+        subprocess.run(_as_owner([f"{self.bin}/pg_ctl", "-D", self.data, "-l", os.path.join(self.root, "log"), "-w",
+                                  "-o", f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+                                  "start"], self.owner), check=True, capture_output=True)
+
+    def stop(self):
+        subprocess.run(_as_owner([f"{self.bin}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"], self.owner),
+                       check=False, capture_output=True)
+
+
+def _usable() -> str | None:
+    if not BIN or not os.path.exists(os.path.join(BIN[-1], "initdb")):
+        return "PostgreSQL server binaries are not installed (/usr/lib/postgresql/*/bin; Debian: postgresql)"
+    if os.geteuid() == 0 and (shutil.which("runuser") is None or _no_user("postgres")):
+        return "running as root without a `postgres` user to run initdb as"
+    return None
+
+
+def _no_user(name):
+    try:
+        pwd.getpwnam(name)
+        return False
+    except KeyError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def server():
+    reason = _usable()
+    if reason:
+        pytest.skip(reason)
+    pg = Server()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        pg.stop()
+        shutil.rmtree(pg.root, ignore_errors=True)
+
+
+@pytest.fixture
+def dsn(server, monkeypatch, tmp_path):
+    """A fresh database per test, and a private cache folder for the spool."""
+    name = "t" + os.urandom(6).hex()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return server.dsn.rsplit("/", 1)[0] + "/" + name
+
+
+def _without_time(records):
+    return [{k: v for k, v in r.items() if k != "time"} for r in records]
+
+
+def _write(log, n, start=0):
+    for i in range(start, start + n):
+        log.append("tool/call", callId=str(i), name="read", arguments={"file_path": f"f{i}", "big": "é" * 10},
+                   parent=None)
+        log.append("tool/result", callId=str(i), name="read", isError=False, content=f"text {i}")
+
+
+def _rows(dsn):
+    from dshc.runtime.pg_log import read_postgres
+    return read_postgres(dsn).records
+
+
+def test_records_read_back_equal_the_jsonl_records_of_the_same_writes(dsn, tmp_path):
+    from dshc.cli.log_target import open_log
+    jsonl = EventLog(str(tmp_path / "events.jsonl"), session="s1")
+    pg = open_log(dsn, session="s1")
+    for log in (jsonl, pg):
+        log.append("request/header", reason="initial", context={"preset": "claude-code"}, workspace="/w")
+        _write(log, 5)
+        log.close()
+    assert _without_time(_rows(dsn)) == _without_time(read_log(str(tmp_path / "events.jsonl")).records)
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM calls").fetchone()[0] == 5
+        assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 5
+        assert conn.execute("SELECT context FROM sessions").fetchone()[0] == {"preset": "claude-code"}
+        assert conn.execute("SELECT max(version) FROM dshc_schema_version").fetchone()[0] == 1
+
+
+def test_a_database_restart_mid_run_loses_and_duplicates_nothing(server, dsn):
+    from dshc.cli.log_target import open_log
+    import dshc.runtime.pg_log as pg_log
+    log = open_log(dsn, session="restart")
+    _write(log, 10)
+    server.stop()
+    try:
+        _write(log, 10, start=10)  # the database is away: these wait in the spool
+        with open(log.path, "rb") as spool:
+            assert spool.read().count(b"\n") >= 20
+    finally:
+        server.start()
+    time.sleep(pg_log.RETRY_S)  # appends wait this long after a failure before trying the database again
+    _write(log, 10, start=20)
+    assert [r["seq"] for r in _rows(dsn)] == list(range(1, 60))  # shipped by the appends, before close
+    log.close()
+    assert [r["seq"] for r in _rows(dsn)] == list(range(1, 61))
+    with open(log.path, "rb") as spool:
+        assert spool.read().count(b"\n") == 1  # shipped; only the last record is kept, for `seq`
+
+
+def test_a_spool_left_by_a_run_that_ended_offline_is_shipped_by_the_next_writer(server, dsn):
+    from dshc.cli.log_target import open_log
+    server.stop()
+    try:
+        log = open_log(dsn, session="offline")
+        _write(log, 3)
+        log.close()
+    finally:
+        server.start()
+    assert _rows(dsn) == ()
+    open_log(dsn, session="later").close()
+    assert [r["seq"] for r in _rows(dsn)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_reinserting_the_same_records_changes_nothing(dsn):
+    from dshc.runtime.pg_log import _connect, insert, migrate
+    records = [{"seq": i, "session": "dup", "type": "tool/call", "callId": str(i), "name": "read"} for i in (1, 2, 3)]
+    with _connect(dsn) as conn:
+        conn.autocommit = True
+        migrate(conn)
+        migrate(conn)  # idempotent
+        insert(conn, records)
+        insert(conn, records + [{**records[0], "name": "changed"}])
+    assert [r["name"] for r in _rows(dsn)] == ["read", "read", "read"]
+
+
+def _calls(tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text("\n".join(json.dumps(c) for c in [
+        {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
+        {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
+        {"id": "3", "name": "bash", "arguments": {"command": "ls", "description": "list"}},
+    ]) + "\n")
+    return calls
+
+
+def test_run_to_a_dsn_then_replay_and_audit_from_it(cli, dsn, tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    ran = cli("run", str(_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--json")
+    jsonl = tmp_path / "events.jsonl"
+    cli("run", str(_calls(tmp_path)), "--workspace", str(tmp_path), "--log", str(jsonl), "--json")
+    assert ran.code in (0, 1)
+    stored = _rows(dsn)
+    assert [r["type"] for r in stored] == [r["type"] for r in read_log(str(jsonl)).records]
+
+    from_db = cli("replay", dsn, "--policy", "read-only", "--json")
+    from_file = cli("replay", str(jsonl), "--policy", "read-only", "--json")
+    assert from_db.code == from_file.code == 1
+    assert from_db.json()["changes"] == from_file.json()["changes"]
+    assert {c["callId"] for c in from_db.json()["changes"]} == {"2"}
+
+    session = stored[0]["session"]
+    audit = cli("audit", dsn, "--json", "--preset", "standard", "--session", session)
+    assert audit.code == 0, audit.out + audit.err
+    audit = audit.json()
+    assert audit["records"] == len(stored) and audit["sessions"] == 1
+    assert "read" not in audit["never_used"] and "write" not in audit["never_used"] and audit["never_used"]
+    assert [row["seq"] for row in audit["timeline"]] == sorted(r["seq"] for r in stored)
+
+
+def test_suggest_reads_a_dsn_as_it_reads_the_same_run_logged_to_a_file(cli, dsn, tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    jsonl = tmp_path / "events.jsonl"
+    for target in (dsn, str(jsonl)):
+        cli("run", str(_calls(tmp_path)), "--workspace", str(tmp_path), "--log", target, "--json")
+    from_db = cli("suggest", "--from-log", dsn, "--json")
+    from_file = cli("suggest", "--from-log", str(jsonl), "--json")
+    assert from_db.code == from_file.code == 0, from_db.out + from_db.err
+    assert from_db.json()["calls"] == from_file.json()["calls"] > 0
+    assert from_db.json()["rules"] == from_file.json()["rules"] > 0
+
+
+def test_audit_counts_denials_by_rule(cli, dsn, tmp_path):
+    cli("run", str(_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--policy", "read-only", "--json")
+    audit = cli("audit", dsn, "--json").json()
+    denied = [r for r in _rows(dsn) if r.get("type") == "tool/decision" and r.get("decision") == "deny"]
+    assert denied and sum(audit["denials_by_rule"].values()) >= len(denied)
+    text = cli("audit", dsn)
+    assert text.code == 0 and "denials by rule:" in text.out
+
+
+def test_an_unreachable_dsn_for_replay_is_a_diagnostic_not_a_traceback(cli):
+    result = cli("replay", "postgresql://nobody:secret@127.0.0.1:1/x", "--policy", "read-only")
+    assert result.code != 0 and "DSH107" in result.err and "secret" not in result.err and "Traceback" not in result.err
+
+
+def test_hook_pre_and_post_records_pair_in_the_database(dsn, tmp_path):
+    import io
+    from dshc.cli.hook import main as hook_main
+    (tmp_path / "a.txt").write_text("x")
+    base = {"session_id": "pg-hook", "cwd": str(tmp_path), "tool_name": "Read", "tool_use_id": "toolu_1",
+            "tool_input": {"file_path": str(tmp_path / "a.txt")}}
+    for event in ("PreToolUse", "PostToolUse"):
+        payload = {**base, "hook_event_name": event, **({"tool_response": {"ok": 1}} if event == "PostToolUse" else {})}
+        out, err = io.StringIO(), io.StringIO()
+        assert hook_main(["claude-code", "--log", dsn], io.StringIO(json.dumps(payload)), out, err) == 0, err.getvalue()
+    stored = _rows(dsn)
+    assert [r["type"] for r in stored] == ["request/header", "tool/call", "tool/decision", "tool/result"]
+    assert [r["seq"] for r in stored] == [1, 2, 3, 4] and {r["session"] for r in stored} == {"claude-code-pg-hook"}
+
+
+def test_the_runtime_and_cli_import_no_psycopg_without_a_dsn():
+    import subprocess
+    import sys
+    code = ("import sys, dshc.cli.main, dshc.cli.log_target, dshc.runtime.pg_log; "
+            "assert 'psycopg' not in sys.modules, 'psycopg imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
+    """`dshc serve --log postgresql://…`: a real MCP client's calls and results land in the database."""
+    import sys
+    import anyio
+    from mcp import Client, StdioServerParameters
+    (tmp_path / "a.txt").write_text("hello")
+    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve", "--policy", "read-only",
+            "--workspace", str(tmp_path), "--log", dsn]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(tmp_path),
+                                   env={**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]})
+
+    async def main():
+        async with Client(params, mode="legacy") as client:
+            ran = await client.call_tool("read", {"file_path": str(tmp_path / "a.txt")})
+            assert not ran.is_error
+            denied = await client.call_tool("write", {"file_path": str(tmp_path / "b.txt"), "content": "x"})
+            assert denied.is_error and not (tmp_path / "b.txt").exists()
+    anyio.run(main)
+    stored = _rows(dsn)
+    calls = [r["name"] for r in stored if r.get("type") == "tool/call"]
+    assert calls == ["read", "write"]
+    assert [r["seq"] for r in stored] == list(range(1, len(stored) + 1))  # one session, nothing lost or doubled
+    decisions = {r["name"]: r["decision"] for r in stored if r.get("type") == "tool/decision"}
+    assert decisions.get("read") == "allow" and decisions.get("write") in ("deny", "ask")

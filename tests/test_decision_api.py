@@ -1,0 +1,110 @@
+"""The decision API of `dshc serve --http`: a real server subprocess answers like Program.decide."""
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+from http_serve import serving
+
+POLICY = """policy apitest {
+  sandbox workspace-write
+  default deny
+  allow read, glob, grep
+  ask write
+  deny bash
+}
+"""
+CALLS = [  # (tool, args, context): a spread over allow / ask / deny, presets and policies
+    ("read", {"file_path": "a.txt"}, {"policy": "apitest"}),
+    ("grep", {"pattern": "x"}, {"policy": "apitest", "preset": "standard"}),
+    ("write", {"file_path": "a.txt", "content": "x"}, {"policy": "apitest"}),
+    ("bash", {"command": "ls"}, {"policy": "apitest"}),
+    ("bash", {"command": "ls"}, {"policy": "workspace-write"}),
+    ("bash", {"command": "rm -rf /"}, {"policy": "read-only"}),
+    ("write", {"file_path": "/etc/passwd", "content": "x"}, {"policy": "workspace-write"}),
+    ("read", {"file_path": "a.txt"}, {"preset": "minimal"}),
+    ("web_search", {"query": "x"}, {"policy": "apitest", "scope": "root"}),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    ws = tmp_path_factory.mktemp("ws")
+    (ws / "policy.dsh").write_text(POLICY)
+    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--log", str(ws / "events.jsonl")],
+                 ws) as (base, _):
+        program = Program.load([ws / "policy.dsh"])
+        with httpx.Client(base_url=base, timeout=30) as client:
+            yield client, program, str(ws)
+
+
+def _request(context: dict) -> Request:
+    return Request(**context)
+
+
+def test_decide_equals_program_decide(server):
+    client, program, ws = server
+    effects = set()
+    for tool, args, context in CALLS:
+        answer = client.post("/v1/decide", json={"tool": tool, "args": args, "context": context})
+        assert answer.status_code == 200, answer.text
+        got = answer.json()
+        want = program.decide(_request(context), tool, args, ws)
+        assert (got["decision"], got["gate"], got["reason"]) == (want.effect, want.gate, want.reason), (tool, context)
+        assert [r["rule"] for r in got["decided_by"]] == [rule for rule, _ in want.deciding]
+        assert got["fingerprint"] == program.view(_request(context)).fingerprint
+        effects.add(got["decision"])
+    assert effects == {"allow", "ask", "deny"}
+
+
+def test_view_and_explain(server):
+    client, program, _ = server
+    context = {"preset": "standard", "policy": "apitest"}
+    view = client.post("/v1/view", json={"context": context})
+    assert view.status_code == 200 and view.json()["fingerprint"] == program.view(_request(context)).fingerprint
+    openai = client.post("/v1/view", json={"context": context, "format": "openai"}).json()
+    from dshc.compiler.interop.exports import export
+    assert openai["tools"] == json.loads(json.dumps(export(program.view(_request(context)), "openai", False)[0]))
+    explained = client.post("/v1/explain", json={"tool": "bash", "context": context}).json()
+    assert explained["tool"] == "bash" and "available" in explained
+
+
+def _codes(answer) -> list[str]:
+    assert answer.status_code == 400, answer.text
+    return [d["code"] for d in answer.json()["diagnostics"]]
+
+
+def test_bad_requests_are_400_with_diagnostics(server):
+    client, _, _ = server
+    assert _codes(client.post("/v1/decide", content=b"{not json")) == ["DSH405"]
+    assert _codes(client.post("/v1/decide", json={"tool": "no_such_tool"})) == ["DSH406"]
+    unknown_preset = _codes(client.post("/v1/decide", json={"tool": "read", "context": {"preset": "nope"}}))
+    assert unknown_preset and unknown_preset[0] != "DSH405"
+    assert _codes(client.post("/v1/decide", json={"tool": "read", "context": {"colour": "red"}})) == ["DSH405"]
+    assert _codes(client.post("/v1/decide", json={"tool": "read", "context": {"platform": "amiga"}})) == ["DSH405"]
+    deep = '{"tool": "read", "args": ' + '{"a": ' * 1000 + "{}" + "}" * 1000 + "}"  # 1000 levels of args
+    assert _codes(client.post("/v1/decide", content=deep.encode())) == ["DSH405"]
+    assert _codes(client.post("/v1/decide", content=b"x" * (300 * 1024))) == ["DSH405"]
+    assert _codes(client.post("/v1/view", json={"format": "yaml"})) == ["DSH405"]
+    assert "Traceback" not in client.post("/v1/decide", json=[1]).text
+
+
+def test_health_and_metrics_move(server):
+    client, _, _ = server
+    assert client.get("/healthz").status_code == 200 and client.get("/readyz").json() == {"ready": True}
+
+    def denied_count() -> float:
+        total = 0.0
+        for line in client.get("/metrics").text.splitlines():
+            if line.startswith("dshc_decisions_total{") and 'effect="deny"' in line:
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+    before = denied_count()
+    for _ in range(3):
+        client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls"}, "context": {"policy": "apitest"}})
+    assert denied_count() == before + 3
+    assert "dshc_request_seconds_bucket" in client.get("/metrics").text
