@@ -16,7 +16,6 @@ from ..compiler.request import Request
 from ..compiler.source import Span
 from . import interop_commands as interop
 from . import audit, ls, suggest, test_runner
-from ..runtime.pg_log import is_dsn
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -407,6 +406,7 @@ def cmd_run(args, out, err) -> int:
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    from ..runtime.pg_log import is_dsn  # the event-log back ends load for `run` alone
     if args.log and not is_dsn(args.log) and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
         raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,

@@ -9,17 +9,17 @@ import json
 import posixpath
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request
-from ..compiler.fmt import format_document
 from ..compiler.paths import CanonicalPath, canonical_path
 from ..compiler.policy.core import is_shell
 from ..compiler.program import SourceFile, parse_files, read_paths, shipped_sources
 from ..compiler.request import InvalidRequest, Request
-from ..compiler.shell import analyse
-from ..compiler.verify import verify
-from .evidence import ObservedCall, read_sessions
+
+if TYPE_CHECKING:
+    from .evidence import ObservedCall
 
 POLICY = "suggested"
 _GLOB = set("*?")
@@ -72,6 +72,7 @@ def _path_condition(param: str, paths: list[str]) -> str:
 def _shell_segments(command) -> tuple[list[str] | None, str]:
     if not isinstance(command, str):
         return None, "the command is not a string"
+    from ..compiler.shell import analyse  # the analyser, verifier and log readers load for `dshc suggest` alone
     found = analyse(command)
     if found is None:
         return None, "the command cannot be parsed"
@@ -158,6 +159,7 @@ def _formatted(text: str, path: str) -> str:
     documents, diags, texts = parse_files([SourceFile(path, text.encode("utf-8"))])
     if diags:
         raise DshError(diags, texts)
+    from ..compiler.fmt import format_document
     return format_document(documents[0])
 
 
@@ -197,8 +199,15 @@ def redecide(program, calls: list[ObservedCall]) -> dict:
     return {k: dict(v) for k, v in counts.items()}
 
 
+def verify(new, old, policies):
+    """compiler.verify.verify, loaded when a suggestion is proved (not by every dshc command)."""
+    from ..compiler.verify import verify as prove
+    return prove(new, old, policies)
+
+
 def cmd_suggest(args, out, err) -> int:
     from .commands import _catalog, _from_files
+    from .evidence import read_sessions
     evidence = read_sessions(args.log)
     calls = list(evidence.calls)
     if not any(c.ran for c in calls):
