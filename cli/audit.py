@@ -44,10 +44,13 @@ def timeline(records, session: str) -> list[dict]:
 
 
 def cmd_audit(args, out, err) -> int:
-    from .commands import _program
-    records = read_log_target(args.log).records
+    from .commands import _line_diagnostics, _program
+    log = read_log_target(args.log)
+    if log.problems:  # as replay: figures over a log with unreadable records would undercount silently
+        raise DshError(_line_diagnostics(args.log, log.problems))
+    records = log.records
     report: dict = {"records": len(records), "sessions": len({r.get("session") for r in records}),
-                    "denials_by_rule": denials_by_rule(records)}
+                    "denials_by_rule": denials_by_rule(records), "torn_tail": log.torn_tail}
     if args.preset:
         from ..compiler.request import Request
         view = _program(args).view(Request(preset=args.preset))
@@ -62,6 +65,8 @@ def cmd_audit(args, out, err) -> int:
         out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         return 0
     out.write(f"{report['records']} record(s) over {report['sessions']} session(s)\n")
+    if log.torn_tail:
+        out.write("the last line is incomplete (a writer stopped mid-record) and is not counted\n")
     out.write("denials by rule:\n" if report["denials_by_rule"] else "no denials\n")
     for rule, count in report["denials_by_rule"].items():
         out.write(f"  {count:>5}  {rule}\n")

@@ -5,6 +5,7 @@ a verified Program (signature, member digests, safe members, fingerprints) held 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -43,12 +44,15 @@ def new_key(path: str) -> str:
     key = Ed25519PrivateKey.generate()
     private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(private)
-    os.chmod(path, 0o600)
-    Path(path + ".pub").write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(private)
+        os.chmod(path, 0o600)
+        Path(path + ".pub").write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
+    except OSError as exc:
+        raise _refuse(f"cannot write the key `{path}`: {exc.strerror or exc}", "choose a folder you can write to")
     return path + ".pub"
 
 
@@ -109,8 +113,11 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> 
         members[f"sources/{index:04d}/{Path(f.path).name}"] = f.data
     for index, folder in enumerate(catalogs):
         root = Path(folder)
-        for file in sorted(p for p in root.rglob("*") if p.is_file()):
-            members[f"catalogs/{index:02d}/{file.relative_to(root).as_posix()}"] = file.read_bytes()
+        try:
+            for file in sorted(p for p in root.rglob("*") if p.is_file()):
+                members[f"catalogs/{index:02d}/{file.relative_to(root).as_posix()}"] = file.read_bytes()
+        except OSError as exc:
+            raise _refuse(f"cannot read the catalog overlay `{folder}`: {exc.strerror or exc}", "check --catalog")
     program = _program([SourceFile(n, d) for n, d in members.items() if n.startswith("sources/")],
                        [str(Path(c)) for c in catalogs], shipped)
     manifest = {"format": FORMAT, "dshc_version": _version(),
@@ -120,8 +127,28 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> 
     text = json.dumps(manifest, sort_keys=True, indent=1).encode()
     members[MANIFEST] = text
     members[SIGNATURE] = key.sign(text).hex().encode()
-    Path(output).write_bytes(_tar(members))
+    _write_atomically(output, _tar(members))
     return manifest
+
+
+def _write_atomically(output: str, data: bytes) -> None:
+    """A folder `serve --bundle DIR` watches sees the whole bundle or none of it; a failure leaves nothing behind."""
+    folder = os.path.dirname(os.path.abspath(output))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".dshc-bundle-", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise _refuse(f"cannot write the bundle `{output}`: {exc.strerror or exc}", "choose a folder you can write to")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, output)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _refuse(f"cannot write the bundle `{output}`: {exc.strerror or exc}", "choose a folder you can write to")
 
 
 def _tar(members: dict[str, bytes]) -> bytes:
@@ -249,7 +276,11 @@ class BundleHolder:
     def __init__(self, path: str, trust: str, warn: Callable[[str], None]):
         self.path, self.trust, self.warn = path, trust, warn
         chosen = newest(path)
-        self._seen = _stamp(chosen)
+        try:  # stamped before the load: a bundle replaced meanwhile is seen as new by the next poll
+            self._seen = _stamp(chosen)
+        except OSError as exc:
+            raise _refuse(f"cannot read the bundle `{chosen}`: {exc.strerror or exc}",
+                          "pass a bundle file, or a folder holding `*.tar.gz` bundles") from None
         self._current = load(chosen, trust)
         self._lock = threading.Lock()  # one poll at a time; readers never take it
 

@@ -18,7 +18,7 @@ class ObservedCall:
     call_id: str
     name: str
     arguments: Any
-    context: dict  # the session's request/header context
+    context: dict  # the context the call was decided in (the header's, plan mode as it stood)
     workspace: str | None
     recorded: str  # the policy's word: allow | ask | deny
     ran: bool  # allowed, or asked and approved; a declined ask or a deny did not run
@@ -49,6 +49,6 @@ def read_sessions(source: str) -> Evidence:
             ran = outcomes[key] in (None, "allow")
         else:  # no result (interrupted): it ran only if the policy let it through unasked
             ran = logged.recorded == "allow"
-        calls.append(ObservedCall(logged.line, logged.call_id, logged.name, logged.arguments, logged.header.context,
+        calls.append(ObservedCall(logged.line, logged.call_id, logged.name, logged.arguments, logged.context,
                                   logged.header.workspace, logged.recorded, ran))
     return Evidence(tuple(calls), given.problems, log.torn_tail)

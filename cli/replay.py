@@ -27,16 +27,17 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
     given = replay_input(read)
     problems = list(given.problems)
     changes = []
-    requests: dict[int, Request | None] = {}
+    requests: dict[tuple[int, bool], Request | None] = {}
     for logged in given.decisions:
         header = logged.header
-        if header.line not in requests:
+        key = (header.line, logged.plan_left)
+        if key not in requests:
             try:
-                requests[header.line] = Request(**{**header.context, "policy": policy})
+                requests[key] = Request(**{**logged.context, "policy": policy})
             except (ValidationError, TypeError) as exc:
-                requests[header.line] = None
+                requests[key] = None
                 problems.append((header.line, f"the request/header context is not a request: {_first_error(exc)}"))
-        request = requests[header.line]
+        request = requests[key]
         if request is None:
             continue
         if not isinstance(logged.arguments, dict):

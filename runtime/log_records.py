@@ -5,7 +5,7 @@ the call of its own session. Resume looks only at sessions that ran the same cal
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .events import LogRead
@@ -29,7 +29,13 @@ class LoggedDecision:
     call_id: str
     name: str
     arguments: Any
-    recorded: str  # allow | ask | deny
+    recorded: str  # allow | ask | deny, with a guard's denial (its own stage, after the policy's) counted
+    plan_left: bool = False  # an approved exit_plan_mode came earlier in its session: plan mode was off
+
+    @property
+    def context(self) -> dict:
+        """The request context the call was decided in (the header's, with plan mode as it stood then)."""
+        return {**self.header.context, "plan": False} if self.plan_left else self.header.context
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,19 @@ def _text(record: dict, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _guard_decided(record: dict) -> bool:
+    """Did a guard decide this result? Rules are named `policy/guard:NAME` (the policy core's naming)."""
+    rules = record.get("decidedBy")
+    return isinstance(rules, list) and any(
+        isinstance(rule, list) and rule and isinstance(rule[0], str) and "/guard:" in rule[0] for rule in rules)
+
+
 def replay_input(read: LogRead) -> ReplayInput:
     headers: dict[Any, Header] = {}
     calls: dict[tuple, dict] = {}
+    plan_left: set = set()  # sessions whose exit_plan_mode was approved: later calls ran out of plan mode
+    guarded: set = set()  # (session, call id) a guard denied: tool/decision holds the policy's word before guards
+    sessions: list = []  # the session of each decision, in order
     decisions, problems = [], list(read.problems)
     for line, record in zip(read.lines, read.records):
         kind, session = record.get("type"), record.get("session")
@@ -59,6 +75,12 @@ def replay_input(read: LogRead) -> ReplayInput:
                 problems.append((line, "a request/header needs a `context` object and a `workspace` string"))
                 continue
             headers[session] = Header(line, context, workspace)
+            plan_left.discard(session)
+        elif kind == "tool/result":
+            if record.get("name") == "exit_plan_mode" and record.get("isError") is False:
+                plan_left.add(session)  # the body turns plan mode off only on an approval, its one success
+            if record.get("decision") == "deny" and _guard_decided(record):
+                guarded.add((session, record.get("callId")))
         elif kind == "tool/call":
             if _text(record, "callId") is None or _text(record, "name") is None:
                 problems.append((line, "a tool/call needs a `callId` and a `name`"))
@@ -82,7 +104,10 @@ def replay_input(read: LogRead) -> ReplayInput:
                 continue
             arguments = call.get("arguments")
             decisions.append(LoggedDecision(line, header, call_id, name, arguments if arguments is not None else {},
-                                            recorded))
+                                            recorded, session in plan_left))
+            sessions.append(session)
+    decisions = [replace(d, recorded="deny") if (session, d.call_id) in guarded else d
+                 for d, session in zip(decisions, sessions)]
     if not headers and not problems:
         problems.append((0, "the log has no request/header record"))
     return ReplayInput(tuple(decisions), len(calls), tuple(sorted(problems)))

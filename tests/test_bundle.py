@@ -257,3 +257,30 @@ def test_serve_reads_the_holder_and_swaps(tmp_path, keys):
     anyio.run(served.rebuild, served.files)
     assert served.program is holder.current().program
     assert served.pre_decision("bash", {"command": "ls"}) == "allow"
+
+
+@pytest.mark.parametrize("argv", [
+    ["serve", "--bundle", "{tmp}/missing.tar.gz", "--trust", "{pub}"],  # no such bundle
+    ["build", "--new-key", "{tmp}/no-such-folder/k"],  # a key that cannot be written
+    ["build", "{tmp}", "-o", "{tmp}/no-such-folder/b.tar.gz", "--key", "{key}"],  # a bundle that cannot be written
+])
+def test_a_path_that_cannot_be_used_is_a_diagnostic_not_a_traceback(tmp_path, keys, argv):
+    argv = [a.format(tmp=tmp_path, key=keys[0], pub=keys[1]) for a in argv]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(argv, out, err) == 2
+    assert "DSH405" in err.getvalue() and "internal error" not in err.getvalue()
+
+
+def test_a_failed_bundle_write_leaves_no_partial_file(tmp_path, keys, monkeypatch):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "p.dsh").write_text(DENY)
+    out_dir = tmp_path / "bundles"
+    out_dir.mkdir()
+
+    def failing_fsync(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(bundle.os, "fsync", failing_fsync)
+    err = io.StringIO()
+    assert main(["build", str(tmp_path / "src"), "-o", str(out_dir / "b.tar.gz"), "--key", keys[0]],
+                io.StringIO(), err) == 2
+    assert "No space left" in err.getvalue() and list(out_dir.iterdir()) == []

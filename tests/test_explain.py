@@ -68,10 +68,12 @@ def _apply(argv: list[str], counterfactual: str) -> list[str]:
     return out + [flag, value]
 
 
-# counterfactuals that describe an edit: (the text it says, the text it becomes) in presets/standard.dsh
+# counterfactuals that describe an edit: (the text it says, the text it becomes) in presets/standard.dsh,
+# and the context flags the same counterfactual names beside the edit
 SOURCE_FIXES = {
-    "set `fetch = true` in that mount": ("fetch = false", "fetch = true"),
-    "add `mount tool-terminal` to preset `standard`": ("  mount tool-fs\n", "  mount tool-fs\n  mount tool-terminal\n"),
+    "set `fetch = true` in that mount": ("fetch = false", "fetch = true", []),
+    "add `mount tool-terminal` to preset `standard` and run with `--with terminals`":
+        ("  mount tool-fs\n", "  mount tool-fs\n  mount tool-terminal\n", ["--with", "terminals"]),
 }
 
 
@@ -85,11 +87,7 @@ def _edited_tree(tmp_path, before: str, after: str):
     return tmp_path
 
 
-# adding the mount is not enough: tool-terminal waits for service `terminals`, which the fix does not name
-INCOMPLETE = {"terminal_open-in-standard": "the counterfactual omits `--with terminals`"}
-FIXABLE = [pytest.param(case, marks=pytest.mark.xfail(reason=INCOMPLETE[case], strict=True)) if case in INCOMPLETE
-           else case for case, (_, gate) in sorted(CASES.items())
-           if gate in ("registered", "visible", "projected", "ready")]
+FIXABLE = [case for case, (_, gate) in sorted(CASES.items()) if gate in ("registered", "visible", "projected", "ready")]
 
 
 @pytest.mark.parametrize("case", FIXABLE)
@@ -98,7 +96,8 @@ def test_counterfactuals_really_make_the_gate_pass(cli, case, tmp_path):
     failing = next(g for g in cli("explain", *argv, "--json").json()["gates"] if g["status"] == "fail")
     assert failing["gate"] == gate
     if failing["counterfactual"] in SOURCE_FIXES:  # the fix is an edit of the sources: make it
-        argv = argv + ["--no-shipped", "--load", str(_edited_tree(tmp_path, *SOURCE_FIXES[failing["counterfactual"]]))]
+        before, after, flags = SOURCE_FIXES[failing["counterfactual"]]
+        argv = argv + flags + ["--no-shipped", "--load", str(_edited_tree(tmp_path, before, after))]
     else:
         argv = _apply(argv, failing["counterfactual"])
     fixed = cli("explain", *argv, "--json")

@@ -378,12 +378,28 @@ def test_shell_and_job_output_cut_at_the_output_limit_says_so(definition, value,
     assert marker in render(definition, {}, value)
 
 
-def test_an_approved_exit_plan_mode_lets_the_calls_after_it_change_files(cli, tmp_path):
+def _write_plan_write(cli, tmp_path):
+    """In plan mode: a write, an approved exit_plan_mode, the same write again."""
     write = {"name": "write", "arguments": {"file_path": "a.txt", "content": "x"}}
     calls = [{"id": "w1", **write}, {"id": "x", "name": "exit_plan_mode", "arguments": {"plan": PLAN}},
              {"id": "w2", **write}]
-    rows, _ = _run_rows(cli, tmp_path, calls, "--workspace", str(tmp_path), "--policy", "plan", "--plan",
-                        "--approve", "once")
+    return _run_rows(cli, tmp_path, calls, "--workspace", str(tmp_path), "--policy", "plan", "--plan",
+                     "--approve", "once")
+
+
+def test_an_approved_exit_plan_mode_lets_the_calls_after_it_change_files(cli, tmp_path):
+    rows, _ = _write_plan_write(cli, tmp_path)
     assert rows["w1"]["isError"] and "guard `planning`" in rows["w1"]["content"]
     assert rows["x"]["isError"] is False and rows["w2"]["isError"] is False
     assert (tmp_path / "a.txt").read_text() == "x"
+
+
+def test_replay_decides_the_calls_after_an_approved_exit_plan_mode_out_of_plan_mode(cli, tmp_path):
+    """Replaying a run under its own policy changes nothing: the calls after the approval ran out of plan mode."""
+    _, events = _write_plan_write(cli, tmp_path)
+    assert {e.get("callId") for e in events if e["type"] == "tool/decision"} >= {"w2"}
+    same = cli("replay", str(tmp_path / "events.jsonl"), "--policy", "plan", "--json")
+    assert same.code == 0 and same.json()["changes"] == [], same.out
+    # the planning guard still applies to the call before the approval: a policy without it changes only w1
+    looser = cli("replay", str(tmp_path / "events.jsonl"), "--policy", "workspace-write", "--json").json()
+    assert {c["callId"] for c in looser["changes"]} <= {"w1"}

@@ -440,6 +440,21 @@ def test_a_catalog_that_does_not_load_stops_before_serving(tmp_path):
     assert result.code == 2 and "DSH501" in result.err
 
 
+def test_catalog_overlays_add_to_the_shipped_catalog_as_on_the_command_line():
+    """`dshc lsp --catalog DIR` adds DIR's packages; the shipped ones stay, and a jump finds the overlay's JSON."""
+    from dshc.cli.lsp.definition import definition
+    from dshc.cli.lsp.server import DshLanguageServer
+    overlay = ROOT / "examples" / "plugin-catalog"
+    server = DshLanguageServer((str(overlay),))
+    assert {"acme-tickets", "tool-fs"} <= set(server.catalog.package_by_id)
+    assert "ticket_read" in {t.name for t in server.catalog.definitions.values()}
+    from dshc.cli.lsp.index import Ref
+    span = definition(Ref("package", "acme-tickets", None, None), [], server.catalog, server.catalog_dirs)
+    assert span is not None and Path(span.path) == overlay / "packages" / "acme-tickets.json"
+    shipped = definition(Ref("package", "tool-fs", None, None), [], server.catalog, server.catalog_dirs)
+    assert shipped is not None and Path(shipped.path).name == "tool-fs.json"
+
+
 # --- hover, in-process -----------------------------------------------------------------------
 def _hover_at(program, text: str, needle: str, offset: int = 1) -> str | None:
     from dshc.cli.lsp.hover import hover

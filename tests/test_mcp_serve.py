@@ -189,3 +189,30 @@ def test_bad_http_address_is_a_usage_error(workspace):
     err = io.StringIO()
     assert main(["serve", "--http", "nowhere", "--workspace", str(workspace)], io.StringIO(), err) == 2
     assert "HOST:PORT" in err.getvalue()
+
+
+def test_code_mode_over_mcp_runs_a_program_whose_nested_calls_pass_the_policy(workspace):
+    """`dshc serve --preset code`: the view is `run_code` alone; a program's nested calls re-enter the pipeline."""
+    from dshc.runtime.code.worker import node_executable
+    if node_executable() is None:
+        pytest.skip("Node.js (`node`) is not installed on this host")
+    (workspace / "code.dsh").write_text("policy codetest extends mcptest {\n  allow run_code\n}\n")
+    argv = [*SERVE, "--preset", "code", "--load", str(workspace / "policy.dsh"), "--load", str(workspace / "code.dsh"),
+            "--policy", "codetest", "--workspace", str(workspace), "--log", str(workspace / "events.jsonl")]
+    program = ("const r = await tools.read({file_path: 'hello.txt'});"
+               " let denied = 'no'; try { await tools.bash({command: 'echo hi', description: 'x'}); }"
+               " catch (e) { denied = String(e.message || e); } return {text: r.content, denied};")
+
+    async def main():
+        async with Client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(workspace)),
+                          mode="legacy") as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["run_code"]
+            ran = await client.call_tool("run_code", {"description": "read, then try bash", "code": program})
+            assert not ran.is_error, _text(ran)
+            value = json.loads(_text(ran))["value"]
+            assert "hello from the workspace" in value["text"] and "deny" in value["denied"].lower()
+    anyio.run(main)
+    nested = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
+    nested_ids = {e["callId"] for e in nested if e["type"] == "tool/call" and e.get("parent")}
+    assert {("read", "allow"), ("bash", "deny")} == {(e["name"], e["decision"]) for e in nested
+                                                    if e["type"] == "tool/decision" and e["callId"] in nested_ids}

@@ -20,6 +20,7 @@ from pygls.workspace import TextDocument
 
 from ...compiler import ast
 from ...compiler.catalog import Catalog, load_catalog, shipped_root
+from ...compiler.catalog_overlay import overlaid_catalog
 from ...compiler.fmt import format_document
 from ...compiler.program import Program, SourceFile, parse_files
 from . import convert
@@ -40,11 +41,12 @@ COMPLETION_KINDS = {
 
 
 class DshLanguageServer(LanguageServer):
-    def __init__(self, catalog_dir: str | None = None, load: tuple[str, ...] = ()):
+    def __init__(self, overlays: tuple[str, ...] = (), load: tuple[str, ...] = ()):
         super().__init__("dshc", _version())
-        self.catalog: Catalog = load_catalog(catalog_dir) if catalog_dir else load_catalog()
-        self.catalog_dirs = [d for d in (catalog_dir, str(shipped_root())) if d]
-        self.sources = SourceSet(catalog=self.catalog if catalog_dir else None, load=load)
+        overlaid = overlaid_catalog(overlays)  # the shipped catalog plus each overlay, as the CLI builds it
+        self.catalog: Catalog = overlaid or load_catalog()
+        self.catalog_dirs = [*reversed(overlays), str(shipped_root())]  # a later overlay is searched first
+        self.sources = SourceSet(catalog=overlaid, load=load)
         self.programs: dict[str, Program] = {}  # path -> the last Program that resolved with it
         self.documents: dict[str, tuple] = {}  # path -> the parsed sources of its last analysis
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -156,8 +158,8 @@ def _version() -> str:
         return "unknown"
 
 
-def build_server(catalog_dir: str | None = None, load: tuple[str, ...] = ()) -> DshLanguageServer:
-    server = DshLanguageServer(catalog_dir, load)
+def build_server(overlays: tuple[str, ...] = (), load: tuple[str, ...] = ()) -> DshLanguageServer:
+    server = DshLanguageServer(overlays, load)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: DshLanguageServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -42,6 +42,15 @@ def _candidates(ctx: GateContext, name: str):
                 yield row, tool
 
 
+def _missing_services(ctx: GateContext, tool) -> list[str]:
+    if tool is None:
+        return []
+    package = ctx.resolved.catalog.package_by_id.get(tool.package)
+    needed = (*(package.requires if package else ()), *tool.requires)
+    present = ctx.composition.env().services
+    return sorted({m for m in needed if m not in present})
+
+
 def _why_not(ctx: GateContext, name: str) -> GateResult:
     comp = ctx.composition
     rows = list(_candidates(ctx, name))
@@ -52,8 +61,12 @@ def _why_not(ctx: GateContext, name: str) -> GateResult:
         package = tool.package if tool else "?"
         target = comp.preset.name if comp.preset else (comp.host_rows.name if comp.host_rows else None)
         decl = comp.preset.decl if comp.preset else (comp.host_rows.decl if comp.host_rows else comp.host)
-        return GateResult(GATE, "fail", f"no row mounts package `{package}`", decl.name.span,
-                          f"add `mount {package}` to preset `{target}`" if target else f"mount `{package}`")
+        fix = f"add `mount {package}` to preset `{target}`" if target else f"mount `{package}`"
+        # the mount alone registers nothing while the package waits for a service: name that too
+        missing = _missing_services(ctx, tool)
+        if missing:
+            fix += " and run with " + " ".join(f"`--with {m}`" for m in missing)
+        return GateResult(GATE, "fail", f"no row mounts package `{package}`", decl.name.span, fix)
     row, tool = rows[0]
     mount = row.mount
     if row.status == "registered":
