@@ -9,6 +9,7 @@ import pytest
 
 from dshc.cli.host import session
 from dshc.compiler.request import Request
+from dshc.runtime.code.worker import node_executable
 from dshc.runtime.events import read_log
 from dshc.runtime.scheduler import run_batch
 from dshc.runtime.tools import IMPLEMENTATIONS
@@ -205,3 +206,25 @@ def test_dshc_run_reports_a_1000_deep_calls_line_as_a_diagnostic(cli, tmp_path):
     assert run.code == 2 and "Traceback" not in run.err and "internal error" not in run.err
     [diagnostic] = run.json()["diagnostics"]
     assert diagnostic["code"] == "DSH405" and diagnostic["line"] == 2 and "deeper than" in diagnostic["message"]
+
+
+@pytest.mark.skipif(node_executable() is None, reason="Node.js (`node`) is not installed on this host")
+def test_in_code_mode_a_nested_result_ends_the_turn_for_nested_and_later_calls(cli, tmp_path):
+    program = """
+        await tools.structured_output({ answer: 9 });
+        let after = "ran";
+        try { await tools.read({ file_path: "notes.txt" }); } catch (e) { after = String(e); }
+        return { after };"""
+    (tmp_path / "notes.txt").write_text("secret\n")
+    calls = _write_calls(tmp_path / "calls.jsonl", ("p", "run_code", {"code": program, "description": "deliver"}),
+                         ("q", "run_code", {"code": "return 1;", "description": "later"}))
+    log = tmp_path / "events.jsonl"
+    run = cli("run", calls, "--host", "web", "--scope", "workflow-child", "--mode", "code", "--policy", "read-only",
+              "--workspace", str(tmp_path), "--log", str(log), "--json")
+    rows = {row["id"]: row for row in map(json.loads, run.out.splitlines())}
+    assert "turn ended" in rows["p"]["value"]["value"]["after"], rows["p"]
+    assert rows["q"]["error"]["code"] == TURN_CONCLUDED
+    nested = {r["name"]: r for r in read_log(str(log)).records if r["type"] == "tool/result" and r["callId"] != "p"
+              and r["callId"] != "q"}
+    assert nested["structured_output"]["value"] == {"answer": 9}
+    assert nested["read"]["error"]["code"] == TURN_CONCLUDED and "secret" not in json.dumps(nested["read"])
