@@ -411,7 +411,8 @@ def cmd_run(args, out, err) -> int:
         raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,
                          interactive=out.isatty() if hasattr(out, "isatty") else False,
-                         rerun_interrupted=args.rerun_interrupted)
+                         rerun_interrupted=args.rerun_interrupted,
+                         output_schema=_output_schema(args.output_schema) if args.output_schema else None)
 
     def emit(results, contexts) -> None:
         for result in results:
@@ -432,6 +433,26 @@ def cmd_run(args, out, err) -> int:
                   "run the same command again to resume\n")
         return 128 + report.stopped_by
     return 1 if report.failed else 0
+
+
+def _output_schema(path: str) -> dict:
+    """`--output-schema FILE.json`: a JSON Schema object, refused before any call runs when it is not one."""
+    import jsonschema
+    try:
+        with open(path, encoding="utf-8") as handle:
+            schema = json.load(handle)
+    except OSError as exc:
+        raise DshError([Diagnostic("DSH405", f"output schema `{path}` cannot be read: {exc.strerror or exc}")])
+    except (ValueError, RecursionError) as exc:
+        raise DshError([Diagnostic("DSH405", f"output schema `{path}` is not JSON: {exc}", path=path)])
+    try:
+        if not isinstance(schema, dict):
+            raise jsonschema.SchemaError("a schema for a result object must be a JSON object")
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise DshError([Diagnostic("DSH405", f"output schema `{path}` is not a valid JSON Schema: {exc.message}",
+                                   path=path)])
+    return schema
 
 
 def signal_name(signum: int) -> str:

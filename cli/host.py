@@ -38,13 +38,14 @@ def _rules(decision) -> tuple:
 
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
             approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False,
-            calls_digest: str | None = None):
+            calls_digest: str | None = None, output_schema: Mapping | None = None):
     # the runtime and its tool set load only for a session: decide and explain never run a tool
     from ..runtime.context import PipelineContext
     from ..runtime.deadline import deadline_wrapper
     from ..runtime.tools import IMPLEMENTATIONS, render
     from ..runtime.tools.base import ToolContext, ToolState
     from ..runtime.tools.code import CodeRuntime
+    from ..runtime.tools.structured_output import turn_guard
     from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
     view = program.view(request)
     policy = program.composition(request).policy
@@ -93,10 +94,10 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
                            review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
-                           **sandbox_settings(policy))
+                           output_schema=output_schema, **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
-                          render=render, pre_execute=(policy_listener,), approver=escalation.approver,
+                          render=render, pre_execute=(turn_guard(state), policy_listener), approver=escalation.approver,
                           guards=(policy_guard,), execute_wrappers=(deadline_wrapper(timeout_s), escalation.wrapper),
                           timeout_s=timeout_s, sandbox_of=sandbox_of)
     if view.sdk is not None:  # code or both mode: run_code's nested calls re-enter this pipeline

@@ -184,6 +184,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")
     p.add_argument("--rerun-interrupted", action="store_true",
                    help="run again the calls an earlier run recorded without a result (default: report them)")
+    p.add_argument("--output-schema", metavar="FILE.json",
+                   help="the JSON Schema `structured_output` results must match (workflow and ralph children)")
 
     p = sub.add_parser("replay", help="re-decide every logged call under another policy")
     p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN")

@@ -34,6 +34,7 @@ class RunOptions:
     timeout_s: float
     interactive: bool = False
     rerun_interrupted: bool = False
+    output_schema: dict | None = None  # what a child's structured_output must match; None: any object
 
 
 @dataclass
@@ -99,7 +100,7 @@ def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Cal
 def _run_marked(program, request, calls: CallsFile, options: RunOptions, emit, stop: RunStop,
                 prior: PriorRun) -> RunReport:
     ctx, state = session(program, request, options.workspace, options.log_path, options.approver, options.timeout_s,
-                         interactive=options.interactive, calls_digest=calls.digest)
+                         interactive=options.interactive, calls_digest=calls.digest, output_schema=options.output_schema)
     for call_id, name in prior.unfinished.items():  # the earlier run died with these in flight
         ctx.log.append("tool/interrupted", callId=call_id, name=name, reason=INTERRUPTED_REASON)
     interrupted = {**prior.marked, **prior.unfinished}

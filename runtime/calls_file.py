@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from .types import ToolCall
+from .types import ArgumentsTooDeep, ToolCall
 
 _CALL_SHAPE = 'a call is {"id", "name", "arguments"} with a string `name`'
 
@@ -56,7 +56,10 @@ def read_calls(path: str) -> CallsFile:
                     problems.append((number, f"line {number}: call id `{call_id}` is already used on line {seen[call_id]}"))
                     continue
                 seen[call_id] = number
-                batch.append(ToolCall.from_model(call_id, raw["name"], raw.get("arguments", {})))
+                try:
+                    batch.append(ToolCall.from_model(call_id, raw["name"], raw.get("arguments", {})))
+                except ArgumentsTooDeep as exc:
+                    problems.append((number, f"line {number}: {exc}"))
             batches.append(tuple(batch))
     if problems:
         raise CallsFileError(path, problems)
@@ -86,6 +89,8 @@ def _parse_line(text: str, number: int) -> tuple[list | None, str | None]:
         return None, None
     try:
         item = json.loads(text)
+    except RecursionError:
+        return None, f"line {number}: {ArgumentsTooDeep()}"
     except ValueError as exc:
         return None, f"line {number} is not JSON: {exc}"
     calls = item.get("batch") if isinstance(item, dict) and "batch" in item else [item]

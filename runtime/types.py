@@ -41,19 +41,43 @@ def thaw(value: Any) -> Any:
     return value
 
 
+# no tool takes arguments nested this deep; the cap keeps every recursive walk (freezing, JSON
+# encoding, schema validation) far inside Python's recursion limit
+MAX_ARGUMENT_DEPTH = 100
+
+
+class ArgumentsTooDeep(ValueError):
+    def __init__(self) -> None:
+        super().__init__(f"tool-call arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
+
+
+def _check_depth(value: Any) -> None:
+    stack = [(value, 1)]
+    while stack:  # iterative: the nesting is the caller's choice
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > MAX_ARGUMENT_DEPTH:
+                raise ArgumentsTooDeep()
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+
+
 def materialise(raw: Any) -> Any:
     """The model's argument text (or an already-parsed object) → one frozen JSON value.
 
     An empty string is `{}`; text that is not JSON stays the raw string (validation rejects it).
     Python's ints are exact and its floats are IEEE doubles, so nothing is lost on the way.
+    Nesting deeper than MAX_ARGUMENT_DEPTH raises ArgumentsTooDeep.
     """
     if isinstance(raw, str):
         if not raw.strip():
             return FrozenDict()
         try:
             raw = json.loads(raw)
+        except RecursionError:
+            raise ArgumentsTooDeep() from None
         except ValueError:
             return raw
+    _check_depth(raw)
     return deep_freeze(raw)
 
 
@@ -85,6 +109,7 @@ class Ask:
 class Deny:
     reason: str
     decided_by: tuple = ()
+    code: str | None = None  # denials carry no code, except where a caller must tell this one apart
 
 
 PreDecision = Union[Allow, Ask, Deny]

@@ -153,8 +153,8 @@ def test_workflow_and_ralph_children_get_structured_output(program, scope):
     assert entry.definition == "subagent-in-process-driver/structured_output" and entry.execution == "exclusive"
     gates = {g.gate: g for g in program.explain(Request(scope=scope), "structured_output")}
     assert "own registration" in gates["visible"].reason  # in the child's own scope: restrictions do not reach it
-    # the runtime carries no child driver yet: listed, but a call is answered unavailable at gate 5
-    assert gates["ready"].value == "unavailable" and entry.ready == "unavailable"
+    # the runtime carries its body (runtime/tools/structured_output.py), so gate 5 passes
+    assert gates["ready"].value == "ready" and entry.ready == "ready"
 
 
 def test_structured_output_reaches_no_root_and_no_plain_child(program):

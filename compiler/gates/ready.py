@@ -15,11 +15,6 @@ def check(ctx: GateContext, name: str) -> GateResult:
         return GateResult(GATE, "fail", f"listed, but `{tool.definition}` comes from the catalog overlay `{origin}` "
                           "and has no local body: calls answer unavailable", None,
                           "run it where its package is implemented", value="unavailable")
-    if tool is not None and tool.package in ctx.resolved.catalog.outside_catalog:
-        # structured_output: the in-process child driver serves it, and this runtime does not carry one
-        return GateResult(GATE, "fail", f"listed, but `{tool.definition}` is served by a driver outside the tool "
-                          "catalog, which this runtime does not carry: calls answer unavailable", None,
-                          "run the child under a host whose driver implements it", value="unavailable")
     provider = tool.provider if tool else None
     if provider is None:
         return GateResult(GATE, "pass", "no provider needed beyond the registered package", value="ready")

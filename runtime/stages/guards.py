@@ -19,5 +19,5 @@ def run(state: CallState, ctx) -> CallState:
             return note(denial(state, f"guard failed: {exc}"), STAGE, "guard threw")
         if isinstance(verdict, Deny):
             state = replace(state, decided_by=tuple(verdict.decided_by) or state.decided_by)  # the guard decided
-            return note(denial(state, verdict.reason), STAGE, "deny")
+            return note(denial(state, verdict.reason, verdict.code), STAGE, "deny")
     return note(state, STAGE, "no guard objected")

@@ -8,12 +8,14 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from . import ask_user, editor, fs, goals, jobs, persistent_shell, plan, search, shell, todo, unavailable, web
+from . import (ask_user, editor, fs, goals, jobs, persistent_shell, plan, search, shell, structured_output, todo,
+               unavailable, web)
 from .base import Body, JobTable, ToolContext, ToolError, ToolState
 from .persistent_shell import PersistentShell
 from .sandbox import resolve_path
 
-_GROUPS = (fs, search, editor, shell, persistent_shell, jobs, todo, plan, goals, ask_user, unavailable, web)
+_GROUPS = (fs, search, editor, shell, persistent_shell, jobs, todo, plan, goals, ask_user, unavailable, web,
+           structured_output)
 
 
 def _merge(attribute: str) -> dict[str, Any]:

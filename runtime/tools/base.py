@@ -79,6 +79,10 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
     "plan-no-channel": (None, "Error", "no user-questions channel is available to review the plan; ask the user to "
                                        "switch the session mode instead"),
     "plan-kept": (None, "Error", "The user chose to keep planning; revise the plan and present it again."),
+    # a plain error, as tools raise only the reference's codes; the guard's denial of later calls
+    # (structured_output.turn_guard) carries the pipeline code TURN_CONCLUDED
+    "turn-concluded": (None, "Error", "this child's turn ended when `structured_output` delivered its result; no "
+                                      "further tool calls run in this session"),
     "goal-objective": ("GOAL_INVALID_OBJECTIVE", "GoalError", "`objective` must not be blank"),
     "goal-update": ("GOAL_TOOL_INVALID_UPDATE", "GoalError", "{detail}"),
     "goal-unknown": ("GOAL_NOT_FOUND", "GoalError", "no goal `{goal_id}`"),
@@ -268,6 +272,7 @@ class ToolState:
     todos: list[dict] = field(default_factory=list)
     goals: dict[str, dict] = field(default_factory=dict)
     plan_mode: bool = False
+    final_output: dict | None = None   # what structured_output delivered; once set, the turn is over
     jobs: JobTable = field(default_factory=JobTable)
     shells: dict[str, PersistentShell] = field(default_factory=dict)   # owner id -> PTY shell
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
@@ -311,6 +316,8 @@ class ToolContext:
     # the user-questions channel a plan is reviewed on: plan -> "approved" | "rejected" |
     # "unavailable"; None when the session has no one to ask
     review_plan: Callable[[str], str] | None = None
+    # the JSON Schema a workflow or ralph caller gave its child's result; None accepts any object
+    output_schema: Mapping[str, Any] | None = None
 
 
 Body = Callable[[Mapping[str, Any], ToolContext], Any]
