@@ -9,7 +9,6 @@ import json
 from collections import Counter
 
 from ..compiler.diagnostics import Diagnostic, DshError
-from .log_target import read_log_target
 
 
 def add_parser(sub, load_flags) -> None:
@@ -45,6 +44,7 @@ def timeline(records, session: str) -> list[dict]:
 
 def cmd_audit(args, out, err) -> int:
     from .commands import _line_diagnostics, _program
+    from .log_target import read_log_target  # the log readers load for `dshc audit` alone
     log = read_log_target(args.log)
     if log.problems:  # as replay: figures over a log with unreadable records would undercount silently
         raise DshError(_line_diagnostics(args.log, log.problems))

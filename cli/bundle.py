@@ -15,17 +15,16 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Callable
 
 from ..compiler.catalog_overlay import overlaid_catalog
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import PLATFORMS
 from ..compiler.program import Program, SourceFile, read_paths, shipped_sources
 from ..compiler.request import Request
+
+if TYPE_CHECKING:  # cryptography loads when a key or a signature is used, not with every dshc command
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 FORMAT = 1
 MANIFEST, SIGNATURE = "manifest.json", "manifest.sig"
@@ -41,6 +40,8 @@ def _refuse(message: str, help: str | None = None) -> DshError:
 # --- keys ----------------------------------------------------------------------------------
 def new_key(path: str) -> str:
     """Write an ed25519 private key (mode 0600) at `path` and its public key at `path.pub`."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     key = Ed25519PrivateKey.generate()
     private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
@@ -57,6 +58,8 @@ def new_key(path: str) -> str:
 
 
 def _private_key(path: str) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     try:
         key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
     except (OSError, ValueError) as exc:
@@ -67,6 +70,8 @@ def _private_key(path: str) -> Ed25519PrivateKey:
 
 
 def _public_key(path: str) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     try:
         key = serialization.load_pem_public_key(Path(path).read_bytes())
     except (OSError, ValueError) as exc:
@@ -225,6 +230,7 @@ def load(path: str, trust: str) -> LoadedBundle:
     if MANIFEST not in members or SIGNATURE not in members:
         raise _refuse(f"bundle `{path}` is unsigned: it needs {MANIFEST} and {SIGNATURE}")
     text = members.pop(MANIFEST)
+    from cryptography.exceptions import InvalidSignature
     try:
         key.verify(bytes.fromhex(members.pop(SIGNATURE).decode("ascii")), text)
     except (InvalidSignature, ValueError, UnicodeDecodeError):

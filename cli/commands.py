@@ -14,10 +14,8 @@ from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.render import diagnostics_json, human
 from ..compiler.request import Request
 from ..compiler.source import Span
-from ..compiler.templates import render_template
 from . import interop_commands as interop
 from . import audit, ls, suggest, test_runner
-from ..runtime.pg_log import is_dsn
 
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
@@ -41,7 +39,7 @@ def _from_files(files, catalog, args: Namespace | None = None) -> Program:
         catalog, answering = with_upstreams(files, catalog or load_catalog())
         if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
             args.with_services = list(args.with_services) + sorted(answering)
-    return Program.from_files(files, catalog)
+    return Program.from_files_cached(files, catalog)
 
 
 def _request(args: Namespace) -> Request:
@@ -68,6 +66,7 @@ def cmd_catalog(args, out, err) -> int:
             "packages": [p.model_dump(mode="json") for p in catalog.packages],
         })
     elif args.format == "markdown":
+        from ..compiler.templates import render_template  # jinja2 loads only for a markdown catalog
         out.write(render_template("catalog.md.j2", catalog=catalog, counts=counts))
     else:
         for package in catalog.packages:
@@ -407,6 +406,7 @@ def cmd_run(args, out, err) -> int:
     request = _request(args)
     if not os.path.isdir(args.workspace):
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
+    from ..runtime.pg_log import is_dsn  # the event-log back ends load for `run` alone
     if args.log and not is_dsn(args.log) and (os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log)))):
         raise DshError([Diagnostic("DSH405", f"event log `{args.log}` is not a file in an existing folder")])
     options = RunOptions(args.workspace, args.log, pick_approver(args.approve), args.timeout,

@@ -13,13 +13,6 @@ import threading
 from collections.abc import Mapping
 from typing import Callable
 
-from ..runtime.context import PipelineContext
-from ..runtime.deadline import deadline_wrapper
-from ..runtime.tools import IMPLEMENTATIONS, render
-from ..runtime.tools.base import ToolContext, ToolState
-from ..runtime.tools.code import CodeRuntime
-from ..runtime.tools.structured_output import turn_guard
-from ..runtime.types import Abstain, Allow, Ask, Deny, FrozenDict, ToolCall, thaw
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
@@ -46,6 +39,14 @@ def _rules(decision) -> tuple:
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
             approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False,
             calls_digest: str | None = None, output_schema: Mapping | None = None):
+    # the runtime and its tool set load only for a session: decide and explain never run a tool
+    from ..runtime.context import PipelineContext
+    from ..runtime.deadline import deadline_wrapper
+    from ..runtime.tools import IMPLEMENTATIONS, render
+    from ..runtime.tools.base import ToolContext, ToolState
+    from ..runtime.tools.code import CodeRuntime
+    from ..runtime.tools.structured_output import turn_guard
+    from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
     view = program.view(request)
     policy = program.composition(request).policy
     state = ToolState()
@@ -104,17 +105,16 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     return ctx, state
 
 
-_PLAN_REVIEW = ToolCall("plan-review", "exit_plan_mode", FrozenDict())
-
-
 def plan_reviewer(approver: Callable | None) -> Callable[[str], str] | None:
     """The session's one human channel reviews plans too: only an explicit yes approves
     (`--approve never` and a cancelled prompt keep planning); no channel, no reviewer."""
     if approver is None:
         return None
+    from ..runtime.types import FrozenDict, ToolCall
+    plan_review = ToolCall("plan-review", "exit_plan_mode", FrozenDict())
 
     def review(plan: str) -> str:
-        outcome = approver(_PLAN_REVIEW, f"approve this plan and leave plan mode?\n{plan}\n")
+        outcome = approver(plan_review, f"approve this plan and leave plan mode?\n{plan}\n")
         return {"allowed-once": "approved", "unavailable": "unavailable"}.get(outcome, "rejected")
     return review
 

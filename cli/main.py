@@ -43,13 +43,17 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> arg
     """
     argv = list(argv)
     index = next((i for i, arg in enumerate(argv) if not arg.startswith("-")), None)
-    commands_action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    commands_action = _commands(parser)
     command = commands_action.choices.get(argv[index]) if index is not None and commands_action else None
     if command is None or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in command._actions):
         return parser.parse_args(argv)  # no command, an unknown one (argparse names the choices), or `hook`
     namespace = parser.parse_args(argv[:index])
     namespace.command = argv[index]
     return command.parse_intermixed_args(argv[index + 1:], namespace)
+
+
+def _commands(parser: argparse.ArgumentParser):
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
 def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
@@ -86,12 +90,42 @@ def _load_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """Stands for the parser of a command this process does not run: every call is a no-op."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """The subparsers action seen through one command name: only that command's parser is built."""
+
+    def __init__(self, sub, name: str) -> None:
+        self._sub, self._name = sub, name
+
+    def add_parser(self, name, **kwargs):
+        return self._sub.add_parser(name, **kwargs) if name == self._name else _Unbuilt()
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for argv: a process runs one command, so only its arguments are built (a tenth of
+    the work); no command or an unknown one gets the whole parser, for its help and its choices."""
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    if name is not None:
+        parser = build_parser(only=name)
+        if name in _commands(parser).choices:
+            return parser
+    return build_parser()
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="dshc", description="Compile agent tool surfaces: which tools a model sees, "
                      "and whether a call may run.")
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
-    parser.add_argument("--version", action="version", version=f"dshc {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only is not None:
+        sub = _OneCommand(sub, only)
 
     p = sub.add_parser("catalog", help="list the packages and tools of the catalog")
     p.add_argument("--json", action="store_true")
@@ -184,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """--version, read from the package metadata only when asked (importlib.metadata is slow to load)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"dshc {_version()}\n", sys.stdout)  # where argparse's own version action prints
+        parser.exit()
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
     try:
@@ -203,7 +245,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return hook_main(argv[1:], None, stdout, stderr)
     wants_json = "--json" in argv
     try:
-        args = parse_arguments(build_parser(), argv)
+        args = parse_arguments(parser_for(argv), argv)
         if args.command is None:
             build_parser().print_help(stdout)
             return EXIT_INPUT

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 from ..runtime.events import LogRead
 from ..runtime.log_records import replay_input
 from ..compiler.diagnostics import DshError
 from .host import runtime_effect
-from ..compiler.request import Request
+from ..compiler.request import InvalidRequest, Request
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
         if key not in requests:
             try:
                 requests[key] = Request(**{**logged.context, "policy": policy})
-            except (ValidationError, TypeError) as exc:
+            except (InvalidRequest, TypeError) as exc:
                 requests[key] = None
                 problems.append((header.line, f"the request/header context is not a request: {_first_error(exc)}"))
         request = requests[key]
@@ -57,7 +55,7 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
 
 
 def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
+    if isinstance(exc, InvalidRequest):
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error.get("loc", ()))
         return f"{where}: {error.get('msg', '').lower()}" if where else error.get("msg", "").lower()

@@ -9,18 +9,17 @@ import json
 import posixpath
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
 
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request
-from ..compiler.fmt import format_document
 from ..compiler.paths import CanonicalPath, canonical_path
 from ..compiler.policy.core import is_shell
 from ..compiler.program import SourceFile, parse_files, read_paths, shipped_sources
-from ..compiler.request import Request
-from ..compiler.shell import analyse
-from ..compiler.verify import verify
-from .evidence import ObservedCall, read_sessions
+from ..compiler.request import InvalidRequest, Request
+
+if TYPE_CHECKING:
+    from .evidence import ObservedCall
 
 POLICY = "suggested"
 _GLOB = set("*?")
@@ -73,6 +72,7 @@ def _path_condition(param: str, paths: list[str]) -> str:
 def _shell_segments(command) -> tuple[list[str] | None, str]:
     if not isinstance(command, str):
         return None, "the command is not a string"
+    from ..compiler.shell import analyse  # the analyser, verifier and log readers load for `dshc suggest` alone
     found = analyse(command)
     if found is None:
         return None, "the command cannot be parsed"
@@ -159,6 +159,7 @@ def _formatted(text: str, path: str) -> str:
     documents, diags, texts = parse_files([SourceFile(path, text.encode("utf-8"))])
     if diags:
         raise DshError(diags, texts)
+    from ..compiler.fmt import format_document
     return format_document(documents[0])
 
 
@@ -171,7 +172,7 @@ def _current_policy(program, calls, given: str | None) -> str:
     for call in calls:
         try:
             composition = program.composition(Request(**call.context))
-        except (ValidationError, TypeError, DshError):
+        except (InvalidRequest, TypeError, DshError):
             continue
         if composition.policy is not None:
             found.add(composition.policy.name)
@@ -191,15 +192,22 @@ def redecide(program, calls: list[ObservedCall]) -> dict:
             request = Request(**{**context, "policy": POLICY, "scope": f"{POLICY}-{scope}"})
             args = call.arguments if isinstance(call.arguments, dict) else None
             effect = program.decide(request, call.name, args, call.workspace).effect if args is not None else "deny"
-        except (ValidationError, TypeError, DshError):
+        except (InvalidRequest, TypeError, DshError):
             effect = "deny"
         effect = "deny" if effect == "conditional" else effect
         counts["ran" if call.ran else "not_ran"][effect] += 1
     return {k: dict(v) for k, v in counts.items()}
 
 
+def verify(new, old, policies):
+    """compiler.verify.verify, loaded when a suggestion is proved (not by every dshc command)."""
+    from ..compiler.verify import verify as prove
+    return prove(new, old, policies)
+
+
 def cmd_suggest(args, out, err) -> int:
     from .commands import _catalog, _from_files
+    from .evidence import read_sessions
     evidence = read_sessions(args.log)
     calls = list(evidence.calls)
     if not any(c.ran for c in calls):

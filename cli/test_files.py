@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +97,7 @@ def read_test_file(path: str) -> TestFile:
 
 
 def parse_test_file(path: str, text: str) -> TestFile:
+    import tomllib  # loaded by `dshc test` alone, not by every command that registers its arguments
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

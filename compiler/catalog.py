@@ -6,15 +6,15 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable
-
-from pydantic import BaseModel, ConfigDict
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
@@ -32,11 +32,30 @@ ESCALATION_PARAMETERS = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Frozen:
+    """Frozen catalog data (plain dataclasses: a process that only decides loads no validation
+    library). The JSON schema has checked the data; an unknown or missing key is a TypeError."""
+
+    _TUPLES: tuple[str, ...] = ()  # fields stored as tuples whatever sequence they were given as
+
+    def __post_init__(self) -> None:
+        for name in self._TUPLES:
+            value = getattr(self, name)
+            if value is not None and type(value) is not tuple:
+                object.__setattr__(self, name, tuple(value))
+
+    def model_copy(self, update: dict[str, Any] | None = None):
+        return dataclasses.replace(self, **(update or {}))
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as plain data (nested models as dicts; mode="json" gives lists for tuples)."""
+        data = dataclasses.asdict(self)
+        return json.loads(json.dumps(data, default=sorted)) if mode == "json" else data
 
 
+@dataclass(frozen=True, kw_only=True)
 class ConfigKnob(_Frozen):
+    _TUPLES = ("values",)
     type: str
     values: tuple[Any, ...] | None = None
     default: Any = None
@@ -50,7 +69,9 @@ class ConfigKnob(_Frozen):
             else None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ToolDef(_Frozen):
+    _TUPLES = ("risk", "requires", "aliases", "path_parameters")
     name: str
     definition: str
     description: str
@@ -66,14 +87,16 @@ class ToolDef(_Frozen):
     escalation: bool
     aliases: tuple[str, ...]
     path_parameters: tuple[str, ...] = ()  # made canonical against the workspace before any condition
-    description_knobs: dict[str, dict[str, str]] = {}  # knob -> value (or `*`) -> sentence added to the description
+    description_knobs: dict[str, dict[str, str]] = field(default_factory=dict)  # knob -> value (or `*`) -> sentence added to the description
 
     @property
     def package(self) -> str:
         return self.definition.split("/", 1)[0]
 
 
+@dataclass(frozen=True, kw_only=True)
 class Package(_Frozen):
+    _TUPLES = ("requires", "tools")
     id: str
     summary: str
     requires: tuple[str, ...]
@@ -81,12 +104,20 @@ class Package(_Frozen):
     tools: tuple[ToolDef, ...]
     origin: str | None = None  # the overlay directory it came from; None: shipped (it has local bodies)
 
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Package":
+        """A package file's JSON (schema-checked) → Package, its knobs and tools built too."""
+        return cls(**{**data, "config": {name: ConfigKnob(**knob) for name, knob in data["config"].items()},
+                      "tools": tuple(ToolDef(**tool) for tool in data["tools"])})
 
+
+@dataclass(frozen=True, kw_only=True)
 class Catalog(_Frozen):
+    _TUPLES = ("packages",)
     name: str
     summary: str
     packages: tuple[Package, ...]
-    declared_services: dict[str, str] = {}  # services an overlay introduces -> what they stand for
+    declared_services: dict[str, str] = field(default_factory=dict)  # services an overlay introduces -> what they stand for
     outside_catalog: frozenset[str] = frozenset()  # packages the generated catalog does not list (not counted)
 
     @cached_property
@@ -326,5 +357,5 @@ def _packages(root, manifest: dict, manifest_file, checks: _SchemaChecks, diags:
             if not tool["definition"].startswith(package_id + "/"):
                 diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
                                         path=str(file), json_path=where + ".definition"))
-        packages.append(Package.model_validate({**data, "origin": origin}))
+        packages.append(Package.from_data({**data, "origin": origin}))
     return packages

@@ -6,11 +6,12 @@ the entry's excluded options is used, and nothing about it is unknown or hazardo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from . import ast
-from .shell import Segment, option_hit
-from .shell_data import knowledge
+
+if TYPE_CHECKING:
+    from .shell import Segment
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class CommandClass:
 
 
 def _admits(entry: ast.CommandEntry, argv: tuple[str, ...], literal: int) -> bool:
+    from .shell import option_hit  # a segment exists, so the shell analyser is loaded already
+    from .shell_data import knowledge
     size = len(entry.words)
     if argv[:size] != entry.words or literal < size:
         return False

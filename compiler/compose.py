@@ -121,12 +121,9 @@ def compose(resolved: Resolved, request: Request) -> Composition:
                                   ("preset", "preset", preset)):
         if source is None:
             continue
-        registered: list[Registration] = []
-        for mount in source.mounts:
-            outcome = _mount_outcome(resolved, layer, f"{origin} `{source.name}`", mount, env, services)
-            rows.append(outcome)
-            registered.extend(outcome.registered)
-        layers.append((layer, tuple(registered)))
+        outcomes = _layer_rows(resolved, layer, f"{origin} `{source.name}`", source, env, services)
+        rows.extend(outcomes)
+        layers.append((layer, tuple(r for outcome in outcomes for r in outcome.registered)))
     on_chain = {s.name for s in chain}
     own_elsewhere: dict[str, tuple[str, Any]] = {}
     for scope in chain:
@@ -249,6 +246,32 @@ def configured_description(tool: ToolDef, mount: ast.Mount | None, package_confi
         if sentence is not None:
             sentences.append(sentence.replace("{value}", str(key)))
     return " ".join(sentences)
+
+
+def _layer_rows(resolved, layer, origin, source, env: Env, services) -> tuple[RowOutcome, ...]:
+    """The outcomes of one preset's mount rows. They read the env's facts (platform, host), the
+    services and the flags the rows' conditions name, never the scope, policy, mode or plan: request
+    contexts that differ only there share them, so a new context does not decide every row again."""
+    key = (id(source), id(resolved.catalog), layer, origin, tuple(env.facts.items()), services,
+           env.flags & _flags_named(source))
+    found = _LAYERS.find(key)
+    if found is not MISSING and found[0] is source and found[1] is resolved.catalog:  # ids of these very objects
+        return found[2]
+    outcomes = tuple(_mount_outcome(resolved, layer, origin, mount, env, services) for mount in source.mounts)
+    return _LAYERS.put(key, (source, resolved.catalog, outcomes))[2]
+
+
+def _flags_named(source) -> frozenset[str]:
+    found = _FLAGS_NAMED.find(id(source))
+    if found is not MISSING and found[0] is source:
+        return found[1]
+    names = frozenset(atom.name.text for mount in source.mounts for atom in ast.atoms(mount.condition)
+                      if isinstance(atom, ast.Flag))
+    return _FLAGS_NAMED.put(id(source), (source, names))[1]
+
+
+_LAYERS = LRU(1024)  # (preset, catalog, layer, origin, facts, services, flags read) -> (preset, catalog, rows)
+_FLAGS_NAMED = LRU(256)  # id(preset) -> (preset, the flags its rows' conditions name)
 
 
 def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services) -> RowOutcome:

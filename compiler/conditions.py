@@ -9,12 +9,14 @@ Polarity: an allow counts a test only when it surely holds, ask/deny/guards when
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import ast
 from .globs import glob_match
 from .paths import CanonicalPath, path_inside
-from .shell import Segment, analyse, segment_matches
+
+if TYPE_CHECKING:
+    from .shell import Segment
 
 UNKNOWN = None
 SHELL_FIELDS = frozenset({"command"})
@@ -99,6 +101,7 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if not isinstance(value, str):
             return lenient  # fail closed: an odd value may match a deny, never an allow
         if env.shell_tool and name in SHELL_FIELDS:
+            from .shell import segment_matches  # the shell analyser loads only for shell calls
             return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
         if isinstance(value, CanonicalPath):
             return any(glob_match(expr.pattern, form) for form in value.forms())
@@ -128,6 +131,7 @@ def _shell_test(command: str, test, lenient: bool) -> bool:
     segment = getattr(command, "segment", None)
     if segment is not None:
         return test(segment, lenient)
+    from .shell import analyse
     found = analyse(command)
     if found is None:
         return lenient  # unparseable: may match a deny, never satisfies an allow

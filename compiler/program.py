@@ -115,6 +115,12 @@ class Program:
         files = shipped_sources() if shipped else []
         files += read_paths(paths)
         files += [SourceFile(name, text.encode("utf-8")) for name, text in (texts or {}).items()]
+        return cls.from_files_cached(files, catalog)
+
+    @classmethod
+    def from_files_cached(cls, files: list[SourceFile], catalog: Catalog | None = None) -> "Program":
+        """from_files, through the per-user program cache when the process asked for it and the
+        catalog is the shipped one (a warm hit parses and resolves nothing)."""
         if _disk_cache and catalog is None:
             from .program_cache import load_files
             return load_files(files)

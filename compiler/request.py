@@ -1,30 +1,108 @@
-"""Request: the context of one model request. Frozen, hashable: it is the cache key of a view."""
+"""Request: the context of one model request. Frozen, hashable: it is the cache key of a view.
+
+Keyword fields in, a checked value out; a wrong field raises InvalidRequest (a ValueError whose
+`errors()` lists `{"loc", "msg"}` like a validation error). A plain dataclass, so a `dshc`
+process that only decides never pays for a validation library's import.
+"""
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+PLATFORM_VALUES = ("linux", "darwin", "win32")
+MODE_VALUES = ("native", "code", "both")
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-class Request(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class InvalidRequest(ValueError):
+    """A field of a Request that is not what the field takes."""
 
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
+
+    def errors(self) -> list[dict[str, Any]]:
+        return [{"loc": (self.field,), "msg": self.message}]
+
+
+def _names(field: str, value) -> frozenset[str]:
+    names = value if type(value) is frozenset else frozenset(value or ())
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidRequest(field, "Input should be a set of strings")
+    return names
+
+
+def _flag(value) -> bool:
+    # the lenient booleans a JSON or TOML context may carry: true/false, 0/1, "yes"/"no" …
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise InvalidRequest("plan", "Input should be a valid boolean")
+
+
+def _one_of(field: str, value, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(f"'{c}'" for c in choices[:-1]) + f" or '{choices[-1]}'"
+        raise InvalidRequest(field, f"Input should be {listed}")
+
+
+def _text(field: str, value, optional: bool = False) -> None:
+    if not isinstance(value, str) and not (optional and value is None):
+        raise InvalidRequest(field, "Input should be a valid string")
+
+
+@dataclass(frozen=True, init=False)
+class Request:
     host: str = "web"
     preset: str | None = None
-    platform: Literal["linux", "darwin", "win32"] = "linux"
+    platform: str = "linux"  # one of PLATFORM_VALUES
     with_services: frozenset[str] = frozenset()
     without_services: frozenset[str] = frozenset()
     flags: frozenset[str] = frozenset()
     scope: str = "root"
-    mode: Literal["native", "code", "both"] | None = None
+    mode: str | None = None  # one of MODE_VALUES, or None: the preset's or host's
     policy: str | None = None
     plan: bool = False
 
-    @field_validator("with_services", "without_services", "flags", mode="before")
-    @classmethod
-    def _as_frozenset(cls, value):
-        return frozenset(value or ())
+    def __init__(self, *, host: str = "web", preset: str | None = None, platform: str = "linux",
+                 with_services=frozenset(), without_services=frozenset(), flags=frozenset(), scope: str = "root",
+                 mode: str | None = None, policy: str | None = None, plan: bool = False, **unknown: Any) -> None:
+        # built for every request context: plain checks and one dict update, no per-field machinery
+        if unknown:
+            raise InvalidRequest(sorted(unknown)[0], "Extra inputs are not permitted")
+        _text("host", host)
+        _text("preset", preset, optional=True)
+        _one_of("platform", platform, PLATFORM_VALUES)
+        _text("scope", scope)
+        if mode is not None:
+            _one_of("mode", mode, MODE_VALUES)
+        _text("policy", policy, optional=True)
+        self.__dict__.update(host=host, preset=preset, platform=platform,
+                             with_services=_names("with_services", with_services),
+                             without_services=_names("without_services", without_services),
+                             flags=_names("flags", flags), scope=scope, mode=mode, policy=policy,
+                             plan=plan if type(plan) is bool else _flag(plan))
 
     def composition_key(self) -> "Request":
         """Plan mode never changes what is composed, only decisions: drop it for view caching."""
-        return self.model_copy(update={"plan": False})
+        return self.model_copy(update={"plan": False}) if self.plan else self
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> "Request":
+        """A copy with `update` applied (and checked)."""
+        return dataclasses.replace(self, **(update or {}))
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict; mode="json" gives sorted lists for the sets (JSON has no sets)."""
+        fields = {name: getattr(self, name) for name in _FIELDS}
+        if mode == "json":
+            fields.update({name: sorted(fields[name]) for name in ("with_services", "without_services", "flags")})
+        return fields
+
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(Request))

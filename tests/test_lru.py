@@ -61,3 +61,28 @@ def test_shared_row_outcomes_follow_each_contexts_services(program):
         assert "read_image" in program.view(Request(host="web", flags=["a"])).names
         assert "read_image" not in program.view(Request(host="web", flags=["b"], without_services=["attachments"])).names
     assert set(program.view(full).names) - set(program.view(narrow).names) == {"read_image"}
+
+
+FLAGGED = """
+preset flagged "Rows that depend on a flag and a platform" {
+  mount tool-fs
+  mount tool-web when flag web_on
+  mount tool-bash when platform == "linux"
+}
+"""
+
+
+def test_shared_preset_rows_follow_the_flags_and_facts_their_conditions_read():
+    """A preset's rows are shared by contexts that differ in what no row reads (scope, policy, other
+    flags), never across a flag or a fact a row's condition names, nor across two programs."""
+    program = Program.load(texts={"flagged.dsh": FLAGGED})
+    def names(**context):
+        return set(program.view(Request(host="web", preset="flagged", **context)).names)
+    base = names()
+    for _ in range(2):  # the second round reads the shared rows
+        assert "web_fetch" in names(flags=["web_on"]) and "web_fetch" not in names(flags=["other"])
+        assert "web_fetch" in names(flags=["web_on", "other"], policy="read-only")
+        assert "bash" in names(platform="linux") and "bash" not in names(platform="darwin")
+        assert names(flags=["unread"], scope="child") - {"report"} == base - {"report"}
+    other = Program.load(texts={"flagged.dsh": FLAGGED.replace("mount tool-fs\n", "")})
+    assert "read" in base and "read" not in other.view(Request(host="web", preset="flagged")).names

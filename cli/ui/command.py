@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import socket
 from pathlib import Path
 
 from ...compiler.diagnostics import DshError, invalid_request
@@ -31,6 +30,7 @@ def _port(text: str) -> int:
 
 
 def _listen(port: int) -> socket.socket:
+    import socket  # only `dshc ui` listens; every other command merely registers its arguments
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

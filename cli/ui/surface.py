@@ -8,13 +8,12 @@ from __future__ import annotations
 import itertools
 import json
 
-from pydantic import ValidationError
 
 from ...compiler.diagnostics import DshError, invalid_request
 from ...compiler.facts import PLATFORMS
 from ...compiler.program import Program
 from ...compiler.render import human
-from ...compiler.request import Request
+from ...compiler.request import InvalidRequest, Request
 from ...compiler.verify import WORKSPACE, ClassDecider
 from ..commands import explain_json
 
@@ -49,7 +48,7 @@ def to_request(context: dict) -> Request:
         raise DshError([invalid_request(f"unknown context key `{unknown_keys[0]}`", f"keys: {', '.join(AXES)}")])
     try:
         return Request(**{k: v for k, v in context.items() if v is not None})
-    except ValidationError as exc:
+    except InvalidRequest as exc:
         error = exc.errors()[0]
         raise DshError([invalid_request(f"invalid context: {'.'.join(map(str, error['loc']))}: {error['msg']}",
                                         f"keys: {', '.join(AXES)}")])

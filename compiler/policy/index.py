@@ -19,7 +19,6 @@ from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
-from ..shell import analyse, segment_matches
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, run_guards, summarise, tool_env
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
@@ -334,6 +333,7 @@ class RequestDecider:
         An opaque segment may match any deny or ask and never an allow; expansion words are
         matched by `segment_matches`; a plain literal segment looks its entries up in the index.
         """
+        from ..shell import analyse, segment_matches  # loaded by the first shell call, not by every decision
         segment = getattr(command, "segment", None)
         if segment is None:
             found = self.compiled.segments.get(command, lambda: analyse(command))
@@ -349,6 +349,7 @@ class RequestDecider:
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     """A whole unsplit line (no segments, no files): what `conditions` decides for it."""
+    from ..shell import segment_matches
     if deny_side:
         return any(segment_matches(s, pattern, True) for s in found.segments)
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)

@@ -13,7 +13,6 @@ from typing import Callable, Mapping
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
 from ..paths import canonical_args, canonical_path
-from ..shell import analyse
 from .decision import Decision
 from .effects import RANK
 
@@ -48,6 +47,7 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     command = args[field]
     if isinstance(command, SegmentArg):
         return None  # already one part of a split call
+    from ..shell import analyse  # the shell analyser loads only for shell calls
     found = analyse(command)
     if found is None or not (found.segments or found.files):
         return None  # unparseable or empty: decided on the text (fails closed in `conditions`)
