@@ -28,7 +28,12 @@ class InvalidRequest(ValueError):
 
 
 def _names(field: str, value) -> frozenset[str]:
-    names = value if type(value) is frozenset else frozenset(value or ())
+    if isinstance(value, (str, bytes, dict)):  # iterable, but a string is not a set of names: "abc" is not {a, b, c}
+        raise InvalidRequest(field, "Input should be a set of strings")
+    try:
+        names = value if type(value) is frozenset else frozenset(value or ())
+    except TypeError:  # not iterable, or holds unhashable items
+        raise InvalidRequest(field, "Input should be a set of strings") from None
     for name in names:
         if not isinstance(name, str):
             raise InvalidRequest(field, "Input should be a set of strings")

@@ -86,6 +86,8 @@ def test_bad_requests_are_400_with_diagnostics(server):
     assert unknown_preset and unknown_preset[0] != "DSH405"
     assert _codes(client.post("/v1/decide", json={"tool": "read", "context": {"colour": "red"}})) == ["DSH405"]
     assert _codes(client.post("/v1/decide", json={"tool": "read", "context": {"platform": "amiga"}})) == ["DSH405"]
+    for field in ("flags", "with", "without"):  # a string is not a set of names ("abc" is not {a, b, c})
+        assert _codes(client.post("/v1/decide", json={"tool": "read", "context": {field: "abc"}})) == ["DSH405"]
     deep = '{"tool": "read", "args": ' + '{"a": ' * 1000 + "{}" + "}" * 1000 + "}"  # 1000 levels of args
     assert _codes(client.post("/v1/decide", content=deep.encode())) == ["DSH405"]
     assert _codes(client.post("/v1/decide", content=b"x" * (300 * 1024))) == ["DSH405"]
