@@ -5,7 +5,6 @@ a verified Program (signature, member digests, safe members, fingerprints) held 
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -18,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable
 
 from ..compiler.catalog_overlay import overlaid_catalog
+from .output_file import replace_file
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import PLATFORMS
 from ..compiler.program import Program, SourceFile, read_paths, shipped_sources
@@ -132,28 +132,8 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> 
     text = json.dumps(manifest, sort_keys=True, indent=1).encode()
     members[MANIFEST] = text
     members[SIGNATURE] = key.sign(text).hex().encode()
-    _write_atomically(output, _tar(members))
+    replace_file(output, _tar(members), "the bundle")  # a watched folder never shows half a bundle
     return manifest
-
-
-def _write_atomically(output: str, data: bytes) -> None:
-    """A folder `serve --bundle DIR` watches sees the whole bundle or none of it; a failure leaves nothing behind."""
-    folder = os.path.dirname(os.path.abspath(output))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".dshc-bundle-", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise _refuse(f"cannot write the bundle `{output}`: {exc.strerror or exc}", "choose a folder you can write to")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise _refuse(f"cannot write the bundle `{output}`: {exc.strerror or exc}", "choose a folder you can write to")
 
 
 def _tar(members: dict[str, bytes]) -> bytes:

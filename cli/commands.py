@@ -244,8 +244,8 @@ def cmd_fmt(args, out, err) -> int:
         if text.encode("utf-8") != file.data:
             changed.append(file.path)
             if not args.check:
-                with open(file.path, "w", encoding="utf-8") as handle:
-                    handle.write(text)
+                from .output_file import replace_file
+                replace_file(file.path, text, "the formatted file")  # a failed write keeps the original
     for path in changed:
         out.write(f"{'would reformat' if args.check else 'reformatted'} {path}\n")
     return 1 if (changed and args.check) else 0

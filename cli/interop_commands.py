@@ -40,8 +40,8 @@ def add_parsers(sub, context_flags, load_flags) -> None:
 
 def _emit(text: str, output: str | None, out) -> None:
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        from .output_file import replace_file
+        replace_file(output, text, "the export")
     else:
         out.write(text)
 

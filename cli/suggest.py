@@ -17,6 +17,7 @@ from ..compiler.paths import CanonicalPath, canonical_path
 from ..compiler.policy.core import is_shell
 from ..compiler.program import SourceFile, parse_files, read_paths, shipped_sources
 from ..compiler.request import InvalidRequest, Request
+from .output_file import replace_file
 
 if TYPE_CHECKING:
     from .evidence import ObservedCall
@@ -239,8 +240,7 @@ def cmd_suggest(args, out, err) -> int:
         suggestion.dropped.append(f"the rules for `{tool}` were wider than {current}: {violation.message}")
     decided = redecide(new, calls)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        replace_file(args.output, text, "the suggestion")
     summary = {"policy": POLICY, "against": current, "proved": report.exact, "cells": report.cells,
                "rules": len(suggestion.rules), "calls": len(calls), "skipped_records": len(evidence.skipped),
                "torn_tail": evidence.torn_tail, "redecided": decided, "dropped": suggestion.dropped,

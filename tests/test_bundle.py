@@ -279,7 +279,8 @@ def test_a_failed_bundle_write_leaves_no_partial_file(tmp_path, keys, monkeypatc
 
     def failing_fsync(fd):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(bundle.os, "fsync", failing_fsync)
+    from dshc.cli import output_file
+    monkeypatch.setattr(output_file.os, "fsync", failing_fsync)
     err = io.StringIO()
     assert main(["build", str(tmp_path / "src"), "-o", str(out_dir / "b.tar.gz"), "--key", keys[0]],
                 io.StringIO(), err) == 2
