@@ -22,14 +22,6 @@ class FrozenDict(dict):
         return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
 
 
-def deep_freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return FrozenDict((k, deep_freeze(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(deep_freeze(v) for v in value)
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
 def thaw(value: Any) -> Any:
@@ -51,14 +43,20 @@ class ArgumentsTooDeep(ValueError):
         super().__init__(f"tool-call arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
 
 
-def _check_depth(value: Any) -> None:
-    stack = [(value, 1)]
-    while stack:  # iterative: the nesting is the caller's choice
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list, tuple)):
-            if depth > MAX_ARGUMENT_DEPTH:
+def deep_freeze(value: Any, room: int | None = None) -> Any:
+    """`value` frozen; with `room`, more than that many nested containers raise ArgumentsTooDeep
+    (checked on the way down, so the recursion never goes deeper than `room`)."""
+    if isinstance(value, (dict, list, tuple)):
+        if room is not None:
+            if room <= 0:
                 raise ArgumentsTooDeep()
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+            room -= 1
+        if isinstance(value, dict):
+            return FrozenDict((k, deep_freeze(v, room)) for k, v in value.items())
+        return tuple(deep_freeze(v, room) for v in value)
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
 def materialise(raw: Any) -> Any:
@@ -77,8 +75,7 @@ def materialise(raw: Any) -> Any:
             raise ArgumentsTooDeep() from None
         except ValueError:
             return raw
-    _check_depth(raw)
-    return deep_freeze(raw)
+    return deep_freeze(raw, MAX_ARGUMENT_DEPTH)  # one walk freezes and bounds the nesting
 
 
 @dataclass(frozen=True)
