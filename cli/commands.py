@@ -12,7 +12,7 @@ from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_c
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.render import diagnostics_json, human
-from ..compiler.request import Request
+from ..compiler.request import CONTEXT_FIELDS, Request
 from ..compiler.source import Span
 from . import interop_commands as interop
 from . import audit, ls, suggest, test_runner
@@ -252,7 +252,7 @@ def cmd_fmt(args, out, err) -> int:
 
 
 # --- diff ----------------------------------------------------------------------------------
-CONTEXT_KEYS = {"preset", "host", "platform", "scope", "mode", "policy", "plan", "with", "without"}
+CONTEXT_KEYS = set(CONTEXT_FIELDS) - {"flags"}  # a `key=value` side names one value per key
 
 
 def _side_program(spec: str, args: Namespace) -> Program:
@@ -301,7 +301,7 @@ def _context(spec: str) -> Request:
             raise DshError([invalid_request(f"invalid context `{spec}`: plan is `{value}`",
                                             "`plan` takes true or false")])
         if key in ("with", "without"):
-            fields[f"{key}_services"].add(value)
+            fields[CONTEXT_FIELDS[key]].add(value)
         else:
             fields[key] = value == "true" if key == "plan" else value
     try:

@@ -16,10 +16,10 @@ from starlette.routing import Route
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.render import diagnostics_json
-from ..compiler.request import Request
+from ..compiler.request import CONTEXT_FIELDS, Request
 
 MAX_BODY = 256 * 1024  # bytes: a decision request is small; a larger body is refused unread
-CONTEXT_KEYS = frozenset({"preset", "host", "platform", "scope", "mode", "policy", "plan", "with", "without", "flags"})
+CONTEXT_KEYS = frozenset(CONTEXT_FIELDS)
 VIEW_FORMATS = ("openai", "anthropic", "gemini", "mcp", "json")
 _log = logging.getLogger("dshc.decision_api")
 
@@ -51,7 +51,7 @@ def _as_request(context) -> Request:
     unknown = sorted(set(context) - CONTEXT_KEYS)
     if unknown:
         raise _bad(f"unknown context key `{unknown[0]}`", f"keys: {', '.join(sorted(CONTEXT_KEYS))}")
-    fields = {{"with": "with_services", "without": "without_services"}.get(k, k): v for k, v in context.items()}
+    fields = {CONTEXT_FIELDS[key]: value for key, value in context.items()}
     try:
         return Request(**fields)
     except (ValueError, TypeError) as exc:

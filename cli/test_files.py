@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compiler.diagnostics import Diagnostic, DshError
+from ..compiler.request import CONTEXT_FIELDS
 from ..compiler.source import Span
 
 SUFFIX = ".test.toml"
@@ -21,11 +22,9 @@ GATES = ("registered", "visible", "projected", "allowed", "ready")
 DEFAULT_WORKSPACE = "/workspace"  # a fixed folder, so path rules decide the same wherever the tests run
 
 # context key -> (TOML type, Request field); a case's keys override the file's [context]
+_TOML_TYPES = {"plan": bool, "with": list, "without": list, "flags": list}  # every other key is a string
 CONTEXT_KEYS: dict[str, tuple[type | tuple, str]] = {
-    "preset": (str, "preset"), "host": (str, "host"), "platform": (str, "platform"), "scope": (str, "scope"),
-    "mode": (str, "mode"), "policy": (str, "policy"), "plan": (bool, "plan"),
-    "with": (list, "with_services"), "without": (list, "without_services"), "flags": (list, "flags"),
-}
+    key: (_TOML_TYPES.get(key, str), field) for key, field in CONTEXT_FIELDS.items()}
 CASE_KEYS = {"name", "view", "includes", "excludes", "explain", "call", "workspace", *CONTEXT_KEYS}
 CALL_KEYS = {"tool", "args", "expect", "gate", "by"}
 FILE_KEYS = {"load", "context", "test"}

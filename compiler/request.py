@@ -62,6 +62,14 @@ def _text(field: str, value, optional: bool = False) -> None:
         raise InvalidRequest(field, "Input should be a valid string")
 
 
+# the names a caller gives a context by (a `key=value` side, a test file's [context], the decision API)
+# -> the Request field each sets; `with`/`without` as the CLI flags spell them
+CONTEXT_FIELDS: dict[str, str] = {
+    "preset": "preset", "host": "host", "platform": "platform", "scope": "scope", "mode": "mode",
+    "policy": "policy", "plan": "plan", "with": "with_services", "without": "without_services", "flags": "flags",
+}
+
+
 @dataclass(frozen=True, init=False)
 class Request:
     host: str = "web"
