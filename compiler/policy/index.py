@@ -19,7 +19,8 @@ from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
-from .core import Buckets, PolicyCore, Tally, is_shell, lenient, run_guards, summarise, tool_env
+from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, summarise, tool_env
+from .effects import RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
@@ -95,10 +96,27 @@ class _FieldIndex:
 @dataclass
 class _ToolIndex:
     guards: list
-    plain: dict  # facts condition (or None) -> [rule]
+    plain: tuple  # per effect, strictest first: (effect, ((facts condition or None, rules), …))
     globbed: dict  # argument field -> _FieldIndex
     generic: list  # rules evaluated as written
     shell: bool
+
+
+def _tiers(plain: dict) -> tuple:
+    """Fact-only rules by effect, strictest first, grouped by their (interned) condition: a call
+    evaluates each condition once, and stops at the first effect some rule of which holds — no
+    rule of a milder effect can change the outcome (strictest wins, and an undecided milder rule
+    never makes a stricter one conditional)."""
+    tiers = []
+    for effect in RULE_EFFECTS:
+        groups = {}
+        for facts, rules in plain.items():
+            same = tuple(r for r in rules if r.effect == effect)
+            if same:
+                groups[facts] = same
+        if groups:
+            tiers.append((effect, tuple(groups.items())))
+    return tuple(tiers)
 
 
 def _split(condition):
@@ -145,7 +163,8 @@ class CompiledPolicy:
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         shell = is_shell(tool)
         rules, guards = self.core.relevant(name, tool)
-        index = _ToolIndex(guards, {}, {}, [], shell)
+        index = _ToolIndex(guards, (), {}, [], shell)
+        plain: dict = {}
         for rule in rules:
             shape = _split(rule.condition)
             if shape is False:
@@ -154,11 +173,12 @@ class CompiledPolicy:
             facts, glob = shape
             facts = self._intern(facts)
             if glob is None:
-                index.plain.setdefault(facts, []).append(rule)
+                plain.setdefault(facts, []).append(rule)
             else:
                 field_name, pattern = glob
                 index.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, facts, pattern), shell and field_name in SHELL_FIELDS)
+        index.plain = _tiers(plain)
         for field_index in index.globbed.values():
             field_index.seal()
         return index
@@ -308,13 +328,21 @@ class RequestDecider:
     def _plain_summary(self, name: str, index: _ToolIndex):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
         found = self._plain.find(name)
-        if found is MISSING:
-            buckets = Buckets()
-            for facts, rules in index.plain.items():
-                for rule in rules:
-                    buckets.add(rule, True if facts is None else self._fact(name, facts, lenient(rule)))
-            found = self._plain.put(name, (*summarise(buckets.matched), tuple(buckets.maybe)))
-        return found
+        if found is not MISSING:
+            return found
+        maybe: list = []
+        for effect, groups in index.plain:
+            side = effect != "allow"  # `lenient`: deny and ask count what possibly holds
+            matched: list = []
+            for facts, rules in groups:
+                value = True if facts is None else self._fact(name, facts, side)
+                if value is True:
+                    matched.extend(rules)
+                elif value is None:
+                    maybe.extend(rules)
+            if matched:
+                return self._plain.put(name, (effect, tuple(sorted(matched, key=position)), tuple(maybe)))
+        return self._plain.put(name, (None, (), tuple(maybe)))
 
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
         """Shell commands and non-text values: entries are admitted one by one."""
