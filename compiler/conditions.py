@@ -138,3 +138,45 @@ def _shell_test(command: str, test, lenient: bool) -> bool:
     if lenient:
         return any(test(seg, True) for seg in found.segments)
     return bool(found.segments) and not found.files and all(test(seg, False) for seg in found.segments)
+
+
+def compile_facts(expr: ast.Expr, lenient: bool):
+    """`evaluate` of a condition that reads no arguments, as a closure `(env, tool name) -> bool | None`.
+
+    Built once per policy, it skips the per-node dispatch and the per-tool environment (`tool` is
+    passed in, not copied into the facts); a property test holds it equal to `evaluate`.
+    """
+    if isinstance(expr, (ast.And, ast.Or)):
+        parts = tuple(compile_facts(item, lenient) for item in expr.items)
+        stop, other = (False, True) if isinstance(expr, ast.And) else (True, False)
+
+        def joined(env, tool):
+            unknown = False
+            for part in parts:
+                value = part(env, tool)
+                if value is stop:
+                    return stop
+                unknown |= value is None
+            return UNKNOWN if unknown else other
+        return joined
+    if isinstance(expr, ast.Not):
+        inner = compile_facts(expr.item, not lenient)  # negation flips which side counts as safe
+        return lambda env, tool: None if (value := inner(env, tool)) is None else not value
+    if isinstance(expr, ast.Flag):
+        flag = expr.name.text
+        return lambda env, tool: flag in env.flags
+    fact = expr.fact
+    if isinstance(expr, ast.Has) and len(fact.path) == 1:
+        service = fact.path[0]
+        return lambda env, tool: service in env.services
+    if fact.path[0] == "args":
+        raise ValueError("compile_facts takes conditions that read no arguments")
+    dotted = fact.dotted
+    read = (lambda env, tool: tool) if dotted == "tool" else (lambda env, tool: env.facts.get(dotted, UNKNOWN))
+    if isinstance(expr, ast.Matches):
+        pattern = expr.pattern
+        return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else isinstance(v, str) and glob_match(pattern, v)
+    if isinstance(expr, ast.Compare):
+        wanted, equal = expr.value, expr.op == "=="
+        return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else (v == wanted) == equal
+    return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else _value_test(expr, v)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .. import ast
 from ..catalog import ToolDef
-from ..conditions import SHELL_FIELDS, Env, evaluate
+from ..conditions import SHELL_FIELDS, Env, compile_facts, evaluate
 from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
@@ -33,7 +33,7 @@ NAME_CACHE = 1024  # tool names remembered per policy and per request (a name ca
 @dataclass(frozen=True)
 class _Globbed:
     rule: ast.Rule
-    facts: ast.Expr | None
+    facts: object  # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
     pattern: str
 
 
@@ -96,13 +96,13 @@ class _FieldIndex:
 @dataclass
 class _ToolIndex:
     guards: list
-    plain: tuple  # per effect, strictest first: (effect, ((facts condition or None, rules), …))
+    plain: tuple  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
     globbed: dict  # argument field -> _FieldIndex
     generic: list  # rules evaluated as written
     shell: bool
 
 
-def _tiers(plain: dict) -> tuple:
+def _tiers(plain: dict, compiled) -> tuple:
     """Fact-only rules by effect, strictest first, grouped by their (interned) condition: a call
     evaluates each condition once, and stops at the first effect some rule of which holds — no
     rule of a milder effect can change the outcome (strictest wins, and an undecided milder rule
@@ -115,7 +115,7 @@ def _tiers(plain: dict) -> tuple:
             if same:
                 groups[facts] = same
         if groups:
-            tiers.append((effect, tuple(groups.items())))
+            tiers.append((effect, tuple((compiled(facts, effect != "allow"), same) for facts, same in groups.items())))
     return tuple(tiers)
 
 
@@ -149,10 +149,20 @@ class CompiledPolicy:
         self.core = PolicyCore(policy)
         self.segments = LRU(SEGMENT_CACHE)  # command text -> its shell segments
         self._tools: LRU[_ToolIndex] = LRU(NAME_CACHE)  # any tool name may be asked, not only the catalog's
-        self._interned: dict = {}  # equal fact conditions share one object, so a request evaluates each once
+        self._interned: dict = {}  # equal fact conditions share one object, so a call evaluates each once
+        self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)
 
     def _intern(self, facts):
         return None if facts is None else self._interned.setdefault(facts, facts)
+
+    def compiled(self, facts, lenient_: bool):
+        """The closure evaluating an interned fact condition on one side (None for no condition)."""
+        if facts is None:
+            return None
+        found = self._compiled.get((id(facts), lenient_))
+        if found is None:
+            found = self._compiled[(id(facts), lenient_)] = (facts, compile_facts(facts, lenient_))
+        return found[1]
 
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         # one name can be different tools in different compositions (a definition, a preset's risk override)
@@ -177,8 +187,8 @@ class CompiledPolicy:
             else:
                 field_name, pattern = glob
                 index.globbed.setdefault(field_name, _FieldIndex()).add(
-                    _Globbed(rule, facts, pattern), shell and field_name in SHELL_FIELDS)
-        index.plain = _tiers(plain)
+                    _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
+        index.plain = _tiers(plain, self.compiled)
         for field_index in index.globbed.values():
             field_index.seal()
         return index
@@ -195,8 +205,6 @@ class RequestDecider:
         self.approval_source = approval_source
         self.env = env
         # bounded like every memo: keyed by tool names, which a model may invent without end
-        self._facts = LRU(NAME_CACHE * 4)
-        self._fact_envs = LRU(NAME_CACHE)
         self._plain = LRU(NAME_CACHE)
         self._decisions = LRU(NAME_CACHE)
         self._fact_only = LRU(NAME_CACHE)
@@ -299,17 +307,6 @@ class RequestDecider:
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
 
-    def _fact(self, name: str, expr, lenient_: bool) -> bool | None:
-        """A fact-only condition for one tool (the `tool` fact is its name): evaluated once per request."""
-        key = (name, id(expr), lenient_)
-        found = self._facts.find(key)
-        if found is MISSING:
-            env = self._fact_envs.find(name)
-            if env is MISSING:  # one environment per tool name and request, however many conditions read it
-                env = self._fact_envs.put(name, self._env_for(name))
-            found = self._facts.put(key, evaluate(expr, env, lenient_))
-        return found
-
     def _group_summary(self, name: str, group: tuple):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
@@ -322,7 +319,7 @@ class RequestDecider:
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
         """The entry's glob matched: its rule applies when its fact condition holds too."""
-        value = True if entry.facts is None else self._fact(name, entry.facts, lenient(entry.rule))
+        value = True if entry.facts is None else entry.facts(self.env, name)
         buckets.add(entry.rule, value)
 
     def _plain_summary(self, name: str, index: _ToolIndex):
@@ -332,10 +329,9 @@ class RequestDecider:
             return found
         maybe: list = []
         for effect, groups in index.plain:
-            side = effect != "allow"  # `lenient`: deny and ask count what possibly holds
             matched: list = []
             for facts, rules in groups:
-                value = True if facts is None else self._fact(name, facts, side)
+                value = True if facts is None else facts(self.env, name)
                 if value is True:
                     matched.extend(rules)
                 elif value is None:

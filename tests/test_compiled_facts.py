@@ -1,0 +1,47 @@
+"""A fact condition compiled to a closure answers exactly what `evaluate` answers, on either side."""
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dshc.compiler import ast
+from dshc.compiler.conditions import Env, compile_facts, evaluate
+
+FACTS = ["scope", "platform", "plan_mode", "tool", "mode", "host.kind"]
+VALUES = ["root", "child", "linux", "win32", "bash", "read", "", 0, 1, True, False, None, ("a",)]
+
+facts = st.sampled_from(FACTS).map(lambda dotted: ast.Fact(tuple(dotted.split("."))))
+atoms = st.one_of(
+    st.builds(ast.Compare, facts, st.sampled_from(["==", "!="]), st.sampled_from(VALUES)),
+    st.builds(ast.Member, facts, st.lists(st.sampled_from(VALUES), max_size=3).map(tuple)),
+    st.builds(ast.Matches, facts, st.sampled_from(["lin*", "*32", "b?sh", "*", "root"])),
+    st.builds(ast.Truthy, facts),
+    st.builds(ast.Has, st.sampled_from(["web", "sandbox", "host.kind"]).map(lambda d: ast.Fact(tuple(d.split("."))))),
+    st.builds(ast.Flag, st.sampled_from(["beta", "fast"]).map(ast.Name)),
+    st.builds(ast.Place, facts, st.booleans(), st.just(ast.Name("workspace"))),
+)
+conditions = st.recursive(atoms, lambda inner: st.one_of(
+    st.builds(ast.Not, inner),
+    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
+    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
+), max_leaves=8)
+envs = st.builds(
+    lambda values, flags, services: Env(values, frozenset(services), frozenset(flags)),
+    st.dictionaries(st.sampled_from(FACTS), st.sampled_from(VALUES), max_size=len(FACTS)),
+    st.lists(st.sampled_from(["beta", "fast"]), max_size=2),
+    st.lists(st.sampled_from(["web", "sandbox"]), max_size=2),
+)
+
+
+@settings(max_examples=400)
+@given(conditions, envs, st.sampled_from(["bash", "read", "web_fetch"]), st.booleans())
+def test_a_compiled_fact_condition_answers_like_evaluate(condition, env, tool, lenient):
+    as_written = evaluate(condition, Env({**env.facts, "tool": tool}, env.services, env.flags), lenient)
+    assert compile_facts(condition, lenient)(env, tool) is as_written
+
+
+def test_an_argument_condition_is_not_compiled():
+    try:
+        compile_facts(ast.Matches(ast.Fact(("args", "command")), "git *"), True)
+    except ValueError as exc:
+        assert "no arguments" in str(exc)
+    else:
+        raise AssertionError("an argument test compiled as a fact condition")
