@@ -13,6 +13,10 @@ from functools import cached_property
 
 import rfc8785
 
+from .lru import LRU, MISSING
+
+_PARAMETER_TEXT = LRU(4096)  # id(parameters) -> (parameters, canonical text): schemas are shared between views
+
 
 def canonical(value) -> bytes:
     return rfc8785.dumps(value)
@@ -85,4 +89,13 @@ def make_entry(name: str, registration, tool, policy: str, ready: str) -> ToolEn
     return ToolEntry(
         name=name, package=tool.package, definition=tool.definition,
         execution="parallel" if tool.parallel_safe is True else "exclusive",  # only an exact true is parallel
-        parameters_json=canonical(parameters).decode("utf-8"), description=description, policy=policy, ready=ready)
+        parameters_json=_parameter_text(parameters), description=description, policy=policy, ready=ready)
+
+
+def _parameter_text(parameters: dict) -> str:
+    """Canonical JSON of a schema, once per schema object: compositions share their shaped schemas and
+    never mutate them (`compose._shape`), so a new request context does not re-serialise every tool."""
+    found = _PARAMETER_TEXT.find(id(parameters))
+    if found is MISSING or found[0] is not parameters:  # the id is of this very object, not one since collected
+        found = _PARAMETER_TEXT.put(id(parameters), (parameters, canonical(parameters).decode("utf-8")))
+    return found[1]

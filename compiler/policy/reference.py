@@ -11,7 +11,7 @@ from dataclasses import replace
 from ..catalog import ToolDef
 from ..conditions import Env
 from ..resolve import EffectivePolicy
-from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
+from .core import Buckets, Tally, holds, is_shell, run_guards, shared_core, tool_env
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
@@ -37,7 +37,7 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
                                        replace(env, args=part_args), include_guards, tool_for))
                         for label, part, part_tool, part_args in parts])
-    core = PolicyCore(policy)
+    core = shared_core(policy)
     rules, guards = core.relevant(name, tool)
     scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
     unsure = False
