@@ -13,6 +13,8 @@ import importlib
 import json
 from typing import Any
 
+from .lazy_graph import LazyGraph
+
 ALLOWED_PREFIX = "dshc.compiler."
 _SKIPPED_SLOTS = frozenset({"__dict__", "__weakref__"})
 
@@ -68,12 +70,15 @@ class _Encoder:
             # a stable order: the bytes of the cache must not depend on the hash seed
             items = sorted((self.encode(v) for v in value), key=lambda e: json.dumps(e, sort_keys=True))
             return {"f" if kind is frozenset else "s": items}
-        if _is_graph(value):
-            if not value.is_multigraph():
+        if kind is LazyGraph or _is_graph(value):
+            if kind is LazyGraph:
+                graph_kind, nodes, edges = value.parts()
+            else:
+                graph_kind, nodes, edges = kind.__name__, value.nodes(data=True), value.edges(keys=True, data=True)
+            if not graph_kind.startswith("Multi"):
                 raise Unencodable("only multigraphs carry edge keys")
-            return {"g": kind.__name__, "n": [[self.encode(n), self.encode(a)] for n, a in value.nodes(data=True)],
-                    "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)]
-                          for u, v, k, a in value.edges(keys=True, data=True)]}
+            return {"g": graph_kind, "n": [[self.encode(n), self.encode(a)] for n, a in nodes],
+                    "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)] for u, v, k, a in edges]}
         if not kind.__module__.startswith(ALLOWED_PREFIX):
             raise Unencodable(f"no data form for {kind.__module__}.{kind.__qualname__}")
         index = self._seen.get(id(value))
@@ -142,39 +147,3 @@ def _plain_data(cls: type) -> bool:
     if dataclasses.is_dataclass(cls):
         return True
     return any(base.__module__.startswith("pydantic.") and base.__name__ == "BaseModel" for base in cls.__mro__)
-
-
-class LazyGraph:
-    """A networkx graph kept as its nodes and edges until first used: reading a cached Program does
-    not pay networkx's import for a graph that deciding never looks at."""
-
-    def __init__(self, kind: str, nodes: list, edges: list) -> None:
-        self._kind, self._nodes, self._edges, self._graph = kind, nodes, edges, None
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.materialise(), name)
-
-    def __len__(self) -> int:
-        return len(self.materialise())
-
-    def __iter__(self):
-        return iter(self.materialise())
-
-    def __contains__(self, node) -> bool:
-        return node in self.materialise()
-
-    def __getitem__(self, node):
-        return self.materialise()[node]
-
-    def materialise(self):
-        if self._graph is None:
-            import networkx as nx
-            if self._kind not in ("Graph", "DiGraph", "MultiGraph", "MultiDiGraph"):
-                raise ValueError(f"`{self._kind}` is not a networkx graph kind")
-            graph = getattr(nx, self._kind)()
-            graph.add_nodes_from(self._nodes)
-            graph.add_edges_from((u, v, k, a) for u, v, k, a in self._edges)
-            self._graph = graph
-        return self._graph

@@ -11,13 +11,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-if TYPE_CHECKING:  # networkx loads only when a graph is built: a cached Program never pays its import
+if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or a cycle is named
     import networkx as nx
 
 from . import ast
 from .catalog import Catalog
 from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
+from .lazy_graph import LazyGraph
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
 
@@ -453,18 +454,23 @@ class _Resolver:
                     edges.append((("host", decl.name.text), ("preset", ref.text), relation, ref.span))
             if decl.policy is not None and decl.policy.text in tables["policy"]:
                 edges.append((("host", decl.name.text), ("policy", decl.policy.text), "policy", decl.policy.span))
-        import networkx as nx
-        graph = nx.MultiDiGraph()
-        graph.add_nodes_from(nodes)
-        graph.add_edges_from((u, v, {"relation": relation, "span": span}) for u, v, relation, span in edges)
+        keyed, between = [], {}  # (u, v, key, data) as a MultiDiGraph numbers parallel edges; (u, v) -> [data]
+        for u, v, relation, span in edges:
+            found = between.setdefault((u, v), [])
+            found.append({"relation": relation, "span": span})
+            keyed.append((u, v, len(found) - 1, found[-1]))
+        graph = LazyGraph("MultiDiGraph", [(node, {}) for node in nodes], keyed)
         chains = [(u, v) for u, v, relation, _ in edges if relation in ("extends", "parent")]
         cyclic = _on_or_before_cycles(chains)
+        if not cyclic:
+            return graph  # the usual case: networkx is needed only to name the cycles
+        import networkx as nx
         chain_graph = nx.DiGraph((u, v) for u, v in chains if u in cyclic and v in cyclic)
         for cycle in sorted(nx.simple_cycles(chain_graph), key=lambda c: sorted(c)):
             edges = []
             for index, node in enumerate(cycle):
                 nxt = cycle[(index + 1) % len(cycle)]
-                data = min(graph.get_edge_data(node, nxt).values(), key=lambda d: (d["span"].line, d["span"].col))
+                data = min(between[node, nxt], key=lambda d: (d["span"].line, d["span"].col))
                 edges.append((node, nxt, data))
             edges = _rotate_to_smallest(edges)
             names = " → ".join(f"`{n[1]}`" for n, _, _ in edges) + f" → `{edges[0][0][1]}`"
