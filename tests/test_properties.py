@@ -23,6 +23,9 @@ conditions = st.sampled_from([
     ' when args.command matches "git *"', ' when args.command matches "rm *"', ' when args.file_path outside workspace',
     " when has args.sandbox_permissions", ' when mode == "code" or plan_mode', ' when tool == "bash"',
     ' when tool in ["read", "write"] and not plan_mode',
+    # globs on a plain argument: looked up by literal prefix / suffix in the index, with and without facts
+    ' when args.file_path matches "*.txt"', ' when args.file_path matches "a*" and not plan_mode',
+    ' when args.file_path matches "*.txt" and scope == "child"', ' when args.file_path matches "/etc/*"',
 ])
 targets = st.lists(st.sampled_from(TOOLS + ["risk(file-mutation)", "risk(any-process)", "package(tool-fs)", "*"]),
                    min_size=1, max_size=2, unique=True)

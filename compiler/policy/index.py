@@ -19,7 +19,7 @@ from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
-from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, summarise, tool_env
+from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .effects import RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
@@ -43,6 +43,7 @@ class _FieldIndex:
     prefix: dict = field(default_factory=dict)  # literal prefix -> [entry]  ("abc*")
     suffix: dict = field(default_factory=dict)  # literal suffix -> [entry]  ("*abc")
     other: list = field(default_factory=list)  # any other glob: tried as written
+    tiers: dict = field(default_factory=dict)  # id(group) -> the group's rules as `_tiers`
     prefix_lengths: list = field(default_factory=list)
     suffix_lengths: list = field(default_factory=list)
 
@@ -64,6 +65,8 @@ class _FieldIndex:
         for table in (self.exact, self.prefix, self.suffix):
             for key in table:
                 table[key] = tuple(table[key])  # a group: one object per key, remembered per request
+        self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
+                      for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
         self.prefix_lengths = sorted({len(p) for p in self.prefix})
         self.suffix_lengths = sorted({len(s) for s in self.suffix})
 
@@ -102,21 +105,16 @@ class _ToolIndex:
     shell: bool
 
 
-def _tiers(plain: dict, compiled) -> tuple:
-    """Fact-only rules by effect, strictest first, grouped by their (interned) condition: a call
-    evaluates each condition once, and stops at the first effect some rule of which holds — no
-    rule of a milder effect can change the outcome (strictest wins, and an undecided milder rule
-    never makes a stricter one conditional)."""
-    tiers = []
-    for effect in RULE_EFFECTS:
-        groups = {}
-        for facts, rules in plain.items():
-            same = tuple(r for r in rules if r.effect == effect)
-            if same:
-                groups[facts] = same
-        if groups:
-            tiers.append((effect, tuple((compiled(facts, effect != "allow"), same) for facts, same in groups.items())))
-    return tuple(tiers)
+def _tiers(pairs) -> tuple:
+    """(compiled fact condition or None, rule) pairs → per effect, strictest first, the rules grouped by
+    condition: (effect, ((condition, rules), …)). A call evaluates each condition once and stops at the
+    first effect some rule of which holds — no rule of a milder effect can change the outcome (strictest
+    wins, and an undecided milder rule never makes a stricter one conditional)."""
+    by_effect: dict = {effect: {} for effect in RULE_EFFECTS}
+    for test, rule in pairs:  # closures are shared per (condition, side), so equal conditions group
+        by_effect[rule.effect].setdefault(test, []).append(rule)
+    return tuple((effect, tuple((test, tuple(rules)) for test, rules in groups.items()))
+                 for effect, groups in by_effect.items() if groups)
 
 
 def _split(condition):
@@ -188,7 +186,7 @@ class CompiledPolicy:
                 field_name, pattern = glob
                 index.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
-        index.plain = _tiers(plain, self.compiled)
+        index.plain = _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
         for field_index in index.globbed.values():
             field_index.seal()
         return index
@@ -254,7 +252,7 @@ class RequestDecider:
         forms = value.forms() if isinstance(value, CanonicalPath) else (value,)  # a path matches in either form
         groups = {id(g): g for form in forms for g in field_index.groups(form)}
         for group in groups.values():
-            top, rules, unsure_rules = self._group_summary(call.name, group)
+            top, rules, unsure_rules = self._group_summary(call.name, group, field_index.tiers[id(group)])
             call.buckets.maybe.extend(unsure_rules)
             if top is not None:
                 call.hits.append(id(group))
@@ -307,14 +305,11 @@ class RequestDecider:
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
 
-    def _group_summary(self, name: str, group: tuple):
+    def _group_summary(self, name: str, group: tuple, tiers: tuple):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
         if found is None:
-            buckets = Buckets()
-            for entry in group:
-                self._admit(name, entry, buckets)
-            found = self._groups[id(group)] = (*summarise(buckets.matched), tuple(buckets.maybe))
+            found = self._groups[id(group)] = self._tiered(name, tiers)
         return found
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
@@ -325,20 +320,22 @@ class RequestDecider:
     def _plain_summary(self, name: str, index: _ToolIndex):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
         found = self._plain.find(name)
-        if found is not MISSING:
-            return found
+        return self._plain.put(name, self._tiered(name, index.plain)) if found is MISSING else found
+
+    def _tiered(self, name: str, tiers: tuple):
+        """(strictest effect that holds or None, its rules in source order, undecidable rules that matter)."""
         maybe: list = []
-        for effect, groups in index.plain:
+        for effect, groups in tiers:
             matched: list = []
-            for facts, rules in groups:
-                value = True if facts is None else facts(self.env, name)
+            for test, rules in groups:
+                value = True if test is None else test(self.env, name)
                 if value is True:
                     matched.extend(rules)
                 elif value is None:
                     maybe.extend(rules)
             if matched:
-                return self._plain.put(name, (effect, tuple(sorted(matched, key=position)), tuple(maybe)))
-        return self._plain.put(name, (None, (), tuple(maybe)))
+                return effect, tuple(sorted(matched, key=position)), tuple(maybe)
+        return None, (), tuple(maybe)
 
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
         """Shell commands and non-text values: entries are admitted one by one."""
