@@ -119,6 +119,12 @@ class Tally:
             return False
         return True
 
+    def add_parts(self, effect: str | None, parts) -> "Tally":
+        """Count several groups with one effect (each in source order); the tally, for chaining."""
+        for rules in parts:
+            self.add(effect, rules)
+        return self
+
     def add_matched(self, matched) -> None:
         self.add(*summarise(matched))
 

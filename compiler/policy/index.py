@@ -113,7 +113,7 @@ def _tiers(pairs) -> tuple:
     by_effect: dict = {effect: {} for effect in RULE_EFFECTS}
     for test, rule in pairs:  # closures are shared per (condition, side), so equal conditions group
         by_effect[rule.effect].setdefault(test, []).append(rule)
-    return tuple((effect, tuple((test, tuple(rules)) for test, rules in groups.items()))
+    return tuple((effect, tuple((test, tuple(sorted(rules, key=position))) for test, rules in groups.items()))
                  for effect, groups in by_effect.items() if groups)
 
 
@@ -232,7 +232,7 @@ class RequestDecider:
             if fired is not None:
                 return self.core.guard_decision(fired)
         best, deciding, plain_maybe = self._plain_summary(name, index)
-        call.tally.add(best, deciding)
+        call.tally.add_parts(best, deciding)
         call.buckets.maybe.extend(plain_maybe)
         for field_name, field_index in index.globbed.items():
             if isinstance(args, dict) and field_name in args:  # an absent argument matches no glob
@@ -256,7 +256,7 @@ class RequestDecider:
             call.buckets.maybe.extend(unsure_rules)
             if top is not None:
                 call.hits.append(id(group))
-                call.tally.add(top, rules)
+                call.tally.add_parts(top, rules)
         for entry in field_index.other:
             if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call.buckets)
@@ -269,7 +269,8 @@ class RequestDecider:
         if len(call.hits) == 1:  # nothing argument-specific hit
             found = self._decisions.find(call.name)
             if found is MISSING:
-                found = self._decisions.put(call.name, finish(self.approval, self.approval_source, Tally(best, deciding)))
+                found = self._decisions.put(call.name, finish(self.approval, self.approval_source,
+                                                              Tally().add_parts(best, deciding)))
             return found
         # the same groups hit → the same decision
         return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
@@ -280,7 +281,7 @@ class RequestDecider:
         if found is MISSING:
             best, deciding, maybe = self._plain_summary(name, index)
             found = self._fact_only.put(name, self.core.conclude(self.approval, self.approval_source,
-                                                                 Tally(best, deciding), maybe))
+                                                                 Tally().add_parts(best, deciding), maybe))
         return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
@@ -323,18 +324,19 @@ class RequestDecider:
         return self._plain.put(name, self._tiered(name, index.plain)) if found is MISSING else found
 
     def _tiered(self, name: str, tiers: tuple):
-        """(strictest effect that holds or None, its rules in source order, undecidable rules that matter)."""
+        """(strictest effect that holds or None, its rules as parts each in source order — merged only if
+        a decision's rules are read —, undecidable rules that matter)."""
         maybe: list = []
         for effect, groups in tiers:
             matched: list = []
             for test, rules in groups:
                 value = True if test is None else test(self.env, name)
                 if value is True:
-                    matched.extend(rules)
+                    matched.append(rules)
                 elif value is None:
                     maybe.extend(rules)
             if matched:
-                return effect, tuple(sorted(matched, key=position)), tuple(maybe)
+                return effect, tuple(matched), tuple(maybe)
         return None, (), tuple(maybe)
 
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
