@@ -33,16 +33,13 @@ def file_size_problem(path: str, size: int) -> Diagnostic | None:
 def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
     """Every place in `tree` past a limit; nothing below an offending node is reported again."""
     problems: list[Diagnostic] = []
-    stack: list[tuple[Tree | Token, int, int]] = [(tree, 0, 0)]
+    stack: list[tuple[Tree, int, int]] = [(tree, 0, 0)]
+    token_limits, condition_nodes, token_type = TOKEN_LIMITS, CONDITION_NODES, Token
     while stack:  # iterative: the depth being measured is the attacker's choice
         node, conditions, lists = stack.pop()
-        if isinstance(node, Token):
-            limit = TOKEN_LIMITS.get(node.type)
-            if limit is not None and len(node) > limit[1]:
-                problems.append(_too_long(path, node, *limit))
-            continue
-        conditions += node.data in CONDITION_NODES
-        lists += node.data == "list"
+        data = node.data
+        conditions += data in condition_nodes
+        lists += data == "list"
         if conditions > MAX_CONDITION_DEPTH:
             problems.append(_too_deep(path, node, "conditions", MAX_CONDITION_DEPTH,
                                       "name the parts with separate rules, or flatten `not not`"))
@@ -50,7 +47,13 @@ def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
         if lists > MAX_LIST_DEPTH:
             problems.append(_too_deep(path, node, "lists", MAX_LIST_DEPTH, None))
             continue
-        stack.extend((child, conditions, lists) for child in node.children)
+        for child in node.children:  # leaves are checked here, not pushed: they outnumber the nodes
+            if isinstance(child, token_type):
+                limit = token_limits.get(child.type)
+                if limit is not None and len(child) > limit[1]:
+                    problems.append(_too_long(path, child, *limit))
+            else:
+                stack.append((child, conditions, lists))
     return sorted(problems, key=lambda d: (d.span.line, d.span.col))
 
 

@@ -23,7 +23,7 @@ from .gates import ready as readiness
 from .lru import LRU
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
-from .resolve import RESERVED_TOOL, Resolved, resolve
+from .resolve import RESERVED_TOOL, Resolved, collector_paused, resolve
 from .view import ToolView, make_entry
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
@@ -74,16 +74,17 @@ def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[D
     from .parse import decode, parse_source  # lark loads only when there is text to parse
     from .to_ast import to_document
     documents, diags, texts = [], [], {}
-    for file in files:
-        source, found = decode(file.path, file.data)
-        diags += found
-        if source is None:
-            continue
-        texts[file.path] = source.text
-        tree, found, comments = parse_source(source)
-        diags += found
-        if tree is not None:
-            documents.append(to_document(file.path, tree, comments))
+    with collector_paused():  # a parse tree per file, then its AST: many objects, no cycles to collect
+        for file in files:
+            source, found = decode(file.path, file.data)
+            diags += found
+            if source is None:
+                continue
+            texts[file.path] = source.text
+            tree, found, comments = parse_source(source)
+            diags += found
+            if tree is not None:
+                documents.append(to_document(file.path, tree, comments))
     return documents, diags, texts
 
 

@@ -96,8 +96,9 @@ def resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
 
 @contextmanager
 def collector_paused():
-    """Building 100,000s of long-lived objects makes no garbage cycles, yet triggers the cyclic collector's
-    full passes over everything alive; pausing it roughly halves the time of a large load."""
+    """Building 100,000s of objects (parse trees, ASTs, resolved tables) makes no garbage cycles, yet
+    triggers the cyclic collector's full passes over everything alive; pausing it roughly halves the
+    time of a large load. Reference counting still frees what is dropped."""
     enabled = gc.isenabled()
     gc.disable()
     try:
