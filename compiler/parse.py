@@ -312,7 +312,10 @@ def _terminal_name(terminal: str) -> str:
 
 
 def _blank_broken_declaration(text: str, exc) -> str | None:
-    """Replace the declaration holding the error with spaces (newlines kept) so parsing resumes."""
+    """The text to parse next: everything up to the end of the declaration holding the error becomes
+    the same number of newlines, so parsing resumes after it with lines and columns unchanged. The part
+    before it parsed cleanly, and the whitespace is one token: each retry parses only what is left,
+    not the whole file again (a large file with errors near its end costs about one parse)."""
     pos = exc.token.start_pos if isinstance(exc, GluedKeyword) else getattr(exc, "pos_in_stream", None)
     if pos is None and isinstance(exc, UnexpectedToken):
         pos = exc.token.start_pos
@@ -325,4 +328,4 @@ def _blank_broken_declaration(text: str, exc) -> str | None:
         return None
     if not text[begin:end].strip():
         return None
-    return text[:begin] + re.sub(r"[^\n]", " ", text[begin:end]) + text[end:]
+    return "\n" * text.count("\n", 0, end) + text[end:]
