@@ -160,7 +160,14 @@ class Program:
         composition = self.composition(request)
         if request.plan:
             composition = _with_plan(composition, request)
-        return GateContext(self.resolved, composition)
+        return GateContext(self.resolved, composition, self._policy_core)
+
+    def _compiled_policy(self, policy) -> CompiledPolicy:
+        return self._compiled.get(policy.name, lambda: CompiledPolicy(policy))
+
+    def _policy_core(self, policy):
+        compiled = self._compiled_policy(policy)
+        return compiled.core if compiled.policy is policy else None  # another object by that name: its own core
 
     @_owns_sources
     def view(self, request: Request) -> ToolView:
@@ -254,7 +261,7 @@ class Program:
         comp = ctx.composition
         compiled = None
         if comp.policy is not None:
-            compiled = self._compiled.get(comp.policy.name, lambda: CompiledPolicy(comp.policy))
+            compiled = self._compiled_policy(comp.policy)
         return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for), \
             LRU(self._deciders.size), ctx  # per tool name: any name may be asked
 

@@ -9,6 +9,7 @@ import pytest
 from dshc.compiler.catalog import load_catalog
 from dshc.compiler.policy.core import PolicyCore, targets
 from dshc.compiler.program import Program
+from dshc.compiler.request import Request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
 from bench import workload  # noqa: E402 - the benchmark's random policy: names, aliases, packages, risks, globs
@@ -47,3 +48,15 @@ def test_the_index_agrees_with_a_pass_over_every_rule(source, tmp_path):
     for name in ("made_up_tool", "todo_x", "x_open", "wXite"):  # names no catalog tool has: only name targets apply
         assert core.relevant(name, None) == _linear(core, name, None), name
     assert checked > 50 and any(core.relevant(t.name, t)[0] for t in tools)
+
+
+def test_views_of_new_request_contexts_share_one_target_index(monkeypatch):
+    # a view decides every visible tool statically; each decision building its own index over all
+    # N rules made a new request context cost O(tools x N)
+    made = []
+    build = PolicyCore.__init__
+    monkeypatch.setattr(PolicyCore, "__init__", lambda self, policy: (made.append(policy), build(self, policy))[1])
+    program = Program.load(texts={"idx.dsh": EXTRA})
+    for flag in range(5):
+        assert program.view(Request(preset="standard", policy="idx", flags=[f"f{flag}"])).tools
+    assert len(made) == 1

@@ -9,7 +9,8 @@ GATE = "allowed"
 
 def check(ctx: GateContext, name: str) -> GateResult:
     comp = ctx.composition
-    decision = decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env())
+    decision = decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(),
+                      core=ctx.policy_core())
     span = decision.deciding[0][1] if decision.deciding else None
     policy = f"policy `{comp.policy.name}`" if comp.policy else "no policy"
     if decision.effect == "deny":

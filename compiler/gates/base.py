@@ -21,9 +21,15 @@ class GateResult:
 
 
 class GateContext:
-    def __init__(self, resolved: Resolved, composition: Composition):
+    def __init__(self, resolved: Resolved, composition: Composition, cores=None):
         self.resolved = resolved
         self.composition = composition
+        self._cores = cores  # policy -> the PolicyCore its Program keeps; None: a new one per decision
+
+    def policy_core(self):
+        """The composition's policy's shared PolicyCore (its target index built once per Program), or None."""
+        policy = self.composition.policy
+        return self._cores(policy) if policy is not None and self._cores is not None else None
 
     @cached_property
     def registrations(self) -> dict[str, list[Registration]]:

@@ -25,7 +25,6 @@ from typing import Iterable
 from .. import ast
 from ..catalog import ToolDef
 from ..conditions import Env, evaluate
-from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy, target_matches_tool
 from .decision import Decision
 from .effects import RULE_EFFECTS, stricter, strictest
@@ -224,18 +223,6 @@ class PolicyCore:
         if default is not None:
             return ((f"{self.policy.name}/default", default.span),)
         return ((self.policy.name, self.policy.decl.span),)
-
-
-_SHARED = LRU(64)  # id(policy) -> (policy, its core): policies are few per program, their rules many
-
-
-def shared_core(policy: EffectivePolicy) -> PolicyCore:
-    """The one PolicyCore of a policy object, so its target index is built once, not once per static decision
-    (a view decides every visible tool). Keyed by identity and kept with the policy, so an id is never reused."""
-    found = _SHARED.find(id(policy))
-    if found is MISSING or found[0] is not policy:
-        found = _SHARED.put(id(policy), (policy, PolicyCore(policy)))
-    return found[1]
 
 
 def rule_id(policy: EffectivePolicy, item) -> str:

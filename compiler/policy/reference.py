@@ -11,33 +11,33 @@ from dataclasses import replace
 from ..catalog import ToolDef
 from ..conditions import Env
 from ..resolve import EffectivePolicy
-from .core import Buckets, Tally, holds, is_shell, run_guards, shared_core, tool_env
+from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
-           env: Env, include_guards: bool = True, tool_for=None) -> Decision:
+           env: Env, include_guards: bool = True, tool_for=None, core: PolicyCore | None = None) -> Decision:
     """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
 
     A shell call is decided part by part (`split`); `tool_for` finds the tools its files are
-    decided as.
+    decided as. `core` is the policy's shared PolicyCore when the caller keeps one (its target index
+    is then built once, not per call).
     """
     if policy is None:
         return NO_POLICY
     args = canonical(tool, env.args, env.workspace)
     return with_paths(_decide(policy, approval, approval_source, name, tool, replace(env, args=args), include_guards,
-                              tool_for), env.args, args)
+                              tool_for, core or PolicyCore(policy)), env.args, args)
 
 
-def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for) -> Decision:
+def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core) -> Decision:
     args = env.args
     parts = shell_parts(is_shell(tool), args, env.workspace, tool_for)
     if parts is not None:
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
-                                       replace(env, args=part_args), include_guards, tool_for))
+                                       replace(env, args=part_args), include_guards, tool_for, core))
                         for label, part, part_tool, part_args in parts])
-    core = shared_core(policy)
     rules, guards = core.relevant(name, tool)
     scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
     unsure = False
