@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from . import ast
@@ -67,6 +68,15 @@ class Composition:
         return tuple(r for r in self.rows if r.status == "pending")
 
     def env(self, args=None, workspace=None, shell_tool=False) -> Env:
+        if args is None and workspace is None and not shell_tool:
+            return self._request_env  # the request's facts alone: asked per tool by views, verify and deciders
+        return self._make_env(args, workspace, shell_tool)
+
+    @cached_property
+    def _request_env(self) -> Env:
+        return self._make_env(None, None, False)  # an Env and its facts are never mutated, so one is shared
+
+    def _make_env(self, args, workspace, shell_tool) -> Env:
         facts = {
             "platform": self.request.platform,
             "host": self.host.name.text,
