@@ -1,9 +1,11 @@
 """Per-call decisions without scanning every rule: a policy and a call in, a Decision out.
 
 A policy is indexed per tool name: rules whose condition is only request facts are grouped by
-that condition (evaluated once per request, then remembered); rules that test one argument
-with a glob are indexed by the glob's literal prefix, suffix or whole text, so a call looks
-up the rules it matches instead of trying them all. Anything else is evaluated as written.
+effect and by that condition, compiled to a closure (`_tiers`: a call evaluates each condition
+once and stops at the strictest effect that holds; the summary is remembered per request); rules
+that test one argument with a glob are indexed by the glob's literal prefix, suffix or whole text,
+so a call looks up the rules it matches instead of trying them all, and each group it hits is
+summarised the same way. Anything else is evaluated as written.
 Guards, bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so
 decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
