@@ -10,6 +10,7 @@ measures one part (process, compile, decide, contexts, verify).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -320,6 +321,7 @@ def bench_contexts(count: int, targets: list, rows: list) -> None:
     program = Program.load(texts={"bench.dsh": text, "scopes.dsh": BENCH_SCOPES})
     program.decide(Request(preset="standard", policy="bench"), "read", {"file_path": "src/a.py"})
     first = []
+    gc.collect()  # what earlier parts left for the collector would otherwise be freed inside the window
     rss_before = _rss_kib()
     for index in range(count):
         request = Request(preset="standard", policy="bench", flags=[f"f{index}"])
@@ -327,6 +329,7 @@ def bench_contexts(count: int, targets: list, rows: list) -> None:
         program.decide(request, "read", {"file_path": "src/a.py"})
         first.append((time.perf_counter_ns() - start) / 1000)
         program.view(request)
+    gc.collect()
     grown = (_rss_kib() - rss_before) / 1024
     rows.append(("first call in a new request context (N = 1,000)", p50(first), "µs", f"p99 {statistics.quantiles(first, n=100)[98]:.0f} µs"))
     rows.append((f"resident memory after {count:,} distinct contexts (LRU {program._views.size:,})", grown, "MiB",
