@@ -199,6 +199,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
     p.add_argument("--bundle", metavar="FILE|DIR", help="serve a signed bundle (the newest in DIR); hot-swap to newer ones")
     p.add_argument("--trust", metavar="PUBKEY", help="the key --bundle must be signed by")
+    p.add_argument("--output-schema", metavar="FILE.json",
+                   help="the JSON Schema `structured_output` results must match, listed as its parameters "
+                        "(workflow and ralph children)")
     p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per-call timeout")

@@ -38,6 +38,7 @@ from . import gateway
 from .host import runtime_effect, session
 
 WATCH_EVERY_S = 0.3
+STRUCTURED_OUTPUT = "structured_output"
 APPROVAL_KEY = "dshc-approval"
 NO_ELICITATION = ("this MCP client did not declare the elicitation capability, so dshc could not ask anyone; "
                   "an ask without an answer is a deny")
@@ -54,6 +55,7 @@ class ServeOptions:
     timeout_s: float
     watch: bool
     bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
+    output_schema: dict | None = None  # what `structured_output` must be called with (a child's result)
 
 
 @dataclass
@@ -150,7 +152,7 @@ class Served:
             return responder(call, reason) if responder else "unavailable"
 
         ctx, state = session(program, request, self.options.workspace, self.options.log_path, approver,
-                             self.options.timeout_s)
+                             self.options.timeout_s, output_schema=self.options.output_schema)
         ctx.implementations = {**ctx.implementations, **gateway.upstream_bodies(self.pool, self.options.timeout_s)}
         ctx.render = gateway.render_upstream(ctx.render)
         holder["session"] = found = _Session(program, request, ctx, state)
@@ -257,13 +259,22 @@ def _can_elicit(ctx) -> bool:
     return caps is not None and caps.elicitation is not None
 
 
+def _input_schema(entry, options: ServeOptions) -> dict:
+    """What a client sees as a tool's parameters: the view's, except that `structured_output` takes the
+    result itself, so with --output-schema its parameters are that schema (the catalog's says so)."""
+    if entry.name == STRUCTURED_OUTPUT and options.output_schema is not None:
+        return options.output_schema
+    return entry.parameters
+
+
 def build_server(served: Served) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             served.legacy_sessions.add(ctx.session)
         view = (await anyio.to_thread.run_sync(served.current)).view
         return types.ListToolsResult(tools=[types.Tool(name=e.name, description=e.description,
-                                                       input_schema=e.parameters) for e in view.tools])
+                                                       input_schema=_input_schema(e, served.options))
+                                            for e in view.tools])
 
     async def call_tool(ctx, params: types.CallToolRequestParams):
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -368,8 +379,12 @@ def cmd_serve(args, out, err) -> int:
     if args.bundle:
         from .bundle import serve_holder
         holder = serve_holder(args.bundle, args.trust, err)
+    output_schema = None
+    if args.output_schema:
+        from .commands import _output_schema
+        output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder)
+                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")

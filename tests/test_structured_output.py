@@ -188,6 +188,41 @@ def test_dshc_run_in_a_workflow_child_ends_the_turn_at_the_result(cli, tmp_path)
     assert logged["3"]["value"] == {"answer": 5}
 
 
+def test_dshc_serve_lists_the_output_schema_as_the_parameters_and_enforces_it(tmp_path):
+    """A real MCP client over stdio: the child sees the schema it must fill, a wrong result is refused and
+    the turn goes on, a right one ends it."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve", "--host", "web",
+            "--scope", "workflow-child", "--output-schema", str(schema), "--workspace", str(tmp_path)]
+    text = lambda result: "".join(getattr(b, "text", "") for b in result.content)  # noqa: E731
+
+    async def main():
+        async with Client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(tmp_path))) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert listed["structured_output"].input_schema == SCHEMA
+            assert listed["todo_write"].input_schema != SCHEMA  # only the result channel takes the schema
+            wrong = await client.call_tool("structured_output", {"answer": "forty-two"})
+            assert wrong.is_error and "does not match the output schema" in text(wrong)
+            right = await client.call_tool("structured_output", {"answer": 42})
+            assert not right.is_error, text(right)
+            after = await client.call_tool("todo_write", {"todos": []})
+            assert after.is_error and "structured_output" in text(after) and "turn" in text(after), text(after)
+    anyio.run(main)
+
+
+def test_dshc_serve_refuses_an_unusable_output_schema_before_serving(cli, tmp_path):
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type": 5}')
+    served = cli("serve", "--host", "web", "--scope", "workflow-child", "--output-schema", str(schema))
+    assert served.code == 2 and "not a valid JSON Schema" in served.err and "Traceback" not in served.err
+
+
 @pytest.mark.parametrize("content, why", [("{not json", "not JSON"), ('{"type": 5}', "not a valid JSON Schema"),
                                           ("[1]", "not a valid JSON Schema")])
 def test_dshc_run_refuses_an_unusable_output_schema_file(cli, tmp_path, content, why):
