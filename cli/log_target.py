@@ -11,11 +11,13 @@ import os
 import re
 import stat
 import uuid
+from dataclasses import replace
 from typing import Iterator
 
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
 from ..runtime.events import EventLog, LogRead, read_log
+from ..runtime.log_format import blob_dir
 from ..runtime.pg_log import is_dsn
 
 SPOOL_FOLDER = "spool"
@@ -48,6 +50,36 @@ def read_log_target(target: str) -> LogRead:
             raise
         raise DshError([Diagnostic("DSH107", f"cannot read the event log from the database: {_first_line(exc)}",
                                    path=_shown(target))]) from None
+
+
+def read_dsn_for_resume(target: str) -> LogRead:
+    """What earlier runs logged to a DSN, for resuming: the database's records and every record a writer
+    fsynced to its spool but never shipped (the database was away, or the run died first), each
+    (session, seq) once. A database that cannot be read is DSH107: the run refuses rather than re-run."""
+    try:
+        stored = read_log_target(target)
+    except DshError as exc:
+        raise DshError([replace(d, help="a run logging to a database resumes from what it holds, so it does not start "
+                                        "while the database cannot be read; log to a JSONL file to run offline")
+                        for d in exc.diagnostics]) from None
+    folder, prefix = spool_folder(target), _prefix(target)
+    seen = {(r.get("session"), r.get("seq")) for r in stored.records}
+    spooled = []
+    for name in sorted(os.listdir(folder)):
+        if name.startswith(prefix) and name.endswith(".jsonl"):
+            for record in read_log(os.path.join(folder, name), resolve_blobs=False).records:
+                if (record.get("session"), record.get("seq")) not in seen:
+                    seen.add((record.get("session"), record.get("seq")))
+                    spooled.append(record)
+    records = stored.records + tuple(spooled)
+    return LogRead(records, tuple(range(1, len(records) + 1)), (), False)
+
+
+def blobs_of(target: str, session: str | None) -> str:
+    """Where a record's long strings were put: beside the JSONL log, or beside its session's spool."""
+    if not is_dsn(target):
+        return blob_dir(target)
+    return os.path.join(spool_folder(target), f"{_prefix(target)}{_safe(str(session))}.jsonl") + ".blobs"
 
 
 def log_records(target: str) -> Iterator[dict]:

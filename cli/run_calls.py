@@ -74,7 +74,11 @@ def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
     if call.id not in prior.results:
         return interrupted_result(call.id, call.name)
     try:
-        return logged_result(prior.results[call.id], blob_dir(log_path))
+        record = prior.results[call.id]
+        if is_dsn(log_path):
+            from .log_target import blobs_of
+            return logged_result(record, blobs_of(log_path, record.get("session")))
+        return logged_result(record, blob_dir(log_path))
     except BadRecord as exc:  # the result was recorded, so the call ran: report, never run again
         message = f"the recorded result cannot be read: {exc}"
         return ToolResult(call.id, call.name, True, f"Error: {message}", None,
@@ -82,9 +86,13 @@ def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
 
 
 def _prior(options: RunOptions, calls: CallsFile) -> PriorRun:
-    if not options.log_path or is_dsn(options.log_path) or not os.path.exists(options.log_path):
+    path = options.log_path
+    if path and is_dsn(path):  # at most once per call id holds for a database log too
+        from .log_target import read_dsn_for_resume
+        return prior_run(read_dsn_for_resume(path), calls.digest)
+    if not path or not os.path.exists(path):
         return PriorRun()
-    return prior_run(read_log(options.log_path, resolve_blobs=False), calls.digest)
+    return prior_run(read_log(path, resolve_blobs=False), calls.digest)
 
 
 def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Callable[[list[ToolResult], tuple], None],

@@ -8,6 +8,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -213,6 +214,85 @@ def test_suggest_reads_a_dsn_as_it_reads_the_same_run_logged_to_a_file(cli, dsn,
     assert from_db.code == from_file.code == 0, from_db.out + from_db.err
     assert from_db.json()["calls"] == from_file.json()["calls"] > 0
     assert from_db.json()["rules"] == from_file.json()["rules"] > 0
+
+
+def _resume_calls(tmp_path):
+    calls = tmp_path / "resume.jsonl"
+    calls.write_text("\n".join(json.dumps(c) for c in [
+        {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
+        {"id": "r", "name": "read", "arguments": {"file_path": "out.txt"}},
+    ]) + "\n")
+    return calls
+
+
+def _run_twice(cli, dsn, tmp_path, between=None):
+    argv = ("run", str(_resume_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once",
+            "--policy", "workspace-write", "--json")
+    first = cli(*argv)
+    if between:
+        between()
+    (tmp_path / "out.txt").write_text("changed since\n")  # a re-run write would put "first" back
+    second = cli(*argv)
+    return first, second
+
+
+def _calls_per_session(dsn):
+    sessions = {}
+    for record in _rows(dsn):
+        if record["type"] == "tool/call":
+            sessions.setdefault(record["session"], []).append(record["callId"])
+    return sessions
+
+
+def test_running_the_same_calls_to_a_dsn_again_resumes_instead_of_running_them_twice(cli, dsn, tmp_path):
+    first, second = _run_twice(cli, dsn, tmp_path)
+    assert first.code == 0, first.out + first.err
+    rows = lambda text: [json.loads(line) for line in text.splitlines()]  # noqa: E731 - jsonb keeps no key order
+    assert second.code == 0 and rows(second.out) == rows(first.out)  # the recorded results, printed again
+    assert (tmp_path / "out.txt").read_text() == "changed since\n"  # the write did not run again
+    assert sorted(_calls_per_session(dsn).values()) == [["w", "r"]]  # one session ran calls, once each
+
+
+def test_a_run_resumes_from_records_spooled_while_the_database_was_away(server, dsn, tmp_path):
+    # the database goes away while the first run's slow call runs: what follows exists only in its spool
+    (tmp_path / "slow.jsonl").write_text("\n".join(json.dumps(c) for c in [
+        {"id": "slow", "name": "bash", "arguments": {"command": "sleep 2 && echo done >> ran.txt",
+                                                      "description": "slow"}},
+        {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
+    ]) + "\n")
+    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "run", str(tmp_path / "slow.jsonl"),
+            "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--policy", "workspace-write", "--json"]
+    env = {**os.environ}
+    first = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not any(r.get("callId") == "slow" for r in _rows(dsn)):  # a call is in the database before it runs
+        assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+        time.sleep(0.05)
+    server.stop()
+    try:
+        out, err = first.communicate(timeout=60)
+    finally:
+        server.start()
+    assert first.returncode == 0, err
+    assert [r["callId"] for r in _rows(dsn) if r["type"] == "tool/result"] == []  # nothing after the stop shipped
+    (tmp_path / "out.txt").write_text("changed since\n")
+    second = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    assert second.returncode == 0, second.stderr
+    rows = lambda text: [json.loads(line) for line in text.splitlines()]  # noqa: E731
+    assert rows(second.stdout) == rows(out)  # both results read back from the first run's spool
+    assert (tmp_path / "ran.txt").read_text() == "done\n" and (tmp_path / "out.txt").read_text() == "changed since\n"
+    assert sorted(_calls_per_session(dsn).values()) == [["slow", "w"]]  # the spool was shipped, nothing re-ran
+
+
+def test_a_run_to_an_unreachable_dsn_refuses_to_start_rather_than_risk_running_calls_twice(cli, server, dsn,
+                                                                                           tmp_path):
+    server.stop()
+    try:
+        refused = cli("run", str(_resume_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--json")
+    finally:
+        server.start()
+    assert refused.code == 2 and "DSH107" in refused.out and not (tmp_path / "out.txt").exists()
+    assert "resume" in refused.out
 
 
 def test_audit_counts_denials_by_rule(cli, dsn, tmp_path):
