@@ -288,7 +288,7 @@ def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
     (the runtime dispatches those nested calls); a tool whose provider is absent cannot run.
     """
     for gate, check in CALL_GATES:
-        if gate == "projected" and ctx.composition.mode != "native" and name in ctx.visible:
+        if gate == "projected" and ctx.composition.mode != "native" and ctx.registration(name) is not None:
             continue  # reachable through run_code
         result = check(ctx, name)
         if result.status == "fail":

@@ -69,7 +69,14 @@ class GateContext:
         return None
 
     def registration(self, name: str) -> Registration | None:
-        return self.visible.get(name)
+        """`visible.get(name)`, without building the whole view when one call asks about one name."""
+        if "visible" in self.__dict__:
+            return self.visible.get(name)
+        regs = self.registrations.get(name)
+        if not regs:
+            return None
+        nearest = regs[0]
+        return nearest if nearest.layer == self.own_layer or self.restriction_blocking(name) is None else None
 
     def tool_for(self, name: str):
         reg = self.registrations.get(name)
