@@ -153,10 +153,10 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
             diags.append(_syntax_diagnostic(source, text, exc))
             if len(diags) > MAX_REPORTED:
                 return None, diags, comments
-            blanked = _blank_broken_declaration(text, exc)
-            if blanked is None:
+            rest = _after_broken_declaration(text, exc)
+            if rest is None:
                 return None, diags, comments
-            text = blanked
+            text = rest
 
 
 def _has_code(text: str) -> bool:
@@ -311,7 +311,7 @@ def _terminal_name(terminal: str) -> str:
     return terminal.lower()
 
 
-def _blank_broken_declaration(text: str, exc) -> str | None:
+def _after_broken_declaration(text: str, exc) -> str | None:
     """The text to parse next: everything up to the end of the declaration holding the error becomes
     the same number of newlines, so parsing resumes after it with lines and columns unchanged. The part
     before it parsed cleanly, and the whitespace is one token: each retry parses only what is left,
