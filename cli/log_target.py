@@ -35,12 +35,13 @@ def open_log(target: str | None, session: str | None = None) -> EventLog:
     return PostgresEventLog(target, _spool_file(folder, f"{prefix}{_safe(session)}.jsonl"), session)
 
 
-def read_log_target(target: str) -> LogRead:
-    """The whole log, from a JSONL path or a DSN; DSH107 when it cannot be read."""
+def read_log_target(target: str, calls_digest: str | None = None) -> LogRead:
+    """The whole log, from a JSONL path or a DSN (from a DSN, with `calls_digest`, only the sessions of
+    runs of that calls file); DSH107 when it cannot be read."""
     try:
         if is_dsn(target):
             from ..runtime.pg_log import read_postgres
-            return read_postgres(target)
+            return read_postgres(target, calls_digest)
         return read_log(target)
     except OSError as exc:
         raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}",
@@ -52,12 +53,13 @@ def read_log_target(target: str) -> LogRead:
                                    path=_shown(target))]) from None
 
 
-def read_dsn_for_resume(target: str) -> LogRead:
-    """What earlier runs logged to a DSN, for resuming: the database's records and every record a writer
-    fsynced to its spool but never shipped (the database was away, or the run died first), each
-    (session, seq) once. A database that cannot be read is DSH107: the run refuses rather than re-run."""
+def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
+    """What earlier runs of one calls file logged to a DSN, for resuming: the database's records of their
+    sessions and every record a writer fsynced to its spool but never shipped (the database was away, or
+    the run died first), each (session, seq) once. A database that cannot be read is DSH107: the run
+    refuses rather than re-run."""
     try:
-        stored = read_log_target(target)
+        stored = read_log_target(target, calls_digest)
     except DshError as exc:
         raise DshError([replace(d, help="a run logging to a database resumes from what it holds, so it does not start "
                                         "while the database cannot be read; log to a JSONL file to run offline")

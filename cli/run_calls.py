@@ -89,7 +89,7 @@ def _prior(options: RunOptions, calls: CallsFile) -> PriorRun:
     path = options.log_path
     if path and is_dsn(path):  # at most once per call id holds for a database log too
         from .log_target import read_dsn_for_resume
-        return prior_run(read_dsn_for_resume(path), calls.digest)
+        return prior_run(read_dsn_for_resume(path, calls.digest), calls.digest)
     if not path or not os.path.exists(path):
         return PriorRun()
     return prior_run(read_log(path, resolve_blobs=False), calls.digest)

@@ -176,11 +176,18 @@ def read_tail_line(path: str, number: int) -> bytes:
     return b""
 
 
-def read_postgres(dsn: str) -> LogRead:
-    """Every stored record, in the order they were stored (each session's in `seq` order)."""
+def read_postgres(dsn: str, calls_digest: str | None = None) -> LogRead:
+    """Every stored record, in the order they were stored (each session's in `seq` order); with
+    `calls_digest`, only the sessions of runs of that calls file (what resuming one needs: a fleet's
+    database need not cross the wire for it)."""
     with _connect(dsn) as conn:
         conn.autocommit = True
         migrate(conn)
-        rows = conn.execute("SELECT record FROM events ORDER BY id").fetchall()
+        if calls_digest is None:
+            rows = conn.execute("SELECT record FROM events ORDER BY id").fetchall()
+        else:
+            rows = conn.execute("SELECT record FROM events WHERE session IN (SELECT session FROM events WHERE "
+                                "type = 'request/header' AND record->>'calls' = %s) ORDER BY id",
+                                (calls_digest,)).fetchall()
     records = tuple(row[0] if isinstance(row[0], dict) else json.loads(row[0]) for row in rows)
     return LogRead(records, tuple(range(1, len(records) + 1)), (), False)

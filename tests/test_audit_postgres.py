@@ -253,6 +253,17 @@ def test_running_the_same_calls_to_a_dsn_again_resumes_instead_of_running_them_t
     assert sorted(_calls_per_session(dsn).values()) == [["w", "r"]]  # one session ran calls, once each
 
 
+def test_resuming_reads_only_the_sessions_of_its_own_calls_file(cli, dsn, tmp_path):
+    from dshc.runtime.pg_log import read_postgres
+    (tmp_path / "a.txt").write_text("hello")
+    for calls in (_resume_calls(tmp_path), _calls(tmp_path)):
+        cli("run", str(calls), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--json")
+    headers = [r for r in _rows(dsn) if r["type"] == "request/header"]
+    assert len({h["calls"] for h in headers}) == 2
+    for header in headers:
+        assert {r["session"] for r in read_postgres(dsn, header["calls"]).records} == {header["session"]}
+
+
 def test_a_run_resumes_from_records_spooled_while_the_database_was_away(server, dsn, tmp_path):
     # the database goes away while the first run's slow call runs: what follows exists only in its spool
     (tmp_path / "slow.jsonl").write_text("\n".join(json.dumps(c) for c in [
