@@ -70,18 +70,18 @@ def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
     for name in sorted(os.listdir(folder)):
         if name.startswith(prefix) and name.endswith(".jsonl"):
             for record in read_log(os.path.join(folder, name), resolve_blobs=False).records:
-                if (record.get("session"), record.get("seq")) not in seen:
-                    seen.add((record.get("session"), record.get("seq")))
+                key = (record.get("session"), record.get("seq"))
+                if key not in seen:
+                    seen.add(key)
                     spooled.append(record)
     records = stored.records + tuple(spooled)
     return LogRead(records, tuple(range(1, len(records) + 1)), (), False)
 
 
-def blobs_of(target: str, session: str | None) -> str:
-    """Where a record's long strings were put: beside the JSONL log, or beside its session's spool."""
-    if not is_dsn(target):
-        return blob_dir(target)
-    return os.path.join(spool_folder(target), f"{_prefix(target)}{_safe(str(session))}.jsonl") + ".blobs"
+def spooled_blobs(dsn: str, session: str | None) -> str:
+    """Where a spooled record's long strings were put: beside its session's spool (a JSONL log keeps them
+    beside itself, `log_format.blob_dir`)."""
+    return blob_dir(os.path.join(spool_folder(dsn), f"{_prefix(dsn)}{_safe(str(session))}.jsonl"))
 
 
 def log_records(target: str) -> Iterator[dict]:

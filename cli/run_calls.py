@@ -76,8 +76,8 @@ def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
     try:
         record = prior.results[call.id]
         if is_dsn(log_path):
-            from .log_target import blobs_of
-            return logged_result(record, blobs_of(log_path, record.get("session")))
+            from .log_target import spooled_blobs
+            return logged_result(record, spooled_blobs(log_path, record.get("session")))
         return logged_result(record, blob_dir(log_path))
     except BadRecord as exc:  # the result was recorded, so the call ran: report, never run again
         message = f"the recorded result cannot be read: {exc}"

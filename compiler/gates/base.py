@@ -49,12 +49,13 @@ class GateContext:
         """The scope view: inherited names that every restriction admits, then own registrations."""
         view: dict[str, Registration] = {}
         for name, regs in self.registrations.items():
-            nearest = regs[0]
-            if nearest.layer == self.own_layer:
-                view[name] = nearest
-            elif self.restriction_blocking(name) is None:
-                view[name] = nearest
+            if self._admitted(name, regs[0]):
+                view[name] = regs[0]
         return view
+
+    def _admitted(self, name: str, nearest: Registration) -> bool:
+        """An own registration is always seen; an inherited one when no restriction on the chain hides it."""
+        return nearest.layer == self.own_layer or self.restriction_blocking(name) is None
 
     def restriction_blocking(self, name: str):
         """The (scope, kind, span) of the first restriction on the chain that excludes an inherited name."""
@@ -73,10 +74,7 @@ class GateContext:
         if "visible" in self.__dict__:
             return self.visible.get(name)
         regs = self.registrations.get(name)
-        if not regs:
-            return None
-        nearest = regs[0]
-        return nearest if nearest.layer == self.own_layer or self.restriction_blocking(name) is None else None
+        return regs[0] if regs and self._admitted(name, regs[0]) else None
 
     def tool_for(self, name: str):
         reg = self.registrations.get(name)
