@@ -9,6 +9,7 @@ from lark import Token, Tree
 
 from .diagnostics import Diagnostic
 from .source import Span
+from .tree_span import tree_span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_CONDITION_DEPTH = 64     # nested `not` / `and` / `or` groups (a flat chain is one level)
@@ -63,6 +64,4 @@ def _too_long(path: str, token: Token, what: str, limit: int) -> Diagnostic:
 
 
 def _too_deep(path: str, node: Tree, what: str, limit: int, help_text: str | None) -> Diagnostic:
-    meta = node.meta
-    span = Span(path, meta.line, meta.column, meta.end_line, meta.end_column)
-    return Diagnostic("DSH110", f"{what} nested more than {limit} deep", span, help_text)
+    return Diagnostic("DSH110", f"{what} nested more than {limit} deep", tree_span(path, node), help_text)

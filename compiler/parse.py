@@ -90,9 +90,12 @@ def parser() -> Lark:
     # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
     # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
     keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}
-    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}, "propagate_positions": True}
+    # Trees keep every token, keywords and punctuation too: spans are read off a node's outermost tokens
+    # (tree_span) only where the AST needs one, instead of lark propagating positions to every node.
+    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}}
     return load_parser(grammar, lambda: Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False,
-                                             **runtime_options), runtime_options)
+                                             keep_all_tokens=True, **runtime_options), runtime_options,
+                       variant="keep_all_tokens")
 
 
 def _parse_text(text: str) -> Tree:

@@ -25,12 +25,15 @@ FORMAT = 1
 _TUPLE, _INT_KEYS = "#t", "#i"
 
 
-def load_parser(grammar: str, build: Callable[[], Lark], load_options: dict, *, report=None) -> Lark:
-    """The parser for `grammar`: from the cache when it is trustworthy, else `build()` (and cache it)."""
+def load_parser(grammar: str, build: Callable[[], Lark], load_options: dict, *, report=None, variant: str = "") -> Lark:
+    """The parser for `grammar`: from the cache when it is trustworthy, else `build()` (and cache it).
+
+    `variant` names the build options baked into the tables (keep_all_tokens is): they are part of the key.
+    """
     report = report or _warn
     if os.environ.get("DSHC_NO_PARSER_CACHE") or not user_cache.usable():
         return build()
-    key = hashlib.sha256(f"{FORMAT}\0{lark.__version__}\0{grammar}".encode("utf-8")).hexdigest()
+    key = hashlib.sha256(f"{FORMAT}\0{lark.__version__}\0{variant}\0{grammar}".encode("utf-8")).hexdigest()
     name = f"grammar-{key[:32]}.json"
     try:
         folder = user_cache.open_folder()

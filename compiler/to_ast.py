@@ -1,10 +1,11 @@
 """lark Tree → ast.Document. The only module that sees lark types past the parser."""
 from __future__ import annotations
 
-from lark import Token, Transformer_NonRecursive, Tree, v_args
+from lark import Token, Transformer_NonRecursive, Tree
 
 from . import ast
 from .source import Span
+from .tree_span import meaningful, tree_span
 
 
 class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the author's choice
@@ -13,18 +14,19 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
         self.path = path
 
     def _call_userfunc(self, tree, new_children=None):
-        # lark builds a fresh wrapper object for a `v_args` method on every node it visits; a policy of
-        # 10,000 rules has ~90,000 nodes, so the rule methods are called directly instead
+        # lark's `v_args` would build a wrapper object per node visited (a policy of 10,000 rules has
+        # ~90,000 nodes), so the rule methods are called directly, with the node for its span
         method = _RULES.get(tree.data)
+        children = new_children if new_children is not None else tree.children
         if method is None:
-            return super()._call_userfunc(tree, new_children)
-        return method(self, tree.meta, new_children if new_children is not None else tree.children)
+            return super()._call_userfunc(tree, children)
+        # the tree keeps every token for the spans; a rule sees only those that carry meaning (`effect`
+        # is the one rule whose keyword is its value)
+        return method(self, tree, children if tree.data == "effect" else meaningful(children))
 
     # --- helpers ---
-    def _span(self, meta) -> Span | None:
-        if getattr(meta, "empty", True):
-            return None
-        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+    def _span(self, node) -> Span | None:
+        return tree_span(self.path, node)
 
     def _name(self, token: Token) -> ast.Name:
         return ast.Name(str(token), Span(self.path, token.line, token.column, token.end_line, token.end_column))
@@ -42,47 +44,37 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
         return found[0] if found else None
 
     # --- shared pieces ---
-    @v_args(meta=True)
-    def title(self, meta, children):
+    def title(self, node, children):
         return ("title", _unquote(children[0]))
 
-    @v_args(meta=True)
-    def extends(self, meta, children):
+    def extends(self, node, children):
         return ("extends", self._name(children[0]))
 
-    @v_args(meta=True)
-    def name_list(self, meta, children):
+    def name_list(self, node, children):
         return tuple(self._name(t) for t in children)
 
     # --- values ---
-    @v_args(meta=True)
-    def string(self, meta, children):
+    def string(self, node, children):
         return _unquote(children[0])
 
-    @v_args(meta=True)
-    def number(self, meta, children):
+    def number(self, node, children):
         text = str(children[0])
         return float(text) if "." in text else int(text)
 
-    @v_args(meta=True)
-    def true(self, meta, children):
+    def true(self, node, children):
         return True
 
-    @v_args(meta=True)
-    def false(self, meta, children):
+    def false(self, node, children):
         return False
 
-    @v_args(meta=True)
-    def list(self, meta, children):
+    def list(self, node, children):
         return tuple(children)
 
-    @v_args(meta=True)
-    def value(self, meta, children):
+    def value(self, node, children):
         return children[0]
 
     # --- preset ---
-    @v_args(meta=True)
-    def preset(self, meta, children):
+    def preset(self, node, children):
         name = self._name(children[0])
         return ast.Preset(
             name=name,
@@ -92,11 +84,10 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             present=_first(self._tagged(children, "present")),
             provides=tuple(n for group in self._tagged(children, "provides") for n in group),
             repeated=_repeated(children, ("present",)),
-            span=self._span(meta),
+            span=self._span(node),
         )
 
-    @v_args(meta=True)
-    def mount(self, meta, children):
+    def mount(self, node, children):
         config = self._one(children, "config") or ()
         return ast.Mount(
             package=children[0],
@@ -104,36 +95,29 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             config=config,
             condition=self._one(children, "condition"),
             disabled=bool(self._tagged(children, "disabled")),
-            span=self._span(meta),
+            span=self._span(node),
         )
 
-    @v_args(meta=True)
-    def alias(self, meta, children):
+    def alias(self, node, children):
         return ("alias", self._name(children[0]))
 
-    @v_args(meta=True)
-    def disabled(self, meta, children):
+    def disabled(self, node, children):
         return ("disabled", True)
 
-    @v_args(meta=True)
-    def config(self, meta, children):
+    def config(self, node, children):
         return ("config", tuple(children))
 
-    @v_args(meta=True)
-    def config_entry(self, meta, children):
-        return ast.ConfigEntry(self._name(children[0]), children[1], self._span(meta))
+    def config_entry(self, node, children):
+        return ast.ConfigEntry(self._name(children[0]), children[1], self._span(node))
 
-    @v_args(meta=True)
-    def present(self, meta, children):
+    def present(self, node, children):
         return ("present", self._name(children[0]))
 
-    @v_args(meta=True)
-    def provides(self, meta, children):
+    def provides(self, node, children):
         return ("provides", children[0])
 
     # --- host ---
-    @v_args(meta=True)
-    def host(self, meta, children):
+    def host(self, node, children):
         roster = self._tagged(children, "roster")
         return ast.Host(
             name=self._name(children[0]),
@@ -148,37 +132,30 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             present=_first(self._tagged(children, "present")),
             policy=_first(self._tagged(children, "policy")),
             repeated=_repeated(children, ("rows", "present", "policy", "roster")),
-            span=self._span(meta),
+            span=self._span(node),
         )
 
-    @v_args(meta=True)
-    def platforms(self, meta, children):
+    def platforms(self, node, children):
         return ("platforms", children[0])
 
-    @v_args(meta=True)
-    def flags(self, meta, children):
+    def flags(self, node, children):
         return ("flags", children[0])
 
-    @v_args(meta=True)
-    def roster(self, meta, children):
+    def roster(self, node, children):
         # the roster item has no name of its own: its span is kept for `fmt`
-        return ("roster", (children[0] if children else None, self._span(meta)))
+        return ("roster", (children[0] if children else None, self._span(node)))
 
-    @v_args(meta=True)
-    def roster_default(self, meta, children):
+    def roster_default(self, node, children):
         return self._name(children[0])
 
-    @v_args(meta=True)
-    def rows(self, meta, children):
+    def rows(self, node, children):
         return ("rows", self._name(children[0]))
 
-    @v_args(meta=True)
-    def host_policy(self, meta, children):
+    def host_policy(self, node, children):
         return ("policy", self._name(children[0]))
 
     # --- scope ---
-    @v_args(meta=True)
-    def scope(self, meta, children):
+    def scope(self, node, children):
         return ast.Scope(
             name=self._name(children[0]),
             title=self._one(children, "title"),
@@ -190,37 +167,30 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             own=tuple(n for group in self._tagged(children, "own") for n in group),
             present=_first(self._tagged(children, "present")),
             repeated=_repeated(children, ("parent", "approval", "present")),
-            span=self._span(meta),
+            span=self._span(node),
         )
 
-    @v_args(meta=True)
-    def parent(self, meta, children):
+    def parent(self, node, children):
         return ("parent", self._name(children[0]))
 
-    @v_args(meta=True)
-    def approval(self, meta, children):
+    def approval(self, node, children):
         return ("approval", self._name(children[0]))
 
-    @v_args(meta=True)
-    def only(self, meta, children):
+    def only(self, node, children):
         return ("only", children[0])
 
-    @v_args(meta=True)
-    def hide(self, meta, children):
+    def hide(self, node, children):
         return ("hide", children[0])
 
-    @v_args(meta=True)
-    def own(self, meta, children):
+    def own(self, node, children):
         return ("own", tuple(children))
 
-    @v_args(meta=True)
-    def own_name(self, meta, children):
+    def own_name(self, node, children):
         # `PACKAGE/NAME` stays one Name: the text says which definition, the span covers both parts
-        return ast.Name("/".join(str(c) for c in children), self._span(meta))
+        return ast.Name("/".join(str(c) for c in children), self._span(node))
 
     # --- policy ---
-    @v_args(meta=True)
-    def policy(self, meta, children):
+    def policy(self, node, children):
         return ast.Policy(
             name=self._name(children[0]),
             title=self._one(children, "title"),
@@ -231,69 +201,55 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             guards=tuple(self._pick(children, ast.Guard)),
             default=_first(self._tagged(children, "default")),
             repeated=_repeated(children, ("sandbox", "approval", "default", "network", "fallback")),
-            span=self._span(meta),
+            span=self._span(node),
             network=_first(self._tagged(children, "network")),
             writable=tuple(self._tagged(children, "writable")),
             fallback=_first(self._tagged(children, "fallback")),
         )
 
-    @v_args(meta=True)
-    def sandbox_fallback(self, meta, children):
+    def sandbox_fallback(self, node, children):
         return ("fallback", self._name(children[0]))
 
-    @v_args(meta=True)
-    def network(self, meta, children):
+    def network(self, node, children):
         return ("network", self._name(children[0]))
 
-    @v_args(meta=True)
-    def writable(self, meta, children):
+    def writable(self, node, children):
         token = children[0]
-        return ("writable", ast.Name(_unquote(token), self._span(meta)))
+        return ("writable", ast.Name(_unquote(token), self._span(node)))
 
-    @v_args(meta=True)
-    def sandbox(self, meta, children):
+    def sandbox(self, node, children):
         return ("sandbox", self._name(children[0]))
 
-    @v_args(meta=True)
-    def default(self, meta, children):
+    def default(self, node, children):
         return ("default", children[0])
 
-    @v_args(meta=True)
-    def effect(self, meta, children):
+    def effect(self, node, children):
         return self._name(children[0])
 
-    @v_args(meta=True)
-    def rule(self, meta, children):
+    def rule(self, node, children):
         effect: ast.Name = children[0]
-        return ast.Rule(effect.text, children[1], self._one(children, "condition"), self._span(meta))
+        return ast.Rule(effect.text, children[1], self._one(children, "condition"), self._span(node))
 
-    @v_args(meta=True)
-    def guard(self, meta, children):
-        return ast.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(meta))
+    def guard(self, node, children):
+        return ast.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(node))
 
-    @v_args(meta=True)
-    def target_list(self, meta, children):
+    def target_list(self, node, children):
         return tuple(children)
 
-    @v_args(meta=True)
-    def tool_target(self, meta, children):
-        return ast.Target("tool", self._name(children[0]), self._span(meta))
+    def tool_target(self, node, children):
+        return ast.Target("tool", self._name(children[0]), self._span(node))
 
-    @v_args(meta=True)
-    def package_target(self, meta, children):
-        return ast.Target("package", children[0], self._span(meta))
+    def package_target(self, node, children):
+        return ast.Target("package", children[0], self._span(node))
 
-    @v_args(meta=True)
-    def package_name(self, meta, children):
-        return ast.Name(":".join(str(t) for t in children), self._span(meta))
+    def package_name(self, node, children):
+        return ast.Name(":".join(str(t) for t in children), self._span(node))
 
-    @v_args(meta=True)
-    def risk_target(self, meta, children):
-        return ast.Target("risk", self._name(children[0]), self._span(meta))
+    def risk_target(self, node, children):
+        return ast.Target("risk", self._name(children[0]), self._span(node))
 
     # --- upstream MCP servers ---
-    @v_args(meta=True)
-    def upstream(self, meta, children):
+    def upstream(self, node, children):
         name = self._name(children[0])
         return ast.Upstream(
             name=name,
@@ -305,106 +261,87 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
             risk=tuple(self._tagged(children, "risk")),
             repeated=tuple(ast.Name(tag, name.span) for tag in ("command", "args", "env", "url")
                            if len(self._tagged(children, tag)) > 1),
-            span=self._span(meta),
+            span=self._span(node),
             args_span=(self._one(children, "args") or ((), None))[1],
             env_span=(self._one(children, "env") or ((), None))[1],
         )
 
-    @v_args(meta=True)
-    def upstream_command(self, meta, children):
-        return ("command", ast.Name(_unquote(children[0]), self._span(meta)))
+    def upstream_command(self, node, children):
+        return ("command", ast.Name(_unquote(children[0]), self._span(node)))
 
-    @v_args(meta=True)
-    def upstream_args(self, meta, children):
-        return ("args", (children[0], self._span(meta)))
+    def upstream_args(self, node, children):
+        return ("args", (children[0], self._span(node)))
 
-    @v_args(meta=True)
-    def upstream_env(self, meta, children):
-        return ("env", (children[0][1], self._span(meta)))
+    def upstream_env(self, node, children):
+        return ("env", (children[0][1], self._span(node)))
 
-    @v_args(meta=True)
-    def upstream_url(self, meta, children):
-        return ("url", ast.Name(_unquote(children[0]), self._span(meta)))
+    def upstream_url(self, node, children):
+        return ("url", ast.Name(_unquote(children[0]), self._span(node)))
 
-    @v_args(meta=True)
-    def upstream_risk(self, meta, children):
-        return ("risk", ast.RiskOverride(self._name(children[0]), children[1], self._span(meta)))
+    def upstream_risk(self, node, children):
+        return ("risk", ast.RiskOverride(self._name(children[0]), children[1], self._span(node)))
 
     # --- command classes ---
-    @v_args(meta=True)
-    def commands(self, meta, children):
+    def commands(self, node, children):
         return ast.Commands(self._name(children[0]), self._one(children, "title"),
-                            tuple(self._pick(children, ast.CommandEntry)), self._span(meta))
+                            tuple(self._pick(children, ast.CommandEntry)), self._span(node))
 
-    @v_args(meta=True)
-    def command_entry(self, meta, children):
+    def command_entry(self, node, children):
         words = tuple(_unquote(children[0]).split())
         excluded = children[1] if len(children) > 1 else ()
-        return ast.CommandEntry(words, excluded, self._span(meta))
+        return ast.CommandEntry(words, excluded, self._span(node))
 
-    @v_args(meta=True)
-    def command_except(self, meta, children):
+    def command_except(self, node, children):
         return tuple(_unquote(c) for c in children)
 
     # --- conditions ---
-    @v_args(meta=True)
-    def condition(self, meta, children):
+    def condition(self, node, children):
         return ("condition", children[0])
 
-    @v_args(meta=True)
-    def fact(self, meta, children):
-        return ast.Fact(tuple(str(t) for t in children), self._span(meta))
+    def fact(self, node, children):
+        return ast.Fact(tuple(str(t) for t in children), self._span(node))
 
-    @v_args(meta=True)
-    def or_expr(self, meta, children):
-        return ast.Or(_flatten(children, ast.Or), self._span(meta))
+    def or_expr(self, node, children):
+        return ast.Or(_flatten(children, ast.Or), self._span(node))
 
-    @v_args(meta=True)
-    def and_expr(self, meta, children):
-        return ast.And(_flatten(children, ast.And), self._span(meta))
+    def and_expr(self, node, children):
+        return ast.And(_flatten(children, ast.And), self._span(node))
 
-    @v_args(meta=True)
-    def not_expr(self, meta, children):
-        return ast.Not(children[0], self._span(meta))
+    def not_expr(self, node, children):
+        return ast.Not(children[0], self._span(node))
 
-    @v_args(meta=True)
-    def compare(self, meta, children):
-        return ast.Compare(children[0], str(children[1]), children[2], self._span(meta))
+    def compare(self, node, children):
+        return ast.Compare(children[0], str(children[1]), children[2], self._span(node))
 
-    @v_args(meta=True)
-    def member(self, meta, children):
-        return ast.Member(children[0], children[1], self._span(meta))
+    def member(self, node, children):
+        return ast.Member(children[0], children[1], self._span(node))
 
-    @v_args(meta=True)
-    def matches(self, meta, children):
-        return ast.Matches(children[0], _unquote(children[1]), self._span(meta))
+    def matches(self, node, children):
+        return ast.Matches(children[0], _unquote(children[1]), self._span(node))
 
-    @v_args(meta=True)
-    def inside(self, meta, children):
-        return ast.Place(children[0], True, self._name(children[1]), self._span(meta))
+    def inside(self, node, children):
+        return ast.Place(children[0], True, self._name(children[1]), self._span(node))
 
-    @v_args(meta=True)
-    def outside(self, meta, children):
-        return ast.Place(children[0], False, self._name(children[1]), self._span(meta))
+    def outside(self, node, children):
+        return ast.Place(children[0], False, self._name(children[1]), self._span(node))
 
-    @v_args(meta=True)
-    def is_class(self, meta, children):
-        return ast.InClass(children[0], self._name(children[1]), self._span(meta))
+    def is_class(self, node, children):
+        return ast.InClass(children[0], self._name(children[1]), self._span(node))
 
-    @v_args(meta=True)
-    def has(self, meta, children):
-        return ast.Has(children[0], self._span(meta))
+    def has(self, node, children):
+        return ast.Has(children[0], self._span(node))
 
-    @v_args(meta=True)
-    def flag(self, meta, children):
-        return ast.Flag(self._name(children[0]), self._span(meta))
+    def flag(self, node, children):
+        return ast.Flag(self._name(children[0]), self._span(node))
 
-    @v_args(meta=True)
-    def truthy(self, meta, children):
-        return ast.Truthy(children[0], self._span(meta))
+    def truthy(self, node, children):
+        return ast.Truthy(children[0], self._span(node))
 
-    @v_args(meta=True)
-    def start(self, meta, children):
+    def atom(self, node, children):
+        # `( expr )`: the parentheses count in the span of what encloses them, not in the expression's
+        return children[0]
+
+    def start(self, node, children):
         return tuple(children)
 
 
@@ -438,14 +375,8 @@ def _unquote(token) -> str:
 
 
 def _rule_methods() -> dict:
-    """rule name -> the plain function of its `@v_args(meta=True)` method: (self, meta, children)."""
-    found = {}
-    for name, attr in vars(_ToAst).items():
-        base = getattr(attr, "base_func", None)  # lark's v_args wrapper keeps the function it wraps
-        style = getattr(getattr(attr, "visit_wrapper", None), "__name__", "")
-        if base is not None and style == "_vargs_meta":  # any other style goes through lark as before
-            found[name] = base
-    return found
+    """grammar rule name -> the plain function building its AST value: (self, node, children)."""
+    return {name: attr for name, attr in vars(_ToAst).items() if not name.startswith("_") and callable(attr)}
 
 
 _RULES = _rule_methods()

@@ -1,0 +1,39 @@
+"""Where a node of the parse tree lies in its text, read off its first and last token.
+
+The parser keeps every token (`keep_all_tokens`), keywords and punctuation included, so a node's
+extent is exactly that of its outermost tokens: a block ends at its `}`, `not (a)` at its `)`.
+Computing it for the nodes that need a span is cheaper than lark's `propagate_positions`, which
+gives every node of the tree a position while it is built (about 40 % of the parse, measured).
+"""
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from .source import Span
+
+# the terminals whose text means something; every other token is a keyword or punctuation
+VALUE_TOKENS = frozenset({"NAME", "STRING", "NUMBER", "CMP"})
+
+
+def edge_token(tree: Tree, last: bool) -> Token | None:
+    """The first (or last) token below `tree`; None for a node with no text at all."""
+    stack: list = [tree]
+    while stack:  # iterative: nesting is the author's choice
+        node = stack.pop()
+        if isinstance(node, Token):
+            return node
+        stack.extend(node.children if last else reversed(node.children))
+    return None
+
+
+def tree_span(path: str, tree: Tree) -> Span | None:
+    first = edge_token(tree, False)
+    if first is None:
+        return None
+    end = edge_token(tree, True)
+    return Span(path, first.line, first.column, end.end_line, end.end_column)
+
+
+def meaningful(children: list) -> list:
+    """A node's children without its keywords and punctuation: what the AST is built from."""
+    return [c for c in children if not (isinstance(c, Token) and c.type not in VALUE_TOKENS)]

@@ -1,0 +1,43 @@
+"""Spans are read off a node's outermost tokens: keywords and punctuation count, as they did when lark
+propagated positions to every node (the fixtures' diagnostics pin the same columns)."""
+from __future__ import annotations
+
+from dshc.compiler.parse import parse_source
+from dshc.compiler.source import Source
+from dshc.compiler.to_ast import to_document
+
+
+def _document(text: str):
+    tree, diags, comments = parse_source(Source("t.dsh", text))
+    assert diags == [] and tree is not None
+    return to_document("t.dsh", tree, comments)
+
+
+def _cols(span):
+    return (span.line, span.col, span.end_line, span.end_col)
+
+
+def test_a_block_spans_from_its_keyword_to_its_closing_brace():
+    policy, = _document('\n  policy p "T" {\n    default deny ;\n  }\n').decls
+    assert _cols(policy.span) == (2, 3, 4, 4)
+
+
+def test_parentheses_belong_to_what_encloses_them_not_to_the_expression():
+    policy, = _document("policy p {\n  allow read when not (a and b)\n}\n").decls
+    rule, = policy.rules
+    negation = rule.condition
+    assert _cols(rule.span) == (2, 3, 2, 32)          # `allow` … `)`
+    assert _cols(negation.span) == (2, 19, 2, 32)     # `not` … `)`
+    assert _cols(negation.item.span) == (2, 24, 2, 31)  # `a and b`, without its parentheses
+
+
+def test_a_node_made_of_keywords_alone_spans_them():
+    host, = _document("host h {\n  roster\n}\n").decls
+    assert _cols(host.roster_span) == (2, 3, 2, 9)
+
+
+def test_a_target_spans_its_punctuation():
+    policy, = _document("policy p { deny package(tool-fs), risk( write ) }").decls
+    first, second = policy.rules[0].targets
+    assert _cols(first.span) == (1, 17, 1, 33)
+    assert _cols(second.span) == (1, 35, 1, 48)
