@@ -139,7 +139,8 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
     comments: list[tuple[int, str]] = []
     for number, line in enumerate(source.text.splitlines(), start=1):
         # comments are found by the lexer too; here we only keep them for `fmt`
-        comments.extend(_line_comments(number, line))
+        if "#" in line:
+            comments.extend(_line_comments(number, line))
     if not source.text.strip() or not _has_code(source.text):
         span = Span(source.path, 1, 1, 1, 1)
         return None, [Diagnostic("DSH106", "file declares nothing", span,

@@ -17,6 +17,16 @@ VALUE_TOKENS = frozenset({"NAME", "STRING", "NUMBER", "CMP"})
 
 def edge_token(tree: Tree, last: bool) -> Token | None:
     """The first (or last) token below `tree`; None for a node with no text at all."""
+    node = tree
+    while node.children:  # the common case: straight down the outermost children
+        child = node.children[-1 if last else 0]
+        if isinstance(child, Token):
+            return child
+        node = child
+    return _edge_token_searched(tree, last)  # an empty node on the way (only `start` can be)
+
+
+def _edge_token_searched(tree: Tree, last: bool) -> Token | None:
     stack: list = [tree]
     while stack:  # iterative: nesting is the author's choice
         node = stack.pop()
