@@ -11,13 +11,14 @@ import threading
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
 from .limits import file_size_problem, tree_problems
 from .parser_cache import load_parser
 from .source import Source, Span
+from .to_ast import Reductions, building
 
 # label -> snippets that end in the same parser state as the mistake
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
@@ -86,27 +87,40 @@ def _keyword_check(token: Token) -> Token:
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
+    """The parser that builds the AST as it parses (to_ast's reductions run at each LALR reduction)."""
+    return _parser(transformer=Reductions())
+
+
+@lru_cache(maxsize=1)
+def tree_parser() -> Lark:
+    """The same grammar building a parse tree: only to place the diagnostics of an input past a limit."""
+    return _parser()
+
+
+def _parser(**build_options) -> Lark:
     grammar = resources.files("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
     # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
     # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
     keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}
-    # Trees keep every token, keywords and punctuation too: spans are read off a node's outermost tokens
-    # (tree_span) only where the AST needs one, instead of lark propagating positions to every node.
-    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}}
+    # Every token is kept, keywords and punctuation too: a span is read off a node's outermost tokens
+    # only where the AST needs one, instead of lark propagating positions to every node.
+    runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}, **build_options}
     return load_parser(grammar, lambda: Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False,
                                              keep_all_tokens=True, **runtime_options), runtime_options,
                        variant="keep_all_tokens")
 
 
-def _parse_text(text: str) -> Tree:
+def _parse_text(text: str, path: str = "") -> tuple[tuple, bool]:
+    """(the declarations' AST, whether the text went past an input limit somewhere)."""
     _current.text = text
-    return parser().parse(text)
+    with building(path) as state:
+        return parser().parse(text).value, state.over_limit
 
 
 _EXAMPLE_ERRORS: dict[str, UnexpectedInput] = {}
 
 
-def _parse_example(text: str) -> Tree:
+def _parse_example(text: str) -> tuple:
     """`_parse_text` for the fixed SYNTAX_EXAMPLES: each one's error is computed once per process, not per mistake."""
     found = _EXAMPLE_ERRORS.get(text)
     if found is None:
@@ -134,8 +148,8 @@ def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
     return Source(path, text.removeprefix("\ufeff")), []
 
 
-def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tuple[int, str]]]:
-    """Parse one source; returns (tree or None, diagnostics, comments as (line, text))."""
+def parse_source(source: Source) -> tuple[tuple | None, list[Diagnostic], list[tuple[int, str]]]:
+    """Parse one source; returns (its declarations' AST or None, diagnostics, comments as (line, text))."""
     comments: list[tuple[int, str]] = []
     for number, line in enumerate(source.text.splitlines(), start=1):
         # comments are found by the lexer too; here we only keep them for `fmt`
@@ -149,10 +163,11 @@ def parse_source(source: Source) -> tuple[Tree | None, list[Diagnostic], list[tu
     diags: list[Diagnostic] = []
     while True:
         try:
-            tree = _parse_text(text)
-            if not diags:
-                diags = tree_problems(source.path, tree)
-            return (tree if not diags else None), diags, comments
+            decls, over_limit = _parse_text(text, source.path)
+            if over_limit and not diags:  # rare: a parse tree places each problem exactly
+                diags = tree_problems(source.path, tree_parser().parse(text)) or [
+                    Diagnostic("DSH110", "input past a limit", Span(source.path, 1, 1, 1, 1))]
+            return (decls if not diags else None), diags, comments
         except (UnexpectedInput, GluedKeyword) as exc:
             diags.append(_syntax_diagnostic(source, text, exc))
             if len(diags) > MAX_REPORTED:

@@ -74,17 +74,17 @@ def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[D
     from .parse import decode, parse_source  # lark loads only when there is text to parse
     from .to_ast import to_document
     documents, diags, texts = [], [], {}
-    with collector_paused():  # a parse tree per file, then its AST: many objects, no cycles to collect
+    with collector_paused():  # an AST per file: many objects, no cycles to collect
         for file in files:
             source, found = decode(file.path, file.data)
             diags += found
             if source is None:
                 continue
             texts[file.path] = source.text
-            tree, found, comments = parse_source(source)
+            decls, found, comments = parse_source(source)
             diags += found
-            if tree is not None:
-                documents.append(to_document(file.path, tree, comments))
+            if decls is not None:
+                documents.append(to_document(file.path, decls, comments))
     return documents, diags, texts
 
 

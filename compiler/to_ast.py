@@ -1,32 +1,62 @@
-"""lark Tree → ast.Document. The only module that sees lark types past the parser."""
+"""The AST is built while lark parses: each LALR reduction calls the rule's method here.
+
+The only module that sees lark types past the parser. Building during the parse leaves no parse tree
+to walk afterwards; each reduction hands its parent a `Built`: the rule's AST value, its outermost
+tokens (keywords and punctuation are kept, so a span is exactly what the author wrote, `}` and `)`
+included) and how deep conditions or lists nest in it, for the input limits.
+"""
 from __future__ import annotations
 
-from lark import Token, Transformer_NonRecursive, Tree
+import json
+import threading
+from contextlib import contextmanager
+
+from lark import Token
 
 from . import ast
+from .limits import MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
 from .source import Span
-from .tree_span import meaningful, tree_span
 
 
-class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the author's choice
-    def __init__(self, path: str):
-        super().__init__(visit_tokens=False)
-        self.path = path
+class Built:
+    """What one reduction leaves for its parent."""
 
-    def _call_userfunc(self, tree, new_children=None):
-        # lark's `v_args` would build a wrapper object per node visited (a policy of 10,000 rules has
-        # ~90,000 nodes), so the rule methods are called directly, with the node for its span
-        method = _RULES.get(tree.data)
-        children = new_children if new_children is not None else tree.children
-        if method is None:
-            return super()._call_userfunc(tree, children)
-        # the tree keeps every token for the spans; a rule sees only those that carry meaning (`effect`
-        # is the one rule whose keyword is its value)
-        return method(self, tree, children if tree.data == "effect" else meaningful(children))
+    __slots__ = ("value", "first", "last", "height")
+
+    def __init__(self, value, first: Token | None, last: Token | None, height: int):
+        self.value, self.first, self.last, self.height = value, first, last, height
+
+
+class _Building(threading.local):
+    """The file being parsed on this thread, and whether it went past an input limit."""
+
+    path = ""
+    over_limit = False
+
+
+_building = _Building()
+
+
+@contextmanager
+def building(path: str):
+    """Parse one text as `path` inside this block; the state it yields says whether a limit was passed."""
+    _building.path, _building.over_limit = path, False
+    yield _building
+
+
+class _ToAst:
+    """One method per grammar rule: (node's outermost tokens, its meaningful children) → AST value."""
+
+    @property
+    def path(self) -> str:
+        return _building.path
 
     # --- helpers ---
     def _span(self, node) -> Span | None:
-        return tree_span(self.path, node)
+        first, last = node
+        if first is None:
+            return None
+        return Span(_building.path, first.line, first.column, last.end_line, last.end_column)
 
     def _name(self, token: Token) -> ast.Name:
         return ast.Name(str(token), Span(self.path, token.line, token.column, token.end_line, token.end_column))
@@ -59,6 +89,8 @@ class _ToAst(Transformer_NonRecursive):  # iterative: nesting depth is the autho
 
     def number(self, node, children):
         text = str(children[0])
+        if len(text) > TOKEN_LIMITS["NUMBER"][1]:
+            return 0  # past the limit: the file is reported, this value is never used
         return float(text) if "." in text else int(text)
 
     def true(self, node, children):
@@ -366,8 +398,9 @@ def _first(items):
 
 def _unquote(token) -> str:
     text = str(token)[1:-1]
+    if "\\" not in text:
+        return text  # nothing to decode (JSON would return it unchanged, or refuse it and keep it)
     # the grammar's escapes are the JSON ones
-    import json
     try:
         return json.loads('"' + text + '"')
     except ValueError:
@@ -380,10 +413,57 @@ def _rule_methods() -> dict:
 
 
 _RULES = _rule_methods()
+# how a rule's nesting height is counted for the input limits: +1 at each condition group or list,
+# carried through parentheses and a list's `value`; every other rule starts again from 0
+_NESTING = {"or_expr": (1, MAX_CONDITION_DEPTH), "and_expr": (1, MAX_CONDITION_DEPTH),
+            "not_expr": (1, MAX_CONDITION_DEPTH), "list": (1, MAX_LIST_DEPTH), "atom": (0, None), "value": (0, None)}
 
 
-def to_document(path: str, tree: Tree, comments=()) -> ast.Document:
-    from .resolve import collector_paused
-    with collector_paused():
-        decls = _ToAst(path).transform(tree)
+def _reduction(builder: _ToAst, method, rule: str):
+    keep_keywords = rule == "effect"  # the one rule whose keyword is its value
+    nesting = _NESTING.get(rule)
+    token_limits = TOKEN_LIMITS
+
+    def reduce(children: list) -> Built:
+        values, height = [], 0
+        for child in children:
+            if type(child) is Built:
+                values.append(child.value)
+                if child.height > height:
+                    height = child.height
+                continue
+            limit = token_limits.get(child.type)
+            if limit is not None:
+                if len(child) > limit[1]:
+                    _building.over_limit = True
+                values.append(child)
+            elif keep_keywords or child.type == "CMP":
+                values.append(child)
+        if nesting is None:
+            height = 0
+        else:
+            height += nesting[0]
+            if nesting[1] is not None and height > nesting[1]:
+                _building.over_limit = True
+        if children:
+            first, last = children[0], children[-1]
+            first = first.first if type(first) is Built else first
+            last = last.last if type(last) is Built else last
+        else:
+            first = last = None
+        return Built(method(builder, (first, last), values), first, last, height)
+
+    return reduce
+
+
+class Reductions:
+    """lark's internal transformer: the callable lark runs at each reduction of a rule, by rule name."""
+
+    def __init__(self):
+        builder = _ToAst()
+        for rule, method in _RULES.items():
+            setattr(self, rule, _reduction(builder, method, rule))
+
+
+def to_document(path: str, decls: tuple, comments=()) -> ast.Document:
     return ast.Document(path, tuple(decls), tuple(ast.Comment(line, text) for line, text in comments))

@@ -1,18 +1,16 @@
-"""Where a node of the parse tree lies in its text, read off its first and last token.
+"""Where a node of a parse tree lies in its text, read off its first and last token.
 
 The parser keeps every token (`keep_all_tokens`), keywords and punctuation included, so a node's
 extent is exactly that of its outermost tokens: a block ends at its `}`, `not (a)` at its `)`.
-Computing it for the nodes that need a span is cheaper than lark's `propagate_positions`, which
-gives every node of the tree a position while it is built (about 40 % of the parse, measured).
+(`to_ast` builds spans the same way during the parse; a tree is built only to place a limit
+diagnostic.) Cheaper than lark's `propagate_positions`, which gives every node of the tree a
+position while it is built (about 40 % of the parse, measured).
 """
 from __future__ import annotations
 
 from lark import Token, Tree
 
 from .source import Span
-
-# the terminals whose text means something; every other token is a keyword or punctuation
-VALUE_TOKENS = frozenset({"NAME", "STRING", "NUMBER", "CMP"})
 
 
 def edge_token(tree: Tree, last: bool) -> Token | None:
@@ -42,8 +40,3 @@ def tree_span(path: str, tree: Tree) -> Span | None:
         return None
     end = edge_token(tree, True)
     return Span(path, first.line, first.column, end.end_line, end.end_column)
-
-
-def meaningful(children: list) -> list:
-    """A node's children without its keywords and punctuation: what the AST is built from."""
-    return [c for c in children if not (isinstance(c, Token) and c.type not in VALUE_TOKENS)]

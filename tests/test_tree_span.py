@@ -8,9 +8,9 @@ from dshc.compiler.to_ast import to_document
 
 
 def _document(text: str):
-    tree, diags, comments = parse_source(Source("t.dsh", text))
-    assert diags == [] and tree is not None
-    return to_document("t.dsh", tree, comments)
+    decls, diags, comments = parse_source(Source("t.dsh", text))
+    assert diags == [] and decls is not None
+    return to_document("t.dsh", decls, comments)
 
 
 def _cols(span):
