@@ -19,7 +19,7 @@ from .limits import file_size_problem, tree_problems
 from .parser_cache import load_parser
 from .source import Source, Span
 from .to_ast import Reductions, building
-from .token_stream import TokenStream, Unsure
+from .token_stream import TokenStream
 
 # label -> snippets that end in the same parser state as the mistake
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
@@ -120,11 +120,7 @@ def _parse_text(text: str, path: str = "") -> tuple[tuple, bool]:
     """(the declarations' AST, whether the text went past an input limit somewhere)."""
     _current.text = text
     with building(path) as state:
-        try:
-            return token_stream().parse(text).value, state.over_limit
-        except (Unsure, UnexpectedInput):  # lark's own lexer: the same AST, or the exact error
-            state.over_limit = False
-            return parser().parse(text).value, state.over_limit
+        return token_stream().parse(text).value, state.over_limit
 
 
 _EXAMPLE_ERRORS: dict[str, UnexpectedInput] = {}

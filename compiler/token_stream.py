@@ -4,20 +4,18 @@ lark's contextual lexer spends most of a parse's time per token (a scanner per p
 counter object, a callback per keyword). Here the text is cut by one alternation of the grammar's
 terminals, in the order lark's own lexer tries them, and each token is fed to lark's interactive
 parser. A word is a keyword where the parser's state accepts that keyword, else a NAME — what the
-contextual lexer decides. Whenever this could differ from lark's own lexer (a terminal the state
-does not accept, a word it cannot take) the stream gives up with `Unsure` and the caller parses with
-lark's lexer, which gives the same result or the exact syntax error. So only valid text is read
-here, and it yields exactly lark's tokens (tests/test_token_stream.py compares both).
+contextual lexer decides. At the first token where the lexers could differ (a terminal the state
+does not accept, a word it cannot take: in practice, a syntax error) lark's own lexer takes over
+from that very position and parser state, so whatever follows — the rest of the AST or the exact
+syntax error — is lark's. Every token fed before is one lark's lexer would have made in the same
+state (tests/test_token_stream.py compares both).
 """
 from __future__ import annotations
 
 import re
 
 from lark import Lark, Token
-
-
-class Unsure(Exception):
-    """This text needs lark's own lexer: a syntax error, or a token only it can place."""
+from lark.exceptions import UnexpectedToken
 
 
 class TokenStream:
@@ -38,8 +36,16 @@ class TokenStream:
         self.ignored = frozenset(parser.lexer_conf.ignore)
 
     def parse(self, text: str):
-        """What `parser.parse(text)` returns, or Unsure / lark's UnexpectedInput."""
+        """What `parser.parse(text)` returns or raises."""
         interactive = self.parser.parse_interactive(text)
+        try:
+            return self._feed(interactive, text)
+        except UnexpectedToken as exc:
+            if exc.interactive_parser is None:  # refused by the parser while we fed it: attached as lark does
+                exc.interactive_parser = interactive
+            raise
+
+    def _feed(self, interactive, text: str):
         choices, feed = interactive.choices, interactive.feed_token
         match, keywords, ignored = self.pattern.match, self.keywords, self.ignored
         pos, line, line_start, size = 0, 1, 0, len(text)
@@ -47,7 +53,7 @@ class TokenStream:
         while pos < size:
             found = match(text, pos)
             if found is None:
-                raise Unsure
+                return self._resume(interactive, pos, line, line_start, token)
             kind, end = found.lastgroup, found.end()
             if kind in ignored:
                 newlines = text.count("\n", pos, end)
@@ -63,12 +69,23 @@ class TokenStream:
                 if keyword is not None and keyword in accepted:
                     kind = keyword
                 elif "NAME" not in accepted:
-                    raise Unsure
+                    return self._resume(interactive, pos, line, line_start, token)
             elif kind not in accepted or "\n" in value:
-                raise Unsure
+                return self._resume(interactive, pos, line, line_start, token)
             token = Token(kind, value, pos, line, pos - line_start + 1, line, end - line_start + 1, end)
             feed(token)
             pos = end
         if token is None:
-            raise Unsure  # nothing but blanks and comments: lark says what that is
+            return self._resume(interactive, pos, line, line_start, token)  # blanks and comments only
         return interactive.feed_eof(token)
+
+    @staticmethod
+    def _resume(interactive, pos: int, line: int, line_start: int, last: Token | None):
+        """lark's lexer goes on from `pos`: its position, line and last token set to what its own
+        scan would have reached, the parser state being the same."""
+        lexer_state = interactive.lexer_thread.state
+        counter = lexer_state.line_ctr
+        counter.char_pos, counter.line, counter.line_start_pos = pos, line, line_start
+        counter.column = pos - line_start + 1
+        lexer_state.last_token = last
+        return interactive.resume_parse()

@@ -1,8 +1,5 @@
-"""The fast token stream yields exactly what lark's contextual lexer would, or gives up.
-
-Giving up (Unsure) is always safe: the caller parses with lark's lexer. What must never happen is
-an AST — or a span — that differs from lark's, or a text lark refuses being read as valid.
-"""
+"""The fast token stream gives exactly what lark's own lexer gives: the AST with its spans, or the
+same syntax error at the same token. Valid text never needs lark's lexer."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +10,7 @@ from lark.exceptions import UnexpectedInput
 
 from dshc.compiler import parse
 from dshc.compiler.to_ast import building
-from dshc.compiler.token_stream import Unsure
+from dshc.compiler.token_stream import TokenStream
 
 from dsl_strategies import documents
 
@@ -27,22 +24,30 @@ def _full(value):
     return value
 
 
-def _both(text: str):
-    """(fast result or 'unsure' / 'error', lark's result or 'error')."""
+def _outcome(parse_text, text: str):
+    """The AST with spans, or what the error says and where."""
     parse._current.text = text
     with building("t.dsh"):
         try:
-            fast = _full(parse.token_stream().parse(text).value)
-        except Unsure:
-            fast = "unsure"
-        except UnexpectedInput:
-            fast = "error"
-    with building("t.dsh"):
-        try:
-            ours = _full(parse.parser().parse(text).value)
-        except (UnexpectedInput, parse.GluedKeyword):
-            ours = "error"
-    return fast, ours
+            return ("ast", _full(parse_text(text).value))
+        except (UnexpectedInput, parse.GluedKeyword) as exc:
+            token = getattr(exc, "token", None)
+            return ("error", type(exc).__name__, getattr(exc, "line", None), getattr(exc, "column", None),
+                    getattr(token, "type", None), sorted(getattr(exc, "expected", None) or ()),
+                    sorted(getattr(exc, "accepts", None) or ()),
+                    [(t.type, t.line, t.column) for t in getattr(exc, "token_history", None) or () if t is not None])
+
+
+def _both(text: str):
+    """(the token stream's outcome, lark's lexer's)."""
+    return _outcome(parse.token_stream().parse, text), _outcome(parse.parser().parse, text)
+
+
+@pytest.fixture
+def lark_lexer_never_needed(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("valid text handed over to lark's lexer")
+    monkeypatch.setattr(TokenStream, "_resume", staticmethod(refuse))
 
 
 EDGES = [
@@ -66,25 +71,26 @@ EDGES = [
 @pytest.mark.parametrize("text", EDGES)
 def test_edge_texts_agree_with_lark(text):
     fast, ours = _both(text)
-    if ours == "error":
-        assert fast in ("error", "unsure")
-    else:
-        assert fast in (ours, "unsure")
+    assert fast == ours
 
 
-def test_valid_text_takes_the_fast_path():
-    fast, ours = _both("\n".join(EDGES[i] for i in (0, 2, 6, 7, 8, 9, 13)))
-    assert ours != "error" and fast == ours
+def test_valid_text_takes_the_fast_path(lark_lexer_never_needed):
+    text = "\n".join(EDGES[i] for i in (0, 2, 6, 7, 8, 13))
+    fast = _outcome(parse.token_stream().parse, text)
+    assert fast[0] == "ast" and fast == _outcome(parse.parser().parse, text)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.integers(0, 6))
-def test_generated_documents_agree_and_valid_ones_never_need_lark(text, cut):
+def test_generated_documents_agree_with_lark(text, cut):
     fast, ours = _both(text)
-    assert ours != "error" and fast == ours  # the strategies draw valid documents
+    assert fast[0] == "ast" and fast == ours  # the strategies draw valid text
     broken = text[: len(text) * cut // 6] if cut else text.replace("{", "", 1)
-    fast, ours = _both(broken)
-    if ours == "error":
-        assert fast in ("error", "unsure")
-    else:
-        assert fast in (ours, "unsure")
+    assert _both(broken)[0] == _both(broken)[1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(documents)
+def test_valid_documents_never_need_lark_lexer(lark_lexer_never_needed, text):
+    assert _outcome(parse.token_stream().parse, text)[0] == "ast"
