@@ -421,7 +421,7 @@ _NESTING = {"or_expr": (1, MAX_CONDITION_DEPTH), "and_expr": (1, MAX_CONDITION_D
 
 def _reduction(builder: _ToAst, method, rule: str):
     keep_keywords = rule == "effect"  # the one rule whose keyword is its value
-    nesting = _NESTING.get(rule)
+    step, limit = _NESTING.get(rule, (None, None))
     token_limits = TOKEN_LIMITS
 
     def reduce(children: list) -> Built:
@@ -429,28 +429,27 @@ def _reduction(builder: _ToAst, method, rule: str):
         for child in children:
             if type(child) is Built:
                 values.append(child.value)
-                if child.height > height:
+                if step is not None and child.height > height:
                     height = child.height
                 continue
-            limit = token_limits.get(child.type)
-            if limit is not None:
-                if len(child) > limit[1]:
+            bound = token_limits.get(child.type)
+            if bound is not None:
+                if len(child) > bound[1]:
                     _building.over_limit = True
                 values.append(child)
             elif keep_keywords or child.type == "CMP":
                 values.append(child)
-        if nesting is None:
-            height = 0
-        else:
-            height += nesting[0]
-            if nesting[1] is not None and height > nesting[1]:
+        if step is not None:
+            height += step
+            if limit is not None and height > limit:
                 _building.over_limit = True
-        if children:
-            first, last = children[0], children[-1]
-            first = first.first if type(first) is Built else first
-            last = last.last if type(last) is Built else last
-        else:
-            first = last = None
+        if not children:  # `start` of a text with no declaration left (after a broken one)
+            return Built(method(builder, (None, None), values), None, None, height)
+        first, last = children[0], children[-1]
+        if type(first) is Built:
+            first = first.first
+        if type(last) is Built:
+            last = last.last
         return Built(method(builder, (first, last), values), first, last, height)
 
     return reduce

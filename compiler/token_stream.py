@@ -46,7 +46,9 @@ class TokenStream:
             raise
 
     def _feed(self, interactive, text: str):
-        choices, feed = interactive.choices, interactive.feed_token
+        # what the interactive parser's choices() and feed_token() do, without their wrapper calls
+        state = interactive.parser_state
+        actions, feed = state.parse_conf.parse_table.states, state.feed_token
         match, keywords, ignored = self.pattern.match, self.keywords, self.ignored
         pos, line, line_start, size = 0, 1, 0, len(text)
         token = None
@@ -63,7 +65,7 @@ class TokenStream:
                 pos = end
                 continue
             value = found.group()
-            accepted = choices()
+            accepted = actions[state.position]
             if kind == "NAME":
                 keyword = keywords.get(value)
                 if keyword is not None and keyword in accepted:
