@@ -1,7 +1,8 @@
 """Input limits of the declaration language: a lark tree (or raw file bytes) → DSH110 diagnostics.
 
-Checked before the AST is built, so nothing past the parser meets unbounded nesting or a literal
-Python cannot convert. The README's "Limits" table lists the same numbers.
+The AST builder (to_ast) notices while it parses that a text went past a limit, converts no literal
+past one, and lets nothing past the parser see that text; its parse tree is then built to place each
+problem here. The README's "Limits" table lists the same numbers.
 """
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from lark import Token, Tree
 
 from .diagnostics import Diagnostic
 from .source import Span
-from .tree_span import tree_span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_CONDITION_DEPTH = 64     # nested `not` / `and` / `or` groups (a flat chain is one level)
@@ -64,4 +64,16 @@ def _too_long(path: str, token: Token, what: str, limit: int) -> Diagnostic:
 
 
 def _too_deep(path: str, node: Tree, what: str, limit: int, help_text: str | None) -> Diagnostic:
-    return Diagnostic("DSH110", f"{what} nested more than {limit} deep", tree_span(path, node), help_text)
+    return Diagnostic("DSH110", f"{what} nested more than {limit} deep", _span(path, node), help_text)
+
+
+def _span(path: str, node: Tree) -> Span:
+    """From the node's first token to its last: trees keep every token, `}` and `)` included."""
+    first, last = _edge(node, 0), _edge(node, -1)
+    return Span(path, first.line, first.column, last.end_line, last.end_column)
+
+
+def _edge(node: Tree, side: int) -> Token:
+    while not isinstance(node, Token):  # iterative: the depth is the attacker's choice
+        node = node.children[side]  # a node past a limit has children: it nests something
+    return node

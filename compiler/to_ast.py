@@ -47,10 +47,6 @@ def building(path: str):
 class _ToAst:
     """One method per grammar rule: (node's outermost tokens, its meaningful children) → AST value."""
 
-    @property
-    def path(self) -> str:
-        return _building.path
-
     # --- helpers ---
     def _span(self, node) -> Span | None:
         first, last = node
@@ -59,7 +55,7 @@ class _ToAst:
         return Span(_building.path, first.line, first.column, last.end_line, last.end_column)
 
     def _name(self, token: Token) -> ast.Name:
-        return ast.Name(str(token), Span(self.path, token.line, token.column, token.end_line, token.end_column))
+        return ast.Name(str(token), Span(_building.path, token.line, token.column, token.end_line, token.end_column))
 
     @staticmethod
     def _pick(children, kind):

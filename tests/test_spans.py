@@ -41,3 +41,13 @@ def test_a_target_spans_its_punctuation():
     first, second = policy.rules[0].targets
     assert _cols(first.span) == (1, 17, 1, 33)
     assert _cols(second.span) == (1, 35, 1, 48)
+
+
+def test_every_rule_the_parser_reduces_has_a_builder():
+    """A reduction without a builder method would hand lark's default Tree to a parent expecting Built."""
+    from dshc.compiler.parse import parser
+    from dshc.compiler.to_ast import _RULES
+    reduced = {rule.alias or rule.origin.name for rule in parser().rules
+               if not (rule.options.expand1 and len(rule.expansion) == 1)}  # `?rule: one` hands its child up
+    missing = {name for name in reduced if not name.startswith("_") and name not in _RULES}
+    assert missing == set()
