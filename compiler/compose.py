@@ -91,6 +91,32 @@ class Composition:
 
 
 def compose(resolved: Resolved, request: Request) -> Composition:
+    """What `request` composes to. Contexts that differ only in flags no preset row reads (a flag a policy
+    condition tests, a caller's own marker) compose alike: only the request itself is new."""
+    key = (id(resolved), request.host, request.preset, request.platform, request.with_services,
+           request.without_services, request.scope, request.mode, request.policy, request.plan,
+           request.flags & _flags_rows_read(resolved))
+    found = _COMPOSED.find(key)
+    if found is MISSING or found[0] is not resolved:  # the id is of this very Resolved, not of one since collected
+        found = _COMPOSED.put(key, (resolved, _composed(resolved, request)))
+    return Composition(request, *found[1])
+
+
+def _flags_rows_read(resolved: Resolved) -> frozenset[str]:
+    """Every flag a condition of any preset's rows names: no other flag changes what compose derives."""
+    found = _FLAGS_READ.find(id(resolved))
+    if found is not MISSING and found[0] is resolved:
+        return found[1]
+    names = frozenset().union(*(_flags_named(preset) for preset in resolved.presets.values()))
+    return _FLAGS_READ.put(id(resolved), (resolved, names))[1]
+
+
+_COMPOSED = LRU(1024)  # (resolved, the request less unread flags) -> (resolved, the composition's other fields)
+_FLAGS_READ = LRU(64)  # id(resolved) -> (resolved, the flags any preset row's condition names)
+
+
+def _composed(resolved: Resolved, request: Request) -> tuple:
+    """Every field of the request's Composition but the request (raises DshError for a bad request)."""
     host = resolved.hosts.get(request.host)
     if host is None:
         raise DshError([unknown("DSH205", "host", request.host, resolved.hosts, None)])
@@ -147,8 +173,8 @@ def compose(resolved: Resolved, request: Request) -> Composition:
         if scope.name not in on_chain:
             for name in scope.own:
                 own_elsewhere.setdefault(own_tool_name(name.text), (scope.name, name.span))
-    return Composition(request, host, services, preset, host_rows, chain, mode, mode_source, policy, approval,
-                       approval_source, tuple(rows), tuple(layers), own_elsewhere)
+    return (host, services, preset, host_rows, chain, mode, mode_source, policy, approval, approval_source,
+            tuple(rows), tuple(layers), own_elsewhere)
 
 
 def _pick_preset(resolved: Resolved, host: ast.Host, request: Request, problems) -> EffectivePreset | None:
