@@ -91,28 +91,27 @@ class Composition:
 
 
 def compose(resolved: Resolved, request: Request) -> Composition:
-    """What `request` composes to. Contexts that differ only in flags no preset row reads (a flag a policy
-    condition tests, a caller's own marker) compose alike: only the request itself is new."""
-    key = (id(resolved), request.host, request.preset, request.platform, request.with_services,
-           request.without_services, request.scope, request.mode, request.policy, request.plan,
-           request.flags & _flags_rows_read(resolved))
-    found = _COMPOSED.find(key)
-    if found is MISSING or found[0] is not resolved:  # the id is of this very Resolved, not of one since collected
-        found = _COMPOSED.put(key, (resolved, _composed(resolved, request)))
-    return Composition(request, *found[1])
+    """What `request` composes to, from scratch."""
+    return Composition(request, *_composed(resolved, request))
 
 
-def _flags_rows_read(resolved: Resolved) -> frozenset[str]:
-    """Every flag a condition of any preset's rows names: no other flag changes what compose derives."""
-    found = _FLAGS_READ.find(id(resolved))
-    if found is not MISSING and found[0] is resolved:
-        return found[1]
-    names = frozenset().union(*(_flags_named(preset) for preset in resolved.presets.values()))
-    return _FLAGS_READ.put(id(resolved), (resolved, names))[1]
+class SharedCompositions:
+    """Compositions of one Resolved's request contexts. Contexts that differ only in flags no preset row
+    reads (a flag a policy condition tests, a caller's own marker) compose alike: such a context gets a
+    Composition of its own request over the fields already derived. A Program holds one, so what it
+    keeps lives exactly as long as the Resolved."""
 
+    def __init__(self, resolved: Resolved, size: int | None = None):
+        self.resolved = resolved
+        self._fields = LRU(size)  # the request less unread flags -> the composition's other fields
+        self._flags_read: frozenset[str] | None = None
 
-_COMPOSED = LRU(1024)  # (resolved, the request less unread flags) -> (resolved, the composition's other fields)
-_FLAGS_READ = LRU(64)  # id(resolved) -> (resolved, the flags any preset row's condition names)
+    def compose(self, request: Request) -> Composition:
+        if self._flags_read is None:  # every flag a condition of any preset's rows names
+            self._flags_read = frozenset().union(*(_flags_named(p) for p in self.resolved.presets.values()))
+        key = (request.host, request.preset, request.platform, request.with_services, request.without_services,
+               request.scope, request.mode, request.policy, request.plan, request.flags & self._flags_read)
+        return Composition(request, *self._fields.get(key, lambda: _composed(self.resolved, request)))
 
 
 def _composed(resolved: Resolved, request: Request) -> tuple:

@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 
 from . import ast
 from .catalog import Catalog, load_catalog
-from .compose import Composition, compose, pending_diagnostics
+from .compose import Composition, SharedCompositions, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
@@ -105,6 +105,7 @@ class Program:
         self.resolved = resolved
         self.sources: Mapping[str, str] = dict(sources or {})  # path -> text, for diagnostics' excerpts
         self._compositions: LRU[Composition] = LRU(cache_size)
+        self._shared = SharedCompositions(resolved, cache_size)  # what contexts differing in unread flags share
         self._views: LRU[ToolView] = LRU(cache_size)
         self._deciders: LRU[tuple] = LRU(cache_size)
         self._compiled: LRU[CompiledPolicy] = LRU(cache_size)  # by policy name
@@ -150,7 +151,7 @@ class Program:
     @_owns_sources
     def composition(self, request: Request) -> Composition:
         key = request.composition_key()
-        return self._compositions.get(key, lambda: compose(self.resolved, key))
+        return self._compositions.get(key, lambda: self._shared.compose(key))
 
     @_owns_sources
     def gate_context(self, request: Request) -> GateContext:

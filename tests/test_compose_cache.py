@@ -1,4 +1,5 @@
-"""Request contexts that differ only in flags no preset row reads compose alike, and share the work.
+"""Request contexts of one Program that differ only in flags no preset row reads compose alike, and share
+the work (SharedCompositions).
 
 The cache key is everything compose reads of a request; a mistake in it would hand one context
 another's tools, so every field of the cached composition is compared with a fresh one."""
@@ -7,8 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dshc.compiler import compose as composing
-from dshc.compiler.compose import Composition, compose
+from dshc.compiler.compose import SharedCompositions, compose
 from dshc.compiler.diagnostics import DshError
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
@@ -23,6 +23,7 @@ scope narrow { parent root ; hide write* }
 policy strict { default deny }
 '''
 PROGRAM = Program.load(texts={"compose-cache.dsh": TEXT})
+SHARED = SharedCompositions(PROGRAM.resolved)
 
 requests = st.builds(
     Request,
@@ -41,14 +42,14 @@ requests = st.builds(
 
 def _fresh(request: Request):
     try:
-        return Composition(request, *composing._composed(PROGRAM.resolved, request))
+        return compose(PROGRAM.resolved, request)
     except DshError as exc:
         return ("error", [d.message for d in exc.diagnostics])
 
 
 def _cached(request: Request):
     try:
-        return compose(PROGRAM.resolved, request)
+        return SHARED.compose(request)
     except DshError as exc:
         return ("error", [d.message for d in exc.diagnostics])
 
@@ -61,9 +62,9 @@ def test_a_cached_composition_is_the_fresh_one(batch):
 
 
 def test_a_flag_no_row_reads_shares_the_composition_and_one_a_row_reads_does_not():
-    plain = compose(PROGRAM.resolved, Request(preset="flagged", flags=["marker"]))
-    other = compose(PROGRAM.resolved, Request(preset="flagged", flags=["other"]))
-    web = compose(PROGRAM.resolved, Request(preset="flagged", flags=["web_on", "marker"]))
+    plain = SHARED.compose(Request(preset="flagged", flags=["marker"]))
+    other = SHARED.compose(Request(preset="flagged", flags=["other"]))
+    web = SHARED.compose(Request(preset="flagged", flags=["web_on", "marker"]))
     assert other.rows is plain.rows and other.request.flags == {"other"}  # shared work, its own request
     assert web.rows is not plain.rows
     assert [r.status for r in web.rows if r.package == "tool-web"] == ["registered"] != \
@@ -73,4 +74,26 @@ def test_a_flag_no_row_reads_shares_the_composition_and_one_a_row_reads_does_not
 def test_a_bad_request_is_refused_every_time():
     for _ in range(2):
         with pytest.raises(DshError):
-            compose(PROGRAM.resolved, Request(preset="missing"))
+            SHARED.compose(Request(preset="missing"))
+
+
+FIELD_VALUES = {
+    "host": ["web", "headless", "nowhere"], "preset": ["flagged", "standard", "missing", None],
+    "platform": ["linux", "win32"], "with_services": [set(), {"browser"}, {"unknown-service"}],
+    "without_services": [set(), {"sandbox"}], "flags": [set(), {"web_on"}, {"no_jobs"}],
+    "scope": ["root", "narrow", "nope"], "mode": [None, "code"], "policy": [None, "strict", "absent"],
+    "plan": [False, True],
+}
+
+
+@pytest.mark.parametrize("field", sorted(FIELD_VALUES))
+def test_each_field_compose_reads_tells_contexts_apart(field):
+    """Deterministic, field by field: a key without that field would answer the second value with the first's."""
+    shared = SharedCompositions(PROGRAM.resolved)
+    for value in FIELD_VALUES[field]:
+        request = Request(**{"preset": "flagged", field: value})
+        try:
+            cached = shared.compose(request)
+        except DshError as exc:
+            cached = ("error", [d.message for d in exc.diagnostics])
+        assert cached == _fresh(request)
