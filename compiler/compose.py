@@ -109,8 +109,9 @@ class SharedCompositions:
     def compose(self, request: Request) -> Composition:
         if self._flags_read is None:  # every flag a condition of any preset's rows names
             self._flags_read = frozenset().union(*(_flags_named(p) for p in self.resolved.presets.values()))
+        # plan mode is not read either (Request.composition_key drops it before a Program composes)
         key = (request.host, request.preset, request.platform, request.with_services, request.without_services,
-               request.scope, request.mode, request.policy, request.plan, request.flags & self._flags_read)
+               request.scope, request.mode, request.policy, request.flags & self._flags_read)
         return Composition(request, *self._fields.get(key, lambda: _composed(self.resolved, request)))
 
 

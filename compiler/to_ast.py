@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from lark import Token
 
 from . import ast
-from .limits import MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
+from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
 from .source import Span
 
 
@@ -411,8 +411,8 @@ def _rule_methods() -> dict:
 _RULES = _rule_methods()
 # how a rule's nesting height is counted for the input limits: +1 at each condition group or list,
 # carried through parentheses and a list's `value`; every other rule starts again from 0
-_NESTING = {"or_expr": (1, MAX_CONDITION_DEPTH), "and_expr": (1, MAX_CONDITION_DEPTH),
-            "not_expr": (1, MAX_CONDITION_DEPTH), "list": (1, MAX_LIST_DEPTH), "atom": (0, None), "value": (0, None)}
+_NESTING = {**{rule: (1, MAX_CONDITION_DEPTH) for rule in CONDITION_NODES}, "list": (1, MAX_LIST_DEPTH),
+            "atom": (0, None), "value": (0, None)}
 
 
 def _reduction(builder: _ToAst, method, rule: str):
