@@ -120,7 +120,7 @@ def _parse_text(text: str, path: str = "") -> tuple[tuple, bool]:
     """(the declarations' AST, whether the text went past an input limit somewhere)."""
     _current.text = text
     with building(path) as state:
-        return token_stream().parse(text).value, state.over_limit
+        return token_stream().parse(text)[0], state.over_limit
 
 
 _EXAMPLE_ERRORS: dict[str, UnexpectedInput] = {}

@@ -18,13 +18,10 @@ from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_
 from .source import Span
 
 
-class Built:
-    """What one reduction leaves for its parent."""
-
-    __slots__ = ("value", "first", "last", "height")
-
-    def __init__(self, value, first: Token | None, last: Token | None, height: int):
-        self.value, self.first, self.last, self.height = value, first, last, height
+# What one reduction leaves for its parent: a `Built` tuple (AST value, first token, last token, nesting
+# height). A plain tuple — no token is one (lark's Token is a str) — costs a tenth of an object's __init__.
+Built = tuple
+VALUE, FIRST, LAST, HEIGHT = range(4)
 
 
 class _Building(threading.local):
@@ -424,9 +421,9 @@ def _reduction(builder: _ToAst, method, rule: str):
         values, height = [], 0
         for child in children:
             if type(child) is Built:
-                values.append(child.value)
-                if step is not None and child.height > height:
-                    height = child.height
+                values.append(child[VALUE])
+                if step is not None and child[HEIGHT] > height:
+                    height = child[HEIGHT]
                 continue
             bound = token_limits.get(child.type)
             if bound is not None:
@@ -440,13 +437,13 @@ def _reduction(builder: _ToAst, method, rule: str):
             if limit is not None and height > limit:
                 _building.over_limit = True
         if not children:  # `start` of a text with no declaration left (after a broken one)
-            return Built(method(builder, (None, None), values), None, None, height)
+            return method(builder, (None, None), values), None, None, height
         first, last = children[0], children[-1]
         if type(first) is Built:
-            first = first.first
+            first = first[FIRST]
         if type(last) is Built:
-            last = last.last
-        return Built(method(builder, (first, last), values), first, last, height)
+            last = last[LAST]
+        return method(builder, (first, last), values), first, last, height
 
     return reduce
 

@@ -3,7 +3,8 @@
 lark's contextual lexer spends most of a parse's time per token (a scanner per parser state, a line
 counter object, a callback per keyword). Here the text is cut by one alternation of the grammar's
 terminals, in the order lark's own lexer tries them, and each token is fed to lark's interactive
-parser. A word is a keyword where the parser's state accepts that keyword, else a NAME — what the
+parser: the LALR step (shift, or reduce through lark's callbacks until the token shifts) runs here on
+the parser's own stacks, as `ParserState.feed_token` runs it, without a call per token. A word is a keyword where the parser's state accepts that keyword, else a NAME — what the
 contextual lexer decides. At the first token where the lexers could differ (a terminal the state
 does not accept, a word it cannot take: in practice, a syntax error) lark's own lexer takes over
 from that very position and parser state, so whatever follows — the rest of the AST or the exact
@@ -16,6 +17,7 @@ import re
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 
 
 class TokenStream:
@@ -34,6 +36,7 @@ class TokenStream:
                 alternatives.append(f"(?P<{terminal.name}>{terminal.pattern.to_regexp()})")
         self.pattern = re.compile("|".join(alternatives))
         self.ignored = frozenset(parser.lexer_conf.ignore)
+        self._steps: dict | None = None
 
     def parse(self, text: str):
         """What `parser.parse(text)` returns or raises."""
@@ -46,9 +49,11 @@ class TokenStream:
             raise
 
     def _feed(self, interactive, text: str):
-        # what the interactive parser's choices() and feed_token() do, without their wrapper calls
+        # what the interactive parser's choices() and feed_token() do, without a call per token
         state = interactive.parser_state
         actions, feed = state.parse_conf.parse_table.states, state.feed_token
+        state_stack, value_stack, steps = state.state_stack, state.value_stack, self._reductions(state)
+        new_token = str.__new__
         match, keywords, ignored = self.pattern.match, self.keywords, self.ignored
         pos, line, line_start, size = 0, 1, 0, len(text)
         token = None
@@ -65,7 +70,7 @@ class TokenStream:
                 pos = end
                 continue
             value = found.group()
-            accepted = actions[state.position]
+            accepted = actions[state_stack[-1]]
             if kind == "NAME":
                 keyword = keywords.get(value)
                 if keyword is not None and keyword in accepted:
@@ -74,12 +79,40 @@ class TokenStream:
                     return self._resume(interactive, pos, line, line_start, token)
             elif kind not in accepted or "\n" in value:
                 return self._resume(interactive, pos, line, line_start, token)
-            token = Token(kind, value, pos, line, pos - line_start + 1, line, end - line_start + 1, end)
-            feed(token)
+            token = new_token(Token, value)  # lark's Token with its slots set here: its constructor costs 3x
+            token.type, token.start_pos, token.value, token.line = kind, pos, value, line
+            token.column, token.end_line, token.end_column, token.end_pos = pos - line_start + 1, line, end - line_start + 1, end
+            while True:  # ParserState.feed_token's step, on lark's own stacks: reduce until the token shifts
+                action, target = actions[state_stack[-1]][kind]
+                if action is Shift:
+                    state_stack.append(target)
+                    value_stack.append(token)
+                    break
+                length, made, callback = steps[target]
+                if length:
+                    children = value_stack[-length:]
+                    del state_stack[-length:]
+                    del value_stack[-length:]
+                else:
+                    children = []
+                value_stack.append(callback(children))
+                state_stack.append(actions[state_stack[-1]][made][1])
+                if kind not in actions[state_stack[-1]]:  # LALR may reduce before it refuses: lark raises
+                    feed(token)
+                    break
             pos = end
         if token is None:
             return self._resume(interactive, pos, line, line_start, token)  # blanks and comments only
         return interactive.feed_eof(token)
+
+    def _reductions(self, state) -> dict:
+        """rule -> (how many values it pops, the nonterminal it makes, lark's callback): read once per parser."""
+        if self._steps is None:
+            callbacks = state.parse_conf.callbacks
+            if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
+                raise RuntimeError("the token stream does not run parser callbacks on terminals")
+            self._steps = {rule: (len(rule.expansion), rule.origin.name, callbacks[rule]) for rule in callbacks}
+        return self._steps
 
     @staticmethod
     def _resume(interactive, pos: int, line: int, line_start: int, last: Token | None):

@@ -62,7 +62,7 @@ def test_the_dshc_grammar_round_trips_through_the_cache(cache_home, monkeypatch)
     monkeypatch.setattr(parse._current, "text", text, raising=False)  # the keyword check reads the text
 
     def fresh_parse():  # both parsers: the one building the AST and the one building a tree
-        return parse.parser.__wrapped__().parse(text).value, parse.tree_parser.__wrapped__().parse(text)
+        return parse.parser.__wrapped__().parse(text)[0], parse.tree_parser.__wrapped__().parse(text)
     monkeypatch.setenv("DSHC_NO_PARSER_CACHE", "1")
     built = fresh_parse()
     monkeypatch.delenv("DSHC_NO_PARSER_CACHE")

@@ -29,7 +29,7 @@ def _outcome(parse_text, text: str):
     parse._current.text = text
     with building("t.dsh"):
         try:
-            return ("ast", _full(parse_text(text).value))
+            return ("ast", _full(parse_text(text)[0]))
         except (UnexpectedInput, parse.GluedKeyword) as exc:
             token = getattr(exc, "token", None)
             return ("error", type(exc).__name__, getattr(exc, "line", None), getattr(exc, "column", None),
@@ -65,6 +65,8 @@ EDGES = [
     "policy p { deny read } }",
     'policy p { writable "a\nb" }',                               # a newline inside a string
     "host h { roster default p ; platforms linux, darwin ; flags x }",
+    "policy p { allow }",                                        # refused after a reduction, mid-step
+    "policy p { ask ; }",
 ]
 
 
