@@ -216,20 +216,23 @@ class _ToAst:
 
     # --- policy ---
     def policy(self, node, children):
+        tagged = _by_tag(children)  # one pass: a policy can hold 100,000 rules
+        first = {tag: _first(items) for tag, items in tagged.items()}
         return ast.Policy(
             name=self._name(children[0]),
-            title=self._one(children, "title"),
-            extends=self._one(children, "extends"),
-            sandbox=_first(self._tagged(children, "sandbox")),
-            approval=_first(self._tagged(children, "approval")),
-            rules=tuple(self._pick(children, ast.Rule)),
-            guards=tuple(self._pick(children, ast.Guard)),
-            default=_first(self._tagged(children, "default")),
-            repeated=_repeated(children, ("sandbox", "approval", "default", "network", "fallback")),
+            title=first.get("title"),
+            extends=first.get("extends"),
+            sandbox=first.get("sandbox"),
+            approval=first.get("approval"),
+            rules=tuple(c for c in children if type(c) is ast.Rule),
+            guards=tuple(c for c in children if type(c) is ast.Guard),
+            default=first.get("default"),
+            repeated=tuple(item for tag in ("sandbox", "approval", "default", "network", "fallback")
+                           for item in tagged.get(tag, ())[1:] if isinstance(item, ast.Name)),
             span=self._span(node),
-            network=_first(self._tagged(children, "network")),
-            writable=tuple(self._tagged(children, "writable")),
-            fallback=_first(self._tagged(children, "fallback")),
+            network=first.get("network"),
+            writable=tuple(tagged.get("writable", ())),
+            fallback=first.get("fallback"),
         )
 
     def sandbox_fallback(self, node, children):
@@ -246,14 +249,15 @@ class _ToAst:
         return ("sandbox", self._name(children[0]))
 
     def default(self, node, children):
-        return ("default", children[0])
+        return ("default", self._name(children[0]))
 
     def effect(self, node, children):
-        return self._name(children[0])
+        return children[0]  # the keyword's token: a rule keeps its text, `default` a Name
 
     def rule(self, node, children):
-        effect: ast.Name = children[0]
-        return ast.Rule(effect.text, children[1], self._one(children, "condition"), self._span(node))
+        # effect, targets and, when there is one, the tagged condition: `effect target_list condition?`
+        condition = children[2][1] if len(children) == 3 else None
+        return ast.Rule(str(children[0]), children[1], condition, self._span(node))
 
     def guard(self, node, children):
         return ast.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(node))
@@ -262,13 +266,14 @@ class _ToAst:
         return tuple(children)
 
     def tool_target(self, node, children):
-        return ast.Target("tool", self._name(children[0]), self._span(node))
+        span = self._span(node)  # the target is its name: one token, one span
+        return ast.Target("tool", ast.Name(str(children[0]), span), span)
 
     def package_target(self, node, children):
         return ast.Target("package", children[0], self._span(node))
 
     def package_name(self, node, children):
-        return ast.Name(":".join(str(t) for t in children), self._span(node))
+        return ast.Name(":".join(children), self._span(node))
 
     def risk_target(self, node, children):
         return ast.Target("risk", self._name(children[0]), self._span(node))
@@ -324,7 +329,7 @@ class _ToAst:
         return ("condition", children[0])
 
     def fact(self, node, children):
-        return ast.Fact(tuple(str(t) for t in children), self._span(node))
+        return ast.Fact(tuple(map(str, children)), self._span(node))
 
     def or_expr(self, node, children):
         return ast.Or(_flatten(children, ast.Or), self._span(node))
@@ -383,6 +388,15 @@ def _repeated(children, tags) -> tuple:
         items = [c[1] for c in children if isinstance(c, tuple) and len(c) == 2 and c[0] == tag]
         found.extend(item for item in items[1:] if isinstance(item, ast.Name))
     return tuple(found)
+
+
+def _by_tag(children) -> dict:
+    """tag -> the values of a block's ("tag", value) items, in order (what `_tagged` gives per tag)."""
+    found: dict = {}
+    for child in children:
+        if isinstance(child, tuple) and len(child) == 2:
+            found.setdefault(child[0], []).append(child[1])
+    return found
 
 
 def _first(items):
