@@ -2,8 +2,8 @@
 
 lark's contextual lexer spends most of a parse's time per token (a scanner per parser state, a line
 counter object, a callback per keyword). Here the text is cut by one alternation of the grammar's
-terminals, in the order lark's own lexer tries them, and each token is fed to lark's interactive
-parser: the LALR step (shift, or reduce through lark's callbacks until the token shifts) runs here on
+terminals, in the order lark's own lexer tries them (the blanks before a token skipped in the same
+match), and each token is fed to lark's interactive parser: the LALR step (shift, or reduce through lark's callbacks until the token shifts) runs here on
 the parser's own stacks, as `ParserState.feed_token` runs it, without a call per token. A word is a keyword where the parser's state accepts that keyword, else a NAME — what the
 contextual lexer decides. At the first token where the lexers could differ (a terminal the state
 does not accept, a word it cannot take: in practice, a syntax error) lark's own lexer takes over
@@ -34,9 +34,12 @@ class TokenStream:
                 self.keywords[terminal.pattern.value] = terminal.name
             else:
                 alternatives.append(f"(?P<{terminal.name}>{terminal.pattern.to_regexp()})")
-        self.pattern = re.compile("|".join(alternatives))
         self.ignored = frozenset(parser.lexer_conf.ignore)
-        self._steps: dict | None = None
+        # the blanks before a token are skipped in the token's own match (no terminal starts with a blank;
+        # blanks at the very end still match as WS, the regex giving back what the prefix took)
+        blanks = f"(?:{parser.get_terminal('WS').pattern.to_regexp()})?" if "WS" in self.ignored else ""
+        self.pattern = re.compile(blanks + "(?:" + "|".join(alternatives) + ")")
+        self._actions: dict | None = None
 
     def parse(self, text: str):
         """What `parser.parse(text)` returns or raises."""
@@ -51,17 +54,18 @@ class TokenStream:
     def _feed(self, interactive, text: str):
         # what the interactive parser's choices() and feed_token() do, without a call per token
         state = interactive.parser_state
-        actions, feed = state.parse_conf.parse_table.states, state.feed_token
-        state_stack, value_stack, steps = state.state_stack, state.value_stack, self._reductions(state)
+        table, feed = self._table(state.parse_conf), state.feed_token
+        state_stack, value_stack = state.state_stack, state.value_stack
         new_token = str.__new__
         match, keywords, ignored = self.pattern.match, self.keywords, self.ignored
         pos, line, line_start, size = 0, 1, 0, len(text)
         token = None
         while pos < size:
-            found = match(text, pos)
+            found = match(text, pos)  # blanks before a token are part of its match
             if found is None:
                 return self._resume(interactive, pos, line, line_start, token)
-            kind, end = found.lastgroup, found.end()
+            kind = found.lastgroup
+            start, end = found.start(kind), found.end()
             if kind in ignored:
                 newlines = text.count("\n", pos, end)
                 if newlines:
@@ -69,8 +73,8 @@ class TokenStream:
                     line_start = text.rindex("\n", pos, end) + 1
                 pos = end
                 continue
-            value = found.group()
-            accepted = actions[state_stack[-1]]
+            value = text[start:end]
+            accepted = table[state_stack[-1]]
             if kind == "NAME":
                 keyword = keywords.get(value)
                 if keyword is not None and keyword in accepted:
@@ -79,16 +83,21 @@ class TokenStream:
                     return self._resume(interactive, pos, line, line_start, token)
             elif kind not in accepted or "\n" in value:
                 return self._resume(interactive, pos, line, line_start, token)
+            if start != pos:
+                newlines = text.count("\n", pos, start)
+                if newlines:
+                    line += newlines
+                    line_start = text.rindex("\n", pos, start) + 1
             token = new_token(Token, value)  # lark's Token with its slots set here: its constructor costs 3x
-            token.type, token.start_pos, token.value, token.line = kind, pos, value, line
-            token.column, token.end_line, token.end_column, token.end_pos = pos - line_start + 1, line, end - line_start + 1, end
+            token.type, token.start_pos, token.value, token.line = kind, start, value, line
+            token.column, token.end_line, token.end_column, token.end_pos = start - line_start + 1, line, end - line_start + 1, end
             while True:  # ParserState.feed_token's step, on lark's own stacks: reduce until the token shifts
-                action, target = actions[state_stack[-1]][kind]
-                if action is Shift:
+                shift, target = table[state_stack[-1]][kind]
+                if shift:
                     state_stack.append(target)
                     value_stack.append(token)
                     break
-                length, made, callback = steps[target]
+                length, made, callback = target
                 if length:
                     children = value_stack[-length:]
                     del state_stack[-length:]
@@ -96,8 +105,8 @@ class TokenStream:
                 else:
                     children = []
                 value_stack.append(callback(children))
-                state_stack.append(actions[state_stack[-1]][made][1])
-                if kind not in actions[state_stack[-1]]:  # LALR may reduce before it refuses: lark raises
+                state_stack.append(table[state_stack[-1]][made][1])
+                if kind not in table[state_stack[-1]]:  # LALR may reduce before it refuses: lark raises
                     feed(token)
                     break
             pos = end
@@ -105,14 +114,19 @@ class TokenStream:
             return self._resume(interactive, pos, line, line_start, token)  # blanks and comments only
         return interactive.feed_eof(token)
 
-    def _reductions(self, state) -> dict:
-        """rule -> (how many values it pops, the nonterminal it makes, lark's callback): read once per parser."""
-        if self._steps is None:
-            callbacks = state.parse_conf.callbacks
+    def _table(self, conf) -> dict:
+        """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
+        (False, (how many values the rule pops, the nonterminal it makes, lark's callback)) to reduce."""
+        if self._actions is None:
+            callbacks = conf.callbacks
             if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
                 raise RuntimeError("the token stream does not run parser callbacks on terminals")
-            self._steps = {rule: (len(rule.expansion), rule.origin.name, callbacks[rule]) for rule in callbacks}
-        return self._steps
+            self._actions = {
+                state: {symbol: (True, arg) if action is Shift else
+                        (False, (len(arg.expansion), arg.origin.name, callbacks[arg]))
+                        for symbol, (action, arg) in row.items()}
+                for state, row in conf.parse_table.states.items()}
+        return self._actions
 
     @staticmethod
     def _resume(interactive, pos: int, line: int, line_start: int, last: Token | None):

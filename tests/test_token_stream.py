@@ -67,6 +67,9 @@ EDGES = [
     "host h { roster default p ; platforms linux, darwin ; flags x }",
     "policy p { allow }",                                        # refused after a reduction, mid-step
     "policy p { ask ; }",
+    "policy p { deny read }   \n\t\n",                          # blanks at the end: no token after them
+    "policy p {\n\n   @ }",                                      # blanks, then what no terminal matches
+    "\n \t\r\n",
 ]
 
 
