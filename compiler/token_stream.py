@@ -3,13 +3,14 @@
 lark's contextual lexer spends most of a parse's time per token (a scanner per parser state, a line
 counter object, a callback per keyword). Here the text is cut by one alternation of the grammar's
 terminals, in the order lark's own lexer tries them (the blanks before a token skipped in the same
-match), and each token is fed to lark's interactive parser: the LALR step (shift, or reduce through lark's callbacks until the token shifts) runs here on
-the parser's own stacks, as `ParserState.feed_token` runs it, without a call per token. A word is a keyword where the parser's state accepts that keyword, else a NAME — what the
-contextual lexer decides. At the first token where the lexers could differ (a terminal the state
-does not accept, a word it cannot take: in practice, a syntax error) lark's own lexer takes over
-from that very position and parser state, so whatever follows — the rest of the AST or the exact
-syntax error — is lark's. Every token fed before is one lark's lexer would have made in the same
-state (tests/test_token_stream.py compares both).
+match), and each token is fed to lark's parser: the LALR step (shift, or reduce through lark's
+callbacks until the token shifts) runs here on the parser's own stacks, as `ParserState.feed_token`
+runs it, without a call per token. A word is a keyword where the parser's state accepts that
+keyword, else a NAME — what the contextual lexer decides. At the first token where the lexers could
+differ (a terminal the state does not accept, a word it cannot take: in practice, a syntax error)
+lark's own lexer takes over from that very position and parser state, so whatever follows — the
+rest of the AST or the exact syntax error — is lark's. Every token fed before is one lark's lexer
+would have made in the same state (tests/test_token_stream.py compares both).
 """
 from __future__ import annotations
 
