@@ -578,8 +578,12 @@ def target_matches_tool(target: ast.Target, name: str, tool, alias_names=()) -> 
         return tool is not None and tool.package == text
     if target.kind == "risk":
         return tool is not None and text in tool.risk
-    candidates = (name, *alias_names)
-    return any(fnmatch.fnmatchcase(c, text) for c in candidates)
+    if _FNMATCH_SPECIAL.isdisjoint(text):  # a plain name: what fnmatch would decide, without compiling a pattern
+        return name == text or text in alias_names
+    return any(fnmatch.fnmatchcase(c, text) for c in (name, *alias_names))
+
+
+_FNMATCH_SPECIAL = frozenset("*?[")
 
 
 def _config_type_problem(knob, value) -> str | None:
