@@ -10,13 +10,21 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 from lark import Token
 
 from . import ast
 from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
+from .frozen import constructor
 from .source import Span
 
+
+# The nodes each rule makes, built without the frozen dataclass __init__'s object.__setattr__ per field
+# (frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
+new = SimpleNamespace(**{cls.__name__: constructor(cls) for cls in (
+    Span, ast.Name, ast.Rule, ast.Guard, ast.Target, ast.Fact, ast.Compare, ast.Member, ast.Matches, ast.Place,
+    ast.Has, ast.Flag, ast.Truthy, ast.Not, ast.And, ast.Or, ast.InClass, ast.ConfigEntry, ast.CommandEntry)})
 
 # What one reduction leaves for its parent: a `Built` tuple (AST value, first token, last token, nesting
 # height). A plain tuple — no token is one (lark's Token is a str) — costs a tenth of an object's __init__.
@@ -49,10 +57,10 @@ class _ToAst:
         first, last = node
         if first is None:
             return None
-        return Span(_building.path, first.line, first.column, last.end_line, last.end_column)
+        return new.Span(_building.path, first.line, first.column, last.end_line, last.end_column)
 
     def _name(self, token: Token) -> ast.Name:
-        return ast.Name(str(token), Span(_building.path, token.line, token.column, token.end_line, token.end_column))
+        return new.Name(str(token), new.Span(_building.path, token.line, token.column, token.end_line, token.end_column))
 
     @staticmethod
     def _pick(children, kind):
@@ -133,7 +141,7 @@ class _ToAst:
         return ("config", tuple(children))
 
     def config_entry(self, node, children):
-        return ast.ConfigEntry(self._name(children[0]), children[1], self._span(node))
+        return new.ConfigEntry(self._name(children[0]), children[1], self._span(node))
 
     def present(self, node, children):
         return ("present", self._name(children[0]))
@@ -212,7 +220,7 @@ class _ToAst:
 
     def own_name(self, node, children):
         # `PACKAGE/NAME` stays one Name: the text says which definition, the span covers both parts
-        return ast.Name("/".join(str(c) for c in children), self._span(node))
+        return new.Name("/".join(str(c) for c in children), self._span(node))
 
     # --- policy ---
     def policy(self, node, children):
@@ -243,7 +251,7 @@ class _ToAst:
 
     def writable(self, node, children):
         token = children[0]
-        return ("writable", ast.Name(_unquote(token), self._span(node)))
+        return ("writable", new.Name(_unquote(token), self._span(node)))
 
     def sandbox(self, node, children):
         return ("sandbox", self._name(children[0]))
@@ -257,26 +265,26 @@ class _ToAst:
     def rule(self, node, children):
         # effect, targets and, when there is one, the tagged condition: `effect target_list condition?`
         condition = children[2][1] if len(children) == 3 else None
-        return ast.Rule(str(children[0]), children[1], condition, self._span(node))
+        return new.Rule(str(children[0]), children[1], condition, self._span(node))
 
     def guard(self, node, children):
-        return ast.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(node))
+        return new.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(node))
 
     def target_list(self, node, children):
         return tuple(children)
 
     def tool_target(self, node, children):
         span = self._span(node)  # the target is its name: one token, one span
-        return ast.Target("tool", ast.Name(str(children[0]), span), span)
+        return new.Target("tool", new.Name(str(children[0]), span), span)
 
     def package_target(self, node, children):
-        return ast.Target("package", children[0], self._span(node))
+        return new.Target("package", children[0], self._span(node))
 
     def package_name(self, node, children):
-        return ast.Name(":".join(children), self._span(node))
+        return new.Name(":".join(children), self._span(node))
 
     def risk_target(self, node, children):
-        return ast.Target("risk", self._name(children[0]), self._span(node))
+        return new.Target("risk", self._name(children[0]), self._span(node))
 
     # --- upstream MCP servers ---
     def upstream(self, node, children):
@@ -289,7 +297,7 @@ class _ToAst:
             env=(self._one(children, "env") or ((), None))[0],
             url=self._one(children, "url"),
             risk=tuple(self._tagged(children, "risk")),
-            repeated=tuple(ast.Name(tag, name.span) for tag in ("command", "args", "env", "url")
+            repeated=tuple(new.Name(tag, name.span) for tag in ("command", "args", "env", "url")
                            if len(self._tagged(children, tag)) > 1),
             span=self._span(node),
             args_span=(self._one(children, "args") or ((), None))[1],
@@ -297,7 +305,7 @@ class _ToAst:
         )
 
     def upstream_command(self, node, children):
-        return ("command", ast.Name(_unquote(children[0]), self._span(node)))
+        return ("command", new.Name(_unquote(children[0]), self._span(node)))
 
     def upstream_args(self, node, children):
         return ("args", (children[0], self._span(node)))
@@ -306,7 +314,7 @@ class _ToAst:
         return ("env", (children[0][1], self._span(node)))
 
     def upstream_url(self, node, children):
-        return ("url", ast.Name(_unquote(children[0]), self._span(node)))
+        return ("url", new.Name(_unquote(children[0]), self._span(node)))
 
     def upstream_risk(self, node, children):
         return ("risk", ast.RiskOverride(self._name(children[0]), children[1], self._span(node)))
@@ -319,7 +327,7 @@ class _ToAst:
     def command_entry(self, node, children):
         words = tuple(_unquote(children[0]).split())
         excluded = children[1] if len(children) > 1 else ()
-        return ast.CommandEntry(words, excluded, self._span(node))
+        return new.CommandEntry(words, excluded, self._span(node))
 
     def command_except(self, node, children):
         return tuple(_unquote(c) for c in children)
@@ -329,43 +337,43 @@ class _ToAst:
         return ("condition", children[0])
 
     def fact(self, node, children):
-        return ast.Fact(tuple(map(str, children)), self._span(node))
+        return new.Fact(tuple(map(str, children)), self._span(node))
 
     def or_expr(self, node, children):
-        return ast.Or(_flatten(children, ast.Or), self._span(node))
+        return new.Or(_flatten(children, ast.Or), self._span(node))
 
     def and_expr(self, node, children):
-        return ast.And(_flatten(children, ast.And), self._span(node))
+        return new.And(_flatten(children, ast.And), self._span(node))
 
     def not_expr(self, node, children):
-        return ast.Not(children[0], self._span(node))
+        return new.Not(children[0], self._span(node))
 
     def compare(self, node, children):
-        return ast.Compare(children[0], str(children[1]), children[2], self._span(node))
+        return new.Compare(children[0], str(children[1]), children[2], self._span(node))
 
     def member(self, node, children):
-        return ast.Member(children[0], children[1], self._span(node))
+        return new.Member(children[0], children[1], self._span(node))
 
     def matches(self, node, children):
-        return ast.Matches(children[0], _unquote(children[1]), self._span(node))
+        return new.Matches(children[0], _unquote(children[1]), self._span(node))
 
     def inside(self, node, children):
-        return ast.Place(children[0], True, self._name(children[1]), self._span(node))
+        return new.Place(children[0], True, self._name(children[1]), self._span(node))
 
     def outside(self, node, children):
-        return ast.Place(children[0], False, self._name(children[1]), self._span(node))
+        return new.Place(children[0], False, self._name(children[1]), self._span(node))
 
     def is_class(self, node, children):
-        return ast.InClass(children[0], self._name(children[1]), self._span(node))
+        return new.InClass(children[0], self._name(children[1]), self._span(node))
 
     def has(self, node, children):
-        return ast.Has(children[0], self._span(node))
+        return new.Has(children[0], self._span(node))
 
     def flag(self, node, children):
-        return ast.Flag(self._name(children[0]), self._span(node))
+        return new.Flag(self._name(children[0]), self._span(node))
 
     def truthy(self, node, children):
-        return ast.Truthy(children[0], self._span(node))
+        return new.Truthy(children[0], self._span(node))
 
     def atom(self, node, children):
         # `( expr )`: the parentheses count in the span of what encloses them, not in the expression's

@@ -1,0 +1,60 @@
+"""The parser's fast constructors make exactly the node the dataclass makes, and it stays frozen."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dshc.compiler import ast
+from dshc.compiler.frozen import constructor
+from dshc.compiler.source import Span
+from dshc.compiler.to_ast import new
+
+
+def _fields(node):
+    return tuple(getattr(node, f.name) for f in dataclasses.fields(node))
+
+
+def test_a_node_is_the_dataclass_node_with_every_field_set():
+    span = Span("p.dsh", 1, 2, 3, 4)
+    fast = new.Rule("deny", (new.Target("tool", new.Name("read", span), span),), None, span)
+    slow = ast.Rule("deny", (ast.Target("tool", ast.Name("read", span), span),), None, span)
+    assert type(fast) is ast.Rule and fast == slow and hash(fast) == hash(slow)
+    assert _fields(fast) == _fields(slow) and fast.span is span  # the span too, which == leaves out
+
+
+def test_defaults_and_keywords_as_the_class_declares_them():
+    assert new.Name("x").span is None and new.Name(text="x", span=None) == ast.Name("x")
+    with pytest.raises(TypeError):
+        new.Name()  # a field without a default is required, as in the class
+
+
+def test_the_node_stays_frozen():
+    node = new.Fact(("args", "path"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        node.path = ("other",)
+
+
+def test_only_frozen_slotted_dataclasses_without_post_init():
+    @dataclasses.dataclass(slots=True)
+    class Mutable:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self):
+            raise ValueError
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Factory:
+        a: tuple = dataclasses.field(default_factory=tuple)
+
+    for cls in (Mutable, NoSlots, Checked, Factory):
+        with pytest.raises(TypeError):
+            constructor(cls)
