@@ -15,8 +15,8 @@ from types import SimpleNamespace
 from lark import Token
 
 from . import ast
-from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
 from .frozen import constructor
+from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
 from .source import Span
 
 

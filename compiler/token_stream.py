@@ -90,8 +90,8 @@ class TokenStream:
                     line += newlines
                     line_start = text.rindex("\n", pos, start) + 1
             token = new_token(Token, value)  # lark's Token with its slots set here: its constructor costs 3x
-            token.type, token.start_pos, token.value, token.line = kind, start, value, line
-            token.column, token.end_line, token.end_column, token.end_pos = start - line_start + 1, line, end - line_start + 1, end
+            token.type, token.start_pos, token.value, token.line, token.end_line = kind, start, value, line, line
+            token.column, token.end_column, token.end_pos = start - line_start + 1, end - line_start + 1, end
             while True:  # ParserState.feed_token's step, on lark's own stacks: reduce until the token shifts
                 shift, target = table[state_stack[-1]][kind]
                 if shift:
