@@ -571,6 +571,9 @@ def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?")
 
 
+FNMATCH_SPECIAL = frozenset("*?[")  # what makes fnmatch treat a target as a pattern rather than a name
+
+
 def target_matches_tool(target: ast.Target, name: str, tool, alias_names=()) -> bool:
     """Does a policy target cover this tool? `name` is the name the call uses."""
     text = target.name.text
@@ -578,12 +581,9 @@ def target_matches_tool(target: ast.Target, name: str, tool, alias_names=()) -> 
         return tool is not None and tool.package == text
     if target.kind == "risk":
         return tool is not None and text in tool.risk
-    if _FNMATCH_SPECIAL.isdisjoint(text):  # a plain name: what fnmatch would decide, without compiling a pattern
+    if FNMATCH_SPECIAL.isdisjoint(text):  # a plain name: what fnmatch would decide, without compiling a pattern
         return name == text or text in alias_names
     return any(fnmatch.fnmatchcase(c, text) for c in (name, *alias_names))
-
-
-_FNMATCH_SPECIAL = frozenset("*?[")
 
 
 def _config_type_problem(knob, value) -> str | None:

@@ -116,7 +116,7 @@ class _ToAst:
             mounts=tuple(self._pick(children, ast.Mount)),
             present=_first(self._tagged(children, "present")),
             provides=tuple(n for group in self._tagged(children, "provides") for n in group),
-            repeated=_repeated(children, ("present",)),
+            repeated=_repeated(_by_tag(children), ("present",)),
             span=self._span(node),
         )
 
@@ -164,7 +164,7 @@ class _ToAst:
             rows=_first(self._tagged(children, "rows")),
             present=_first(self._tagged(children, "present")),
             policy=_first(self._tagged(children, "policy")),
-            repeated=_repeated(children, ("rows", "present", "policy", "roster")),
+            repeated=_repeated(_by_tag(children), ("rows", "present", "policy", "roster")),
             span=self._span(node),
         )
 
@@ -199,7 +199,7 @@ class _ToAst:
             hide=tuple(n for group in self._tagged(children, "hide") for n in group),
             own=tuple(n for group in self._tagged(children, "own") for n in group),
             present=_first(self._tagged(children, "present")),
-            repeated=_repeated(children, ("parent", "approval", "present")),
+            repeated=_repeated(_by_tag(children), ("parent", "approval", "present")),
             span=self._span(node),
         )
 
@@ -235,8 +235,7 @@ class _ToAst:
             rules=tuple(c for c in children if type(c) is ast.Rule),
             guards=tuple(c for c in children if type(c) is ast.Guard),
             default=first.get("default"),
-            repeated=tuple(item for tag in ("sandbox", "approval", "default", "network", "fallback")
-                           for item in tagged.get(tag, ())[1:] if isinstance(item, ast.Name)),
+            repeated=_repeated(tagged, ("sandbox", "approval", "default", "network", "fallback")),
             span=self._span(node),
             network=first.get("network"),
             writable=tuple(tagged.get("writable", ())),
@@ -390,12 +389,9 @@ def _flatten(children, kind) -> tuple:
     return tuple(items)
 
 
-def _repeated(children, tags) -> tuple:
-    found = []
-    for tag in tags:
-        items = [c[1] for c in children if isinstance(c, tuple) and len(c) == 2 and c[0] == tag]
-        found.extend(item for item in items[1:] if isinstance(item, ast.Name))
-    return tuple(found)
+def _repeated(tagged: dict, tags) -> tuple:
+    """The Names of every repeat of a once-only item, from `_by_tag`'s grouping."""
+    return tuple(item for tag in tags for item in tagged.get(tag, ())[1:] if isinstance(item, ast.Name))
 
 
 def _by_tag(children) -> dict:

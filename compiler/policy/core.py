@@ -25,7 +25,7 @@ from typing import Iterable
 from .. import ast
 from ..catalog import ToolDef
 from ..conditions import Env, evaluate
-from ..resolve import EffectivePolicy, target_matches_tool
+from ..resolve import FNMATCH_SPECIAL, EffectivePolicy, target_matches_tool
 from .decision import Decision
 from .effects import RULE_EFFECTS, stricter, strictest
 
@@ -128,9 +128,6 @@ class Tally:
         self.add(*summarise(matched))
 
 
-_GLOB_CHARS = frozenset("*?[")  # what makes fnmatch treat a target as a pattern rather than a name
-
-
 class TargetIndex:
     """Rules (or guards) bucketed by what their targets name, so finding a tool's rules costs the rules
     that name it, not a pass over all N. The same answer as testing `targets` on every item, in order."""
@@ -148,7 +145,7 @@ class TargetIndex:
                     self._by_package.setdefault(text, []).append(position)
                 elif target.kind == "risk":
                     self._by_risk.setdefault(text, []).append(position)
-                elif _GLOB_CHARS.isdisjoint(text):
+                elif FNMATCH_SPECIAL.isdisjoint(text):
                     self._by_name.setdefault(text, []).append(position)
                 else:
                     self._patterns.append((position, text))
