@@ -3,12 +3,14 @@ namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 
+from ...compiler import user_cache
 from . import landlock
 
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
@@ -25,6 +27,33 @@ class Probe:
 
 
 def _netns_works() -> bool:
+    """Whether an unprivileged user + network namespace can be entered, remembered per boot when it can.
+
+    The test is a child Python (~45 ms of a `dshc decide` of a shell tool). Only "it can" is
+    remembered: a stale record makes a launch fail in its child, which enters the namespace itself
+    (status 125), and never lets a command run with less confinement than the host offers.
+    """
+    stamp = _works_stamp()
+    if stamp is not None and user_cache.has_stamp(stamp):
+        return True
+    works = _test_netns()
+    if works and stamp is not None:
+        user_cache.put_stamp(stamp)
+    return works
+
+
+def _works_stamp() -> str | None:
+    """The name of the per-boot record (boot id, kernel, user, interpreter); None off Linux's /proc."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip()
+    except (OSError, ValueError):
+        return None
+    facts = "\0".join((boot, os.uname().release, str(os.geteuid()), sys.executable, LAUNCHER))
+    return "netns-works-" + hashlib.sha256(facts.encode()).hexdigest()[:32]
+
+
+def _test_netns() -> bool:
     # unshare(CLONE_NEWUSER) refuses multithreaded callers, so ask a fresh single-threaded child
     try:
         done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe-netns"], stdin=subprocess.DEVNULL,

@@ -64,6 +64,8 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
             "python3 -c pass": ([sys.executable, "-c", "pass"], b""),
             "dshc decide": (dshc + ["decide", "read", "--args", '{"file_path": "a.md"}', "--host", "web"], b""),
             "dshc hook claude-code": (dshc + ["hook", "claude-code"], event),
+            # a shell tool's decision also names the sandbox the call would get (probing the host)
+            "dshc decide bash": (dshc + ["decide", "bash", "--args", '{"command": "git status"}'], b""),
         }
         commands = {(name, bytecode): (argv, stdin, env) for bytecode, env in (("warm", warm), ("cold", cold))
                     for name, (argv, stdin) in programs.items()}
@@ -78,6 +80,9 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         ours = p50(cpu[name, "warm"])
         rows.append((f"{name}, whole process CPU (caches warm)", ours * 1e3, "ms", f"python3 -c pass {base * 1e3:.0f} ms"))
         targets.append((f"{name} process <= 4x the CPU of python3 -c pass", ours / base, 4.0))
+    shell = p50(cpu["dshc decide bash", "warm"])
+    rows.append(("dshc decide bash (a shell tool), whole process CPU (caches warm)", shell * 1e3, "ms",
+                 f"{shell / base:.2f}x python3 -c pass (context: the target's command decides `read`)"))
     for name in ("dshc decide", "dshc hook claude-code"):
         ours = p50(cpu[name, "cold"])
         rows.append((f"{name}, no bytecode cache at all (context)", ours * 1e3, "ms",
