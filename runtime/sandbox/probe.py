@@ -44,13 +44,19 @@ def _netns_works() -> bool:
 
 def _works_stamp() -> str | None:
     """The name of the per-boot record (boot id, kernel, user, interpreter); None off Linux's /proc."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            boot = handle.read().strip()
-    except (OSError, ValueError):
+    boot = _boot_id()
+    if boot is None:
         return None
     facts = "\0".join((boot, os.uname().release, str(os.geteuid()), sys.executable, LAUNCHER))
     return "netns-works-" + hashlib.sha256(facts.encode()).hexdigest()[:32]
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except (OSError, ValueError):
+        return None
 
 
 def _test_netns() -> bool:
