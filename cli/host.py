@@ -210,11 +210,12 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
 
 def _process_mechanism(mode: str, settings: dict) -> str:
     from ..runtime.sandbox import Confinement, SandboxUnavailable, plan
+    from .sandbox_record import reported_probe
     conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
                        fallback_unsandboxed=settings.get("sandbox_fallback", False),
                        backend=settings.get("sandbox_backend", "auto"))
     try:
-        return plan(conf, ["true"], -1).mechanism
+        return plan(conf, ["true"], -1, found=reported_probe()).mechanism
     except SandboxUnavailable as exc:
         return f"unavailable ({exc.missing}): the call fails closed"
 

@@ -1,10 +1,14 @@
-"""The namespace test (a child Python) is remembered per boot only when it succeeded: a stale record can
-make a launch fail, never let a command run less confined than the host allows."""
+"""decide and explain remember per boot that namespaces work; a failure is never remembered, and
+launching a command never reads the record."""
 from __future__ import annotations
 
 import importlib
+import sys
 
 import pytest
+
+from dshc.cli import sandbox_record
+from dshc.runtime import sandbox
 
 probe_module = importlib.import_module("dshc.runtime.sandbox.probe")  # the package's `probe` is the function
 
@@ -16,61 +20,70 @@ def private_cache(tmp_path, monkeypatch):
     return tmp_path / "dshc"
 
 
-@pytest.fixture
-def child_test(monkeypatch):
+class ChildTest:
     """Stands in for the child process: answers what it is told and counts how often it ran."""
-    state = {"answer": True, "runs": 0}
 
-    def run():
-        state["runs"] += 1
-        return state["answer"]
-    monkeypatch.setattr(probe_module, "_test_netns", run)
-    return state
+    def __init__(self, answer: bool):
+        self.answer, self.runs = answer, 0
 
-
-@pytest.mark.skipif(probe_module._works_stamp() is None, reason="no boot id on this host")
-def test_success_is_remembered_for_this_boot(private_cache, child_test):
-    assert probe_module._netns_works() is True and child_test["runs"] == 1
-    assert probe_module._netns_works() is True and child_test["runs"] == 1  # the record answered
-    assert any(p.name.startswith("netns-works-") for p in private_cache.iterdir())
+    def __call__(self) -> bool:
+        self.runs += 1
+        return self.answer
 
 
-@pytest.mark.skipif(probe_module._works_stamp() is None, reason="no boot id on this host")
-def test_failure_is_never_remembered(private_cache, child_test):
-    child_test["answer"] = False
-    assert probe_module._netns_works() is False
-    assert probe_module._netns_works() is False
-    assert child_test["runs"] == 2  # asked again each time: the host may have been opened up since
-    assert not private_cache.exists() or not any(p.name.startswith("netns-works-") for p in private_cache.iterdir())
+def _records(folder) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.startswith("netns-works-")] if folder.exists() else []
 
 
-def test_another_boot_tests_again(private_cache, child_test, monkeypatch):
-    monkeypatch.setattr(probe_module, "_works_stamp", lambda: "netns-works-boot-a")
-    assert probe_module._netns_works() is True and child_test["runs"] == 1
-    monkeypatch.setattr(probe_module, "_works_stamp", lambda: "netns-works-boot-b")  # a reboot, a new kernel
-    child_test["answer"] = False
-    assert probe_module._netns_works() is False and child_test["runs"] == 2
+def test_a_pass_is_remembered(private_cache):
+    test = ChildTest(True)
+    assert sandbox_record.remembered_yes("netns-works-a", test) is True and test.runs == 1
+    assert sandbox_record.remembered_yes("netns-works-a", test) is True and test.runs == 1  # the record answered
+    assert _records(private_cache) == ["netns-works-a"]
 
 
-def test_without_a_boot_id_or_a_cache_nothing_is_remembered(private_cache, child_test, monkeypatch):
-    monkeypatch.setattr(probe_module, "_works_stamp", lambda: None)
-    probe_module._netns_works()
-    probe_module._netns_works()
-    assert child_test["runs"] == 2
-    monkeypatch.setattr(probe_module, "_works_stamp", lambda: "netns-works-x")
+def test_a_failure_is_never_remembered(private_cache):
+    test = ChildTest(False)
+    assert sandbox_record.remembered_yes("netns-works-a", test) is False
+    assert sandbox_record.remembered_yes("netns-works-a", test) is False
+    assert test.runs == 2 and _records(private_cache) == []  # asked again: the host may have been opened up
+
+
+def test_another_boot_asks_again(private_cache):
+    sandbox_record.remembered_yes("netns-works-boot-a", ChildTest(True))
+    later = ChildTest(False)  # after a reboot, a new kernel or another interpreter
+    assert sandbox_record.remembered_yes("netns-works-boot-b", later) is False and later.runs == 1
+
+
+def test_without_a_boot_id_or_a_cache_nothing_is_remembered(private_cache, monkeypatch):
+    test = ChildTest(True)
+    sandbox_record.remembered_yes(None, test)
+    sandbox_record.remembered_yes(None, test)
     monkeypatch.setenv("DSHC_NO_CACHE", "1")
-    probe_module._netns_works()
-    probe_module._netns_works()
-    assert child_test["runs"] == 4
+    sandbox_record.remembered_yes("netns-works-a", test)
+    sandbox_record.remembered_yes("netns-works-a", test)
+    assert test.runs == 4 and _records(private_cache) == []
 
 
 def test_the_record_is_keyed_by_the_boot_and_the_interpreter(monkeypatch):
     names = set()
     for boot in ("one", "two"):
         for executable in ("/usr/bin/python3", "/opt/python"):
-            monkeypatch.setattr(probe_module, "_boot_id", lambda boot=boot: boot)
-            monkeypatch.setattr(probe_module.sys, "executable", executable)
-            names.add(probe_module._works_stamp())
+            monkeypatch.setattr(sandbox_record, "_boot_id", lambda boot=boot: boot)
+            monkeypatch.setattr(sandbox_record.sys, "executable", executable)
+            names.add(sandbox_record.works_stamp())
     assert len(names) == 4 and None not in names
-    monkeypatch.setattr(probe_module, "_boot_id", lambda: None)
-    assert probe_module._works_stamp() is None
+    monkeypatch.setattr(sandbox_record, "_boot_id", lambda: None)
+    assert sandbox_record.works_stamp() is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="namespaces are probed on Linux only")
+def test_launching_never_reads_the_record(private_cache, monkeypatch):
+    """With a planted "yes" the description says namespaces work; the probe a launch uses asks the child."""
+    monkeypatch.setattr(sandbox_record, "works_stamp", lambda: "netns-works-planted")
+    sandbox_record.remembered_yes("netns-works-planted", ChildTest(True))
+    refused = ChildTest(False)
+    monkeypatch.setattr(sandbox, "netns_works", refused)
+    monkeypatch.setattr(probe_module, "netns_works", refused)
+    assert sandbox_record.reported_probe().network_namespace is True and refused.runs == 0
+    assert probe_module.probe.__wrapped__().network_namespace is False and refused.runs == 1  # what plan() uses

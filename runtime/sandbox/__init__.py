@@ -2,6 +2,7 @@
 writable roots, network) and an argv; out: the argv that runs it confined and supervised, or
 SandboxUnavailable naming what is missing. The child side lives in launch.py."""
 from .confine import Confinement, Launch, SandboxFailure, SandboxUnavailable, missing, plan, read_report
-from .probe import Probe, probe
+from .probe import Probe, netns_works, probe, probe_with
 
-__all__ = ["Confinement", "Launch", "Probe", "SandboxFailure", "SandboxUnavailable", "missing", "plan", "probe", "read_report"]
+__all__ = ["Confinement", "Launch", "Probe", "SandboxFailure", "SandboxUnavailable", "missing", "netns_works", "plan",
+           "probe", "probe_with", "read_report"]

@@ -3,14 +3,13 @@ namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Callable
 
-from ...compiler import user_cache
 from . import landlock
 
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
@@ -26,40 +25,8 @@ class Probe:
     sandbox_exec: str | None   # macOS Seatbelt front end
 
 
-def _netns_works() -> bool:
-    """Whether an unprivileged user + network namespace can be entered, remembered per boot when it can.
-
-    The test is a child Python (~45 ms of a `dshc decide` of a shell tool). Only "it can" is
-    remembered: a stale record makes a launch fail in its child, which enters the namespace itself
-    (status 125), and never lets a command run with less confinement than the host offers.
-    """
-    stamp = _works_stamp()
-    if stamp is not None and user_cache.has_stamp(stamp):
-        return True
-    works = _test_netns()
-    if works and stamp is not None:
-        user_cache.put_stamp(stamp)
-    return works
-
-
-def _works_stamp() -> str | None:
-    """The name of the per-boot record (boot id, kernel, user, interpreter); None off Linux's /proc."""
-    boot = _boot_id()
-    if boot is None:
-        return None
-    facts = "\0".join((boot, os.uname().release, str(os.geteuid()), sys.executable, LAUNCHER))
-    return "netns-works-" + hashlib.sha256(facts.encode()).hexdigest()[:32]
-
-
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            return handle.read().strip() or None
-    except (OSError, ValueError):
-        return None
-
-
-def _test_netns() -> bool:
+def netns_works() -> bool:
+    """Whether an unprivileged user + network namespace can be entered here (a child process tries)."""
     # unshare(CLONE_NEWUSER) refuses multithreaded callers, so ask a fresh single-threaded child
     try:
         done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe-netns"], stdin=subprocess.DEVNULL,
@@ -71,12 +38,16 @@ def _test_netns() -> bool:
 
 @functools.cache
 def probe() -> Probe:
+    return probe_with(netns_works)
+
+
+def probe_with(namespaces: Callable[[], bool]) -> Probe:
+    """The probe, with the namespace question answered by `namespaces` (asked on Linux only)."""
     linux = sys.platform.startswith("linux")
     return Probe(
         platform=sys.platform,
         landlock_abi=landlock.abi_version() if linux else 0,
-        network_namespace=_netns_works() if linux else False,
+        network_namespace=namespaces() if linux else False,
         bwrap=shutil.which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
     )
-
