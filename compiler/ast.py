@@ -15,12 +15,14 @@ Value = Union[Scalar, tuple]  # a tuple holds scalars (a config list)
 
 @dataclass(frozen=True, slots=True)
 class Name:
+    """A name as written, with where it was written."""
     text: str
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
+    """`key = value` in a mount's `{ … }` (or an upstream's `env { … }`)."""
     key: Name
     value: Value
     span: Span | None = span_field()
@@ -29,6 +31,7 @@ class ConfigEntry:
 # --- conditions -------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Fact:
+    """A fact a condition reads, as its dotted path: `platform`, `args.command`."""
     path: tuple[str, ...]
     span: Span | None = span_field()
 
@@ -39,6 +42,7 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Compare:
+    """`fact == value` or `fact != value`."""
     fact: Fact
     op: str  # "==" | "!="
     value: Value
@@ -47,6 +51,7 @@ class Compare:
 
 @dataclass(frozen=True, slots=True)
 class Member:
+    """`fact in [value, …]`."""
     fact: Fact
     values: tuple
     span: Span | None = span_field()
@@ -54,6 +59,7 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class Matches:
+    """`fact matches "GLOB"`."""
     fact: Fact
     pattern: str
     span: Span | None = span_field()
@@ -70,36 +76,42 @@ class Place:
 
 @dataclass(frozen=True, slots=True)
 class Has:
+    """`has fact`: the fact is present (a one-word fact names a service)."""
     fact: Fact
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Flag:
+    """`flag NAME`: the request or host sets that flag."""
     name: Name
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Truthy:
+    """A fact alone as a condition: it holds when the fact is true."""
     fact: Fact
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Not:
+    """`not CONDITION`."""
     item: "Expr"
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class And:
+    """Conditions joined by `and`; a chain is one node."""
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Or:
+    """Conditions joined by `or`; a chain is one node."""
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
@@ -131,6 +143,7 @@ def atoms(expr):
 # --- declarations -----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Mount:
+    """`mount PACKAGE [as NAME] [{ config }] [when CONDITION] [disabled]`: one row of a preset."""
     package: Name
     alias: Name | None
     config: tuple[ConfigEntry, ...]
@@ -154,6 +167,7 @@ class Mount:
 
 @dataclass(frozen=True, slots=True)
 class Preset:
+    """`preset NAME`: the tool packages an agent mounts, with what config, and how they are presented."""
     name: Name
     title: str | None
     extends: Name | None
@@ -167,6 +181,7 @@ class Preset:
 
 @dataclass(frozen=True, slots=True)
 class Host:
+    """`host NAME`: what a host provides (services, platforms, flags) and how it composes tools."""
     name: Name
     title: str | None
     provides: tuple[Name, ...]
@@ -185,6 +200,7 @@ class Host:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
+    """`scope NAME`: what a child agent or sub-scope may see, its approval pin and its own tools."""
     name: Name
     title: str | None
     extends: Name | None
@@ -201,6 +217,7 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class Target:
+    """What a rule or guard names: a tool (a name or a glob), `package(…)` or `risk(…)`."""
     kind: str  # "tool" (a name or glob) | "package" | "risk"
     name: Name
     span: Span | None = span_field()
@@ -208,6 +225,7 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """`allow|ask|deny TARGET, … [when CONDITION]`."""
     effect: str  # "allow" | "ask" | "deny"
     targets: tuple[Target, ...]
     condition: Expr | None
@@ -225,6 +243,7 @@ class Guard:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
+    """`policy NAME`: approval, sandbox settings, rules, guards and the default effect."""
     name: Name
     title: str | None
     extends: Name | None
@@ -292,12 +311,14 @@ DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", C
 
 @dataclass(frozen=True, slots=True)
 class Comment:
+    """A `#` comment and its line: layout that `fmt` keeps."""
     line: int
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
+    """One source file's declarations (and its comments, for `fmt`)."""
     path: str
     decls: tuple[Decl, ...]
     # Comments are layout, not meaning: fmt keeps them, equality ignores them.

@@ -55,6 +55,7 @@ class _Frozen:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigKnob(_Frozen):
+    """One config key a package accepts: its type, allowed values, default and what it does."""
     _TUPLES = ("values",)
     type: str
     values: tuple[Any, ...] | None = None
@@ -71,6 +72,7 @@ class ConfigKnob(_Frozen):
 
 @dataclass(frozen=True, kw_only=True)
 class ToolDef(_Frozen):
+    """One tool a package defines: its schema, risk axes, presentation and what it needs."""
     _TUPLES = ("risk", "requires", "aliases", "path_parameters")
     name: str
     definition: str
@@ -96,6 +98,7 @@ class ToolDef(_Frozen):
 
 @dataclass(frozen=True, kw_only=True)
 class Package(_Frozen):
+    """A catalog package: the tools it defines, the config it accepts and what it requires."""
     _TUPLES = ("requires", "tools")
     id: str
     summary: str
@@ -113,6 +116,7 @@ class Package(_Frozen):
 
 @dataclass(frozen=True, kw_only=True)
 class Catalog(_Frozen):
+    """The tool packages dshc knows: the shipped ones and any overlay's."""
     _TUPLES = ("packages",)
     name: str
     summary: str

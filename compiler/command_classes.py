@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CommandClass:
+    """A named class of shell commands, as all its declarations add up."""
     name: str
     entries: tuple[ast.CommandEntry, ...]
     declared: tuple[ast.Commands, ...] = ()

@@ -23,6 +23,7 @@ from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, Effective
 
 @dataclass(frozen=True)
 class Registration:
+    """A tool registered under a name in one layer (host, preset or scope), and the row that did it."""
     name: str
     tool: ToolDef
     layer: str  # "host" | "preset" | "scope:NAME"
@@ -35,6 +36,7 @@ class Registration:
 
 @dataclass(frozen=True)
 class RowOutcome:
+    """What became of one mount row in a composition (registered, disabled, …) and why."""
     layer: str
     origin: str  # declaration that holds the row: `preset standard`, `scope child`
     mount: ast.Mount | None
@@ -48,6 +50,7 @@ class RowOutcome:
 
 @dataclass(frozen=True)
 class Composition:
+    """What a request composes: its host, services, preset, scope chain, mode, policy and approval."""
     request: Request
     host: ast.Host
     services: frozenset[str]

@@ -24,6 +24,7 @@ SHELL_FIELDS = frozenset({"command"})
 
 @dataclass(frozen=True)
 class Env:
+    """What a condition reads: the request's facts, services and flags, and a call's arguments."""
     facts: Mapping[str, Any]
     services: frozenset[str]
     flags: frozenset[str] = frozenset()

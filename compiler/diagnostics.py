@@ -79,6 +79,7 @@ MAX_REPORTED = 10
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """A problem found in a source or the catalog: its code, message, place and a hint."""
     code: str
     message: str
     span: Span | None = None

@@ -39,6 +39,7 @@ def use_disk_cache(enabled: bool = True) -> None:
 
 @dataclass(frozen=True)
 class SourceFile:
+    """A source as read: the path to show and its bytes."""
     path: str  # shown in diagnostics
     data: bytes
 

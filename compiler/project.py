@@ -28,6 +28,7 @@ class ProjectError(ValueError):
 
 @dataclass(frozen=True)
 class Project:
+    """A project file's settings (`.dshc`), or the flags that stand in for one."""
     path: str | None  # None: no project file; everything comes from flags
     root: str  # the workspace: the folder holding the file (or the agent's cwd)
     load: tuple[str, ...] = ()

@@ -72,6 +72,7 @@ CONTEXT_FIELDS: dict[str, str] = {
 
 @dataclass(frozen=True, init=False)
 class Request:
+    """The context a view or a decision is for: host, preset, platform, services, flags, scope and policy."""
     host: str = "web"
     preset: str | None = None
     platform: str = "linux"  # one of PLATFORM_VALUES

@@ -32,6 +32,7 @@ RESERVED_TOOL = "run_code"
 
 @dataclass(frozen=True)
 class EffectivePreset:
+    """A preset with its `extends` chain applied."""
     name: str
     decl: ast.Preset
     mounts: tuple[ast.Mount, ...]  # own rows override inherited rows of the same name
@@ -41,6 +42,7 @@ class EffectivePreset:
 
 @dataclass(frozen=True)
 class EffectiveScope:
+    """A scope with its `extends` chain applied and its parent named."""
     name: str
     decl: ast.Scope
     parent: str | None
@@ -53,6 +55,7 @@ class EffectiveScope:
 
 @dataclass(frozen=True)
 class EffectivePolicy:
+    """A policy with its `extends` chain applied: its rules and guards in order."""
     name: str
     decl: ast.Policy
     sandbox: ast.Name | None
@@ -71,6 +74,7 @@ class EffectivePolicy:
 
 @dataclass(frozen=True)
 class Resolved:
+    """A checked program: the catalog, the documents, the declarations by kind and their effective forms."""
     catalog: Catalog
     documents: tuple[ast.Document, ...]
     tables: dict[str, dict[str, ast.Decl]]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class Span:
+    """Where a piece of text was written: its file, and the line and column it starts and ends at."""
     path: str
     line: int
     col: int
@@ -27,5 +28,6 @@ def span_field():
 
 @dataclass(frozen=True, slots=True)
 class Source:
+    """A decoded source file: its path and its text."""
     path: str
     text: str

@@ -24,6 +24,7 @@ def canonical(value) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class ToolEntry:
+    """One tool of a view: its name, where it comes from, its schema and its policy and readiness."""
     name: str
     package: str
     definition: str
@@ -48,6 +49,7 @@ class ToolEntry:
 
 @dataclass(frozen=True)
 class ToolView:
+    """The frozen tool view of one request: the tools a model sees (and code mode's SDK)."""
     preset: str | None
     host: str
     platform: str

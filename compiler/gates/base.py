@@ -12,6 +12,7 @@ from ..resolve import RESERVED_TOOL, Resolved
 
 @dataclass(frozen=True)
 class GateResult:
+    """One availability gate's verdict on a tool, with its reason."""
     gate: str
     status: str  # pass | fail | not-reached
     reason: str
