@@ -8,6 +8,7 @@ since is seen at once. Only the description reads the record: launching a comman
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -15,8 +16,10 @@ import sys
 from ..compiler import user_cache
 
 
+@functools.cache
 def reported_probe():
-    """The runtime's probe for a description: its namespace answer from this boot's record when one says yes."""
+    """The runtime's probe for a description: its namespace answer from this boot's record when one says
+    yes. Once per process, as the runtime's own probe (a session describes every call's sandbox)."""
     from ..runtime import sandbox
     return sandbox.probe_with(lambda: remembered_yes(works_stamp(), sandbox.netns_works))
 

@@ -85,5 +85,19 @@ def test_launching_never_reads_the_record(private_cache, monkeypatch):
     refused = ChildTest(False)
     monkeypatch.setattr(sandbox, "netns_works", refused)
     monkeypatch.setattr(probe_module, "netns_works", refused)
-    assert sandbox_record.reported_probe().network_namespace is True and refused.runs == 0
+    assert sandbox_record.reported_probe.__wrapped__().network_namespace is True and refused.runs == 0
     assert probe_module.probe.__wrapped__().network_namespace is False and refused.runs == 1  # what plan() uses
+
+
+def test_a_process_asks_at_most_once(private_cache, monkeypatch):
+    """A session describes every call's sandbox: where nothing is recorded (or namespaces fail), the
+    child still runs once per process, as the runtime's own probe does."""
+    monkeypatch.setattr(sandbox_record, "works_stamp", lambda: None)
+    refused = ChildTest(False)
+    monkeypatch.setattr(sandbox, "netns_works", refused)
+    sandbox_record.reported_probe.cache_clear()
+    try:
+        first, second = sandbox_record.reported_probe(), sandbox_record.reported_probe()
+        assert first is second and refused.runs == (1 if sys.platform.startswith("linux") else 0)
+    finally:
+        sandbox_record.reported_probe.cache_clear()
