@@ -31,8 +31,10 @@ class Env:
     args: Mapping[str, Any] | None = None  # None: arguments not known (static evaluation)
     workspace: str | None = None
     shell_tool: bool = False  # args.command is a shell command line
-    extra: dict = field(default_factory=dict)
     classes: tuple = ()  # command classes (`args.command is NAME`), from the policy being evaluated
+    # answers already found about this call's arguments: a policy tests one path against the workspace,
+    # or one glob against one value, in many rules (a file-system walk or a path comparison, a glob match)
+    found: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 class SegmentArg(str):
@@ -104,9 +106,12 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if env.shell_tool and name in SHELL_FIELDS:
             from .shell import segment_matches  # the shell analyser loads only for shell calls
             return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
-        if isinstance(value, CanonicalPath):
-            return any(glob_match(expr.pattern, form) for form in value.forms())
-        return glob_match(expr.pattern, value)
+        key = ("matches", expr.pattern, value, getattr(value, "absolute", None))
+        matched = env.found.get(key)
+        if matched is None:
+            forms = value.forms() if isinstance(value, CanonicalPath) else (value,)
+            matched = env.found[key] = any(glob_match(expr.pattern, form) for form in forms)
+        return matched
     if isinstance(expr, ast.InClass):
         klass = next((c for c in env.classes if c.name == expr.name.text), None)
         if not isinstance(value, str) or klass is None:
@@ -121,7 +126,10 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     if isinstance(expr, ast.Place):
         if not isinstance(value, str) or env.workspace is None:
             return lenient
-        inside = path_inside(value, env.workspace)
+        key = ("inside", value, getattr(value, "absolute", None))  # a canonical path's absolute form counts too
+        inside = env.found.get(key)
+        if inside is None:
+            inside = env.found[key] = path_inside(value, env.workspace)
         return inside if expr.inside else not inside
     return _value_test(expr, value)
 
