@@ -164,6 +164,14 @@ class CompiledPolicy:
             found = self._compiled[(id(facts), lenient_)] = (facts, compile_facts(facts, lenient_))
         return found[1]
 
+    def analysed(self, command: str):
+        """A shell command's analysis (`shell.analyse`), remembered: calls repeat their commands."""
+        found = self.segments.find(command)
+        if found is MISSING:
+            from ..shell import analyse  # the shell analyser loads only for shell calls
+            found = self.segments.put(command, analyse(command))
+        return found
+
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         # one name can be different tools in different compositions (a definition, a preset's risk override)
         key = (name, tool.definition, tool.risk) if tool is not None else (name, None, ())
@@ -219,7 +227,7 @@ class RequestDecider:
         return with_paths(self._decide(name, tool, made, workspace, include_guards), args, made)
 
     def _decide(self, name: str, tool: ToolDef | None, args, workspace: str | None, include_guards: bool) -> Decision:
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed)
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
@@ -294,7 +302,7 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed)
         if parts is not None:
             return next((fired for _, part, part_tool, part_args in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
@@ -358,10 +366,10 @@ class RequestDecider:
         An opaque segment may match any deny or ask and never an allow; expansion words are
         matched by `segment_matches`; a plain literal segment looks its entries up in the index.
         """
-        from ..shell import analyse, segment_matches  # loaded by the first shell call, not by every decision
+        from ..shell import segment_matches  # loaded by the first shell call, not by every decision
         segment = getattr(command, "segment", None)
         if segment is None:
-            found = self.compiled.segments.get(command, lambda: analyse(command))
+            found = self.compiled.analysed(command)
             if found is None:
                 return [(e, lenient(e.rule)) for e in index.everything()]
             return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.everything()]

@@ -37,8 +37,11 @@ def with_paths(decision: Decision, before, after) -> Decision:
 
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
-                tool_for: Callable[[str], ToolDef | None] | None):
-    """[(label, tool name or None for the call's own tool, tool, args)] or None when not split."""
+                tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None):
+    """[(label, tool name or None for the call's own tool, tool, args)] or None when not split.
+
+    `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
+    """
     if not tool_is_shell or not isinstance(args, Mapping):
         return None
     field = next((f for f in SHELL_FIELDS if isinstance(args.get(f), str)), None)
@@ -47,8 +50,9 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     command = args[field]
     if isinstance(command, SegmentArg):
         return None  # already one part of a split call
-    from ..shell import analyse  # the shell analyser loads only for shell calls
-    found = analyse(command)
+    if analysed is None:
+        from ..shell import analyse as analysed  # the shell analyser loads only for shell calls
+    found = analysed(command)
     if found is None or not (found.segments or found.files):
         return None  # unparseable or empty: decided on the text (fails closed in `conditions`)
     parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}) for seg in found.segments]
