@@ -5,7 +5,9 @@ Peers, measured in the same run: `python3 -c pass` (a whole process), cedarpy (c
 decide; the policy is encoded with `forbid` rules so Cedar itself computes deny > ask > allow,
 and every decision is cross-checked), and a plain Python evaluator with rules bucketed by tool.
 `--large` adds N = 100,000 to the compile rows (minutes); `--quick` is a smoke run; `--only PART`
-measures one part (process, compile, decide, contexts, verify).
+measures one part (process, compile, decide, mixed, contexts, verify). Part `mixed` (bench_mixed.py)
+decides a workload of shell-command globs, workspace inside/outside tests and guards, which no peer
+expresses, against dshc's own reference evaluator.
 """
 from __future__ import annotations
 
@@ -377,11 +379,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and sizes (a smoke run)")
     parser.add_argument("--large", action="store_true", help="add N = 100,000 to the compile rows")
-    parser.add_argument("--only", choices=["process", "compile", "decide", "contexts", "verify"],
+    parser.add_argument("--only", choices=["process", "compile", "decide", "mixed", "contexts", "verify"],
                         help="measure this part alone")
     args = parser.parse_args()
     targets, rows = [], []
-    checks = {"cedar_disagreements": 0, "cedar_checked": 0, "plain_disagreements": 0, "plain_checked": 0}
+    checks = {"cedar_disagreements": 0, "cedar_checked": 0, "plain_disagreements": 0, "plain_checked": 0,
+              "mixed_disagreements": 0, "mixed_checked": 0}
     print(f"machine: {machine()} · load average {os.getloadavg()[0]:.1f}")
     def runs(part: str) -> bool:
         return args.only in (None, part)
@@ -393,6 +396,9 @@ def main() -> int:
     if runs("decide"):
         bench_decide([10, 10000] if args.quick else [10, 100, 1000, 10000], 1000 if args.quick else 5000,
                      100 if args.quick else 500, targets, rows, checks)
+    if runs("mixed"):
+        from bench_mixed import bench_mixed
+        bench_mixed([10, 1000] if args.quick else [10, 1000, 10000], 500 if args.quick else 3000, rows, checks)
     if runs("contexts"):
         bench_contexts(2000 if args.quick else 10000, targets, rows)
     if runs("verify") and (not args.quick or args.only == "verify"):
@@ -405,13 +411,14 @@ def main() -> int:
     print()
     print(f"cross-checks: Cedar (forbid-encoded tiers) {checks['cedar_checked']:,} decisions, "
           f"{checks['cedar_disagreements']} disagreements; plain evaluator {checks['plain_checked']:,} decisions, "
-          f"{checks['plain_disagreements']} disagreements")
+          f"{checks['plain_disagreements']} disagreements; mixed workload against the reference evaluator "
+          f"{checks['mixed_checked']:,} decisions, {checks['mixed_disagreements']} disagreements")
     print()
     print(f"| {'target':<72} | {'ratio':>7} | limit | result")
     print(f"|{'-' * 74}|{'-' * 9}|-------|-------")
     for label, ratio, limit in targets:
         print(f"| {label:<72} | {ratio:>7.2f} | {limit:>5.1f} | {'met' if ratio <= limit else 'NOT met'}")
-    return 1 if checks["cedar_disagreements"] or checks["plain_disagreements"] else 0
+    return 1 if checks["cedar_disagreements"] or checks["plain_disagreements"] or checks["mixed_disagreements"] else 0
 
 
 if __name__ == "__main__":
