@@ -147,7 +147,7 @@ class CompiledPolicy:
     def __init__(self, policy: EffectivePolicy):
         self.policy = policy
         self.core = PolicyCore(policy)
-        self.segments = LRU(SEGMENT_CACHE)  # command text -> its shell segments
+        self.segments = LRU(SEGMENT_CACHE)  # command text -> its analysis (read through `analysed`)
         self._tools: LRU[_ToolIndex] = LRU(NAME_CACHE)  # any tool name may be asked, not only the catalog's
         self._interned: dict = {}  # equal fact conditions share one object, so a call evaluates each once
         self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)

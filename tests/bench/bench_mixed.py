@@ -58,6 +58,7 @@ def mixed_calls(count: int, seed: int = 17):
 def bench_mixed(sizes, call_count: int, rows: list, checks: dict) -> None:
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+    timer = time.perf_counter_ns
     with tempfile.TemporaryDirectory() as workspace:
         for n in sizes:
             program = Program.load(texts={"mixed.dsh": mixed_policy(n)})
@@ -66,9 +67,8 @@ def bench_mixed(sizes, call_count: int, rows: list, checks: dict) -> None:
             for name, args in batch[:200]:  # every tool's index and the commands' shell parses: compiling
                 program.decide(request, name, args, workspace)
             cold, warm = [], []
-            timer = time.perf_counter_ns
             for name, args in batch:
-                decider, tool, _ = program._decider_for(request, name)
+                tool = program._decider_for(request, name)[1]
                 fresh = program._decider(request)[0]  # a new decider: every per-request memo empty
                 start = timer()
                 decision = fresh.decide(name, tool, args, workspace)
