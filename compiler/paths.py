@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Mapping
 
 
 class CanonicalPath(str):

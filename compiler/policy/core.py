@@ -102,9 +102,8 @@ class Tally:
     __slots__ = ("effect", "parts")
 
     def __init__(self, effect: str | None = None, rules=()):
-        self.effect = None
-        self.parts: list = []
-        self.add(effect, rules)
+        self.effect = effect
+        self.parts: list = [rules] if effect is not None else []
 
     def add(self, effect: str | None, rules) -> bool:
         """Count a group of rules that hold (jointly) with this effect; True when it is the strictest so far."""
@@ -171,6 +170,7 @@ class PolicyCore:
         self.policy = policy
         self._ids: dict[int, tuple] = {}  # id(item) -> (item, text); the item is kept so its id is never reused
         self._by_target: tuple[TargetIndex, TargetIndex] | None = None  # (rules, guards), made on first use
+        self._unmatched: Decision | None = None  # the decision when no rule names a tool (made on first use)
 
     def relevant(self, name: str, tool: ToolDef | None) -> tuple[list, list]:
         """(rules, guards) that name this tool, each in source order."""
@@ -188,6 +188,16 @@ class PolicyCore:
 
     def guard_decision(self, guard) -> Decision:
         return Decision("deny", f"guard `{guard.name.text}` denies it", ((self.rule_id(guard), guard.span),))
+
+    def unmatched(self, approval: str, approval_source) -> Decision:
+        """`conclude` with nothing matched. Only a default of `ask` under approval `never` reads the
+        request (and names where `never` was set); every other request shares one decision."""
+        default = self.policy.default
+        if approval == "never" and default is not None and default.text == "ask":
+            return self.conclude(approval, approval_source, Tally())
+        if self._unmatched is None:
+            self._unmatched = self.conclude(approval, approval_source, Tally())
+        return self._unmatched
 
     def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False) -> Decision:
         """The decision from the strictest matched effect (none: the default, else deny)."""

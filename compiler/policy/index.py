@@ -105,6 +105,7 @@ class _ToolIndex:
     globbed: dict  # argument field -> _FieldIndex
     generic: list  # rules evaluated as written
     shell: bool
+    facts_only: bool = False  # only request facts decide (guards aside): no argument read, no shell line split
 
 
 def _tiers(pairs) -> tuple:
@@ -199,6 +200,7 @@ class CompiledPolicy:
         index.plain = _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
         for field_index in index.globbed.values():
             field_index.seal()
+        index.facts_only = not (index.globbed or index.generic or shell)
         return index
 
 
@@ -223,16 +225,22 @@ class RequestDecider:
                include_guards: bool = True) -> Decision:
         if self.compiled is None:
             return NO_POLICY
+        index = self.compiled.index(name, tool)
+        if index.facts_only and not (include_guards and index.guards):
+            # the arguments cannot change the decision; they are read only to name canonical paths
+            decision = self._facts_decide(name, index)
+            return decision if tool is None or not tool.path_parameters else \
+                with_paths(decision, args, canonical(tool, args, workspace))
         made = canonical(tool, args, workspace)
-        return with_paths(self._decide(name, tool, made, workspace, include_guards), args, made)
+        return with_paths(self._decide(name, tool, index, made, workspace, include_guards), args, made)
 
-    def _decide(self, name: str, tool: ToolDef | None, args, workspace: str | None, include_guards: bool) -> Decision:
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed)
+    def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
+                include_guards: bool) -> Decision:
+        parts = shell_parts(index.shell, args, workspace, self.tool_for, self.compiled.analysed)
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
                             for label, part, part_tool, part_args in parts])
-        index = self.compiled.index(name, tool)
         if not index.globbed and not index.generic and not (include_guards and index.guards):
             return self._facts_decide(name, index)
         call = _Call(self, name, index, args, workspace)
@@ -251,7 +259,7 @@ class RequestDecider:
             call.buckets.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
         if call.buckets.matched:
             call.tally.add_matched(call.buckets.matched)
-        return self._conclude(call, unsure, best, deciding)
+        return self._conclude(call, unsure)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
@@ -271,25 +279,26 @@ class RequestDecider:
             if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call.buckets)
 
-    def _conclude(self, call: "_Call", unsure: bool, best, deciding) -> Decision:
+    def _conclude(self, call: "_Call", unsure: bool) -> Decision:
         """The decision, from a memo when only request facts and whole glob groups made it."""
         finish = self.core.conclude
         if call.buckets.matched or call.buckets.maybe or unsure:
             return finish(self.approval, self.approval_source, call.tally, call.buckets.maybe, unsure)
         if len(call.hits) == 1:  # nothing argument-specific hit
             found = self._decisions.find(call.name)
-            if found is MISSING:
-                found = self._decisions.put(call.name, finish(self.approval, self.approval_source,
-                                                              Tally().add_parts(best, deciding)))
+            if found is MISSING:  # the call's tally holds the fact-only rules alone
+                found = self._decisions.put(call.name, finish(self.approval, self.approval_source, call.tally))
             return found
         # the same groups hit → the same decision
         return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
+        if not index.plain:  # no rule names the tool: the policy's own answer, the same for every request
+            return self.core.unmatched(self.approval, self.approval_source)
         found = self._fact_only.find(name)
         if found is MISSING:
-            best, deciding, maybe = self._plain_summary(name, index)
+            best, deciding, maybe = self._tiered(name, index.plain)  # read once per request: no summary kept
             found = self._fact_only.put(name, self.core.conclude(self.approval, self.approval_source,
                                                                  Tally().add_parts(best, deciding), maybe))
         return found

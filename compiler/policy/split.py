@@ -8,7 +8,7 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
