@@ -158,6 +158,14 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if isinstance(expr, (ast.And, ast.Or)):
         parts = tuple(compile_facts(item, lenient) for item in expr.items)
         stop, other = (False, True) if isinstance(expr, ast.And) else (True, False)
+        if len(parts) == 2 and stop is False:  # the usual `a and b`, without the loop
+            first, second = parts
+
+            def both(env, tool):
+                if (one := first(env, tool)) is False or (two := second(env, tool)) is False:
+                    return False
+                return UNKNOWN if one is None or two is None else True
+            return both
 
         def joined(env, tool):
             unknown = False
@@ -181,6 +189,14 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if fact.path[0] == "args":
         raise ValueError("compile_facts takes conditions that read no arguments")
     dotted = fact.dotted
+    if dotted != "tool":  # the common atoms read the fact inline: one call per atom (UNKNOWN is None)
+        if isinstance(expr, ast.Compare):
+            wanted = expr.value
+            if expr.op == "==":
+                return lambda env, tool: None if (v := env.facts.get(dotted)) is None else v == wanted
+            return lambda env, tool: None if (v := env.facts.get(dotted)) is None else not v == wanted
+        if isinstance(expr, ast.Truthy):
+            return lambda env, tool: None if (v := env.facts.get(dotted)) is None else bool(v)
     read = (lambda env, tool: tool) if dotted == "tool" else (lambda env, tool: env.facts.get(dotted, UNKNOWN))
     if isinstance(expr, ast.Matches):
         pattern = expr.pattern

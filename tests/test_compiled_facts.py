@@ -45,3 +45,20 @@ def test_an_argument_condition_is_not_compiled():
         assert "no arguments" in str(exc)
     else:
         raise AssertionError("an argument test compiled as a fact condition")
+
+
+def test_every_single_atom_on_every_value_answers_like_evaluate():
+    """Exhaustive over one-atom conditions (each atom kind has its own compiled form), negated or not."""
+    for dotted in FACTS:
+        fact = ast.Fact(tuple(dotted.split(".")))
+        atoms = [ast.Truthy(fact), ast.Matches(fact, "lin*"), ast.Member(fact, ("root", 0, None))]
+        atoms += [ast.Compare(fact, op, value) for op in ("==", "!=") for value in VALUES]
+        for atom in atoms + [ast.Not(atom) for atom in atoms]:
+            for value, lenient in ((v, side) for v in VALUES + ["(absent)"] for side in (True, False)):
+                if dotted == "tool":  # the compiled form is handed the tool name; evaluate reads the fact
+                    facts, tool = {}, value
+                else:
+                    facts, tool = ({} if value == "(absent)" else {dotted: value}), "bash"
+                as_written = evaluate(atom, Env({**facts, "tool": tool}, frozenset(), frozenset()), lenient)
+                compiled = compile_facts(atom, lenient)(Env(facts, frozenset(), frozenset()), tool)
+                assert compiled is as_written, (atom, value, lenient)

@@ -118,9 +118,14 @@ class Tally:
         return True
 
     def add_parts(self, effect: str | None, parts) -> "Tally":
-        """Count several groups with one effect (each in source order); the tally, for chaining."""
-        for rules in parts:
-            self.add(effect, rules)
+        """Count several groups with one effect (each in source order); the tally, for chaining.
+        The same as `add` per group: the first decides stricter / equal / milder for them all."""
+        if effect is None or not parts:
+            return self
+        if self.effect is None or stricter(effect, self.effect):
+            self.effect, self.parts = effect, list(parts)
+        elif effect == self.effect:
+            self.parts.extend(parts)
         return self
 
     def add_matched(self, matched) -> None:
@@ -212,7 +217,7 @@ class PolicyCore:
             reason = f"no rule matched; the policy default is `{effect}`" if policy.default is not None else \
                 "no rule matched and the policy has no default, so it denies"
         extra = ()
-        if effect != "deny" and (unsure or any(not matched or stricter(r.effect, effect) for r in maybe)):
+        if effect != "deny" and (unsure or maybe and any(not matched or stricter(r.effect, effect) for r in maybe)):
             effect, reason = "conditional", "depends on the call's arguments or request"
         elif effect == "ask" and approval == "never":
             effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"

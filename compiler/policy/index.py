@@ -150,6 +150,9 @@ class CompiledPolicy:
         self.core = PolicyCore(policy)
         self.segments = LRU(SEGMENT_CACHE)  # command text -> its analysis (read through `analysed`)
         self._tools: LRU[_ToolIndex] = LRU(NAME_CACHE)  # any tool name may be asked, not only the catalog's
+        # name -> (the ToolDef object last asked, its index): a call passes the same object again, and an
+        # identity test is cheaper than hashing the key. Bounded by clearing (it only shortcuts `_tools`).
+        self._last: dict[str, tuple] = {}
         self._interned: dict = {}  # equal fact conditions share one object, so a call evaluates each once
         self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)
 
@@ -175,9 +178,17 @@ class CompiledPolicy:
 
     def index(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         # one name can be different tools in different compositions (a definition, a preset's risk override)
+        last = self._last.get(name)
+        if last is not None and last[0] is tool:
+            return last[1]
         key = (name, tool.definition, tool.risk) if tool is not None else (name, None, ())
         found = self._tools.find(key)
-        return self._tools.put(key, self._build(name, tool)) if found is MISSING else found
+        if found is MISSING:
+            found = self._tools.put(key, self._build(name, tool))
+        if len(self._last) >= NAME_CACHE:
+            self._last.clear()
+        self._last[name] = (tool, found)  # the entry holds the object, so its identity is never reused
+        return found
 
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         shell = is_shell(tool)
@@ -251,14 +262,14 @@ class RequestDecider:
                 return self.core.guard_decision(fired)
         best, deciding, plain_maybe = self._plain_summary(name, index)
         call.tally.add_parts(best, deciding)
-        call.buckets.maybe.extend(plain_maybe)
+        call.maybe.extend(plain_maybe)
         for field_name, field_index in index.globbed.items():
             if isinstance(args, dict) and field_name in args:  # an absent argument matches no glob
                 self._match_field(call, field_name, field_index, args[field_name])
         for rule in index.generic:
-            call.buckets.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
-        if call.buckets.matched:
-            call.tally.add_matched(call.buckets.matched)
+            call.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
+        if call.matched:
+            call.tally.add_matched(call.matched)
         return self._conclude(call, unsure)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
@@ -271,26 +282,29 @@ class RequestDecider:
         groups = {id(g): g for form in forms for g in field_index.groups(form)}
         for group in groups.values():
             top, rules, unsure_rules = self._group_summary(call.name, group, field_index.tiers[id(group)])
-            call.buckets.maybe.extend(unsure_rules)
+            call.maybe.extend(unsure_rules)
             if top is not None:
                 call.hits.append(id(group))
                 call.tally.add_parts(top, rules)
         for entry in field_index.other:
             if any(glob_match(entry.pattern, form) for form in forms):
-                self._admit(call.name, entry, call.buckets)
+                self._admit(call.name, entry, call)
 
     def _conclude(self, call: "_Call", unsure: bool) -> Decision:
         """The decision, from a memo when only request facts and whole glob groups made it."""
         finish = self.core.conclude
-        if call.buckets.matched or call.buckets.maybe or unsure:
-            return finish(self.approval, self.approval_source, call.tally, call.buckets.maybe, unsure)
+        if call.matched or call.maybe or unsure:
+            return finish(self.approval, self.approval_source, call.tally, call.maybe, unsure)
         if len(call.hits) == 1:  # nothing argument-specific hit
             found = self._decisions.find(call.name)
             if found is MISSING:  # the call's tally holds the fact-only rules alone
                 found = self._decisions.put(call.name, finish(self.approval, self.approval_source, call.tally))
             return found
         # the same groups hit → the same decision
-        return self._combined.get(tuple(call.hits), lambda: finish(self.approval, self.approval_source, call.tally))
+        key = tuple(call.hits)
+        found = self._combined.find(key)
+        return self._combined.put(key, finish(self.approval, self.approval_source, call.tally)) \
+            if found is MISSING else found
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
@@ -366,7 +380,7 @@ class RequestDecider:
             candidates = self._shell_candidates(index, value)
         for entry, ok in candidates:
             if ok:
-                self._admit(call.name, entry, call.buckets)
+                self._admit(call.name, entry, call)
 
     def _shell_candidates(self, index: _FieldIndex, command: str):
         """Which glob entries a shell command matches: one simple command (`split` made the call
@@ -397,15 +411,16 @@ def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)
 
 
-class _Call:
-    """One call being decided: its buckets, its tally, the glob groups it hit (a memo key) and
+class _Call(Buckets):
+    """One call being decided: the rules it matched one by one (shell fields, odd values, other
+    globs, generic rules — it is their Buckets), its tally, the glob groups it hit (a memo key) and
     its environment, built only if a guard or an unindexed rule needs it."""
 
-    __slots__ = ("decider", "name", "index", "args", "workspace", "buckets", "tally", "hits", "_env")
+    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "_env")
 
     def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
-        self.buckets = Buckets()  # rules matched one by one (shell fields, odd values, other globs, generic)
+        self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
         self.hits = [name]
         self._env = None
