@@ -11,7 +11,6 @@ decisions are exactly those of `reference.decide` (a property test holds the two
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from .. import ast
@@ -78,14 +77,23 @@ class _FieldIndex:
         group = self.exact.get(text)
         if group:
             found.append(group)
-        for length in self.prefix_lengths[:bisect_right(self.prefix_lengths, len(text))]:
-            group = self.prefix.get(text[:length])
-            if group:
-                found.append(group)
-        for length in self.suffix_lengths[:bisect_right(self.suffix_lengths, len(text))]:
-            group = self.suffix.get(text[len(text) - length:])
-            if group:
-                found.append(group)
+        size = len(text)
+        if self.prefix_lengths:
+            prefix = self.prefix
+            for length in self.prefix_lengths:  # ascending: stop at the first longer than the text
+                if length > size:
+                    break
+                group = prefix.get(text[:length])
+                if group:
+                    found.append(group)
+        if self.suffix_lengths:
+            suffix = self.suffix
+            for length in self.suffix_lengths:
+                if length > size:
+                    break
+                group = suffix.get(text[size - length:])
+                if group:
+                    found.append(group)
         return found
 
     def matching(self, text: str, shell: bool) -> list[_Globbed]:
@@ -278,9 +286,12 @@ class RequestDecider:
         if not isinstance(value, str) or shell:
             self._glob_matches(call, field_index, value)
             return
-        forms = value.forms() if isinstance(value, CanonicalPath) else (value,)  # a path matches in either form
-        groups = {id(g): g for form in forms for g in field_index.groups(form)}
-        for group in groups.values():
+        if isinstance(value, CanonicalPath) and value.absolute != value:  # a path matches in either form
+            forms = value.forms()
+            groups = list({id(g): g for form in forms for g in field_index.groups(form)}.values())
+        else:
+            forms, groups = (value,), field_index.groups(value)
+        for group in groups:
             top, rules, unsure_rules = self._group_summary(call.name, group, field_index.tiers[id(group)])
             call.maybe.extend(unsure_rules)
             if top is not None:
