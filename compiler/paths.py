@@ -57,13 +57,16 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
 
 def canonical_args(args, names, workspace: str | None):
     """`args` with every path parameter in `names` made canonical (other values untouched)."""
-    if not names or not isinstance(args, Mapping) or not any(isinstance(args.get(n), str) for n in names):
+    if not names or not (type(args) is dict or isinstance(args, Mapping)):  # a dict skips the ABC's check
         return args
-    out = dict(args)
+    out = None
     for name in names:
-        if isinstance(out.get(name), str):
-            out[name] = canonical_path(out[name], workspace)
-    return out
+        value = args.get(name)
+        if isinstance(value, str):
+            if out is None:
+                out = dict(args)
+            out[name] = canonical_path(value, workspace)
+    return args if out is None else out
 
 
 def path_inside(path: str, workspace: str) -> bool:
