@@ -228,7 +228,7 @@ class PolicyCore:
             ids = [(self.rule_id(r), r.span) for r in rules]
             return tuple(ids or self._fallback()) + extra
 
-        return Decision(effect, reason, build=build)
+        return Decision(effect, reason, (), build)  # positional: a keyword call costs more on every decision
 
     def _fallback(self) -> tuple:
         default = self.policy.default

@@ -114,6 +114,7 @@ class _ToolIndex:
     generic: list  # rules evaluated as written
     shell: bool
     facts_only: bool = False  # only request facts decide (guards aside): no argument read, no shell line split
+    unnamed: bool = False  # no rule or guard names the tool: the policy's unmatched decision
 
 
 def _tiers(pairs) -> tuple:
@@ -220,6 +221,7 @@ class CompiledPolicy:
         for field_index in index.globbed.values():
             field_index.seal()
         index.facts_only = not (index.globbed or index.generic or shell)
+        index.unnamed = index.facts_only and not index.plain and not guards
         return index
 
 
@@ -245,6 +247,10 @@ class RequestDecider:
         if self.compiled is None:
             return NO_POLICY
         index = self.compiled.index(name, tool)
+        if index.unnamed:  # no rule or guard names the tool
+            decision = self.core.unmatched(self.approval, self.approval_source)
+            return decision if tool is None or not tool.path_parameters else \
+                with_paths(decision, args, canonical(tool, args, workspace))
         if index.facts_only and not (include_guards and index.guards):
             # the arguments cannot change the decision; they are read only to name canonical paths
             decision = self._facts_decide(name, index)
