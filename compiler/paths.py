@@ -36,7 +36,7 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
     """
     if "\x00" in value or (base is not None and "\x00" in base):
         return value
-    expanded = os.path.expanduser(value)
+    expanded = os.path.expanduser(value) if value.startswith("~") else value  # what expanduser returns for the rest
     if workspace is None:
         joined = posixpath.join(os.path.expanduser(base), expanded) if base and not posixpath.isabs(expanded) \
             else expanded

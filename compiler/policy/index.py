@@ -261,7 +261,7 @@ class RequestDecider:
 
     def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
                 include_guards: bool) -> Decision:
-        parts = shell_parts(index.shell, args, workspace, self.tool_for, self.compiled.analysed)
+        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed) if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
