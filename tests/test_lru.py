@@ -51,7 +51,19 @@ def test_invented_tool_names_do_not_grow_a_request_without_bound(program):
         program.decide(request, f"mcp__x__tool{index}", {}, "/w", gates=False)
     decider, tools, _ = program._deciders.find(request)
     assert len(tools) <= tools.size and len(decider.compiled._tools) <= decider.compiled._tools.size
-    assert len(decider._fact_only) <= decider._fact_only.size
+    assert len(decider.compiled._last) <= decider.compiled._tools.size
+
+
+def test_invented_names_a_rule_covers_do_not_grow_the_request_memo_without_bound():
+    """Names no rule covers take the policy's unmatched decision and leave nothing behind; these
+    are covered by a pattern, so each is remembered per request — up to the bound."""
+    covering = Program.load(texts={"p.dsh": 'policy p "Asks about web tools" {\n'
+                                            '  ask web_* when scope == "root"\n  default allow\n}\n'})
+    request = Request(policy="p")
+    for index in range(3000):
+        assert covering.decide(request, f"web_invented{index}", {}, "/w", gates=False).effect == "ask"
+    decider, _, _ = covering._deciders.find(request)
+    assert 0 < len(decider._names) <= decider._names.size < 3000
 
 
 def test_shared_row_outcomes_follow_each_contexts_services(program):

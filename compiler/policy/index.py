@@ -236,9 +236,7 @@ class RequestDecider:
         self.approval_source = approval_source
         self.env = env
         # bounded like every memo: keyed by tool names, which a model may invent without end
-        self._plain = LRU(NAME_CACHE)
-        self._decisions = LRU(NAME_CACHE)
-        self._fact_only = LRU(NAME_CACHE)
+        self._names: LRU[_Remembered] = LRU(NAME_CACHE)
         self._groups: dict[int, tuple] = {}  # by glob group of the compiled index: as many as the policy has
         self._combined = LRU(COMBINED_CACHE)
 
@@ -274,7 +272,7 @@ class RequestDecider:
             fired, unsure = run_guards(index.guards, call.env())
             if fired is not None:
                 return self.core.guard_decision(fired)
-        best, deciding, plain_maybe = self._plain_summary(name, index)
+        best, deciding, plain_maybe = self._plain_summary(call)
         call.tally.add_parts(best, deciding)
         call.maybe.extend(plain_maybe)
         for field_name, field_index in index.globbed.items():
@@ -313,10 +311,10 @@ class RequestDecider:
         if call.matched or call.maybe or unsure:
             return finish(self.approval, self.approval_source, call.tally, call.maybe, unsure)
         if len(call.hits) == 1:  # nothing argument-specific hit
-            found = self._decisions.find(call.name)
-            if found is MISSING:  # the call's tally holds the fact-only rules alone
-                found = self._decisions.put(call.name, finish(self.approval, self.approval_source, call.tally))
-            return found
+            remembered = call.remembered
+            if remembered.unhit is None:  # the call's tally holds the fact-only rules alone
+                remembered.unhit = finish(self.approval, self.approval_source, call.tally)
+            return remembered.unhit
         # the same groups hit → the same decision
         key = tuple(call.hits)
         found = self._combined.find(key)
@@ -327,12 +325,16 @@ class RequestDecider:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
         if not index.plain:  # no rule names the tool: the policy's own answer, the same for every request
             return self.core.unmatched(self.approval, self.approval_source)
-        found = self._fact_only.find(name)
-        if found is MISSING:
+        remembered = self._remembered(name)
+        if remembered.facts is None:
             best, deciding, maybe = self._tiered(name, index.plain)  # read once per request: no summary kept
-            found = self._fact_only.put(name, self.core.conclude(self.approval, self.approval_source,
-                                                                 Tally().add_parts(best, deciding), maybe))
-        return found
+            remembered.facts = self.core.conclude(self.approval, self.approval_source,
+                                                  Tally().add_parts(best, deciding), maybe)
+        return remembered.facts
+
+    def _remembered(self, name: str) -> "_Remembered":
+        found = self._names.find(name)
+        return self._names.put(name, _Remembered()) if found is MISSING else found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
@@ -368,10 +370,12 @@ class RequestDecider:
         value = True if entry.facts is None else entry.facts(self.env, name)
         buckets.add(entry.rule, value)
 
-    def _plain_summary(self, name: str, index: _ToolIndex):
+    def _plain_summary(self, call: "_Call"):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
-        found = self._plain.find(name)
-        return self._plain.put(name, self._tiered(name, index.plain)) if found is MISSING else found
+        remembered = call.remembered
+        if remembered.summary is None:
+            remembered.summary = self._tiered(call.name, call.index.plain)
+        return remembered.summary
 
     def _tiered(self, name: str, tiers: tuple):
         """(strictest effect that holds or None, its rules as parts each in source order — merged only if
@@ -428,15 +432,27 @@ def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)
 
 
+class _Remembered:
+    """What one request remembers about one tool name (each made on first need)."""
+
+    __slots__ = ("summary", "facts", "unhit")
+
+    def __init__(self):
+        self.summary = None  # its fact-only rules' tiers read (`_tiered`)
+        self.facts = None  # the decision, when only request facts decide the tool
+        self.unhit = None  # the decision of a call that hit no glob group and matched nothing one by one
+
+
 class _Call(Buckets):
     """One call being decided: the rules it matched one by one (shell fields, odd values, other
     globs, generic rules — it is their Buckets), its tally, the glob groups it hit (a memo key) and
     its environment, built only if a guard or an unindexed rule needs it."""
 
-    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "_env")
+    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "remembered", "_env")
 
     def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
+        self.remembered = decider._remembered(name)
         self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
         self.hits = [name]
