@@ -45,12 +45,16 @@ def _child_cpu(argv, stdin=b"", env=None) -> float:
 
 
 def bench_process(rounds: int, targets: list, rows: list) -> None:
-    """Whole processes, CPU of the child alone. Python's bytecode cache is part of the steady state
-    (an installed package has its .pyc files), so it is set explicitly rather than inherited: warm,
-    a private PYTHONPYCACHEPREFIX the priming run fills; cold, the same for nobody (nothing written,
-    every module compiled from source), as a context row with a base measured the same way."""
-    dshc = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()"]
+    """Whole processes, CPU of the child alone, all run by a clean interpreter (`clean_python.py`: a
+    venv that sees dshc and its dependencies and runs none of this environment's start-up hooks).
+    Python's bytecode cache is part of the steady state (an installed package has its .pyc files),
+    so it is set explicitly rather than inherited: warm, a private PYTHONPYCACHEPREFIX the priming
+    run fills; cold, the same for nobody (nothing written, every module compiled from source), as a
+    context row with a base measured the same way."""
+    from clean_python import clean_python
     with tempfile.TemporaryDirectory() as root:
+        python = clean_python(root)
+        dshc = [python, "-c", "from dshc.cli.entry import entry; entry()"]
         with open(os.path.join(root, "team.dsh"), "w") as handle:
             handle.write('policy team "Team" {\n  approval ask\n  default ask\n'
                          '  allow bash when args.command matches "git status *"\n}\n')
@@ -63,7 +67,9 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         event = json.dumps({"session_id": "b", "cwd": root, "hook_event_name": "PreToolUse", "tool_name": "Bash",
                             "tool_input": {"command": "git status"}, "tool_use_id": "t"}).encode()
         programs = {
-            "python3 -c pass": ([sys.executable, "-c", "pass"], b""),
+            "python3 -c pass": ([python, "-c", "pass"], b""),
+            # context: this environment's own interpreter, start-up hooks and all
+            "python3 -c pass here": ([sys.executable, "-c", "pass"], b""),
             "dshc decide": (dshc + ["decide", "read", "--args", '{"file_path": "a.md"}', "--host", "web"], b""),
             "dshc hook claude-code": (dshc + ["hook", "claude-code"], event),
             # a shell tool's decision also names the sandbox the call would get (probing the host)
@@ -71,7 +77,7 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         }
         commands = {(name, bytecode): (argv, stdin, env) for bytecode, env in (("warm", warm), ("cold", cold))
                     for name, (argv, stdin) in programs.items()
-                    if bytecode == "warm" or name != "dshc decide bash"}  # the shell tool's row is warm only
+                    if bytecode == "warm" or name not in ("dshc decide bash", "python3 -c pass here")}
         for argv, stdin, env in commands.values():
             _child_cpu(argv, stdin, env)  # fills the caches: the steady state of a hook or a CI lint
         cpu = {key: [] for key in commands}
@@ -79,6 +85,9 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
             for key, (argv, stdin, env) in commands.items():  # interleaved: machine load hits all alike
                 cpu[key].append(_child_cpu(argv, stdin, env))
     base, cold_base = p50(cpu["python3 -c pass", "warm"]), p50(cpu["python3 -c pass", "cold"])
+    here = p50(cpu["python3 -c pass here", "warm"])
+    rows.append(("python3 -c pass, a clean venv (the base of the process targets)", base * 1e3, "ms",
+                 f"this environment's own interpreter {here * 1e3:.0f} ms (its site start-up hooks: not a user's)"))
     for name in ("dshc decide", "dshc hook claude-code"):
         ours = p50(cpu[name, "warm"])
         rows.append((f"{name}, whole process CPU (caches warm)", ours * 1e3, "ms", f"python3 -c pass {base * 1e3:.0f} ms"))
