@@ -16,7 +16,6 @@ from typing import Callable
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
-from .log_target import open_log
 
 def wider_mode(wanted, mode: str) -> str | None:
     """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`
@@ -47,6 +46,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     from ..runtime.tools.code import CodeRuntime
     from ..runtime.tools.structured_output import turn_guard
     from ..runtime.types import Abstain, Allow, Ask, Deny, thaw
+    from .log_target import open_log
     view = program.view(request)
     policy = program.composition(request).policy
     state = ToolState()
