@@ -1,26 +1,27 @@
-"""The declaration AST: frozen dataclasses with spans that never affect equality.
+"""The declaration AST: frozen dataclasses (made by `frozen.record`) with spans that never affect equality.
 
 Produced by `to_ast` from a lark tree; nothing here knows about lark.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Union
 
+from .frozen import record
 from .source import Span, span_field
 
 Scalar = Union[str, int, float, bool]
 Value = Union[Scalar, tuple]  # a tuple holds scalars (a config list)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Name:
     """A name as written, with where it was written."""
     text: str
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ConfigEntry:
     """`key = value` in a mount's `{ … }` (or an upstream's `env { … }`)."""
     key: Name
@@ -29,7 +30,7 @@ class ConfigEntry:
 
 
 # --- conditions -------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@record
 class Fact:
     """A fact a condition reads, as its dotted path: `platform`, `args.command`."""
     path: tuple[str, ...]
@@ -40,7 +41,7 @@ class Fact:
         return ".".join(self.path)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compare:
     """`fact == value` or `fact != value`."""
     fact: Fact
@@ -49,7 +50,7 @@ class Compare:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Member:
     """`fact in [value, …]`."""
     fact: Fact
@@ -57,7 +58,7 @@ class Member:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Matches:
     """`fact matches "GLOB"`."""
     fact: Fact
@@ -65,7 +66,7 @@ class Matches:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Place:
     """`fact inside|outside PLACE` — a path test against a named place (`workspace`)."""
     fact: Fact
@@ -74,49 +75,49 @@ class Place:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Has:
     """`has fact`: the fact is present (a one-word fact names a service)."""
     fact: Fact
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Flag:
     """`flag NAME`: the request or host sets that flag."""
     name: Name
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Truthy:
     """A fact alone as a condition: it holds when the fact is true."""
     fact: Fact
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Not:
     """`not CONDITION`."""
     item: "Expr"
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class And:
     """Conditions joined by `and`; a chain is one node."""
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Or:
     """Conditions joined by `or`; a chain is one node."""
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InClass:
     """`fact is CLASS` — a shell command whose every simple command belongs to a command class."""
     fact: Fact
@@ -141,7 +142,7 @@ def atoms(expr):
 
 
 # --- declarations -----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@record
 class Mount:
     """`mount PACKAGE [as NAME] [{ config }] [when CONDITION] [disabled]`: one row of a preset."""
     package: Name
@@ -165,7 +166,7 @@ class Mount:
         return next((e for e in self.config if e.key.text == key), None)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Preset:
     """`preset NAME`: the tool packages an agent mounts, with what config, and how they are presented."""
     name: Name
@@ -179,7 +180,7 @@ class Preset:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Host:
     """`host NAME`: what a host provides (services, platforms, flags) and how it composes tools."""
     name: Name
@@ -198,7 +199,7 @@ class Host:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scope:
     """`scope NAME`: what a child agent or sub-scope may see, its approval pin and its own tools."""
     name: Name
@@ -215,7 +216,7 @@ class Scope:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """What a rule or guard names: a tool (a name or a glob), `package(…)` or `risk(…)`."""
     kind: str  # "tool" (a name or glob) | "package" | "risk"
@@ -223,7 +224,7 @@ class Target:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rule:
     """`allow|ask|deny TARGET, … [when CONDITION]`."""
     effect: str  # "allow" | "ask" | "deny"
@@ -232,7 +233,7 @@ class Rule:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Guard:
     """Deny-only by construction: a guard has no effect field to set to anything else."""
     name: Name
@@ -241,7 +242,7 @@ class Guard:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Policy:
     """`policy NAME`: approval, sandbox settings, rules, guards and the default effect."""
     name: Name
@@ -261,7 +262,7 @@ class Policy:
     fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommandEntry:
     """A program (and subcommand words) that belongs to a class, unless one of `excluded` is used."""
     words: tuple[str, ...]
@@ -269,7 +270,7 @@ class CommandEntry:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Commands:
     """A class of shell commands; declarations of one name add up (a user extends a shipped class)."""
     name: Name
@@ -278,7 +279,7 @@ class Commands:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RiskOverride:
     """`risk TOOL AXIS, …` in an upstream: these axes replace the ones read off the tool's MCP annotations."""
     tool: Name
@@ -286,7 +287,7 @@ class RiskOverride:
     span: Span | None = span_field()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Upstream:
     """An MCP server dshc connects to as a client; its tools form catalog package `mcp:NAME`."""
     name: Name
@@ -309,14 +310,14 @@ DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", C
              Upstream: "upstream"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comment:
     """A `#` comment and its line: layout that `fmt` keeps."""
     line: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Document:
     """One source file's declarations (and its comments, for `fmt`)."""
     path: str
