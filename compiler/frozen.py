@@ -29,17 +29,7 @@ def record(cls):
     made = dataclass(cls, init=False, repr=False, eq=False, slots=True)
     items = fields(made)
     env = {"cls": made, "FrozenInstanceError": FrozenInstanceError, "NotImplemented": NotImplemented}
-    arguments, body = [], []
-    for item in items:
-        if not item.init or item.kw_only or item.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{item.name} is not a plain init field")
-        if item.default is MISSING:
-            arguments.append(item.name)
-        else:
-            env[f"default_{item.name}"] = item.default
-            arguments.append(f"{item.name}=default_{item.name}")
-        env[f"set_{item.name}"] = getattr(made, item.name).__set__
-        body.append(f"  set_{item.name}(self, {item.name})")
+    arguments, body = _setting(made, "self", env)
     compared = [f.name for f in items if f.compare]
     hashed = [f.name for f in items if (f.hash is None and f.compare) or f.hash]
     shown = [f.name for f in items if f.repr]
@@ -95,9 +85,20 @@ def constructor(cls):
     if not frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
     env = {"new": object.__new__, "cls": cls}
+    arguments, body = _setting(cls, "node", env)
+    # the source is made of the class's own field names, as dataclasses makes __init__
+    exec(f"def make({', '.join(arguments)}):\n  node = new(cls)\n" + "\n".join(body) + "\n  return node\n", env)
+    make = env["make"]
+    make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
+    return make
+
+
+def _setting(cls, target: str, env: dict) -> tuple[list[str], list[str]]:
+    """(the parameters — each field in order, its default as declared —, the lines that set each field
+    of `target` through its slot); the defaults and slot setters go into `env`. Plain fields only."""
     arguments, body = [], []
     for item in fields(cls):
-        if not item.init or item.default_factory is not MISSING:
+        if not item.init or item.kw_only or item.default_factory is not MISSING:
             raise TypeError(f"{cls.__name__}.{item.name} is not a plain init field")
         if item.default is MISSING:
             arguments.append(item.name)
@@ -105,9 +106,5 @@ def constructor(cls):
             env[f"default_{item.name}"] = item.default
             arguments.append(f"{item.name}=default_{item.name}")
         env[f"set_{item.name}"] = getattr(cls, item.name).__set__
-        body.append(f"    set_{item.name}(node, {item.name})")
-    # the source is made of the class's own field names, as dataclasses makes __init__
-    exec(f"def make({', '.join(arguments)}):\n    node = new(cls)\n" + "\n".join(body) + "\n    return node\n", env)
-    make = env["make"]
-    make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
-    return make
+        body.append(f"  set_{item.name}({target}, {item.name})")
+    return arguments, body
