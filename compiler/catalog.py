@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
+from .frozen import record
 
 ESCALATION_PARAMETERS = {
     "sandbox_permissions": {
@@ -53,7 +54,7 @@ class _Frozen:
         return json.loads(json.dumps(data, default=sorted)) if mode == "json" else data
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(slots=False, kw_only=True)
 class ConfigKnob(_Frozen):
     """One config key a package accepts: its type, allowed values, default and what it does."""
     _TUPLES = ("values",)
@@ -70,7 +71,7 @@ class ConfigKnob(_Frozen):
             else None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(slots=False, kw_only=True)
 class ToolDef(_Frozen):
     """One tool a package defines: its schema, risk axes, presentation and what it needs."""
     _TUPLES = ("risk", "requires", "aliases", "path_parameters")
@@ -96,7 +97,7 @@ class ToolDef(_Frozen):
         return self.definition.split("/", 1)[0]
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(slots=False, kw_only=True)
 class Package(_Frozen):
     """A catalog package: the tools it defines, the config it accepts and what it requires."""
     _TUPLES = ("requires", "tools")
@@ -114,7 +115,7 @@ class Package(_Frozen):
                       "tools": tuple(ToolDef(**tool) for tool in data["tools"])})
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(slots=False, kw_only=True)
 class Catalog(_Frozen):
     """The tool packages dshc knows: the shipped ones and any overlay's."""
     _TUPLES = ("packages",)

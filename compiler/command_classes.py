@@ -5,16 +5,17 @@ the entry's excluded options is used, and nothing about it is unknown or hazardo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from . import ast
+from .frozen import record
+
 
 if TYPE_CHECKING:
     from .shell import Segment
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CommandClass:
     """A named class of shell commands, as all its declarations add up."""
     name: str

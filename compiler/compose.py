@@ -7,7 +7,7 @@ row, registered or not, so `explain` can say why a tool is missing.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property
 from typing import Any
 
@@ -15,13 +15,14 @@ from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
+from .frozen import record
 from .lru import LRU, MISSING
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
                       own_candidates, own_tool_name)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Registration:
     """A tool registered under a name in one layer (host, preset or scope), and the row that did it."""
     name: str
@@ -34,7 +35,7 @@ class Registration:
     origin: str  # the declaration holding the row: "preset `standard`"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RowOutcome:
     """What became of one mount row in a composition (registered, disabled, …) and why."""
     layer: str
@@ -48,7 +49,7 @@ class RowOutcome:
     dropped: tuple[tuple[ToolDef, str, str, Any], ...] = ()  # (tool, name, reason, span)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Composition:
     """What a request composes: its host, services, preset, scope chain, mode, policy and approval."""
     request: Request

@@ -8,10 +8,11 @@ Polarity: an allow counts a test only when it surely holds, ask/deny/guards when
 # path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from . import ast
+from .frozen import record
 from .globs import glob_match
 from .paths import CanonicalPath, path_inside
 
@@ -22,7 +23,7 @@ UNKNOWN = None
 SHELL_FIELDS = frozenset({"command"})
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Env:
     """What a condition reads: the request's facts, services and flags, and a call's arguments."""
     facts: Mapping[str, Any]

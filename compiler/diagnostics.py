@@ -5,10 +5,10 @@ Messages are one lowercase line with names in backticks; suggestions go in `help
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Iterable, Iterator, Mapping
 
+from .frozen import record
 from .source import Span
 
 # code -> (severity, one-line summary). `dshc codes` prints this table.
@@ -77,7 +77,7 @@ CODES: dict[str, tuple[str, str]] = {
 MAX_REPORTED = 10
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """A problem found in a source or the catalog: its code, message, place and a hint."""
     code: str

@@ -14,22 +14,32 @@ frozen afterwards: a slot's descriptor is what `object.__setattr__` ends in.
 """
 from __future__ import annotations
 
+import dataclasses
 import reprlib
 from dataclasses import MISSING, FrozenInstanceError, dataclass, fields, is_dataclass
 
 _FROZEN = "__frozen_record__"  # marks a class `record` made (its __dataclass_params__ say init=eq=frozen=False)
 
 
-def record(cls):
-    """The class as `@dataclass(frozen=True, slots=True)` makes it: `__init__`, `__repr__`, `__eq__`,
-    `__hash__`, `__setattr__`/`__delattr__` refusing, pickling through the slots. Plain fields only
-    (defaults, `compare`/`hash`/`repr` options); anything else is refused, not approximated."""
-    if "__post_init__" in vars(cls) or any(k in vars(cls) for k in ("__init__", "__repr__", "__eq__", "__hash__")):
+def record(cls=None, *, slots: bool = True, kw_only: bool = False):
+    """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only)` makes it: `__init__` (defaults, default
+    factories, keyword-only fields, a `__post_init__` called last), `__repr__`, `__eq__`, `__hash__`,
+    `__setattr__`/`__delattr__` refusing, and with slots pickling through them. Field options
+    `compare`/`hash`/`repr` are honoured; what it cannot make exactly (init=False fields, InitVar, a
+    class's own `__init__`/`__repr__`/`__eq__`/`__hash__`) is refused, not approximated."""
+    if cls is None:
+        return lambda each: record(each, slots=slots, kw_only=kw_only)
+    if any(k in vars(cls) for k in ("__init__", "__repr__", "__eq__", "__hash__")):
         raise TypeError(f"{cls.__name__}: record makes __init__, __repr__, __eq__ and __hash__ itself")
-    made = dataclass(cls, init=False, repr=False, eq=False, slots=True)
+    made = dataclass(cls, init=False, repr=False, eq=False, slots=slots, kw_only=kw_only)
+    initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
+    if any(f._field_type is initvar for f in made.__dataclass_fields__.values()):
+        raise TypeError(f"{cls.__name__}: record does not take InitVar fields")
     items = fields(made)
     env = {"cls": made, "FrozenInstanceError": FrozenInstanceError, "NotImplemented": NotImplemented}
-    arguments, body = _setting(made, "self", env)
+    arguments, body = _setting(made, "self", env, full=True)
+    if hasattr(made, "__post_init__"):
+        body.append("  self.__post_init__()")
     compared = [f.name for f in items if f.compare]
     hashed = [f.name for f in items if (f.hash is None and f.compare) or f.hash]
     shown = [f.name for f in items if f.repr]
@@ -63,7 +73,8 @@ def record(cls):
         function = env[method]
         function.__qualname__ = f"{made.__qualname__}.{method}"
         setattr(made, method, function)
-    made.__getstate__, made.__setstate__ = _getstate, _setstate
+    if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
+        made.__getstate__, made.__setstate__ = _getstate, _setstate
     setattr(made, _FROZEN, True)
     return made
 
@@ -93,18 +104,32 @@ def constructor(cls):
     return make
 
 
-def _setting(cls, target: str, env: dict) -> tuple[list[str], list[str]]:
-    """(the parameters — each field in order, its default as declared —, the lines that set each field
-    of `target` through its slot); the defaults and slot setters go into `env`. Plain fields only."""
-    arguments, body = [], []
+def _setting(cls, target: str, env: dict, full: bool = False) -> tuple[list[str], list[str]]:
+    """(the parameters — positional fields in order, then keyword-only ones; defaults as declared —,
+    the lines that set each field of `target`); the defaults, factories and setters go into `env`.
+    A field is set through its slot, or with `object.__setattr__` in a class without slots. Not
+    `full`: plain fields only (no keyword-only field, no default factory)."""
+    positional, keyword, body = [], [], []
+    env["FACTORY"], env["object_setattr"] = _FACTORY, object.__setattr__
+    slotted = "__slots__" in vars(cls)
     for item in fields(cls):
-        if not item.init or item.kw_only or item.default_factory is not MISSING:
+        if not item.init or (not full and (item.kw_only or item.default_factory is not MISSING)):
             raise TypeError(f"{cls.__name__}.{item.name} is not a plain init field")
-        if item.default is MISSING:
-            arguments.append(item.name)
-        else:
+        parameter = item.name
+        if item.default_factory is not MISSING:
+            env[f"factory_{item.name}"] = item.default_factory
+            parameter += "=FACTORY"
+            body.append(f"  if {item.name} is FACTORY: {item.name} = factory_{item.name}()")
+        elif item.default is not MISSING:
             env[f"default_{item.name}"] = item.default
-            arguments.append(f"{item.name}=default_{item.name}")
-        env[f"set_{item.name}"] = getattr(cls, item.name).__set__
-        body.append(f"  set_{item.name}({target}, {item.name})")
-    return arguments, body
+            parameter += f"=default_{item.name}"
+        (keyword if item.kw_only else positional).append(parameter)
+        if slotted:
+            env[f"set_{item.name}"] = getattr(cls, item.name).__set__
+            body.append(f"  set_{item.name}({target}, {item.name})")
+        else:
+            body.append(f"  object_setattr({target}, {item.name!r}, {item.name})")
+    return positional + (["*", *keyword] if keyword else []), body
+
+
+_FACTORY = object()  # "no value given": the field's default factory makes one

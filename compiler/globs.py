@@ -7,8 +7,9 @@ For shell commands a pattern ending in ` *` also matches the bare command: `git 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from .frozen import record
 
 
 def glob_regex(pattern: str, shell: bool = False) -> str:
@@ -27,7 +28,7 @@ def glob_regex(pattern: str, shell: bool = False) -> str:
     return regex + "( .*)?" if bare_ok else regex
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Automaton:
     """Bit i of a state set: the first i pattern items are matched. Runs of `*` are folded into one."""
 

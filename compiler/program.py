@@ -9,7 +9,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -18,6 +18,7 @@ from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, SharedCompositions, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
+from .frozen import record
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU
@@ -37,7 +38,7 @@ def use_disk_cache(enabled: bool = True) -> None:
     _disk_cache = enabled
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class SourceFile:
     """A source as read: the path to show and its bytes."""
     path: str  # shown in diagnostics

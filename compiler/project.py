@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+
+from .frozen import record
 
 FILE_NAME = ".dshc"
 KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped", "catalog"}
@@ -26,7 +27,7 @@ class ProjectError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Project:
     """A project file's settings (`.dshc`), or the flags that stand in for one."""
     path: str | None  # None: no project file; everything comes from flags

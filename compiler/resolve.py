@@ -8,7 +8,6 @@ from __future__ import annotations
 import fnmatch
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or a cycle is named
@@ -18,6 +17,7 @@ from . import ast
 from .catalog import Catalog
 from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
+from .frozen import record
 from .lazy_graph import LazyGraph
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
@@ -30,7 +30,7 @@ UNKNOWN_CODE = {"preset": "DSH204", "host": "DSH205", "scope": "DSH206", "policy
 RESERVED_TOOL = "run_code"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class EffectivePreset:
     """A preset with its `extends` chain applied."""
     name: str
@@ -40,7 +40,7 @@ class EffectivePreset:
     present: ast.Name | None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class EffectiveScope:
     """A scope with its `extends` chain applied and its parent named."""
     name: str
@@ -53,7 +53,7 @@ class EffectiveScope:
     present: ast.Name | None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class EffectivePolicy:
     """A policy with its `extends` chain applied: its rules and guards in order."""
     name: str
@@ -72,7 +72,7 @@ class EffectivePolicy:
         return next((c for c in self.classes if c.name == name), None)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Resolved:
     """A checked program: the catalog, the documents, the declarations by kind and their effective forms."""
     catalog: Catalog

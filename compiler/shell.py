@@ -11,6 +11,7 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
+from .frozen import record
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .shell_data import Knowledge, OptionSpec, knowledge
 
@@ -22,7 +23,7 @@ MAX_COMMAND_CHARS = 100_000  # beyond: the whole command is opaque
 MAX_SEGMENTS = 1_000  # beyond: the whole command is opaque
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Segment:
     """One simple command the shell would run.
 
@@ -54,7 +55,7 @@ class Segment:
         return not self.opaque and not self.hazard
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FileAccess:
     """A redirection or a file-writing option: decided like a `read`/`write` of `path`."""
 
@@ -62,7 +63,7 @@ class FileAccess:
     path: str
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Analysis:
     segments: tuple[Segment, ...]
     files: tuple[FileAccess, ...] = ()
@@ -85,7 +86,7 @@ def _parser() -> tree_sitter.Parser:
 
 # ------------------------------------------------------------------------------------- words
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Word:
     text: str
     dynamic: bool = False  # holds `$X`: its value is unknown (it may also split)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from .frozen import record
 
-@dataclass(frozen=True)
+
+@record(slots=False)
 class OptionSpec:
     """getopt-like option syntax of one program (what takes a value, what does not)."""
 
@@ -23,7 +24,7 @@ class OptionSpec:
     long_optional: frozenset = frozenset()
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Wrapper:
     options: OptionSpec
     positional: int = 0
@@ -45,7 +46,7 @@ class Wrapper:
     coproc: bool = False
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Program:
     exec: frozenset = frozenset()
     hazard: frozenset = frozenset()
@@ -60,7 +61,7 @@ class Program:
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Knowledge:
     wrappers: dict
     programs: dict

@@ -5,10 +5,12 @@ declarations that mean the same thing compare equal wherever they were written.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .frozen import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Span:
     """Where a piece of text was written: its file, and the line and column it starts and ends at."""
     path: str
@@ -26,7 +28,7 @@ def span_field():
     return field(default=None, compare=False, hash=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """A decoded source file: its path and its text."""
     path: str

@@ -7,12 +7,13 @@ connecting to the servers is the CLI's job.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Mapping
 
 from . import ast
 from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
 from .diagnostics import Diagnostic
+from .frozen import record
 
 PREFIX = "mcp:"
 SEPARATOR = "__"  # `NAME__tool`, the way MCP clients name a server's tools
@@ -23,7 +24,7 @@ KNOWN_AXES = ("any-process", "cross-agent", "durable-state", "external-data", "f
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_\-]")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Endpoint:
     """How to reach one upstream: a stdio command (with args and extra env) or a streamable-HTTP URL."""
     name: str

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import cached_property
 
 import rfc8785
 
+from .frozen import record
 from .lru import LRU, MISSING
 
 _PARAMETER_TEXT = LRU(4096)  # id(parameters) -> (parameters, canonical text): schemas are shared between views
@@ -22,7 +22,7 @@ def canonical(value) -> bytes:
     return rfc8785.dumps(value)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolEntry:
     """One tool of a view: its name, where it comes from, its schema and its policy and readiness."""
     name: str
@@ -47,7 +47,7 @@ class ToolEntry:
                 "policy": self.policy, "ready": self.ready}
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class ToolView:
     """The frozen tool view of one request: the tools a model sees (and code mode's SDK)."""
     preset: str | None

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from ..compose import Composition, Registration
+from ..frozen import record
 from ..resolve import RESERVED_TOOL, Resolved
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class GateResult:
     """One availability gate's verdict on a tool, with its reason."""
     gate: str

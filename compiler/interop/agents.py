@@ -9,15 +9,16 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
 
+from ..frozen import record
+
 AGENTS = ("claude-code", "codex")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class AgentTool:
     name: str
     tool: str  # the catalog tool
@@ -32,7 +33,7 @@ class AgentTool:
     patch: str | None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class AgentMapping:
     agent: str
     mcp_prefix: str
@@ -40,7 +41,7 @@ class AgentMapping:
     families: Mapping[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CatalogCall:
     tool: str | None  # None: the agent tool has no catalog counterpart
     args: dict

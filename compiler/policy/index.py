@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .. import ast
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, Env, compile_facts, evaluate
+from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
@@ -31,7 +32,7 @@ SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
 NAME_CACHE = 1024  # tool names remembered per policy and per request (a name can be anything a model says)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Globbed:
     rule: ast.Rule
     facts: object  # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
