@@ -36,47 +36,59 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False):
     if any(f._field_type is initvar for f in made.__dataclass_fields__.values()):
         raise TypeError(f"{cls.__name__}: record does not take InitVar fields")
     items = fields(made)
-    env = {"cls": made, "FrozenInstanceError": FrozenInstanceError, "NotImplemented": NotImplemented}
+    env: dict = {}
     arguments, body = _setting(made, "self", env, full=True)
     if hasattr(made, "__post_init__"):
         body.append("  self.__post_init__()")
+    # __init__ (the class's own signature), __eq__ and __hash__ (called by the million while compiling)
+    # are compiled as dataclasses writes them; repr and the refusals are shared or closures
     compared = [f.name for f in items if f.compare]
     hashed = [f.name for f in items if (f.hash is None and f.compare) or f.hash]
-    shown = [f.name for f in items if f.repr]
-    names = tuple(f.name for f in items)
+    shown = tuple(f.name for f in items if f.repr)
 
-    def row(owner: str, names_: list[str]) -> str:
-        return "(" + "".join(f"{owner}.{name}," for name in names_) + ")"
-    # the source is made of the class's own field names, as dataclasses makes its methods
-    source = "\n".join([
+    def row(owner: str, names: list[str]) -> str:
+        return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
+    exec("\n".join([
         f"def __init__(self, {', '.join(arguments)}):", *(body or ["  pass"]),
-        "def __repr__(self):",
-        "  return self.__class__.__qualname__ + f\"(" + ", ".join(f"{n}={{self.{n}!r}}" for n in shown) + ")\"",
         "def __eq__(self, other):",
         "  if other.__class__ is self.__class__:",
         f"    return {row('self', compared)} == {row('other', compared)}",
         "  return NotImplemented",
         "def __hash__(self):",
         f"  return hash({row('self', hashed)})",
-        "def __setattr__(self, name, value):",
-        f"  if type(self) is cls or name in {names!r}:",
-        "    raise FrozenInstanceError(f'cannot assign to field {name!r}')",
-        "  super(cls, self).__setattr__(name, value)",
-        "def __delattr__(self, name):",
-        f"  if type(self) is cls or name in {names!r}:",
-        "    raise FrozenInstanceError(f'cannot delete field {name!r}')",
-        "  super(cls, self).__delattr__(name)",
-    ]) + "\n"
-    exec(source, env)
-    env["__repr__"] = reprlib.recursive_repr()(env["__repr__"])
-    for method in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
-        function = env[method]
-        function.__qualname__ = f"{made.__qualname__}.{method}"
-        setattr(made, method, function)
+    ]) + "\n", env)
+
+    def __repr__(self):
+        return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+    methods = {"__init__": env["__init__"], "__repr__": reprlib.recursive_repr()(__repr__), "__eq__": env["__eq__"],
+               "__hash__": env["__hash__"], "__setattr__": _refuse_setattr, "__delattr__": _refuse_delattr}
+    for name, function in methods.items():
+        if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
+            function.__qualname__ = f"{made.__qualname__}.{name}"
+        setattr(made, name, function)
     if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
         made.__getstate__, made.__setstate__ = _getstate, _setstate
     setattr(made, _FROZEN, True)
     return made
+
+
+def _owner(self) -> type:
+    """The record class `self` is an instance of (itself, or the nearest record it derives from)."""
+    return next(cls for cls in type(self).__mro__ if vars(cls).get(_FROZEN))
+
+
+def _refuse_setattr(self, name, value):
+    owner = _owner(self)  # as a frozen dataclass: its own fields and anything on the class itself refuse
+    if type(self) is owner or name in owner.__dataclass_fields__:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    super(owner, self).__setattr__(name, value)
+
+
+def _refuse_delattr(self, name):
+    owner = _owner(self)
+    if type(self) is owner or name in owner.__dataclass_fields__:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    super(owner, self).__delattr__(name)
 
 
 def _getstate(self):
