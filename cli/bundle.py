@@ -9,8 +9,6 @@ import hashlib
 import io
 import json
 import os
-import tarfile
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -137,6 +135,7 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> 
 
 
 def _tar(members: dict[str, bytes]) -> bytes:
+    import tarfile  # tarfile and tempfile load with a bundle command, not with every `dshc` process
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(members):
@@ -166,6 +165,7 @@ def read_members(path: str) -> dict[str, bytes]:
 
     Refused: absolute or `..` names, links, devices, directories, fifos, duplicates, oversized members.
     """
+    import tarfile
     members: dict[str, bytes] = {}
     total = 0
     try:
@@ -205,6 +205,7 @@ class LoadedBundle:
 
 def load(path: str, trust: str) -> LoadedBundle:
     """Verify and load the bundle at `path` signed by the key in `trust`; raises DshError."""
+    import tempfile
     key = _public_key(trust)
     members = read_members(path)
     if MANIFEST not in members or SIGNATURE not in members:

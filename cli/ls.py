@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib import resources
 
 from ..compiler import ast
 from ..compiler.diagnostics import Diagnostic, DshError, did_you_mean
+from ..compiler.package_data import package_dir
 
 KINDS = ("presets", "hosts", "scopes", "policies", "commands", "packages", "tools")
 # the code an unknown name of each kind is reported with (the same codes as everywhere else)
@@ -185,7 +185,7 @@ def _package_file(program, package_id: str, tool: str | None = None) -> str | No
         return None
     path = f"catalogs/packages/{package_id}.json"
     try:
-        text = resources.files("dshc.catalogs").joinpath("packages", f"{package_id}.json").read_text(encoding="utf-8")
+        text = package_dir("dshc.catalogs").joinpath("packages", f"{package_id}.json").read_text(encoding="utf-8")
     except OSError:
         return None
     needle = f'"name": "{tool}"' if tool else f'"id": "{package_id}"'

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 
 from ..compiler.diagnostics import DshError, invalid_request
 
@@ -17,6 +16,7 @@ NEW_FILE_MODE = 0o644
 
 def replace_file(path: str, data: bytes | str, what: str) -> None:
     """Write `data` to `path` atomically; `what` names the file in an error ("the bundle", "the suggestion")."""
+    import tempfile  # loaded by the commands that write a file, not by every process
     if isinstance(data, str):
         data = data.encode("utf-8")
     target = os.path.realpath(path)  # a symlinked file is rewritten where it lives, and the link stays a link

@@ -11,14 +11,16 @@ import hashlib
 import json
 from dataclasses import field
 from functools import cached_property, lru_cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
 from .frozen import record
+from .package_data import package_dir
+
+if TYPE_CHECKING:  # a type only: importing importlib.resources costs every process ~10 ms
+    from importlib.resources.abc import Traversable
 
 ESCALATION_PARAMETERS = {
     "sandbox_permissions": {
@@ -254,8 +256,8 @@ def _digest(root) -> str:
 
 
 @lru_cache(maxsize=1)
-def shipped_root() -> Traversable:
-    return resources.files("dshc.catalogs")
+def shipped_root() -> Path:
+    return package_dir("dshc.catalogs")
 
 
 def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from importlib import resources
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import MAX_REPORTED, Diagnostic, did_you_mean
 from .limits import file_size_problem, tree_problems
+from .package_data import package_dir
 from .parser_cache import load_parser
 from .source import Source, Span
 from .to_ast import Reductions, building
@@ -99,7 +99,7 @@ def tree_parser() -> Lark:
 
 
 def _parser(**build_options) -> Lark:
-    grammar = resources.files("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
+    grammar = package_dir("dshc.compiler").joinpath("grammar.lark").read_text(encoding="utf-8")
     # The contextual lexer lets keywords double as names where only a name fits (`approval ask`),
     # but would also split `presetx` into `preset` + `x`; every keyword token is checked for that.
     keywords = {word.upper() for word in re.findall(r'"([a-z]+)"', grammar)}

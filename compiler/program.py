@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -22,6 +21,7 @@ from .frozen import record
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU
+from .package_data import package_dir
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, collector_paused, resolve
@@ -49,7 +49,7 @@ def shipped_sources() -> list[SourceFile]:
     files = []
     for package in SHIPPED_PACKAGES:
         folder = package.split(".")[-1]
-        for entry in sorted(resources.files(package).iterdir(), key=lambda e: e.name):
+        for entry in sorted(package_dir(package).iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".dsh"):
                 files.append(SourceFile(f"{folder}/{entry.name}", entry.read_bytes()))
     return files

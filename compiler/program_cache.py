@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from importlib import resources
 
 from . import data_codec, user_cache
+from .package_data import package_dir
 from .program import Program, SourceFile, read_paths, shipped_sources
 
 VERSION = b"dshc-program-cache-2"
@@ -30,7 +30,7 @@ def _code_files():
             elif entry.name.endswith((".py", ".lark", ".json", ".j2")):
                 yield f"{prefix}{entry.name}", entry
     for package in ("dshc.compiler", "dshc.catalogs"):
-        yield from walk(resources.files(package), package + "/")
+        yield from walk(package_dir(package), package + "/")
 
 
 def key(files: list[SourceFile]) -> str:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from importlib import resources
 
 from .frozen import record
+from .package_data import package_dir
 
 
 @record(slots=False)
@@ -108,7 +108,7 @@ def _program(row: dict) -> Program:
 
 @lru_cache(maxsize=1)
 def knowledge() -> Knowledge:
-    root = resources.files("dshc.catalogs") / "shell"
+    root = package_dir("dshc.catalogs") / "shell"
     wrappers = json.loads((root / "wrappers.json").read_text(encoding="utf-8"))
     commands = json.loads((root / "commands.json").read_text(encoding="utf-8"))
     return Knowledge(

@@ -10,10 +10,10 @@ import os
 import re
 import shlex
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
 from ..frozen import record
+from ..package_data import package_dir
 
 AGENTS = ("claude-code", "codex")
 
@@ -51,7 +51,7 @@ class CatalogCall:
 def load_mapping(agent: str) -> AgentMapping:
     if agent not in AGENTS:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
-    raw = json.loads(resources.files("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
+    raw = json.loads(package_dir("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
