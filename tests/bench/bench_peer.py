@@ -1,7 +1,8 @@
 """dshc against its peers, target by target: each printed with its measured ratio and met / not met.
 
 Run from a clone after `pip install -e '.[test,bench]'`:  python tests/bench/bench_peer.py [--quick] [--large]
-Peers, measured in the same run: `python3 -c pass` (a whole process), cedarpy (compile and
+Peers, measured in the same run: `python3 -c pass` (a whole process; both run by a clean venv,
+`clean_python.py`), cedarpy (compile and
 decide; the policy is encoded with `forbid` rules so Cedar itself computes deny > ask > allow,
 and every decision is cross-checked), and a plain Python evaluator with rules bucketed by tool.
 `--large` adds N = 100,000 to the compile rows (minutes); `--quick` is a smoke run; `--only PART`
