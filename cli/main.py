@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import signal
@@ -19,8 +20,6 @@ from . import commands
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
-from . import audit, bundle, ls, suggest, test_runner
-from .lsp import command as lsp_command
 from ..compiler.render import diagnostics_json, human
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -95,6 +94,21 @@ class _Unbuilt:
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: self
+
+
+# command -> (the module defining its arguments, the shared flag adders it takes)
+_PARSED_ELSEWHERE = {"ls": (".ls", (_load_flags,)), "audit": (".audit", (_load_flags,)),
+                     "build": (".bundle", (_load_flags,)), "test": (".test_runner", (_load_flags,)),
+                     "lsp": (".lsp.command", ()), "suggest": (".suggest", (_context_flags, _load_flags))}
+
+
+def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
+    """The arguments of commands defined in their own modules, which load for that command (or the
+    whole help) only."""
+    for name in names:
+        if only in (None, name):
+            module, flags = _PARSED_ELSEWHERE[name]
+            importlib.import_module(module, __package__).add_parser(sub, *flags)
 
 
 class _OneCommand:
@@ -209,13 +223,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
 
-    ls.add_parser(sub, _load_flags)
-    audit.add_parser(sub, _load_flags)
-    bundle.add_parser(sub, _load_flags)
-    test_runner.add_parser(sub, _load_flags)
+    _add_parsers_elsewhere(sub, only, ("ls", "audit", "build", "test"))
     interop.add_parsers(sub, _context_flags, _load_flags)
-    lsp_command.add_parser(sub)
-    suggest.add_parser(sub, _context_flags, _load_flags)
+    _add_parsers_elsewhere(sub, only, ("lsp", "suggest"))
     from .ui.command import add_parser as add_ui_parser
     add_ui_parser(sub, _load_flags)
     return parser
@@ -253,9 +263,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             build_parser().print_help(stdout)
             return EXIT_INPUT
         if args.command == "lsp":
+            from .lsp import command as lsp_command
             return lsp_command.run(args, stdout, stderr)
         if args.command == "build":
-            return bundle.cmd_build(args, stdout, stderr)
+            from .bundle import cmd_build
+            return cmd_build(args, stdout, stderr)
         if args.command == "serve":
             from .serve import cmd_serve
             return cmd_serve(args, stdout, stderr)
