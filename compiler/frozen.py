@@ -1,11 +1,12 @@
 """Frozen slotted records, made and constructed cheaply.
 
-`record`: `@dataclass(frozen=True, slots=True)` for the same instances at a fraction of the cost of
-making the class. Python 3.11's dataclasses compile a frozen class's six methods with one `exec`
-each (~1.1 ms a class on the reference machine; the 28 AST classes cost ~40 ms of every `dshc`
-process, a hook's included). Here dataclasses still collects the fields and makes the slotted class
-(so `fields()`, `replace()`, `is_dataclass()` and `__match_args__` are its own), and the methods —
-written as dataclasses writes them — come from one `exec` per class.
+`record`: `@dataclass(frozen=True, …)` for the same instances at a fraction of the cost of making
+the class. Python 3.11's dataclasses compile a frozen class's six methods with one `exec` each
+(~1.1 ms a class on the reference machine; the 28 AST classes cost ~40 ms of every `dshc` process, a
+hook's included). Here dataclasses still collects the fields and makes the (slotted) class, so
+`fields()`, `replace()`, `is_dataclass()` and `__match_args__` are its own; `__init__`, `__eq__` and
+`__hash__` are compiled in one `exec`, as dataclasses writes them, and `__repr__` and the refusing
+`__setattr__`/`__delattr__` are a closure and two shared functions.
 
 `constructor`: a frozen dataclass's `__init__` assigns every field with `object.__setattr__` (its
 own `__setattr__` refuses), about three times the cost of a plain class's `__init__`; the parser
@@ -22,11 +23,11 @@ _FROZEN = "__frozen_record__"  # marks a class `record` made (its __dataclass_pa
 
 
 def record(cls=None, *, slots: bool = True, kw_only: bool = False):
-    """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only)` makes it: `__init__` (defaults, default
-    factories, keyword-only fields, a `__post_init__` called last), `__repr__`, `__eq__`, `__hash__`,
-    `__setattr__`/`__delattr__` refusing, and with slots pickling through them. Field options
-    `compare`/`hash`/`repr` are honoured; what it cannot make exactly (init=False fields, InitVar, a
-    class's own `__init__`/`__repr__`/`__eq__`/`__hash__`) is refused, not approximated."""
+    """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only)` makes it: `__init__`
+    (defaults, default factories, keyword-only fields, a `__post_init__` called last), `__repr__`,
+    `__eq__`, `__hash__`, `__setattr__`/`__delattr__` refusing, and with slots pickling through them.
+    Field options `compare`/`hash`/`repr` are honoured; what it cannot make exactly (init=False
+    fields, InitVar, a class's own `__init__`/`__repr__`/`__eq__`/`__hash__`) is refused."""
     if cls is None:
         return lambda each: record(each, slots=slots, kw_only=kw_only)
     if any(k in vars(cls) for k in ("__init__", "__repr__", "__eq__", "__hash__")):

@@ -248,18 +248,18 @@ class RequestDecider:
         index = self.compiled.index(name, tool)
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
-            return decision if tool is None or not tool.path_parameters else \
-                with_paths(decision, args, canonical(tool, args, workspace))
-        if index.facts_only and not (include_guards and index.guards):
-            # the arguments cannot change the decision; they are read only to name canonical paths
+        elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
-            return decision if tool is None or not tool.path_parameters else \
-                with_paths(decision, args, canonical(tool, args, workspace))
-        made = canonical(tool, args, workspace)
-        return with_paths(self._decide(name, tool, index, made, workspace, include_guards), args, made)
+        else:
+            made = canonical(tool, args, workspace)
+            return with_paths(self._decide(name, tool, index, made, workspace, include_guards), args, made)
+        # the arguments cannot change these two; they are read only to name canonical paths in the reason
+        return decision if tool is None or not tool.path_parameters else \
+            with_paths(decision, args, canonical(tool, args, workspace))
 
     def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
                 include_guards: bool) -> Decision:
+        # only a shell tool's call is split (asked here, so other tools skip the call)
         parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed) if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
