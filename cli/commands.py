@@ -495,10 +495,15 @@ def cmd_codes(args, out, err) -> int:
     return 0
 
 
-def _later(module: str, name: str):
+# commands defined in modules of their own, loaded only when that command runs (or for the whole help)
+MODULES = {"ls": ".ls", "suggest": ".suggest", "audit": ".audit", "test": ".test_runner", "build": ".bundle",
+           "lsp": ".lsp.command"}
+
+
+def _later(command: str, function: str):
     """A command whose module loads when it runs: a process that decides pays for none of the others."""
     def run(args: Namespace, out: TextIO, err: TextIO) -> int:
-        return getattr(importlib.import_module(module, __package__), name)(args, out, err)
+        return getattr(importlib.import_module(MODULES[command], __package__), function)(args, out, err)
     return run
 
 
@@ -515,10 +520,10 @@ COMMANDS = {
     "run": cmd_run,
     "replay": cmd_replay,
     "codes": cmd_codes,
-    "ls": _later(".ls", "cmd_ls"),
-    "suggest": _later(".suggest", "cmd_suggest"),
-    "audit": _later(".audit", "cmd_audit"),
-    "test": _later(".test_runner", "cmd_test"),
+    "ls": _later("ls", "cmd_ls"),
+    "suggest": _later("suggest", "cmd_suggest"),
+    "audit": _later("audit", "cmd_audit"),
+    "test": _later("test", "cmd_test"),
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,
     "export": interop.cmd_export,

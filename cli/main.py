@@ -96,10 +96,9 @@ class _Unbuilt:
         return lambda *args, **kwargs: self
 
 
-# command -> (the module defining its arguments, the shared flag adders it takes)
-_PARSED_ELSEWHERE = {"ls": (".ls", (_load_flags,)), "audit": (".audit", (_load_flags,)),
-                     "build": (".bundle", (_load_flags,)), "test": (".test_runner", (_load_flags,)),
-                     "lsp": (".lsp.command", ()), "suggest": (".suggest", (_context_flags, _load_flags))}
+# a command whose module defines its arguments (`commands.MODULES`) -> the shared flag adders it takes
+_FLAGS_OF = {"ls": (_load_flags,), "audit": (_load_flags,), "build": (_load_flags,), "test": (_load_flags,),
+             "lsp": (), "suggest": (_context_flags, _load_flags)}
 
 
 def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
@@ -107,8 +106,7 @@ def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
     whole help) only."""
     for name in names:
         if only in (None, name):
-            module, flags = _PARSED_ELSEWHERE[name]
-            importlib.import_module(module, __package__).add_parser(sub, *flags)
+            importlib.import_module(commands.MODULES[name], __package__).add_parser(sub, *_FLAGS_OF[name])
 
 
 class _OneCommand:
@@ -263,11 +261,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             build_parser().print_help(stdout)
             return EXIT_INPUT
         if args.command == "lsp":
-            from .lsp import command as lsp_command
-            return lsp_command.run(args, stdout, stderr)
+            return importlib.import_module(commands.MODULES["lsp"], __package__).run(args, stdout, stderr)
         if args.command == "build":
-            from .bundle import cmd_build
-            return cmd_build(args, stdout, stderr)
+            return importlib.import_module(commands.MODULES["build"], __package__).cmd_build(args, stdout, stderr)
         if args.command == "serve":
             from .serve import cmd_serve
             return cmd_serve(args, stdout, stderr)
