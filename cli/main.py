@@ -12,8 +12,6 @@ import json
 import os
 import signal
 import sys
-import threading
-import traceback
 from typing import Sequence, TextIO
 
 from . import commands
@@ -288,6 +286,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except Exception as exc:  # noqa: BLE001 - last line of defence: a bug, reported as such
         stderr.write(f"dshc: internal error: {exc.__class__.__name__}: {exc}\n")
         if debug:
+            import traceback
             traceback.print_exc(file=stderr)
         else:
             stderr.write("this is a bug in dshc; run again with --debug for a traceback\n")
@@ -299,11 +298,15 @@ def _stop_on_signals():
     """SIGINT/SIGTERM ask `run` to stop (it records and cleans up) instead of raising mid-call."""
     from .run_calls import RunStop
     stop = RunStop()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop  # handlers can only be installed from the main thread
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, lambda signum, frame: stop.request(signum))
+    except ValueError:  # not the main thread: handlers can only be installed from there
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        yield stop
         return
-    previous = {sig: signal.signal(sig, lambda signum, frame: stop.request(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield stop
     finally:

@@ -7,7 +7,6 @@ can never silently shrink or grow.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from dataclasses import field
 from functools import cached_property, lru_cache
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
+from .digest import sha256
 from .frozen import record
 from .package_data import package_dir
 
@@ -246,7 +246,7 @@ class _SchemaChecks:
 
 def _digest(root) -> str:
     """SHA-256 of every JSON file of a catalog folder (schema, manifest, packages), names and bytes."""
-    digest = hashlib.sha256(b"dshc-catalog-checks-1")
+    digest = sha256(b"dshc-catalog-checks-1")
     for folder in (root, root / "packages"):
         if folder.is_dir():
             for entry in sorted(folder.iterdir(), key=lambda e: e.name):

@@ -5,7 +5,6 @@ Messages are one lowercase line with names in backticks; suggestions go in `help
 """
 from __future__ import annotations
 
-from difflib import get_close_matches
 from typing import Iterable, Iterator, Mapping
 
 from .frozen import record
@@ -118,6 +117,7 @@ class DshError(Exception):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    from difflib import get_close_matches  # only when a name is unknown: not every process pays for it
     match = get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean `{match[0]}`?" if match else None
 

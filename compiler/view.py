@@ -6,12 +6,12 @@ is the request-cache prefix: plan mode, readiness and policy never change it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import cached_property
 
 import rfc8785
 
+from .digest import sha256
 from .frozen import record
 from .lru import LRU, MISSING
 
@@ -64,7 +64,7 @@ class ToolView:
         wire = {"tools": [t.wire() for t in self.tools]}
         if self.sdk is not None:
             wire["sdk"] = [t.wire() for t in self.sdk]
-        return "sha256:" + hashlib.sha256(canonical(wire)).hexdigest()
+        return "sha256:" + sha256(canonical(wire)).hexdigest()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -70,6 +70,39 @@ def test_any_change_of_the_sources_loads_afresh(cache_home, source, tmp_path):
     assert len(_programs(cache_home)) == 2
 
 
+def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
+    """The code is fingerprinted by its files' metadata: an edit (new size), a rewrite of the same
+    size (new time) and a new file each give a new key; nothing changed, the same key."""
+    code = tmp_path / "code"
+    (code / "sub").mkdir(parents=True)
+    (code / "a.py").write_text("A = 1\n")
+    (code / "sub" / "b.json").write_text("{}")
+    monkeypatch.setattr(program_cache, "package_dir", lambda package: code)
+    keys = [program_cache.key([])]
+    assert program_cache.key([]) == keys[0]
+    (code / "a.py").write_text("A = 22\n")
+    keys.append(program_cache.key([]))
+    (code / "a.py").write_text("A = 33\n")
+    os.utime(code / "a.py", ns=(1, 1))
+    keys.append(program_cache.key([]))
+    (code / "sub" / "c.lark").write_text("start: x")
+    keys.append(program_cache.key([]))
+    (code / "__pycache__").mkdir()
+    (code / "__pycache__" / "a.py").write_text("")  # bytecode folders are not the code
+    assert program_cache.key([]) == keys[-1]
+    assert len(set(keys)) == len(keys)
+
+
+def test_the_digest_is_sha256():
+    import hashlib
+    from dshc.compiler.digest import sha256
+    for data in (b"", b"abc", bytes(range(256)) * 1000):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    grown = sha256(b"ab")
+    grown.update(b"c")
+    assert grown.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+
+
 def test_shared_objects_stay_shared_and_sets_encode_in_one_order():
     from dshc.compiler.source import Span
     span = Span("a.dsh", 1, 2, 1, 5)

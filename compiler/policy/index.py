@@ -34,6 +34,7 @@ NAME_CACHE = 1024  # tool names remembered per policy and per request (a name ca
 
 @record(slots=False)
 class _Globbed:
+    """A rule that tests one argument with a glob: the rule, its other conditions, the glob."""
     rule: ast.Rule
     facts: object  # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
     pattern: str
@@ -41,6 +42,7 @@ class _Globbed:
 
 @dataclass
 class _FieldIndex:
+    """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
     exact: dict = field(default_factory=dict)  # text -> [entry]
     prefix: dict = field(default_factory=dict)  # literal prefix -> [entry]  ("abc*")
     suffix: dict = field(default_factory=dict)  # literal suffix -> [entry]  ("*abc")
@@ -109,6 +111,7 @@ class _FieldIndex:
 
 @dataclass
 class _ToolIndex:
+    """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
     guards: list
     plain: tuple  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
     globbed: dict  # argument field -> _FieldIndex
