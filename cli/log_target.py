@@ -11,11 +11,11 @@ import os
 import re
 import stat
 import uuid
-from dataclasses import replace
 from typing import Iterator
 
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
+from ..compiler.frozen import replace
 from ..runtime.events import EventLog, LogRead, read_log
 from ..runtime.log_format import blob_dir
 from ..runtime.pg_log import is_dsn

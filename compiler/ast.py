@@ -4,10 +4,9 @@ Produced by `to_ast` from a lark tree; nothing here knows about lark.
 """
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Union
 
-from .frozen import record
+from .frozen import field, record
 from .source import Span, span_field
 
 Scalar = Union[str, int, float, bool]

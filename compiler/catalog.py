@@ -6,9 +6,7 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -16,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
 from .digest import sha256
-from .frozen import record
+from .frozen import asdict, field, record, replace
 from .package_data import package_dir
 
 if TYPE_CHECKING:  # a type only: importing importlib.resources costs every process ~10 ms
@@ -48,11 +46,11 @@ class _Frozen:
                 object.__setattr__(self, name, tuple(value))
 
     def model_copy(self, update: dict[str, Any] | None = None):
-        return dataclasses.replace(self, **(update or {}))
+        return replace(self, **(update or {}))
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as plain data (nested models as dicts; mode="json" gives lists for tuples)."""
-        data = dataclasses.asdict(self)
+        data = asdict(self)
         return json.loads(json.dumps(data, default=sorted)) if mode == "json" else data
 
 

@@ -7,7 +7,6 @@ row, registered or not, so `explain` can say why a tool is missing.
 from __future__ import annotations
 
 import copy
-from dataclasses import field, replace
 from functools import cached_property
 from typing import Any
 
@@ -15,7 +14,7 @@ from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
-from .frozen import record
+from .frozen import field, record, replace
 from .lru import LRU, MISSING
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,

@@ -8,11 +8,10 @@ Polarity: an allow counts a test only when it surely holds, ask/deny/guards when
 # path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from . import ast
-from .frozen import record
+from .frozen import field, record
 from .globs import glob_match
 from .paths import CanonicalPath, path_inside
 

@@ -1,18 +1,18 @@
 """dshc's compiled objects ⇄ plain JSON data, for caches that must never run code when read.
 
-In: a graph of frozen dataclasses and pydantic models from dshc.compiler modules, with tuples,
+In: a graph of frozen records, dataclasses and pydantic models from dshc.compiler modules, with tuples,
 lists, dicts, sets, strings and numbers. Out: JSON text, and back the same graph (shared objects
 stay shared). Decoding builds only dshc.compiler classes, through object.__new__ and attribute
 stores: no constructor, reducer or import beyond those modules runs, whatever the text says.
 """
 from __future__ import annotations
 
-import dataclasses
 import gc
 import importlib
 import json
 from typing import Any
 
+from .frozen import is_record
 from .lazy_graph import LazyGraph
 
 ALLOWED_PREFIX = "dshc.compiler."
@@ -143,7 +143,7 @@ class _Decoder:
 
 
 def _plain_data(cls: type) -> bool:
-    """A frozen dataclass or a pydantic model: built from its fields alone, no behaviour on construction."""
-    if dataclasses.is_dataclass(cls):
+    """A record, a dataclass or a pydantic model: built from its fields alone, no behaviour on construction."""
+    if is_record(cls) or hasattr(cls, "__dataclass_fields__"):
         return True
     return any(base.__module__.startswith("pydantic.") and base.__name__ == "BaseModel" for base in cls.__mro__)

@@ -1,46 +1,83 @@
 """Frozen slotted records, made and constructed cheaply.
 
-`record`: `@dataclass(frozen=True, …)` for the same instances at a fraction of the cost of making
-the class. Python 3.11's dataclasses compile a frozen class's six methods with one `exec` each
-(~1.1 ms a class on the reference machine; the 28 AST classes cost ~40 ms of every `dshc` process, a
-hook's included). Here dataclasses still collects the fields and makes the (slotted) class, so
-`fields()`, `replace()`, `is_dataclass()` and `__match_args__` are its own; `__init__`, `__eq__` and
-`__hash__` are compiled in one `exec`, as dataclasses writes them, and `__repr__` and the refusing
-`__setattr__`/`__delattr__` are a closure and two shared functions.
+`record`: the class `@dataclass(frozen=True, …)` makes — same `__init__`, `__repr__`, `__eq__`,
+`__hash__`, refusing `__setattr__`/`__delattr__`, `__match_args__`, slots and pickling — without
+importing dataclasses. That import brings `inspect` and its own imports (~20 ms of every `dshc`
+process, a hook's included), and dataclasses compiles a frozen class's six methods with one `exec`
+each. Here the fields are read off the class body as dataclasses reads them, `__init__`, `__eq__`
+and `__hash__` are compiled in one `exec`, as dataclasses writes them, and `__repr__` and the
+refusals are a closure and two shared functions. `field`, `fields`, `replace` and `asdict` are this
+module's (for a plain dataclass they hand over to dataclasses).
 
-`constructor`: a frozen dataclass's `__init__` assigns every field with `object.__setattr__` (its
-own `__setattr__` refuses), about three times the cost of a plain class's `__init__`; the parser
-builds about a dozen nodes per rule. The instance made is the same — same class, same fields,
-frozen afterwards: a slot's descriptor is what `object.__setattr__` ends in.
+`constructor`: a frozen record's `__init__` assigns every field with `object.__setattr__` (its own
+`__setattr__` refuses), about three times the cost of a plain class's `__init__`; the parser builds
+about a dozen nodes per rule. The instance made is the same — same class, same fields, frozen
+afterwards: a slot's descriptor is what `object.__setattr__` ends in.
 """
 from __future__ import annotations
 
-import dataclasses
 import reprlib
-from dataclasses import MISSING, FrozenInstanceError, dataclass, fields, is_dataclass
+from types import MemberDescriptorType
 
-_FROZEN = "__frozen_record__"  # marks a class `record` made (its __dataclass_params__ say init=eq=frozen=False)
+_FROZEN = "__frozen_record__"  # marks a class `record` made
+_FIELDS = "__record_fields__"  # name -> Field, inherited fields first, in declaration order
 
 
-def record(cls=None, *, slots: bool = True, kw_only: bool = False):
-    """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only)` makes it: `__init__`
-    (defaults, default factories, keyword-only fields, a `__post_init__` called last), `__repr__`,
-    `__eq__`, `__hash__`, `__setattr__`/`__delattr__` refusing, and with slots pickling through them.
-    Field options `compare`/`hash`/`repr` are honoured; what it cannot make exactly (init=False
-    fields, InitVar, a class's own `__init__`/`__repr__`/`__eq__`/`__hash__`) is refused."""
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()  # "no default"
+
+
+class FrozenInstanceError(AttributeError):
+    """An assignment to, or deletion of, a field of a frozen record."""
+
+
+class Field:
+    """A record field: its name and options, as `dataclasses.Field` describes one."""
+    __slots__ = ("name", "default", "default_factory", "init", "repr", "hash", "compare", "kw_only")
+
+    def __init__(self, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,
+                 kw_only=MISSING):
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name = None
+        self.default, self.default_factory, self.init, self.repr = default, default_factory, init, repr
+        self.hash, self.compare, self.kw_only = hash, compare, kw_only
+
+    def __repr__(self) -> str:
+        return f"Field(name={self.name!r}, default={self.default!r}, compare={self.compare!r})"
+
+
+def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,
+          kw_only=MISSING) -> Field:
+    """A field's options in a record's body, as `dataclasses.field` takes them."""
+    return Field(default, default_factory, init, repr, hash, compare, kw_only)
+
+
+def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = True):
+    """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only, init=init)` makes it:
+    `__init__` (defaults, default factories, keyword-only fields, a `__post_init__` called last;
+    with init=False the class's own), `__repr__`, `__eq__`, `__hash__`, `__setattr__`/`__delattr__`
+    refusing, `__match_args__`, and with slots pickling through them. Field options
+    `compare`/`hash`/`repr` are honoured; what it cannot make exactly (init=False fields,
+    ClassVar/InitVar/KW_ONLY annotations, a class's own `__repr__`/`__eq__`/`__hash__`) is refused."""
     if cls is None:
-        return lambda each: record(each, slots=slots, kw_only=kw_only)
-    if any(k in vars(cls) for k in ("__init__", "__repr__", "__eq__", "__hash__")):
-        raise TypeError(f"{cls.__name__}: record makes __init__, __repr__, __eq__ and __hash__ itself")
-    made = dataclass(cls, init=False, repr=False, eq=False, slots=slots, kw_only=kw_only)
-    initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
-    if any(f._field_type is initvar for f in made.__dataclass_fields__.values()):
-        raise TypeError(f"{cls.__name__}: record does not take InitVar fields")
-    items = fields(made)
+        return lambda each: record(each, slots=slots, kw_only=kw_only, init=init)
+    own = ("__init__", "__repr__", "__eq__", "__hash__") if init else ("__repr__", "__eq__", "__hash__")
+    if any(k in vars(cls) for k in own):
+        raise TypeError(f"{cls.__name__}: record makes {', '.join(own)} itself")
+    collected = _collect(cls, kw_only)
+    made = _with_slots(cls, collected) if slots else cls
+    setattr(made, _FIELDS, collected)
+    items = tuple(collected.values())
     env: dict = {}
-    arguments, body = _setting(made, "self", env, full=True)
-    if hasattr(made, "__post_init__"):
-        body.append("  self.__post_init__()")
+    if init:
+        arguments, body = _setting(made, "self", env, full=True)
+        if hasattr(made, "__post_init__"):
+            body.append("  self.__post_init__()")
     # __init__ (the class's own signature), __eq__ and __hash__ (called by the million while compiling)
     # are compiled as dataclasses writes them; repr and the refusals are shared or closures
     compared = [f.name for f in items if f.compare]
@@ -50,7 +87,7 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False):
     def row(owner: str, names: list[str]) -> str:
         return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
     exec("\n".join([
-        f"def __init__(self, {', '.join(arguments)}):", *(body or ["  pass"]),
+        *([f"def __init__(self, {', '.join(arguments)}):", *(body or ["  pass"])] if init else []),
         "def __eq__(self, other):",
         "  if other.__class__ is self.__class__:",
         f"    return {row('self', compared)} == {row('other', compared)}",
@@ -61,16 +98,124 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False):
 
     def __repr__(self):
         return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
-    methods = {"__init__": env["__init__"], "__repr__": reprlib.recursive_repr()(__repr__), "__eq__": env["__eq__"],
-               "__hash__": env["__hash__"], "__setattr__": _refuse_setattr, "__delattr__": _refuse_delattr}
+    methods = {"__repr__": reprlib.recursive_repr()(__repr__), "__eq__": env["__eq__"], "__hash__": env["__hash__"],
+               "__setattr__": _refuse_setattr, "__delattr__": _refuse_delattr}
+    if init:
+        methods["__init__"] = env["__init__"]
     for name, function in methods.items():
         if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
             function.__qualname__ = f"{made.__qualname__}.{name}"
         setattr(made, name, function)
+    if "__match_args__" not in vars(made):
+        made.__match_args__ = tuple(f.name for f in items if f.init and not f.kw_only)
     if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
         made.__getstate__, made.__setstate__ = _getstate, _setstate
     setattr(made, _FROZEN, True)
     return made
+
+
+def _refused_annotation(annotation) -> str | None:
+    """Which dataclasses pseudo-field an annotation is (ClassVar, InitVar, KW_ONLY), if any."""
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    for kind in ("ClassVar", "InitVar", "KW_ONLY"):
+        if text.startswith((kind, f"typing.{kind}", f"dataclasses.{kind}", f"t.{kind}")):
+            return kind
+    return None
+
+
+def _collect(cls, kw_only: bool) -> dict:
+    """The fields of `cls`: those of its record bases (in the reverse order of the MRO, as
+    dataclasses collects them), then its own annotations in order, with their defaults and options."""
+    collected: dict = {}
+    for base in reversed(cls.__mro__[1:]):
+        collected.update(vars(base).get(_FIELDS, {}))
+    for name, annotation in vars(cls).get("__annotations__", {}).items():
+        refused = _refused_annotation(annotation)
+        if refused:
+            raise TypeError(f"{cls.__name__}.{name}: record does not take {refused} annotations")
+        value = vars(cls).get(name, MISSING)
+        item = value if isinstance(value, Field) else Field(default=value)
+        item.name = name
+        if item.kw_only is MISSING:
+            item.kw_only = kw_only
+        if not item.init:
+            raise TypeError(f"{cls.__name__}.{name}: record does not take init=False fields")
+        if item.default is not MISSING and item.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(item.default)} for field {name} is not allowed: "
+                             "use default_factory")
+        collected[name] = item
+        if isinstance(value, Field):  # a plain default stays on the class, as dataclasses leaves it
+            if item.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, item.default)
+    positional = [f for f in collected.values() if not f.kw_only]
+    for before, after in zip(positional, positional[1:]):
+        if _has_default(before) and not _has_default(after):
+            raise TypeError(f"non-default argument {after.name!r} follows default argument")
+    return collected
+
+
+def _has_default(item: Field) -> bool:
+    return item.default is not MISSING or item.default_factory is not MISSING
+
+
+def _with_slots(cls, collected: dict):
+    """`cls` made again with a slot per field it adds (a class's slots are fixed when it is made)."""
+    inherited = {name for base in cls.__mro__[1:] for name in getattr(base, "__slots__", ())}
+    body = dict(vars(cls))
+    body.pop("__dict__", None)
+    body.pop("__weakref__", None)
+    for name in collected:
+        body.pop(name, None)  # a default would hide the slot's descriptor; __init__ holds it
+    body["__slots__"] = tuple(name for name in collected if name not in inherited)
+    made = type(cls)(cls.__name__, cls.__bases__, body)
+    made.__qualname__ = cls.__qualname__
+    return made
+
+
+def is_record(obj) -> bool:
+    """Whether `obj` is a record class or an instance of one."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return hasattr(cls, _FIELDS)
+
+
+def fields(obj) -> tuple:
+    """The fields of a record (class or instance) in order; for a plain dataclass, dataclasses'."""
+    found = getattr(obj, _FIELDS, None)
+    if found is None:
+        return _dataclasses().fields(obj)
+    return tuple(found.values())
+
+
+def replace(obj, /, **changes):
+    """A copy of the record `obj` with `changes`, made through its `__init__` (checks and
+    `__post_init__` run again), as `dataclasses.replace` makes it."""
+    found = getattr(type(obj), _FIELDS, None)
+    if found is None:
+        return _dataclasses().replace(obj, **changes)
+    for name in found:
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return type(obj)(**changes)
+
+
+def asdict(obj):
+    """A record's fields as a dict, nested records, lists, tuples and dicts copied likewise."""
+    if is_record(obj) and not isinstance(obj, type):
+        return {name: asdict(getattr(obj, name)) for name in getattr(type(obj), _FIELDS)}
+    if hasattr(type(obj), "__dataclass_fields__"):
+        return _dataclasses().asdict(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(asdict(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((asdict(k), asdict(v)) for k, v in obj.items())
+    return obj
+
+
+def _dataclasses():
+    import dataclasses  # a plain dataclass: only its caller pays for the import
+    return dataclasses
 
 
 def _owner(self) -> type:
@@ -80,34 +225,32 @@ def _owner(self) -> type:
 
 def _refuse_setattr(self, name, value):
     owner = _owner(self)  # as a frozen dataclass: its own fields and anything on the class itself refuse
-    if type(self) is owner or name in owner.__dataclass_fields__:
+    if type(self) is owner or name in getattr(owner, _FIELDS):
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
     super(owner, self).__setattr__(name, value)
 
 
 def _refuse_delattr(self, name):
     owner = _owner(self)
-    if type(self) is owner or name in owner.__dataclass_fields__:
+    if type(self) is owner or name in getattr(owner, _FIELDS):
         raise FrozenInstanceError(f"cannot delete field {name!r}")
     super(owner, self).__delattr__(name)
 
 
 def _getstate(self):
-    return [getattr(self, item.name) for item in fields(self)]
+    return [getattr(self, name) for name in getattr(type(self), _FIELDS)]
 
 
 def _setstate(self, state):
-    for item, value in zip(fields(self), state):
-        object.__setattr__(self, item.name, value)
+    for name, value in zip(getattr(type(self), _FIELDS), state):
+        object.__setattr__(self, name, value)
 
 
 def constructor(cls):
     """A function taking `cls`'s fields in order (defaults as the class declares them) that returns
-    an instance, for frozen slotted dataclasses without `__post_init__` or computed fields."""
-    params = getattr(cls, "__dataclass_params__", None)
-    frozen = is_dataclass(cls) and (params.frozen or vars(cls).get(_FROZEN, False))
-    if not frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
+    an instance, for frozen slotted records without `__post_init__` or computed fields."""
+    if not vars(cls).get(_FROZEN) or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a frozen slotted record without __post_init__")
     env = {"new": object.__new__, "cls": cls}
     arguments, body = _setting(cls, "node", env)
     # the source is made of the class's own field names, as dataclasses makes __init__
@@ -120,13 +263,12 @@ def constructor(cls):
 def _setting(cls, target: str, env: dict, full: bool = False) -> tuple[list[str], list[str]]:
     """(the parameters — positional fields in order, then keyword-only ones; defaults as declared —,
     the lines that set each field of `target`); the defaults, factories and setters go into `env`.
-    A field is set through its slot, or with `object.__setattr__` in a class without slots. Not
+    A field is set through its slot, or with `object.__setattr__` where it has none. Not
     `full`: plain fields only (no keyword-only field, no default factory)."""
     positional, keyword, body = [], [], []
     env["FACTORY"], env["object_setattr"] = _FACTORY, object.__setattr__
-    slotted = "__slots__" in vars(cls)
     for item in fields(cls):
-        if not item.init or (not full and (item.kw_only or item.default_factory is not MISSING)):
+        if not full and (item.kw_only or item.default_factory is not MISSING):
             raise TypeError(f"{cls.__name__}.{item.name} is not a plain init field")
         parameter = item.name
         if item.default_factory is not MISSING:
@@ -137,8 +279,9 @@ def _setting(cls, target: str, env: dict, full: bool = False) -> tuple[list[str]
             env[f"default_{item.name}"] = item.default
             parameter += f"=default_{item.name}"
         (keyword if item.kw_only else positional).append(parameter)
-        if slotted:
-            env[f"set_{item.name}"] = getattr(cls, item.name).__set__
+        slot = getattr(cls, item.name, None)
+        if type(slot) is MemberDescriptorType:  # its own slot or a record base's
+            env[f"set_{item.name}"] = slot.__set__
             body.append(f"  set_{item.name}({target}, {item.name})")
         else:
             body.append(f"  object_setattr({target}, {item.name!r}, {item.name})")

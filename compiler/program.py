@@ -9,7 +9,6 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -17,7 +16,7 @@ from . import ast
 from .catalog import Catalog, load_catalog
 from .compose import Composition, SharedCompositions, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
-from .frozen import record
+from .frozen import record, replace
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU

@@ -1,14 +1,14 @@
 """Request: the context of one model request. Frozen, hashable: it is the cache key of a view.
 
 Keyword fields in, a checked value out; a wrong field raises InvalidRequest (a ValueError whose
-`errors()` lists `{"loc", "msg"}` like a validation error). A plain dataclass, so a `dshc`
+`errors()` lists `{"loc", "msg"}` like a validation error). A plain record, so a `dshc`
 process that only decides never pays for a validation library's import.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any
+
+from .frozen import fields, record, replace
 
 PLATFORM_VALUES = ("linux", "darwin", "win32")
 MODE_VALUES = ("native", "code", "both")
@@ -70,7 +70,7 @@ CONTEXT_FIELDS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, init=False)
+@record(slots=False, init=False)
 class Request:
     """The context a view or a decision is for: host, preset, platform, services, flags, scope and policy."""
     host: str = "web"
@@ -109,7 +109,7 @@ class Request:
 
     def model_copy(self, update: dict[str, Any] | None = None) -> "Request":
         """A copy with `update` applied (and checked)."""
-        return dataclasses.replace(self, **(update or {}))
+        return replace(self, **(update or {}))
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict; mode="json" gives sorted lists for the sets (JSON has no sets)."""
@@ -119,4 +119,4 @@ class Request:
         return fields
 
 
-_FIELDS = tuple(field.name for field in dataclasses.fields(Request))
+_FIELDS = tuple(field.name for field in fields(Request))

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import tree_sitter
 import tree_sitter_bash
 
-from .frozen import record
+from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .shell_data import Knowledge, OptionSpec, knowledge
 
@@ -301,10 +300,12 @@ def option_hit(word: str, option: str) -> str | None:
 
 # ---------------------------------------------------------------------------------- walking
 
-@dataclass
 class _Found:
-    order: tuple
-    segment: Segment
+    """A segment and its place in the command (segments are reported in that order)."""
+    __slots__ = ("order", "segment")
+
+    def __init__(self, order: tuple, segment: Segment) -> None:
+        self.order, self.segment = order, segment
 
 
 class _Walker:

@@ -5,9 +5,8 @@ declarations that mean the same thing compare equal wherever they were written.
 """
 from __future__ import annotations
 
-from dataclasses import field
 
-from .frozen import record
+from .frozen import field, record
 
 
 @record

@@ -7,13 +7,12 @@ connecting to the servers is the CLI's job.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Any, Iterable, Mapping
 
 from . import ast
 from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
 from .diagnostics import Diagnostic
-from .frozen import record
+from .frozen import field, record
 
 PREFIX = "mcp:"
 SEPARATOR = "__"  # `NAME__tool`, the way MCP clients name a server's tools

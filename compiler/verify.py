@@ -16,13 +16,14 @@ are not exact the report says so and never claims a proof.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from . import ast
 from .argclasses import argument_classes
 from .conditions import Env
 from .diagnostics import DshError
 from .facts import PLATFORMS
+from .frozen import replace
 from .policy import Decision, decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, own_tool_name, target_matches_tool

@@ -1,4 +1,4 @@
-"""The parser's fast constructors make exactly the node the dataclass makes, and it stays frozen."""
+"""The parser's fast constructors make exactly the node the record's class makes, and it stays frozen."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,16 +6,16 @@ import dataclasses
 import pytest
 
 from dshc.compiler import ast
-from dshc.compiler.frozen import constructor
+from dshc.compiler.frozen import FrozenInstanceError, constructor, field, fields, record
 from dshc.compiler.source import Span
 from dshc.compiler.to_ast import new
 
 
 def _fields(node):
-    return tuple(getattr(node, f.name) for f in dataclasses.fields(node))
+    return tuple(getattr(node, f.name) for f in fields(node))
 
 
-def test_a_node_is_the_dataclass_node_with_every_field_set():
+def test_a_node_is_the_class_made_node_with_every_field_set():
     span = Span("p.dsh", 1, 2, 3, 4)
     fast = new.Rule("deny", (new.Target("tool", new.Name("read", span), span),), None, span)
     slow = ast.Rule("deny", (ast.Target("tool", ast.Name("read", span), span),), None, span)
@@ -31,30 +31,30 @@ def test_defaults_and_keywords_as_the_class_declares_them():
 
 def test_the_node_stays_frozen():
     node = new.Fact(("args", "path"))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         node.path = ("other",)
 
 
-def test_only_frozen_slotted_dataclasses_without_post_init():
-    @dataclasses.dataclass(slots=True)
-    class Mutable:
+def test_only_frozen_slotted_records_without_post_init():
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Dataclass:
         a: int
 
-    @dataclasses.dataclass(frozen=True)
+    @record(slots=False)
     class NoSlots:
         a: int
 
-    @dataclasses.dataclass(frozen=True, slots=True)
+    @record
     class Checked:
         a: int
 
         def __post_init__(self):
             raise ValueError
 
-    @dataclasses.dataclass(frozen=True, slots=True)
+    @record
     class Factory:
-        a: tuple = dataclasses.field(default_factory=tuple)
+        a: tuple = field(default_factory=tuple)
 
-    for cls in (Mutable, NoSlots, Checked, Factory):
+    for cls in (Dataclass, NoSlots, Checked, Factory):
         with pytest.raises(TypeError):
             constructor(cls)

@@ -2,13 +2,12 @@
 same syntax error at the same token. Valid text never needs lark's lexer."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from lark.exceptions import UnexpectedInput
 
 from dshc.compiler import parse
+from dshc.compiler.frozen import fields, is_record
 from dshc.compiler.to_ast import building
 from dshc.compiler.token_stream import TokenStream
 
@@ -17,8 +16,8 @@ from dsl_strategies import documents
 
 def _full(value):
     """The AST with every field, spans included (they are left out of ==)."""
-    if dataclasses.is_dataclass(value):
-        return (type(value).__name__,) + tuple(_full(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if is_record(value):
+        return (type(value).__name__,) + tuple(_full(getattr(value, f.name)) for f in fields(value))
     if isinstance(value, (tuple, list)):
         return tuple(_full(item) for item in value)
     return value

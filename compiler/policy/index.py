@@ -11,7 +11,6 @@ decisions are exactly those of `reference.decide` (a property test holds the two
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from .. import ast
 from ..catalog import ToolDef
@@ -40,16 +39,18 @@ class _Globbed:
     pattern: str
 
 
-@dataclass
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    exact: dict = field(default_factory=dict)  # text -> [entry]
-    prefix: dict = field(default_factory=dict)  # literal prefix -> [entry]  ("abc*")
-    suffix: dict = field(default_factory=dict)  # literal suffix -> [entry]  ("*abc")
-    other: list = field(default_factory=list)  # any other glob: tried as written
-    tiers: dict = field(default_factory=dict)  # id(group) -> the group's rules as `_tiers`
-    prefix_lengths: list = field(default_factory=list)
-    suffix_lengths: list = field(default_factory=list)
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "prefix_lengths", "suffix_lengths")
+
+    def __init__(self) -> None:
+        self.exact: dict = {}  # text -> [entry]
+        self.prefix: dict = {}  # literal prefix -> [entry]  ("abc*")
+        self.suffix: dict = {}  # literal suffix -> [entry]  ("*abc")
+        self.other: list = []  # any other glob: tried as written
+        self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
+        self.prefix_lengths: list = []
+        self.suffix_lengths: list = []
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -109,16 +110,18 @@ class _FieldIndex:
         return list({id(e): e for e in out + self.other}.values())
 
 
-@dataclass
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    guards: list
-    plain: tuple  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
-    globbed: dict  # argument field -> _FieldIndex
-    generic: list  # rules evaluated as written
-    shell: bool
-    facts_only: bool = False  # only request facts decide (guards aside): no argument read, no shell line split
-    unnamed: bool = False  # no rule or guard names the tool: the policy's unmatched decision
+    __slots__ = ("guards", "plain", "globbed", "generic", "shell", "facts_only", "unnamed")
+
+    def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
+        self.guards = guards
+        self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
+        self.globbed = globbed  # argument field -> _FieldIndex
+        self.generic = generic  # rules evaluated as written
+        self.shell = shell
+        self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
+        self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
 
 
 def _tiers(pairs) -> tuple:

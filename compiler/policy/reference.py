@@ -6,10 +6,10 @@ default, and no default → deny. Guards can only deny. Under `approval never` a
 """
 from __future__ import annotations
 
-from dataclasses import replace
 
 from ..catalog import ToolDef
 from ..conditions import Env
+from ..frozen import replace
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
