@@ -5,8 +5,8 @@
 importing dataclasses. That import brings `inspect` and its own imports (~20 ms of every `dshc`
 process, a hook's included), and dataclasses compiles a frozen class's six methods with one `exec`
 each. Here the fields are read off the class body as dataclasses reads them, `__init__`, `__eq__`
-and `__hash__` are compiled in one `exec`, as dataclasses writes them, and `__repr__` and the
-refusals are a closure and two shared functions. `field`, `fields`, `replace` and `asdict` are this
+and `__hash__` are compiled in one `exec`, as dataclasses writes them, when one of them is first
+called, and `__repr__` and the refusals are a closure and two shared functions. `field`, `fields`, `replace` and `asdict` are this
 module's (for a plain dataclass they hand over to dataclasses).
 
 `constructor`: a frozen record's `__init__` assigns every field with `object.__setattr__` (its own
@@ -73,16 +73,47 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
     made = _with_slots(cls, collected) if slots else cls
     setattr(made, _FIELDS, collected)
     items = tuple(collected.values())
+    shown = tuple(f.name for f in items if f.repr)
+
+    def __repr__(self):
+        return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+    methods = {"__repr__": reprlib.recursive_repr()(__repr__), "__setattr__": _refuse_setattr,
+               "__delattr__": _refuse_delattr}
+    # compiled on first use: a process that decides from a cached program builds few of its classes'
+    # instances and compares fewer, and compiling is ~3/4 of making a record (~0.2 ms a class)
+    for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
+        methods[name] = _compiled_on_first_call(made, name, init)
+    for name, function in methods.items():
+        if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
+            function.__qualname__ = f"{made.__qualname__}.{name}"
+        setattr(made, name, function)
+    if "__match_args__" not in vars(made):
+        made.__match_args__ = tuple(f.name for f in items if f.init and not f.kw_only)
+    if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
+        made.__getstate__, made.__setstate__ = _getstate, _setstate
+    setattr(made, _FROZEN, True)
+    return made
+
+
+def _compiled_on_first_call(made, name: str, init: bool):
+    """A stand-in for `made`'s method `name` that compiles the class's methods and calls the real one."""
+    def first_call(self, *args, **kwargs):
+        _compile_methods(made, init)
+        return vars(made)[name](self, *args, **kwargs)
+    return first_call
+
+
+def _compile_methods(made, init: bool) -> None:
+    """`__init__` (the class's own signature), `__eq__` and `__hash__` (called by the million while
+    compiling a policy), compiled as dataclasses writes them, in one `exec`."""
+    items = tuple(getattr(made, _FIELDS).values())
     env: dict = {}
     if init:
         arguments, body = _setting(made, "self", env, full=True)
         if hasattr(made, "__post_init__"):
             body.append("  self.__post_init__()")
-    # __init__ (the class's own signature), __eq__ and __hash__ (called by the million while compiling)
-    # are compiled as dataclasses writes them; repr and the refusals are shared or closures
     compared = [f.name for f in items if f.compare]
     hashed = [f.name for f in items if (f.hash is None and f.compare) or f.hash]
-    shown = tuple(f.name for f in items if f.repr)
 
     def row(owner: str, names: list[str]) -> str:
         return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
@@ -95,23 +126,9 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
         "def __hash__(self):",
         f"  return hash({row('self', hashed)})",
     ]) + "\n", env)
-
-    def __repr__(self):
-        return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
-    methods = {"__repr__": reprlib.recursive_repr()(__repr__), "__eq__": env["__eq__"], "__hash__": env["__hash__"],
-               "__setattr__": _refuse_setattr, "__delattr__": _refuse_delattr}
-    if init:
-        methods["__init__"] = env["__init__"]
-    for name, function in methods.items():
-        if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
-            function.__qualname__ = f"{made.__qualname__}.{name}"
-        setattr(made, name, function)
-    if "__match_args__" not in vars(made):
-        made.__match_args__ = tuple(f.name for f in items if f.init and not f.kw_only)
-    if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
-        made.__getstate__, made.__setstate__ = _getstate, _setstate
-    setattr(made, _FROZEN, True)
-    return made
+    for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
+        env[name].__qualname__ = f"{made.__qualname__}.{name}"
+        setattr(made, name, env[name])
 
 
 def _refused_annotation(annotation) -> str | None:

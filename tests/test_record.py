@@ -205,3 +205,26 @@ def test_a_decision_process_imports_no_dataclasses():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("first", ["eq", "hash", "init"])
+def test_methods_compile_on_first_use_whichever_comes_first(first):
+    """A cached program's nodes are made without __init__ (object.__new__ and slot stores), so a
+    record's first call may be __eq__ or __hash__; each then behaves as the dataclass's."""
+    ours = record(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
+                                    "__module__": __name__, "b": frozen.field(default=0, compare=False)}))
+    theirs = dataclass_frozen(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
+                                                "__module__": __name__,
+                                                "b": dataclasses.field(default=0, compare=False)}))
+    stand_in = vars(ours)["__eq__"]
+    decoded = object.__new__(ours)
+    object.__setattr__(decoded, "a", 1)
+    object.__setattr__(decoded, "b", 2)
+    if first == "eq":
+        assert decoded == decoded and not decoded == object.__new__(theirs)
+    elif first == "hash":
+        assert hash(decoded) == hash(theirs(1, 2))
+    else:
+        assert ours(1, 5) == decoded
+    assert vars(ours)["__eq__"] is not stand_in  # compiled once, then called directly
+    assert decoded == ours(1) and hash(decoded) == hash(theirs(1, 7)) and decoded != ours(2)
