@@ -73,7 +73,8 @@ def _options(argv: list[str]):
         def error(self, message):
             raise _HookInputError(f"bad hook command line: {message}")
 
-    p = Parser(prog="dshc hook", add_help=False)
+    from .help_format import HelpFormatter
+    p = Parser(prog="dshc hook", add_help=False, formatter_class=HelpFormatter)
     p.add_argument("agent", choices=["claude-code"])
     p.add_argument("--config", help="the .dshc project file (default: found from the call's cwd upward)")
     p.add_argument("--load", action="append", default=[])

@@ -9,7 +9,7 @@ import contextvars
 import functools
 import os
 import sys
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
 from collections.abc import Mapping
 from typing import Callable
 
@@ -151,7 +151,7 @@ class Escalation:
     def __init__(self, approver: Callable | None) -> None:
         self._approver = approver
         self._approved: set[str] = set()
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_call", default=None)
         self.approver = self._approve if approver is not None else None
 

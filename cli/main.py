@@ -15,6 +15,7 @@ import sys
 from typing import Sequence, TextIO
 
 from . import commands
+from .help_format import HelpFormatter
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
@@ -28,6 +29,9 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
     def error(self, message):  # argparse would print and exit; we report like any bad input
         raise _UsageError(message)
 

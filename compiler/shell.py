@@ -8,8 +8,8 @@ import re
 from functools import lru_cache
 
 import tree_sitter
-import tree_sitter_bash
 
+from .bash_grammar import bash_language
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .shell_data import Knowledge, OptionSpec, knowledge
@@ -80,7 +80,7 @@ class _Opaque(Exception):
 
 @lru_cache(maxsize=1)
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
 
 
 # ------------------------------------------------------------------------------------- words

@@ -212,6 +212,7 @@ def test_catalog_checks_run_once_per_catalog_hash(cache_home, tmp_path, monkeypa
 # a `dshc` process answering from the program cache: none of the parse, graph or schema libraries load
 IMPORTS_PROBE = """
 import sys
+before = set(sys.modules)  # what the interpreter's own start-up loaded is not dshc's doing
 from dshc.cli.entry import entry
 sys.argv = ["dshc"] + sys.argv[1:]
 try:
@@ -219,10 +220,15 @@ try:
 except SystemExit:
     pass
 print(sorted({m.split(".")[0] for m in sys.modules} & {"lark", "networkx", "jsonschema", "jinja2"}))
+print(sorted((set(sys.modules) - before) & {"dataclasses", "inspect", "hashlib", "shutil", "tempfile", "threading",
+                                            "importlib.resources", "tree_sitter_bash", "difflib", "traceback"}))
 """
 
 
 def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_home, source, tmp_path):
+    """Nor the standard-library modules its start-up was cut free of (records instead of
+    dataclasses, SHA-256 without OpenSSL, no shutil for help widths, the Bash grammar without
+    importlib.resources …): each is milliseconds of every tool call."""
     (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
     event = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
                         "tool_input": {"command": "git status"}, "tool_use_id": "t"})
@@ -233,3 +239,7 @@ def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_hom
     assert all(json.loads(lines[0])["hookSpecificOutput"]["permissionDecision"] == "allow" for lines in answers)
     assert answers[0][1] != "[]"  # the first process parsed the sources
     assert answers[1][1] == "[]", runs[1].stderr
+    assert answers[1][2] == "[]", runs[1].stderr
+    decide = subprocess.run([sys.executable, "-c", IMPORTS_PROBE, "decide", "read", "--args", '{"file_path": "a"}',
+                             "--load", str(source)], text=True, capture_output=True, env=env, timeout=120)
+    assert decide.stdout.splitlines()[-2:] == ["[]", "[]"], decide.stdout + decide.stderr
