@@ -66,7 +66,18 @@ def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, (_HookInputError, ValueError)) else f"{exc.__class__.__name__}: {exc}"
 
 
+VALUE_FLAGS = ("--preset", "--host", "--platform", "--scope", "--policy", "--log", "--workspace")
+
+
 def _options(argv: list[str]):
+    if argv == ["claude-code"]:  # as agents' settings spawn it: nothing to parse, so no argparse (~3 ms) to load
+        from types import SimpleNamespace
+        return SimpleNamespace(agent="claude-code", config=None, load=[], no_shipped=False,
+                               **{flag[2:]: None for flag in VALUE_FLAGS})
+    return _parsed_options(argv)
+
+
+def _parsed_options(argv: list[str]):
     import argparse
 
     class Parser(argparse.ArgumentParser):
@@ -79,7 +90,7 @@ def _options(argv: list[str]):
     p.add_argument("--config", help="the .dshc project file (default: found from the call's cwd upward)")
     p.add_argument("--load", action="append", default=[])
     p.add_argument("--no-shipped", action="store_true")
-    for flag in ("--preset", "--host", "--platform", "--scope", "--policy", "--log", "--workspace"):
+    for flag in VALUE_FLAGS:
         p.add_argument(flag)
     return p.parse_args(argv)
 

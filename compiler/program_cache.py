@@ -72,21 +72,9 @@ def load_files(files: list[SourceFile], catalog=None) -> Program:
         program = Program.from_files(files)
         try:
             user_cache.write(folder, name, data_codec.dumps((program.resolved, program.sources)).encode("utf-8"))
-            _prune(folder)
+            user_cache.prune(folder, PREFIX, KEEP)
         except (OSError, data_codec.Unencodable, RecursionError, ValueError):
             pass  # the next process loads afresh; nothing is lost
         return program
     finally:
         os.close(folder)
-
-
-def _prune(folder: int) -> None:
-    names = [n for n in os.listdir(folder) if n.startswith(PREFIX) and n.endswith(".json")]
-    if len(names) <= KEEP:
-        return
-    aged = sorted(names, key=lambda n: os.stat(n, dir_fd=folder, follow_symlinks=False).st_mtime)
-    for name in aged[:len(names) - KEEP]:
-        try:
-            os.unlink(name, dir_fd=folder)
-        except OSError:
-            pass

@@ -14,13 +14,17 @@ The file is TOML:
 """
 from __future__ import annotations
 
+import json
 import os
-import tomllib
 
+from . import user_cache
+from .digest import sha256
 from .frozen import record
 
 FILE_NAME = ".dshc"
 KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped", "catalog"}
+PARSED_PREFIX = "project-"  # parsed project files in the user's cache, by the hash of their bytes
+PARSED_KEEP = 64
 
 
 class ProjectError(ValueError):
@@ -58,9 +62,10 @@ def find(start: str) -> str | None:
 def read(path: str) -> Project:
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+            raw = handle.read()
+    except OSError as exc:
         raise ProjectError(f"cannot read {path}: {exc}") from None
+    data = _parsed(path, raw)
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise ProjectError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
@@ -82,6 +87,30 @@ def read(path: str) -> Project:
                    data.get("platform"), data.get("scope"), data.get("policy"),
                    os.path.join(root, data["log"]) if data.get("log") else None, unmapped,
                    tuple(os.path.join(root, p) for p in catalog))
+
+
+def _parsed(path: str, raw: bytes) -> dict:
+    """The TOML of a project file. A hook reads the same small file on every tool call and
+    tomllib's import alone is ~5 ms of each, so what these very bytes parse to is kept in the user's
+    cache as JSON (plain data: strings and lists of them, all a valid file holds; anything else is
+    parsed every time and refused below)."""
+    name = f"{PARSED_PREFIX}{sha256(b'dshc-project-1' + raw).hexdigest()}.json"
+    cached = user_cache.fetch(name)
+    if cached is not None:
+        try:
+            data = json.loads(cached)
+            if isinstance(data, dict):
+                return data
+        except ValueError:
+            pass  # a corrupt entry: parse the file again and replace it
+    import tomllib
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ProjectError(f"cannot read {path}: {exc}") from None
+    if all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(i, str) for i in v)) for v in data.values()):
+        user_cache.store(name, json.dumps(data).encode("utf-8"), PARSED_PREFIX, PARSED_KEEP)
+    return data
 
 
 def locate(explicit: str | None, cwd: str | None) -> Project:

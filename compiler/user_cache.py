@@ -98,32 +98,58 @@ def write(folder: int, name: str, data: bytes) -> None:
         raise
 
 
-def has_stamp(name: str) -> bool:
-    """Whether a stamp `name` (a fact about some exact bytes, e.g. "this catalog passed its checks") is here."""
+def prune(folder: int, prefix: str, keep: int) -> None:
+    """Remove the oldest `prefix…json` files beyond the newest `keep` (each edit of a source makes a new key)."""
+    names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".json")]
+    if len(names) <= keep:
+        return
+    aged = sorted(names, key=lambda n: os.stat(n, dir_fd=folder, follow_symlinks=False).st_mtime)
+    for name in aged[:len(names) - keep]:
+        try:
+            os.unlink(name, dir_fd=folder)
+        except OSError:
+            pass
+
+
+def fetch(name: str) -> bytes | None:
+    """The bytes of `name` in the cache, or None: absent, unsafe, or no cache here (DSHC_NO_CACHE)."""
     if not usable() or os.environ.get("DSHC_NO_CACHE"):
-        return False
+        return None
     try:
         folder = open_folder()
     except (UntrustedCache, OSError):
-        return False
+        return None
     try:
-        return read(folder, name) == name.encode()
+        return read(folder, name)
     except (UntrustedCache, OSError):
-        return False
+        return None
     finally:
         os.close(folder)
+
+
+def store(name: str, data: bytes, prefix: str | None = None, keep: int = 0) -> None:
+    """Keep `data` as `name` if there is a usable cache (and prune `prefix` files to `keep`);
+    a failure loses nothing: the next process computes it again."""
+    if not usable() or os.environ.get("DSHC_NO_CACHE"):
+        return
+    try:
+        folder = open_folder()
+    except (UntrustedCache, OSError):
+        return
+    try:
+        write(folder, name, data)
+        if prefix:
+            prune(folder, prefix, keep)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+
+
+def has_stamp(name: str) -> bool:
+    """Whether a stamp `name` (a fact about some exact bytes, e.g. "this catalog passed its checks") is here."""
+    return fetch(name) == name.encode()
 
 
 def put_stamp(name: str) -> None:
-    if not usable() or os.environ.get("DSHC_NO_CACHE"):
-        return
-    try:
-        folder = open_folder()
-    except (UntrustedCache, OSError):
-        return
-    try:
-        write(folder, name, name.encode())
-    except OSError:
-        pass  # without the stamp the next load checks again; nothing is lost
-    finally:
-        os.close(folder)
+    store(name, name.encode())

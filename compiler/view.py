@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from functools import cached_property
 
-import rfc8785
-
 from .digest import sha256
 from .frozen import record
 from .lru import LRU, MISSING
@@ -19,6 +17,7 @@ _PARAMETER_TEXT = LRU(4096)  # id(parameters) -> (parameters, canonical text): s
 
 
 def canonical(value) -> bytes:
+    import rfc8785  # with the first view: a hook that only decides builds none (~3 ms of its start-up)
     return rfc8785.dumps(value)
 
 

@@ -261,3 +261,13 @@ def test_claude_code_plan_mode_is_dshc_plan_mode(tmp_path, cli):
     assert decided.json()["decision"] == "deny"
 
 
+
+
+def test_the_bare_command_line_reads_as_argparse_reads_it():
+    """`dshc hook claude-code` (how agents' settings spawn it) skips argparse: the options must be
+    exactly argparse's for that command line, and any other command line still goes through it."""
+    from dshc.cli import hook
+    assert vars(hook._options(["claude-code"])) == vars(hook._parsed_options(["claude-code"]))
+    assert hook._options(["claude-code", "--host", "web"]).host == "web"
+    with pytest.raises(ValueError, match="bad hook command line"):
+        hook._options(["claude-code", "--unknown"])

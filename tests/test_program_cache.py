@@ -122,7 +122,7 @@ def test_what_has_no_data_form_is_not_cached():
 HOSTILE = [
     {"o": "os:system", "i": 0, "a": {}},
     {"o": "subprocess:Popen", "i": 0, "a": {}},
-    {"o": "dshc.compiler.program_cache:_prune", "i": 0, "a": {}},          # a function, not a class
+    {"o": "dshc.compiler.program_cache:load_files", "i": 0, "a": {}},      # a function, not a class
     {"o": "dshc.compiler.data_codec:LazyGraph", "i": 0, "a": {}},          # a dshc class, but not plain data
     {"o": "dshc.compiler.source:Span.__init__", "i": 0, "a": {}},          # a dotted path into a class
     {"o": "dshc.compilerx:Span", "i": 0, "a": {}},                          # a look-alike module
