@@ -110,7 +110,7 @@ def spool_folder(dsn: str) -> str:
         raise _no_spool(str(exc)) from None
     finally:
         os.close(parent)
-    return str(user_cache.cache_root() / "dshc" / SPOOL_FOLDER)
+    return os.path.join(user_cache.cache_root(), "dshc", SPOOL_FOLDER)
 
 
 def _spool_file(folder: str, name: str) -> str:

@@ -226,8 +226,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_parsers_elsewhere(sub, only, ("ls", "audit", "build", "test"))
     interop.add_parsers(sub, _context_flags, _load_flags)
     _add_parsers_elsewhere(sub, only, ("lsp", "suggest"))
-    from .ui.command import add_parser as add_ui_parser
-    add_ui_parser(sub, _load_flags)
+    if only in (None, "ui"):  # the explorer's module loads for its own command (or the whole help) only
+        from .ui.command import add_parser as add_ui_parser
+        add_ui_parser(sub, _load_flags)
     return parser
 
 

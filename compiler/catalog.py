@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from functools import cached_property, lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from . import user_cache
@@ -19,6 +18,7 @@ from .package_data import package_dir
 
 if TYPE_CHECKING:  # a type only: importing importlib.resources costs every process ~10 ms
     from importlib.resources.abc import Traversable
+    from pathlib import Path
 
 ESCALATION_PARAMETERS = {
     "sandbox_permissions": {
@@ -262,7 +262,10 @@ def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:
     """Load and check a catalog directory (the shipped one by default); raises DshError."""
     if root is None:
         return _shipped_catalog()
-    return _load(Path(root) if isinstance(root, str) else root)
+    if isinstance(root, str):
+        from pathlib import Path  # with a catalog to load: a hook deciding from its cache loads none
+        root = Path(root)
+    return _load(root)
 
 
 @lru_cache(maxsize=1)

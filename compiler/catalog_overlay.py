@@ -8,12 +8,14 @@ silent replacement; only a package listed under `replaces` takes the place of a 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from .catalog import Catalog, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
 from .diagnostics import Diagnostic, DshError
 from .facts import HOST_SERVICES
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SERVICE_NAME = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
@@ -38,6 +40,7 @@ def package_schema(base_schema: dict, services) -> dict:
 
 def overlay(base: Catalog, directory: str | Path) -> Catalog:
     """`base` with the packages and services of the overlay in `directory` added; raises DshError."""
+    from pathlib import Path  # only with an overlay to read
     root = Path(directory)
     if not (root / "manifest.json").is_file():
         raise DshError([Diagnostic("DSH501", "a catalog overlay needs a manifest.json", path=str(root), json_path="$",

@@ -2,14 +2,25 @@
 presets and policies).
 
 A wheel installs dshc as files, so the folder is a plain path. importlib.resources would answer the
-same and load tempfile, shutil and zipfile into every process to do it (~10 ms of a hook's start-up).
+same and load tempfile, shutil and zipfile into every process to do it (~10 ms of a hook's start-up);
+`package_path` answers with a string, for the code a hook runs, which does not import pathlib (and
+with it urllib.parse and ipaddress: ~4 ms).
 """
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def package_path(package: str) -> str:
+    """The folder of `package` (a dotted name such as `dshc.catalogs`)."""
+    return next(iter(importlib.import_module(package).__path__))
 
 
 def package_dir(package: str) -> Path:
-    """The folder of `package` (a dotted name such as `dshc.catalogs`)."""
-    return Path(next(iter(importlib.import_module(package).__path__)))
+    """The same folder as a Path."""
+    from pathlib import Path
+    return Path(package_path(package))

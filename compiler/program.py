@@ -9,8 +9,8 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import Iterable, Mapping
+import os
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from . import ast
 from .catalog import Catalog, load_catalog
@@ -20,11 +20,14 @@ from .frozen import record, replace
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU
-from .package_data import package_dir
+from .package_data import package_path
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, collector_paused, resolve
 from .view import ToolView, make_entry
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
 # Program.load reads and writes the per-user program cache only where the process asked for it
@@ -48,9 +51,11 @@ def shipped_sources() -> list[SourceFile]:
     files = []
     for package in SHIPPED_PACKAGES:
         folder = package.split(".")[-1]
-        for entry in sorted(package_dir(package).iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".dsh"):
-                files.append(SourceFile(f"{folder}/{entry.name}", entry.read_bytes()))
+        root = package_path(package)
+        for name in sorted(os.listdir(root)):
+            if name.endswith(".dsh"):
+                with open(os.path.join(root, name), "rb") as handle:
+                    files.append(SourceFile(f"{folder}/{name}", handle.read()))
     return files
 
 
@@ -58,13 +63,17 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
     files: list[SourceFile] = []
     problems: list[Diagnostic] = []
     for raw in paths:
-        path = Path(raw)
-        targets = sorted(path.rglob("*.dsh")) if path.is_dir() else [path]
+        path = os.fspath(raw)
+        targets = [path]
+        if os.path.isdir(path):
+            from pathlib import Path  # only for a folder: the files a hook loads are named one by one
+            targets = [str(found) for found in sorted(Path(path).rglob("*.dsh"))]
         for target in targets:
             try:
-                files.append(SourceFile(str(target), target.read_bytes()))
+                with open(target, "rb") as handle:
+                    files.append(SourceFile(target, handle.read()))
             except OSError as exc:
-                problems.append(cannot_read(str(target), exc))
+                problems.append(cannot_read(target, exc))
     if problems:
         raise DshError(problems)
     return files

@@ -13,7 +13,7 @@ import sys
 
 from . import data_codec, user_cache
 from .digest import sha256
-from .package_data import package_dir
+from .package_data import package_path
 from .program import Program, SourceFile, read_paths, shipped_sources
 
 VERSION = b"dshc-program-cache-3"
@@ -36,7 +36,7 @@ def _code_files():
                     facts = entry.stat()
                     yield f"{prefix}{entry.name}", facts.st_size, facts.st_mtime_ns, facts.st_ino
     for package in ("dshc.compiler", "dshc.catalogs"):
-        yield from walk(str(package_dir(package)), package + "/")
+        yield from walk(package_path(package), package + "/")
 
 
 def key(files: list[SourceFile]) -> str:

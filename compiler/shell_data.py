@@ -5,11 +5,12 @@ Data, not code: a wrapper or a dangerous option is added by editing JSON, never 
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import lru_cache
 
 from .frozen import record
-from .package_data import package_dir
+from .package_data import package_path
 
 
 @record(slots=False)
@@ -108,9 +109,11 @@ def _program(row: dict) -> Program:
 
 @lru_cache(maxsize=1)
 def knowledge() -> Knowledge:
-    root = package_dir("dshc.catalogs") / "shell"
-    wrappers = json.loads((root / "wrappers.json").read_text(encoding="utf-8"))
-    commands = json.loads((root / "commands.json").read_text(encoding="utf-8"))
+    root = os.path.join(package_path("dshc.catalogs"), "shell")
+    with open(os.path.join(root, "wrappers.json"), encoding="utf-8") as handle:
+        wrappers = json.load(handle)
+    with open(os.path.join(root, "commands.json"), encoding="utf-8") as handle:
+        commands = json.load(handle)
     return Knowledge(
         wrappers={name: _wrapper(row) for name, row in wrappers.items() if not name.startswith("$")},
         programs={name: _program(row) for name, row in commands["programs"].items()},

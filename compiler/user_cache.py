@@ -10,7 +10,6 @@ import errno
 import os
 import stat
 import sys
-from pathlib import Path
 
 SAFE_OPEN = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -24,15 +23,15 @@ def usable() -> bool:
     return hasattr(os, "geteuid") and bool(SAFE_OPEN)
 
 
-def cache_root() -> Path | None:
+def cache_root() -> str | None:
     """The user's cache folder (XDG_CACHE_HOME, else ~/.cache; ~/Library/Caches on macOS)."""
     env = os.environ.get("XDG_CACHE_HOME")
     if env and os.path.isabs(env):
-        return Path(env)
-    home = Path(os.path.expanduser("~"))
-    if not home.is_absolute():
+        return env
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
         return None  # no home to speak of: never a cache relative to the working folder
-    return home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
+    return os.path.join(home, "Library", "Caches") if sys.platform == "darwin" else os.path.join(home, ".cache")
 
 
 def open_folder() -> int:
@@ -40,8 +39,8 @@ def open_folder() -> int:
     root = cache_root()
     if root is None:
         raise FileNotFoundError("no cache folder")
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = root / "dshc"
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    path = os.path.join(root, "dshc")
     try:
         os.mkdir(path, 0o700)  # fails if anything is already there: what is there gets checked below
     except FileExistsError:

@@ -77,7 +77,7 @@ def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
     (code / "sub").mkdir(parents=True)
     (code / "a.py").write_text("A = 1\n")
     (code / "sub" / "b.json").write_text("{}")
-    monkeypatch.setattr(program_cache, "package_dir", lambda package: code)
+    monkeypatch.setattr(program_cache, "package_path", lambda package: str(code))
     keys = [program_cache.key([])]
     assert program_cache.key([]) == keys[0]
     (code / "a.py").write_text("A = 22\n")
@@ -221,14 +221,16 @@ except SystemExit:
     pass
 print(sorted({m.split(".")[0] for m in sys.modules} & {"lark", "networkx", "jsonschema", "jinja2"}))
 print(sorted((set(sys.modules) - before) & {"dataclasses", "inspect", "hashlib", "shutil", "tempfile", "threading",
-                                            "importlib.resources", "tree_sitter_bash", "difflib", "traceback"}))
+                                            "importlib.resources", "tree_sitter_bash", "difflib", "traceback",
+                                            "pathlib", "urllib.parse", "tomllib", "argparse", "rfc8785"}))
 """
 
 
 def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_home, source, tmp_path):
     """Nor the standard-library modules its start-up was cut free of (records instead of
     dataclasses, SHA-256 without OpenSSL, no shutil for help widths, the Bash grammar without
-    importlib.resources …): each is milliseconds of every tool call."""
+    importlib.resources, no pathlib, the project file's parse kept, no argparse for the bare hook
+    command line …): each is milliseconds of every tool call."""
     (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
     event = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
                         "tool_input": {"command": "git status"}, "tool_use_id": "t"})
@@ -242,4 +244,5 @@ def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_hom
     assert answers[1][2] == "[]", runs[1].stderr
     decide = subprocess.run([sys.executable, "-c", IMPORTS_PROBE, "decide", "read", "--args", '{"file_path": "a"}',
                              "--load", str(source)], text=True, capture_output=True, env=env, timeout=120)
-    assert decide.stdout.splitlines()[-2:] == ["[]", "[]"], decide.stdout + decide.stderr
+    # decide parses its command line and names the sandbox from the view (its canonical JSON)
+    assert decide.stdout.splitlines()[-2:] == ["[]", "['argparse', 'rfc8785']"], decide.stdout + decide.stderr

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..frozen import record
-from ..package_data import package_dir
+from ..package_data import package_path
 
 AGENTS = ("claude-code", "codex")
 
@@ -51,7 +51,8 @@ class CatalogCall:
 def load_mapping(agent: str) -> AgentMapping:
     if agent not in AGENTS:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
-    raw = json.loads(package_dir("dshc.catalogs").joinpath(f"agents/{agent}.json").read_text("utf-8"))
+    with open(os.path.join(package_path("dshc.catalogs"), "agents", f"{agent}.json"), encoding="utf-8") as handle:
+        raw = json.load(handle)
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
