@@ -47,6 +47,22 @@ def _slots(cls: type) -> tuple[str, ...]:
     return tuple(names)
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+_SCALAR_SET = frozenset(_JSON_SCALARS)
+
+
+def _plain_json(value) -> bool:
+    """Whether `value` is made of dicts with string keys, lists and JSON scalars only: then JSON
+    itself carries it, and json.loads rebuilds it as it was (a catalog's parameter schemas are most
+    of a program's containers; walking each one back in Python was most of a hook's decode)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    return kind in _JSON_SCALARS
+
+
 def _is_graph(value) -> bool:
     return type(value).__module__.startswith("networkx.") and hasattr(value, "edges") and hasattr(value, "nodes")
 
@@ -60,6 +76,8 @@ class _Encoder:
         kind = type(value)
         if value is None or kind in (str, int, float, bool):
             return value
+        if (kind is dict or kind is list) and _plain_json(value):
+            return {"j": value}  # read back by the JSON parser itself, not walked node by node
         if kind is list:
             return [self.encode(v) for v in value]
         if kind is tuple:
@@ -100,28 +118,37 @@ class _Decoder:
         self._classes: dict[str, tuple[type, tuple[str, ...]]] = {}
 
     def decode(self, data):
-        if type(data) is list:
-            return [self.decode(v) for v in data]
-        if type(data) is not dict:
+        # scalars (most of the nodes) are taken inline, without a call each: this runs in every hook
+        kind = data.__class__
+        if kind is list:
+            return [v if v.__class__ in _SCALAR_SET else self.decode(v) for v in data]
+        if kind is not dict:
             return data
+        if "o" in data:
+            return self._object(data)
         if "t" in data:
-            return tuple(self.decode(v) for v in data["t"])
+            return tuple([v if v.__class__ in _SCALAR_SET else self.decode(v) for v in data["t"]])
+        if "r" in data:
+            return self._objects[data["r"]]
+        if "j" in data:
+            return data["j"]
         if "d" in data:
             return {self.decode(k): self.decode(v) for k, v in data["d"]}
         if "f" in data:
             return frozenset(self.decode(v) for v in data["f"])
         if "s" in data:
             return {self.decode(v) for v in data["s"]}
-        if "r" in data:
-            return self._objects[data["r"]]
         if "g" in data:
             return LazyGraph(data["g"], [(self.decode(n), self.decode(a)) for n, a in data["n"]],
                              [tuple(self.decode(x) for x in edge) for edge in data["e"]])
+        raise ValueError(f"not an encoded value: keys {sorted(data)[:5]}")
+
+    def _object(self, data):
         cls, slots = self._class(data["o"])
         obj = object.__new__(cls)
         self._objects[data["i"]] = obj  # before the attributes: a cycle finds the object it is inside
         for name, encoded in data["a"].items():
-            value = self.decode(encoded)
+            value = encoded if encoded.__class__ in _SCALAR_SET else self.decode(encoded)
             if name in slots:
                 object.__setattr__(obj, name, value)
             else:

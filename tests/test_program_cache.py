@@ -103,6 +103,20 @@ def test_the_digest_is_sha256():
     assert grown.hexdigest() == hashlib.sha256(b"abc").hexdigest()
 
 
+def test_plain_json_travels_as_json_and_everything_else_keeps_its_type():
+    """A dict or list of JSON values only is carried by JSON itself; one holding a tuple, a set, a
+    non-string key or a dshc object is encoded node by node, so each comes back as what it was."""
+    from dshc.compiler.source import Span
+    plain = {"type": "object", "properties": {"a": {"enum": [1, 2.5, None, True, "x"]}}, "required": ["a"]}
+    values = [plain, [plain, "s", 1], {"k": (1, 2)}, {1: "one"}, {"s": frozenset({"a"})}, [Span("a.dsh", 1, 1, 1, 2)],
+              {"nested": [{"t": "looks like a tuple"}, {"o": "looks like an object"}]}]
+    for value in values:
+        decoded = data_codec.loads(data_codec.dumps(value))
+        assert decoded == value and repr(decoded) == repr(value)
+    assert '{"j":' in data_codec.dumps(plain) and '{"j":' not in data_codec.dumps({"k": (1, 2)})
+    assert data_codec.loads(data_codec.dumps({"k": (1, 2)}))["k"].__class__ is tuple
+
+
 def test_shared_objects_stay_shared_and_sets_encode_in_one_order():
     from dshc.compiler.source import Span
     span = Span("a.dsh", 1, 2, 1, 5)
