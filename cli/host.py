@@ -190,9 +190,9 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
     """Which sandbox a call of `tool` would run in under the request's policy, for decide,
     explain and the decision event; None for tools that start no process and touch no file."""
     policy = program.composition(request).policy
-    entry = program.view(request).entry(tool)
-    definition = entry.definition if entry else next((d.definition for d in program.catalog.definitions.values()
-                                                      if d.name == tool), "")
+    listed = program.listed_definition(request, tool)
+    definition = listed if listed is not None else next((d.definition for d in program.catalog.definitions.values()
+                                                         if d.name == tool), "")
     package = definition.split("/")[0]
     if package not in PROCESS_PACKAGES + FILE_PACKAGES:
         return None

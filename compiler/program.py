@@ -19,7 +19,7 @@ from .diagnostics import Diagnostic, DshError, cannot_read, unknown
 from .frozen import record, replace
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
-from .lru import LRU
+from .lru import LRU, MISSING
 from .package_data import package_path
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
@@ -184,15 +184,27 @@ class Program:
     def view(self, request: Request) -> ToolView:
         return self._views.get(request, lambda: self._build_view(request))
 
+    @_owns_sources
+    def listed_definition(self, request: Request, name: str) -> str | None:
+        """The catalog definition of the view's entry `name`, None if the view lists no such tool:
+        what `view(request).entry(name)` answers (errors included), without the other entries'
+        gates and canonical schemas — a `dshc decide` process needs this one fact of the view."""
+        built = self._views.find(request)
+        if built is not MISSING:
+            entry = built.entry(name)
+            return entry.definition if entry else None
+        ctx = self._context(request)
+        _raise_view_problems(ctx.composition)
+        native = ctx.composition.mode == "native"
+        listed = name in ctx.visible and (not native or projected.check(ctx, name).status == "pass")
+        if not listed and not (name == RESERVED_TOOL and not native):
+            return None
+        return _tool_of(ctx, name)[1].definition
+
     def _build_view(self, request: Request) -> ToolView:
         ctx = self._context(request)
         comp = ctx.composition
-        problems = pending_diagnostics(comp)
-        if comp.mode != "native" and "code-runtime" not in comp.services:
-            problems.append(Diagnostic("DSH402", f"`{comp.mode}` mode needs service `code-runtime`, which this request "
-                                       "does not provide", comp.mode_source, "--with code-runtime, or --mode native"))
-        if problems:
-            raise DshError(problems)
+        _raise_view_problems(comp)
         entries, sdk = [], []
         for name in sorted(ctx.visible):  # gates 1 and 2 passed for every visible name
             entry = self._entry(ctx, name)
@@ -208,8 +220,7 @@ class Program:
                         tuple(sdk) if comp.mode != "native" else None)
 
     def _entry(self, ctx: GateContext, name: str):
-        registration = ctx.registration(name)
-        tool = registration.tool if registration else ctx.tool_for(name)
+        registration, tool = _tool_of(ctx, name)
         # a view entry reports gates 4 and 5 on their own, even where an earlier one would stop a call
         policy = allowed.check(ctx, name).value or "deny"
         ready = readiness.check(ctx, name).value or "unknown"
@@ -290,6 +301,23 @@ class Program:
 # the gates a call passes besides the policy (gate 4, decided per call from the arguments)
 CALL_GATES = (("registered", registered.check), ("visible", visible.check), ("projected", projected.check),
               ("ready", readiness.check))
+
+
+def _raise_view_problems(comp: Composition) -> None:
+    """What keeps a request from having a view: the composition's pending diagnostics, a mode
+    that needs the code runtime without it."""
+    problems = pending_diagnostics(comp)
+    if comp.mode != "native" and "code-runtime" not in comp.services:
+        problems.append(Diagnostic("DSH402", f"`{comp.mode}` mode needs service `code-runtime`, which this request "
+                                   "does not provide", comp.mode_source, "--with code-runtime, or --mode native"))
+    if problems:
+        raise DshError(problems)
+
+
+def _tool_of(ctx: GateContext, name: str):
+    """(the request's registration of `name` or None, the catalog tool it stands for)."""
+    registration = ctx.registration(name)
+    return registration, registration.tool if registration else ctx.tool_for(name)
 
 
 def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
