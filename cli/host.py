@@ -10,8 +10,7 @@ import functools
 import os
 import sys
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
-from collections.abc import Mapping
-from typing import Callable
+from collections.abc import Callable, Mapping
 
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program

@@ -4,13 +4,11 @@ Produced by `to_ast` from a lark tree; nothing here knows about lark.
 """
 from __future__ import annotations
 
-from typing import Union
-
 from .frozen import field, record
 from .source import Span, span_field
 
-Scalar = Union[str, int, float, bool]
-Value = Union[Scalar, tuple]  # a tuple holds scalars (a config list)
+Scalar = str | int | float | bool
+Value = Scalar | tuple  # a tuple holds scalars (a config list)
 
 
 @record
@@ -124,7 +122,7 @@ class InClass:
     span: Span | None = span_field()
 
 
-Expr = Union[Compare, Member, Matches, Place, Has, Flag, Truthy, Not, And, Or, InClass]
+Expr = Compare | Member | Matches | Place | Has | Flag | Truthy | Not | And | Or | InClass
 
 
 def atoms(expr):
@@ -303,7 +301,7 @@ class Upstream:
     env_span: Span | None = span_field()
 
 
-Decl = Union[Preset, Host, Scope, Policy, Commands, Upstream]
+Decl = Preset | Host | Scope | Policy | Commands | Upstream
 
 DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", Commands: "commands",
              Upstream: "upstream"}

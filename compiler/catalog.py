@@ -7,8 +7,8 @@ can never silently shrink or grow.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Iterable
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
@@ -16,9 +16,11 @@ from .digest import sha256
 from .frozen import asdict, field, record, replace
 from .package_data import package_dir
 
-if TYPE_CHECKING:  # a type only: importing importlib.resources costs every process ~10 ms
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:  # types only: importing importlib.resources costs every process ~10 ms
     from importlib.resources.abc import Traversable
     from pathlib import Path
+    from typing import Any
 
 ESCALATION_PARAMETERS = {
     "sandbox_permissions": {

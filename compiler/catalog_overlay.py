@@ -8,12 +8,12 @@ silent replacement; only a package listed under `replaces` takes the place of a 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
 
 from .catalog import Catalog, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
 from .diagnostics import Diagnostic, DshError
 from .facts import HOST_SERVICES
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from pathlib import Path
 

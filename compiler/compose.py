@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from functools import cached_property
-from typing import Any
 
 from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
@@ -19,6 +18,10 @@ from .lru import LRU, MISSING
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
                       own_candidates, own_tool_name)
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record(slots=False)

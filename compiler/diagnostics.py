@@ -5,7 +5,7 @@ Messages are one lowercase line with names in backticks; suggestions go in `help
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from .frozen import record
 from .source import Span

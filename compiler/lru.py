@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
 
-V = TypeVar("V")
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from typing import TypeVar
+    V = TypeVar("V")
 DEFAULT_SIZE = 1024
 MISSING = object()  # what find() returns for an absent key (None can be a remembered value)
 
@@ -21,7 +24,8 @@ def default_size() -> int:
     return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_SIZE
 
 
-class LRU(Generic[V]):
+class LRU:
+    """`LRU[V]` in an annotation: an LRU of V values (generic for readers, plain at run time)."""
     __slots__ = ("size", "_items")
 
     def __init__(self, size: int | None = None):

@@ -1,7 +1,7 @@
 """The only place diagnostics become text: human (with a caret excerpt) or JSON."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .diagnostics import MAX_REPORTED, Diagnostic, capped
 

@@ -39,3 +39,43 @@ def test_help_is_as_wide_as_shutil_says(monkeypatch, columns):
     else:
         monkeypatch.setenv("COLUMNS", columns)
     assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+def _bare_interpreter_env(tmp_path):
+    """PYTHONPATH for `python -S`: dshc's parts under one `dshc` folder (links), then the folders
+    of its dependencies, so no site start-up hook of this environment pre-imports anything."""
+    import importlib
+    import os
+    import sysconfig
+    package = tmp_path / "package" / "dshc"
+    package.mkdir(parents=True)
+    for part in ("catalogs", "cli", "compiler", "policies", "presets", "runtime"):
+        os.symlink(importlib.import_module(f"dshc.{part}").__path__[0], package / part)
+    paths = [str(package.parent), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+AVOIDED = {"typing", "dataclasses", "inspect", "pathlib", "hashlib", "shutil", "tempfile", "threading",
+           "importlib.resources", "tomllib", "argparse", "rfc8785", "difflib", "traceback", "tree_sitter"}
+
+
+@pytest.mark.parametrize("command", ["hook", "decide"])
+def test_a_cached_decision_of_a_file_tool_imports_none_of_the_avoided_modules(tmp_path, command):
+    """In an interpreter without site hooks (as a clean install runs), a second process deciding a
+    `read` imports none of the modules its start-up was cut free of (decide: argparse only, for its
+    command line)."""
+    import json
+    (tmp_path / "team.dsh").write_text('policy team "Team" {\n  default ask\n}\n')
+    (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
+    probe = ("import sys\nfrom dshc.cli.entry import entry\nsys.argv = ['dshc'] + sys.argv[1:]\ntry:\n    entry()\n"
+             f"except SystemExit:\n    pass\nprint(sorted(set(sys.modules) & set({sorted(AVOIDED)!r})), file=sys.stderr)")
+    argv = (["hook", "claude-code"] if command == "hook" else
+            ["decide", "read", "--args", '{"file_path": "a.md"}', "--load", str(tmp_path / "team.dsh"),
+             "--policy", "team"])
+    event = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Read",
+                        "tool_input": {"file_path": str(tmp_path / "a.md")}, "tool_use_id": "t"})
+    env = _bare_interpreter_env(tmp_path)
+    runs = [subprocess.run([sys.executable, "-S", "-c", probe, *argv], input=event, capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=120) for _ in range(2)]
+    assert "ask" in runs[1].stdout, runs[1].stdout + runs[1].stderr
+    assert runs[1].stderr.strip().splitlines()[-1] == ("[]" if command == "hook" else "['argparse']"), runs[1].stderr

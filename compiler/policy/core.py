@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import ast
 from ..catalog import ToolDef

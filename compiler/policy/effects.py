@@ -5,7 +5,7 @@ for shadowed rules, the tests — imports it from here.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 # strictest first; `conditional` (a static verdict: some calls may be allowed) sits just below allow
 EFFECTS = ("deny", "ask", "conditional", "allow")
