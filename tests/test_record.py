@@ -228,3 +228,11 @@ def test_methods_compile_on_first_use_whichever_comes_first(first):
         assert ours(1, 5) == decoded
     assert vars(ours)["__eq__"] is not stand_in  # compiled once, then called directly
     assert decoded == ours(1) and hash(decoded) == hash(theirs(1, 7)) and decoded != ours(2)
+
+
+def test_compile_all_compiles_every_record_made_so_far():
+    made = record(type("Eager", (), {"__annotations__": {"a": "int"}, "__doc__": "E.", "__module__": __name__}))
+    assert vars(made)["__init__"].__name__ == "first_call"
+    frozen.compile_all()
+    assert all(vars(made)[name].__name__ == name for name in ("__init__", "__eq__", "__hash__"))
+    assert made(1) == made(1) and hash(made(1)) == hash((1,))
