@@ -1,4 +1,4 @@
-"""The declaration AST: frozen dataclasses (made by `frozen.record`) with spans that never affect equality.
+"""The declaration AST: frozen records (`frozen.record`) with spans that never affect equality.
 
 Produced by `to_ast` from a lark tree; nothing here knows about lark.
 """

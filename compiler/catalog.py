@@ -36,7 +36,7 @@ ESCALATION_PARAMETERS = {
 
 
 class _Frozen:
-    """Frozen catalog data (plain dataclasses: a process that only decides loads no validation
+    """Frozen catalog data (records: a process that only decides loads no validation
     library). The JSON schema has checked the data; an unknown or missing key is a TypeError."""
 
     _TUPLES: tuple[str, ...] = ()  # fields stored as tuples whatever sequence they were given as

@@ -23,7 +23,7 @@ class Span:
 
 
 def span_field():
-    """A dataclass field for spans: kept on the node, ignored by ==, hash and repr."""
+    """A record field for spans: kept on the node, ignored by ==, hash and repr."""
     return field(default=None, compare=False, hash=False, repr=False)
 
 

@@ -20,7 +20,7 @@ from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_
 from .source import Span
 
 
-# The nodes each rule makes, built without the frozen dataclass __init__'s object.__setattr__ per field
+# The nodes each rule makes, built without the frozen record __init__'s object.__setattr__ per field
 # (frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
 new = SimpleNamespace(**{cls.__name__: constructor(cls) for cls in (
     Span, ast.Name, ast.Rule, ast.Guard, ast.Target, ast.Fact, ast.Compare, ast.Member, ast.Matches, ast.Place,
