@@ -4,10 +4,10 @@
 `__hash__`, refusing `__setattr__`/`__delattr__`, `__match_args__`, slots and pickling — without
 importing dataclasses. That import brings `inspect` and its own imports (~20 ms of every `dshc`
 process, a hook's included), and dataclasses compiles a frozen class's six methods with one `exec`
-each. Here the fields are read off the class body as dataclasses reads them, `__init__`, `__eq__`
+each. Here the fields are read off the class body as dataclasses reads them; `__init__`, `__eq__`
 and `__hash__` are compiled in one `exec`, as dataclasses writes them, when one of them is first
-called, and `__repr__` and the refusals are a closure and two shared functions. `field`, `fields`, `replace` and `asdict` are this
-module's (for a plain dataclass they hand over to dataclasses).
+called; `__repr__` and the refusals are a closure and two shared functions. `field`, `fields`,
+`replace` and `asdict` are this module's (for a plain dataclass they hand over to dataclasses).
 
 `constructor`: a frozen record's `__init__` assigns every field with `object.__setattr__` (its own
 `__setattr__` refuses), about three times the cost of a plain class's `__init__`; the parser builds
@@ -20,7 +20,7 @@ import reprlib
 from types import MemberDescriptorType
 
 _FROZEN = "__frozen_record__"  # marks a class `record` made
-_MADE: list = []  # (class, init) of every record, for `compile_all`
+_UNCOMPILED: dict = {}  # record class -> its `init` option, until its methods are compiled
 _FIELDS = "__record_fields__"  # name -> Field, inherited fields first, in declaration order
 
 
@@ -84,7 +84,7 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
     # instances and compares fewer, and compiling is ~3/4 of making a record (~0.2 ms a class)
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
         methods[name] = _compiled_on_first_call(made, name, init)
-    _MADE.append((made, init))
+    _UNCOMPILED[made] = init
     for name, function in methods.items():
         if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
             function.__qualname__ = f"{made.__qualname__}.{name}"
@@ -101,9 +101,8 @@ def compile_all() -> None:
     """Compile the methods of every record made so far, as making a record did before they were
     compiled on first use: for a process that is about to build instances of most of them (a
     benchmark's library load, which then times the work alone)."""
-    for made, init in _MADE:
-        if getattr(vars(made)["__eq__"], "__name__", "") == "first_call":
-            _compile_methods(made, init)
+    for made, init in list(_UNCOMPILED.items()):
+        _compile_methods(made, init)
 
 
 def _compiled_on_first_call(made, name: str, init: bool):
@@ -140,6 +139,7 @@ def _compile_methods(made, init: bool) -> None:
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
         env[name].__qualname__ = f"{made.__qualname__}.{name}"
         setattr(made, name, env[name])
+    _UNCOMPILED.pop(made, None)
 
 
 def _refused_annotation(annotation) -> str | None:
