@@ -50,8 +50,7 @@ def _slots(cls: type) -> tuple[str, ...]:
     return tuple(names)
 
 
-_JSON_SCALARS = (str, int, float, bool, type(None))
-_SCALAR_SET = frozenset(_JSON_SCALARS)
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # JSON's own: they encode and decode as themselves
 
 
 def _plain_json(value) -> bool:
@@ -63,7 +62,7 @@ def _plain_json(value) -> bool:
         return all(type(k) is str and _plain_json(v) for k, v in value.items())
     if kind is list:
         return all(_plain_json(v) for v in value)
-    return kind in _JSON_SCALARS
+    return kind in _SCALARS
 
 
 def _is_graph(value) -> bool:
@@ -77,7 +76,7 @@ class _Encoder:
 
     def encode(self, value):
         kind = type(value)
-        if value is None or kind in (str, int, float, bool):
+        if kind in _SCALARS:
             return value
         if (kind is dict or kind is list) and _plain_json(value):
             return {"j": value}  # read back by the JSON parser itself, not walked node by node
@@ -124,13 +123,13 @@ class _Decoder:
         # scalars (most of the nodes) are taken inline, without a call each: this runs in every hook
         kind = data.__class__
         if kind is list:
-            return [v if v.__class__ in _SCALAR_SET else self.decode(v) for v in data]
+            return [v if v.__class__ in _SCALARS else self.decode(v) for v in data]
         if kind is not dict:
             return data
         if "o" in data:
             return self._object(data)
         if "t" in data:
-            return tuple([v if v.__class__ in _SCALAR_SET else self.decode(v) for v in data["t"]])
+            return tuple([v if v.__class__ in _SCALARS else self.decode(v) for v in data["t"]])
         if "r" in data:
             return self._objects[data["r"]]
         if "j" in data:
@@ -151,7 +150,7 @@ class _Decoder:
         obj = object.__new__(cls)
         self._objects[data["i"]] = obj  # before the attributes: a cycle finds the object it is inside
         for name, encoded in data["a"].items():
-            value = encoded if encoded.__class__ in _SCALAR_SET else self.decode(encoded)
+            value = encoded if encoded.__class__ in _SCALARS else self.decode(encoded)
             if name in slots:
                 object.__setattr__(obj, name, value)
             else:

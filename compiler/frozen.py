@@ -83,7 +83,7 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
     # compiled on first use: a process that decides from a cached program builds few of its classes'
     # instances and compares fewer, and compiling is ~3/4 of making a record (~0.2 ms a class)
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
-        methods[name] = _compiled_on_first_call(made, name, init)
+        methods[name] = _compiled_on_first_call(made, name)
     _UNCOMPILED[made] = init
     for name, function in methods.items():
         if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
@@ -101,21 +101,25 @@ def compile_all() -> None:
     """Compile the methods of every record made so far, as making a record did before they were
     compiled on first use: for a process that is about to build instances of most of them (a
     benchmark's library load, which then times the work alone)."""
-    for made, init in list(_UNCOMPILED.items()):
-        _compile_methods(made, init)
+    for made in list(_UNCOMPILED):
+        _compile_methods(made)
 
 
-def _compiled_on_first_call(made, name: str, init: bool):
+def _compiled_on_first_call(made, name: str):
     """A stand-in for `made`'s method `name` that compiles the class's methods and calls the real one."""
     def first_call(self, *args, **kwargs):
-        _compile_methods(made, init)
+        _compile_methods(made)
         return vars(made)[name](self, *args, **kwargs)
     return first_call
 
 
-def _compile_methods(made, init: bool) -> None:
-    """`__init__` (the class's own signature), `__eq__` and `__hash__` (called by the million while
-    compiling a policy), compiled as dataclasses writes them, in one `exec`."""
+def _compile_methods(made) -> None:
+    """`__init__` (the class's own signature, unless it keeps its own), `__eq__` and `__hash__`
+    (called by the million while compiling a policy), compiled as dataclasses writes them, in one
+    `exec`; once per class (a stand-in called after that finds nothing left to do)."""
+    init = _UNCOMPILED.pop(made, None)
+    if init is None:
+        return
     items = tuple(getattr(made, _FIELDS).values())
     env: dict = {}
     if init:
@@ -139,7 +143,6 @@ def _compile_methods(made, init: bool) -> None:
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
         env[name].__qualname__ = f"{made.__qualname__}.{name}"
         setattr(made, name, env[name])
-    _UNCOMPILED.pop(made, None)
 
 
 def _refused_annotation(annotation) -> str | None:
