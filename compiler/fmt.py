@@ -56,7 +56,8 @@ def format_document(document: ast.Document) -> str:
         trailing = comments_until(start, "", True, trailing_from=start)
         emit(start, start, _with_trailing(_header(decl) + " {", trailing), "", True)
         for item in sorted(_items(decl), key=lambda i: (i.line, i.col)):
-            trailing = comments_until(item.end_line, INDENT, False, trailing_from=item.line)
+            # only a comment on the item's last line can trail it: two trailing comments would join into one
+            trailing = comments_until(item.end_line, INDENT, False, trailing_from=item.end_line)
             emit(item.line, item.end_line, _with_trailing(item.text, trailing), INDENT, False)
         trailing = comments_until(end, INDENT, False, trailing_from=end)
         out.append(_with_trailing("}", trailing))

@@ -57,3 +57,13 @@ def test_fmt_refuses_a_file_that_does_not_parse(cli, tmp_path):
     broken.write_text("preset p {\n")
     result = cli("fmt", str(broken))
     assert result.code == 2 and broken.read_text() == "preset p {\n"
+
+
+def test_comments_inside_a_merged_list_stay_separate_comments():
+    """Two `provides` lines merge into one item spanning the lines between them; the comments on
+    those lines used to trail the merged item joined into one comment (`# #`), found by the
+    hypothesis test above."""
+    text = 'preset a {\nprovides web, fs\nmount tool-fs  # one\nmount tool-fs  # two\nprovides web, fs\n}'
+    formatted = format_document(parse_one(text))
+    assert [c.text for c in parse_one(formatted).comments] == ["# one", "# two"]
+    assert format_document(parse_one(formatted)) == formatted
