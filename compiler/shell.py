@@ -7,9 +7,7 @@ import posixpath
 import re
 from functools import lru_cache
 
-import tree_sitter
-
-from .bash_grammar import bash_language
+from .bash_grammar import bash_parser
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .shell_data import Knowledge, OptionSpec, knowledge
@@ -79,8 +77,8 @@ class _Opaque(Exception):
 
 
 @lru_cache(maxsize=1)
-def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
+def _parser():
+    return bash_parser()
 
 
 # ------------------------------------------------------------------------------------- words

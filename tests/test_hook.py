@@ -149,12 +149,8 @@ def processes(project):
 # PostgreSQL sink's module, which loads psycopg only for a DSN), no templates, no command modules
 MODULES_PROBE = """
 import sys
-from dshc.cli.entry import entry
-sys.argv = ["dshc", "hook", "claude-code"]
-try:
-    entry()
-except SystemExit:
-    pass
+from dshc.cli.entry import run  # the entry point short of ending the process
+run(["hook", "claude-code"])
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
        and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log")])
 """

@@ -17,11 +17,8 @@ import pytest
 DRIVER = """
 import json, sys
 out, sys.argv = sys.argv[1], ["dshc"] + sys.argv[2:]
-from dshc.cli.entry import entry
-try:
-    entry()
-except SystemExit as exc:
-    code = exc.code
+from dshc.cli.entry import run  # the entry point short of ending the process
+code = run(sys.argv[1:])
 sys.stdout.flush()
 with open(out, "w") as handle:
     json.dump(sorted(sys.modules), handle)

@@ -227,12 +227,8 @@ def test_catalog_checks_run_once_per_catalog_hash(cache_home, tmp_path, monkeypa
 IMPORTS_PROBE = """
 import sys
 before = set(sys.modules)  # what the interpreter's own start-up loaded is not dshc's doing
-from dshc.cli.entry import entry
-sys.argv = ["dshc"] + sys.argv[1:]
-try:
-    entry()
-except SystemExit:
-    pass
+from dshc.cli.entry import run  # the entry point short of ending the process
+run(sys.argv[1:])
 print(sorted({m.split(".")[0] for m in sys.modules} & {"lark", "networkx", "jsonschema", "jinja2"}))
 print(sorted((set(sys.modules) - before) & {"dataclasses", "inspect", "hashlib", "shutil", "tempfile", "threading",
                                             "importlib.resources", "tree_sitter_bash", "difflib", "traceback",

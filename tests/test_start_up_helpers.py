@@ -14,21 +14,33 @@ from dshc.compiler import bash_grammar
 
 def test_the_bash_grammar_loaded_alone_is_the_packages():
     import tree_sitter_bash
-    alone = bash_grammar._binding_alone()
+    alone = bash_grammar._binding_alone("tree_sitter_bash")
     assert alone is not None  # the installed package's layout is the one this loader knows
     assert tree_sitter.Language(bash_grammar.bash_language()) == tree_sitter.Language(tree_sitter_bash.language())
 
 
-def test_without_the_binding_file_the_package_is_imported(monkeypatch):
-    monkeypatch.setattr(bash_grammar, "_binding_alone", lambda: None)
-    tree = tree_sitter.Parser(tree_sitter.Language(bash_grammar.bash_language())).parse(b"sudo rm -rf /")
+def test_the_parser_loaded_alone_is_the_packages_own_type():
+    alone = bash_grammar._binding_alone("tree_sitter")
+    assert alone is not None and alone.Parser is tree_sitter.Parser  # one copy of the extension per process
+    parser = bash_grammar.bash_parser()
+    assert isinstance(parser, tree_sitter.Parser)
+    tree = parser.parse(b"git status | sudo rm -rf /")
+    assert [child.type for child in tree.root_node.children] == ["pipeline"] and not tree.root_node.has_error
+
+
+def test_without_the_binding_files_the_packages_are_imported(monkeypatch):
+    monkeypatch.setattr(bash_grammar, "_binding_alone", lambda package_name: None)
+    tree = bash_grammar.bash_parser().parse(b"sudo rm -rf /")
     assert tree.root_node.type == "program" and not tree.root_node.has_error
 
 
-def test_loading_the_grammar_runs_none_of_the_packages_start_up():
-    probe = ("import sys\nbefore = set(sys.modules)\nfrom dshc.compiler.bash_grammar import bash_language\n"
-             "bash_language()\nprint(sorted((set(sys.modules) - before) & {'tree_sitter_bash', 'importlib.resources'}))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+def test_loading_the_parser_runs_none_of_the_packages_start_up(tmp_path):
+    probe = ("import sys\nbefore = set(sys.modules)\nfrom dshc.compiler.bash_grammar import bash_parser\n"
+             "assert bash_parser().parse(b'ls -l').root_node.type == 'program'\n"
+             "print(sorted((set(sys.modules) - before) & {'tree_sitter', 'tree_sitter_bash', 'importlib.resources',"
+             " 'typing'}))")
+    done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=_bare_interpreter_env(tmp_path))
     assert done.stdout.strip() == "[]", done.stderr
 
 
@@ -67,8 +79,8 @@ def test_a_cached_decision_of_a_file_tool_imports_none_of_the_avoided_modules(tm
     import json
     (tmp_path / "team.dsh").write_text('policy team "Team" {\n  default ask\n}\n')
     (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
-    probe = ("import sys\nfrom dshc.cli.entry import entry\nsys.argv = ['dshc'] + sys.argv[1:]\ntry:\n    entry()\n"
-             f"except SystemExit:\n    pass\nprint(sorted(set(sys.modules) & set({sorted(AVOIDED)!r})), file=sys.stderr)")
+    probe = ("import sys\nfrom dshc.cli.entry import run\nrun(sys.argv[1:])\n"
+             f"print(sorted(set(sys.modules) & set({sorted(AVOIDED)!r})), file=sys.stderr)")
     argv = (["hook", "claude-code"] if command == "hook" else
             ["decide", "read", "--args", '{"file_path": "a.md"}', "--load", str(tmp_path / "team.dsh"),
              "--policy", "team"])
@@ -79,3 +91,19 @@ def test_a_cached_decision_of_a_file_tool_imports_none_of_the_avoided_modules(tm
                            env=env, cwd=tmp_path, timeout=120) for _ in range(2)]
     assert "ask" in runs[1].stdout, runs[1].stdout + runs[1].stderr
     assert runs[1].stderr.strip().splitlines()[-1] == ("[]" if command == "hook" else "['argparse']"), runs[1].stderr
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["decide", "read", "--args", '{"file_path": "a.md"}', "--json"], 0),
+    (["decide", "nosuchtool", "--args", "{}", "--json"], 2),
+    (["decide", "write", "--args", '{"file_path": "a.md", "content": "x"}', "--policy", "read-only", "--json"], 1),
+])
+def test_a_per_call_command_ends_with_its_status_and_all_of_its_output(tmp_path, argv, status):
+    """`decide` ends its process without the interpreter's shutdown: what it wrote is still all
+    there (large enough to fill the output buffer), and the status is the command's own."""
+    entry = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()"]
+    done = subprocess.run(entry + argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    import json
+    assert done.returncode == status, done.stderr
+    answer = json.loads(done.stdout)  # the whole document, flushed before the process ended
+    assert ("decision" in answer) == (status != 2) and ("diagnostics" in answer) == (status == 2)
