@@ -6,7 +6,9 @@ importing dataclasses. That import brings `inspect` and its own imports (~20 ms 
 process, a hook's included), and dataclasses compiles a frozen class's six methods with one `exec`
 each. Here the fields are read off the class body as dataclasses reads them; `__init__`, `__eq__`
 and `__hash__` are compiled in one `exec`, as dataclasses writes them, when one of them is first
-called; `__repr__` and the refusals are a closure and two shared functions. `field`, `fields`,
+called often enough to pay for it (until then, interpreted: a process deciding one call makes a
+few dozen instances of each of ~20 classes, and compiling them cost ~5 ms of a ~40 ms hook);
+`__repr__` and the refusals are a closure and two shared functions. `field`, `fields`,
 `replace` and `asdict` are this module's (for a plain dataclass they hand over to dataclasses).
 
 `constructor`: a frozen record's `__init__` assigns every field with `object.__setattr__` (its own
@@ -20,7 +22,8 @@ import reprlib
 from types import MemberDescriptorType
 
 _FROZEN = "__frozen_record__"  # marks a class `record` made
-_UNCOMPILED: dict = {}  # record class -> its `init` option, until its methods are compiled
+_UNCOMPILED: dict = {}  # record class -> [its `init` option, calls of its stand-ins], until its methods are compiled
+COMPILE_AFTER = 64  # calls of a class's interpreted methods before they are compiled
 _FIELDS = "__record_fields__"  # name -> Field, inherited fields first, in declaration order
 
 
@@ -80,11 +83,11 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
         return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
     methods = {"__repr__": reprlib.recursive_repr()(__repr__), "__setattr__": _refuse_setattr,
                "__delattr__": _refuse_delattr}
-    # compiled on first use: a process that decides from a cached program builds few of its classes'
+    # compiled once used: a process that decides from a cached program builds few of its classes'
     # instances and compares fewer, and compiling is ~3/4 of making a record (~0.2 ms a class)
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
-        methods[name] = _compiled_on_first_call(made, name)
-    _UNCOMPILED[made] = init
+        methods[name] = _stand_in(made, name)
+    _UNCOMPILED[made] = [init, 0]
     for name, function in methods.items():
         if not function.__qualname__.startswith("_refuse"):  # the shared refusals keep their own
             function.__qualname__ = f"{made.__qualname__}.{name}"
@@ -99,27 +102,83 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
 
 def compile_all() -> None:
     """Compile the methods of every record made so far, as making a record did before they were
-    compiled on first use: for a process that is about to build instances of most of them (a
+    compiled once used: for a process that is about to build instances of most of them (a
     benchmark's library load, which then times the work alone)."""
     for made in list(_UNCOMPILED):
         _compile_methods(made)
 
 
-def _compiled_on_first_call(made, name: str):
-    """A stand-in for `made`'s method `name` that compiles the class's methods and calls the real one."""
-    def first_call(self, *args, **kwargs):
-        _compile_methods(made)
+def _stand_in(made, name: str):
+    """`made`'s method `name` until the class's methods are compiled: interpreted for its first
+    COMPILE_AFTER calls (of any of them), then it compiles them and calls the compiled one."""
+    interpreted = _INTERPRETED[name]
+
+    def stand_in(self, *args, **kwargs):
+        state = _UNCOMPILED.get(made)
+        if state is not None:
+            state[1] += 1
+            if state[1] <= COMPILE_AFTER:
+                return interpreted(made, self, *args, **kwargs)
+            _compile_methods(made)
         return vars(made)[name](self, *args, **kwargs)
-    return first_call
+    return stand_in
+
+
+def _interpreted_init(made, self, *args, **kwargs):
+    """What the compiled `__init__` does: the same signature (positional fields in order, then
+    keyword-only ones; defaults and factories as declared), each field set in order, then
+    `__post_init__`."""
+    items = getattr(made, _FIELDS)
+    positional = [item for item in items.values() if not item.kw_only]
+    if len(args) > len(positional):
+        raise TypeError(f"{made.__qualname__}.__init__() takes {len(positional) + 1} positional arguments "
+                        f"but {len(args) + 1} were given")
+    given = dict(zip((item.name for item in positional), args))
+    for name, value in kwargs.items():
+        if name not in items:
+            raise TypeError(f"{made.__qualname__}.__init__() got an unexpected keyword argument {name!r}")
+        if name in given:
+            raise TypeError(f"{made.__qualname__}.__init__() got multiple values for argument {name!r}")
+        given[name] = value
+    missing = [name for name, item in items.items() if name not in given and not _has_default(item)]
+    if missing:
+        raise TypeError(f"{made.__qualname__}.__init__() missing {len(missing)} required argument"
+                        f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
+    for name, item in items.items():
+        if name in given:
+            value = given[name]
+        elif item.default_factory is not MISSING:
+            value = item.default_factory()
+        else:
+            value = item.default
+        object.__setattr__(self, name, value)
+    if hasattr(made, "__post_init__"):
+        self.__post_init__()
+
+
+def _interpreted_eq(made, self, other):
+    if other.__class__ is self.__class__:
+        compared = [name for name, item in getattr(made, _FIELDS).items() if item.compare]
+        return tuple(getattr(self, name) for name in compared) == tuple(getattr(other, name) for name in compared)
+    return NotImplemented
+
+
+def _interpreted_hash(made, self):
+    return hash(tuple(getattr(self, name) for name, item in getattr(made, _FIELDS).items()
+                      if (item.hash is None and item.compare) or item.hash))
+
+
+_INTERPRETED = {"__init__": _interpreted_init, "__eq__": _interpreted_eq, "__hash__": _interpreted_hash}
 
 
 def _compile_methods(made) -> None:
     """`__init__` (the class's own signature, unless it keeps its own), `__eq__` and `__hash__`
     (called by the million while compiling a policy), compiled as dataclasses writes them, in one
     `exec`; once per class (a stand-in called after that finds nothing left to do)."""
-    init = _UNCOMPILED.pop(made, None)
-    if init is None:
+    state = _UNCOMPILED.pop(made, None)
+    if state is None:
         return
+    init = state[0]
     items = tuple(getattr(made, _FIELDS).values())
     env: dict = {}
     if init:

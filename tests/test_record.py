@@ -53,7 +53,45 @@ def _build(cls, args, module):
 
 @given(st.sampled_from(PAIRS), st.lists(values, min_size=3, max_size=3), st.lists(values, min_size=3, max_size=3))
 def test_instances_behave_as_the_dataclass_instances(pair, first, second):
-    ours, theirs = pair
+    _behave_alike(*pair, first, second)
+
+
+def test_interpreted_methods_behave_as_the_compiled_ones(monkeypatch):
+    """Before a class's methods are compiled (its first COMPILE_AFTER calls) they are interpreted:
+    the same results, the same errors, for every pair's shape; once compiled, still the same."""
+    monkeypatch.setattr(frozen, "COMPILE_AFTER", 10 ** 9)
+    fresh = [_pair(ours.__name__.removesuffix("Record") + "Interpreted", dict(theirs.__annotations__),
+                   {f.name: _field_maker(f) for f in dataclasses.fields(theirs)
+                    if f.default is not dataclasses.MISSING or f.compare is False or f.hash is False})
+             for ours, theirs in PAIRS]
+    samples = [[None, 1, "x"], [None, 1, "y"], [(0,), -3, ""], [(0,), -3, ""]]
+    for ours, theirs in fresh:
+        for first in samples:
+            for second in samples:
+                _behave_alike(ours, theirs, first, second)
+        assert vars(ours)["__init__"].__name__ == "stand_in"  # still interpreted
+        for args in (range(len(frozen.fields(ours)) + 1), ()):
+            if args == () and not any(f.default is frozen.MISSING for f in frozen.fields(ours)):
+                continue
+            with pytest.raises(TypeError) as ours_error:
+                ours(*args)
+            with pytest.raises(TypeError):
+                theirs(*args)
+            assert ours.__qualname__ in str(ours_error.value)
+        monkeypatch.setattr(frozen, "COMPILE_AFTER", 0)
+        _behave_alike(ours, theirs, samples[0], samples[2])
+        assert vars(ours)["__init__"].__name__ == "__init__"  # compiled by the next call
+        monkeypatch.setattr(frozen, "COMPILE_AFTER", 10 ** 9)
+
+
+def _field_maker(item):
+    def make(module):
+        default = module.MISSING if item.default is dataclasses.MISSING else item.default
+        return module.field(default=default, compare=item.compare, hash=item.hash, repr=item.repr)
+    return make
+
+
+def _behave_alike(ours, theirs, first, second):
     a, b = _build(ours, first, frozen), _build(ours, second, frozen)
     x, y = _build(theirs, first, dataclasses), _build(theirs, second, dataclasses)
     assert (a == b) == (x == y) and (a != b) == (x != y)
@@ -124,8 +162,10 @@ def _made_both_ways(slots: bool, base=()):
     return ours, theirs
 
 
+@pytest.mark.parametrize("compile_after", [0, 10 ** 9], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("slots", [True, False])
-def test_factories_keyword_only_fields_and_an_inherited_post_init(slots):
+def test_factories_keyword_only_fields_and_an_inherited_post_init(slots, compile_after, monkeypatch):
+    monkeypatch.setattr(frozen, "COMPILE_AFTER", compile_after)
     for base in ((), (_Checked,)):
         ours, theirs = _made_both_ways(slots, base)
         a, x = ours("n", [1, 2]), theirs("n", [1, 2])
@@ -208,9 +248,10 @@ def test_a_decision_process_imports_no_dataclasses():
 
 
 @pytest.mark.parametrize("first", ["eq", "hash", "init"])
-def test_methods_compile_on_first_use_whichever_comes_first(first):
+def test_methods_compile_once_used_whichever_comes_first(first, monkeypatch):
     """A cached program's nodes are made without __init__ (object.__new__ and slot stores), so a
     record's first call may be __eq__ or __hash__; each then behaves as the dataclass's."""
+    monkeypatch.setattr(frozen, "COMPILE_AFTER", 0)  # compiled by the first call
     ours = record(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
                                     "__module__": __name__, "b": frozen.field(default=0, compare=False)}))
     theirs = dataclass_frozen(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
@@ -232,7 +273,7 @@ def test_methods_compile_on_first_use_whichever_comes_first(first):
 
 def test_compile_all_compiles_every_record_made_so_far():
     made = record(type("Eager", (), {"__annotations__": {"a": "int"}, "__doc__": "E.", "__module__": __name__}))
-    assert vars(made)["__init__"].__name__ == "first_call"
+    assert vars(made)["__init__"].__name__ == "stand_in"
     frozen.compile_all()
     assert all(vars(made)[name].__name__ == name for name in ("__init__", "__eq__", "__hash__"))
     assert made(1) == made(1) and hash(made(1)) == hash((1,))
