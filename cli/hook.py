@@ -8,8 +8,9 @@ Imports stay inside functions: the process pays only for what this event needs.
 """
 from __future__ import annotations
 
-import json
 import sys
+
+from ..compiler import json_io  # the json package imports `re` (~30M instructions) for nothing a hook needs
 
 USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
                             [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
@@ -30,7 +31,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
         options = _options(argv)
         raw = stdin.read()
         try:
-            payload = json.loads(raw)
+            payload = json_io.loads(raw)
         except ValueError as exc:
             raise _HookInputError(f"the hook input is not JSON ({exc.__class__.__name__}: {exc})") from None
         if not isinstance(payload, dict):
@@ -48,7 +49,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
             stderr.write(f"dshc hook: the result was not logged: {_describe(exc)}\n")
             return 0
         effect, reason = "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}"
-    stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": effect,
+    stdout.write(json_io.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": effect,
                                                     "permissionDecisionReason": reason}}, ensure_ascii=False) + "\n")
     stdout.flush()
     return 0

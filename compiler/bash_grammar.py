@@ -37,19 +37,22 @@ def _binding_alone(package_name: str):
     name = f"{package_name}._binding"
     if name in sys.modules:
         return sys.modules[name]
-    import importlib.machinery
-    import importlib.util
+    # importlib.machinery only: importlib.util imports contextlib and functools (~15M instructions)
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
     try:
-        package = importlib.util.find_spec(package_name)  # finds, never runs, a top-level package
+        package = PathFinder.find_spec(package_name)  # finds, never runs, a top-level package
     except (ImportError, ValueError):
         return None
     for folder in (package.submodule_search_locations or ()) if package else ():
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for suffix in EXTENSION_SUFFIXES:
             path = os.path.join(folder, "_binding" + suffix)
             if os.path.isfile(path):
-                spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
+                loader = ExtensionFileLoader(name, path)
+                spec = ModuleSpec(name, loader, origin=path)
+                spec.has_location = True
+                module = loader.create_module(spec)  # as importlib.util.module_from_spec, for an extension
+                module.__spec__, module.__loader__ = spec, loader
+                loader.exec_module(module)
                 sys.modules[name] = module
                 return module
     return None

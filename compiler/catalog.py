@@ -6,18 +6,16 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from functools import cached_property, lru_cache
-
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
 from .digest import sha256
 from .frozen import asdict, field, record, replace
+from .memo import cached_property, once
 from .package_data import package_dir
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:  # types only: importing importlib.resources costs every process ~10 ms
+    from collections.abc import Iterable
     from importlib.resources.abc import Traversable
     from pathlib import Path
     from typing import Any
@@ -53,7 +51,10 @@ class _Frozen:
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as plain data (nested models as dicts; mode="json" gives lists for tuples)."""
         data = asdict(self)
-        return json.loads(json.dumps(data, default=sorted)) if mode == "json" else data
+        if mode != "json":
+            return data
+        import json  # the json package, for its `default`: not on a hook's path
+        return json.loads(json.dumps(data, default=sorted))
 
 
 @record(slots=False, kw_only=True)
@@ -185,6 +186,7 @@ def _read_json(path: str, text_reader) -> tuple[Any, list[Diagnostic]]:
         raw = text_reader()
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Diagnostic("DSH501", f"cannot read catalog file: {exc.__class__.__name__}", path=path, json_path="$")]
+    import json  # loading a catalog from its files: a hook reads the cached program instead
     try:
         return json.loads(raw), []
     except json.JSONDecodeError as exc:
@@ -207,7 +209,7 @@ def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
     return found
 
 
-@lru_cache(maxsize=1)
+@once
 def _metaschema():
     """One validator for the metaschema, built once (check_schema builds a new one per call)."""
     import jsonschema
@@ -255,7 +257,7 @@ def _digest(root) -> str:
     return digest.hexdigest()
 
 
-@lru_cache(maxsize=1)
+@once
 def shipped_root() -> Path:
     return package_dir("dshc.catalogs")
 
@@ -270,7 +272,7 @@ def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:
     return _load(root)
 
 
-@lru_cache(maxsize=1)
+@once
 def _shipped_catalog() -> Catalog:
     return _load(shipped_root())
 

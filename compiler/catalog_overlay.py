@@ -7,7 +7,6 @@ silent replacement; only a package listed under `replaces` takes the place of a 
 """
 from __future__ import annotations
 
-import copy
 
 from .catalog import Catalog, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
 from .diagnostics import Diagnostic, DshError
@@ -22,6 +21,7 @@ SERVICE_NAME = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
 def overlay_schema(base_schema: dict) -> dict:
     """The overlay manifest: the shipped manifest plus `services` and `replaces`."""
+    import copy  # with an overlay only: a hook without one never loads copy (and weakref)
     manifest = copy.deepcopy(base_schema["$defs"]["manifest"])
     manifest["properties"]["services"] = {
         "type": "object", "propertyNames": {"pattern": SERVICE_NAME},
@@ -33,6 +33,7 @@ def overlay_schema(base_schema: dict) -> dict:
 
 def package_schema(base_schema: dict, services) -> dict:
     """The package schema with the service vocabulary widened by the overlay's own services."""
+    import copy
     schema = copy.deepcopy(base_schema)
     schema["$defs"]["service"]["enum"] = sorted(set(schema["$defs"]["service"]["enum"]) | set(services))
     return schema

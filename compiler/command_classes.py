@@ -5,13 +5,13 @@ the entry's excluded options is used, and nothing about it is unknown or hazardo
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from . import ast
 from .frozen import record
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .shell import Segment
 
 

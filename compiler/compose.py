@@ -6,15 +6,13 @@ row, registered or not, so `explain` can say why a tool is missing.
 """
 from __future__ import annotations
 
-import copy
-from functools import cached_property
-
 from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
 from .frozen import field, record, replace
 from .lru import LRU, MISSING
+from .memo import cached_property
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
                       own_candidates, own_tool_name)
@@ -260,7 +258,10 @@ def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], pac
 
 
 def _make_shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
-    parameters = copy.deepcopy(tool.parameters)
+    # the levels changed below are copied; the schemas inside them are shared, never changed
+    parameters = dict(tool.parameters)
+    if isinstance(parameters.get("properties"), dict):
+        parameters["properties"] = dict(parameters["properties"])
     for param, knob in tool.param_knobs.items():
         if mount is not None and mount.config_value(knob) is False:
             parameters.get("properties", {}).pop(param, None)
@@ -268,7 +269,7 @@ def _make_shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str]
             if required:  # the root stays open: no empty `required` either
                 parameters["required"] = required
     if tool.escalation and "sandbox" in services:
-        parameters.setdefault("properties", {}).update(copy.deepcopy(ESCALATION_PARAMETERS))
+        parameters.setdefault("properties", {}).update(ESCALATION_PARAMETERS)
     if mount is not None and isinstance(mount.config_value("description"), str):
         return parameters, mount.config_value("description")  # an override replaces the text whole
     return parameters, configured_description(tool, mount, package_config)

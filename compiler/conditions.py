@@ -8,8 +8,6 @@ Polarity: an allow counts a test only when it surely holds, ask/deny/guards when
 # path arguments arrive canonical (`paths.CanonicalPath`) and match in either form.
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from . import ast
 from .frozen import field, record
 from .globs import glob_match
@@ -17,6 +15,7 @@ from .paths import CanonicalPath, path_inside
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from .shell import Segment

@@ -8,9 +8,9 @@ stores: no constructor, reducer or import beyond those modules runs, whatever th
 from __future__ import annotations
 
 import gc
-import importlib
-import json
+import sys
 
+from . import json_io
 from .frozen import is_record
 from .lazy_graph import LazyGraph
 
@@ -27,6 +27,7 @@ class Unencodable(TypeError):
 
 
 def dumps(value: Any) -> str:
+    import json  # writing happens on a cache miss; reading, in every hook, goes without the json package
     return json.dumps(_Encoder().encode(value), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -35,7 +36,7 @@ def loads(text: str | bytes) -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Decoder().decode(json.loads(text))
+        return _Decoder().decode(json_io.loads(text))
     finally:
         if enabled:
             gc.enable()
@@ -88,6 +89,7 @@ class _Encoder:
             return {"d": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
         if kind is frozenset or kind is set:
             # a stable order: the bytes of the cache must not depend on the hash seed
+            import json
             items = sorted((self.encode(v) for v in value), key=lambda e: json.dumps(e, sort_keys=True))
             return {"f" if kind is frozenset else "s": items}
         if kind is LazyGraph or _is_graph(value):
@@ -164,7 +166,8 @@ class _Decoder:
         module_name, _, qualname = name.partition(":")
         if not module_name.startswith(ALLOWED_PREFIX) or "." in qualname:
             raise ValueError(f"`{name}` is not a dshc.compiler class")
-        cls = getattr(importlib.import_module(module_name), qualname, None)
+        __import__(module_name)  # importlib.import_module, without importing importlib for it
+        cls = getattr(sys.modules[module_name], qualname, None)
         if not isinstance(cls, type) or cls.__module__ != module_name or not _plain_data(cls):
             raise ValueError(f"`{name}` is not a data class of dshc.compiler")
         found = self._classes[name] = (cls, _slots(cls))

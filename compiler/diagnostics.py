@@ -5,10 +5,12 @@ Messages are one lowercase line with names in backticks; suggestions go in `help
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-
 from .frozen import record
 from .source import Span
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
 
 # code -> (severity, one-line summary). `dshc codes` prints this table.
 CODES: dict[str, tuple[str, str]] = {

@@ -6,14 +6,13 @@ For shell commands a pattern ending in ` *` also matches the bare command: `git 
 """
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from .frozen import record
+from .memo import memoised
 
 
 def glob_regex(pattern: str, shell: bool = False) -> str:
     """The pattern as a regular expression over the whole text (no anchors; callers add them)."""
+    import re  # for verification's checks only: matching a call needs no regular expression
     bare_ok = shell and pattern.endswith(" *")
     body = pattern[:-2] if bare_ok else pattern
     out = []
@@ -59,7 +58,7 @@ class _Automaton:
         return states
 
 
-@lru_cache(maxsize=4096)
+@memoised(4096)
 def _automaton(pattern: str) -> _Automaton:
     items: list[str] = []
     for char in pattern:

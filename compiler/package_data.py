@@ -8,7 +8,7 @@ with it urllib.parse and ipaddress: ~4 ms).
 """
 from __future__ import annotations
 
-import importlib
+import sys
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def package_path(package: str) -> str:
     """The folder of `package` (a dotted name such as `dshc.catalogs`)."""
-    return next(iter(importlib.import_module(package).__path__))
+    __import__(package)  # importlib.import_module's work, without importing importlib (and warnings)
+    return next(iter(sys.modules[package].__path__))
 
 
 def package_dir(package: str) -> Path:

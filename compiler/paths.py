@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping
-from functools import lru_cache
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+
+from .memo import memoised
 
 
 class CanonicalPath(str):
@@ -23,7 +24,7 @@ class CanonicalPath(str):
         return (str(self),) if self.absolute == str(self) else (str(self), self.absolute)
 
 
-@lru_cache(maxsize=64)
+@memoised(64)
 def _root(workspace: str) -> str:
     return os.path.realpath(workspace)
 

@@ -8,9 +8,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 """
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Iterable, Mapping
 
 from . import ast
 from .catalog import Catalog, load_catalog
@@ -20,6 +18,7 @@ from .frozen import record, replace
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU, MISSING
+from .memo import wraps
 from .package_data import package_path
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
@@ -28,6 +27,7 @@ from .view import ToolView, make_entry
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
@@ -101,7 +101,7 @@ def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[D
 
 def _owns_sources(method):
     """A DshError leaving a Program method carries the Program's source texts, for excerpts."""
-    @functools.wraps(method)
+    @wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)

@@ -14,10 +14,9 @@ The file is TOML:
 """
 from __future__ import annotations
 
-import json
 import os
 
-from . import user_cache
+from . import json_io, user_cache
 from .digest import sha256
 from .frozen import record
 
@@ -98,7 +97,7 @@ def _parsed(path: str, raw: bytes) -> dict:
     cached = user_cache.fetch(name)
     if cached is not None:
         try:
-            data = json.loads(cached)
+            data = json_io.loads(cached)
             if isinstance(data, dict):
                 return data
         except ValueError:
@@ -109,7 +108,7 @@ def _parsed(path: str, raw: bytes) -> dict:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ProjectError(f"cannot read {path}: {exc}") from None
     if all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(i, str) for i in v)) for v in data.values()):
-        user_cache.store(name, json.dumps(data).encode("utf-8"), PARSED_PREFIX, PARSED_KEEP)
+        user_cache.store(name, json_io.dumps(data).encode("utf-8"), PARSED_PREFIX, PARSED_KEEP)
     return data
 
 

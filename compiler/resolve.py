@@ -5,13 +5,11 @@ is collected before anything is raised.
 """
 from __future__ import annotations
 
-import fnmatch
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or a cycle is named
+    from collections.abc import Iterator
     import networkx as nx
 
 from . import ast
@@ -19,6 +17,7 @@ from .catalog import Catalog
 from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .frozen import record
+from .patterns import fnmatchcase
 from .lazy_graph import LazyGraph
 from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
                     SANDBOX_MODES)
@@ -99,17 +98,18 @@ def resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
         return _resolve(documents, catalog)
 
 
-@contextmanager
-def collector_paused():
+class collector_paused:  # noqa: N801 - used as `with collector_paused():`, like a contextlib manager
     """Building 100,000s of objects (parse trees, ASTs, resolved tables) makes no garbage cycles, yet
     triggers the cyclic collector's full passes over everything alive; pausing it roughly halves the
-    time of a large load. Reference counting still frees what is dropped."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    time of a large load. Reference counting still frees what is dropped. (A class, not a
+    contextlib.contextmanager: contextlib imports collections and functools into every hook.)"""
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info) -> None:
+        if self.enabled:
             gc.enable()
 
 
@@ -290,7 +290,7 @@ class _Resolver:
         yield from self.check_own(decl.own)
         for kind, names in (("only", decl.only), ("hide", decl.hide)):
             for name in names:
-                if name.text == RESERVED_TOOL or (kind != "own" and name.text != "*" and fnmatch.fnmatchcase(RESERVED_TOOL, name.text) and not _is_glob(name.text)):
+                if name.text == RESERVED_TOOL or (kind != "own" and name.text != "*" and fnmatchcase(RESERVED_TOOL, name.text) and not _is_glob(name.text)):
                     yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be {'registered' if kind == 'own' else 'restricted'} by a scope",
                                      name.span, "code mode adds `run_code` itself; remove it from the list")
                 elif not _is_glob(name.text) and name.text not in self.catalog.shipped_names:
@@ -364,7 +364,7 @@ class _Resolver:
             if text not in self.catalog.risk_axes:
                 yield unknown("DSH217", "risk axis", text, self.catalog.risk_axes, target.name.span)
         elif _is_glob(text):
-            if not any(fnmatch.fnmatchcase(n, text) for n in self.catalog.shipped_names | {RESERVED_TOOL}):
+            if not any(fnmatchcase(n, text) for n in self.catalog.shipped_names | {RESERVED_TOOL}):
                 yield Diagnostic("DSH202", f"pattern `{text}` matches no tool", target.name.span)
         elif text not in self.catalog.shipped_names:
             yield unknown("DSH202", "tool", text, self.catalog.shipped_names, target.name.span)
@@ -588,7 +588,7 @@ def target_matches_tool(target: ast.Target, name: str, tool, alias_names=()) -> 
         return tool is not None and text in tool.risk
     if FNMATCH_SPECIAL.isdisjoint(text):  # a plain name: what fnmatch would decide, without compiling a pattern
         return name == text or text in alias_names
-    return any(fnmatch.fnmatchcase(c, text) for c in (name, *alias_names))
+    return any(fnmatchcase(c, text) for c in (name, *alias_names))
 
 
 def _config_type_problem(knob, value) -> str | None:

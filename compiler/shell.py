@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import posixpath
-import re
-from functools import lru_cache
 
 from .bash_grammar import bash_parser
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
+from .patterns import Pattern
 from .shell_data import Knowledge, OptionSpec, knowledge
 
 __all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches",
@@ -76,9 +75,15 @@ class _Opaque(Exception):
         self.reason = reason
 
 
-@lru_cache(maxsize=1)
 def _parser():
-    return bash_parser()
+    """The process's one Bash parser."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = bash_parser()
+    return _PARSER
+
+
+_PARSER = None
 
 
 # ------------------------------------------------------------------------------------- words
@@ -577,9 +582,9 @@ class _Walker:
                     scripts.append(value or "")
                     script_given = True
             index += 1
-        if row.safe_script is not None:
+        if row.safe_script:
             for script in scripts:
-                if not row.safe_script.match(script):
+                if not row.safe(script):
                     hazard = hazard or f"`{name}` script may run commands or write files"
         return hazard
 
@@ -712,8 +717,8 @@ class _Walker:
         return Analysis(tuple(ordered), tuple(files))
 
 
-_ARITHMETIC_TEST = re.compile(r"\s-(?:eq|ne|lt|le|gt|ge|v|R)\s")
-_ONLY_NUMBERS = re.compile(r"[\s\d+\-*/%()<>=!&|^~?:,;]*|\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)")
+_ARITHMETIC_TEST = Pattern(r"\s-(?:eq|ne|lt|le|gt|ge|v|R)\s")
+_ONLY_NUMBERS = Pattern(r"[\s\d+\-*/%()<>=!&|^~?:,;]*|\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)")
 
 
 def _is_name(text: str) -> bool:

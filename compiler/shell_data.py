@@ -4,12 +4,11 @@ Data, not code: a wrapper or a dangerous option is added by editing JSON, never 
 """
 from __future__ import annotations
 
-import json
 import os
-import re
-from functools import lru_cache
 
+from . import json_io
 from .frozen import record
+from .patterns import compiled
 from .package_data import package_path
 
 
@@ -57,9 +56,13 @@ class Program:
     global_only: frozenset = frozenset()
     script: frozenset = frozenset()
     first_operand_script: bool = False
-    safe_script: re.Pattern | None = None
+    safe_script: str = ""  # a regular expression every script must match from its start ("": none)
     writes_operands: bool = False
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
+
+    def safe(self, script: str) -> bool:
+        """Whether `script` matches `safe_script` from its start."""
+        return compiled(self.safe_script).match(script) is not None
 
 
 @record(slots=False)
@@ -98,22 +101,31 @@ def _wrapper(row: dict) -> Wrapper:
 
 
 def _program(row: dict) -> Program:
-    safe = row.get("safe_script")
     return Program(exec=frozenset(row.get("exec", ())), hazard=frozenset(row.get("hazard", ())),
                    hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
-                   safe_script=re.compile(safe) if safe else None, writes_operands=row.get("writes_operands", False),
+                   safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
-@lru_cache(maxsize=1)
 def knowledge() -> Knowledge:
+    """The shell knowledge of the shipped catalog, read once per process."""
+    global _KNOWLEDGE
+    if _KNOWLEDGE is None:
+        _KNOWLEDGE = _read()
+    return _KNOWLEDGE
+
+
+_KNOWLEDGE: Knowledge | None = None
+
+
+def _read() -> Knowledge:
     root = os.path.join(package_path("dshc.catalogs"), "shell")
     with open(os.path.join(root, "wrappers.json"), encoding="utf-8") as handle:
-        wrappers = json.load(handle)
+        wrappers = json_io.loads(handle.read())
     with open(os.path.join(root, "commands.json"), encoding="utf-8") as handle:
-        commands = json.load(handle)
+        commands = json_io.loads(handle.read())
     return Knowledge(
         wrappers={name: _wrapper(row) for name, row in wrappers.items() if not name.startswith("$")},
         programs={name: _program(row) for name, row in commands["programs"].items()},

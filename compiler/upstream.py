@@ -6,16 +6,17 @@ connecting to the servers is the CLI's job.
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from . import ast
 from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
 from .diagnostics import Diagnostic
 from .frozen import field, record
+from .patterns import Pattern
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 PREFIX = "mcp:"
@@ -24,7 +25,7 @@ NO_AXIS = "none"
 # MCP annotation defaults (spec): not read-only, destructive, open world; an absent hint is the unsafe one
 # the risk axes of the spec (section 7); an override may name any of them
 KNOWN_AXES = ("any-process", "cross-agent", "durable-state", "external-data", "file-mutation", "runtime-code")
-_NAME_CHARS = re.compile(r"[^A-Za-z0-9_\-]")
+_NAME_CHARS = Pattern(r"[^A-Za-z0-9_\-]")
 
 
 @record(slots=False)
@@ -92,7 +93,7 @@ def _problems(decl: ast.Upstream):
     if decl.url is not None and (decl.args or decl.env):
         yield Diagnostic("DSH520", f"upstream `{decl.name.text}` has a `url`, so `args` and `env` mean nothing",
                          decl.url.span, "remove them, or use `command` to start the server yourself")
-    if decl.url is not None and not re.match(r"https?://", decl.url.text):
+    if decl.url is not None and not decl.url.text.startswith(("http://", "https://")):
         yield Diagnostic("DSH520", f"upstream url `{decl.url.text}` is not http(s)", decl.url.span)
     if not all(isinstance(a, str) for a in decl.args):
         yield Diagnostic("DSH520", f"`args` of upstream `{decl.name.text}` must all be strings", decl.args_span)

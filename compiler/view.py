@@ -6,12 +6,11 @@ is the request-cache prefix: plan mode, readiness and policy never change it.
 """
 from __future__ import annotations
 
-import json
-from functools import cached_property
-
+from . import json_io
 from .digest import sha256
 from .frozen import record
 from .lru import LRU, MISSING
+from .memo import cached_property
 
 _PARAMETER_TEXT = LRU(4096)  # id(parameters) -> (parameters, canonical text): schemas are shared between views
 
@@ -35,7 +34,7 @@ class ToolEntry:
 
     @property
     def parameters(self) -> dict:
-        return json.loads(self.parameters_json)
+        return json_io.loads(self.parameters_json)
 
     def wire(self) -> dict:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}

@@ -1,11 +1,10 @@
 """What every gate reads: the composition, plus per-name lookups computed once per request."""
 from __future__ import annotations
 
-import fnmatch
-from functools import cached_property
-
 from ..compose import Composition, Registration
 from ..frozen import record
+from ..memo import cached_property
+from ..patterns import fnmatchcase
 from ..resolve import RESERVED_TOOL, Resolved
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -66,10 +65,10 @@ class GateContext:
         if name == RESERVED_TOOL:
             return None
         for scope in self.composition.chain:
-            if scope.only and not any(fnmatch.fnmatchcase(name, p.text) for p in scope.only):
+            if scope.only and not any(fnmatchcase(name, p.text) for p in scope.only):
                 return scope, "only", scope.only[0].span
             for pattern in scope.hide:
-                if fnmatch.fnmatchcase(name, pattern.text):
+                if fnmatchcase(name, pattern.text):
                     return scope, "hide", pattern.span
         return None
 

@@ -5,15 +5,14 @@ one; an apply_patch touching three files is three), or none when the tool is unm
 """
 from __future__ import annotations
 
-import json
 import os
-import re
-import shlex
-from collections.abc import Mapping
-from functools import lru_cache
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
+from .. import json_io
 from ..frozen import record
+from ..memo import memoised
 from ..package_data import package_path
+from ..patterns import Pattern
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -51,12 +50,12 @@ class CatalogCall:
     args: dict
 
 
-@lru_cache(maxsize=None)
+@memoised(64)
 def load_mapping(agent: str) -> AgentMapping:
     if agent not in AGENTS:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
     with open(os.path.join(package_path("dshc.catalogs"), "agents", f"{agent}.json"), encoding="utf-8") as handle:
-        raw = json.load(handle)
+        raw = json_io.loads(handle.read())
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
@@ -79,11 +78,12 @@ def normal_url(value: Any) -> Any:
     """Scheme and host in lower case, as every URL parser reads them, so a domain rule sees the real host."""
     if not isinstance(value, str):
         return value
-    found = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)$", value, re.DOTALL)
+    found = _URL.match(value)
     return found.group(1).lower() + found.group(2).lower() + found.group(3) if found else value
 
 
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
+_URL = Pattern(r"(?s)^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)$")
+_PATCH_FILE = Pattern(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
 
 
 def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: str | None = None) -> list[CatalogCall]:
@@ -98,6 +98,7 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
         if theirs in source:
             value = source[theirs]
             if theirs in spec.argv and isinstance(value, list):
+                import shlex  # an argv given as a list: rare, and shlex imports `re`
                 value = shlex.join(str(v) for v in value)
             args[ours] = value
     for theirs, implied in spec.when_true.items():

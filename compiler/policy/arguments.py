@@ -6,14 +6,15 @@ limit is ever reached on the way.
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+
+from ..patterns import Pattern
 
 MAX_DEPTH = 64  # containers inside containers; no tool schema comes near it
 MAX_NODES = 100_000  # values in all, containers included
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 # no path or command can hold these: the OS refuses a NUL, and a lone surrogate has no bytes
-_UNUSABLE = re.compile("[\x00\ud800-\udfff]")
+_UNUSABLE = Pattern("[\x00\ud800-\udfff]")
 
 
 def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,

@@ -18,16 +18,19 @@ group is listed as the deciding rules in source order like any other.
 """
 from __future__ import annotations
 
-import fnmatch
 import heapq
-from collections.abc import Iterable
 
 from .. import ast
 from ..catalog import ToolDef
 from ..conditions import Env, evaluate
+from ..patterns import fnmatchcase
 from ..resolve import FNMATCH_SPECIAL, EffectivePolicy, target_matches_tool
 from .decision import Decision
 from .effects import RULE_EFFECTS, stricter, strictest
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _MATCHED = {effect: f"rule `{effect}` matched" for effect in RULE_EFFECTS}
 
@@ -164,7 +167,7 @@ class TargetIndex:
             for axis in tool.risk:
                 found.update(self._by_risk.get(axis, ()))
         found.update([position for position, pattern in self._patterns
-                      if any(fnmatch.fnmatchcase(n, pattern) for n in names)])
+                      if any(fnmatchcase(n, pattern) for n in names)])
         return [self._items[position] for position in sorted(found)]
 
 

@@ -8,13 +8,17 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
 from ..paths import canonical_args, canonical_path
 from .decision import Decision
 from .effects import RANK
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FILE_TOOLS = {"read": "read", "write": "write"}  # a file access kind → the tool it is decided as
 CARRIED = ("sandbox_permissions", "justification")  # escalation fields a file access inherits
