@@ -7,14 +7,15 @@ import os
 from argparse import Namespace
 
 from ..compiler.catalog import load_catalog
-from ..compiler.catalog_overlay import overlaid_catalog
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request, iter_codes, unknown
-from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.render import diagnostics_json, human
 from ..compiler.request import CONTEXT_FIELDS, Request
 from ..compiler.source import Span
 from . import interop_commands as interop
+from .command_context import catalog_of as _catalog, from_files as _from_files, program_of as _program
+from .command_context import request_of as _request, write_json as _write_json
+from .decide import cmd_decide
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -23,36 +24,6 @@ if TYPE_CHECKING:
 
 def run(args: Namespace, out: TextIO, err: TextIO) -> int:
     return COMMANDS[args.command](args, out, err)
-
-
-def _catalog(args: Namespace):
-    """The shipped catalog with each --catalog overlay added, or None for the shipped one alone."""
-    return overlaid_catalog(getattr(args, "catalog", None) or ())
-
-
-def _program(args: Namespace, paths=()) -> Program:
-    files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
-    return _from_files(files, _catalog(args), args)
-
-
-def _from_files(files, catalog, args: Namespace | None = None) -> Program:
-    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare."""
-    if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
-        from .gateway import with_upstreams
-        catalog, answering = with_upstreams(files, catalog or load_catalog())
-        if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
-            args.with_services = list(args.with_services) + sorted(answering)
-    return Program.from_files_cached(files, catalog)
-
-
-def _request(args: Namespace) -> Request:
-    return Request(host=args.host, preset=args.preset, platform=args.platform,
-                   with_services=args.with_services, without_services=args.without_services, flags=args.flags,
-                   scope=args.scope, mode=args.mode, policy=args.policy, plan=args.plan)
-
-
-def _write_json(out: TextIO, value) -> None:
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- catalog -------------------------------------------------------------------------------
@@ -168,47 +139,6 @@ def cmd_explain(args, out, err) -> int:
     else:
         out.write(explain_text(args.tool, results) + (sandbox_text(sandbox) if sandbox else ""))
     return 0 if data["available"] else 1
-
-
-# --- decide --------------------------------------------------------------------------------
-def cmd_decide(args, out, err) -> int:
-    call_args = _call_arguments(args.args)
-    program = _program(args)
-    request = _request(args)
-    program.require_tool(request, args.tool)
-    decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
-    rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
-    from .host import describe_sandbox, sandbox_text
-    sandbox = describe_sandbox(program, request, args.tool, call_args)
-    if args.json:
-        _write_json(out, {"tool": args.tool, "decision": decision.effect, "gate": decision.gate,
-                          "reason": decision.reason, "rules": rules, "sandbox": sandbox})
-    else:
-        out.write(f"{decision.effect}: {decision.reason}\n")
-        for rule in rules:
-            out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
-        out.write(sandbox_text(sandbox))
-    return 0 if decision.effect == "allow" else 1
-
-
-ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "ls"}\''
-
-
-def _call_arguments(text: str) -> dict:
-    """--args text → the call's arguments, refused (exit 2) when not a JSON object within the nesting limits."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DshError([invalid_request(f"--args is not valid JSON: {exc.msg.lower()} at column {exc.colno}",
-                                        ARGS_HELP)])
-    except RecursionError:
-        raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
-    if not isinstance(value, dict):
-        raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
-    problem = shape_problem(value, text=True)
-    if problem is not None:
-        raise DshError([invalid_request(f"--args: {problem}", ARGS_HELP)])
-    return value
 
 
 # --- check ---------------------------------------------------------------------------------

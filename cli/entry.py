@@ -21,6 +21,12 @@ def run(argv: list[str]) -> int:
         return main(argv[1:])
     from ..compiler.program import use_disk_cache
     use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
+    if argv[:1] == ["decide"]:
+        from .decide import cmd_decide, fast_arguments
+        args = fast_arguments(argv[1:])
+        if args is not None:  # written plainly: no argparse, no other command's modules
+            from .outcome import answer
+            return answer(lambda: cmd_decide(args, sys.stdout, sys.stderr), args.json, False, sys.stdout, sys.stderr)
     from .main import main as cli_main
     return cli_main(argv)
 

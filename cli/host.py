@@ -5,16 +5,19 @@ pre-execute listener and guard, the local tool bodies, and the event log.
 """
 from __future__ import annotations
 
-import contextvars
-import functools
 import os
 import sys
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
-from collections.abc import Callable, Mapping
 
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.program import Program
 from ..compiler.request import Request
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def wider_mode(wanted, mode: str) -> str | None:
     """The mode `sandbox_permissions` asks for when it is a known mode wider than `mode`
@@ -77,6 +80,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     def policy_guard(call, entry):
         denial = program.guard(current(), call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
+
+    import functools  # a session runs tools: decide and explain, which only describe, never load it
 
     @functools.lru_cache(maxsize=256)
     def described(tool: str, permissions) -> dict | None:
@@ -151,6 +156,7 @@ class Escalation:
         self._approver = approver
         self._approved: set[str] = set()
         self._lock = allocate_lock()
+        import contextvars  # with a session only
         self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_call", default=None)
         self.approver = self._approve if approver is not None else None
 

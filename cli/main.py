@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -16,16 +15,15 @@ from collections.abc import Sequence
 
 from . import commands
 from .help_format import HelpFormatter
-from ..compiler.diagnostics import DshError, invalid_request
+from ..compiler.diagnostics import invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
-from ..compiler.render import diagnostics_json, human
+from .outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_NEGATIVE, EXIT_OK, answer, report  # noqa: F401 - re-exported
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from typing import TextIO
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class _UsageError(Exception):
@@ -262,44 +260,39 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .hook import main as hook_main
         return hook_main(argv[1:], None, stdout, stderr)
     wants_json = "--json" in argv
-    try:
-        args = parse_arguments(parser_for(argv), argv)
-        if args.command is None:
-            build_parser().print_help(stdout)
-            return EXIT_INPUT
-        if args.command == "lsp":
-            return importlib.import_module(commands.MODULES["lsp"], __package__).run(args, stdout, stderr)
-        if args.command == "build":
-            return importlib.import_module(commands.MODULES["build"], __package__).cmd_build(args, stdout, stderr)
-        if args.command == "serve":
-            from .serve import cmd_serve
-            return cmd_serve(args, stdout, stderr)
-        if args.command == "run":
-            with _stop_on_signals() as stop:
-                args.stop = stop
-                return commands.run(args, stdout, stderr)
-        if args.command == "ui":
-            from .ui.command import cmd_ui
-            return cmd_ui(args, stdout, stderr)
-        return commands.run(args, stdout, stderr)
-    except _UsageError as exc:
-        command = next((a for a in argv if not a.startswith("-")), None)
-        where = f"dshc {command} --help" if command in commands.COMMANDS else "dshc --help"
-        return _report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
-    except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
-        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
-    except DshError as exc:
-        return _report(exc.diagnostics, wants_json, stdout, stderr, exc.sources)
-    except BrokenPipeError:
-        return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - last line of defence: a bug, reported as such
-        stderr.write(f"dshc: internal error: {exc.__class__.__name__}: {exc}\n")
-        if debug:
-            import traceback
-            traceback.print_exc(file=stderr)
-        else:
-            stderr.write("this is a bug in dshc; run again with --debug for a traceback\n")
-        return EXIT_INTERNAL
+
+    def parsed_then_run() -> int:
+        try:
+            args = parse_arguments(parser_for(argv), argv)
+        except _UsageError as exc:
+            command = next((a for a in argv if not a.startswith("-")), None)
+            where = f"dshc {command} --help" if command in commands.COMMANDS else "dshc --help"
+            return report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
+        except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
+            return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
+        return _run(args, stdout, stderr)
+    return answer(parsed_then_run, wants_json, debug, stdout, stderr)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command is None:
+        build_parser().print_help(stdout)
+        return EXIT_INPUT
+    if args.command == "lsp":
+        return importlib.import_module(commands.MODULES["lsp"], __package__).run(args, stdout, stderr)
+    if args.command == "build":
+        return importlib.import_module(commands.MODULES["build"], __package__).cmd_build(args, stdout, stderr)
+    if args.command == "serve":
+        from .serve import cmd_serve
+        return cmd_serve(args, stdout, stderr)
+    if args.command == "run":
+        with _stop_on_signals() as stop:
+            args.stop = stop
+            return commands.run(args, stdout, stderr)
+    if args.command == "ui":
+        from .ui.command import cmd_ui
+        return cmd_ui(args, stdout, stderr)
+    return commands.run(args, stdout, stderr)
 
 
 @contextlib.contextmanager
@@ -321,14 +314,6 @@ def _stop_on_signals():
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO, sources=None) -> int:
-    if wants_json:
-        stdout.write(json.dumps({"diagnostics": diagnostics_json(diags)}, indent=2) + "\n")
-    else:
-        stderr.write(human(diags, sources=sources) + "\n")
-    return EXIT_INPUT
 
 
 def entry() -> None:

@@ -51,8 +51,9 @@ def loads(text: str | bytes | bytearray):
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = _scan(text, start)
-    except (StopIteration, ValueError, RecursionError):
-        return _stdlib_loads(text)  # raises json's own error for it
+    except Exception:  # noqa: BLE001 - any failure is json's to report (the accelerator raises its
+        # JSONDecodeError only once json.decoder is loaded; before that, a SystemError)
+        return _stdlib_loads(text)
     if end != len(text) and end != len(text.rstrip(_WHITESPACE)):
         return _stdlib_loads(text)  # extra data after the value
     return value

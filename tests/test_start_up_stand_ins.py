@@ -51,6 +51,18 @@ def test_loads_edge_cases_as_json(data):
         assert json.dumps(got) == json.dumps(expected)  # NaN compares unequal to itself; its text does not
 
 
+def test_loads_reports_json_errors_in_a_process_that_never_imported_json():
+    import subprocess
+    import sys
+    probe = ("import sys\nfrom dshc.compiler import json_io\nassert 'json' not in sys.modules\n"
+             "for text in ('{bad', '[1,', '', '[1] x'):\n"
+             "    try:\n        json_io.loads(text)\n    except ValueError as exc:\n"
+             "        print(type(exc).__name__, exc.pos)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[:4] == ["JSONDecodeError 1", "JSONDecodeError 3", "JSONDecodeError 0",
+                                           "JSONDecodeError 4"], done.stderr
+
+
 @given(json_values, st.booleans())
 def test_dumps_writes_what_json_writes(value, ensure_ascii):
     assert json_io.dumps(value, ensure_ascii=ensure_ascii) == json.dumps(value, ensure_ascii=ensure_ascii)
@@ -143,3 +155,10 @@ def test_a_pattern_compiled_on_first_use_is_the_compiled_expression(text, subjec
 def test_fnmatchcase_is_fnmatchs(name, pattern):
     import fnmatch
     assert patterns.fnmatchcase(name, pattern) == fnmatch.fnmatchcase(name, pattern)
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=8))
+def test_unusable_text_is_what_the_nul_and_surrogate_expression_finds(text):
+    import re
+    from dshc.compiler.policy.arguments import _usable
+    assert _usable(text) == (re.search("[\x00\ud800-\udfff]", text) is None)

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
-from ..patterns import Pattern
-
 MAX_DEPTH = 64  # containers inside containers; no tool schema comes near it
 MAX_NODES = 100_000  # values in all, containers included
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-# no path or command can hold these: the OS refuses a NUL, and a lone surrogate has no bytes
-_UNUSABLE = Pattern("[\x00\ud800-\udfff]")
 
 
 def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
@@ -48,6 +44,20 @@ def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
 
 def _unusable_text(items) -> str | None:
     for key, text in items:
-        if type(text) is str and _UNUSABLE.search(text):
+        if type(text) is str and not _usable(text):
             return f"argument `{key}` contains a NUL or an unpaired surrogate"
     return None
+
+
+def _usable(text: str) -> bool:
+    """No path or command can hold a NUL (the OS refuses it) or a surrogate code point (it has no
+    bytes in UTF-8: encoding refuses it), so such text is refused before any rule reads it."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

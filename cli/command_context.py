@@ -1,0 +1,47 @@
+"""The flags most commands share → the Program their sources make and the Request they describe.
+
+Kept apart from `commands` so that `dshc decide`, spawned once per call, loads these and not every
+command's imports.
+"""
+from __future__ import annotations
+
+from ..compiler.catalog import load_catalog
+from ..compiler.catalog_overlay import overlaid_catalog
+from ..compiler.program import Program, read_paths, shipped_sources
+from ..compiler.request import Request
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from typing import TextIO
+
+
+def catalog_of(args: Namespace):
+    """The shipped catalog with each --catalog overlay added, or None for the shipped one alone."""
+    return overlaid_catalog(getattr(args, "catalog", None) or ())
+
+
+def program_of(args: Namespace, paths=()) -> Program:
+    files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
+    return from_files(files, catalog_of(args), args)
+
+
+def from_files(files, catalog, args: Namespace | None = None) -> Program:
+    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare."""
+    if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
+        from .gateway import with_upstreams
+        catalog, answering = with_upstreams(files, catalog or load_catalog())
+        if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
+            args.with_services = list(args.with_services) + sorted(answering)
+    return Program.from_files_cached(files, catalog)
+
+
+def request_of(args: Namespace) -> Request:
+    return Request(host=args.host, preset=args.preset, platform=args.platform,
+                   with_services=args.with_services, without_services=args.without_services, flags=args.flags,
+                   scope=args.scope, mode=args.mode, policy=args.policy, plan=args.plan)
+
+
+def write_json(out: TextIO, value) -> None:
+    import json  # indented output: the json package's (decide's text answer does without it)
+    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,109 @@
+"""`dshc decide TOOL --args JSON …`: one call's decision, and the sandbox it would run in.
+
+A script or an agent's hook runs it once per call, so its process stays lean: its command line,
+when written plainly (`fast_arguments`), is read here into the Namespace argparse would make,
+without loading argparse (and the gettext, locale and `re` it imports: ~35M instructions, a fifth
+of the process) or the other commands' modules; anything else — help, an error to report, a
+`--flag=value` form, an abbreviation — goes to the full command line. The test suite holds the two
+readings to the same Namespace.
+"""
+from __future__ import annotations
+
+import os
+
+from ..compiler import json_io
+from ..compiler.diagnostics import DshError, invalid_request
+from ..compiler.facts import MODES
+from ..compiler.policy import MAX_DEPTH, shape_problem
+from .command_context import program_of, request_of, write_json
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from typing import TextIO
+
+ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "ls"}\''
+
+
+def cmd_decide(args: Namespace, out: TextIO, err: TextIO) -> int:
+    call_args = call_arguments(args.args)
+    program = program_of(args)
+    request = request_of(args)
+    program.require_tool(request, args.tool)
+    decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
+    rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
+    from .host import describe_sandbox, sandbox_text
+    sandbox = describe_sandbox(program, request, args.tool, call_args)
+    if args.json:
+        write_json(out, {"tool": args.tool, "decision": decision.effect, "gate": decision.gate,
+                         "reason": decision.reason, "rules": rules, "sandbox": sandbox})
+    else:
+        out.write(f"{decision.effect}: {decision.reason}\n")
+        for rule in rules:
+            out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
+        out.write(sandbox_text(sandbox))
+    return 0 if decision.effect == "allow" else 1
+
+
+def call_arguments(text: str) -> dict:
+    """--args text → the call's arguments, refused (exit 2) when not a JSON object within the nesting limits."""
+    try:
+        value = json_io.loads(text)
+    except RecursionError:
+        raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
+    except ValueError as exc:  # json's JSONDecodeError: its message and column
+        raise DshError([invalid_request(f"--args is not valid JSON: {getattr(exc, 'msg', str(exc)).lower()} "
+                                        f"at column {getattr(exc, 'colno', 1)}", ARGS_HELP)])
+    if not isinstance(value, dict):
+        raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
+    problem = shape_problem(value, text=True)
+    if problem is not None:
+        raise DshError([invalid_request(f"--args: {problem}", ARGS_HELP)])
+    return value
+
+
+# decide's flags as the full command line declares them (cli/main.py: decide, _context_flags, _load_flags)
+_VALUES = {"--args": "args", "--workspace": "workspace", "--host": "host", "--platform": "platform",
+           "--scope": "scope", "--mode": "mode", "--policy": "policy"}
+_REPEATED = {"--with": "with_services", "--without": "without_services", "--flag": "flags", "--load": "load",
+             "--catalog": "catalog"}
+_SWITCHES = {"--plan": "plan", "--no-shipped": "no_shipped", "--json": "json"}
+_CHOICES = {"platform": ("linux", "darwin", "win32"), "mode": MODES}
+
+
+def fast_arguments(argv: list[str]):
+    """decide's arguments (after `decide`) as argparse reads them, or None when they are not written
+    plainly: `TOOL [PRESET]` first, then exact long flags each with its value as the next word."""
+    from types import SimpleNamespace
+    mode = os.environ.get("DSH_TOOLS_MODE") or None
+    if mode is not None and mode not in MODES:
+        return None  # argparse reports the bad default
+    values: dict = {"command": "decide", "debug": False, "version": None, "tool": None, "preset": None,
+                    "args": "{}", "workspace": None, "host": "web", "platform": "linux", "scope": "root", "mode": mode, "policy": None,
+                    **{name: [] for name in _REPEATED.values()}, **{name: False for name in _SWITCHES.values()}}
+    index, positional = 0, []
+    while index < len(argv) and not argv[index].startswith("-") and len(positional) < 2:
+        positional.append(argv[index])
+        index += 1
+    if not positional:
+        return None
+    values["tool"] = positional[0]
+    values["preset"] = positional[1] if len(positional) > 1 else None
+    while index < len(argv):
+        flag = argv[index]
+        if flag in _SWITCHES:
+            values[_SWITCHES[flag]] = True
+            index += 1
+            continue
+        name = _VALUES.get(flag) or _REPEATED.get(flag)
+        if name is None or index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+            return None  # not a flag of decide, a value missing, or one argparse may read as a flag
+        value = argv[index + 1]
+        if value not in _CHOICES.get(name, (value,)):
+            return None
+        if flag in _REPEATED:
+            values[name].append(value)
+        else:
+            values[name] = value
+        index += 2
+    return SimpleNamespace(**values)
