@@ -21,11 +21,12 @@ from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
-from .effects import RULE_EFFECTS
+from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
 WILD = ("*", "?")
+_ABSENT = object()
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
 NAME_CACHE = 1024  # tool names remembered per policy and per request (a name can be anything a model says)
@@ -112,7 +113,7 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "globbed", "generic", "shell", "facts_only", "unnamed")
+    __slots__ = ("guards", "plain", "globbed", "generic", "shell", "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -122,6 +123,9 @@ class _ToolIndex:
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
+        # every argument rule is in a glob group (literal text, prefix or suffix) and nothing else
+        # is tried one by one: a call with text arguments is decided by `_decide_grouped`
+        self.grouped_only = False
 
 
 def _tiers(pairs) -> tuple:
@@ -228,6 +232,7 @@ class CompiledPolicy:
         for field_index in index.globbed.values():
             field_index.seal()
         index.facts_only = not (index.globbed or index.generic or shell)
+        index.grouped_only = not (index.generic or shell) and not any(f.other for f in index.globbed.values())
         index.unnamed = index.facts_only and not index.plain and not guards
         return index
 
@@ -256,6 +261,8 @@ class RequestDecider:
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
+        elif tool is None or not tool.path_parameters:  # nothing to make canonical
+            return self._decide(name, tool, index, args, workspace, include_guards)
         else:
             made = canonical(tool, args, workspace)
             return with_paths(self._decide(name, tool, index, made, workspace, include_guards), args, made)
@@ -273,6 +280,10 @@ class RequestDecider:
                             for label, part, part_tool, part_args in parts])
         if not index.globbed and not index.generic and not (include_guards and index.guards):
             return self._facts_decide(name, index)
+        if index.grouped_only and not (include_guards and index.guards) and type(args) is dict:
+            decision = self._decide_grouped(name, index, args)
+            if decision is not None:
+                return decision
         call = _Call(self, name, index, args, workspace)
         unsure = False
         if include_guards and index.guards:
@@ -290,6 +301,54 @@ class RequestDecider:
         if call.matched:
             call.tally.add_matched(call.matched)
         return self._conclude(call, unsure)
+
+    def _decide_grouped(self, name: str, index: "_ToolIndex", args: dict) -> Decision | None:
+        """`_decide` for the common call, in one pass: every argument a rule reads is plain text and
+        every rule on it is in a glob group, so the decision is the fact-only rules' and the hit
+        groups' summaries (per request), tallied strictest-wins, concluded or taken from the memo of
+        those groups. None when some argument is not plain text or a path in one form (the general
+        path takes it)."""
+        remembered = self._remembered(name)
+        summary = remembered.summary
+        if summary is None:
+            summary = remembered.summary = self._tiered(name, index.plain)
+        effect, parts, maybe = summary[0], list(summary[1]), list(summary[2])
+        hits = [name]
+        memo = self._groups
+        for field_name, field_index in index.globbed.items():
+            value = args.get(field_name, _ABSENT)
+            if value is _ABSENT:
+                continue  # an absent argument matches no glob
+            if type(value) is not str and not (type(value) is CanonicalPath and value.absolute == value):
+                return None  # another value, or a path with two forms to match
+            for group in field_index.groups(value):
+                found = memo.get(id(group))
+                if found is None:
+                    found = memo[id(group)] = self._tiered(name, field_index.tiers[id(group)])
+                top = found[0]
+                if found[2]:
+                    maybe.extend(found[2])
+                if top is not None:
+                    hits.append(id(group))
+                    if effect is None or RANK[top] > RANK[effect]:
+                        effect, parts = top, list(found[1])
+                    elif top == effect:
+                        parts.extend(found[1])
+        if effect is None and not maybe:  # no rule matched: the policy's one answer for that
+            return self.core.unmatched(self.approval, self.approval_source)
+        tally = Tally()
+        if effect is not None:
+            tally.effect, tally.parts = effect, parts
+        if maybe:
+            return self.core.conclude(self.approval, self.approval_source, tally, maybe)
+        if len(hits) == 1:
+            if remembered.unhit is None:
+                remembered.unhit = self.core.conclude(self.approval, self.approval_source, tally)
+            return remembered.unhit
+        key = tuple(hits)
+        found = self._combined.find(key)
+        return self._combined.put(key, self.core.conclude(self.approval, self.approval_source, tally)) \
+            if found is MISSING else found
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
