@@ -92,8 +92,8 @@ class TokenStream:
             token = new_token(Token, value)  # lark's Token with its slots set here: its constructor costs 3x
             token.type, token.start_pos, token.value, token.line, token.end_line = kind, start, value, line, line
             token.column, token.end_column, token.end_pos = start - line_start + 1, end - line_start + 1, end
+            shift, target = accepted[kind]
             while True:  # ParserState.feed_token's step, on lark's own stacks: reduce until the token shifts
-                shift, target = table[state_stack[-1]][kind]
                 if shift:
                     state_stack.append(target)
                     value_stack.append(token)
@@ -106,10 +106,13 @@ class TokenStream:
                 else:
                     children = []
                 value_stack.append(callback(children))
-                state_stack.append(table[state_stack[-1]][made][1])
-                if kind not in table[state_stack[-1]]:  # LALR may reduce before it refuses: lark raises
+                following = table[state_stack[-1]][made][1]
+                state_stack.append(following)
+                action = table[following].get(kind)
+                if action is None:  # LALR may reduce before it refuses: lark raises
                     feed(token)
                     break
+                shift, target = action
             pos = end
         if token is None:
             return self._resume(interactive, pos, line, line_start, token)  # blanks and comments only
