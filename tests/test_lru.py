@@ -98,3 +98,21 @@ def test_shared_preset_rows_follow_the_flags_and_facts_their_conditions_read():
         assert names(flags=["unread"], scope="child") - {"report"} == base - {"report"}
     other = Program.load(texts={"flagged.dsh": FLAGGED.replace("mount tool-fs\n", "")})
     assert "read" in base and "read" not in other.view(Request(host="web", preset="flagged")).names
+
+
+def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
+    """The per-request memo of glob groups is keyed by the group's id: each entry holds its group,
+    so when invented names push a tool's index out of the policy's LRU and it is built anew, no
+    new group can take a remembered id and read another group's summary."""
+    program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
+                                           '  deny web_fetch when args.url matches "http://*"\n'
+                                           '  ask web_* when args.url matches "*.zip"\n}\n'})
+    request = Request(policy="p")
+    expected = {"http://a": "deny", "https://b.zip": "ask", "https://c": "allow"}
+    for round_ in range(3):
+        for url, effect in expected.items():
+            assert program.decide(request, "web_fetch", {"url": url}, "/w", gates=False).effect == effect
+        for index in range(1100):  # past the policy's per-name index bound: web_fetch's index is dropped
+            program.decide(request, f"web_invented{round_}_{index}", {"url": "x"}, "/w", gates=False)
+    decider, _, _ = program._deciders.find(request)
+    assert decider._groups and all(key == id(group) for key, (group, _) in decider._groups.items())

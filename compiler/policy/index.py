@@ -42,7 +42,8 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "prefix_lengths", "suffix_lengths")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "prefix_lengths", "suffix_lengths", "prefixes",
+                 "suffixes")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -52,6 +53,8 @@ class _FieldIndex:
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
         self.prefix_lengths: list = []
         self.suffix_lengths: list = []
+        self.prefixes: tuple = ()  # every literal prefix: one C-level startswith says whether any can match
+        self.suffixes: tuple = ()
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -75,6 +78,7 @@ class _FieldIndex:
                       for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
         self.prefix_lengths = sorted({len(p) for p in self.prefix})
         self.suffix_lengths = sorted({len(s) for s in self.suffix})
+        self.prefixes, self.suffixes = tuple(self.prefix), tuple(self.suffix)
 
     def groups(self, text: str) -> list[tuple]:
         """The groups of entries whose literal part matches `text` (globs in `other` excluded)."""
@@ -83,7 +87,7 @@ class _FieldIndex:
         if group:
             found.append(group)
         size = len(text)
-        if self.prefix_lengths:
+        if self.prefixes and text.startswith(self.prefixes):
             prefix = self.prefix
             for length in self.prefix_lengths:  # ascending: stop at the first longer than the text
                 if length > size:
@@ -91,7 +95,7 @@ class _FieldIndex:
                 group = prefix.get(text[:length])
                 if group:
                     found.append(group)
-        if self.suffix_lengths:
+        if self.suffixes and text.endswith(self.suffixes):
             suffix = self.suffix
             for length in self.suffix_lengths:
                 if length > size:
@@ -249,7 +253,9 @@ class RequestDecider:
         self.env = env
         # bounded like every memo: keyed by tool names, which a model may invent without end
         self._names: LRU[_Remembered] = LRU(NAME_CACHE)
-        self._groups: dict[int, tuple] = {}  # by glob group of the compiled index: as many as the policy has
+        # id(glob group) -> (the group, its summary): the entry holds the group, so its id cannot be
+        # reused by another while remembered (an index the policy's LRU drops is built anew, new groups)
+        self._groups: dict[int, tuple] = {}
         self._combined = LRU(COMBINED_CACHE)
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
@@ -324,7 +330,8 @@ class RequestDecider:
             for group in field_index.groups(value):
                 found = memo.get(id(group))
                 if found is None:
-                    found = memo[id(group)] = self._tiered(name, field_index.tiers[id(group)])
+                    found = memo[id(group)] = (group, self._tiered(name, field_index.tiers[id(group)]))
+                found = found[1]
                 top = found[0]
                 if found[2]:
                     maybe.extend(found[2])
@@ -428,8 +435,8 @@ class RequestDecider:
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
         if found is None:
-            found = self._groups[id(group)] = self._tiered(name, tiers)
-        return found
+            found = self._groups[id(group)] = (group, self._tiered(name, tiers))
+        return found[1]
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
         """The entry's glob matched: its rule applies when its fact condition holds too."""
