@@ -116,3 +116,17 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
             program.decide(request, f"web_invented{round_}_{index}", {"url": "x"}, "/w", gates=False)
     decider, _, _ = program._deciders.find(request)
     assert decider._groups and all(key == id(group) for key, (group, _) in decider._groups.items())
+
+
+def test_the_glob_group_memo_is_bounded_and_forgets_the_hit_memo_with_it(monkeypatch):
+    from dshc.compiler.policy import index
+    monkeypatch.setattr(index, "GROUP_CACHE", 2)
+    program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
+                                           '  deny web_fetch when args.url matches "http://*"\n'
+                                           '  ask web_fetch when args.url matches "*.zip"\n'
+                                           '  ask web_fetch when args.url matches "ftp:*"\n}\n'})
+    request = Request(policy="p")
+    for url, effect in {"http://a.zip": "deny", "https://b.zip": "ask", "ftp:c": "ask", "http://d": "deny"}.items():
+        assert program.decide(request, "web_fetch", {"url": url}, "/w", gates=False).effect == effect
+    decider, _, _ = program._deciders.find(request)
+    assert len(decider._groups) <= 2 and len(decider._combined) <= 2

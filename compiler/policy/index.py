@@ -28,6 +28,7 @@ from .split import canonical, combine, shell_parts, with_paths
 WILD = ("*", "?")
 _ABSENT = object()
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
+GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
 NAME_CACHE = 1024  # tool names remembered per policy and per request (a name can be anything a model says)
 
@@ -329,9 +330,8 @@ class RequestDecider:
                 return None  # another value, or a path with two forms to match
             for group in field_index.groups(value):
                 found = memo.get(id(group))
-                if found is None:
-                    found = memo[id(group)] = (group, self._tiered(name, field_index.tiers[id(group)]))
-                found = found[1]
+                found = found[1] if found is not None else \
+                    self._group_summary(name, group, field_index.tiers[id(group)])
                 top = found[0]
                 if found[2]:
                     maybe.extend(found[2])
@@ -435,6 +435,9 @@ class RequestDecider:
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
         found = self._groups.get(id(group))
         if found is None:
+            if len(self._groups) >= GROUP_CACHE:  # the hit-groups memo is keyed by these ids: both go
+                self._groups.clear()
+                self._combined.clear()
             found = self._groups[id(group)] = (group, self._tiered(name, tiers))
         return found[1]
 
