@@ -341,6 +341,8 @@ class _Walker:
         tree = _parser().parse(source)
         if tree.root_node.has_error:
             raise _Unparseable("the command does not parse")
+        if _skipped_text(tree.root_node, source):
+            raise _Unparseable("the parser skipped part of the command")
         stack = [(tree.root_node, depth, base)]
         while stack:
             node, level, order = stack.pop()
@@ -744,6 +746,27 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _NOT_A_COMMAND_NAME = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                                  "if", "in", "select", "then", "time", "until", "while", "declare", "typeset",
                                  "export", "readonly", "local", "unset", "unsetenv"})
+
+
+def _skipped_text(root, source: bytes) -> bool:
+    """Whether some byte other than a blank lies outside every token of the tree. tree-sitter-bash
+    drops a lone `-` before an assignment without an error: `- D=8 rm -rf /` parses as `D=8 rm -rf /`
+    while bash runs the program `-` with the rest as its arguments. What the tree does not hold
+    cannot be analysed, so such a line fails closed."""
+    pos, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count:
+            stack.extend(reversed(node.children))
+            continue
+        if node.start_byte > pos and _not_blank(source[pos:node.start_byte]):
+            return True
+        pos = max(pos, node.end_byte)
+    return _not_blank(source[pos:])
+
+
+def _not_blank(gap: bytes) -> bool:
+    return bool(gap.replace(b"\\\n", b"").strip(b" \t\n"))  # a line continuation is a blank
 
 
 def _plain_words(source: bytes) -> tuple[int, list[str]] | None:

@@ -229,6 +229,20 @@ def test_unparseable_is_none(command):
     assert command_segments(command) is None
 
 
+@pytest.mark.parametrize("command", ["- D=8 rm -rf /", "- D=8 git status", "ls; - X=1 ls"])
+def test_text_the_parser_skips_fails_closed(command):
+    """tree-sitter-bash drops a lone `-` before an assignment with no error node: the tree of
+    `- D=8 git status` is the assignment and `git status`, while bash runs the program `-` with
+    `D=8 git status` as its arguments. A line whose tree misses part of its text is unparseable."""
+    assert command_segments(command) is None
+
+
+@pytest.mark.parametrize("command", ["git status \\\n  --short", "echo 'a  b' \"c  d\"  # note", "cat <<EOF\nhi\nEOF",
+                                     "a && b || c; d &", "x=$(ls -l)  ;  echo ${x}", "for i in 1 2; do echo $i; done"])
+def test_every_byte_of_a_well_formed_line_is_in_its_tree(command):
+    assert command_segments(command) is not None
+
+
 def test_depth_cap():
     def nested(levels):
         cmd = "rm x"

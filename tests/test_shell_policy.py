@@ -74,6 +74,12 @@ def test_allow_lists_cover_segments_and_redirections_are_writes(program, command
     assert bash(program, "allow-list", command) == effect
 
 
+@pytest.mark.parametrize("command", ["- D=8 ls -la", "- X=1 ls", "ls; - D=8 ls"])
+def test_a_line_the_parser_reads_only_in_part_is_no_allow(program, command):
+    """bash runs the program `-` here; tree-sitter-bash's tree holds only `D=8 ls -la`."""
+    assert bash(program, "allow-list", command) == "deny"
+
+
 def test_the_deciding_part_is_named(program):
     decision = decide(program, "allow-list", "bash", {"command": "ls > /etc/passwd", "description": "d"})
     assert decision.effect == "deny" and "write of `/etc/passwd`" in decision.reason
