@@ -40,8 +40,15 @@ class LRU:
 
     def get(self, key: Hashable, make: Callable[[], V]) -> V:
         """The value for `key`, made (and remembered, evicting the least recently used) when absent."""
-        found = self.find(key)
-        return self.put(key, make()) if found is MISSING else found  # make() may raise: nothing is remembered
+        items = self._items  # find and put, inline: a per-request memo's first read runs this
+        found = items.get(key, MISSING)
+        if found is not MISSING:
+            items.move_to_end(key)
+            return found
+        found = items[key] = make()  # make() may raise: nothing is remembered
+        if len(items) > self.size:
+            items.popitem(last=False)
+        return found
 
     def find(self, key: Hashable):
         """The value for `key` (now the most recently used), or MISSING; for hot paths that build no closure."""

@@ -209,12 +209,16 @@ class PolicyCore:
 
     def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False) -> Decision:
         """The decision from the strictest matched effect (none: the default, else deny)."""
-        policy = self.policy
-        effect, parts = tally.effect, tally.parts
+        return self.conclude_parts(approval, approval_source, tally.effect, tally.parts, maybe, unsure)
+
+    def conclude_parts(self, approval: str, approval_source, effect: str | None, parts, maybe=(),
+                       unsure: bool = False) -> Decision:
+        """`conclude` of a tally's strictest effect and its groups of rules, given as they are."""
         matched = effect is not None
         if matched:
             reason = _MATCHED[effect]
         else:
+            policy = self.policy
             effect = policy.default.text if policy.default is not None else "deny"
             parts = ()
             reason = f"no rule matched; the policy default is `{effect}`" if policy.default is not None else \
@@ -225,19 +229,30 @@ class PolicyCore:
         elif effect == "ask" and approval == "never":
             effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"
             extra = (("approval never", approval_source),)
-
-        def build():
-            rules = heapq.merge(*parts, key=position) if len(parts) > 1 else parts[0] if parts else ()
-            ids = [(self.rule_id(r), r.span) for r in rules]
-            return tuple(ids or self._fallback()) + extra
-
-        return Decision(effect, reason, (), build)  # positional: a keyword call costs more on every decision
+        return Decision(effect, reason, (), _Listing(self, parts, extra))  # positional: keywords cost more
 
     def _fallback(self) -> tuple:
         default = self.policy.default
         if default is not None:
             return ((f"{self.policy.name}/default", default.span),)
         return ((self.policy.name, self.policy.decl.span),)
+
+
+class _Listing:
+    """A decision's deciding rules, listed when first read: the matched groups merged in source
+    order, named as decisions name rules (else the policy's default), then what approval added.
+    An object rather than a closure: made on every decision, read on few."""
+
+    __slots__ = ("core", "parts", "extra")
+
+    def __init__(self, core: PolicyCore, parts, extra: tuple) -> None:
+        self.core, self.parts, self.extra = core, parts, extra
+
+    def __call__(self) -> tuple:
+        parts, core = self.parts, self.core
+        rules = heapq.merge(*parts, key=position) if len(parts) > 1 else parts[0] if parts else ()
+        ids = [(core.rule_id(r), r.span) for r in rules]
+        return tuple(ids or core._fallback()) + self.extra
 
 
 def rule_id(policy: EffectivePolicy, item) -> str:

@@ -343,18 +343,16 @@ class RequestDecider:
                         parts.extend(found[1])
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
-        tally = Tally()
-        if effect is not None:
-            tally.effect, tally.parts = effect, parts
+        core = self.core
         if maybe:
-            return self.core.conclude(self.approval, self.approval_source, tally, maybe)
+            return core.conclude_parts(self.approval, self.approval_source, effect, parts, maybe)
         if len(hits) == 1:
             if remembered.unhit is None:
-                remembered.unhit = self.core.conclude(self.approval, self.approval_source, tally)
+                remembered.unhit = core.conclude_parts(self.approval, self.approval_source, effect, parts)
             return remembered.unhit
         key = tuple(hits)
         found = self._combined.find(key)
-        return self._combined.put(key, self.core.conclude(self.approval, self.approval_source, tally)) \
+        return self._combined.put(key, core.conclude_parts(self.approval, self.approval_source, effect, parts)) \
             if found is MISSING else found
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
@@ -406,8 +404,7 @@ class RequestDecider:
         return remembered.facts
 
     def _remembered(self, name: str) -> "_Remembered":
-        found = self._names.find(name)
-        return self._names.put(name, _Remembered()) if found is MISSING else found
+        return self._names.get(name, _Remembered)
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
