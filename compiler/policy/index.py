@@ -26,7 +26,6 @@ from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
 
 WILD = ("*", "?")
-_ABSENT = object()
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
@@ -323,8 +322,8 @@ class RequestDecider:
         hits = [name]
         memo = self._groups
         for field_name, field_index in index.globbed.items():
-            value = args.get(field_name, _ABSENT)
-            if value is _ABSENT:
+            value = args.get(field_name, MISSING)
+            if value is MISSING:
                 continue  # an absent argument matches no glob
             if type(value) is not str and not (type(value) is CanonicalPath and value.absolute == value):
                 return None  # another value, or a path with two forms to match
@@ -343,17 +342,7 @@ class RequestDecider:
                         parts.extend(found[1])
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
-        core = self.core
-        if maybe:
-            return core.conclude_parts(self.approval, self.approval_source, effect, parts, maybe)
-        if len(hits) == 1:
-            if remembered.unhit is None:
-                remembered.unhit = core.conclude_parts(self.approval, self.approval_source, effect, parts)
-            return remembered.unhit
-        key = tuple(hits)
-        found = self._combined.find(key)
-        return self._combined.put(key, core.conclude_parts(self.approval, self.approval_source, effect, parts)) \
-            if found is MISSING else found
+        return self._concluded(remembered, effect, parts, maybe, hits, False)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
@@ -377,19 +366,24 @@ class RequestDecider:
                 self._admit(call.name, entry, call)
 
     def _conclude(self, call: "_Call", unsure: bool) -> Decision:
-        """The decision, from a memo when only request facts and whole glob groups made it."""
-        finish = self.core.conclude
-        if call.matched or call.maybe or unsure:
-            return finish(self.approval, self.approval_source, call.tally, call.maybe, unsure)
-        if len(call.hits) == 1:  # nothing argument-specific hit
-            remembered = call.remembered
-            if remembered.unhit is None:  # the call's tally holds the fact-only rules alone
-                remembered.unhit = finish(self.approval, self.approval_source, call.tally)
+        return self._concluded(call.remembered, call.tally.effect, call.tally.parts, call.maybe, call.hits,
+                               bool(call.matched) or unsure, unsure)
+
+    def _concluded(self, remembered: "_Remembered", effect: str | None, parts, maybe: list, hits: list,
+                   one_off: bool, unsure: bool = False) -> Decision:
+        """The decision from the tally's strictest effect and its groups; from a memo when only request
+        facts and whole glob groups made it (`one_off`: rules matched one by one, or a guard unsure)."""
+        conclude = self.core.conclude_parts
+        if one_off or maybe:
+            return conclude(self.approval, self.approval_source, effect, parts, maybe, unsure)
+        if len(hits) == 1:  # nothing argument-specific hit
+            if remembered.unhit is None:  # the tally holds the fact-only rules alone
+                remembered.unhit = conclude(self.approval, self.approval_source, effect, parts)
             return remembered.unhit
         # the same groups hit → the same decision
-        key = tuple(call.hits)
+        key = tuple(hits)
         found = self._combined.find(key)
-        return self._combined.put(key, finish(self.approval, self.approval_source, call.tally)) \
+        return self._combined.put(key, conclude(self.approval, self.approval_source, effect, parts)) \
             if found is MISSING else found
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
