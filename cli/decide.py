@@ -13,7 +13,7 @@ import os
 
 from ..compiler import json_io
 from ..compiler.diagnostics import DshError, invalid_request
-from ..compiler.facts import MODES
+from ..compiler.facts import MODES, PLATFORMS
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from .command_context import program_of, request_of, write_json
 
@@ -68,7 +68,7 @@ _VALUES = {"--args": "args", "--workspace": "workspace", "--host": "host", "--pl
 _REPEATED = {"--with": "with_services", "--without": "without_services", "--flag": "flags", "--load": "load",
              "--catalog": "catalog"}
 _SWITCHES = {"--plan": "plan", "--no-shipped": "no_shipped", "--json": "json"}
-_CHOICES = {"platform": ("linux", "darwin", "win32"), "mode": MODES}
+_CHOICES = {"platform": PLATFORMS, "mode": MODES}
 
 
 def fast_arguments(argv: list[str]):
@@ -79,7 +79,8 @@ def fast_arguments(argv: list[str]):
     if mode is not None and mode not in MODES:
         return None  # argparse reports the bad default
     values: dict = {"command": "decide", "debug": False, "version": None, "tool": None, "preset": None,
-                    "args": "{}", "workspace": None, "host": "web", "platform": "linux", "scope": "root", "mode": mode, "policy": None,
+                    "args": "{}", "workspace": None, "host": "web", "platform": "linux", "scope": "root",
+                    "mode": mode, "policy": None,
                     **{name: [] for name in _REPEATED.values()}, **{name: False for name in _SWITCHES.values()}}
     index, positional = 0, []
     while index < len(argv) and not argv[index].startswith("-") and len(positional) < 2:

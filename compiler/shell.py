@@ -8,6 +8,7 @@ import posixpath
 from .bash_grammar import bash_parser
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
+from .memo import once
 from .patterns import Pattern
 from .shell_data import Knowledge, OptionSpec, knowledge
 
@@ -75,15 +76,7 @@ class _Opaque(Exception):
         self.reason = reason
 
 
-def _parser():
-    """The process's one Bash parser."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = bash_parser()
-    return _PARSER
-
-
-_PARSER = None
+_parser = once(bash_parser)  # the process's one Bash parser
 
 
 # ------------------------------------------------------------------------------------- words

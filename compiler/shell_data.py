@@ -8,6 +8,7 @@ import os
 
 from . import json_io
 from .frozen import record
+from .memo import once
 from .patterns import compiled
 from .package_data import package_path
 
@@ -109,18 +110,9 @@ def _program(row: dict) -> Program:
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
+@once
 def knowledge() -> Knowledge:
     """The shell knowledge of the shipped catalog, read once per process."""
-    global _KNOWLEDGE
-    if _KNOWLEDGE is None:
-        _KNOWLEDGE = _read()
-    return _KNOWLEDGE
-
-
-_KNOWLEDGE: Knowledge | None = None
-
-
-def _read() -> Knowledge:
     root = os.path.join(package_path("dshc.catalogs"), "shell")
     with open(os.path.join(root, "wrappers.json"), encoding="utf-8") as handle:
         wrappers = json_io.loads(handle.read())
