@@ -39,6 +39,8 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
         return value
     expanded = os.path.expanduser(value) if value.startswith("~") else value  # what expanduser returns for the rest
     if workspace is None:
+        if base is None and _already_normal(value):
+            return value  # what normpath would return; callers that see no change skip their copy
         joined = posixpath.join(os.path.expanduser(base), expanded) if base and not posixpath.isabs(expanded) \
             else expanded
         normal = posixpath.normpath(joined) if joined else joined
@@ -56,6 +58,13 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
     return CanonicalPath(full, full)
 
 
+def _already_normal(value: str) -> bool:
+    """normpath(value) == value, told without running it: no `~` to expand, no empty component (`//`,
+    a trailing `/`, the empty text) and no `.` or `..` component (one starts the text or follows a `/`)."""
+    return bool(value) and value[0] not in "~." and "//" not in value and "/." not in value \
+        and value[-1] != "/"
+
+
 def canonical_args(args, names, workspace: str | None):
     """`args` with every path parameter in `names` made canonical (other values untouched)."""
     if not names or not (type(args) is dict or isinstance(args, Mapping)):  # a dict skips the ABC's check
@@ -64,9 +73,12 @@ def canonical_args(args, names, workspace: str | None):
     for name in names:
         value = args.get(name)
         if isinstance(value, str):
+            made = canonical_path(value, workspace)
+            if made is value:
+                continue
             if out is None:
                 out = dict(args)
-            out[name] = canonical_path(value, workspace)
+            out[name] = made
     return args if out is None else out
 
 

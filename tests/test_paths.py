@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 import os
 
+import posixpath
+
 import pytest
+from hypothesis import given, strategies as st
 
 from dshc.compiler.catalog import load_catalog
 from dshc.compiler.diagnostics import DshError
@@ -44,6 +47,22 @@ def test_only_marked_parameters_change():
     args = {"file_path": "a/../b", "content": "a/../b"}
     assert canonical_args(args, ("file_path",), None) == {"file_path": "b", "content": "a/../b"}
     assert canonical_args(args, (), None) is args
+
+
+@given(st.text(alphabet="ab./~-", max_size=12))
+def test_without_a_workspace_a_path_already_normal_is_returned_as_it_is(value):
+    # the shortcut must agree with the lexical normalisation it skips
+    found = canonical_path(value, None)
+    expected = posixpath.normpath(os.path.expanduser(value) if value.startswith("~") else value) if value else value
+    assert found == expected
+    if found is value:
+        assert posixpath.normpath(value) == value and not value.startswith("~")
+
+
+def test_args_already_canonical_are_not_copied():
+    args = {"file_path": "src/a.py", "content": "x"}
+    assert canonical_args(args, ("file_path",), None) is args
+    assert canonical_args({"file_path": "./src/a.py"}, ("file_path",), None) == {"file_path": "src/a.py"}
 
 
 def test_the_catalog_marks_path_parameters():

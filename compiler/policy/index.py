@@ -251,12 +251,13 @@ class RequestDecider:
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
-        # bounded like every memo: keyed by tool names, which a model may invent without end
-        self._names: LRU[_Remembered] = LRU(NAME_CACHE)
+        # keyed by tool names, which a model may invent without end: bounded by clearing (a plain dict:
+        # a cold decision writes one entry, and an ordered map's bookkeeping would be most of its cost)
+        self._names: dict[str, _Remembered] = {}
         # id(glob group) -> (the group, its summary): the entry holds the group, so its id cannot be
         # reused by another while remembered (an index the policy's LRU drops is built anew, new groups)
         self._groups: dict[int, tuple] = {}
-        self._combined = LRU(COMBINED_CACHE)
+        self._combined: dict[tuple, Decision] = {}  # hit groups -> decision; bounded by clearing, like `_names`
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
@@ -318,7 +319,7 @@ class RequestDecider:
         summary = remembered.summary
         if summary is None:
             summary = remembered.summary = self._tiered(name, index.plain)
-        effect, parts, maybe = summary[0], list(summary[1]), list(summary[2])
+        effect, parts, maybe = summary  # tuples, joined only when a group adds to them
         hits = [name]
         memo = self._groups
         for field_name, field_index in index.globbed.items():
@@ -329,17 +330,19 @@ class RequestDecider:
                 return None  # another value, or a path with two forms to match
             for group in field_index.groups(value):
                 found = memo.get(id(group))
-                found = found[1] if found is not None else \
-                    self._group_summary(name, group, field_index.tiers[id(group)])
+                if found is None:
+                    found = self._group_summary(name, group, field_index.tiers[id(group)])
+                else:
+                    found = found[1]
                 top = found[0]
                 if found[2]:
-                    maybe.extend(found[2])
+                    maybe += found[2]
                 if top is not None:
                     hits.append(id(group))
                     if effect is None or RANK[top] > RANK[effect]:
-                        effect, parts = top, list(found[1])
+                        effect, parts = top, found[1]
                     elif top == effect:
-                        parts.extend(found[1])
+                        parts += found[1]
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
         return self._concluded(remembered, effect, parts, maybe, hits, False)
@@ -382,9 +385,13 @@ class RequestDecider:
             return remembered.unhit
         # the same groups hit → the same decision
         key = tuple(hits)
-        found = self._combined.find(key)
-        return self._combined.put(key, conclude(self.approval, self.approval_source, effect, parts)) \
-            if found is MISSING else found
+        combined = self._combined
+        found = combined.get(key)
+        if found is None:
+            if len(combined) >= COMBINED_CACHE:
+                combined.clear()
+            found = combined[key] = conclude(self.approval, self.approval_source, effect, parts)
+        return found
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
@@ -393,12 +400,17 @@ class RequestDecider:
         remembered = self._remembered(name)
         if remembered.facts is None:
             best, deciding, maybe = self._tiered(name, index.plain)  # read once per request: no summary kept
-            remembered.facts = self.core.conclude(self.approval, self.approval_source,
-                                                  Tally().add_parts(best, deciding), maybe)
+            remembered.facts = self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe)
         return remembered.facts
 
     def _remembered(self, name: str) -> "_Remembered":
-        return self._names.get(name, _Remembered)
+        names = self._names
+        found = names.get(name)
+        if found is None:
+            if len(names) >= NAME_CACHE:
+                names.clear()
+            found = names[name] = _Remembered()
+        return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
