@@ -2,7 +2,8 @@
 
 A policy is indexed per tool name: rules whose condition is only request facts are grouped by
 effect and by that condition, compiled to a closure (`_tiers`: a call evaluates each condition
-once and stops at the strictest effect that holds; the summary is remembered per request); rules
+once and stops at the strictest effect that holds; the summary is remembered per request, or made
+once when no fact condition can change it); rules
 that test one argument with a glob are indexed by the glob's literal prefix, suffix or whole text,
 so a call looks up the rules it matches instead of trying them all, and each group it hits is
 summarised the same way. Anything else is evaluated as written.
@@ -42,8 +43,8 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "prefix_lengths", "suffix_lengths", "prefixes",
-                 "suffixes")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "prefix_lengths", "suffix_lengths",
+                 "prefixes", "suffixes")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -51,6 +52,7 @@ class _FieldIndex:
         self.suffix: dict = {}  # literal suffix -> [entry]  ("*abc")
         self.other: list = []  # any other glob: tried as written
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
+        self.fixed: dict = {}  # id(group) -> its summary, for groups no fact condition changes (`_fixed`)
         self.prefix_lengths: list = []
         self.suffix_lengths: list = []
         self.prefixes: tuple = ()  # every literal prefix: one C-level startswith says whether any can match
@@ -76,6 +78,7 @@ class _FieldIndex:
                 table[key] = tuple(table[key])  # a group: one object per key, remembered per request
         self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
                       for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
+        self.fixed = {key: summary for key, tiers in self.tiers.items() if (summary := _fixed(tiers)) is not None}
         self.prefix_lengths = sorted({len(p) for p in self.prefix})
         self.suffix_lengths = sorted({len(s) for s in self.suffix})
         self.prefixes, self.suffixes = tuple(self.prefix), tuple(self.suffix)
@@ -117,11 +120,13 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "globbed", "generic", "shell", "facts_only", "unnamed", "grouped_only")
+    __slots__ = ("guards", "plain", "plain_fixed", "globbed", "generic", "shell", "facts_only", "unnamed",
+                 "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
+        self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
         self.shell = shell
@@ -142,6 +147,17 @@ def _tiers(pairs) -> tuple:
         by_effect[rule.effect].setdefault(test, []).append(rule)
     return tuple((effect, tuple((test, tuple(sorted(rules, key=position))) for test, rules in groups.items()))
                  for effect, groups in by_effect.items() if groups)
+
+
+def _fixed(tiers: tuple):
+    """What `_tiered` answers for `tiers` on every request when none of their rules has a fact
+    condition (made once, when the policy is indexed); None when some condition must be read."""
+    if any(test is not None for _, groups in tiers for test, _ in groups):
+        return None
+    if not tiers:
+        return None, (), ()
+    effect, groups = tiers[0]
+    return effect, tuple(rules for _, rules in groups), ()
 
 
 def _split(condition):
@@ -233,6 +249,7 @@ class CompiledPolicy:
                 index.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
         index.plain = _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
+        index.plain_fixed = _fixed(index.plain)
         for field_index in index.globbed.values():
             field_index.seal()
         index.facts_only = not (index.globbed or index.generic or shell)
@@ -269,6 +286,10 @@ class RequestDecider:
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
         elif tool is None or not tool.path_parameters:  # nothing to make canonical
+            if index.grouped_only and type(args) is dict and not (include_guards and index.guards):
+                decision = self._decide_grouped(name, index, args)  # the common call, without `_decide`'s tests
+                if decision is not None:
+                    return decision
             return self._decide(name, tool, index, args, workspace, include_guards)
         else:
             made = canonical(tool, args, workspace)
@@ -315,10 +336,14 @@ class RequestDecider:
         groups' summaries (per request), tallied strictest-wins, concluded or taken from the memo of
         those groups. None when some argument is not plain text or a path in one form (the general
         path takes it)."""
-        remembered = self._remembered(name)
-        summary = remembered.summary
+        summary = index.plain_fixed
         if summary is None:
-            summary = remembered.summary = self._tiered(name, index.plain)
+            remembered = self._names.get(name)  # `_remembered`, inline
+            if remembered is None:
+                remembered = self._remembered(name)
+            summary = remembered.summary
+            if summary is None:
+                summary = remembered.summary = self._tiered(name, index.plain)
         effect, parts, maybe = summary  # tuples, joined only when a group adds to them
         hits = [name]
         memo = self._groups
@@ -331,7 +356,7 @@ class RequestDecider:
             for group in field_index.groups(value):
                 found = memo.get(id(group))
                 if found is None:
-                    found = self._group_summary(name, group, field_index.tiers[id(group)])
+                    found = self._group_summary(name, group, field_index)
                 else:
                     found = found[1]
                 top = found[0]
@@ -345,7 +370,7 @@ class RequestDecider:
                         parts += found[1]
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
-        return self._concluded(remembered, effect, parts, maybe, hits, False)
+        return self._concluded(name, effect, parts, maybe, hits, False)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
@@ -359,7 +384,7 @@ class RequestDecider:
         else:
             forms, groups = (value,), field_index.groups(value)
         for group in groups:
-            top, rules, unsure_rules = self._group_summary(call.name, group, field_index.tiers[id(group)])
+            top, rules, unsure_rules = self._group_summary(call.name, group, field_index)
             call.maybe.extend(unsure_rules)
             if top is not None:
                 call.hits.append(id(group))
@@ -369,10 +394,10 @@ class RequestDecider:
                 self._admit(call.name, entry, call)
 
     def _conclude(self, call: "_Call", unsure: bool) -> Decision:
-        return self._concluded(call.remembered, call.tally.effect, call.tally.parts, call.maybe, call.hits,
+        return self._concluded(call.name, call.tally.effect, call.tally.parts, call.maybe, call.hits,
                                bool(call.matched) or unsure, unsure)
 
-    def _concluded(self, remembered: "_Remembered", effect: str | None, parts, maybe: list, hits: list,
+    def _concluded(self, name: str, effect: str | None, parts, maybe: list, hits: list,
                    one_off: bool, unsure: bool = False) -> Decision:
         """The decision from the tally's strictest effect and its groups; from a memo when only request
         facts and whole glob groups made it (`one_off`: rules matched one by one, or a guard unsure)."""
@@ -380,6 +405,7 @@ class RequestDecider:
         if one_off or maybe:
             return conclude(self.approval, self.approval_source, effect, parts, maybe, unsure)
         if len(hits) == 1:  # nothing argument-specific hit
+            remembered = self._remembered(name)
             if remembered.unhit is None:  # the tally holds the fact-only rules alone
                 remembered.unhit = conclude(self.approval, self.approval_source, effect, parts)
             return remembered.unhit
@@ -434,14 +460,19 @@ class RequestDecider:
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
 
-    def _group_summary(self, name: str, group: tuple, tiers: tuple):
-        """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request."""
+    def _group_summary(self, name: str, group: tuple, field_index: _FieldIndex):
+        """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request
+        (or once for all, when no fact condition changes it)."""
         found = self._groups.get(id(group))
         if found is None:
+            summary = field_index.fixed.get(id(group))
+            if summary is None:
+                summary = self._tiered(name, field_index.tiers[id(group)])
             if len(self._groups) >= GROUP_CACHE:  # the hit-groups memo is keyed by these ids: both go
                 self._groups.clear()
                 self._combined.clear()
-            found = self._groups[id(group)] = (group, self._tiered(name, tiers))
+            # remembered even when fixed: the entry holds the group, so no other takes its id in `_combined`
+            found = self._groups[id(group)] = (group, summary)
         return found[1]
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
@@ -451,6 +482,8 @@ class RequestDecider:
 
     def _plain_summary(self, call: "_Call"):
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
+        if call.index.plain_fixed is not None:
+            return call.index.plain_fixed
         remembered = call.remembered
         if remembered.summary is None:
             remembered.summary = self._tiered(call.name, call.index.plain)
