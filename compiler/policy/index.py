@@ -120,13 +120,14 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_fixed", "globbed", "generic", "shell", "facts_only", "unnamed",
-                 "grouped_only")
+    __slots__ = ("guards", "plain", "plain_fixed", "fixed_decision", "globbed", "generic", "shell", "facts_only",
+                 "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
+        self.fixed_decision = None  # that summary concluded, shared by requests (`RequestDecider._fixed_decision`)
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
         self.shell = shell
@@ -370,6 +371,10 @@ class RequestDecider:
                         parts += found[1]
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
+        if len(hits) == 1 and not maybe and summary is index.plain_fixed:  # the fixed fact-only rules alone
+            fixed = self._fixed_decision(index)
+            if fixed is not None:
+                return fixed
         return self._concluded(name, effect, parts, maybe, hits, False)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
@@ -423,11 +428,26 @@ class RequestDecider:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
         if not index.plain:  # no rule names the tool: the policy's own answer, the same for every request
             return self.core.unmatched(self.approval, self.approval_source)
+        if index.plain_fixed is not None:
+            fixed = self._fixed_decision(index)
+            if fixed is not None:
+                return fixed
         remembered = self._remembered(name)
         if remembered.facts is None:
             best, deciding, maybe = self._tiered(name, index.plain)  # read once per request: no summary kept
             remembered.facts = self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe)
         return remembered.facts
+
+    def _fixed_decision(self, index: _ToolIndex) -> Decision | None:
+        """The decision of a call that the index's fixed fact-only summary alone decides: one for every
+        request, as `PolicyCore.unmatched` shares its own — save an ask under approval `never`, whose
+        decision names where `never` was set (None: the caller concludes it per request)."""
+        effect, parts, _ = index.plain_fixed
+        if effect == "ask" and self.approval == "never":
+            return None
+        if index.fixed_decision is None:
+            index.fixed_decision = self.core.conclude_parts(self.approval, self.approval_source, effect, parts)
+        return index.fixed_decision
 
     def _remembered(self, name: str) -> "_Remembered":
         names = self._names
