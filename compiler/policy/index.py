@@ -3,7 +3,8 @@
 A policy is indexed per tool name: rules whose condition is only request facts are grouped by
 effect and by that condition, compiled to a closure (`_tiers`: a call evaluates each condition
 once and stops at the strictest effect that holds; the summary is remembered per request, or made
-once when no fact condition can change it); rules
+once when no fact condition can change it; a tool with many conditions gets them as one generated
+function, `tier_code`); rules
 that test one argument with a glob are indexed by the glob's literal prefix, suffix or whole text,
 so a call looks up the rules it matches instead of trying them all, and each group it hits is
 summarised the same way. Anything else is evaluated as written.
@@ -25,6 +26,7 @@ from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_g
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
+from .tier_code import compile_tiers
 
 WILD = ("*", "?")
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
@@ -120,12 +122,13 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_fixed", "fixed_decision", "globbed", "generic", "shell", "facts_only",
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "fixed_decision", "globbed", "generic", "shell", "facts_only",
                  "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
+        self.plain_code = None  # plain as one generated function (`tier_code`), for tools with many conditions
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.fixed_decision = None  # that summary concluded, shared by requests (`RequestDecider._fixed_decision`)
         self.globbed = globbed  # argument field -> _FieldIndex
@@ -196,6 +199,7 @@ class CompiledPolicy:
         self._last: dict[str, tuple] = {}
         self._interned: dict = {}  # equal fact conditions share one object, so a call evaluates each once
         self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)
+        self._source: dict = {}  # a closure -> the condition it was made from (for `tier_code`)
 
     def _intern(self, facts):
         return None if facts is None else self._interned.setdefault(facts, facts)
@@ -207,6 +211,7 @@ class CompiledPolicy:
         found = self._compiled.get((id(facts), lenient_))
         if found is None:
             found = self._compiled[(id(facts), lenient_)] = (facts, compile_facts(facts, lenient_))
+            self._source[found[1]] = facts
         return found[1]
 
     def analysed(self, command: str):
@@ -251,6 +256,7 @@ class CompiledPolicy:
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
         index.plain = _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
         index.plain_fixed = _fixed(index.plain)
+        index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
         for field_index in index.globbed.values():
             field_index.seal()
         index.facts_only = not (index.globbed or index.generic or shell)
@@ -344,7 +350,7 @@ class RequestDecider:
                 remembered = self._remembered(name)
             summary = remembered.summary
             if summary is None:
-                summary = remembered.summary = self._tiered(name, index.plain)
+                summary = remembered.summary = self._plain_tiered(name, index)
         effect, parts, maybe = summary  # tuples, joined only when a group adds to them
         hits = [name]
         memo = self._groups
@@ -434,7 +440,7 @@ class RequestDecider:
                 return fixed
         remembered = self._remembered(name)
         if remembered.facts is None:
-            best, deciding, maybe = self._tiered(name, index.plain)  # read once per request: no summary kept
+            best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
             remembered.facts = self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe)
         return remembered.facts
 
@@ -506,8 +512,17 @@ class RequestDecider:
             return call.index.plain_fixed
         remembered = call.remembered
         if remembered.summary is None:
-            remembered.summary = self._tiered(call.name, call.index.plain)
+            remembered.summary = self._plain_tiered(call.name, call.index)
         return remembered.summary
+
+    def _plain_tiered(self, name: str, index: _ToolIndex):
+        """`_tiered` of the index's fact-only rules, through their generated function when they have one."""
+        run = index.plain_code
+        if run is not None:
+            found = run(self.env, name)
+            if found is not None:  # None: a fact is absent, and the closures' three-valued logic decides
+                return found
+        return self._tiered(name, index.plain)
 
     def _tiered(self, name: str, tiers: tuple):
         """(strictest effect that holds or None, its rules as parts each in source order — merged only if
