@@ -292,15 +292,14 @@ class RequestDecider:
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
-        elif tool is None or not tool.path_parameters:  # nothing to make canonical
-            if index.grouped_only and type(args) is dict and not (include_guards and index.guards):
-                decision = self._decide_grouped(name, index, args)  # the common call, without `_decide`'s tests
-                if decision is not None:
-                    return decision
-            return self._decide(name, tool, index, args, workspace, include_guards)
         else:
-            made = canonical(tool, args, workspace)
-            return with_paths(self._decide(name, tool, index, made, workspace, include_guards), args, made)
+            made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
+            decision = None
+            if index.grouped_only and type(made) is dict and not (include_guards and index.guards):
+                decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
+            if decision is None:
+                decision = self._decide(name, tool, index, made, workspace, include_guards)
+            return decision if made is args else with_paths(decision, args, made)
         # the arguments cannot change these two; they are read only to name canonical paths in the reason
         return decision if tool is None or not tool.path_parameters else \
             with_paths(decision, args, canonical(tool, args, workspace))
@@ -315,10 +314,6 @@ class RequestDecider:
                             for label, part, part_tool, part_args in parts])
         if not index.globbed and not index.generic and not (include_guards and index.guards):
             return self._facts_decide(name, index)
-        if index.grouped_only and not (include_guards and index.guards) and type(args) is dict:
-            decision = self._decide_grouped(name, index, args)
-            if decision is not None:
-                return decision
         call = _Call(self, name, index, args, workspace)
         unsure = False
         if include_guards and index.guards:
