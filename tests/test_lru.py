@@ -64,7 +64,7 @@ def test_invented_names_a_rule_covers_do_not_grow_the_request_memo_without_bound
     for index in range(3000):
         assert covering.decide(request, f"web_invented{index}", {}, "/w", gates=False).effect == "ask"
     decider, _, _ = covering._deciders.find(request)
-    assert 0 < len(decider._names) <= NAME_CACHE < 3000
+    assert 0 < len(decider._facts) <= NAME_CACHE < 3000
 
 
 def test_shared_row_outcomes_follow_each_contexts_services(program):

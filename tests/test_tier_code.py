@@ -16,8 +16,8 @@ STRINGS = {"platform": ['"linux"', '"win32"', '"darwin"'], "scope": ['"root"', '
            "preset": ['"standard"', '"minimal"', '"p"'], "tool": ['"read"', '"grep"']}
 string_fact = st.sampled_from(sorted(STRINGS))
 atoms = st.one_of(
-    st.builds(lambda f, op, i: f"{f} {op} {STRINGS[f][i % len(STRINGS[f])]}", string_fact, st.sampled_from(["==", "!="]),
-              st.integers(0, 2)),
+    st.builds(lambda f, op, i: f"{f} {op} {STRINGS[f][i % len(STRINGS[f])]}", string_fact,
+              st.sampled_from(["==", "!="]), st.integers(0, 2)),
     st.builds(lambda f, picks: f"{f} in [{', '.join(STRINGS[f][i % len(STRINGS[f])] for i in picks)}]", string_fact,
               st.lists(st.integers(0, 2), min_size=1, max_size=3)),
     st.builds(lambda f, p: f"{f} matches {p}", string_fact, st.sampled_from(['"l*"', '"*d"', '"r?ot"', '"*"'])),

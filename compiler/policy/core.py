@@ -229,7 +229,8 @@ class PolicyCore:
         elif effect == "ask" and approval == "never":
             effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"
             extra = (("approval never", approval_source),)
-        return Decision(effect, reason, (), _Listing(self, parts, extra))  # positional: keywords cost more
+        # positional: keywords cost more
+        return Decision(effect, reason, (), _new_listing(_Listing, (self, parts, extra)))
 
     def _fallback(self) -> tuple:
         default = self.policy.default
@@ -238,21 +239,22 @@ class PolicyCore:
         return ((self.policy.name, self.policy.decl.span),)
 
 
-class _Listing:
+class _Listing(tuple):
     """A decision's deciding rules, listed when first read: the matched groups merged in source
     order, named as decisions name rules (else the policy's default), then what approval added.
-    An object rather than a closure: made on every decision, read on few."""
+    (core, parts, extra) as a tuple: made on every decision and read on few, and a tuple is made
+    without running a Python constructor."""
 
-    __slots__ = ("core", "parts", "extra")
-
-    def __init__(self, core: PolicyCore, parts, extra: tuple) -> None:
-        self.core, self.parts, self.extra = core, parts, extra
+    __slots__ = ()
 
     def __call__(self) -> tuple:
-        parts, core = self.parts, self.core
+        core, parts, extra = self
         rules = heapq.merge(*parts, key=position) if len(parts) > 1 else parts[0] if parts else ()
         ids = [(core.rule_id(r), r.span) for r in rules]
-        return tuple(ids or core._fallback()) + self.extra
+        return tuple(ids or core._fallback()) + extra
+
+
+_new_listing = tuple.__new__
 
 
 def rule_id(policy: EffectivePolicy, item) -> str:

@@ -122,8 +122,8 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "fixed_decision", "globbed", "generic", "shell", "facts_only",
-                 "unnamed", "grouped_only")
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "fixed_decision", "globbed", "generic", "shell",
+                 "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -254,7 +254,8 @@ class CompiledPolicy:
                 field_name, pattern = glob
                 index.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
-        index.plain = _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
+        index.plain = _tiers((self.compiled(facts, lenient(rule)), rule)
+                             for facts, rules in plain.items() for rule in rules)
         index.plain_fixed = _fixed(index.plain)
         index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
         for field_index in index.globbed.values():
@@ -275,13 +276,16 @@ class RequestDecider:
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
-        # keyed by tool names, which a model may invent without end: bounded by clearing (a plain dict:
-        # a cold decision writes one entry, and an ordered map's bookkeeping would be most of its cost)
-        self._names: dict[str, _Remembered] = {}
+        # per tool name, once per request (each made on first need). A model may invent names without
+        # end: each memo is bounded by clearing (`_keep`) — plain dicts, as a cold decision writes one
+        # entry and an ordered map's bookkeeping would be most of its cost.
+        self._summaries: dict[str, tuple] = {}  # the fact-only rules' tiers read (`_tiered`)
+        self._facts: dict[str, Decision] = {}  # the decision, when only request facts decide the tool
+        self._unhit: dict[str, Decision] = {}  # a call that hit no glob group and matched nothing one by one
         # id(glob group) -> (the group, its summary): the entry holds the group, so its id cannot be
         # reused by another while remembered (an index the policy's LRU drops is built anew, new groups)
         self._groups: dict[int, tuple] = {}
-        self._combined: dict[tuple, Decision] = {}  # hit groups -> decision; bounded by clearing, like `_names`
+        self._combined: dict[tuple, Decision] = {}  # hit groups -> decision; bounded by clearing, like those
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
@@ -340,12 +344,9 @@ class RequestDecider:
         path takes it)."""
         summary = index.plain_fixed
         if summary is None:
-            remembered = self._names.get(name)  # `_remembered`, inline
-            if remembered is None:
-                remembered = self._remembered(name)
-            summary = remembered.summary
+            summary = self._summaries.get(name)
             if summary is None:
-                summary = remembered.summary = self._plain_tiered(name, index)
+                summary = _keep(self._summaries, name, self._plain_tiered(name, index))
         effect, parts, maybe = summary  # tuples, joined only when a group adds to them
         hits = [name]
         memo = self._groups
@@ -411,10 +412,9 @@ class RequestDecider:
         if one_off or maybe:
             return conclude(self.approval, self.approval_source, effect, parts, maybe, unsure)
         if len(hits) == 1:  # nothing argument-specific hit
-            remembered = self._remembered(name)
-            if remembered.unhit is None:  # the tally holds the fact-only rules alone
-                remembered.unhit = conclude(self.approval, self.approval_source, effect, parts)
-            return remembered.unhit
+            found = self._unhit.get(name)  # the tally holds the fact-only rules alone
+            return found if found is not None else \
+                _keep(self._unhit, name, conclude(self.approval, self.approval_source, effect, parts))
         # the same groups hit → the same decision
         key = tuple(hits)
         combined = self._combined
@@ -433,11 +433,12 @@ class RequestDecider:
             fixed = self._fixed_decision(index)
             if fixed is not None:
                 return fixed
-        remembered = self._remembered(name)
-        if remembered.facts is None:
+        found = self._facts.get(name)
+        if found is None:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
-            remembered.facts = self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe)
-        return remembered.facts
+            found = _keep(self._facts, name,
+                          self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe))
+        return found
 
     def _fixed_decision(self, index: _ToolIndex) -> Decision | None:
         """The decision of a call that the index's fixed fact-only summary alone decides: one for every
@@ -449,15 +450,6 @@ class RequestDecider:
         if index.fixed_decision is None:
             index.fixed_decision = self.core.conclude_parts(self.approval, self.approval_source, effect, parts)
         return index.fixed_decision
-
-    def _remembered(self, name: str) -> "_Remembered":
-        names = self._names
-        found = names.get(name)
-        if found is None:
-            if len(names) >= NAME_CACHE:
-                names.clear()
-            found = names[name] = _Remembered()
-        return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
@@ -505,10 +497,9 @@ class RequestDecider:
         """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
         if call.index.plain_fixed is not None:
             return call.index.plain_fixed
-        remembered = call.remembered
-        if remembered.summary is None:
-            remembered.summary = self._plain_tiered(call.name, call.index)
-        return remembered.summary
+        found = self._summaries.get(call.name)
+        return found if found is not None else \
+            _keep(self._summaries, call.name, self._plain_tiered(call.name, call.index))
 
     def _plain_tiered(self, name: str, index: _ToolIndex):
         """`_tiered` of the index's fact-only rules, through their generated function when they have one."""
@@ -574,15 +565,12 @@ def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)
 
 
-class _Remembered:
-    """What one request remembers about one tool name (each made on first need)."""
-
-    __slots__ = ("summary", "facts", "unhit")
-
-    def __init__(self):
-        self.summary = None  # its fact-only rules' tiers read (`_tiered`)
-        self.facts = None  # the decision, when only request facts decide the tool
-        self.unhit = None  # the decision of a call that hit no glob group and matched nothing one by one
+def _keep(memo: dict, key, value):
+    """memo[key] = value, the memo cleared first when it holds NAME_CACHE entries; the value."""
+    if len(memo) >= NAME_CACHE:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 class _Call(Buckets):
@@ -590,11 +578,10 @@ class _Call(Buckets):
     globs, generic rules — it is their Buckets), its tally, the glob groups it hit (a memo key) and
     its environment, built only if a guard or an unindexed rule needs it."""
 
-    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "remembered", "_env")
+    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "_env")
 
     def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
-        self.remembered = decider._remembered(name)
         self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
         self.hits = [name]
