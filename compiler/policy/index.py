@@ -122,7 +122,7 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "fixed_decision", "globbed", "generic", "shell",
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "decided", "globbed", "generic", "shell",
                  "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
@@ -130,7 +130,9 @@ class _ToolIndex:
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
         self.plain_code = None  # plain as one generated function (`tier_code`), for tools with many conditions
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
-        self.fixed_decision = None  # that summary concluded, shared by requests (`RequestDecider._fixed_decision`)
+        # id(rule group, or the fixed summary's groups) -> the decision they alone make, shared by requests
+        # (`RequestDecider._shared`); keyed by objects the index holds, so bounded by its rules
+        self.decided: dict[int, Decision] = {}
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
         self.shell = shell
@@ -373,10 +375,11 @@ class RequestDecider:
                         parts += found[1]
         if effect is None and not maybe:  # no rule matched: the policy's one answer for that
             return self.core.unmatched(self.approval, self.approval_source)
-        if len(hits) == 1 and not maybe and summary is index.plain_fixed:  # the fixed fact-only rules alone
-            fixed = self._fixed_decision(index)
-            if fixed is not None:
-                return fixed
+        if len(hits) == 1 and not maybe:  # the fact-only rules alone decide
+            shared = self._shared(index, effect, parts, parts) if summary is index.plain_fixed else \
+                self._shared(index, effect, parts, parts[0]) if len(parts) == 1 else None
+            if shared is not None:
+                return shared
         return self._concluded(name, effect, parts, maybe, hits, False)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
@@ -429,27 +432,31 @@ class RequestDecider:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
         if not index.plain:  # no rule names the tool: the policy's own answer, the same for every request
             return self.core.unmatched(self.approval, self.approval_source)
-        if index.plain_fixed is not None:
-            fixed = self._fixed_decision(index)
-            if fixed is not None:
-                return fixed
+        fixed = index.plain_fixed
+        if fixed is not None:
+            shared = self._shared(index, fixed[0], fixed[1], fixed[1])
+            if shared is not None:
+                return shared
         found = self._facts.get(name)
         if found is None:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
-            found = _keep(self._facts, name,
+            found = self._shared(index, best, deciding, deciding[0]) if len(deciding) == 1 and not maybe else None
+            found = _keep(self._facts, name, found if found is not None else
                           self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe))
         return found
 
-    def _fixed_decision(self, index: _ToolIndex) -> Decision | None:
-        """The decision of a call that the index's fixed fact-only summary alone decides: one for every
-        request, as `PolicyCore.unmatched` shares its own — save an ask under approval `never`, whose
-        decision names where `never` was set (None: the caller concludes it per request)."""
-        effect, parts, _ = index.plain_fixed
+    def _shared(self, index: _ToolIndex, effect: str, parts, key) -> Decision | None:
+        """The decision that `parts` (one rule group, or the fixed summary's groups: `key`, an object the
+        index holds) make alone: one for every request, as `PolicyCore.unmatched` shares its own — save an
+        ask under approval `never`, whose decision names where `never` was set (None: the caller concludes
+        it per request)."""
         if effect == "ask" and self.approval == "never":
             return None
-        if index.fixed_decision is None:
-            index.fixed_decision = self.core.conclude_parts(self.approval, self.approval_source, effect, parts)
-        return index.fixed_decision
+        decided = index.decided
+        found = decided.get(id(key))
+        if found is None:
+            found = decided[id(key)] = self.core.conclude_parts(self.approval, self.approval_source, effect, parts)
+        return found
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
