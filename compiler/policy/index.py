@@ -29,6 +29,7 @@ from .split import canonical, combine, shell_parts, with_paths
 from .tier_code import compile_tiers
 
 WILD = ("*", "?")
+NOTHING = (None, (), ())  # the summary of tiers none of whose rules holds
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
@@ -122,7 +123,7 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "decided", "globbed", "generic", "shell",
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "decided", "globbed", "generic", "shell",
                  "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
@@ -130,6 +131,7 @@ class _ToolIndex:
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
         self.plain_code = None  # plain as one generated function (`tier_code`), for tools with many conditions
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
+        self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
         # id(rule group, or the fixed summary's groups) -> the decision they alone make, shared by requests
         # (`RequestDecider._shared`); keyed by objects the index holds, so bounded by its rules
         self.decided: dict[int, Decision] = {}
@@ -259,6 +261,9 @@ class CompiledPolicy:
         index.plain = _tiers((self.compiled(facts, lenient(rule)), rule)
                              for facts, rules in plain.items() for rule in rules)
         index.plain_fixed = _fixed(index.plain)
+        if len(index.plain) == 1 and len(index.plain[0][1]) == 1 and index.plain[0][1][0][0] is not None:
+            (effect, ((test, rules),)), = index.plain
+            index.plain_single = (test, (effect, (rules,), ()))
         index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
         for field_index in index.globbed.values():
             field_index.seal()
@@ -509,7 +514,15 @@ class RequestDecider:
             _keep(self._summaries, call.name, self._plain_tiered(call.name, call.index))
 
     def _plain_tiered(self, name: str, index: _ToolIndex):
-        """`_tiered` of the index's fact-only rules, through their generated function when they have one."""
+        """`_tiered` of the index's fact-only rules: a single condition's made summaries, else their generated
+        function when they have one, else the closures."""
+        single = index.plain_single
+        if single is not None:  # one condition: its summary either way is made already
+            value = single[0](self.env, name)
+            if value is True:
+                return single[1]
+            if value is False:
+                return NOTHING
         run = index.plain_code
         if run is not None:
             found = run(self.env, name)
