@@ -123,8 +123,8 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "decided", "globbed", "generic", "shell",
-                 "facts_only", "unnamed", "grouped_only")
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "decided", "globbed", "generic",
+                 "shell", "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
