@@ -41,6 +41,9 @@ class TokenStream:
         blanks = f"(?:{parser.get_terminal('WS').pattern.to_regexp()})?" if "WS" in self.ignored else ""
         self.pattern = re.compile(blanks + "(?:" + "|".join(alternatives) + ")")
         self._actions: dict | None = None
+        # the LALR table read now, with the expression: whoever makes a token stream parses, and the
+        # grammar's tables are the library's to prepare, not the first parse's
+        self._table(parser.parse_interactive("").parser_state.parse_conf)
 
     def parse(self, text: str):
         """What `parser.parse(text)` returns or raises."""
