@@ -18,6 +18,7 @@ import re
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedToken
+from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 
@@ -102,13 +103,16 @@ class TokenStream:
                     value_stack.append(token)
                     break
                 length, made, callback = target
-                if length:
-                    children = value_stack[-length:]
-                    del state_stack[-length:]
-                    del value_stack[-length:]
+                if callback is None:  # one value handed up as it is: only the state changes
+                    del state_stack[-1]
                 else:
-                    children = []
-                value_stack.append(callback(children))
+                    if length:
+                        children = value_stack[-length:]
+                        del state_stack[-length:]
+                        del value_stack[-length:]
+                    else:
+                        children = []
+                    value_stack.append(callback(children))
                 following = table[state_stack[-1]][made][1]
                 state_stack.append(following)
                 action = table[following].get(kind)
@@ -123,14 +127,17 @@ class TokenStream:
 
     def _table(self, conf) -> dict:
         """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
-        (False, (how many values the rule pops, the nonterminal it makes, lark's callback)) to reduce."""
+        (False, (how many values the rule pops, the nonterminal it makes, lark's callback)) to reduce —
+        the callback None where lark's would hand a one-symbol rule's one value up as it is
+        (`ExpandSingleChild`, as `expr: and_expr` has): the value then stays where it is."""
         if self._actions is None:
             callbacks = conf.callbacks
             if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
                 raise RuntimeError("the token stream does not run parser callbacks on terminals")
             self._actions = {
                 state: {symbol: (True, arg) if action is Shift else
-                        (False, (len(arg.expansion), arg.origin.name, callbacks[arg]))
+                        (False, (len(arg.expansion), arg.origin.name,
+                                 None if _passes_through(arg, callbacks[arg]) else callbacks[arg]))
                         for symbol, (action, arg) in row.items()}
                 for state, row in conf.parse_table.states.items()}
         return self._actions
@@ -145,3 +152,8 @@ class TokenStream:
         counter.column = pos - line_start + 1
         lexer_state.last_token = last
         return interactive.resume_parse()
+
+
+def _passes_through(rule, callback) -> bool:
+    """lark reduces `rule` to its one child unchanged (ExpandSingleChild over one symbol)."""
+    return len(rule.expansion) == 1 and type(callback) is ExpandSingleChild
