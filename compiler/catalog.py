@@ -6,6 +6,8 @@ can never silently shrink or grow.
 """
 from __future__ import annotations
 
+import os
+
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
 from .digest import sha256
@@ -16,7 +18,6 @@ from .package_data import package_dir
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:  # types only: importing importlib.resources costs every process ~10 ms
     from collections.abc import Iterable
-    from importlib.resources.abc import Traversable
     from pathlib import Path
     from typing import Any
 
@@ -221,11 +222,11 @@ class _SchemaChecks:
     """jsonschema's checks of one catalog's files, run once per catalog hash: files whose exact bytes
     passed every check before (a stamp in the user's private cache) skip them, and jsonschema's import."""
 
-    def __init__(self, root, schema: dict, remember: bool = True) -> None:
+    def __init__(self, files: "CatalogFolder", schema: dict, remember: bool = True) -> None:
         self._schema = schema
         self._validators: dict = {}
         # an overlay's validity also depends on the catalog it extends, so its checks always run
-        self._stamp = f"catalog-{_digest(root)}.ok" if remember else None
+        self._stamp = f"catalog-{files.digest()}.ok" if remember else None
         self.passed_before = remember and user_cache.has_stamp(self._stamp)
 
     def errors(self, ref: str | None, instance, path: str) -> list[Diagnostic]:
@@ -246,15 +247,66 @@ class _SchemaChecks:
             user_cache.put_stamp(self._stamp)
 
 
-def _digest(root) -> str:
-    """SHA-256 of every JSON file of a catalog folder (schema, manifest, packages), names and bytes."""
-    digest = sha256(b"dshc-catalog-checks-1")
-    for folder in (root, root / "packages"):
-        if folder.is_dir():
-            for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-                if entry.name.endswith(".json") and entry.is_file():
-                    digest.update(f"{folder.name}/{entry.name}".encode() + b"\0" + entry.read_bytes() + b"\0")
-    return digest.hexdigest()
+def _json_entries(folder) -> list[tuple[str, str, bool]] | None:
+    """[(name, path, is a file)] of the folder's `.json` entries, sorted by name, or None when there is
+    no such folder: one os.scandir for the listing and the entries' kinds."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted((e.name, e.path, e.is_file()) for e in listing if e.name.endswith(".json"))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+class CatalogFolder:
+    """A catalog folder's JSON files (its own and those under packages/), each read once as bytes: the
+    stamp that lets the schema checks be skipped hashes the very bytes that are then parsed (nothing
+    can change between the two), and no file is opened twice."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.names: dict[str, list[str]] = {}  # "" or "packages" -> its `.json` entries, sorted
+        self._bytes: dict[str, bytes] = {}  # "manifest.json", "packages/tool-fs.json" -> the file's bytes
+        self._failed: dict[str, OSError] = {}  # such a name -> why it could not be read
+        for sub in ("", "packages"):
+            folder = root / sub if sub else root
+            entries = _json_entries(folder)
+            if entries is None:
+                continue
+            self.names[sub] = [entry_name for entry_name, _, _ in entries]
+            for entry_name, path, is_file in entries:
+                name = f"{sub}/{entry_name}" if sub else entry_name
+                if not is_file:
+                    continue
+                try:
+                    with open(path, "rb") as handle:
+                        self._bytes[name] = handle.read()
+                except OSError as exc:
+                    self._failed[name] = exc
+
+    def path(self, name: str):
+        return self.root / name
+
+    def is_file(self, name: str) -> bool:
+        return name in self._bytes or name in self._failed
+
+    def text(self, name: str) -> str:
+        """The file's text (UTF-8); raises what reading it raised, FileNotFoundError if it is not there."""
+        if name in self._failed:
+            raise self._failed[name]
+        if name not in self._bytes:
+            raise FileNotFoundError(str(self.path(name)))
+        return self._bytes[name].decode("utf-8")
+
+    def digest(self) -> str:
+        """SHA-256 of every JSON file read (schema, manifest, packages), names and bytes."""
+        digest = sha256(b"dshc-catalog-checks-1")
+        for sub in ("", "packages"):
+            label = sub or self.root.name
+            for entry in self.names.get(sub, ()):
+                data = self._bytes.get(f"{sub}/{entry}" if sub else entry)
+                if data is not None:
+                    digest.update(f"{label}/{entry}".encode() + b"\0" + data + b"\0")
+        return digest.hexdigest()
 
 
 @once
@@ -262,7 +314,7 @@ def shipped_root() -> Path:
     return package_dir("dshc.catalogs")
 
 
-def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:
+def load_catalog(root: Path | str | None = None) -> Catalog:
     """Load and check a catalog directory (the shipped one by default); raises DshError."""
     if root is None:
         return _shipped_catalog()
@@ -274,14 +326,21 @@ def load_catalog(root: Traversable | Path | str | None = None) -> Catalog:
 
 @once
 def _shipped_catalog() -> Catalog:
-    return _load(shipped_root())
+    return _load(shipped_root(), shipped_files())
 
 
-def _load(root) -> Catalog:
+@once
+def shipped_files() -> CatalogFolder:
+    """The shipped catalog's files, read once per process (an overlay checks against its schema)."""
+    return CatalogFolder(shipped_root())
+
+
+def _load(root, files: CatalogFolder | None = None) -> Catalog:
     diags: list[Diagnostic] = []
-    checks = _SchemaChecks(root, _catalog_schema(root))
-    manifest, manifest_file = _manifest(root, checks, "#/$defs/manifest")
-    packages = _packages(root, manifest, manifest_file, checks, diags)
+    files = files or CatalogFolder(root)
+    checks = _SchemaChecks(files, _catalog_schema(files))
+    manifest, manifest_file = _manifest(files, checks, "#/$defs/manifest")
+    packages = _packages(files, manifest, manifest_file, checks, diags)
     outside = frozenset(manifest.get("outside_catalog", ()))
     for index, package_id in enumerate(manifest.get("outside_catalog", ())):
         if package_id not in manifest["packages"]:
@@ -294,17 +353,16 @@ def _load(root) -> Catalog:
                    outside_catalog=outside)
 
 
-def _catalog_schema(root) -> dict:
-    schema_file = root / "catalog.schema.json"
-    schema, found = _read_json(str(schema_file), schema_file.read_text)
+def _catalog_schema(files: CatalogFolder) -> dict:
+    schema, found = _read_json(str(files.path("catalog.schema.json")), lambda: files.text("catalog.schema.json"))
     if found:
         raise DshError(found)
     return schema
 
 
-def _manifest(root, checks: _SchemaChecks, ref: str | None) -> tuple[dict, Any]:
-    manifest_file = root / "manifest.json"
-    manifest, diags = _read_json(str(manifest_file), manifest_file.read_text)
+def _manifest(files: CatalogFolder, checks: _SchemaChecks, ref: str | None) -> tuple[dict, Any]:
+    manifest_file = files.path("manifest.json")
+    manifest, diags = _read_json(str(manifest_file), lambda: files.text("manifest.json"))
     if manifest is not None:
         diags += checks.errors(ref, manifest, str(manifest_file))
     if diags:
@@ -312,11 +370,11 @@ def _manifest(root, checks: _SchemaChecks, ref: str | None) -> tuple[dict, Any]:
     return manifest, manifest_file
 
 
-def _packages(root, manifest: dict, manifest_file, checks: _SchemaChecks, diags: list[Diagnostic],
+def _packages(files: CatalogFolder, manifest: dict, manifest_file, checks: _SchemaChecks, diags: list[Diagnostic],
               origin: str | None = None) -> list[Package]:
     """The packages a manifest lists, each checked; problems go to `diags`."""
-    package_dir = root / "packages"
-    on_disk = sorted(p.name for p in package_dir.iterdir() if p.name.endswith(".json")) if package_dir.is_dir() else []
+    package_dir = files.path("packages")
+    on_disk = files.names.get("packages", [])
     listed = list(manifest["packages"])
     for name in on_disk:
         if name[: -len(".json")] not in listed:
@@ -326,12 +384,13 @@ def _packages(root, manifest: dict, manifest_file, checks: _SchemaChecks, diags:
     packages: list[Package] = []
     seen_definitions: dict[str, str] = {}
     for index, package_id in enumerate(listed):
+        name = f"packages/{package_id}.json"
         file = package_dir / f"{package_id}.json"
-        if not file.is_file():
+        if not files.is_file(name):
             diags.append(Diagnostic("DSH507", f"manifest lists `{package_id}` but `packages/{package_id}.json` does not exist",
                                     path=str(manifest_file), json_path=f"$.packages[{index}]"))
             continue
-        data, found = _read_json(str(file), file.read_text)
+        data, found = _read_json(str(file), lambda: files.text(name))
         if found:
             diags += found
             continue

@@ -8,7 +8,8 @@ silent replacement; only a package listed under `replaces` takes the place of a 
 from __future__ import annotations
 
 
-from .catalog import Catalog, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog, shipped_root
+from .catalog import (Catalog, CatalogFolder, _SchemaChecks, _catalog_schema, _manifest, _packages, load_catalog,
+                      shipped_files)
 from .diagnostics import Diagnostic, DshError
 from .facts import HOST_SERVICES
 
@@ -46,8 +47,9 @@ def overlay(base: Catalog, directory: str | Path) -> Catalog:
     if not (root / "manifest.json").is_file():
         raise DshError([Diagnostic("DSH501", "a catalog overlay needs a manifest.json", path=str(root), json_path="$",
                                    help="list its packages in manifest.json and put them under packages/")])
-    base_schema = _catalog_schema(shipped_root())
-    manifest, manifest_file = _manifest(root, _SchemaChecks(root, overlay_schema(base_schema), remember=False), None)
+    files = CatalogFolder(root)
+    base_schema = _catalog_schema(shipped_files())
+    manifest, manifest_file = _manifest(files, _SchemaChecks(files, overlay_schema(base_schema), remember=False), None)
     diags: list[Diagnostic] = []
     services = dict(manifest.get("services", {}))
     known = base.services | frozenset(HOST_SERVICES)
@@ -56,8 +58,8 @@ def overlay(base: Catalog, directory: str | Path) -> Catalog:
             diags.append(Diagnostic("DSH509", f"service `{name}` is already known to catalog `{base.name}`",
                                     path=str(manifest_file), json_path=f"$.services.{name}",
                                     help="use the existing service; an overlay only introduces new ones"))
-    checks = _SchemaChecks(root, package_schema(base_schema, services), remember=False)
-    added = _packages(root, manifest, manifest_file, checks, diags, origin=str(root))
+    checks = _SchemaChecks(files, package_schema(base_schema, services), remember=False)
+    added = _packages(files, manifest, manifest_file, checks, diags, origin=str(root))
     replaces = list(manifest.get("replaces", ()))
     listed = list(manifest["packages"])
     for index, package_id in enumerate(replaces):

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dshc.compiler.catalog import load_catalog
+from dshc.compiler.catalog import CatalogFolder, load_catalog
 from dshc.compiler.diagnostics import DshError
 
 PARALLEL_SAFE = {"read", "read_image", "web_search", "web_fetch", "session_trace", "session_event_trace",
@@ -107,6 +107,35 @@ def test_guard_rejects_a_listed_package_without_a_file(catalog_copy):
     with pytest.raises(DshError) as info:
         load_catalog(catalog_copy)
     assert _codes(info.value) == ["DSH507"]
+
+
+def test_a_listed_package_that_is_a_folder_is_not_a_file(catalog_copy):
+    (catalog_copy / "packages" / "tool-todo.json").unlink()
+    (catalog_copy / "packages" / "tool-todo.json").mkdir()
+    with pytest.raises(DshError) as info:
+        load_catalog(catalog_copy)
+    assert _codes(info.value) == ["DSH507"]
+
+
+def test_a_package_file_that_is_not_utf8_is_reported_not_raised(catalog_copy):
+    (catalog_copy / "packages" / "tool-todo.json").write_bytes(b'{"id": "tool-todo\xff"}')
+    with pytest.raises(DshError) as info:
+        load_catalog(catalog_copy)
+    assert _codes(info.value) == ["DSH501"] and "UnicodeDecodeError" in info.value.diagnostics[0].message
+
+
+def test_the_checks_stamp_hashes_the_bytes_that_are_parsed(catalog_copy):
+    # each file is read once: the digest that lets a later load skip the schema checks and the JSON
+    # that load parses come from the same bytes
+    files = CatalogFolder(catalog_copy)
+    file = catalog_copy / "packages" / "tool-todo.json"
+    assert files.text("packages/tool-todo.json") == file.read_text(encoding="utf-8")
+    before = files.digest()
+    file.write_text(file.read_text().replace('"summary"', ' "summary"', 1))
+    assert files.text("packages/tool-todo.json") != file.read_text(encoding="utf-8")  # what was read stays
+    assert files.digest() == before and CatalogFolder(catalog_copy).digest() != before
+    with pytest.raises(FileNotFoundError):
+        files.text("packages/tool-none.json")
 
 
 @pytest.mark.parametrize("breakage, code, json_path", [
