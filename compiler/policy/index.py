@@ -26,10 +26,9 @@ from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_g
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .split import canonical, combine, shell_parts, with_paths
-from .tier_code import compile_tiers
+from .tier_code import NOTHING, compile_tiers
 
 WILD = ("*", "?")
-NOTHING = (None, (), ())  # the summary of tiers none of whose rules holds
 COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
@@ -163,7 +162,7 @@ def _fixed(tiers: tuple):
     if any(test is not None for _, groups in tiers for test, _ in groups):
         return None
     if not tiers:
-        return None, (), ()
+        return NOTHING
     effect, groups = tiers[0]
     return effect, tuple(rules for _, rules in groups), ()
 

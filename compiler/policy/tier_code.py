@@ -15,6 +15,7 @@ from .. import ast
 from ..globs import glob_match
 
 MIN_TESTS = 6  # fewer conditions: the closures cost less than a generated function's one call and setup
+NOTHING = (None, (), ())  # the summary of tiers none of whose rules holds
 
 
 class _Unsupported(Exception):
@@ -97,7 +98,7 @@ def compile_tiers(tiers: tuple, source_of):
     if writer.services:
         head.append("    services = env.services")
     source = "\n".join(head + body + ["    return NOTHING", ""])
-    namespace = {**writer.constants, "NOTHING": (None, (), ()), "__builtins__": {"bool": bool, "tuple": tuple,
+    namespace = {**writer.constants, "NOTHING": NOTHING, "__builtins__": {"bool": bool, "tuple": tuple,
                                                                                  "isinstance": isinstance, "str": str}}
     exec(compile(source, "<dshc fact tiers>", "exec"), namespace)  # noqa: S102 - generated names only (see above)
     return namespace["run"]
