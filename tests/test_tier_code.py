@@ -106,3 +106,27 @@ def test_policy_text_never_becomes_code():
     assert index.plain_code is not None and index.plain_code(decider.env, "read") == (None, (), ())
     tricked = Env({"scope": '"); import os; os._exit(3); ("'}, frozenset())
     assert index.plain_code(tricked, "read")[0] == "deny"
+
+
+def test_conditions_nested_to_the_input_limit_decide_as_written():
+    from dshc.compiler.limits import MAX_CONDITION_DEPTH
+    deep = "(" * (MAX_CONDITION_DEPTH - 1) + 'scope == "root"' + ")" * (MAX_CONDITION_DEPTH - 1)
+    nots = "not " * (MAX_CONDITION_DEPTH - 2) + 'platform == "linux"'
+    lines = [f'  deny read when {deep} and scope != "s{i}"' for i in range(MIN_TESTS)] + [f"  ask read when {nots}"]
+    program = _program(lines)
+    assert program is not None
+    for scope in ("root", "child"):
+        request = Request(policy="gen", scope=scope)
+        fast = program.decide(request, "read", {"file_path": "a"}, workspace="/ws")
+        slow = program.decide_unindexed(request, "read", {"file_path": "a"}, workspace="/ws")
+        assert (fast.effect, set(fast.deciding)) == (slow.effect, set(slow.deciding))
+
+
+def test_a_condition_past_pythons_own_nesting_limit_is_left_to_the_closures():
+    # the loader refuses such input; the generator must not be the one to fail if it ever gets one
+    condition = ast.Compare(ast.Fact(("scope",)), "==", "root")
+    for _ in range(300):
+        condition = ast.Not(condition)
+    tests = [object() for _ in range(MIN_TESTS)]
+    tiers = (("deny", tuple((t, ()) for t in tests)),)
+    assert compile_tiers(tiers, lambda t: condition) is None

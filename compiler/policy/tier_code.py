@@ -100,5 +100,8 @@ def compile_tiers(tiers: tuple, source_of):
     source = "\n".join(head + body + ["    return NOTHING", ""])
     namespace = {**writer.constants, "NOTHING": NOTHING, "__builtins__": {"bool": bool, "tuple": tuple,
                                                                                  "isinstance": isinstance, "str": str}}
-    exec(compile(source, "<dshc fact tiers>", "exec"), namespace)  # noqa: S102 - generated names only (see above)
+    try:
+        exec(compile(source, "<dshc fact tiers>", "exec"), namespace)  # noqa: S102 - generated names only (see above)
+    except (SyntaxError, RecursionError, MemoryError):  # Python's own nesting limits: the closures decide
+        return None
     return namespace["run"]
