@@ -65,9 +65,6 @@ class LRU:
             items.popitem(last=False)
         return value
 
-    def clear(self) -> None:
-        self._items.clear()
-
     def __len__(self) -> int:
         return len(self._items)
 

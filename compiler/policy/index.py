@@ -330,7 +330,7 @@ class RequestDecider:
             fired, unsure = run_guards(index.guards, call.env())
             if fired is not None:
                 return self.core.guard_decision(fired)
-        best, deciding, plain_maybe = self._plain_summary(call)
+        best, deciding, plain_maybe = self._plain_summary(name, index)
         call.tally.add_parts(best, deciding)
         call.maybe.extend(plain_maybe)
         for field_name, field_index in index.globbed.items():
@@ -348,11 +348,7 @@ class RequestDecider:
         groups' summaries (per request), tallied strictest-wins, concluded or taken from the memo of
         those groups. None when some argument is not plain text or a path in one form (the general
         path takes it)."""
-        summary = index.plain_fixed
-        if summary is None:
-            summary = self._summaries.get(name)
-            if summary is None:
-                summary = _keep(self._summaries, name, self._plain_tiered(name, index))
+        summary = self._plain_summary(name, index)
         effect, parts, maybe = summary  # tuples, joined only when a group adds to them
         hits = [name]
         memo = self._groups
@@ -424,13 +420,9 @@ class RequestDecider:
                 _keep(self._unhit, name, conclude(self.approval, self.approval_source, effect, parts))
         # the same groups hit → the same decision
         key = tuple(hits)
-        combined = self._combined
-        found = combined.get(key)
-        if found is None:
-            if len(combined) >= COMBINED_CACHE:
-                combined.clear()
-            found = combined[key] = conclude(self.approval, self.approval_source, effect, parts)
-        return found
+        found = self._combined.get(key)
+        return found if found is not None else \
+            _keep(self._combined, key, conclude(self.approval, self.approval_source, effect, parts), COMBINED_CACHE)
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
@@ -504,13 +496,13 @@ class RequestDecider:
         value = True if entry.facts is None else entry.facts(self.env, name)
         buckets.add(entry.rule, value)
 
-    def _plain_summary(self, call: "_Call"):
-        """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request."""
-        if call.index.plain_fixed is not None:
-            return call.index.plain_fixed
-        found = self._summaries.get(call.name)
-        return found if found is not None else \
-            _keep(self._summaries, call.name, self._plain_tiered(call.name, call.index))
+    def _plain_summary(self, name: str, index: _ToolIndex):
+        """(strictest effect or None, its rules, undecidable rules) of the fact-only rules: once per request
+        (the index's own when no fact condition can change it)."""
+        if index.plain_fixed is not None:
+            return index.plain_fixed
+        found = self._summaries.get(name)
+        return found if found is not None else _keep(self._summaries, name, self._plain_tiered(name, index))
 
     def _plain_tiered(self, name: str, index: _ToolIndex):
         """`_tiered` of the index's fact-only rules: a single condition's made summaries, else their generated
@@ -584,9 +576,9 @@ def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)
 
 
-def _keep(memo: dict, key, value):
-    """memo[key] = value, the memo cleared first when it holds NAME_CACHE entries; the value."""
-    if len(memo) >= NAME_CACHE:
+def _keep(memo: dict, key, value, limit: int = NAME_CACHE):
+    """memo[key] = value, the memo cleared first when it holds `limit` entries; the value."""
+    if len(memo) >= limit:
         memo.clear()
     memo[key] = value
     return value
