@@ -105,10 +105,11 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
     """The per-request memo of glob groups is keyed by the group's id: each entry holds its group,
     so when invented names push a tool's index out of the policy's LRU and it is built anew, no
     new group can take a remembered id and read another group's summary."""
+    linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request
     program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
-                                           '  deny web_fetch when args.url matches "http://*"\n'
-                                           '  ask web_* when args.url matches "*.zip"\n}\n'})
-    request = Request(policy="p")
+                                           f'  deny web_fetch when args.url matches "http://*"{linux}\n'
+                                           f'  ask web_* when args.url matches "*.zip"{linux}\n}}\n'})
+    request = Request(policy="p", platform="linux")
     expected = {"http://a": "deny", "https://b.zip": "ask", "https://c": "allow"}
     for round_ in range(3):
         for url, effect in expected.items():
@@ -119,15 +120,21 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
     assert decider._groups and all(key == id(group) for key, (group, _) in decider._groups.items())
 
 
-def test_the_glob_group_memo_is_bounded_and_forgets_the_hit_memo_with_it(monkeypatch):
+def test_the_glob_group_memo_and_the_shared_decisions_are_bounded(monkeypatch):
     from dshc.compiler.policy import index
     monkeypatch.setattr(index, "GROUP_CACHE", 2)
+    monkeypatch.setattr(index, "DECIDED_CACHE", 2)
+    linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request
     program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
-                                           '  deny web_fetch when args.url matches "http://*"\n'
-                                           '  ask web_fetch when args.url matches "*.zip"\n'
-                                           '  ask web_fetch when args.url matches "ftp:*"\n}\n'})
-    request = Request(policy="p")
-    for url, effect in {"http://a.zip": "deny", "https://b.zip": "ask", "ftp:c": "ask", "http://d": "deny"}.items():
-        assert program.decide(request, "web_fetch", {"url": url}, "/w", gates=False).effect == effect
+                                           f'  deny web_fetch when args.url matches "http://*"{linux}\n'
+                                           f'  ask web_fetch when args.url matches "*.zip"{linux}\n'
+                                           f'  ask web_fetch when args.url matches "ftp:*"{linux}\n}}\n'})
+    request = Request(policy="p", platform="linux")
+    expected = {"http://a.zip": ("deny", [3]), "https://b.zip": ("ask", [4]), "ftp:c": ("ask", [5]),
+                "ftp:c.zip": ("ask", [4, 5]), "http://d": ("deny", [3]), "https://e": ("allow", [])}
+    for _ in range(2):  # the second round finds what the bounds let it keep, or makes it again
+        for url, (effect, lines) in expected.items():
+            decision = program.decide(request, "web_fetch", {"url": url}, "/w", gates=False)
+            assert (decision.effect, [span.line for _, span in decision.deciding if lines]) == (effect, lines)
     decider, _, _ = program._deciders.find(request)
-    assert len(decider._groups) <= 2 and len(decider._combined) <= 2
+    assert 0 < len(decider._groups) <= 2 and 0 < len(decider.compiled.index("web_fetch", decider.tool_for("web_fetch")).decided) <= 2

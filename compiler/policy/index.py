@@ -29,7 +29,7 @@ from .split import canonical, combine, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
 WILD = ("*", "?")
-COMBINED_CACHE = 4096  # finished decisions kept per request, by the glob groups that made them
+DECIDED_CACHE = 1024  # decisions kept per tool index, by the rule groups that made them (shared by requests)
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
 NAME_CACHE = 1024  # tool names remembered per policy and per request (a name can be anything a model says)
@@ -131,9 +131,9 @@ class _ToolIndex:
         self.plain_code = None  # plain as one generated function (`tier_code`), for tools with many conditions
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
-        # id(rule group, or the fixed summary's groups) -> the decision they alone make, shared by requests
-        # (`RequestDecider._shared`); keyed by objects the index holds, so bounded by its rules
-        self.decided: dict[int, Decision] = {}
+        # the ids of the rule groups that decided a call -> (those groups, the decision they make), shared
+        # by requests (`RequestDecider._shared`); the entry holds its groups, so no other takes their ids
+        self.decided: dict = {}
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
         self.shell = shell
@@ -287,11 +287,9 @@ class RequestDecider:
         # entry and an ordered map's bookkeeping would be most of its cost.
         self._summaries: dict[str, tuple] = {}  # the fact-only rules' tiers read (`_tiered`)
         self._facts: dict[str, Decision] = {}  # the decision, when only request facts decide the tool
-        self._unhit: dict[str, Decision] = {}  # a call that hit no glob group and matched nothing one by one
         # id(glob group) -> (the group, its summary): the entry holds the group, so its id cannot be
         # reused by another while remembered (an index the policy's LRU drops is built anew, new groups)
         self._groups: dict[int, tuple] = {}
-        self._combined: dict[tuple, Decision] = {}  # hit groups -> decision; bounded by clearing, like those
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True) -> Decision:
@@ -345,12 +343,9 @@ class RequestDecider:
     def _decide_grouped(self, name: str, index: "_ToolIndex", args: dict) -> Decision | None:
         """`_decide` for the common call, in one pass: every argument a rule reads is plain text and
         every rule on it is in a glob group, so the decision is the fact-only rules' and the hit
-        groups' summaries (per request), tallied strictest-wins, concluded or taken from the memo of
-        those groups. None when some argument is not plain text or a path in one form (the general
-        path takes it)."""
-        summary = self._plain_summary(name, index)
-        effect, parts, maybe = summary  # tuples, joined only when a group adds to them
-        hits = [name]
+        groups' summaries (per request), tallied strictest-wins and concluded (`_concluded`). None when
+        some argument is not plain text or a path in one form (the general path takes it)."""
+        effect, parts, maybe = self._plain_summary(name, index)  # tuples, joined only when a group adds to them
         memo = self._groups
         for field_name, field_index in index.globbed.items():
             value = args.get(field_name, MISSING)
@@ -368,19 +363,11 @@ class RequestDecider:
                 if found[2]:
                     maybe += found[2]
                 if top is not None:
-                    hits.append(id(group))
                     if effect is None or RANK[top] > RANK[effect]:
                         effect, parts = top, found[1]
                     elif top == effect:
                         parts += found[1]
-        if effect is None and not maybe:  # no rule matched: the policy's one answer for that
-            return self.core.unmatched(self.approval, self.approval_source)
-        if len(hits) == 1 and not maybe:  # the fact-only rules alone decide
-            shared = self._shared(index, effect, parts, parts) if summary is index.plain_fixed else \
-                self._shared(index, effect, parts, parts[0]) if len(parts) == 1 else None
-            if shared is not None:
-                return shared
-        return self._concluded(name, effect, parts, maybe, hits, False)
+        return self._concluded(index, effect, parts, maybe)
 
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
@@ -397,32 +384,27 @@ class RequestDecider:
             top, rules, unsure_rules = self._group_summary(call.name, group, field_index)
             call.maybe.extend(unsure_rules)
             if top is not None:
-                call.hits.append(id(group))
                 call.tally.add_parts(top, rules)
         for entry in field_index.other:
             if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call)
 
     def _conclude(self, call: "_Call", unsure: bool) -> Decision:
-        return self._concluded(call.name, call.tally.effect, call.tally.parts, call.maybe, call.hits,
+        return self._concluded(call.index, call.tally.effect, call.tally.parts, call.maybe,
                                bool(call.matched) or unsure, unsure)
 
-    def _concluded(self, name: str, effect: str | None, parts, maybe: list, hits: list,
-                   one_off: bool, unsure: bool = False) -> Decision:
-        """The decision from the tally's strictest effect and its groups; from a memo when only request
-        facts and whole glob groups made it (`one_off`: rules matched one by one, or a guard unsure)."""
-        conclude = self.core.conclude_parts
-        if one_off or maybe:
-            return conclude(self.approval, self.approval_source, effect, parts, maybe, unsure)
-        if len(hits) == 1:  # nothing argument-specific hit
-            found = self._unhit.get(name)  # the tally holds the fact-only rules alone
-            return found if found is not None else \
-                _keep(self._unhit, name, conclude(self.approval, self.approval_source, effect, parts))
-        # the same groups hit → the same decision
-        key = tuple(hits)
-        found = self._combined.get(key)
-        return found if found is not None else \
-            _keep(self._combined, key, conclude(self.approval, self.approval_source, effect, parts), COMBINED_CACHE)
+    def _concluded(self, index: _ToolIndex, effect: str | None, parts, maybe, one_off: bool = False,
+                   unsure: bool = False) -> Decision:
+        """The decision from the tally's strictest effect and its groups of rules. When whole rule groups
+        alone made it (not `one_off`: rules matched one by one, or a guard unsure) and no rule is
+        undecided, it is a function of those groups: made once and shared (`_shared`)."""
+        if not (one_off or maybe):
+            if effect is None:  # no rule matched: the policy's one answer for that
+                return self.core.unmatched(self.approval, self.approval_source)
+            shared = self._shared(index, effect, parts)
+            if shared is not None:
+                return shared
+        return self.core.conclude_parts(self.approval, self.approval_source, effect, parts, maybe, unsure)
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
         """A tool whose rules read only request facts: one decision per request, whatever the call."""
@@ -430,29 +412,27 @@ class RequestDecider:
             return self.core.unmatched(self.approval, self.approval_source)
         fixed = index.plain_fixed
         if fixed is not None:
-            shared = self._shared(index, fixed[0], fixed[1], fixed[1])
-            if shared is not None:
-                return shared
+            return self._concluded(index, fixed[0], fixed[1], fixed[2])
         found = self._facts.get(name)
         if found is None:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
-            found = self._shared(index, best, deciding, deciding[0]) if len(deciding) == 1 and not maybe else None
-            found = _keep(self._facts, name, found if found is not None else
-                          self.core.conclude_parts(self.approval, self.approval_source, best, deciding, maybe))
+            found = _keep(self._facts, name, self._concluded(index, best, deciding, maybe))
         return found
 
-    def _shared(self, index: _ToolIndex, effect: str, parts, key) -> Decision | None:
-        """The decision that `parts` (one rule group, or the fixed summary's groups: `key`, an object the
-        index holds) make alone: one for every request, as `PolicyCore.unmatched` shares its own — save an
-        ask under approval `never`, whose decision names where `never` was set (None: the caller concludes
-        it per request)."""
+    def _shared(self, index: _ToolIndex, effect: str, parts) -> Decision | None:
+        """The decision that `parts` — whole rule groups the index holds, all with `effect` — make with
+        nothing undecided: one for every request, as `PolicyCore.unmatched` shares its own — save an ask
+        under approval `never`, whose decision names where `never` was set (None: the caller concludes it
+        per request). Only the object is shared: every condition was evaluated for this call."""
         if effect == "ask" and self.approval == "never":
             return None
-        decided = index.decided
-        found = decided.get(id(key))
+        key = id(parts[0]) if len(parts) == 1 else tuple(map(id, parts))
+        found = index.decided.get(key)
         if found is None:
-            found = decided[id(key)] = self.core.conclude_parts(self.approval, self.approval_source, effect, parts)
-        return found
+            found = _keep(index.decided, key,
+                          (parts, self.core.conclude_parts(self.approval, self.approval_source, effect, parts)),
+                          DECIDED_CACHE)
+        return found[1]
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
@@ -481,14 +461,11 @@ class RequestDecider:
         (or once for all, when no fact condition changes it)."""
         found = self._groups.get(id(group))
         if found is None:
-            summary = field_index.fixed.get(id(group))
-            if summary is None:
-                summary = self._tiered(name, field_index.tiers[id(group)])
-            if len(self._groups) >= GROUP_CACHE:  # the hit-groups memo is keyed by these ids: both go
-                self._groups.clear()
-                self._combined.clear()
-            # remembered even when fixed: the entry holds the group, so no other takes its id in `_combined`
-            found = self._groups[id(group)] = (group, summary)
+            fixed = field_index.fixed.get(id(group))
+            if fixed is not None:
+                return fixed
+            found = _keep(self._groups, id(group), (group, self._tiered(name, field_index.tiers[id(group)])),
+                          GROUP_CACHE)
         return found[1]
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
@@ -586,16 +563,15 @@ def _keep(memo: dict, key, value, limit: int = NAME_CACHE):
 
 class _Call(Buckets):
     """One call being decided: the rules it matched one by one (shell fields, odd values, other
-    globs, generic rules — it is their Buckets), its tally, the glob groups it hit (a memo key) and
-    its environment, built only if a guard or an unindexed rule needs it."""
+    globs, generic rules — it is their Buckets), its tally and its environment, built only if a
+    guard or an unindexed rule needs it."""
 
-    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "hits", "_env")
+    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "_env")
 
     def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
         self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
-        self.hits = [name]
         self._env = None
 
     def env(self) -> Env:
