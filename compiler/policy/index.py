@@ -132,7 +132,7 @@ class _ToolIndex:
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
         # the ids of the rule groups that decided a call -> (those groups, the decision they make), shared
-        # by requests (`RequestDecider._shared`); the entry holds its groups, so no other takes their ids
+        # by requests (`RequestDecider._concluded`); the entry holds its groups, so no other takes their ids
         self.decided: dict = {}
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
@@ -396,14 +396,21 @@ class RequestDecider:
     def _concluded(self, index: _ToolIndex, effect: str | None, parts, maybe, one_off: bool = False,
                    unsure: bool = False) -> Decision:
         """The decision from the tally's strictest effect and its groups of rules. When whole rule groups
-        alone made it (not `one_off`: rules matched one by one, or a guard unsure) and no rule is
-        undecided, it is a function of those groups: made once and shared (`_shared`)."""
-        if not (one_off or maybe):
+        the index holds alone made it (not `one_off`: rules matched one by one, or a guard unsure) and no
+        rule is undecided, it is a function of those groups: made by the first call that reaches it and
+        shared by every request, as `PolicyCore.unmatched` shares its own — save an ask under approval
+        `never`, whose decision names where `never` was set. Only the object is shared: every condition
+        was evaluated for this call."""
+        if not (one_off or maybe or effect == "ask" and self.approval == "never"):
             if effect is None:  # no rule matched: the policy's one answer for that
                 return self.core.unmatched(self.approval, self.approval_source)
-            shared = self._shared(index, effect, parts)
-            if shared is not None:
-                return shared
+            key = id(parts[0]) if len(parts) == 1 else tuple(map(id, parts))
+            found = index.decided.get(key)
+            if found is None:
+                found = _keep(index.decided, key,
+                              (parts, self.core.conclude_parts(self.approval, self.approval_source, effect, parts)),
+                              DECIDED_CACHE)
+            return found[1]
         return self.core.conclude_parts(self.approval, self.approval_source, effect, parts, maybe, unsure)
 
     def _facts_decide(self, name: str, index: "_ToolIndex") -> Decision:
@@ -418,21 +425,6 @@ class RequestDecider:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
             found = _keep(self._facts, name, self._concluded(index, best, deciding, maybe))
         return found
-
-    def _shared(self, index: _ToolIndex, effect: str, parts) -> Decision | None:
-        """The decision that `parts` — whole rule groups the index holds, all with `effect` — make with
-        nothing undecided: one for every request, as `PolicyCore.unmatched` shares its own — save an ask
-        under approval `never`, whose decision names where `never` was set (None: the caller concludes it
-        per request). Only the object is shared: every condition was evaluated for this call."""
-        if effect == "ask" and self.approval == "never":
-            return None
-        key = id(parts[0]) if len(parts) == 1 else tuple(map(id, parts))
-        found = index.decided.get(key)
-        if found is None:
-            found = _keep(index.decided, key,
-                          (parts, self.core.conclude_parts(self.approval, self.approval_source, effect, parts)),
-                          DECIDED_CACHE)
-        return found[1]
 
     def guard(self, name: str, tool: ToolDef | None, args, workspace: str | None = None) -> Decision | None:
         """The guards alone, as their own pipeline stage runs them: a deny, or None when all abstain.
