@@ -1,5 +1,5 @@
-"""Rules no fact condition reads are summarised when the policy is indexed, and the decision they
-(or one group of rules with one fact condition) alone make is shared by requests — save an `ask`
+"""Rules no fact condition reads are summarised when the policy is indexed, and the decision whole
+rule groups make (one group, or several that hold together) is shared by requests — save an `ask`
 under approval `never` (the `child` scope's), which each such request concludes itself, naming
 where `never` was set."""
 from __future__ import annotations
@@ -16,6 +16,7 @@ POLICY = """policy p "Fixed and conditional rules" {
   allow write
   deny write when args.file_path matches "/etc/*"
   ask write when args.file_path matches "*.sh" and scope == "root"
+  ask write when args.file_path matches "build/*"
   ask glob
   allow grep when scope == "child"
   ask grep when platform == "linux"
@@ -24,7 +25,8 @@ POLICY = """policy p "Fixed and conditional rules" {
 }
 """
 CALLS = [("read", {"file_path": "src/a.py"}), ("read", {"file_path": "prod.env"}), ("write", {"file_path": "a.txt"}),
-         ("write", {"file_path": "/etc/passwd"}), ("write", {"file_path": "run.sh"}), ("glob", {"pattern": "*"}),
+         ("write", {"file_path": "/etc/passwd"}), ("write", {"file_path": "run.sh"}),
+         ("write", {"file_path": "build/x.txt"}), ("write", {"file_path": "build/run.sh"}), ("glob", {"pattern": "*"}),
          ("grep", {"pattern": "x"}), ("edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
          ("edit", {"file_path": "Cargo.lock", "old_string": "a", "new_string": "b"})]
 

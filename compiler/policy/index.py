@@ -3,11 +3,11 @@
 A policy is indexed per tool name: rules whose condition is only request facts are grouped by
 effect and by that condition, compiled to a closure (`_tiers`: a call evaluates each condition
 once and stops at the strictest effect that holds; the summary is remembered per request, or made
-once when no fact condition can change it; a tool with many conditions gets them as one generated
-function, `tier_code`); rules
-that test one argument with a glob are indexed by the glob's literal prefix, suffix or whole text,
-so a call looks up the rules it matches instead of trying them all, and each group it hits is
-summarised the same way. Anything else is evaluated as written.
+once when no fact condition can change it; a tool's fact conditions are also one generated
+function, `tier_code`); rules that test one argument with a glob are indexed by the glob's literal
+prefix, suffix or whole text, so a call looks up the rules it matches instead of trying them all,
+and each group it hits is summarised the same way. Anything else is evaluated as written. The
+Decision whole rule groups make is made once and shared by requests (`RequestDecider._concluded`).
 Guards, bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so
 decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
@@ -128,7 +128,7 @@ class _ToolIndex:
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
-        self.plain_code = None  # plain as one generated function (`tier_code`), for tools with many conditions
+        self.plain_code = None  # plain as one generated function (`tier_code`), when it has a fact condition
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
         # the ids of the rule groups that decided a call -> (those groups, the decision they make), shared
