@@ -102,7 +102,7 @@ class TokenStream:
                     state_stack.append(target)
                     value_stack.append(token)
                     break
-                length, made, callback = target
+                length, goto, callback = target
                 if callback is None:  # one value handed up as it is: only the state changes
                     del state_stack[-1]
                 else:
@@ -113,7 +113,7 @@ class TokenStream:
                     else:
                         children = []
                     value_stack.append(callback(children))
-                following = table[state_stack[-1]][made][1]
+                following = goto[state_stack[-1]]
                 state_stack.append(following)
                 action = table[following].get(kind)
                 if action is None:  # LALR may reduce before it refuses: lark raises
@@ -127,19 +127,26 @@ class TokenStream:
 
     def _table(self, conf) -> dict:
         """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
-        (False, (how many values the rule pops, the nonterminal it makes, lark's callback)) to reduce —
-        the callback None where lark's would hand a one-symbol rule's one value up as it is
-        (`ExpandSingleChild`, as `expr: and_expr` has): the value then stays where it is."""
+        (False, (how many values the rule pops, the goto of the nonterminal it makes: state below ->
+        next state, lark's callback)) to reduce — the callback None where lark's would hand a one-symbol
+        rule's one value up as it is (`ExpandSingleChild`, as `expr: and_expr` has): the value then
+        stays where it is."""
         if self._actions is None:
             callbacks = conf.callbacks
             if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
                 raise RuntimeError("the token stream does not run parser callbacks on terminals")
+            states = conf.parse_table.states
+            gotos: dict[str, dict] = {}  # nonterminal -> state -> the state after it (lark's shift on it)
+            for state, row in states.items():
+                for symbol, (action, arg) in row.items():
+                    if action is Shift:
+                        gotos.setdefault(symbol, {})[state] = arg
             self._actions = {
                 state: {symbol: (True, arg) if action is Shift else
-                        (False, (len(arg.expansion), arg.origin.name,
+                        (False, (len(arg.expansion), gotos[arg.origin.name],
                                  None if _passes_through(arg, callbacks[arg]) else callbacks[arg]))
                         for symbol, (action, arg) in row.items()}
-                for state, row in conf.parse_table.states.items()}
+                for state, row in states.items()}
         return self._actions
 
     @staticmethod
