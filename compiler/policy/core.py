@@ -120,16 +120,15 @@ class Tally:
             return False
         return True
 
-    def add_parts(self, effect: str | None, parts) -> "Tally":
-        """Count several groups with one effect (each in source order); the tally, for chaining.
-        The same as `add` per group: the first decides stricter / equal / milder for them all."""
+    def add_parts(self, effect: str | None, parts) -> None:
+        """Count several groups with one effect (each in source order). The same as `add` per group:
+        the first decides stricter / equal / milder for them all."""
         if effect is None or not parts:
-            return self
+            return
         if self.effect is None or stricter(effect, self.effect):
             self.effect, self.parts = effect, list(parts)
         elif effect == self.effect:
             self.parts.extend(parts)
-        return self
 
     def add_matched(self, matched) -> None:
         self.add(*summarise(matched))

@@ -419,7 +419,7 @@ class RequestDecider:
             return self.core.unmatched(self.approval, self.approval_source)
         fixed = index.plain_fixed
         if fixed is not None:
-            return self._concluded(index, fixed[0], fixed[1], fixed[2])
+            return self._concluded(index, *fixed)  # (effect, parts, maybe), like any summary
         found = self._facts.get(name)
         if found is None:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
