@@ -285,20 +285,34 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
         for tool, args, scope, system, plan in batch[:200]:  # every tool's index is built: that is compiling
             program.decide(requests[(scope, system, plan)], tool.name, args)
         # several passes over the same calls, each cold decision and its plain one side by side: the
-        # target reads the median pass (a slow phase of the host moves a whole pass, not one side)
+        # target reads the median pass (a slow phase of the host moves a whole pass, not one side).
+        # The two sides take turns at being timed first, and the turns flip from one pass to the next:
+        # the side timed second meets the call's arguments and name already in the CPU's caches, so a
+        # fixed order would favour one side. Passes 1 and 2 time every call once in each order: what
+        # each order reads is printed beside the row.
         passes, ours = [], []
+        by_order = {True: ([], []), False: ([], [])}  # dshc timed first? -> (dshc, plain) samples
         timer = time.perf_counter_ns
         for pass_ in range(passes_count):
             cold, base = [], []
-            for tool, args, scope, system, plan in batch:
+            for turn, (tool, args, scope, system, plan) in enumerate(batch):
                 request = requests[(scope, system, plan)]
                 decider = program._decider(request)[0]  # a new decider: every per-request memo empty
+                ours_first = (turn + pass_) % 2 == 0
+                if not ours_first:
+                    start = timer()
+                    theirs = plain.decide(tool.name, args, SCOPES[scope], system, plan)
+                    base.append((timer() - start) / 1000)
                 start = timer()
                 decision = decider.decide(tool.name, tool, args, None)
                 cold.append((timer() - start) / 1000)
-                start = timer()
-                theirs = plain.decide(tool.name, args, SCOPES[scope], system, plan)
-                base.append((timer() - start) / 1000)
+                if ours_first:
+                    start = timer()
+                    theirs = plain.decide(tool.name, args, SCOPES[scope], system, plan)
+                    base.append((timer() - start) / 1000)
+                if pass_ < 2:
+                    by_order[ours_first][0].append(cold[-1])
+                    by_order[ours_first][1].append(base[-1])
                 if pass_ == 0:
                     effect = "deny" if decision.effect == "conditional" else decision.effect
                     ours.append(effect)
@@ -306,6 +320,8 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
                     checks["plain_checked"] += 1
             passes.append((p50(cold) / p50(base), cold, base))
         ratio, cold, base = sorted(passes, key=lambda each: each[0])[len(passes) // 2]
+        orders = "; ".join(f"dshc timed {label}: {p50(by_order[first][0]):.2f} / {p50(by_order[first][1]):.2f} µs"
+                           for first, label in ((True, "first"), (False, "second")) if by_order[first][0])
         warm = []
         warm_decider = {key: program._decider(request)[0] for key, request in requests.items()}
         for sink in ([], warm):  # the first pass fills these deciders' memos; the second is measured
@@ -316,7 +332,7 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
         cold_p50[n] = p50(cold)
         rows.append((f"decide N = {n:,}, empty memos (p99 {statistics.quantiles(cold, n=100)[98]:.1f} µs)", p50(cold), "µs",
                      f"plain evaluator {p50(base):.2f} µs; median of {len(passes)} passes "
-                     f"(ratios {', '.join(f'{each[0]:.2f}' for each in passes)})"))
+                     f"(ratios {', '.join(f'{each[0]:.2f}' for each in passes)}); passes 1-2, {orders}"))
         rows.append((f"decide N = {n:,}, warm memos", p50(warm), "µs", ""))
         targets.append((f"decide N = {n:,} with empty memos <= 3x the plain bucketed evaluator", ratio, 3.0))
         if cedarpy is not None:
