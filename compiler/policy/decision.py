@@ -21,9 +21,14 @@ class Decision:
 
     @property
     def deciding(self) -> tuple:
-        if self._deciding is None:
-            self._deciding, self._build = tuple(self._build()), None
-        return self._deciding
+        deciding = self._deciding
+        if deciding is None:
+            build = self._build
+            if build is None:  # another thread listed them between the two reads (it sets them first)
+                return self._deciding
+            deciding = self._deciding = tuple(build())
+            self._build = None
+        return deciding
 
     @property
     def allowed(self) -> bool:
