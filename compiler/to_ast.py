@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
-from types import SimpleNamespace
+from types import FunctionType, SimpleNamespace
 
 from lark import Token
 
@@ -463,7 +463,58 @@ def _reduction(builder: _ToAst, method, rule: str):
             last = last[LAST]
         return method(builder, (first, last), values), first, last, height
 
+    # the parser may ask for this rule's reduction specialised to one alternative's fixed children
+    reduce.specialise = lambda layout: _specialised(builder, method, rule, layout)
     return reduce
+
+
+def _specialised(builder: _ToAst, method, rule: str, layout: tuple):
+    """`reduce` for one alternative of `rule` whose children are always `layout`: per position the
+    terminal's name (a token of that type), or None (a nonterminal: always a `Built`). The values of
+    the generic `reduce`, without its loop and type tests: which children are kept, which tokens have
+    a length limit and how the nesting height is counted are known before any text is read. None when
+    there is nothing to specialise (no children). Only generated names, the grammar's own limits
+    (integers) and operators are written into the source; the method and state are globals."""
+    if not layout:
+        return None
+    keep_keywords = rule == "effect"
+    step, limit = _NESTING.get(rule, (None, None))
+    names = [f"c{i}" for i in range(len(layout))]
+    body = [f"    {', '.join(names)}, = children"]
+    values, heights = [], []
+    for name, terminal in zip(names, layout):
+        if terminal is None:
+            values.append(f"{name}[{VALUE}]")
+            heights.append(f"{name}[{HEIGHT}]")
+            continue
+        bound = TOKEN_LIMITS.get(terminal)
+        if bound is not None:
+            body.append(f"    if len({name}) > {int(bound[1])}: state.over_limit = True")
+            values.append(name)
+        elif keep_keywords or terminal == "CMP":
+            values.append(name)
+    height = "0"
+    if step is not None:
+        tallest = "0" if not heights else heights[0] if len(heights) == 1 else f"max({', '.join(heights)})"
+        body.append(f"    height = {tallest} + {int(step)}")
+        if limit is not None:
+            body.append(f"    if height > {int(limit)}: state.over_limit = True")
+        height = "height"
+    first = f"{names[0]}[{FIRST}]" if layout[0] is None else names[0]
+    last = f"{names[-1]}[{LAST}]" if layout[-1] is None else names[-1]
+    body.append(f"    first, last = {first}, {last}")
+    body.append(f"    return method(builder, (first, last), [{', '.join(values)}]), first, last, {height}")
+    source = "\n".join(["def reduce(children):", *body, ""])
+    code = _REDUCE_CODE.get(source)
+    if code is None:  # alternatives of one shape share the code (compiling is most of the cost)
+        made: dict = {"__builtins__": {}}
+        exec(compile(source, "<dshc reduce>", "exec"), made)  # noqa: S102 - generated names only (see above)
+        code = _REDUCE_CODE[source] = made["reduce"].__code__
+    return FunctionType(code, {"method": method, "builder": builder, "state": _building,
+                               "__builtins__": {"len": len, "max": max}})
+
+
+_REDUCE_CODE: dict = {}  # generated source -> its code object
 
 
 class Reductions:

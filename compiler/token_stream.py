@@ -127,10 +127,8 @@ class TokenStream:
 
     def _table(self, conf) -> dict:
         """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
-        (False, (how many values the rule pops, the goto of the nonterminal it makes: state below ->
-        next state, lark's callback)) to reduce — the callback None where lark's would hand a one-symbol
-        rule's one value up as it is (`ExpandSingleChild`, as `expr: and_expr` has): the value then
-        stays where it is."""
+        (False, the rule's reduce action: [how many values it pops, the goto of the nonterminal it makes:
+        state below -> next state, what it runs (`_reductions`)]) to reduce."""
         if self._actions is None:
             callbacks = conf.callbacks
             if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
@@ -141,10 +139,9 @@ class TokenStream:
                 for symbol, (action, arg) in row.items():
                     if action is Shift:
                         gotos.setdefault(symbol, {})[state] = arg
+            reductions = _reductions(callbacks, gotos)
             self._actions = {
-                state: {symbol: (True, arg) if action is Shift else
-                        (False, (len(arg.expansion), gotos[arg.origin.name],
-                                 None if _passes_through(arg, callbacks[arg]) else callbacks[arg]))
+                state: {symbol: (True, arg) if action is Shift else (False, reductions[arg])
                         for symbol, (action, arg) in row.items()}
                 for state, row in states.items()}
         return self._actions
@@ -159,6 +156,77 @@ class TokenStream:
         counter.column = pos - line_start + 1
         lexer_state.last_token = last
         return interactive.resume_parse()
+
+
+def _reductions(callbacks: dict, gotos: dict) -> dict:
+    """lark rule -> its reduce action here: [how many values it pops, its nonterminal's goto, what it
+    runs]. It runs None when lark hands the one value up as it is, else lark's callback — which, where
+    the callback offers it (`specialise(layout)`), gives way after WARM_REDUCTIONS runs to its version
+    for the rule's fixed children: each a token of the named terminal, or None for a nonterminal whose
+    value is always what such a callback builds (never a token handed up, never lark's own tree).
+    Made on use, not ahead: making one costs about as much as a hundred reductions save, and most
+    texts are small. One list per rule, shared by every state that reduces it, so the swap is seen
+    everywhere."""
+    builds = _always_built(callbacks)
+    actions = {}
+    for rule, callback in callbacks.items():
+        action = actions[rule] = [len(rule.expansion), gotos.get(rule.origin.name, {}), callback]
+        if _passes_through(rule, callback):
+            action[2] = None
+            continue
+        specialise = getattr(callback, "specialise", None)
+        if specialise is not None and all(symbol.is_term or symbol.name in builds for symbol in rule.expansion):
+            layout = tuple(symbol.name if symbol.is_term else None for symbol in rule.expansion)
+            action[2] = _warming(action, callback, specialise, layout)
+    return actions
+
+
+WARM_REDUCTIONS = 128
+
+
+def _warming(action: list, callback, specialise, layout: tuple):
+    """`callback`, until it has run WARM_REDUCTIONS times: then the action runs its specialised version."""
+    left = WARM_REDUCTIONS
+
+    def reduce(children):  # threads may race on the count: whichever runs, both build the same values
+        nonlocal left
+        left -= 1
+        if not left:
+            action[2] = specialise(layout) or callback
+        return callback(children)
+
+    return reduce
+
+
+def _always_built(callbacks: dict) -> set:
+    """The nonterminals whose every rule's value is built by a callback that offers `specialise` (through
+    lark's child filters), or handed up unchanged from another such nonterminal."""
+    rules: dict[str, list] = {}
+    for rule, callback in callbacks.items():
+        rules.setdefault(rule.origin.name, []).append((rule, callback))
+    built: set = set()
+    grown = True
+    while grown:  # least fixed point: a chain of hand-ups only counts once its end is known
+        grown = False
+        for name, alternatives in rules.items():
+            if name not in built and all(_builds(rule, callback, built) for rule, callback in alternatives):
+                built.add(name)
+                grown = True
+    return built
+
+
+def _builds(rule, callback, built: set) -> bool:
+    if _passes_through(rule, callback):
+        symbol = rule.expansion[0]
+        return not symbol.is_term and symbol.name in built
+    while callback is not None:
+        if getattr(callback, "specialise", None) is not None:
+            return True
+        if type(callback) is ExpandSingleChild and (len(rule.expansion) < 2 or
+                                                    any(symbol.name.startswith("_") for symbol in rule.expansion)):
+            return False  # it may hand a single child up as it is
+        callback = getattr(callback, "node_builder", None)
+    return False
 
 
 def _passes_through(rule, callback) -> bool:

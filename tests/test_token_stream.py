@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from lark.exceptions import UnexpectedInput
 
-from dshc.compiler import parse
+from dshc.compiler import parse, token_stream
 from dshc.compiler.frozen import fields, is_record
 from dshc.compiler.to_ast import building
 from dshc.compiler.token_stream import TokenStream
@@ -98,3 +98,66 @@ def test_generated_documents_agree_with_lark(text, cut):
 @given(documents)
 def test_valid_documents_never_need_lark_lexer(lark_lexer_never_needed, text):
     assert _outcome(parse.token_stream().parse, text)[0] == "ast"
+
+
+# --- reductions specialised to their rule's fixed children (`specialise`), as large texts get them ---
+def _specialising_stream(monkeypatch) -> TokenStream:
+    """A token stream whose rules switch to their specialised reductions after one use, not 128."""
+    monkeypatch.setattr(token_stream, "WARM_REDUCTIONS", 1)
+    return TokenStream(parse.parser())
+
+
+def _outcome_and_limit(parse_text, text: str):
+    parse._current.text = text
+    with building("t.dsh") as state:
+        outcome = _outcome(parse_text, text)
+        return outcome, state.over_limit
+
+
+def _specialised_runs(stream: TokenStream) -> set:
+    """The rules whose reduce action now runs a specialised reduction."""
+    actions = {id(action): action for row in stream._actions.values() for shift, action in row.values() if not shift}
+    return {id(action) for action in actions.values()
+            if action[2] is not None and getattr(action[2], "__code__", None) is not None
+            and action[2].__code__.co_filename == "<dshc reduce>"}
+
+
+def test_specialised_reductions_build_what_lark_builds(monkeypatch):
+    stream = _specialising_stream(monkeypatch)
+    texts = EDGES + [
+        'policy p { deny read, write when scope == "child" and not plan_mode or args.x matches "a*" ;'
+        ' guard g: deny package(tool-fs) when has services.db and flag beta ; default ask }',
+        'preset p extends q { mount tool-fs as fs { a = [1, "b", true, false, [2.5]], c = -3 }'
+        ' when platform in ["linux"] disabled ; present x ; provides a, b }',
+        'commands c "t" { "git push" except "git push --dry-run", "x" ; "ls" }',
+        'upstream u { command "npx" ; args ["-y", "x"] ; env { K = "v" } ; url "https://x" ; risk r a, b }',
+        'scope s extends t { parent p ; own a/b, c ; only x ; hide y }',
+    ]
+    for _ in range(2):  # the first pass switches each rule it reduces; the second runs the switched ones
+        for text in texts:
+            assert _outcome_and_limit(stream.parse, text) == _outcome_and_limit(parse.parser().parse, text)
+    assert len(_specialised_runs(stream)) >= 40  # the comparison above ran specialised reductions
+
+
+def test_specialised_reductions_keep_the_input_limits(monkeypatch):
+    from dshc.compiler.limits import MAX_CONDITION_DEPTH, MAX_NAME_CHARS, MAX_STRING_CHARS
+    stream = _specialising_stream(monkeypatch)
+    deep, groups = "not " * (MAX_CONDITION_DEPTH + 2) + "a", "a"
+    for _ in range(MAX_CONDITION_DEPTH // 2 + 1):
+        groups = f"(a or (b and {groups}))"  # parentheses carry the height; each `and` / `or` adds one
+    texts = ["policy p { deny read when a }", f"policy p {{ deny {'r' * (MAX_NAME_CHARS + 1)} }}",
+             f'policy p {{ writable "{"w" * (MAX_STRING_CHARS + 1)}" }}', f"policy p {{ deny read when {deep} }}",
+             f"policy p {{ deny read when {groups} }}", "policy p { deny read when (a or (b and c)) }"]
+    for _ in range(2):
+        results = [_outcome_and_limit(stream.parse, text) for text in texts]
+        assert results == [_outcome_and_limit(parse.parser().parse, text) for text in texts]
+        assert [limit for _, limit in results] == [False, True, True, True, True, False]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(documents, st.integers(0, 6))
+def test_generated_documents_agree_with_lark_through_specialised_reductions(monkeypatch, text, cut):
+    stream = _specialising_stream(monkeypatch)
+    for sample in (text, text[: len(text) * cut // 6] if cut else text.replace("{", "", 1), text):
+        assert _outcome_and_limit(stream.parse, sample) == _outcome_and_limit(parse.parser().parse, sample)
