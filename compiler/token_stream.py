@@ -5,8 +5,9 @@ counter object, a callback per keyword). Here the text is cut by one alternation
 terminals, in the order lark's own lexer tries them (the blanks before a token skipped in the same
 match), and each token is fed to lark's parser: the LALR step (shift, or reduce through lark's
 callbacks until the token shifts) runs here on the parser's own stacks, as `ParserState.feed_token`
-runs it, without a call per token. A word is a keyword where the parser's state accepts that
-keyword, else a NAME — what the contextual lexer decides. At the first token where the lexers could
+runs it, without a call per token; a rule that has reduced often runs its callback's version written
+for its fixed children where the callback offers one (`_reductions`). A word is a keyword where the
+parser's state accepts that keyword, else a NAME — what the contextual lexer decides. At the first token where the lexers could
 differ (a terminal the state does not accept, a word it cannot take: in practice, a syntax error)
 lark's own lexer takes over from that very position and parser state, so whatever follows — the
 rest of the AST or the exact syntax error — is lark's. Every token fed before is one lark's lexer
