@@ -145,6 +145,23 @@ class Catalog(_Frozen):
         return {name: tuple(sorted(tools, key=lambda t: t.definition)) for name, tools in sorted(index.items())}
 
     @cached_property
+    def by_package(self) -> dict[str, tuple[ToolDef, ...]]:
+        """package id -> the tools `definitions` holds from it."""
+        index: dict[str, list[ToolDef]] = {}
+        for tool in self.definitions.values():
+            index.setdefault(tool.package, []).append(tool)
+        return {package: tuple(tools) for package, tools in index.items()}
+
+    @cached_property
+    def by_name_or_alias(self) -> dict[str, tuple[ToolDef, ...]]:
+        """A tool's name or any of its aliases -> the tools it names (what a plain policy target covers)."""
+        index: dict[str, list[ToolDef]] = {}
+        for tool in self.definitions.values():
+            for name in dict.fromkeys((tool.name, *tool.aliases)):
+                index.setdefault(name, []).append(tool)
+        return {name: tuple(tools) for name, tools in index.items()}
+
+    @cached_property
     def shipped_names(self) -> frozenset[str]:
         """Every name a shipped configuration can produce: generated names plus aliases."""
         names = set(self.by_name)

@@ -379,12 +379,22 @@ class _Resolver:
 
     def _scan_fields(self, target: ast.Target) -> set[str]:
         fields: set[str] = set()
-        for tool in self.catalog.definitions.values():
-            if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases):
-                fields |= set(tool.parameters.get("properties", {}))
-                if tool.escalation:
-                    fields |= {"sandbox_permissions", "justification"}
+        for tool in self._covered(target):
+            fields |= set(tool.parameters.get("properties", {}))
+            if tool.escalation:
+                fields |= {"sandbox_permissions", "justification"}
         return fields
+
+    def _covered(self, target: ast.Target):
+        """The catalog's tools `target` covers (`target_matches_tool`): looked up for a package or a plain
+        name, tried one by one for a glob or a risk axis."""
+        text = target.name.text
+        if target.kind == "package":
+            return self.catalog.by_package.get(text, ())
+        if target.kind == "tool" and FNMATCH_SPECIAL.isdisjoint(text):
+            return self.catalog.by_name_or_alias.get(text, ())
+        return [tool for tool in self.catalog.definitions.values()
+                if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)]
 
     # --- conditions ---
     def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> Iterator[Diagnostic]:

@@ -65,6 +65,9 @@ class TokenStream:
         new_token = str.__new__
         match, keywords, ignored = self.pattern.match, self.keywords, self.ignored
         pos, line, line_start, size = 0, 1, 0, len(text)
+        # the next line end at or after `pos`: a token holds none, so only blanks and comments cross one —
+        # one comparison a token instead of counting the line ends in the blanks before it
+        line_end = _line_end(text, 0)
         token = None
         while pos < size:
             found = match(text, pos)  # blanks before a token are part of its match
@@ -73,10 +76,8 @@ class TokenStream:
             kind = found.lastgroup
             start, end = found.start(kind), found.end()
             if kind in ignored:
-                newlines = text.count("\n", pos, end)
-                if newlines:
-                    line += newlines
-                    line_start = text.rindex("\n", pos, end) + 1
+                if end > line_end:
+                    line, line_start, line_end = _lines_crossed(text, pos, end, line)
                 pos = end
                 continue
             value = text[start:end]
@@ -89,11 +90,8 @@ class TokenStream:
                     return self._resume(interactive, pos, line, line_start, token)
             elif kind not in accepted or "\n" in value:
                 return self._resume(interactive, pos, line, line_start, token)
-            if start != pos:
-                newlines = text.count("\n", pos, start)
-                if newlines:
-                    line += newlines
-                    line_start = text.rindex("\n", pos, start) + 1
+            if start > line_end:
+                line, line_start, line_end = _lines_crossed(text, pos, start, line)
             token = new_token(Token, value)  # lark's Token with its slots set here: its constructor costs 3x
             token.type, token.start_pos, token.value, token.line, token.end_line = kind, start, value, line, line
             token.column, token.end_column, token.end_pos = start - line_start + 1, end - line_start + 1, end
@@ -103,14 +101,14 @@ class TokenStream:
                     state_stack.append(target)
                     value_stack.append(token)
                     break
-                length, goto, callback = target
+                popped, goto, callback = target
                 if callback is None:  # one value handed up as it is: only the state changes
                     del state_stack[-1]
                 else:
-                    if length:
-                        children = value_stack[-length:]
-                        del state_stack[-length:]
-                        del value_stack[-length:]
+                    if popped is not None:
+                        children = value_stack[popped]
+                        del state_stack[popped]
+                        del value_stack[popped]
                     else:
                         children = []
                     value_stack.append(callback(children))
@@ -128,7 +126,7 @@ class TokenStream:
 
     def _table(self, conf) -> dict:
         """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
-        (False, the rule's reduce action: [how many values it pops, the goto of the nonterminal it makes:
+        (False, the rule's reduce action: [the slice it pops, the goto of the nonterminal it makes:
         state below -> next state, what it runs (`_reductions`)]) to reduce."""
         if self._actions is None:
             callbacks = conf.callbacks
@@ -159,9 +157,20 @@ class TokenStream:
         return interactive.resume_parse()
 
 
+def _lines_crossed(text: str, pos: int, end: int, line: int) -> tuple[int, int, int]:
+    """The blanks from `pos` to `end` hold line ends: (the line at `end`, where it starts, where it ends)."""
+    return line + text.count("\n", pos, end), text.rindex("\n", pos, end) + 1, _line_end(text, end)
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Where the line holding `pos` ends: its line end, or the end of the text."""
+    found = text.find("\n", pos)
+    return found if found >= 0 else len(text)
+
+
 def _reductions(callbacks: dict, gotos: dict) -> dict:
-    """lark rule -> its reduce action here: [how many values it pops, its nonterminal's goto, what it
-    runs]. It runs None when lark hands the one value up as it is, else lark's callback — which, where
+    """lark rule -> its reduce action here: [the slice of the stacks it pops (None: nothing), its
+    nonterminal's goto, what it runs]. It runs None when lark hands the one value up as it is, else lark's callback — which, where
     the callback offers it (`specialise(layout)`), gives way after WARM_REDUCTIONS runs to its version
     for the rule's fixed children: each a token of the named terminal, or None for a nonterminal whose
     value is always what such a callback builds (never a token handed up, never lark's own tree).
@@ -171,7 +180,9 @@ def _reductions(callbacks: dict, gotos: dict) -> dict:
     builds = _always_built(callbacks)
     actions = {}
     for rule, callback in callbacks.items():
-        action = actions[rule] = [len(rule.expansion), gotos.get(rule.origin.name, {}), callback]
+        length = len(rule.expansion)
+        popped = slice(-length, None) if length else None  # made once: a slice a reduction is most of its cost
+        action = actions[rule] = [popped, gotos.get(rule.origin.name, {}), callback]
         if _passes_through(rule, callback):
             action[2] = None
             continue

@@ -200,3 +200,22 @@ def test_catalog_markdown_is_pinned(cli, file_regression):
 def test_no_generic_top_level_modules_are_installed(tmp_path, module):
     probe = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=tmp_path, capture_output=True)
     assert probe.returncode != 0
+
+
+def test_target_lookups_cover_what_matching_every_tool_covers(catalog):
+    """The resolver looks up a package's or a plain name's tools (`by_package`, `by_name_or_alias`); the
+    lookups must hold exactly the tools `target_matches_tool` accepts, aliases and overlays' shadowing included."""
+    from dshc.compiler import ast
+    from dshc.compiler.resolve import _Resolver, target_matches_tool
+    span = ast.Span("t.dsh", 1, 1, 1, 2)
+    names = sorted(catalog.shipped_names | {"no_such_tool"})
+    targets = ([ast.Target("package", ast.Name(p, span)) for p in [*catalog.package_by_id, "no-such-package"]]
+               + [ast.Target("tool", ast.Name(n, span)) for n in names]
+               + [ast.Target("tool", ast.Name(g, span)) for g in ("web_*", "*", "?ash", "[br]*")]
+               + [ast.Target("risk", ast.Name(r, span)) for r in sorted(catalog.risk_axes)])
+    assert any(t.aliases for t in catalog.definitions.values())  # the alias branch is exercised
+    resolver = _Resolver(catalog)
+    for target in targets:
+        expected = {t.definition for t in catalog.definitions.values()
+                    if target_matches_tool(target, t.name, t, alias_names=t.aliases)}
+        assert {t.definition for t in resolver._covered(target)} == expected, target
