@@ -343,11 +343,35 @@ def constructor(cls):
         raise TypeError(f"{cls.__name__} is not a frozen slotted record without __post_init__")
     env = {"new": object.__new__, "cls": cls}
     arguments, body = _setting(cls, "node", env)
+    twin = _unfrozen_twin(cls)
+    if twin is not None:  # fields stored as plain attributes, then the node becomes a `cls`
+        env["twin"] = twin
+        body = ["  node = new(twin)", *(f"  node.{item.name} = {item.name}" for item in fields(cls)),
+                "  node.__class__ = cls"]
+    else:
+        body = ["  node = new(cls)", *body]
     # the source is made of the class's own field names, as dataclasses makes __init__
-    exec(f"def make({', '.join(arguments)}):\n  node = new(cls)\n" + "\n".join(body) + "\n  return node\n", env)
+    exec(f"def make({', '.join(arguments)}):\n" + "\n".join(body) + "\n  return node\n", env)
     make = env["make"]
     make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
     return make
+
+
+def _unfrozen_twin(cls) -> type | None:
+    """A class of `cls`'s very layout (its base, its slots) that lets its fields be assigned, so a
+    constructor stores each field with a plain attribute store — the slot's own `__set__` is a call
+    through an argument tuple, a third of a Span's making — and then switches the node's class to `cls`, which Python
+    allows between classes of one layout. None where `cls` has a record base or a field without its own
+    slot, or where Python refuses the switch."""
+    if cls.__bases__ != (object,) or any(type(vars(cls).get(item.name)) is not MemberDescriptorType
+                                         for item in fields(cls)):
+        return None
+    twin = type(f"{cls.__name__}Unfrozen", (object,), {"__slots__": vars(cls)["__slots__"]})
+    try:
+        object.__new__(twin).__class__ = cls
+    except TypeError:
+        return None
+    return twin
 
 
 def _setting(cls, target: str, env: dict, full: bool = False) -> tuple[list[str], list[str]]:

@@ -58,3 +58,27 @@ def test_only_frozen_slotted_records_without_post_init():
     for cls in (Dataclass, NoSlots, Checked, Factory):
         with pytest.raises(TypeError):
             constructor(cls)
+
+
+def test_every_parser_constructor_makes_its_class_node_and_it_stays_frozen():
+    for name, make in vars(new).items():
+        cls = getattr(ast, name, None) or Span
+        values = tuple(f"value {i}" for i, _ in enumerate(fields(cls)))
+        fast, slow = make(*values), cls(*values)
+        assert type(fast) is cls and _fields(fast) == _fields(slow) == values, name
+        with pytest.raises(FrozenInstanceError):
+            setattr(fast, fields(cls)[0].name, "changed")
+
+
+def test_a_record_with_a_record_base_is_made_through_its_slots():
+    @record
+    class Base:
+        a: int
+
+    @record
+    class Derived(Base):
+        b: int
+
+    made = constructor(Derived)(1, 2)
+    assert type(made) is Derived and (made.a, made.b) == (1, 2) and made == Derived(1, 2)
+    assert "twin" not in constructor(Derived).__globals__  # the base's fields have no slot of Derived's own
