@@ -344,9 +344,10 @@ def constructor(cls):
     env = {"new": object.__new__, "cls": cls}
     arguments, body = _setting(cls, "node", env)
     twin = _unfrozen_twin(cls)
-    if twin is not None:  # fields stored as plain attributes, then the node becomes a `cls`
+    if twin is not None:  # fields stored as plain attributes, then the node becomes a `cls` (calling the
+        # twin, which has no __init__, costs less than object.__new__: no argument tuple to make)
         env["twin"] = twin
-        body = ["  node = new(twin)", *(f"  node.{item.name} = {item.name}" for item in fields(cls)),
+        body = ["  node = twin()", *(f"  node.{item.name} = {item.name}" for item in fields(cls)),
                 "  node.__class__ = cls"]
     else:
         body = ["  node = new(cls)", *body]
