@@ -112,9 +112,9 @@ class TokenStream:
                     else:
                         children = []
                     value_stack.append(callback(children))
-                following = goto[state_stack[-1]]
+                following, row = goto[state_stack[-1]]
                 state_stack.append(following)
-                action = table[following].get(kind)
+                action = row.get(kind)
                 if action is None:  # LALR may reduce before it refuses: lark raises
                     feed(token)
                     break
@@ -127,7 +127,7 @@ class TokenStream:
     def _table(self, conf) -> dict:
         """lark's LALR table, read once per parser: state -> symbol -> (True, next state) to shift, or
         (False, the rule's reduce action: [the slice it pops, the goto of the nonterminal it makes:
-        state below -> next state, what it runs (`_reductions`)]) to reduce."""
+        state below -> (next state, its row), what it runs (`_reductions`)]) to reduce."""
         if self._actions is None:
             callbacks = conf.callbacks
             if any(isinstance(key, str) for key in callbacks):  # a terminal's callback: lark's step would run it
@@ -143,6 +143,9 @@ class TokenStream:
                 state: {symbol: (True, arg) if action is Shift else (False, reductions[arg])
                         for symbol, (action, arg) in row.items()}
                 for state, row in states.items()}
+            for goto in gotos.values():  # the state after a reduction, with its row: one lookup less a reduction
+                for below, following in goto.items():
+                    goto[below] = (following, self._actions[following])
         return self._actions
 
     @staticmethod
@@ -170,10 +173,11 @@ def _line_end(text: str, pos: int) -> int:
 
 def _reductions(callbacks: dict, gotos: dict) -> dict:
     """lark rule -> its reduce action here: [the slice of the stacks it pops (None: nothing), its
-    nonterminal's goto, what it runs]. It runs None when lark hands the one value up as it is, else lark's callback — which, where
-    the callback offers it (`specialise(layout)`), gives way after WARM_REDUCTIONS runs to its version
-    for the rule's fixed children: each a token of the named terminal, or None for a nonterminal whose
-    value is always what such a callback builds (never a token handed up, never lark's own tree).
+    nonterminal's goto (state below -> (next state, its row)), what it runs]. It runs None when lark
+    hands the one value up as it is, else lark's callback — which, where the callback offers it
+    (`specialise(layout)`), gives way after WARM_REDUCTIONS runs to its version for the rule's fixed
+    children: each a token of the named terminal, or None for a nonterminal whose value is always
+    what such a callback builds (never a token handed up, never lark's own tree).
     Made on use, not ahead: making one costs about as much as a hundred reductions save, and most
     texts are small. One list per rule, shared by every state that reduces it, so the swap is seen
     everywhere."""
