@@ -397,61 +397,68 @@ class _Resolver:
                 if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)]
 
     # --- conditions ---
-    def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> Iterator[Diagnostic]:
+    def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
+        """The problems of a condition's tests, left to right (a list: a policy of N rules checks N conditions,
+        and a generator per test was most of the cost of checking one)."""
+        out: list[Diagnostic] = []
+        self._check_expr(expr, facts, args_fields, out)
+        return out
+
+    def _check_expr(self, expr: ast.Expr, facts, args_fields: set[str] | None, out: list) -> None:
         if isinstance(expr, (ast.And, ast.Or)):
             for item in expr.items:
-                yield from self.check_condition(item, facts, args_fields)
+                self._check_expr(item, facts, args_fields, out)
             return
         if isinstance(expr, ast.Not):
-            yield from self.check_condition(expr.item, facts, args_fields)
+            self._check_expr(expr.item, facts, args_fields, out)
             return
         if isinstance(expr, ast.Flag):
             return
         fact: ast.Fact = expr.fact
         if isinstance(expr, ast.Has) and len(fact.path) == 1:
-            yield from self.service_names([ast.Name(fact.path[0], fact.span)])
+            out.extend(self.service_names([ast.Name(fact.path[0], fact.span)]))
             return
         if fact.path[0] == "args":
             if args_fields is None:
-                yield Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
-                                 fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`")
+                out.append(Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                                      fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`"))
                 return
             if len(fact.path) != 2 or fact.path[1] not in args_fields:
-                yield Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools", fact.span,
-                                 did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None)
+                out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools", fact.span,
+                                      did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None))
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
-                yield Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`")
+                out.append(Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`"))
             if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
-                yield unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span)
+                out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span))
             return
         if isinstance(expr, ast.InClass):
-            yield Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
-                             "write `args.command is CLASS`")
+            out.append(Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
+                                  "write `args.command is CLASS`"))
             return
         name = fact.dotted
         if name not in facts:
-            yield Diagnostic("DSH208", f"unknown fact `{name}`", fact.span,
-                             did_you_mean(name, facts) or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts)))
+            out.append(Diagnostic("DSH208", f"unknown fact `{name}`", fact.span,
+                                  did_you_mean(name, facts) or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts))))
             return
         kind, allowed = facts[name]
         if isinstance(expr, ast.Truthy) and kind != "boolean":
-            yield Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span,
-                             f"compare it: `{name} == \"…\"`")
+            out.append(Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span,
+                                  f"compare it: `{name} == \"…\"`"))
         if isinstance(expr, ast.Has):
-            yield Diagnostic("DSH305", f"`has` tests services and argument fields, not `{name}`", fact.span)
+            out.append(Diagnostic("DSH305", f"`has` tests services and argument fields, not `{name}`", fact.span))
         if isinstance(expr, (ast.Matches, ast.Place)) and kind != "string":
-            yield Diagnostic("DSH305", f"`{name}` is a {kind}", fact.span)
+            out.append(Diagnostic("DSH305", f"`{name}` is a {kind}", fact.span))
         if isinstance(expr, ast.Place):
-            yield Diagnostic("DSH305", f"`inside`/`outside` test argument paths, not `{name}`", fact.span)
+            out.append(Diagnostic("DSH305", f"`inside`/`outside` test argument paths, not `{name}`", fact.span))
         values = (expr.value,) if isinstance(expr, ast.Compare) else expr.values if isinstance(expr, ast.Member) else ()
         for value in values:
             expected = bool if kind == "boolean" else str
             if not isinstance(value, expected) or (kind == "string" and isinstance(value, bool)):
-                yield Diagnostic("DSH305", f"`{name}` is a {kind}; `{_show(value)}` is not", expr.span)
+                out.append(Diagnostic("DSH305", f"`{name}` is a {kind}; `{_show(value)}` is not", expr.span))
             elif allowed is not None and value not in allowed:
                 code = "DSH213" if name == "platform" else "DSH109"
-                yield Diagnostic(code, f"`{value}` is not a {name}", expr.span,
-                                 did_you_mean(value, allowed) or "one of: " + ", ".join(allowed))
+                out.append(Diagnostic(code, f"`{value}` is not a {name}", expr.span,
+                                      did_you_mean(value, allowed) or "one of: " + ", ".join(allowed)))
 
     # --- graph ---
     def graph(self, tables) -> nx.MultiDiGraph:
@@ -583,7 +590,7 @@ def own_candidates(catalog: Catalog, text: str) -> tuple:
 
 
 def _is_glob(text: str) -> bool:
-    return any(c in text for c in "*?")
+    return "*" in text or "?" in text
 
 
 FNMATCH_SPECIAL = frozenset("*?[")  # what makes fnmatch treat a target as a pattern rather than a name
