@@ -361,9 +361,9 @@ def constructor(cls):
 def _unfrozen_twin(cls) -> type | None:
     """A class of `cls`'s very layout (its base, its slots) that lets its fields be assigned, so a
     constructor stores each field with a plain attribute store — the slot's own `__set__` is a call
-    through an argument tuple, a third of a Span's making — and then switches the node's class to `cls`, which Python
-    allows between classes of one layout. None where `cls` has a record base or a field without its own
-    slot, or where Python refuses the switch."""
+    through an argument tuple, a third of a Span's making — and then switches the node's class to
+    `cls`, which Python allows between classes of one layout. None where `cls` has a record base or a
+    field without its own slot, or where Python refuses the switch."""
     if cls.__bases__ != (object,) or any(type(vars(cls).get(item.name)) is not MemberDescriptorType
                                          for item in fields(cls)):
         return None

@@ -398,8 +398,8 @@ class _Resolver:
 
     # --- conditions ---
     def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
-        """The problems of a condition's tests, left to right (a list: a policy of N rules checks N conditions,
-        and a generator per test was most of the cost of checking one)."""
+        """The problems of a condition's tests, left to right (a list filled by plain calls, not a generator
+        per test: a policy of N rules checks N conditions)."""
         out: list[Diagnostic] = []
         self._check_expr(expr, facts, args_fields, out)
         return out
@@ -420,16 +420,20 @@ class _Resolver:
             return
         if fact.path[0] == "args":
             if args_fields is None:
-                out.append(Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                out.append(Diagnostic("DSH208",
+                                      f"`{fact.dotted}` is not known here: mount conditions see only host facts",
                                       fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`"))
                 return
             if len(fact.path) != 2 or fact.path[1] not in args_fields:
-                out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools", fact.span,
+                out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools",
+                                      fact.span,
                                       did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None))
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
-                out.append(Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`"))
+                out.append(Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span,
+                                      "the place is `workspace`"))
             if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
-                out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span))
+                out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes},
+                                   expr.name.span))
             return
         if isinstance(expr, ast.InClass):
             out.append(Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
@@ -438,7 +442,8 @@ class _Resolver:
         name = fact.dotted
         if name not in facts:
             out.append(Diagnostic("DSH208", f"unknown fact `{name}`", fact.span,
-                                  did_you_mean(name, facts) or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts))))
+                                  did_you_mean(name, facts)
+                                  or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts))))
             return
         kind, allowed = facts[name]
         if isinstance(expr, ast.Truthy) and kind != "boolean":

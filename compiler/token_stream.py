@@ -185,7 +185,7 @@ def _reductions(callbacks: dict, gotos: dict) -> dict:
     actions = {}
     for rule, callback in callbacks.items():
         length = len(rule.expansion)
-        popped = slice(-length, None) if length else None  # made once: a slice a reduction is most of its cost
+        popped = slice(-length, None) if length else None  # made once, not at every reduction
         action = actions[rule] = [popped, gotos.get(rule.origin.name, {}), callback]
         if _passes_through(rule, callback):
             action[2] = None

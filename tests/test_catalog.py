@@ -204,7 +204,7 @@ def test_no_generic_top_level_modules_are_installed(tmp_path, module):
 
 def test_target_lookups_cover_what_matching_every_tool_covers(catalog):
     """The resolver looks up a package's or a plain name's tools (`by_package`, `by_name_or_alias`); the
-    lookups must hold exactly the tools `target_matches_tool` accepts, aliases and overlays' shadowing included."""
+    lookups must hold exactly the tools `target_matches_tool` accepts, aliases included."""
     from dshc.compiler import ast
     from dshc.compiler.resolve import _Resolver, target_matches_tool
     span = ast.Span("t.dsh", 1, 1, 1, 2)
