@@ -164,10 +164,7 @@ class Catalog(_Frozen):
     @cached_property
     def shipped_names(self) -> frozenset[str]:
         """Every name a shipped configuration can produce: generated names plus aliases."""
-        names = set(self.by_name)
-        for tool in self.definitions.values():
-            names.update(tool.aliases)
-        return frozenset(names)
+        return frozenset(self.by_name_or_alias)
 
     @cached_property
     def services(self) -> frozenset[str]:

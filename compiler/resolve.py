@@ -589,8 +589,7 @@ def own_tool_name(text: str) -> str:
 def own_candidates(catalog: Catalog, text: str) -> tuple:
     """The definitions an `own` entry may mean: by name or alias, within PACKAGE when qualified."""
     package, _, name = text.rpartition("/")
-    found = [t for t in catalog.definitions.values() if (t.name == name or name in t.aliases)
-             and (not package or t.package == package)]
+    found = [t for t in catalog.by_name_or_alias.get(name, ()) if not package or t.package == package]
     return tuple(sorted(found, key=lambda t: t.definition))
 
 
