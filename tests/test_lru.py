@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dshc.compiler.lru import LRU, MISSING, default_size
+from dshc.compiler.policy import fact_tables
 from dshc.compiler.policy.index import NAME_CACHE
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
@@ -55,9 +56,10 @@ def test_invented_tool_names_do_not_grow_a_request_without_bound(program):
     assert len(decider.compiled._last) <= decider.compiled._tools.size
 
 
-def test_invented_names_a_rule_covers_do_not_grow_the_request_memo_without_bound():
+def test_invented_names_a_rule_covers_do_not_grow_the_request_memo_without_bound(monkeypatch):
     """Names no rule covers take the policy's unmatched decision and leave nothing behind; these
     are covered by a pattern, so each is remembered per request — up to the bound."""
+    monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no rules tabulated: each decision is remembered
     covering = Program.load(texts={"p.dsh": 'policy p "Asks about web tools" {\n'
                                             '  ask web_* when scope == "root"\n  default allow\n}\n'})
     request = Request(policy="p")
@@ -101,10 +103,11 @@ def test_shared_preset_rows_follow_the_flags_and_facts_their_conditions_read():
     assert "read" in base and "read" not in other.view(Request(host="web", preset="flagged")).names
 
 
-def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
+def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds(monkeypatch):
     """The per-request memo of glob groups is keyed by the group's id: each entry holds its group,
     so when invented names push a tool's index out of the policy's LRU and it is built anew, no
     new group can take a remembered id and read another group's summary."""
+    monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no group tabulated: summaries are read per request
     linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request
     program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
                                            f'  deny web_fetch when args.url matches "http://*"{linux}\n'
@@ -122,6 +125,7 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds():
 
 def test_the_glob_group_memo_and_the_shared_decisions_are_bounded(monkeypatch):
     from dshc.compiler.policy import index
+    monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no group tabulated: summaries are read per request
     monkeypatch.setattr(index, "GROUP_CACHE", 2)
     monkeypatch.setattr(index, "DECIDED_CACHE", 2)
     linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request

@@ -2,10 +2,12 @@
 closures answer, and decisions through it are those of trying every rule."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from dshc.compiler import ast
 from dshc.compiler.conditions import Env
+from dshc.compiler.policy import fact_tables
 from dshc.compiler.policy.tier_code import MIN_TESTS, compile_tiers
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
@@ -33,6 +35,13 @@ rules = st.lists(st.builds(lambda e, c: f"  {e} read when {c}", st.sampled_from(
 requests = st.builds(Request, preset=st.sampled_from(["standard", "minimal", None]),
                      platform=st.sampled_from(["linux", "win32"]), scope=st.sampled_from(["root", "child"]),
                      plan=st.booleans(), flags=st.lists(st.sampled_from(["a", "b"]), max_size=2), policy=st.just("gen"))
+
+
+@pytest.fixture(autouse=True)
+def _no_fact_tables(monkeypatch):
+    """The generated function decides a tool's fact-only rules whose tests are too many to tabulate
+    (`fact_tables`); with tables off, every tool's rules reach it."""
+    monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)
 
 
 def _program(lines) -> Program | None:

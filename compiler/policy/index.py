@@ -6,8 +6,10 @@ once and stops at the strictest effect that holds; the summary is remembered per
 once when no fact condition can change it; a tool's fact conditions are also one generated
 function, `tier_code`); rules that test one argument with a glob are indexed by the glob's literal
 prefix, suffix or whole text, so a call looks up the rules it matches instead of trying them all,
-and each group it hits is summarised the same way. Anything else is evaluated as written. The
-Decision whole rule groups make is made once and shared by requests (`RequestDecider._concluded`).
+and each group it hits is summarised the same way. A group reading few fact tests is also tabulated
+when its index is built (`fact_tables`): a request reads its fact tests once, as a bitmask, and a call
+looks the group's summary up by it instead of evaluating conditions. Anything else is evaluated as
+written. The Decision whole rule groups make is made once and shared by requests (`RequestDecider._concluded`).
 Guards, bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so
 decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
@@ -25,6 +27,7 @@ from ..paths import CanonicalPath
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
+from .fact_tables import FactAtoms
 from .split import canonical, combine, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
@@ -45,8 +48,8 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "prefix_lengths", "suffix_lengths",
-                 "prefixes", "suffixes")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "tables", "prefix_lengths",
+                 "suffix_lengths", "prefixes", "suffixes")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -55,6 +58,7 @@ class _FieldIndex:
         self.other: list = []  # any other glob: tried as written
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
         self.fixed: dict = {}  # id(group) -> its summary, for groups no fact condition changes (`_fixed`)
+        self.tables: dict = {}  # id(group) -> (bits, {mask & bits: summary}): `FactAtoms.tabulate`; fixed ones too
         self.prefix_lengths: list = []
         self.suffix_lengths: list = []
         self.prefixes: tuple = ()  # every literal prefix: one C-level startswith says whether any can match
@@ -74,13 +78,17 @@ class _FieldIndex:
         else:
             self.other.append(entry)
 
-    def seal(self) -> None:
+    def seal(self, tabulate) -> None:
         for table in (self.exact, self.prefix, self.suffix):
             for key in table:
                 table[key] = tuple(table[key])  # a group: one object per key, remembered per request
         self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
                       for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
         self.fixed = {key: summary for key, tiers in self.tiers.items() if (summary := _fixed(tiers)) is not None}
+        for key, tiers in self.tiers.items():
+            made = (0, {0: self.fixed[key]}) if key in self.fixed else tabulate(tiers)
+            if made is not None:
+                self.tables[key] = made
         self.prefix_lengths = sorted({len(p) for p in self.prefix})
         self.suffix_lengths = sorted({len(s) for s in self.suffix})
         self.prefixes, self.suffixes = tuple(self.prefix), tuple(self.suffix)
@@ -122,8 +130,8 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "decided", "globbed", "generic",
-                 "shell", "facts_only", "unnamed", "grouped_only")
+    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table", "decided", "globbed",
+                 "generic", "shell", "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -131,6 +139,7 @@ class _ToolIndex:
         self.plain_code = None  # plain as one generated function (`tier_code`), when it has a fact condition
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
         self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
+        self.plain_table = None  # plain tabulated by the request's fact mask (`FactAtoms.tabulate`), or None
         # the ids of the rule groups that decided a call -> (those groups, the decision they make), shared
         # by requests (`RequestDecider._concluded`); the entry holds its groups, so no other takes their ids
         self.decided: dict = {}
@@ -203,6 +212,7 @@ class CompiledPolicy:
         self._interned: dict = {}  # equal fact conditions share one object, so a call evaluates each once
         self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)
         self._source: dict = {}  # a closure -> the condition it was made from (for `tier_code`)
+        self.atoms = FactAtoms()  # a request's facts as one bitmask, for the rule groups tabulated by it
 
     def _intern(self, facts):
         return None if facts is None else self._interned.setdefault(facts, facts)
@@ -263,9 +273,12 @@ class CompiledPolicy:
         if len(index.plain) == 1 and len(index.plain[0][1]) == 1 and index.plain[0][1][0][0] is not None:
             (effect, ((test, rules),)), = index.plain
             index.plain_single = (test, (effect, (rules,), ()))
-        index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
+        if index.plain_fixed is None:
+            index.plain_table = self.atoms.tabulate(index.plain, name, self._source.__getitem__)
+        if index.plain_table is None:  # generated code for what the table does not hold (a fact undecided
+            index.plain_code = compile_tiers(index.plain, self._source.__getitem__)  # takes the closures)
         for field_index in index.globbed.values():
-            field_index.seal()
+            field_index.seal(lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__))
         index.facts_only = not (index.globbed or index.generic or shell)
         index.grouped_only = not (index.generic or shell) and not any(f.other for f in index.globbed.values())
         index.unnamed = index.facts_only and not index.plain and not guards
@@ -282,6 +295,13 @@ class RequestDecider:
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
+        # the request's fact tests read once, when its decider is made (`FactAtoms`): tabulated rule
+        # groups are looked up by the mask; read again only when an index built since numbers a new test
+        self.mask = self._partial = None  # the mask when every test is decided; else (holds, undecided bits)
+        self._known = -1
+        self._atoms = compiled.atoms if compiled is not None else None
+        if compiled is not None:
+            self._fact_mask()
         # per tool name, once per request (each made on first need). A model may invent names without
         # end: each memo is bounded by clearing (`_keep`) — plain dicts, as a cold decision writes one
         # entry and an ordered map's bookkeeping would be most of its cost.
@@ -346,19 +366,19 @@ class RequestDecider:
         groups' summaries (per request), tallied strictest-wins and concluded (`_concluded`). None when
         some argument is not plain text or a path in one form (the general path takes it)."""
         effect, parts, maybe = self._plain_summary(name, index)  # tuples, joined only when a group adds to them
-        memo = self._groups
+        mask = self.mask if self._known == self._atoms.count else self._fact_mask()
         for field_name, field_index in index.globbed.items():
             value = args.get(field_name, MISSING)
             if value is MISSING:
                 continue  # an absent argument matches no glob
             if type(value) is not str and not (type(value) is CanonicalPath and value.absolute == value):
                 return None  # another value, or a path with two forms to match
+            tables = field_index.tables
             for group in field_index.groups(value):
-                found = memo.get(id(group))
+                table = tables.get(id(group)) if mask is not None else None
+                found = table[1].get(mask & table[0]) if table is not None else None
                 if found is None:
                     found = self._group_summary(name, group, field_index)
-                else:
-                    found = found[1]
                 top = found[0]
                 if found[2]:
                     maybe += found[2]
@@ -420,6 +440,9 @@ class RequestDecider:
         fixed = index.plain_fixed
         if fixed is not None:
             return self._concluded(index, *fixed)  # (effect, parts, maybe), like any summary
+        tabled = self._tabled(index.plain_table)
+        if tabled is not None:
+            return self._concluded(index, *tabled)
         found = self._facts.get(name)
         if found is None:
             best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
@@ -451,6 +474,9 @@ class RequestDecider:
     def _group_summary(self, name: str, group: tuple, field_index: _FieldIndex):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request
         (or once for all, when no fact condition changes it)."""
+        tabled = self._tabled(field_index.tables.get(id(group)))
+        if tabled is not None:
+            return tabled
         found = self._groups.get(id(group))
         if found is None:
             fixed = field_index.fixed.get(id(group))
@@ -470,8 +496,32 @@ class RequestDecider:
         (the index's own when no fact condition can change it)."""
         if index.plain_fixed is not None:
             return index.plain_fixed
+        tabled = self._tabled(index.plain_table)
+        if tabled is not None:
+            return tabled
         found = self._summaries.get(name)
         return found if found is not None else _keep(self._summaries, name, self._plain_tiered(name, index))
+
+    def _tabled(self, table):
+        """A tabulated group's summary for this request's facts; None when it is not tabulated or reads
+        a fact test this request cannot decide."""
+        if table is None:
+            return None
+        mask = self.mask if self._known == self._atoms.count else self._fact_mask()
+        if mask is None:
+            mask, undecided = self._partial
+            if undecided & table[0]:
+                return None
+        return table[1].get(mask & table[0])
+
+    def _fact_mask(self) -> int | None:
+        """The request's fact mask when every numbered test is decided (else None: see `_partial`)."""
+        atoms = self._atoms
+        if self._known != atoms.count:  # an index built since numbered a new test: read them all again
+            known = atoms.count  # read first: a test numbered meanwhile makes the next call read again
+            holds, undecided = atoms.mask(self.env)
+            self.mask, self._partial, self._known = (None if undecided else holds), (holds, undecided), known
+        return self.mask
 
     def _plain_tiered(self, name: str, index: _ToolIndex):
         """`_tiered` of the index's fact-only rules: a single condition's made summaries, else their generated
