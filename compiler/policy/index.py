@@ -25,6 +25,7 @@ from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
+from .affixes import AffixIndex
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .fact_tables import FactAtoms
@@ -48,8 +49,7 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "tables", "prefix_lengths",
-                 "suffix_lengths", "prefixes", "suffixes")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "tables", "prefixed", "suffixed")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -59,10 +59,7 @@ class _FieldIndex:
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
         self.fixed: dict = {}  # id(group) -> its summary, for groups no fact condition changes (`_fixed`)
         self.tables: dict = {}  # id(group) -> (bits, {mask & bits: summary}): `FactAtoms.tabulate`; fixed ones too
-        self.prefix_lengths: list = []
-        self.suffix_lengths: list = []
-        self.prefixes: tuple = ()  # every literal prefix: one C-level startswith says whether any can match
-        self.suffixes: tuple = ()
+        self.prefixed = self.suffixed = AffixIndex({})  # the prefix and suffix groups a text matches (`seal`)
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -89,9 +86,7 @@ class _FieldIndex:
             made = (0, {0: self.fixed[key]}) if key in self.fixed else tabulate(tiers)
             if made is not None:
                 self.tables[key] = made
-        self.prefix_lengths = sorted({len(p) for p in self.prefix})
-        self.suffix_lengths = sorted({len(s) for s in self.suffix})
-        self.prefixes, self.suffixes = tuple(self.prefix), tuple(self.suffix)
+        self.prefixed, self.suffixed = AffixIndex(self.prefix), AffixIndex(self.suffix, suffixes=True)
 
     def groups(self, text: str) -> list[tuple]:
         """The groups of entries whose literal part matches `text` (globs in `other` excluded)."""
@@ -99,23 +94,8 @@ class _FieldIndex:
         group = self.exact.get(text)
         if group:
             found.append(group)
-        size = len(text)
-        if self.prefixes and text.startswith(self.prefixes):
-            prefix = self.prefix
-            for length in self.prefix_lengths:  # ascending: stop at the first longer than the text
-                if length > size:
-                    break
-                group = prefix.get(text[:length])
-                if group:
-                    found.append(group)
-        if self.suffixes and text.endswith(self.suffixes):
-            suffix = self.suffix
-            for length in self.suffix_lengths:
-                if length > size:
-                    break
-                group = suffix.get(text[size - length:])
-                if group:
-                    found.append(group)
+        found += self.prefixed.matching(text)  # each shortest first, as the tally reads them
+        found += self.suffixed.matching(text)
         return found
 
     def matching(self, text: str, shell: bool) -> list[_Globbed]:

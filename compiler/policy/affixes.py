@@ -1,0 +1,48 @@
+"""Which of many literal prefixes a text starts with: one binary search, not one slice per length.
+
+In: literal prefixes, each with a value (a glob group: `"src/*"` gives `src/`). Out, for a text: the
+values of every prefix it starts with, shortest first. Suffixes are the prefixes of the reversed
+text (`AffixIndex(..., suffixes=True)`).
+
+The prefixes are kept sorted; a text's longest matching prefix `p` is the sorted key just at or
+before the text, or one of that key's own shorter prefixes among the keys (every key between `p`
+and the text starts with `p`), so a short walk up a key's parents finds it. Each key holds the
+values of itself and all its parents, shortest first: the answer is one tuple.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+class AffixIndex:
+    __slots__ = ("keys", "parent", "chain", "reverse")
+
+    def __init__(self, values: dict, suffixes: bool = False) -> None:
+        self.reverse = suffixes
+        by_key = {(key[::-1] if suffixes else key): value for key, value in values.items()}
+        self.keys = sorted(by_key)
+        self.parent: list[int] = []  # per key: the position of its longest proper prefix among the keys, or -1
+        self.chain: list[tuple] = []  # per key: the values of its prefixes among the keys and its own, shortest first
+        # in sorted order the keys starting with `p` follow `p` together: a stack holds the current key's
+        # prefixes among the keys (one `startswith` per key pushed or popped, whatever the keys' length)
+        stack: list[int] = []
+        for i, key in enumerate(self.keys):
+            while stack and not key.startswith(self.keys[stack[-1]]):
+                stack.pop()
+            parent = stack[-1] if stack else -1
+            self.parent.append(parent)
+            self.chain.append((self.chain[parent] if parent >= 0 else ()) + (by_key[key],))
+            stack.append(i)
+
+    def matching(self, text: str) -> tuple:
+        """The values of every key `text` starts (or, for suffixes, ends) with, shortest key first."""
+        keys = self.keys
+        if not keys:
+            return ()
+        if self.reverse:
+            text = text[::-1]
+        i = bisect_right(keys, text) - 1
+        parent = self.parent
+        while i >= 0 and not text.startswith(keys[i]):
+            i = parent[i]
+        return self.chain[i] if i >= 0 else ()
