@@ -15,10 +15,11 @@ from bisect import bisect_right
 
 
 class AffixIndex:
-    __slots__ = ("keys", "parent", "chain", "reverse")
+    __slots__ = ("keys", "parent", "chain", "reverse", "literals")
 
     def __init__(self, values: dict, suffixes: bool = False) -> None:
         self.reverse = suffixes
+        self.literals = tuple(values)  # as written: `text.startswith(literals)` (endswith) says if any matches
         by_key = {(key[::-1] if suffixes else key): value for key, value in values.items()}
         self.keys = sorted(by_key)
         self.parent: list[int] = []  # per key: the position of its longest proper prefix among the keys, or -1
@@ -36,11 +37,9 @@ class AffixIndex:
 
     def matching(self, text: str) -> tuple:
         """The values of every key `text` starts (or, for suffixes, ends) with, shortest key first."""
-        keys = self.keys
-        if not keys:
-            return ()
         if self.reverse:
             text = text[::-1]
+        keys = self.keys
         i = bisect_right(keys, text) - 1
         parent = self.parent
         while i >= 0 and not text.startswith(keys[i]):

@@ -94,8 +94,11 @@ class _FieldIndex:
         group = self.exact.get(text)
         if group:
             found.append(group)
-        found += self.prefixed.matching(text)  # each shortest first, as the tally reads them
-        found += self.suffixed.matching(text)
+        prefixed, suffixed = self.prefixed, self.suffixed
+        if text.startswith(prefixed.literals):  # C-level tests first: most texts match no literal
+            found += prefixed.matching(text)  # each shortest first, as the tally reads them
+        if text.endswith(suffixed.literals):
+            found += suffixed.matching(text)
         return found
 
     def matching(self, text: str, shell: bool) -> list[_Globbed]:
@@ -128,8 +131,8 @@ class _ToolIndex:
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
-        # every argument rule is in a glob group (literal text, prefix or suffix) and nothing else
-        # is tried one by one: a call with text arguments is decided by `_decide_grouped`
+        # every argument rule is in a glob group (literal text, prefix or suffix), nothing else is
+        # tried one by one and no guard names the tool: a call with text arguments is `_decide_grouped`
         self.grouped_only = False
 
 
@@ -260,7 +263,7 @@ class CompiledPolicy:
         for field_index in index.globbed.values():
             field_index.seal(lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__))
         index.facts_only = not (index.globbed or index.generic or shell)
-        index.grouped_only = not (index.generic or shell) and not any(f.other for f in index.globbed.values())
+        index.grouped_only = not (index.generic or shell or guards) and not any(f.other for f in index.globbed.values())
         index.unnamed = index.facts_only and not index.plain and not guards
         return index
 
@@ -303,7 +306,7 @@ class RequestDecider:
         else:
             made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
             decision = None
-            if index.grouped_only and type(made) is dict and not (include_guards and index.guards):
+            if index.grouped_only and type(made) is dict:
                 decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
             if decision is None:
                 decision = self._decide(name, tool, index, made, workspace, include_guards)
