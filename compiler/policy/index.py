@@ -356,9 +356,8 @@ class RequestDecider:
                 continue  # an absent argument matches no glob
             if type(value) is not str and not (type(value) is CanonicalPath and value.absolute == value):
                 return None  # another value, or a path with two forms to match
-            tables = field_index.tables
             for group in field_index.groups(value):
-                table = tables.get(id(group)) if mask is not None else None
+                table = field_index.tables.get(id(group)) if mask is not None else None
                 found = table[1].get(mask & table[0]) if table is not None else None
                 if found is None:
                     found = self._group_summary(name, group, field_index)
@@ -423,12 +422,10 @@ class RequestDecider:
         fixed = index.plain_fixed
         if fixed is not None:
             return self._concluded(index, *fixed)  # (effect, parts, maybe), like any summary
-        tabled = self._tabled(index.plain_table)
-        if tabled is not None:
-            return self._concluded(index, *tabled)
-        found = self._facts.get(name)
+        found = self._facts.get(name)  # a warm call's one lookup
         if found is None:
-            best, deciding, maybe = self._plain_tiered(name, index)  # read once per request: no summary kept
+            tabled = self._tabled(index.plain_table)  # read once per request: no summary kept
+            best, deciding, maybe = tabled if tabled is not None else self._plain_tiered(name, index)
             found = _keep(self._facts, name, self._concluded(index, best, deciding, maybe))
         return found
 
