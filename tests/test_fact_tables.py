@@ -73,7 +73,7 @@ def test_a_decider_made_before_an_index_numbered_its_tests_reads_them_again():
     assert decider._known == decider.compiled.atoms.count == 3
 
 
-def _tiers_reading(program, text):
+def _tiers_reading(text):
     """A one-group tier whose condition is `text` (parsed from a rule), with its source map."""
     rule = Program.load(texts={"p.dsh": _policy([f"  deny read when {text}"])}).resolved.policies["p"].rules[0]
     test = object()
@@ -81,17 +81,15 @@ def _tiers_reading(program, text):
 
 
 def test_string_equalities_on_one_fact_are_exclusive():
-    program = Program.load(texts={"p.dsh": _policy([])})
-    tiers, source = _tiers_reading(program, '(scope == "a" or scope == "b" or scope == "c") and plan_mode')
+    tiers, source = _tiers_reading('(scope == "a" or scope == "b" or scope == "c") and plan_mode')
     bits, table = FactAtoms().tabulate(tiers, "read", source)
     assert len(table) == 4 * 2  # none or one of three scopes, times plan_mode on or off
     assert bin(bits).count("1") == 4
 
 
 def test_a_group_reading_too_many_tests_is_left_to_its_conditions():
-    program = Program.load(texts={"p.dsh": _policy([])})
     wide = " and ".join(f"flag f{i}" for i in range(TABLE_LIMIT.bit_length()))  # 2^9 assignments > 256
-    tiers, source = _tiers_reading(program, wide)
+    tiers, source = _tiers_reading(wide)
     assert FactAtoms().tabulate(tiers, "read", source) is None
     policy = _policy([f"  deny read when {wide}"])
     request = Request(preset="standard", policy="p", flags=frozenset(f"f{i}" for i in range(9)))
@@ -100,14 +98,16 @@ def test_a_group_reading_too_many_tests_is_left_to_its_conditions():
 
 
 def test_a_tool_test_is_a_constant_of_the_index_not_a_bit():
-    program = Program.load(texts={"p.dsh": _policy([])})
-    tiers, source = _tiers_reading(program, 'tool == "read" and plan_mode')
+    tiers, source = _tiers_reading('tool == "read" and plan_mode')
     atoms = FactAtoms()
     bits, table = atoms.tabulate(tiers, "read", source)
     assert list(atoms.bits) == [ast.Truthy(ast.Fact(("plan_mode",)))]
     assert table[bits][0] == "deny" and table[0][0] is None
     _, elsewhere = atoms.tabulate(tiers, "grep", source)
     assert all(summary[0] is None for summary in elsewhere.values())
+    for index in range(1000):  # names a model invents keep nothing per name
+        atoms.tabulate(tiers, f"invented{index}", source)
+    assert len(atoms._tool_tests) == 1
 
 
 def test_an_absent_fact_leaves_only_the_groups_reading_it_to_their_conditions():
@@ -126,8 +126,7 @@ def test_an_absent_fact_leaves_only_the_groups_reading_it_to_their_conditions():
 
 
 def test_tests_numbered_from_many_threads_get_distinct_bits():
-    program = Program.load(texts={"p.dsh": _policy([])})
-    made = [_tiers_reading(program, f"flag f{i} and not flag g{i}") for i in range(40)]
+    made = [_tiers_reading(f"flag f{i} and not flag g{i}") for i in range(40)]
     atoms = FactAtoms()
     threads = [threading.Thread(target=lambda part=made[i::4]: [atoms.tabulate(t, "read", s) for t, s in part])
                for i in range(4)]

@@ -2,16 +2,16 @@
 
 A policy's fact-only conditions are built from few leaf tests (`platform == "linux"`, `plan_mode`,
 `scope == "child"`, a service, a flag). `FactAtoms` gives each distinct test of the policy a bit. A
-request's facts do not change while its calls are decided, so its decider reads every test once when
-it is made (`mask`: the bits of the tests that hold, and of those that cannot be decided — a fact
-absent —, where a group reading one is left to the closures' three-valued logic). When a tool's index is built, each
-group of rules (`index._tiers`) is tabulated (`tabulate`): for every assignment of the tests it reads,
-what `RequestDecider._tiered` would answer. A cold call then looks a group's summary up
+request's facts do not change while its calls are decided, so its decider reads every test once when it
+is made (`mask`: the bits of the tests that hold, and the bits of those it cannot decide because a fact is
+absent; a group reading one of those is left to the closures' three-valued logic). When a tool's index is
+built, each group of rules (`index._tiers`) is tabulated (`tabulate`): for every assignment of the tests
+it reads, what `RequestDecider._tiered` would answer. A cold call then looks a group's summary up
 (`table[mask & bits]`) instead of evaluating its conditions.
 
-String equalities on one fact are exclusive (a fact has one value), which keeps assignments few; a
-group with more than TABLE_LIMIT assignments is left to the closures. Tests of the `tool` fact are
-constants within one tool's index: they are evaluated there, not numbered.
+String equalities on one fact are exclusive (a fact has one value), which keeps assignments few; a group
+with more than TABLE_LIMIT assignments is left to the closures. Tests of the `tool` fact are constants
+within one tool's index: they are evaluated there, not numbered.
 """
 from __future__ import annotations
 
@@ -48,11 +48,11 @@ class FactAtoms:
         self.count = 0  # tests numbered so far: a mask read before a later one was numbered is read again
         self._by_fact: tuple = ()  # (dotted fact, {string literal: bit}, all those bits): one lookup reads them
         self._others: tuple = ()  # (closure, bit) for every other test
-        self._tool_tests: dict = {}  # (a `tool` test, tool name) -> its value
+        self._tool_tests: dict = {}  # a `tool` test -> its closure (per test, not per name: a model invents names)
         # by identity, not equality: hashing a test's record is most of tabulating a group
         self._ids: dict = {}  # id(test) -> (the test, its bit)
         self._conditions: dict = {}  # id(condition) -> (the condition, its leaves: `_leaves`)
-        self._lock = allocate_lock()  # indexes may be built by several threads; numbering must not give a bit twice
+        self._lock = allocate_lock()  # indexes may be built by several threads: no bit is given twice
 
     def mask(self, env) -> tuple[int, int]:
         """(the bits of the tests that hold for these facts, the bits of those that cannot be decided —
@@ -183,8 +183,8 @@ class FactAtoms:
         return truth_of[self._ids[id(expr)][1]]
 
     def _tool_value(self, atom, name: str) -> bool | None:
-        key = (atom, name)
-        if key not in self._tool_tests:
-            self._tool_tests[key] = compile_facts(atom, False)(None, name)
-        return self._tool_tests[key]
+        test = self._tool_tests.get(atom)
+        if test is None:
+            test = self._tool_tests[atom] = compile_facts(atom, False)
+        return test(None, name)
 

@@ -1,17 +1,16 @@
 """Per-call decisions without scanning every rule: a policy and a call in, a Decision out.
 
-A policy is indexed per tool name: rules whose condition is only request facts are grouped by
-effect and by that condition, compiled to a closure (`_tiers`: a call evaluates each condition
-once and stops at the strictest effect that holds; the summary is remembered per request, or made
-once when no fact condition can change it; a tool's fact conditions are also one generated
-function, `tier_code`); rules that test one argument with a glob are indexed by the glob's literal
-prefix, suffix or whole text, so a call looks up the rules it matches instead of trying them all,
-and each group it hits is summarised the same way. A group reading few fact tests is also tabulated
-when its index is built (`fact_tables`): a request reads its fact tests once, as a bitmask, and a call
-looks the group's summary up by it instead of evaluating conditions. Anything else is evaluated as
-written. The Decision whole rule groups make is made once and shared by requests (`RequestDecider._concluded`).
-Guards, bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so
-decisions are exactly those of `reference.decide` (a property test holds the two together).
+A policy is indexed per tool name: rules whose condition is only request facts are grouped by effect and by
+that condition, compiled to a closure (`_tiers`: a call evaluates each condition once and stops at the
+strictest effect that holds; the summary is remembered per request, or made once when no fact condition can
+change it; a tool's fact conditions are also one generated function, `tier_code`); rules that test one
+argument with a glob are indexed by the glob's literal prefix, suffix or whole text, so a call looks up the
+rules it matches instead of trying them all, and each group it hits is summarised the same way. A group
+reading few fact tests is also tabulated when its index is built (`fact_tables`): a request reads its fact
+tests once, as a bitmask, and a call looks the group's summary up by it instead of evaluating conditions.
+Anything else is evaluated as written. The Decision whole rule groups make is made once and shared by requests
+(`RequestDecider._concluded`). Guards, bucketing, strictest-wins and the conclusion are the shared core's
+(`core.py`), so decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
 from __future__ import annotations
 
@@ -49,7 +48,7 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "fixed", "tables", "prefixed", "suffixed")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -57,8 +56,9 @@ class _FieldIndex:
         self.suffix: dict = {}  # literal suffix -> [entry]  ("*abc")
         self.other: list = []  # any other glob: tried as written
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
-        self.fixed: dict = {}  # id(group) -> its summary, for groups no fact condition changes (`_fixed`)
-        self.tables: dict = {}  # id(group) -> (bits, {mask & bits: summary}): `FactAtoms.tabulate`; fixed ones too
+        # id(group) -> (bits, {mask & bits: summary}) (`FactAtoms.tabulate`); a group no fact condition
+        # changes (`_fixed`) is one summary under every mask
+        self.tables: dict = {}
         self.prefixed = self.suffixed = AffixIndex({})  # the prefix and suffix groups a text matches (`seal`)
 
     def add(self, entry: _Globbed, shell: bool) -> None:
@@ -81,9 +81,9 @@ class _FieldIndex:
                 table[key] = tuple(table[key])  # a group: one object per key, remembered per request
         self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
                       for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
-        self.fixed = {key: summary for key, tiers in self.tiers.items() if (summary := _fixed(tiers)) is not None}
         for key, tiers in self.tiers.items():
-            made = (0, {0: self.fixed[key]}) if key in self.fixed else tabulate(tiers)
+            fixed = _fixed(tiers)
+            made = (0, {0: fixed}) if fixed is not None else tabulate(tiers)
             if made is not None:
                 self.tables[key] = made
         self.prefixed, self.suffixed = AffixIndex(self.prefix), AffixIndex(self.suffix, suffixes=True)
@@ -258,12 +258,14 @@ class CompiledPolicy:
             index.plain_single = (test, (effect, (rules,), ()))
         if index.plain_fixed is None:
             index.plain_table = self.atoms.tabulate(index.plain, name, self._source.__getitem__)
-        if index.plain_table is None:  # generated code for what the table does not hold (a fact undecided
-            index.plain_code = compile_tiers(index.plain, self._source.__getitem__)  # takes the closures)
+        # generated code only where there is no table: where a table cannot answer (a fact test undecided),
+        # neither can the code, and the closures decide
+        if index.plain_table is None:
+            index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
         for field_index in index.globbed.values():
             field_index.seal(lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__))
         index.facts_only = not (index.globbed or index.generic or shell)
-        index.grouped_only = not (index.generic or shell or guards) and not any(f.other for f in index.globbed.values())
+        index.grouped_only = not (index.generic or shell or guards or any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
         return index
 
@@ -356,7 +358,7 @@ class RequestDecider:
                 continue  # an absent argument matches no glob
             if type(value) is not str and not (type(value) is CanonicalPath and value.absolute == value):
                 return None  # another value, or a path with two forms to match
-            for group in field_index.groups(value):
+            for group in field_index.groups(value):  # a request with an undecided test: `_group_summary`
                 table = field_index.tables.get(id(group)) if mask is not None else None
                 found = table[1].get(mask & table[0]) if table is not None else None
                 if found is None:
@@ -452,16 +454,13 @@ class RequestDecider:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
 
     def _group_summary(self, name: str, group: tuple, field_index: _FieldIndex):
-        """(strictest effect, its rules in source order, undecidable rules) of one glob group, once per request
-        (or once for all, when no fact condition changes it)."""
+        """(strictest effect, its rules in source order, undecidable rules) of one glob group: looked up when
+        it is tabulated (always, when no fact condition changes it), else read once per request."""
         tabled = self._tabled(field_index.tables.get(id(group)))
         if tabled is not None:
             return tabled
         found = self._groups.get(id(group))
         if found is None:
-            fixed = field_index.fixed.get(id(group))
-            if fixed is not None:
-                return fixed
             found = _keep(self._groups, id(group), (group, self._tiered(name, field_index.tiers[id(group)])),
                           GROUP_CACHE)
         return found[1]
