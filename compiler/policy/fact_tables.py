@@ -45,7 +45,9 @@ class FactAtoms:
 
     def __init__(self) -> None:
         self.bits: dict = {}  # leaf test -> its bit
-        self.count = 0  # tests numbered so far: a mask read before a later one was numbered is read again
+        # len(bits), kept as a plain attribute: every cold call compares it with the mask's own count, and a
+        # mask read before a later test was numbered is read again
+        self.count = 0
         self._by_fact: tuple = ()  # (dotted fact, {string literal: bit}, all those bits): one lookup reads them
         self._others: tuple = ()  # (closure, bit) for every other test
         self._tool_tests: dict = {}  # a `tool` test -> its closure (per test, not per name: a model invents names)

@@ -283,9 +283,9 @@ class RequestDecider:
         # the request's fact tests read once, when its decider is made (`FactAtoms`): tabulated rule
         # groups are looked up by the mask; read again only when an index built since numbers a new test
         self.mask = self._partial = None  # the mask when every test is decided; else (holds, undecided bits)
-        self._known = -1
-        self._atoms = compiled.atoms if compiled is not None else None
+        self._known, self._atoms = -1, None
         if compiled is not None:
+            self._atoms = compiled.atoms
             self._fact_mask()
         # per tool name, once per request (each made on first need). A model may invent names without
         # end: each memo is bounded by clearing (`_keep`) — plain dicts, as a cold decision writes one
