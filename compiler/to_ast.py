@@ -262,15 +262,13 @@ class _ToAst:
         return children[0]  # the keyword's token: a rule keeps its text, `default` a Name
 
     def rule(self, node, children):
-        # effect, targets and, when there is one, the tagged condition: `effect target_list condition?`
-        condition = children[2][1] if len(children) == 3 else None
-        return new.Rule(str(children[0]), children[1], condition, self._span(node))
+        # `effect target ("," target)* ("when" expr)?`: the effect's token, the targets, maybe the condition
+        targets, condition = _targets_and_condition(children, 1)
+        return new.Rule(str(children[0]), targets, condition, self._span(node))
 
     def guard(self, node, children):
-        return new.Guard(self._name(children[0]), children[1], self._one(children, "condition"), self._span(node))
-
-    def target_list(self, node, children):
-        return tuple(children)
+        targets, condition = _targets_and_condition(children, 1)
+        return new.Guard(self._name(children[0]), targets, condition, self._span(node))
 
     def tool_target(self, node, children):
         span = self._span(node)  # the target is its name: one token, one span
@@ -380,6 +378,14 @@ class _ToAst:
 
     def start(self, node, children):
         return tuple(children)
+
+
+def _targets_and_condition(children, start: int) -> tuple:
+    """A rule's or guard's targets from `children[start]` on, and its condition (an expression, never
+    a Target) when the last child is one."""
+    if type(children[-1]) is ast.Target:
+        return tuple(children[start:]), None
+    return tuple(children[start:-1]), children[-1]
 
 
 def _flatten(children, kind) -> tuple:
