@@ -262,7 +262,8 @@ class _ToAst:
         return children[0]  # the keyword's token: a rule keeps its text, `default` a Name
 
     def rule(self, node, children):
-        # `effect target ("," target)* ("when" expr)?`: the effect's token, the targets, maybe the condition
+        # `("allow" | "ask" | "deny") target ("," target)* ("when" expr)?`: the effect's token, the
+        # targets, maybe the condition
         targets, condition = _targets_and_condition(children, 1)
         return new.Rule(str(children[0]), targets, condition, self._span(node))
 
@@ -438,6 +439,7 @@ _NESTING = {**{rule: (1, MAX_CONDITION_DEPTH) for rule in CONDITION_NODES}, "lis
 
 def _reduction(builder: _ToAst, method, rule: str):
     keep_keywords = rule == "effect"  # the one rule whose keyword is its value
+    effect = rule == "rule"  # a policy rule keeps its first token, the effect keyword
     step, limit = _NESTING.get(rule, (None, None))
     token_limits = TOKEN_LIMITS
 
@@ -454,7 +456,7 @@ def _reduction(builder: _ToAst, method, rule: str):
                 if len(child) > bound[1]:
                     _building.over_limit = True
                 values.append(child)
-            elif keep_keywords or child.type == "CMP":
+            elif keep_keywords or child.type == "CMP" or (effect and child is children[0]):
                 values.append(child)
         if step is not None:
             height += step
@@ -484,6 +486,7 @@ def _specialised(builder: _ToAst, method, rule: str, layout: tuple):
     if not layout:
         return None
     keep_keywords = rule == "effect"
+    effect = rule == "rule"  # as in `_reduction`: a policy rule keeps its first token
     step, limit = _NESTING.get(rule, (None, None))
     names = [f"c{i}" for i in range(len(layout))]
     body = [f"    {', '.join(names)}, = children"]
@@ -497,7 +500,7 @@ def _specialised(builder: _ToAst, method, rule: str, layout: tuple):
         if bound is not None:
             body.append(f"    if len({name}) > {int(bound[1])}: state.over_limit = True")
             values.append(name)
-        elif keep_keywords or terminal == "CMP":
+        elif keep_keywords or terminal == "CMP" or (effect and name == "c0"):
             values.append(name)
     height = "0"
     if step is not None:
