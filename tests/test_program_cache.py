@@ -93,14 +93,18 @@ def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
     assert len(set(keys)) == len(keys)
 
 
-def test_the_digest_is_sha256():
+def test_the_digest_is_sha256_with_or_without_hashlib_loaded(monkeypatch):
     import hashlib
-    from dshc.compiler.digest import sha256
-    for data in (b"", b"abc", bytes(range(256)) * 1000):
-        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
-    grown = sha256(b"ab")
-    grown.update(b"c")
-    assert grown.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+    from dshc.compiler import digest
+    for loaded in (True, False):  # OpenSSL's once hashlib is loaded, CPython's own before
+        if not loaded:
+            monkeypatch.delitem(sys.modules, "hashlib")
+            assert type(digest.sha256()) is type(digest._own_sha256())
+        for data in (b"", b"abc", bytes(range(256)) * 1000):
+            assert digest.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        grown = digest.sha256(b"ab")
+        grown.update(b"c")
+        assert grown.hexdigest() == hashlib.sha256(b"abc").hexdigest()
 
 
 def test_plain_json_travels_as_json_and_everything_else_keeps_its_type():
