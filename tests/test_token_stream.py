@@ -51,7 +51,7 @@ def lark_lexer_never_needed(monkeypatch):
 
 EDGES = [
     "policy p { approval ask\n default deny }",                 # keywords where only a name fits
-    "policy allow { allow allow when allow }",                   # a keyword as every name (refused)
+    "policy allow { allow allow when allow }",                   # a keyword as every name
     "scope deny { parent allow ; approval ask }",                # … and where names are taken
     "presetx p { }",                                             # glued keyword: lark's error
     "policy p { allowx read }",
