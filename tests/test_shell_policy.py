@@ -189,3 +189,53 @@ def test_the_index_and_the_reference_agree_on_shell_calls(policy, commands):
         indexed = program.decide(request, "bash", args, workspace="/ws")
         plain = program.decide_unindexed(request, "bash", args, workspace="/ws")
         assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), command
+
+
+# A command no glob can be read against (opaque: `eval`, an unrecognised git option; a line that does
+# not parse) or a value that is not text may match any deny or ask and no allow. The index decides it
+# from one summary of every deny and ask on the field (tabulated by fact tests like any rule group),
+# not rule by rule: it must still agree with trying every rule, fact conditions and absent facts included.
+FACTS = ["", ' and platform == "linux"', ' and platform != "darwin"', " and plan_mode", " and not plan_mode",
+         " and flag beta", " and scope == \"root\""]
+FACT_RULE = st.builds(lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
+                      st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS + ["git -rf*", "eval *"]),
+                      st.sampled_from(FACTS))
+FACT_POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
+                          st.lists(FACT_RULE, min_size=1, max_size=8),
+                          st.sampled_from(["", "  default allow\n", "  default deny\n"]))
+UNSEEN = ["git -rf x", "git --version", "eval $X", 'echo "unterminated', "ls && git -rf x", "$(id)", 5, None,
+          ["ls"], {"a": "rm"}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(FACT_POLICIES, st.sampled_from(["linux", "darwin"]), st.booleans(), st.sets(st.sampled_from(["beta"])))
+def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform, plan, flags):
+    program = Program.load(texts={"p.dsh": policy})
+    request = Request(preset="standard", host="web", policy="gen", platform=platform, plan=plan,
+                      flags=frozenset(flags))
+    for command in UNSEEN:
+        args = {"command": command, "description": "d"}
+        indexed = program.decide(request, "bash", args, workspace="/ws")
+        plain = program.decide_unindexed(request, "bash", args, workspace="/ws")
+        assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), command
+
+
+def test_an_opaque_command_meets_every_deny_whose_facts_hold_and_no_allow():
+    program = Program.load(texts={"p.dsh": 'policy gen {\n  default ask\n'
+                                           '  allow bash when args.command matches "git *"\n'
+                                           '  deny bash when args.command matches "rm *" and platform == "darwin"\n'
+                                           '  ask bash when args.command matches "curl *" and plan_mode\n}\n'})
+
+    def effect(command, **facts):
+        request = Request(preset="standard", host="web", policy="gen", **facts)
+        indexed = program.decide(request, "bash", {"command": command, "description": "d"}, workspace="/ws")
+        plain = program.decide_unindexed(request, "bash", {"command": command, "description": "d"}, workspace="/ws")
+        assert indexed.effect == plain.effect
+        return indexed.effect
+
+    assert effect("git status") == "allow"
+    assert effect("git -rf x") == "ask"  # opaque: the allow does not cover it; the default decides
+    assert effect("git -rf x", plan=True) == "ask"
+    assert effect("eval $X", platform="darwin") == "deny"
+    assert effect("eval $X", platform="linux") == "ask"
+    assert effect(5, platform="darwin") == "deny"

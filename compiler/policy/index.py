@@ -48,7 +48,8 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed")
+    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed", "every",
+                 "unseen")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -60,6 +61,10 @@ class _FieldIndex:
         # changes (`_fixed`) is one summary under every mask
         self.tables: dict = {}
         self.prefixed = self.suffixed = AffixIndex({})  # the prefix and suffix groups a text matches (`seal`)
+        self.every: tuple = ()  # every entry once (`seal`)
+        # every deny and ask entry, as one group (`seal`): what a value no glob can be read against may match —
+        # an opaque shell command, a line that does not parse, a value that is not text
+        self.unseen: tuple = ()
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -79,8 +84,12 @@ class _FieldIndex:
         for table in (self.exact, self.prefix, self.suffix):
             for key in table:
                 table[key] = tuple(table[key])  # a group: one object per key, remembered per request
+        groups = [group for table in (self.exact, self.prefix, self.suffix) for group in table.values()]
+        entries = [entry for group in groups for entry in group] + self.other
+        self.every = tuple({id(e): e for e in entries}.values())  # once each: `git *` is in two groups
+        self.unseen = tuple(entry for entry in self.every if lenient(entry.rule))
         self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
-                      for table in (self.exact, self.prefix, self.suffix) for group in table.values()}
+                      for group in (*groups, self.unseen)}
         for key, tiers in self.tiers.items():
             fixed = _fixed(tiers)
             made = (0, {0: fixed}) if fixed is not None else tabulate(tiers)
@@ -106,9 +115,6 @@ class _FieldIndex:
         found.extend(e for e in self.other if glob_match(e.pattern, text, shell))
         return found
 
-    def everything(self) -> list[_Globbed]:
-        out = [e for group in (*self.exact.values(), *self.prefix.values(), *self.suffix.values()) for e in group]
-        return list({id(e): e for e in out + self.other}.values())
 
 
 class _ToolIndex:
@@ -385,10 +391,7 @@ class RequestDecider:
         else:
             forms, groups = (value,), field_index.groups(value)
         for group in groups:
-            top, rules, unsure_rules = self._group_summary(call.name, group, field_index)
-            call.maybe.extend(unsure_rules)
-            if top is not None:
-                call.tally.add_parts(top, rules)
+            self._add_group(call, group, field_index)
         for entry in field_index.other:
             if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call)
@@ -452,6 +455,12 @@ class RequestDecider:
 
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
+
+    def _add_group(self, call: "_Call", group: tuple, field_index: _FieldIndex) -> None:
+        top, rules, unsure_rules = self._group_summary(call.name, group, field_index)
+        call.maybe.extend(unsure_rules)
+        if top is not None:
+            call.tally.add_parts(top, rules)
 
     def _group_summary(self, name: str, group: tuple, field_index: _FieldIndex):
         """(strictest effect, its rules in source order, undecidable rules) of one glob group: looked up when
@@ -536,34 +545,38 @@ class RequestDecider:
         return None, (), tuple(maybe)
 
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
-        """Shell commands and non-text values: entries are admitted one by one."""
-        if not isinstance(value, str):
-            candidates = [(e, lenient(e.rule)) for e in index.everything()]  # odd value: denies only
-        else:
-            candidates = self._shell_candidates(index, value)
+        """Shell commands and non-text values. Where no glob can be read against the value (it is not
+        text, or a command that is opaque or does not parse) every deny and ask may match and no allow:
+        that group's summary, like any group's (a table lookup, not one test per rule). Else the entries
+        the command matches are admitted one by one."""
+        candidates = self._shell_candidates(index, value) if isinstance(value, str) else None
+        if candidates is None:
+            self._add_group(call, index.unseen, index)
+            return
         for entry, ok in candidates:
             if ok:
                 self._admit(call.name, entry, call)
 
     def _shell_candidates(self, index: _FieldIndex, command: str):
         """Which glob entries a shell command matches: one simple command (`split` made the call
-        one part per segment), or — for a line that did not split — the whole line.
+        one part per segment), or — for a line that did not split — the whole line. None when the
+        command is opaque or does not parse: it may match any deny or ask and never an allow.
 
-        An opaque segment may match any deny or ask and never an allow; expansion words are
-        matched by `segment_matches`; a plain literal segment looks its entries up in the index.
+        Expansion words are matched by `segment_matches`; a plain literal segment looks its entries
+        up in the index.
         """
         from ..shell import segment_matches  # loaded by the first shell call, not by every decision
         segment = getattr(command, "segment", None)
         if segment is None:
             found = self.compiled.analysed(command)
             if found is None:
-                return [(e, lenient(e.rule)) for e in index.everything()]
-            return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.everything()]
+                return None
+            return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.every]
         if segment.opaque:
-            return [(e, lenient(e.rule)) for e in index.everything()]
+            return None
         if segment.allowable and segment.literal_words == len(segment.argv) and not segment.base:
             return [(e, True) for e in {id(e): e for e in index.matching(segment.text, True)}.values()]
-        return [(e, segment_matches(segment, e.pattern, lenient(e.rule))) for e in index.everything()]
+        return [(e, segment_matches(segment, e.pattern, lenient(e.rule))) for e in index.every]
 
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
