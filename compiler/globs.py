@@ -35,7 +35,7 @@ class _Automaton:
     any_one: int  # positions whose item is `?`
     stars: int  # positions whose item is `*`
     accept: int  # the bit of the final position
-    tail: int  # positions from which only `*`s remain: every continuation is accepted
+    tail: int  # the position of a final `*`: from there every continuation is accepted (else 0)
 
     def close(self, states: int) -> int:
         return states | ((states & self.stars) << 1)  # a `*` may match nothing (runs are folded)
@@ -75,7 +75,9 @@ def _automaton(pattern: str) -> _Automaton:
         else:
             literal[item] = literal.get(item, 0) | (1 << index)
     accept = 1 << len(items)
-    tail = accept | (1 << (len(items) - 1) if items and items[-1] == "*" else 0)
+    # not the accepting position itself: having matched the whole pattern, one more character fails it
+    # (`"rm "` matches `rm ` and no `rm -rf /`)
+    tail = 1 << (len(items) - 1) if items and items[-1] == "*" else 0
     return _Automaton(literal, any_one, stars, accept, tail)
 
 

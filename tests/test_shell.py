@@ -334,6 +334,34 @@ def test_expansion_words_match_every_value_they_could_take():
     assert segment_matches(seg, "echo *", lenient=False)
 
 
+def test_an_allow_never_covers_an_expansion_its_pattern_does_not_cover_whole():
+    """An allow pattern covers `rm $X` only if it covers every command `rm …` could be (the class of
+    anthropics/claude-code#4956: a rule matching a command's start let any rest run). A pattern that
+    is fully matched by the literal words and a space — `"rm "`, `"*.txt "` — is no such pattern."""
+    (seg,) = command_segments("rm $X")
+    assert not segment_matches(seg, "rm ", lenient=False)  # `rm $X` may be `rm -rf /`
+    assert segment_matches(seg, "rm *", lenient=False)
+    (seg,) = command_segments("cat a.txt $X")
+    assert not segment_matches(seg, "*.txt ", lenient=False)
+    (seg,) = command_segments("$CMD")  # a program that is an expansion: no allow at all
+    assert seg.opaque and not segment_matches(seg, "*", lenient=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab *?", max_size=6), st.text(alphabet="ab ", max_size=5),
+       st.lists(st.text(alphabet="ab *?", max_size=4), min_size=1, max_size=6))
+def test_continuation_verdicts_agree_with_the_glob_meaning(pattern, prefix, continuations):
+    """`glob_accepts_any_continuation` (an allow's test) holds only if every text starting with the
+    prefix matches; `glob_prefix_viable` (a deny's) holds whenever some text starting with it does."""
+    from dshc.compiler.globs import glob_accepts_any_continuation, glob_prefix_viable
+    for continuation in ["", *continuations]:
+        matched = shell_oracle(pattern, prefix + continuation)
+        if glob_accepts_any_continuation(pattern, prefix, shell=True):
+            assert matched, (pattern, prefix, continuation)
+        if matched:
+            assert glob_prefix_viable(pattern, prefix, shell=True), (pattern, prefix, continuation)
+
+
 def test_opaque_and_hazard_segments():
     opaque = Segment(("sh",), True, "stdin")
     assert segment_matches(opaque, "rm *", True) and not segment_matches(opaque, "*", False)
