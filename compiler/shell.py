@@ -849,6 +849,11 @@ def command_matches(segment: Segment, pattern: str) -> bool:
     return glob_match(pattern, segment.text, shell=True)
 
 
+def by_base(segment: Segment) -> Segment:
+    """The segment with its program named by its basename (`./rm x` as `rm x`): what denies also meet."""
+    return replace(segment, argv=(segment.base, *segment.argv[1:]), base="")
+
+
 def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     """Whether `pattern` covers the segment: possibly (lenient, deny/ask side) or surely (allow).
 
@@ -858,8 +863,7 @@ def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     if not segment.allowable:
         if segment.opaque or not lenient:
             return lenient
-    if lenient and segment.base and segment_matches(replace(segment, argv=(segment.base, *segment.argv[1:]), base=""),
-                                                    pattern, True):
+    if lenient and segment.base and segment_matches(by_base(segment), pattern, True):
         return True  # `./rm x` is denied where `rm *` is
     literal = segment.literal_words
     if literal == len(segment.argv):

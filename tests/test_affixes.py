@@ -34,3 +34,12 @@ def test_long_nested_keys_build_in_one_pass():
     index = AffixIndex(keys)
     assert index.matching("a" * 5) == (1, 2, 3, 4, 5)
     assert len(index.matching("a" * 4000)) == 2999
+
+
+@settings(max_examples=300)
+@given(st.sets(texts, max_size=10), st.lists(texts, min_size=1, max_size=10))
+def test_every_key_starting_with_a_text_is_found_in_key_order(keys, probes):
+    values = {key: ("group", key) for key in keys}
+    prefixed = AffixIndex(values)
+    for text in probes:
+        assert prefixed.extending(text) == [values[k] for k in sorted(keys) if k.startswith(text)]

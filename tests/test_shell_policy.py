@@ -178,8 +178,13 @@ def test_a_wrapper_or_redirection_never_turns_a_deny_into_an_allow(policy, comma
             or wrapper.startswith("{} 2>&1"), (command, wrapper, before, after)
 
 
+# expansion words, a program named by its path, a hazard: their entries are found by literal parts too
+EXPANDED = ["git push $X", "rm -rf $HOME/x", "./rm -rf x", "find . -delete", 'git "$@"', "ls $D && rm $F",
+            "make $T", "sudo $X"]
+
+
 @settings(max_examples=40, deadline=None)
-@given(POLICIES, st.lists(st.sampled_from(BASE + [w.format(b) for w in WRAPPERS[:6] for b in BASE[:3]]),
+@given(POLICIES, st.lists(st.sampled_from(BASE + EXPANDED + [w.format(b) for w in WRAPPERS[:6] for b in BASE[:3]]),
                           min_size=1, max_size=3))
 def test_the_index_and_the_reference_agree_on_shell_calls(policy, commands):
     program = Program.load(texts={"p.dsh": policy})
@@ -213,7 +218,7 @@ def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform
     program = Program.load(texts={"p.dsh": policy})
     request = Request(preset="standard", host="web", policy="gen", platform=platform, plan=plan,
                       flags=frozenset(flags))
-    for command in UNSEEN:
+    for command in UNSEEN + EXPANDED:
         args = {"command": command, "description": "d"}
         indexed = program.decide(request, "bash", args, workspace="/ws")
         plain = program.decide_unindexed(request, "bash", args, workspace="/ws")

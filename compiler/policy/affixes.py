@@ -11,7 +11,7 @@ values of itself and all its parents, shortest first: the answer is one tuple.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 
 class AffixIndex:
@@ -45,3 +45,14 @@ class AffixIndex:
         while i >= 0 and not text.startswith(keys[i]):
             i = parent[i]
         return self.chain[i] if i >= 0 else ()
+
+    def extending(self, text: str) -> list:
+        """The values of every key that starts with `text` (prefixes only), in key order."""
+        if self.reverse:
+            raise ValueError("extending() reads prefixes, not suffixes")
+        keys, chain, out = self.keys, self.chain, []
+        i = bisect_left(keys, text)
+        while i < len(keys) and keys[i].startswith(text):  # in sorted order they follow `text` together
+            out.append(chain[i][-1])
+            i += 1
+        return out

@@ -49,7 +49,7 @@ class _Globbed:
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
     __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed", "every",
-                 "unseen")
+                 "unseen", "_exact_sorted")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -65,6 +65,7 @@ class _FieldIndex:
         # every deny and ask entry, as one group (`seal`): what a value no glob can be read against may match —
         # an opaque shell command, a line that does not parse, a value that is not text
         self.unseen: tuple = ()
+        self._exact_sorted: AffixIndex | None = None  # the exact texts, sorted: made by the first shell call needing it
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -109,6 +110,48 @@ class _FieldIndex:
         if text.endswith(suffixed.literals):
             found += suffixed.matching(text)
         return found
+
+    def segment_entries(self, segment) -> list[_Globbed]:
+        """The entries `segment_matches` admits for a parsed simple command that is not opaque: denies and
+        asks where it possibly matches (its basename form too), allows where it surely does. Found by
+        their globs' literal parts, like a text's groups: only `other` globs are tried one by one."""
+        from ..shell import by_base, segment_matches
+        found: dict = {}
+        for form in (segment, by_base(segment)) if segment.base else (segment,):
+            for entry in self._possibly(form):
+                if lenient(entry.rule):
+                    found[id(entry)] = entry
+        if segment.allowable:
+            for entry in self._surely(segment):
+                if not lenient(entry.rule):
+                    found[id(entry)] = entry
+        for entry in self.other:
+            if segment_matches(segment, entry.pattern, lenient(entry.rule)):
+                found[id(entry)] = entry
+        return list(found.values())
+
+    def _possibly(self, segment) -> list[_Globbed]:
+        """Keyed entries that some command the segment could be matches (`glob_prefix_viable`): after
+        the literal words `start`, an expansion may be anything. A literal glob matches if it starts
+        with `start`; `L*` if `L` and `start` are one a prefix of the other; `*S` always."""
+        literal = segment.literal_words
+        if literal == len(segment.argv):
+            return [entry for group in self.groups(segment.text) for entry in group]
+        start = " ".join(segment.argv[:literal])
+        if self._exact_sorted is None:
+            self._exact_sorted = AffixIndex(self.exact)
+        groups = (*self._exact_sorted.extending(start), *self.prefixed.matching(start),
+                  *self.prefixed.extending(start), *self.suffix.values())
+        return [entry for group in groups for entry in group]
+
+    def _surely(self, segment) -> list[_Globbed]:
+        """Keyed entries that every command the segment could be matches (`glob_accepts_any_continuation`):
+        only `L*` where the literal words and a space start with `L`."""
+        literal = segment.literal_words
+        if literal == len(segment.argv):
+            return [entry for group in self.groups(segment.text) for entry in group]
+        start = " ".join(segment.argv[:literal]) + " " if literal else ""
+        return [entry for group in self.prefixed.matching(start) for entry in group]
 
     def matching(self, text: str, shell: bool) -> list[_Globbed]:
         found = [entry for group in self.groups(text) for entry in group]
@@ -562,10 +605,9 @@ class RequestDecider:
         one part per segment), or — for a line that did not split — the whole line. None when the
         command is opaque or does not parse: it may match any deny or ask and never an allow.
 
-        Expansion words are matched by `segment_matches`; a plain literal segment looks its entries
-        up in the index.
+        A plain literal segment looks its entries up in the index; one with expansion words, a hazard
+        or a program named by its path finds them by their literal parts too (`segment_entries`).
         """
-        from ..shell import segment_matches  # loaded by the first shell call, not by every decision
         segment = getattr(command, "segment", None)
         if segment is None:
             found = self.compiled.analysed(command)
@@ -576,7 +618,7 @@ class RequestDecider:
             return None
         if segment.allowable and segment.literal_words == len(segment.argv) and not segment.base:
             return [(e, True) for e in {id(e): e for e in index.matching(segment.text, True)}.values()]
-        return [(e, segment_matches(segment, e.pattern, lenient(e.rule))) for e in index.every]
+        return [(e, True) for e in index.segment_entries(segment)]
 
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
