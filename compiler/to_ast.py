@@ -264,11 +264,11 @@ class _ToAst:
     def rule(self, node, children):
         # `("allow" | "ask" | "deny") target ("," target)* ("when" expr)?`: the effect's token, the
         # targets, maybe the condition
-        targets, condition = _targets_and_condition(children, 1)
+        targets, condition = _targets_and_condition(children)
         return new.Rule(str(children[0]), targets, condition, self._span(node))
 
     def guard(self, node, children):
-        targets, condition = _targets_and_condition(children, 1)
+        targets, condition = _targets_and_condition(children)
         return new.Guard(self._name(children[0]), targets, condition, self._span(node))
 
     def tool_target(self, node, children):
@@ -381,12 +381,12 @@ class _ToAst:
         return tuple(children)
 
 
-def _targets_and_condition(children, start: int) -> tuple:
-    """A rule's or guard's targets from `children[start]` on, and its condition (an expression, never
-    a Target) when the last child is one."""
+def _targets_and_condition(children) -> tuple:
+    """A rule's or guard's targets (from its second child on: the first is its effect or name), and its
+    condition (an expression, never a Target) when the last child is one."""
     if type(children[-1]) is ast.Target:
-        return tuple(children[start:]), None
-    return tuple(children[start:-1]), children[-1]
+        return tuple(children[1:]), None
+    return tuple(children[1:-1]), children[-1]
 
 
 def _flatten(children, kind) -> tuple:

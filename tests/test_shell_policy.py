@@ -246,10 +246,12 @@ def test_an_opaque_command_meets_every_deny_whose_facts_hold_and_no_allow():
     assert effect(5, platform="darwin") == "deny"
 
 
-@pytest.mark.parametrize("pattern, command", [("rm ", "rm $X"), ("*.txt ", "cat a.txt $X"), ("git push ", 'git push "$@"')])
+@pytest.mark.parametrize("pattern, command", [("rm ", "rm $X"), ("*.txt ", "cat a.txt $X"),
+                                              ("git push ", 'git push "$@"')])
 def test_an_allow_matched_by_the_literal_words_alone_does_not_cover_an_expansion(pattern, command):
     """`allow … matches "rm "` never matches a command as written; with an expansion after `rm` it
     covered `rm $X` — which may be `rm -rf /` (anthropics/claude-code#4956's class: a rule that
     matches how a command starts lets anything after it run)."""
-    program = Program.load(texts={"p.dsh": f'policy gen {{\n  default deny\n  allow bash when args.command matches "{pattern}"\n}}\n'})
+    text = f'policy gen {{\n  default deny\n  allow bash when args.command matches "{pattern}"\n}}\n'
+    program = Program.load(texts={"p.dsh": text})
     assert bash(program, "gen", command) == "deny"

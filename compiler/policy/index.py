@@ -49,7 +49,7 @@ class _Globbed:
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
     __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed", "every",
-                 "unseen", "_exact_sorted")
+                 "_unseen", "_exact_sorted", "_tabulate")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -62,10 +62,9 @@ class _FieldIndex:
         self.tables: dict = {}
         self.prefixed = self.suffixed = AffixIndex({})  # the prefix and suffix groups a text matches (`seal`)
         self.every: tuple = ()  # every entry once (`seal`)
-        # every deny and ask entry, as one group (`seal`): what a value no glob can be read against may match —
-        # an opaque shell command, a line that does not parse, a value that is not text
-        self.unseen: tuple = ()
+        self._unseen: tuple = ()  # `unseen()`'s group (`seal`)
         self._exact_sorted: AffixIndex | None = None  # the exact texts, sorted: made by the first shell call needing it
+        self._tabulate = None  # `seal`'s: tabulates a group made later
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         pattern = entry.pattern
@@ -88,15 +87,29 @@ class _FieldIndex:
         groups = [group for table in (self.exact, self.prefix, self.suffix) for group in table.values()]
         entries = [entry for group in groups for entry in group] + self.other
         self.every = tuple({id(e): e for e in entries}.values())  # once each: `git *` is in two groups
-        self.unseen = tuple(entry for entry in self.every if lenient(entry.rule))
-        self.tiers = {id(group): _tiers((entry.facts, entry.rule) for entry in group)
-                      for group in (*groups, self.unseen)}
-        for key, tiers in self.tiers.items():
-            fixed = _fixed(tiers)
-            made = (0, {0: fixed}) if fixed is not None else tabulate(tiers)
-            if made is not None:
-                self.tables[key] = made
+        self._unseen = tuple(entry for entry in self.every if lenient(entry.rule))
+        self._tabulate = tabulate
+        for group in groups:
+            self._tier(group)
         self.prefixed, self.suffixed = AffixIndex(self.prefix), AffixIndex(self.suffix, suffixes=True)
+
+    def _tier(self, group: tuple) -> None:
+        """The group's tiers, and its table where it has one (set first: a reader finding the tiers finds it)."""
+        tiers = _tiers((entry.facts, entry.rule) for entry in group)
+        fixed = _fixed(tiers)
+        made = (0, {0: fixed}) if fixed is not None else self._tabulate(tiers)
+        if made is not None:
+            self.tables[id(group)] = made
+        self.tiers[id(group)] = tiers
+
+    def unseen(self) -> tuple:
+        """Every deny and ask entry, as one group: what a value no glob can be read against may match (an
+        opaque shell command, a line that does not parse, a value that is not text). Tiered when first
+        asked for: most fields never meet such a value, and tabulating a large field's costs."""
+        group = self._unseen
+        if id(group) not in self.tiers:
+            self._tier(group)  # threads racing here make equal tiers and tables
+        return group
 
     def groups(self, text: str) -> list[tuple]:
         """The groups of entries whose literal part matches `text` (globs in `other` excluded)."""
@@ -136,7 +149,7 @@ class _FieldIndex:
         with `start`; `L*` if `L` and `start` are one a prefix of the other; `*S` always."""
         literal = segment.literal_words
         if literal == len(segment.argv):
-            return [entry for group in self.groups(segment.text) for entry in group]
+            return self._grouped(segment.text)
         start = " ".join(segment.argv[:literal])
         if self._exact_sorted is None:
             self._exact_sorted = AffixIndex(self.exact)
@@ -149,15 +162,17 @@ class _FieldIndex:
         only `L*` where the literal words and a space start with `L`."""
         literal = segment.literal_words
         if literal == len(segment.argv):
-            return [entry for group in self.groups(segment.text) for entry in group]
+            return self._grouped(segment.text)
         start = " ".join(segment.argv[:literal]) + " " if literal else ""
         return [entry for group in self.prefixed.matching(start) for entry in group]
 
+    def _grouped(self, text: str) -> list[_Globbed]:
+        return [entry for group in self.groups(text) for entry in group]
+
     def matching(self, text: str, shell: bool) -> list[_Globbed]:
-        found = [entry for group in self.groups(text) for entry in group]
+        found = self._grouped(text)
         found.extend(e for e in self.other if glob_match(e.pattern, text, shell))
         return found
-
 
 
 class _ToolIndex:
@@ -594,7 +609,7 @@ class RequestDecider:
         the command matches are admitted one by one."""
         candidates = self._shell_candidates(index, value) if isinstance(value, str) else None
         if candidates is None:
-            self._add_group(call, index.unseen, index)
+            self._add_group(call, index.unseen(), index)
             return
         for entry, ok in candidates:
             if ok:
