@@ -22,7 +22,7 @@ from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
-from ..paths import CanonicalPath
+from ..paths import CanonicalPath, path_inside
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .affixes import AffixIndex
 from .effects import RANK, RULE_EFFECTS
@@ -178,7 +178,7 @@ class _FieldIndex:
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
     __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table", "decided", "globbed",
-                 "generic", "shell", "facts_only", "unnamed", "grouped_only")
+                 "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -192,12 +192,26 @@ class _ToolIndex:
         self.decided: dict = {}
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # rules evaluated as written
+        self.placed: dict = {}  # (field, inside) -> _Placed: rules gated by an `inside`/`outside` test
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
         # every argument rule is in a glob group (literal text, prefix or suffix), nothing else is
         # tried one by one and no guard names the tool: a call with text arguments is `_decide_grouped`
         self.grouped_only = False
+
+
+class _Placed:
+    """The rules of one tool that test an argument `inside` (or `outside`) the workspace, besides request
+    facts and at most one glob: indexed as a tool's rules are, and read only when the test holds."""
+    __slots__ = ("rules", "plain", "fixed", "table", "globbed")
+
+    def __init__(self) -> None:
+        self.rules: list = []  # every one, in source order: read one by one when the test's value is not known
+        self.plain: tuple = ()  # the fact-only ones as `_tiers`
+        self.fixed = None  # `_fixed(plain)`
+        self.table = None  # plain tabulated by the request's fact mask, or None
+        self.globbed: dict = {}  # field -> _FieldIndex
 
 
 def _tiers(pairs) -> tuple:
@@ -224,21 +238,27 @@ def _fixed(tiers: tuple):
 
 
 def _split(condition):
-    """(facts-only part, (field, pattern) or None) when the condition has the indexed shape."""
+    """(facts-only part, (field, pattern) or None, (field, inside) or None) when the condition has the
+    indexed shape: request facts, at most one glob on an argument and at most one `inside`/`outside`
+    test on an argument, joined by `and`."""
     if condition is None:
-        return None, None
+        return None, None, None
     items = condition.items if isinstance(condition, ast.And) else (condition,)
-    facts, glob = [], None
+    facts, glob, place = [], None, None
     for item in items:
-        if isinstance(item, ast.Matches) and item.fact.path[0] == "args" and len(item.fact.path) == 2 and glob is None:
+        path = item.fact.path if isinstance(item, (ast.Matches, ast.Place)) else ()
+        argument = len(path) == 2 and path[0] == "args"
+        if isinstance(item, ast.Matches) and argument and glob is None:
             glob = (item.fact.path[1], item.pattern)
+        elif isinstance(item, ast.Place) and argument and place is None:
+            place = (item.fact.path[1], item.inside)
         elif _facts_only(item):
             facts.append(item)
         else:
             return False
     if not facts:
-        return None, glob
-    return (facts[0] if len(facts) == 1 else ast.And(tuple(facts))), glob
+        return None, glob, place
+    return (facts[0] if len(facts) == 1 else ast.And(tuple(facts))), glob, place
 
 
 def _facts_only(expr) -> bool:
@@ -296,40 +316,59 @@ class CompiledPolicy:
         self._last[name] = (tool, found)  # the entry holds the object, so its identity is never reused
         return found
 
+    def _tiers_of(self, plain: dict) -> tuple:
+        """{facts: [rule]} -> `_tiers` of the rules with their fact conditions compiled."""
+        return _tiers((self.compiled(facts, lenient(rule)), rule) for facts, rules in plain.items() for rule in rules)
+
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         shell = is_shell(tool)
         rules, guards = self.core.relevant(name, tool)
         index = _ToolIndex(guards, (), {}, [], shell)
         plain: dict = {}
+        placed_plain: dict = {}  # (field, inside) -> {facts: [rule]}
+        tabulate = lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__)  # noqa: E731
         for rule in rules:
             shape = _split(rule.condition)
-            if shape is False:
+            # a shell command's `inside` sees one simple command at a time (`conditions`): read as written
+            if shape is False or (shape[2] is not None and shell and shape[2][0] in SHELL_FIELDS):
                 index.generic.append(rule)
                 continue
-            facts, glob = shape
+            facts, glob, place = shape
             facts = self._intern(facts)
+            target = index
+            if place is not None:
+                target = index.placed.get(place)
+                if target is None:
+                    target = index.placed[place] = _Placed()
+                target.rules.append(rule)
             if glob is None:
-                plain.setdefault(facts, []).append(rule)
+                (plain if place is None else placed_plain.setdefault(place, {})).setdefault(facts, []).append(rule)
             else:
                 field_name, pattern = glob
-                index.globbed.setdefault(field_name, _FieldIndex()).add(
+                target.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
-        index.plain = _tiers((self.compiled(facts, lenient(rule)), rule)
-                             for facts, rules in plain.items() for rule in rules)
+        for place, placed in index.placed.items():
+            placed.plain = self._tiers_of(placed_plain.get(place, {}))
+            placed.fixed = _fixed(placed.plain)
+            placed.table = tabulate(placed.plain) if placed.fixed is None else None
+            for field_index in placed.globbed.values():
+                field_index.seal(tabulate)
+        index.plain = self._tiers_of(plain)
         index.plain_fixed = _fixed(index.plain)
         if len(index.plain) == 1 and len(index.plain[0][1]) == 1 and index.plain[0][1][0][0] is not None:
             (effect, ((test, rules),)), = index.plain
             index.plain_single = (test, (effect, (rules,), ()))
         if index.plain_fixed is None:
-            index.plain_table = self.atoms.tabulate(index.plain, name, self._source.__getitem__)
+            index.plain_table = tabulate(index.plain)
         # generated code only where there is no table: where a table cannot answer (a fact test undecided),
         # neither can the code, and the closures decide
         if index.plain_table is None:
             index.plain_code = compile_tiers(index.plain, self._source.__getitem__)
         for field_index in index.globbed.values():
-            field_index.seal(lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__))
-        index.facts_only = not (index.globbed or index.generic or shell)
-        index.grouped_only = not (index.generic or shell or guards or any(f.other for f in index.globbed.values()))
+            field_index.seal(tabulate)
+        index.facts_only = not (index.globbed or index.generic or index.placed or shell)
+        index.grouped_only = not (index.generic or index.placed or shell or guards or
+                                  any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
         return index
 
@@ -389,7 +428,7 @@ class RequestDecider:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
                             for label, part, part_tool, part_args in parts])
-        if not index.globbed and not index.generic and not (include_guards and index.guards):
+        if not index.globbed and not index.generic and not index.placed and not (include_guards and index.guards):
             return self._facts_decide(name, index)
         call = _Call(self, name, index, args, workspace)
         unsure = False
@@ -400,14 +439,50 @@ class RequestDecider:
         best, deciding, plain_maybe = self._plain_summary(name, index)
         call.tally.add_parts(best, deciding)
         call.maybe.extend(plain_maybe)
-        for field_name, field_index in index.globbed.items():
-            if isinstance(args, dict) and field_name in args:  # an absent argument matches no glob
-                self._match_field(call, field_name, field_index, args[field_name])
+        self._match_fields(call, index.globbed, args)
+        for place, placed in index.placed.items():
+            holds = self._place_holds(call, place)
+            if holds is None:  # not a text, or no workspace: the rule's side decides (`conditions`)
+                for rule in placed.rules:
+                    call.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
+            elif holds:
+                best, deciding, placed_maybe = self._placed_summary(name, placed)
+                call.tally.add_parts(best, deciding)
+                call.maybe.extend(placed_maybe)
+                self._match_fields(call, placed.globbed, args)
         for rule in index.generic:
             call.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
         if call.matched:
             call.tally.add_matched(call.matched)
         return self._conclude(call, unsure)
+
+    def _match_fields(self, call: "_Call", globbed: dict, args) -> None:
+        for field_name, field_index in globbed.items():
+            if isinstance(args, dict) and field_name in args:  # an absent argument matches no glob
+                self._match_field(call, field_name, field_index, args[field_name])
+
+    @staticmethod
+    def _place_holds(call: "_Call", place: tuple) -> bool | None:
+        """Whether `args.FIELD inside|outside workspace` holds for this call, as `conditions` reads it:
+        False for an absent argument; None where the rule's side decides (a value that is not text, no
+        workspace, arguments that are not a mapping)."""
+        field, inside = place
+        args = call.args
+        if type(args) is not dict:
+            return None
+        value = args.get(field, MISSING)
+        if value is MISSING:
+            return False
+        if not isinstance(value, str) or call.workspace is None:
+            return None
+        return call.inside(value) is inside
+
+    def _placed_summary(self, name: str, placed: _Placed):
+        """(strictest effect or None, its rules, undecidable rules) of a placement's fact-only rules."""
+        if placed.fixed is not None:
+            return placed.fixed
+        tabled = self._tabled(placed.table)
+        return tabled if tabled is not None else self._tiered(name, placed.plain)
 
     def _decide_grouped(self, name: str, index: "_ToolIndex", args: dict) -> Decision | None:
         """`_decide` for the common call, in one pass: every argument a rule reads is plain text and
@@ -657,13 +732,24 @@ class _Call(Buckets):
     globs, generic rules — it is their Buckets), its tally and its environment, built only if a
     guard or an unindexed rule needs it."""
 
-    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "_env")
+    __slots__ = ("decider", "name", "index", "args", "workspace", "tally", "_env", "_inside")
 
     def __init__(self, decider: RequestDecider, name: str, index: _ToolIndex, args, workspace):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
         self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
         self._env = None
+        self._inside: dict | None = None
+
+    def inside(self, path: str) -> bool:
+        """Whether `path` is inside the workspace, once per call and path (`paths.path_inside`)."""
+        key = (path, getattr(path, "absolute", None))  # a canonical path's absolute form counts too
+        if self._inside is None:
+            self._inside = {}
+        found = self._inside.get(key)
+        if found is None:
+            found = self._inside[key] = path_inside(path, self.workspace)
+        return found
 
     def env(self) -> Env:
         if self._env is None:
