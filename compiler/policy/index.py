@@ -324,8 +324,7 @@ class CompiledPolicy:
         shell = is_shell(tool)
         rules, guards = self.core.relevant(name, tool)
         index = _ToolIndex(guards, (), {}, [], shell)
-        plain: dict = {}
-        placed_plain: dict = {}  # (field, inside) -> {facts: [rule]}
+        plains: dict = {None: {}}  # placement or None (the tool's own) -> {facts: [fact-only rule]}
         tabulate = lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__)  # noqa: E731
         for rule in rules:
             shape = _split(rule.condition)
@@ -342,18 +341,18 @@ class CompiledPolicy:
                     target = index.placed[place] = _Placed()
                 target.rules.append(rule)
             if glob is None:
-                (plain if place is None else placed_plain.setdefault(place, {})).setdefault(facts, []).append(rule)
+                plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             else:
                 field_name, pattern = glob
                 target.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
         for place, placed in index.placed.items():
-            placed.plain = self._tiers_of(placed_plain.get(place, {}))
+            placed.plain = self._tiers_of(plains.get(place, {}))
             placed.fixed = _fixed(placed.plain)
             placed.table = tabulate(placed.plain) if placed.fixed is None else None
             for field_index in placed.globbed.values():
                 field_index.seal(tabulate)
-        index.plain = self._tiers_of(plain)
+        index.plain = self._tiers_of(plains[None])
         index.plain_fixed = _fixed(index.plain)
         if len(index.plain) == 1 and len(index.plain[0][1]) == 1 and index.plain[0][1][0][0] is not None:
             (effect, ((test, rules),)), = index.plain
