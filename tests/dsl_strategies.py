@@ -66,3 +66,8 @@ scopes = _block("scope", st.lists(st.sampled_from(["parent root", "approval neve
 policies = _block("policy", st.lists(st.one_of(rules, guards, st.sampled_from(["default deny", "sandbox read-only"])),
                                      max_size=4))
 documents = st.lists(st.one_of(presets, scopes, policies), min_size=1, max_size=3).map("\n\n".join)
+
+
+# a request's facts for policies decided call by call: `Request(preset="standard", host="web", policy=…, **facts)`
+request_facts = st.fixed_dictionaries({"platform": st.sampled_from(["linux", "darwin"]), "plan": st.booleans(),
+                                       "flags": st.sets(st.sampled_from(["beta"])).map(frozenset)})

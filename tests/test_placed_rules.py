@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from dsl_strategies import request_facts
 
 PARTS = ["args.file_path inside workspace", "args.file_path outside workspace", 'args.file_path matches "*.env"',
          'args.file_path matches "src/*"', 'args.content matches "x*"', 'platform == "linux"', "plan_mode",
@@ -33,12 +34,10 @@ PATHS = ["src/a.txt", "../x.env", "/etc/passwd", "a.env", "~/x.txt", "src/../../
 
 
 @settings(max_examples=80, deadline=None)
-@given(POLICIES, st.sampled_from(["linux", "darwin"]), st.booleans(), st.sets(st.sampled_from(["beta"])),
-       st.sampled_from(["/ws", None]))
-def test_placed_rules_decide_like_trying_every_rule(policy, platform, plan, flags, workspace):
+@given(POLICIES, request_facts, st.sampled_from(["/ws", None]))
+def test_placed_rules_decide_like_trying_every_rule(policy, facts, workspace):
     program = Program.load(texts={"p.dsh": policy})
-    request = Request(preset="standard", host="web", policy="gen", platform=platform, plan=plan,
-                      flags=frozenset(flags))
+    request = Request(preset="standard", host="web", policy="gen", **facts)
     for tool in ("write", "read"):
         for path in PATHS:
             args = {"content": "xy"} if path == "MISSING" else {"file_path": path, "content": "xy"}

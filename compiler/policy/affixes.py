@@ -14,6 +14,22 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 
+WILD = ("*", "?")
+
+
+def literal_part(pattern: str) -> tuple[str, str]:
+    """How a glob is looked up by its literal text: ("exact", text), ("prefix", p) for `p*`,
+    ("suffix", s) for `*s`, or ("other", pattern) for any other glob (tried as written)."""
+    body = pattern[:-1]
+    if not any(w in pattern for w in WILD):
+        return "exact", pattern
+    if pattern.endswith("*") and not any(w in body for w in WILD):
+        return "prefix", body
+    if pattern.startswith("*") and not any(w in pattern[1:] for w in WILD):
+        return "suffix", pattern[1:]
+    return "other", pattern
+
+
 class AffixIndex:
     __slots__ = ("keys", "parent", "chain", "reverse", "literals")
 

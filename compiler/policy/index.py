@@ -8,8 +8,9 @@ argument with a glob are indexed by the glob's literal prefix, suffix or whole t
 rules it matches instead of trying them all, and each group it hits is summarised the same way. A group
 reading few fact tests is also tabulated when its index is built (`fact_tables`): a request reads its fact
 tests once, as a bitmask, and a call looks the group's summary up by it instead of evaluating conditions.
-Anything else is evaluated as written. The Decision whole rule groups make is made once and shared by requests
-(`RequestDecider._concluded`). Guards, bucketing, strictest-wins and the conclusion are the shared core's
+Anything else is evaluated as written. A call tries only the guards its arguments may fire, found by their
+globs the same way (`guard_index`). The Decision whole rule groups make is made once and shared by requests
+(`RequestDecider._concluded`). Running guards, bucketing, strictest-wins and the conclusion are the shared core's
 (`core.py`), so decisions are exactly those of `reference.decide` (a property test holds the two together).
 """
 from __future__ import annotations
@@ -24,14 +25,14 @@ from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath, path_inside
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
-from .affixes import AffixIndex
+from .affixes import AffixIndex, literal_part
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .fact_tables import FactAtoms
+from .guard_index import GuardIndex
 from .split import canonical, combine, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
-WILD = ("*", "?")
 DECIDED_CACHE = 1024  # decisions kept per tool index, by the rule groups that made them (shared by requests)
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
@@ -67,18 +68,13 @@ class _FieldIndex:
         self._tabulate = None  # `seal`'s: tabulates a group made later
 
     def add(self, entry: _Globbed, shell: bool) -> None:
-        pattern = entry.pattern
-        body = pattern[:-1]
-        if not any(w in pattern for w in WILD):
-            self.exact.setdefault(pattern, []).append(entry)
-        elif pattern.endswith("*") and not any(w in body for w in WILD):
-            self.prefix.setdefault(body, []).append(entry)
-            if shell and body.endswith(" "):  # `git *` also covers the bare `git`
-                self.exact.setdefault(body[:-1], []).append(entry)
-        elif pattern.startswith("*") and not any(w in pattern[1:] for w in WILD):
-            self.suffix.setdefault(pattern[1:], []).append(entry)
-        else:
+        kind, key = literal_part(entry.pattern)
+        if kind == "other":
             self.other.append(entry)
+            return
+        getattr(self, kind).setdefault(key, []).append(entry)
+        if kind == "prefix" and shell and key.endswith(" "):  # `git *` also covers the bare `git`
+            self.exact.setdefault(key[:-1], []).append(entry)
 
     def seal(self, tabulate) -> None:
         for table in (self.exact, self.prefix, self.suffix):
@@ -177,11 +173,12 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table", "decided", "globbed",
-                 "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only")
+    __slots__ = ("guards", "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
+                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only")
 
     def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
+        self.guard_index = GuardIndex(guards, shell)  # which guards a call's arguments may fire
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
         self.plain_code = None  # plain as one generated function (`tier_code`), when it has a fact condition
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
@@ -196,8 +193,8 @@ class _ToolIndex:
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
-        # every argument rule is in a glob group (literal text, prefix or suffix), nothing else is
-        # tried one by one and no guard names the tool: a call with text arguments is `_decide_grouped`
+        # every argument rule is in a glob group (literal text, prefix or suffix) and nothing else is
+        # tried one by one: a call with text arguments no guard may fire on is `_decide_grouped`
         self.grouped_only = False
 
 
@@ -366,7 +363,7 @@ class CompiledPolicy:
         for field_index in index.globbed.values():
             field_index.seal(tabulate)
         index.facts_only = not (index.globbed or index.generic or index.placed or shell)
-        index.grouped_only = not (index.generic or index.placed or shell or guards or
+        index.grouped_only = not (index.generic or index.placed or shell or
                                   any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
         return index
@@ -410,7 +407,8 @@ class RequestDecider:
         else:
             made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
             decision = None
-            if index.grouped_only and type(made) is dict:
+            if index.grouped_only and type(made) is dict and not (include_guards and index.guards and
+                                                                  index.guard_index.candidates(made)):
                 decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
             if decision is None:
                 decision = self._decide(name, tool, index, made, workspace, include_guards)
@@ -427,12 +425,13 @@ class RequestDecider:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
                             for label, part, part_tool, part_args in parts])
-        if not index.globbed and not index.generic and not index.placed and not (include_guards and index.guards):
+        guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
+        if not index.globbed and not index.generic and not index.placed and not guards:
             return self._facts_decide(name, index)
         call = _Call(self, name, index, args, workspace)
         unsure = False
-        if include_guards and index.guards:
-            fired, unsure = run_guards(index.guards, call.env())
+        if guards:  # the others' globs do not match: they neither fire nor are undecided
+            fired, unsure = run_guards(guards, call.env())
             if fired is not None:
                 return self.core.guard_decision(fired)
         best, deciding, plain_maybe = self._plain_summary(name, index)
@@ -580,9 +579,10 @@ class RequestDecider:
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
                         None)
         index = self.compiled.index(name, tool)
-        if not index.guards:
+        guards = index.guard_index.candidates(args) if index.guards else ()
+        if not guards:
             return None
-        fired, _ = run_guards(index.guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True)
+        fired, _ = run_guards(guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True)
         return self.core.guard_decision(fired) if fired is not None else None
 
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:

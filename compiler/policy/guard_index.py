@@ -1,0 +1,97 @@
+"""Which of a tool's guards a call can fire, found by their globs' literal parts instead of trying them all.
+
+A guard whose condition is `args.F matches "GLOB"` (alone, or one item of an `and`) cannot hold for a
+call whose `F` is absent or a text the glob does not match: that item is False, so is the `and`
+(`conditions.evaluate`), and the guard neither fires nor makes the call unsure. Such guards are keyed
+by the glob's literal text, prefix or suffix, like rules (`index._FieldIndex`); a call evaluates only
+the guards its arguments may match, plus every guard that is not keyed, in source order — so the first
+that fires and whether an earlier one was undecided are exactly what trying them all in order gives.
+
+Not keyed (always tried): guards with no condition or no such item, and globs on a shell tool's command
+(matched one simple command at a time). A value that is not text, or arguments that are not a plain
+mapping, make every guard a candidate.
+"""
+from __future__ import annotations
+
+from .. import ast
+from ..conditions import SHELL_FIELDS
+from ..globs import glob_match
+from ..paths import CanonicalPath
+from .affixes import AffixIndex, literal_part
+
+
+class _FieldGuards:
+    """One argument's keyed guards, as their ordinals in the tool's guard list."""
+    __slots__ = ("exact", "prefixed", "suffixed", "other", "every")
+
+    def __init__(self, keyed: list[tuple[int, str]]) -> None:
+        by_kind: dict = {"exact": {}, "prefix": {}, "suffix": {}}
+        self.other: list[tuple[int, str]] = []  # (ordinal, glob) tried as written
+        for ordinal, pattern in keyed:
+            kind, key = literal_part(pattern)
+            if kind == "other":
+                self.other.append((ordinal, pattern))
+            else:
+                by_kind[kind].setdefault(key, []).append(ordinal)
+        self.exact = by_kind["exact"]
+        self.prefixed, self.suffixed = AffixIndex(by_kind["prefix"]), AffixIndex(by_kind["suffix"], suffixes=True)
+        self.every = tuple(ordinal for ordinal, _ in keyed)
+
+    def matching(self, value, into: set) -> None:
+        """Add the ordinals of the guards whose glob may match `value` (a present argument)."""
+        if not isinstance(value, str):
+            into.update(self.every)  # the glob test is the guard's side's answer for an odd value: try it
+            return
+        for form in value.forms() if isinstance(value, CanonicalPath) else (value,):  # either form matches
+            into.update(self.exact.get(form, ()))
+            for group in self.prefixed.matching(form):
+                into.update(group)
+            for group in self.suffixed.matching(form):
+                into.update(group)
+            into.update(ordinal for ordinal, pattern in self.other if glob_match(pattern, form))
+
+
+class GuardIndex:
+    """A tool's guards (in source order) and, per argument, those keyed by a glob on it."""
+    __slots__ = ("guards", "always", "fields")
+
+    def __init__(self, guards: list, shell: bool) -> None:
+        self.guards = tuple(guards)
+        always: list[int] = []
+        keyed: dict[str, list[tuple[int, str]]] = {}
+        for ordinal, guard in enumerate(self.guards):
+            key = _glob_key(guard.condition, shell)
+            if key is None:
+                always.append(ordinal)
+            else:
+                keyed.setdefault(key[0], []).append((ordinal, key[1]))
+        self.always = tuple(always)
+        self.fields = {field: _FieldGuards(entries) for field, entries in keyed.items()}
+
+    def candidates(self, args) -> tuple:
+        """The guards that may fire for a call with these arguments, in source order."""
+        if not self.fields or type(args) is not dict:
+            return self.guards
+        found = set(self.always)
+        for field, keyed in self.fields.items():
+            value = args.get(field, _ABSENT)
+            if value is not _ABSENT:  # an absent argument matches no glob: none of these can hold
+                keyed.matching(value, found)
+        if not found:
+            return ()
+        guards = self.guards
+        return tuple(guards[ordinal] for ordinal in sorted(found))
+
+
+_ABSENT = object()
+
+
+def _glob_key(condition, shell: bool) -> tuple[str, str] | None:
+    """(field, glob) of the first `args.F matches GLOB` the condition needs to hold, else None."""
+    if condition is None:
+        return None
+    for item in condition.items if isinstance(condition, ast.And) else (condition,):
+        path = item.fact.path if isinstance(item, ast.Matches) else ()
+        if len(path) == 2 and path[0] == "args" and not (shell and path[1] in SHELL_FIELDS):
+            return path[1], item.pattern
+    return None

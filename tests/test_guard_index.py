@@ -1,0 +1,115 @@
+"""Guards are found by their globs' literal parts (`policy/guard_index.py`): a call evaluates only those
+its arguments may fire. What fires, and whether an earlier guard was undecided, must stay exactly what
+trying every guard in source order gives — for the decision and for the runtime's guard stage — over
+literal, prefix, suffix and other globs, path arguments in both forms (`..`, `~`, absolute), values
+that are not text, absent arguments, shell commands and guards the index cannot key."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+from dsl_strategies import request_facts
+
+GLOBS = ["*.env", "*.txt", "src/*", "/etc/*", "a.env", "*", "", "s?c/*", "*/../*", "*.e*v", "~/*", "src/",
+         "**", "*passwd", "../*", "/ws/*", "/ws/src/*"]
+PARTS = ([f'args.file_path matches "{glob}"' for glob in GLOBS] +
+         ['args.content matches "x*"', 'args.content matches "*y"', 'platform == "linux"', "plan_mode", "flag beta",
+          "args.file_path inside workspace", 'not args.file_path matches "*.txt"', 'args.file_path == "a.env"',
+          'args.file_path matches "*.env" or plan_mode', "has args.content"])
+SHELL_PARTS = ['args.command matches "rm *"', 'args.command matches "*passwd*"', 'args.command matches "git push"',
+               'args.description matches "d*"', 'platform == "linux"']
+
+
+def _guard(number, tool, parts):
+    return f"  guard g{number}: deny {tool}" + (" when " + " and ".join(parts) if parts else "")
+
+
+def _policy(guards, rules, default):
+    body = [_guard(i, tool, parts) for i, (tool, parts) in enumerate(guards)]
+    return "policy gen {\n" + default + "\n".join(body + rules) + "\n}\n"
+
+
+PATH_PARTS = [part for part in PARTS if "content" not in part]  # `read` has no `content`
+FILE_GUARD = st.one_of(st.tuples(st.just("write"), st.lists(st.sampled_from(PARTS), max_size=3, unique=True)),
+                       st.tuples(st.sampled_from(["read", "write, read"]),
+                                 st.lists(st.sampled_from(PATH_PARTS), max_size=3, unique=True)))
+SHELL_GUARD = st.tuples(st.just("bash"), st.lists(st.sampled_from(SHELL_PARTS), max_size=2, unique=True))
+RULES = st.lists(st.sampled_from(['  allow write when args.file_path matches "src/*"', "  ask read",
+                                  '  allow bash when args.command matches "git *"', "  deny write when plan_mode",
+                                  '  allow read when args.file_path matches "*.txt"']), max_size=3, unique=True)
+POLICIES = st.builds(_policy, st.lists(st.one_of(FILE_GUARD, SHELL_GUARD), min_size=1, max_size=8), RULES,
+                     st.sampled_from(["", "  default allow\n", "  default deny\n"]))
+PATHS = ["src/a.txt", "../x.env", "/etc/passwd", "a.env", "~/x.txt", "src/../../y.env", "src/", "", 5, None, ["a"],
+         "MISSING"]
+COMMANDS = ["rm -rf /", "git push", "cat /etc/passwd", "git status && rm x", "eval $X", "echo > a.env", "(", 7]
+
+
+def _file_args(path):
+    return {"content": "xy"} if path == "MISSING" else {"file_path": path, "content": "xy"}
+
+
+@settings(max_examples=120, deadline=None)
+@given(POLICIES, request_facts, st.sampled_from(["/ws", None]))
+def test_indexed_guards_decide_like_trying_every_guard(policy, facts, workspace):
+    program = Program.load(texts={"p.dsh": policy})
+    request = Request(preset="standard", host="web", policy="gen", **facts)
+    calls = [(tool, _file_args(path)) for tool in ("write", "read") for path in PATHS]
+    calls += [("bash", {"command": command, "description": "d"}) for command in COMMANDS]
+    calls += [("write", ["not", "a", "mapping"]), ("bash", {"description": "no command"})]
+    for tool, args in calls:
+        indexed = program.decide(request, tool, args, workspace=workspace)
+        plain = program.decide_unindexed(request, tool, args, workspace=workspace)
+        assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), (tool, args)
+        # the runtime's guard stage: the guards alone, an undecidable one firing
+        stage = program.guard(request, tool, args, workspace=workspace)
+        expected = _every_guard_stage(program, request, tool, args, workspace)
+        assert (stage.deciding if stage else None) == expected, (tool, args)
+
+
+def _every_guard_stage(program, request, tool, args, workspace):
+    """What the guard stage answers when every guard is tried in order: the index bypassed for every
+    tool the call is decided as (a shell line's parts are other tools)."""
+    from dshc.compiler.policy.guard_index import GuardIndex
+    saved = GuardIndex.candidates
+    GuardIndex.candidates = lambda self, _args: self.guards
+    try:
+        found = program.guard(request, tool, args, workspace=workspace)
+    finally:
+        GuardIndex.candidates = saved
+    return found.deciding if found else None
+
+
+def test_only_guards_a_path_may_match_are_candidates():
+    from dshc.compiler.paths import CanonicalPath
+    from dshc.compiler.policy.guard_index import GuardIndex
+    text = ('policy gen {\n  guard env: deny write when args.file_path matches "*.env"\n'
+            '  guard src: deny write when args.file_path matches "src/*" and plan_mode\n'
+            '  guard any: deny write when plan_mode\n'
+            '  guard odd: deny write when args.file_path matches "s?c/*.txt"\n'
+            '  guard ws: deny write when args.file_path matches "/ws/*"\n}\n')
+    program = Program.load(texts={"p.dsh": text})
+    request = Request(preset="standard", host="web", policy="gen")
+    decider, definition, _ = program._decider_for(request, "write")
+    index = decider.compiled.index("write", definition)
+    names = lambda args: [g.name.text for g in index.guard_index.candidates(args)]  # noqa: E731
+    assert names({"file_path": "docs/a.md"}) == ["any"]
+    assert names({"file_path": "src/a.env"}) == ["env", "src", "any"]
+    assert names({"file_path": "src/a.txt"}) == ["src", "any", "odd"]
+    assert names({"content": "x"}) == ["any"]  # absent: no glob on it can hold
+    assert names({"file_path": 5}) == ["env", "src", "any", "odd", "ws"]  # not text: the guards' side decides
+    assert names([1]) == ["env", "src", "any", "odd", "ws"]
+    # a canonical path matches in either form: the text relative to the workspace or the absolute one
+    assert names({"file_path": CanonicalPath("docs/a.md", "/ws/docs/a.md")}) == ["any", "ws"]
+    assert names({"file_path": "docs/a.md"}) == ["any"]
+    assert isinstance(GuardIndex([], False).candidates({}), tuple)
+
+
+def test_a_guard_on_a_shell_command_is_always_tried():
+    text = 'policy gen {\n  default allow\n  guard rm: deny bash when args.command matches "rm *"\n}\n'
+    program = Program.load(texts={"p.dsh": text})
+    request = Request(preset="standard", host="web", policy="gen")
+    # one simple command at a time: the whole line does not start with `rm`, its second command does
+    assert program.decide(request, "bash", {"command": "cd /tmp && rm -rf x"}).effect == "deny"
+    assert program.decide(request, "bash", {"command": "cd /tmp && ls"}).effect == "allow"
