@@ -12,6 +12,7 @@ from dshc.compiler.diagnostics import DshError
 from dshc.compiler.fmt import format_document
 from dshc.compiler.program import Program, SourceFile, parse_files
 from dshc.compiler.request import Request
+from dsl_strategies import request_facts
 
 ISSUE = """
 policy deny-wrapped { default allow
@@ -255,3 +256,29 @@ def test_an_allow_matched_by_the_literal_words_alone_does_not_cover_an_expansion
     text = f'policy gen {{\n  default deny\n  allow bash when args.command matches "{pattern}"\n}}\n'
     program = Program.load(texts={"p.dsh": text})
     assert bash(program, "gen", command) == "deny"
+
+
+# A simple command of literal words is read as its text: the index takes the glob groups it hits by
+# their summaries (tabulated by fact tests), and tries only the other globs (`?`, an inner `*`) one by
+# one, the shell way (`git *` covers a bare `git`, so does `g?t *`). Facts decide inside the groups.
+OTHER_PATTERNS = ["g?t *", "git * --force*", "* -rf *", "r? -rf*", "*sh", "l? -l?", "make ?*", "git*"]
+LITERAL_RULE = st.builds(lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
+                         st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS + OTHER_PATTERNS),
+                         st.sampled_from(FACTS))
+LITERAL_POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
+                             st.lists(LITERAL_RULE, min_size=1, max_size=8),
+                             st.sampled_from(["", "  default allow\n", "  default deny\n"]))
+LITERAL_COMMANDS = ["git", "git status", "ls -la", "ls", "rm -rf x", "git push --force origin", "make", "make test",
+                    "gat x", "bash", "git push origin && rm -rf x", "ls; make"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(LITERAL_POLICIES, request_facts)
+def test_literal_commands_by_group_summaries_agree_with_trying_every_rule(policy, facts):
+    program = Program.load(texts={"p.dsh": policy})
+    request = Request(preset="standard", host="web", policy="gen", **facts)
+    for command in LITERAL_COMMANDS:
+        args = {"command": command, "description": "d"}
+        indexed = program.decide(request, "bash", args, workspace="/ws")
+        plain = program.decide_unindexed(request, "bash", args, workspace="/ws")
+        assert (indexed.effect, set(indexed.deciding)) == (plain.effect, set(plain.deciding)), command

@@ -165,11 +165,6 @@ class _FieldIndex:
     def _grouped(self, text: str) -> list[_Globbed]:
         return [entry for group in self.groups(text) for entry in group]
 
-    def matching(self, text: str, shell: bool) -> list[_Globbed]:
-        found = self._grouped(text)
-        found.extend(e for e in self.other if glob_match(e.pattern, text, shell))
-        return found
-
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
@@ -679,8 +674,18 @@ class RequestDecider:
     def _glob_matches(self, call: "_Call", index: _FieldIndex, value) -> None:
         """Shell commands and non-text values. Where no glob can be read against the value (it is not
         text, or a command that is opaque or does not parse) every deny and ask may match and no allow:
-        that group's summary, like any group's (a table lookup, not one test per rule). Else the entries
-        the command matches are admitted one by one."""
+        that group's summary, like any group's (a table lookup, not one test per rule). A simple command
+        of literal words is a text: the groups its text hits, by their summaries, as any argument's.
+        Else the entries the command matches are admitted one by one."""
+        segment = getattr(value, "segment", None)
+        if segment is not None and _literal(segment):
+            text = segment.text
+            for group in index.groups(text):
+                self._add_group(call, group, index)
+            for entry in index.other:
+                if glob_match(entry.pattern, text, True):
+                    self._admit(call.name, entry, call)
+            return
         candidates = self._shell_candidates(index, value) if isinstance(value, str) else None
         if candidates is None:
             self._add_group(call, index.unseen(), index)
@@ -691,12 +696,10 @@ class RequestDecider:
 
     def _shell_candidates(self, index: _FieldIndex, command: str):
         """Which glob entries a shell command matches: one simple command (`split` made the call
-        one part per segment), or — for a line that did not split — the whole line. None when the
-        command is opaque or does not parse: it may match any deny or ask and never an allow.
-
-        A plain literal segment looks its entries up in the index; one with expansion words, a hazard
-        or a program named by its path finds them by their literal parts too (`segment_entries`).
-        """
+        one part per segment) with expansion words, a hazard or a program named by its path — found
+        by their literal parts (`segment_entries`) —, or, for a line that did not split, the whole
+        line. None when the command is opaque or does not parse: it may match any deny or ask and
+        never an allow."""
         segment = getattr(command, "segment", None)
         if segment is None:
             found = self.compiled.analysed(command)
@@ -705,9 +708,12 @@ class RequestDecider:
             return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.every]
         if segment.opaque:
             return None
-        if segment.allowable and segment.literal_words == len(segment.argv) and not segment.base:
-            return [(e, True) for e in {id(e): e for e in index.matching(segment.text, True)}.values()]
         return [(e, True) for e in index.segment_entries(segment)]
+
+
+def _literal(segment) -> bool:
+    """A simple command of literal words, run by name: every glob reads it as its text, on either side."""
+    return not segment.opaque and segment.allowable and segment.literal_words == len(segment.argv) and not segment.base
 
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
