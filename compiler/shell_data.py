@@ -5,6 +5,7 @@ Data, not code: a wrapper or a dangerous option is added by editing JSON, never 
 from __future__ import annotations
 
 import os
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from . import json_io
 from .frozen import record
@@ -66,10 +67,36 @@ class Program:
         return compiled(self.safe_script).match(script) is not None
 
 
+class _Rows(Mapping):
+    """name -> record, each made from its JSON row when first asked for: a hook analyses one command,
+    which names one or two of the ~60 programs and wrappers, and making them all cost ~2 ms of it."""
+
+    def __init__(self, rows: dict, make) -> None:
+        self._rows, self._make, self._made = rows, make, {}
+
+    def __getitem__(self, name: str):
+        found = self._made.get(name)
+        if found is None:
+            found = self._made[name] = self._make(self._rows[name])  # KeyError: not a known name
+        return found
+
+    def get(self, name, default=None):  # Mapping's own goes through an exception for an unknown name
+        return self[name] if name in self._rows else default
+
+    def __contains__(self, name) -> bool:
+        return name in self._rows
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 @record(slots=False)
 class Knowledge:
-    wrappers: dict
-    programs: dict
+    wrappers: Mapping  # name -> Wrapper
+    programs: Mapping  # name -> Program
     opaque_builtins: dict
     chdir_programs: frozenset
     assigning_programs: frozenset
@@ -119,8 +146,8 @@ def knowledge() -> Knowledge:
     with open(os.path.join(root, "commands.json"), encoding="utf-8") as handle:
         commands = json_io.loads(handle.read())
     return Knowledge(
-        wrappers={name: _wrapper(row) for name, row in wrappers.items() if not name.startswith("$")},
-        programs={name: _program(row) for name, row in commands["programs"].items()},
+        wrappers=_Rows({name: row for name, row in wrappers.items() if not name.startswith("$")}, _wrapper),
+        programs=_Rows(commands["programs"], _program),
         opaque_builtins=dict(commands["opaque_builtins"]),
         chdir_programs=frozenset(commands["chdir_programs"]),
         assigning_programs=frozenset(commands["assigning_programs"]),

@@ -443,3 +443,26 @@ def test_command_matches_is_the_glob_meaning(text, pattern):
 def test_glob_oracle_examples(pattern, text, expected):
     assert shell_oracle(pattern, text) is expected
     assert command_matches(Segment((text,)), pattern) is expected
+
+
+def test_shell_knowledge_rows_are_made_on_first_use_and_equal_to_their_json():
+    import json
+    import os
+
+    from dshc.compiler import shell_data
+    from dshc.compiler.package_data import package_path
+    root = os.path.join(package_path("dshc.catalogs"), "shell")
+    with open(os.path.join(root, "commands.json"), encoding="utf-8") as handle:
+        programs = json.load(handle)["programs"]
+    with open(os.path.join(root, "wrappers.json"), encoding="utf-8") as handle:
+        wrappers = {k: v for k, v in json.load(handle).items() if not k.startswith("$")}
+    data = shell_data.knowledge()
+    assert sorted(data.programs) == sorted(programs) and len(data.wrappers) == len(wrappers)
+    for name, row in programs.items():
+        assert name in data.programs and data.programs[name] == shell_data._program(row)
+        assert data.programs.get(name) is data.programs[name]  # made once
+    for name, row in wrappers.items():
+        assert data.wrappers.get(name) == shell_data._wrapper(row)
+    assert data.programs.get("no-such-program") is None and "no-such-program" not in data.wrappers
+    with pytest.raises(KeyError):
+        data.programs["no-such-program"]
