@@ -274,6 +274,7 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
     except ImportError:
         cedarpy = None
     cold_p50, plain_p50 = {}, {}
+    samples, named_at_10 = {}, None  # per N, the median pass's (calls, dshc, plain) samples in call order
     for n in sizes:
         text, _, _, tools = workload(n)
         rules = peer_rules(n)
@@ -330,6 +331,9 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
                 warm_decider[(scope, system, plan)].decide(tool.name, tool, args, None)
                 sink.append((timer() - start) / 1000)
         cold_p50[n], plain_p50[n] = p50(cold), p50(base)
+        samples[n] = (batch, cold, base)
+        if n == 10:
+            named_at_10 = set(plain.buckets)
         rows.append((f"decide N = {n:,}, empty memos (p99 {statistics.quantiles(cold, n=100)[98]:.1f} µs)", p50(cold), "µs",
                      f"plain evaluator {p50(base):.2f} µs; median of {len(passes)} passes "
                      f"(ratios {', '.join(f'{each[0]:.2f}' for each in passes)}); passes 1-2, {orders}"))
@@ -344,6 +348,14 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
         rows.append(("decide p50 growth N = 10 -> 10,000, empty memos: dshc", cold_p50[10000] / cold_p50[10], "x",
                      f"plain evaluator {plain_p50[10000] / plain_p50[10]:.1f}x on the same workload"))
         targets.append(("decide N = 10,000 with empty memos <= 2x its own N = 10", cold_p50[10000] / cold_p50[10], 2.0))
+        # context, like for like: the same calls at both sizes, those to the tools some N = 10 rule names
+        # (the N = 10 median call is a tool no rule names; at N = 10,000 every tool has rules)
+        same = {n: [(ours, theirs) for (tool, *_), ours, theirs in zip(*samples[n]) if tool.name in named_at_10]
+                for n in (10, 10000)}
+        grow = {n: (p50([o for o, _ in same[n]]), p50([t for _, t in same[n]])) for n in same}
+        rows.append(("decide p50 growth N = 10 -> 10,000 on calls to tools named at both", grow[10000][0] / grow[10][0],
+                     "x", f"{len(same[10]):,} calls; {grow[10][0]:.2f} -> {grow[10000][0]:.2f} µs; plain evaluator "
+                     f"{grow[10000][1] / grow[10][1]:.1f}x ({grow[10][1]:.2f} -> {grow[10000][1]:.2f} µs)"))
 
 
 def bench_cedar_decide(cedarpy, rules, tools, batch, ours, rows, checks, n) -> None:
