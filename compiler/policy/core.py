@@ -249,7 +249,11 @@ class _Listing(tuple):
     def __call__(self) -> tuple:
         core, parts, extra = self
         rules = heapq.merge(*parts, key=position) if len(parts) > 1 else parts[0] if parts else ()
-        ids = [(core.rule_id(r), r.span) for r in rules]
+        ids, last = [], None
+        for rule in rules:  # a rule indexed under several globs (an `or`) may be in more than one group
+            if rule is not last:
+                ids.append((core.rule_id(rule), rule.span))
+            last = rule
         return tuple(ids or core._fallback()) + extra
 
 

@@ -4,8 +4,8 @@ A policy is indexed per tool name: rules whose condition is only request facts a
 that condition, compiled to a closure (`_tiers`: a call evaluates each condition once and stops at the
 strictest effect that holds; the summary is remembered per request, or made once when no fact condition can
 change it; a tool's fact conditions are also one generated function, `tier_code`); rules that test one
-argument with a glob are indexed by the glob's literal prefix, suffix or whole text, so a call looks up the
-rules it matches instead of trying them all, and each group it hits is summarised the same way. A group
+argument with a glob (or with an `or` of globs: one entry each) are indexed by the glob's literal prefix,
+suffix or whole text, so a call looks up the rules it matches instead of trying them all, and each group it hits is summarised the same way. A group
 reading few fact tests is also tabulated when its index is built (`fact_tables`): a request reads its fact
 tests once, as a bitmask, and a call looks the group's summary up by it instead of evaluating conditions.
 Anything else is evaluated as written. A call tries only the guards its arguments may fire, found by their
@@ -230,27 +230,41 @@ def _fixed(tiers: tuple):
 
 
 def _split(condition):
-    """(facts-only part, (field, pattern) or None, (field, inside) or None) when the condition has the
-    indexed shape: request facts, at most one glob on an argument and at most one `inside`/`outside`
-    test on an argument, joined by `and`."""
+    """(facts-only part, globs, (field, inside) or None) when the condition has the indexed shape: request
+    facts, at most one glob test on an argument — or one `or` of such tests —, and at most one `inside` /
+    `outside` test on an argument, joined by `and`. `globs`: the (field, pattern) alternatives, any one of
+    which matching is the glob test holding (a glob test on an argument is True or False, never
+    undecided, so an `or` of them is exactly "some alternative matches"); () for none."""
     if condition is None:
-        return None, None, None
+        return None, (), None
     items = condition.items if isinstance(condition, ast.And) else (condition,)
-    facts, glob, place = [], None, None
+    facts, globs, place = [], (), None
     for item in items:
-        path = item.fact.path if isinstance(item, (ast.Matches, ast.Place)) else ()
-        argument = len(path) == 2 and path[0] == "args"
-        if isinstance(item, ast.Matches) and argument and glob is None:
-            glob = (item.fact.path[1], item.pattern)
-        elif isinstance(item, ast.Place) and argument and place is None:
+        alternatives = () if globs else _glob_alternatives(item)
+        if alternatives:
+            globs = alternatives
+        elif isinstance(item, ast.Place) and _argument(item) and place is None:
             place = (item.fact.path[1], item.inside)
         elif _facts_only(item):
             facts.append(item)
         else:
             return False
     if not facts:
-        return None, glob, place
-    return (facts[0] if len(facts) == 1 else ast.And(tuple(facts))), glob, place
+        return None, globs, place
+    return (facts[0] if len(facts) == 1 else ast.And(tuple(facts))), globs, place
+
+
+def _glob_alternatives(item) -> tuple:
+    """((field, pattern), …) of `args.F matches "P"`, or of an `or` of such tests; else ()."""
+    tests = item.items if isinstance(item, ast.Or) else (item,)
+    if all(isinstance(test, ast.Matches) and _argument(test) for test in tests):
+        return tuple((test.fact.path[1], test.pattern) for test in tests)
+    return ()
+
+
+def _argument(test) -> bool:
+    path = test.fact.path
+    return len(path) == 2 and path[0] == "args"
 
 
 def _facts_only(expr) -> bool:
@@ -324,7 +338,7 @@ class CompiledPolicy:
             if shape is False or (shape[2] is not None and shell and shape[2][0] in SHELL_FIELDS):
                 index.generic.append(rule)
                 continue
-            facts, glob, place = shape
+            facts, globs, place = shape
             facts = self._intern(facts)
             target = index
             if place is not None:
@@ -332,10 +346,9 @@ class CompiledPolicy:
                 if target is None:
                     target = index.placed[place] = _Placed()
                 target.rules.append(rule)
-            if glob is None:
+            if not globs:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
-            else:
-                field_name, pattern = glob
+            for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
                 target.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
         for place, placed in index.placed.items():
