@@ -158,29 +158,9 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     passed in, not copied into the facts); a property test holds it equal to `evaluate`.
     """
     if isinstance(expr, (ast.And, ast.Or)):
-        parts = tuple(compile_facts(item, lenient) for item in expr.items)
-        stop, other = (False, True) if isinstance(expr, ast.And) else (True, False)
-        if len(parts) == 2 and stop is False:  # the usual `a and b`, without the loop
-            first, second = parts
-
-            def both(env, tool):
-                if (one := first(env, tool)) is False or (two := second(env, tool)) is False:
-                    return False
-                return UNKNOWN if one is None or two is None else True
-            return both
-
-        def joined(env, tool):
-            unknown = False
-            for part in parts:
-                value = part(env, tool)
-                if value is stop:
-                    return stop
-                unknown |= value is None
-            return UNKNOWN if unknown else other
-        return joined
+        return _joined(tuple(compile_facts(item, lenient) for item in expr.items), isinstance(expr, ast.And))
     if isinstance(expr, ast.Not):
-        inner = compile_facts(expr.item, not lenient)  # negation flips which side counts as safe
-        return lambda env, tool: None if (value := inner(env, tool)) is None else not value
+        return _negated(compile_facts(expr.item, not lenient))  # negation flips which side counts as safe
     if isinstance(expr, ast.Flag):
         flag = expr.name.text
         return lambda env, tool: flag in env.flags
@@ -207,3 +187,51 @@ def compile_facts(expr: ast.Expr, lenient: bool):
         wanted, equal = expr.value, expr.op == "=="
         return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else (v == wanted) == equal
     return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else _value_test(expr, v)
+
+
+def compile_condition(expr: ast.Expr, lenient: bool):
+    """`evaluate` of any condition as a closure `(env, tool name) -> bool | None`, for the rules the index
+    tries as written: `and`/`or`/`not` and the fact tests compiled as `compile_facts` compiles them, each
+    argument test a direct call of `_argument_test` — no per-node dispatch. `env` is the call's
+    (`tool_env`: its arguments, workspace, shell flag and classes). A property test holds it to `evaluate`."""
+    if not any(map(_reads_arguments, ast.atoms(expr))):
+        return compile_facts(expr, lenient)
+    if isinstance(expr, (ast.And, ast.Or)):
+        return _joined(tuple(compile_condition(item, lenient) for item in expr.items), isinstance(expr, ast.And))
+    if isinstance(expr, ast.Not):
+        return _negated(compile_condition(expr.item, not lenient))
+    return lambda env, tool: _argument_test(expr, env, lenient)
+
+
+def _reads_arguments(atom) -> bool:
+    """Whether `evaluate` reads this leaf from the call's arguments (as its dispatch decides)."""
+    if isinstance(atom, ast.Flag) or (isinstance(atom, ast.Has) and len(atom.fact.path) == 1):
+        return False
+    return atom.fact.path[0] == "args"
+
+
+def _joined(parts: tuple, conjunction: bool):
+    """Compiled parts joined by `and` (conjunction) or `or`, three-valued as `evaluate` joins them."""
+    stop, other = (False, True) if conjunction else (True, False)
+    if len(parts) == 2 and conjunction:  # the usual `a and b`, without the loop
+        first, second = parts
+
+        def both(env, tool):
+            if (one := first(env, tool)) is False or (two := second(env, tool)) is False:
+                return False
+            return UNKNOWN if one is None or two is None else True
+        return both
+
+    def joined(env, tool):
+        unknown = False
+        for part in parts:
+            value = part(env, tool)
+            if value is stop:
+                return stop
+            unknown |= value is None
+        return UNKNOWN if unknown else other
+    return joined
+
+
+def _negated(inner):
+    return lambda env, tool: None if (value := inner(env, tool)) is None else not value

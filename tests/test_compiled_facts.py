@@ -62,3 +62,50 @@ def test_every_single_atom_on_every_value_answers_like_evaluate():
                 as_written = evaluate(atom, Env({**facts, "tool": tool}, frozenset(), frozenset()), lenient)
                 compiled = compile_facts(atom, lenient)(Env(facts, frozenset(), frozenset()), tool)
                 assert compiled is as_written, (atom, value, lenient)
+
+
+# --- any condition, argument tests included (`compile_condition`: rules the index tries as written) ---
+ARG_FIELDS = ["args.file_path", "args.command", "args.content"]
+arg_facts = st.sampled_from(ARG_FIELDS).map(lambda dotted: ast.Fact(tuple(dotted.split("."))))
+argument_atoms = st.one_of(
+    st.builds(ast.Matches, arg_facts, st.sampled_from(["*.py", "src/*", "git *", "rm *", "*", "/ws/*", "a?c"])),
+    st.builds(ast.Place, arg_facts, st.booleans(), st.just(ast.Name("workspace"))),
+    st.builds(ast.Has, arg_facts),
+    st.builds(ast.Has, st.just(ast.Fact(("args",)))),  # a service named `args`, not an argument
+    st.builds(ast.Compare, arg_facts, st.sampled_from(["==", "!="]), st.sampled_from(["src/a.py", "git status", 5])),
+    st.builds(ast.Member, arg_facts, st.lists(st.sampled_from(["src/a.py", "ls", 7]), max_size=2).map(tuple)),
+    st.builds(ast.Truthy, arg_facts),
+    st.builds(ast.InClass, st.just(ast.Fact(("args", "command"))), st.just(ast.Name("readonly"))),
+)
+any_conditions = st.recursive(st.one_of(atoms, argument_atoms), lambda inner: st.one_of(
+    st.builds(ast.Not, inner),
+    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
+    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
+), max_leaves=8)
+
+
+def _path(text):
+    from dshc.compiler.paths import CanonicalPath
+    return CanonicalPath(text, "/ws/" + text)
+
+
+ARG_VALUES = ["src/a.py", "../x.py", "/etc/passwd", "git status", "rm -rf /", "eval $X", "", 5, None, ["a"],
+              "(path)"]
+ARG_VALUE = st.sampled_from(ARG_VALUES).map(lambda v: _path("src/b.py") if v == "(path)" else v)
+call_args = st.one_of(
+    st.fixed_dictionaries({"file_path": ARG_VALUE, "command": ARG_VALUE, "content": ARG_VALUE}),
+    st.dictionaries(st.sampled_from(["file_path", "command", "content"]), ARG_VALUE, max_size=2),
+    st.none())
+call_envs = st.builds(
+    lambda env, args, workspace, shell: Env(env.facts, env.services, env.flags, args, workspace, shell),
+    envs, call_args, st.sampled_from(["/ws", None]), st.booleans())
+
+
+@settings(max_examples=600, deadline=None)
+@given(any_conditions, call_envs, st.sampled_from(["bash", "read", "write"]), st.booleans())
+def test_a_compiled_condition_answers_like_evaluate(condition, env, tool, lenient):
+    from dshc.compiler.conditions import compile_condition
+    from dshc.compiler.frozen import replace
+    # what `tool_env` gives the call's conditions; one each: an environment remembers answers (`found`)
+    as_written = evaluate(condition, replace(env, facts={**env.facts, "tool": tool}), lenient)
+    assert compile_condition(condition, lenient)(replace(env, facts={**env.facts, "tool": tool}), tool) is as_written

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..catalog import ToolDef
-from ..conditions import SHELL_FIELDS, Env, compile_facts, evaluate
+from ..conditions import SHELL_FIELDS, Env, compile_condition, compile_facts, evaluate
 from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
@@ -183,7 +183,7 @@ class _ToolIndex:
         # by requests (`RequestDecider._concluded`); the entry holds its groups, so no other takes their ids
         self.decided: dict = {}
         self.globbed = globbed  # argument field -> _FieldIndex
-        self.generic = generic  # rules evaluated as written
+        self.generic = generic  # (rule, its condition compiled: `compile_condition`) for rules tried as written
         self.placed: dict = {}  # (field, inside) -> _Placed: rules gated by an `inside`/`outside` test
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
@@ -336,7 +336,7 @@ class CompiledPolicy:
             shape = _split(rule.condition)
             # a shell command's `inside` sees one simple command at a time (`conditions`): read as written
             if shape is False or (shape[2] is not None and shell and shape[2][0] in SHELL_FIELDS):
-                index.generic.append(rule)
+                index.generic.append((rule, compile_condition(rule.condition, lenient(rule))))
                 continue
             facts, globs, place = shape
             facts = self._intern(facts)
@@ -456,8 +456,10 @@ class RequestDecider:
                 call.tally.add_parts(best, deciding)
                 call.maybe.extend(placed_maybe)
                 self._match_fields(call, placed.globbed, args)
-        for rule in index.generic:
-            call.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
+        if index.generic:
+            env, name = call.env(), call.name
+            for rule, test in index.generic:
+                call.add(rule, test(env, name))
         if call.matched:
             call.tally.add_matched(call.matched)
         return self._conclude(call, unsure)
