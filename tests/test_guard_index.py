@@ -69,15 +69,17 @@ def test_indexed_guards_decide_like_trying_every_guard(policy, facts, workspace)
 
 
 def _every_guard_stage(program, request, tool, args, workspace):
-    """What the guard stage answers when every guard is tried in order: the index bypassed for every
-    tool the call is decided as (a shell line's parts are other tools)."""
+    """What the guard stage answers when every guard is tried in order, as written: the index and the
+    compiled conditions bypassed for every tool the call is decided as (a shell line's parts are other tools)."""
+    from dshc.compiler.policy.core import holds
     from dshc.compiler.policy.guard_index import GuardIndex
-    saved = GuardIndex.candidates
+    saved = GuardIndex.candidates, GuardIndex.holds
     GuardIndex.candidates = lambda self, _args: self.guards
+    GuardIndex.holds = lambda self, guard, env: holds(guard, env)
     try:
         found = program.guard(request, tool, args, workspace=workspace)
     finally:
-        GuardIndex.candidates = saved
+        GuardIndex.candidates, GuardIndex.holds = saved
     return found.deciding if found else None
 
 
@@ -103,7 +105,7 @@ def test_only_guards_a_path_may_match_are_candidates():
     # a canonical path matches in either form: the text relative to the workspace or the absolute one
     assert names({"file_path": CanonicalPath("docs/a.md", "/ws/docs/a.md")}) == ["any", "ws"]
     assert names({"file_path": "docs/a.md"}) == ["any"]
-    assert isinstance(GuardIndex([], False).candidates({}), tuple)
+    assert isinstance(GuardIndex([], False, "write").candidates({}), tuple)
 
 
 def test_a_guard_on_a_shell_command_is_always_tried():

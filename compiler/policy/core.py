@@ -61,14 +61,15 @@ def holds(item, env: Env) -> bool | None:
     return True if item.condition is None else evaluate(item.condition, env, lenient(item))
 
 
-def run_guards(guards: Iterable, env: Env, unsure_fires: bool = False):
+def run_guards(guards: Iterable, env: Env, unsure_fires: bool = False, test=holds):
     """(the first guard that fires or None, whether an earlier guard could not be decided).
 
-    With `unsure_fires` (call time: nothing may slip through) an undecidable guard fires.
+    With `unsure_fires` (call time: nothing may slip through) an undecidable guard fires. `test(guard,
+    env)`: whether it holds, as `holds` answers (the index passes its guards' compiled conditions).
     """
     unsure = False
     for guard in guards:
-        value = holds(guard, env)
+        value = test(guard, env)
         if value is True or (value is None and unsure_fires):
             return guard, unsure
         unsure |= value is None

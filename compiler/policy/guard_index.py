@@ -14,7 +14,7 @@ mapping, make every guard a candidate.
 from __future__ import annotations
 
 from .. import ast
-from ..conditions import SHELL_FIELDS
+from ..conditions import SHELL_FIELDS, compile_condition
 from ..globs import glob_match
 from ..paths import CanonicalPath
 from .affixes import AffixIndex, literal_part
@@ -52,11 +52,15 @@ class _FieldGuards:
 
 
 class GuardIndex:
-    """A tool's guards (in source order) and, per argument, those keyed by a glob on it."""
-    __slots__ = ("guards", "always", "fields")
+    """A tool's guards (in source order), their conditions compiled, and per argument those keyed by a
+    glob on it."""
+    __slots__ = ("guards", "always", "fields", "name", "_tests")
 
-    def __init__(self, guards: list, shell: bool) -> None:
+    def __init__(self, guards: list, shell: bool, name: str) -> None:
         self.guards = tuple(guards)
+        self.name = name  # the tool's: the compiled conditions read the `tool` fact from it
+        self._tests = {id(guard): compile_condition(guard.condition, True) for guard in self.guards
+                       if guard.condition is not None}  # a guard's side: it counts when it possibly holds
         always: list[int] = []
         keyed: dict[str, list[tuple[int, str]]] = {}
         for ordinal, guard in enumerate(self.guards):
@@ -67,6 +71,11 @@ class GuardIndex:
                 keyed.setdefault(key[0], []).append((ordinal, key[1]))
         self.always = tuple(always)
         self.fields = {field: _FieldGuards(entries) for field, entries in keyed.items()}
+
+    def holds(self, guard, env) -> bool | None:
+        """`core.holds` of one of these guards, by its compiled condition (`run_guards`' test)."""
+        test = self._tests.get(id(guard))
+        return True if test is None else test(env, self.name)
 
     def candidates(self, args) -> tuple:
         """The guards that may fire for a call with these arguments, in source order."""

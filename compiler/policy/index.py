@@ -171,9 +171,9 @@ class _ToolIndex:
     __slots__ = ("guards", "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
                  "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only")
 
-    def __init__(self, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
+    def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
-        self.guard_index = GuardIndex(guards, shell)  # which guards a call's arguments may fire
+        self.guard_index = GuardIndex(guards, shell, name)  # which guards a call's arguments may fire
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
         self.plain_code = None  # plain as one generated function (`tier_code`), when it has a fact condition
         self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
@@ -329,7 +329,7 @@ class CompiledPolicy:
     def _build(self, name: str, tool: ToolDef | None) -> _ToolIndex:
         shell = is_shell(tool)
         rules, guards = self.core.relevant(name, tool)
-        index = _ToolIndex(guards, (), {}, [], shell)
+        index = _ToolIndex(name, guards, (), {}, [], shell)
         plains: dict = {None: {}}  # placement or None (the tool's own) -> {facts: [fact-only rule]}
         tabulate = lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__)  # noqa: E731
         for rule in rules:
@@ -439,7 +439,7 @@ class RequestDecider:
         call = _Call(self, name, index, args, workspace)
         unsure = False
         if guards:  # the others' globs do not match: they neither fire nor are undecided
-            fired, unsure = run_guards(guards, call.env())
+            fired, unsure = run_guards(guards, call.env(), test=index.guard_index.holds)
             if fired is not None:
                 return self.core.guard_decision(fired)
         best, deciding, plain_maybe = self._plain_summary(name, index)
@@ -592,7 +592,8 @@ class RequestDecider:
         guards = index.guard_index.candidates(args) if index.guards else ()
         if not guards:
             return None
-        fired, _ = run_guards(guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True)
+        fired, _ = run_guards(guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True,
+                              test=index.guard_index.holds)
         return self.core.guard_decision(fired) if fired is not None else None
 
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
