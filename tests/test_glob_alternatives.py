@@ -45,7 +45,8 @@ MIXED_OR = st.builds(lambda effect, condition: f"  {effect} write when {conditio
 PLAIN_RULE = st.sampled_from(['  allow write when args.file_path matches "src/*"', "  ask read",
                               '  allow bash when args.command matches "git *"', "  deny write when plan_mode"])
 POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
-                     st.lists(st.one_of(PATH_RULE, TWO_FIELDS, SHELL_RULE, MIXED_OR, PLAIN_RULE), min_size=1, max_size=8),
+                     st.lists(st.one_of(PATH_RULE, TWO_FIELDS, SHELL_RULE, MIXED_OR, PLAIN_RULE), min_size=1,
+                              max_size=8),
                      st.sampled_from(["", "  default allow\n", "  default deny\n"]))
 PATHS = ["go.lock", "go.sum", "a.lock", "src/go.lock", "docs/x.md", "../go.lock", "/etc/go.sum", "", 5, None,
          "MISSING"]
@@ -70,7 +71,8 @@ def test_rules_with_glob_alternatives_decide_like_trying_every_rule(policy, fact
 
 def test_the_documented_or_of_globs_is_indexed_and_listed_once():
     text = ('policy gen {\n  default allow\n'
-            '  ask write when (args.file_path matches "*.lock" or args.file_path matches "go.*") and not plan_mode\n}\n')
+            '  ask write when (args.file_path matches "*.lock" or args.file_path matches "go.*")'
+            ' and not plan_mode\n}\n')
     program = Program.load(texts={"p.dsh": text})
     request = Request(preset="standard", host="web", policy="gen")
     decider, tool, _ = program._decider_for(request, "write")

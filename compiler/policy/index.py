@@ -5,20 +5,22 @@ that condition, compiled to a closure (`_tiers`: a call evaluates each condition
 strictest effect that holds; the summary is remembered per request, or made once when no fact condition can
 change it; a tool's fact conditions are also one generated function, `tier_code`); rules that test one
 argument with a glob (or with an `or` of globs: one entry each) are indexed by the glob's literal prefix,
-suffix or whole text, so a call looks up the rules it matches instead of trying them all, and each group it hits is summarised the same way. A group
-reading few fact tests is also tabulated when its index is built (`fact_tables`): a request reads its fact
-tests once, as a bitmask, and a call looks the group's summary up by it instead of evaluating conditions.
-Anything else is evaluated as written. A call tries only the guards its arguments may fire, found by their
-globs the same way (`guard_index`). The Decision whole rule groups make is made once and shared by requests
-(`RequestDecider._concluded`). Running guards, bucketing, strictest-wins and the conclusion are the shared core's
-(`core.py`), so decisions are exactly those of `reference.decide` (a property test holds the two together).
+suffix or whole text, so a call looks up the rules it matches instead of trying them all, and each group it
+hits is summarised the same way. A group reading few fact tests is also tabulated when its index is built
+(`fact_tables`): a request reads its fact tests once, as a bitmask, and a call looks the group's summary up
+by it instead of evaluating conditions.
+Anything else is evaluated as written, by its condition compiled once (`compile_condition`). A call tries
+only the guards its arguments may fire, found by their globs the same way (`guard_index`). The Decision whole
+rule groups make is made once and shared by requests (`RequestDecider._concluded`). Running guards,
+bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so decisions are exactly
+those of `reference.decide` (a property test holds the two together).
 """
 from __future__ import annotations
 
 
 from .. import ast
 from ..catalog import ToolDef
-from ..conditions import SHELL_FIELDS, Env, compile_condition, compile_facts, evaluate
+from ..conditions import SHELL_FIELDS, Env, compile_condition, compile_facts
 from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
@@ -199,7 +201,8 @@ class _Placed:
     __slots__ = ("rules", "plain", "fixed", "table", "globbed")
 
     def __init__(self) -> None:
-        self.rules: list = []  # every one, in source order: read one by one when the test's value is not known
+        # every one in source order, with its condition compiled: read one by one when the test's value is not known
+        self.rules: list = []  # (rule, `compile_condition` of its condition)
         self.plain: tuple = ()  # the fact-only ones as `_tiers`
         self.fixed = None  # `_fixed(plain)`
         self.table = None  # plain tabulated by the request's fact mask, or None
@@ -345,7 +348,7 @@ class CompiledPolicy:
                 target = index.placed.get(place)
                 if target is None:
                     target = index.placed[place] = _Placed()
-                target.rules.append(rule)
+                target.rules.append((rule, compile_condition(rule.condition, lenient(rule))))
             if not globs:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
@@ -449,15 +452,16 @@ class RequestDecider:
         for place, placed in index.placed.items():
             holds = self._place_holds(call, place)
             if holds is None:  # not a text, or no workspace: the rule's side decides (`conditions`)
-                for rule in placed.rules:
-                    call.add(rule, evaluate(rule.condition, call.env(), lenient(rule)))
+                env = call.env()
+                for rule, test in placed.rules:
+                    call.add(rule, test(env, name))
             elif holds:
                 best, deciding, placed_maybe = self._placed_summary(name, placed)
                 call.tally.add_parts(best, deciding)
                 call.maybe.extend(placed_maybe)
                 self._match_fields(call, placed.globbed, args)
         if index.generic:
-            env, name = call.env(), call.name
+            env = call.env()
             for rule, test in index.generic:
                 call.add(rule, test(env, name))
         if call.matched:
