@@ -59,8 +59,7 @@ class GuardIndex:
     def __init__(self, guards: list, shell: bool, name: str) -> None:
         self.guards = tuple(guards)
         self.name = name  # the tool's: the compiled conditions read the `tool` fact from it
-        self._tests = {id(guard): compile_condition(guard.condition, True) for guard in self.guards
-                       if guard.condition is not None}  # a guard's side: it counts when it possibly holds
+        self._tests: dict = {}  # id(guard) -> its condition compiled, when a call first tries it
         always: list[int] = []
         keyed: dict[str, list[tuple[int, str]]] = {}
         for ordinal, guard in enumerate(self.guards):
@@ -74,8 +73,12 @@ class GuardIndex:
 
     def holds(self, guard, env) -> bool | None:
         """`core.holds` of one of these guards, by its compiled condition (`run_guards`' test)."""
+        if guard.condition is None:
+            return True
         test = self._tests.get(id(guard))
-        return True if test is None else test(env, self.name)
+        if test is None:  # a guard's side: it counts when it possibly holds
+            test = self._tests[id(guard)] = compile_condition(guard.condition, True)
+        return test(env, self.name)
 
     def candidates(self, args) -> tuple:
         """The guards that may fire for a call with these arguments, in source order."""

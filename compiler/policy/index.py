@@ -198,15 +198,22 @@ class _ToolIndex:
 class _Placed:
     """The rules of one tool that test an argument `inside` (or `outside`) the workspace, besides request
     facts and at most one glob: indexed as a tool's rules are, and read only when the test holds."""
-    __slots__ = ("rules", "plain", "fixed", "table", "globbed")
+    __slots__ = ("rules", "plain", "fixed", "table", "globbed", "_compiled")
 
     def __init__(self) -> None:
-        # every one in source order, with its condition compiled: read one by one when the test's value is not known
-        self.rules: list = []  # (rule, `compile_condition` of its condition)
+        self.rules: list = []  # every one, in source order: read one by one when the test's value is not known
         self.plain: tuple = ()  # the fact-only ones as `_tiers`
         self.fixed = None  # `_fixed(plain)`
         self.table = None  # plain tabulated by the request's fact mask, or None
         self.globbed: dict = {}  # field -> _FieldIndex
+        self._compiled: list | None = None  # `as_written()`, made when first needed
+
+    def as_written(self) -> list:
+        """(rule, its condition compiled) for every rule: compiled when a call first needs them (rare: a
+        value that is not text, no workspace), not for every placement of every tool."""
+        if self._compiled is None:
+            self._compiled = [(rule, compile_condition(rule.condition, lenient(rule))) for rule in self.rules]
+        return self._compiled
 
 
 def _tiers(pairs) -> tuple:
@@ -348,7 +355,7 @@ class CompiledPolicy:
                 target = index.placed.get(place)
                 if target is None:
                     target = index.placed[place] = _Placed()
-                target.rules.append((rule, compile_condition(rule.condition, lenient(rule))))
+                target.rules.append(rule)
             if not globs:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
@@ -453,7 +460,7 @@ class RequestDecider:
             holds = self._place_holds(call, place)
             if holds is None:  # not a text, or no workspace: the rule's side decides (`conditions`)
                 env = call.env()
-                for rule, test in placed.rules:
+                for rule, test in placed.as_written():
                     call.add(rule, test(env, name))
             elif holds:
                 best, deciding, placed_maybe = self._placed_summary(name, placed)
