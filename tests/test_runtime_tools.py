@@ -548,3 +548,29 @@ def test_every_unavailable_definition_raises_and_real_ones_are_not_listed():
 
 def test_generic_render_is_sorted_json():
     assert render("tool-cordis/cordis_inspect_list", {}, {"b": 1, "a": [2]}) == '{"a": [2], "b": 1}'
+
+
+def test_a_shell_sync_waits_for_the_sentinels_whole_line():
+    """The sentinel's line end can arrive in a later read than the sentinel (a loaded host): the sync
+    must wait for it, or it stays pending and leads the next command's output (`\\nagain\\n`)."""
+    import codecs
+    from types import SimpleNamespace
+
+    from dshc.runtime.tools.persistent_shell import PersistentShell
+    read_end, write_end = os.pipe()
+    line_end = threading.Timer(0.3, os.write, (write_end, b"\r\n"))  # the line end, a read later
+    try:
+        shell = PersistentShell.__new__(PersistentShell)
+        shell.proc, shell._decoder = SimpleNamespace(fd=read_end), codecs.getincrementaldecoder("utf-8")()
+        os.write(write_end, b"noise\r\n__DSHC_SYNC_tok")
+        started = time.monotonic()
+        line_end.start()
+        shell._await_sync("tok", 10.0)
+        assert time.monotonic() - started >= 0.25  # it waited for the line end
+        line_end.join()
+        os.write(write_end, b"again\r\n")
+        assert shell._read(1.0) == "again\r\n"  # nothing of the sentinel's line left before it
+    finally:
+        line_end.cancel()
+        os.close(read_end)
+        os.close(write_end)

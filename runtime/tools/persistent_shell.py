@@ -114,10 +114,12 @@ class PersistentShell:
         self._await_sync(token, timeout)
 
     def _await_sync(self, token: str, timeout: float) -> None:
-        marker = f"__DSHC_SYNC_{token}"
+        # the sentinel's whole line, its line end included: one that arrives in a later read would be
+        # left pending and lead the next command's output
+        line = re.compile(rf"__DSHC_SYNC_{token}\r?\n")
         deadline = time.monotonic() + timeout
         seen = ""
-        while marker not in seen:
+        while not line.search(seen):
             if time.monotonic() >= deadline:
                 raise TimeoutError()
             seen = (seen + self._read(_POLL_S))[-_KEEP_TAIL:]
