@@ -62,6 +62,14 @@ def request(**kwargs) -> Request:
     return Request(**kwargs)
 
 
+def tool_index(policy_text: str, tool: str, policy: str = "gen"):
+    """The policy index of `tool` for a one-file program (the standard preset, host web): what a test of
+    the index's shape inspects."""
+    program = Program.load(texts={"p.dsh": policy_text})
+    decider, definition, _ = program._decider_for(Request(preset="standard", host="web", policy=policy), tool)
+    return decider.compiled.index(tool, definition)
+
+
 @pytest.fixture
 def state():
     s = ToolState()

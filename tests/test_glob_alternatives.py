@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from conftest import tool_index
 from dsl_strategies import request_facts
 
 PATH_GLOBS = ["*.lock", "*.sum", "go.*", "src/*", "/ws/*", "a.lock", "s?c/*", "*"]
@@ -73,11 +74,10 @@ def test_the_documented_or_of_globs_is_indexed_and_listed_once():
     text = ('policy gen {\n  default allow\n'
             '  ask write when (args.file_path matches "*.lock" or args.file_path matches "go.*")'
             ' and not plan_mode\n}\n')
+    index = tool_index(text, "write")
+    assert not index.generic and set(index.globbed) == {"file_path"}  # found by its globs, not tried as written
     program = Program.load(texts={"p.dsh": text})
     request = Request(preset="standard", host="web", policy="gen")
-    decider, tool, _ = program._decider_for(request, "write")
-    index = decider.compiled.index("write", tool)
-    assert not index.generic and set(index.globbed) == {"file_path"}  # found by its globs, not tried as written
     both = program.decide(request, "write", {"file_path": "go.lock", "content": "x"})
     assert both.effect == "ask" and len(both.deciding) == 1
     assert program.decide(request, "write", {"file_path": "go.mod", "content": "x"}).effect == "ask"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
+from conftest import tool_index
 from dsl_strategies import request_facts
 
 GLOBS = ["*.env", "*.txt", "src/*", "/etc/*", "a.env", "*", "", "s?c/*", "*/../*", "*.e*v", "~/*", "src/",
@@ -91,10 +92,7 @@ def test_only_guards_a_path_may_match_are_candidates():
             '  guard any: deny write when plan_mode\n'
             '  guard odd: deny write when args.file_path matches "s?c/*.txt"\n'
             '  guard ws: deny write when args.file_path matches "/ws/*"\n}\n')
-    program = Program.load(texts={"p.dsh": text})
-    request = Request(preset="standard", host="web", policy="gen")
-    decider, definition, _ = program._decider_for(request, "write")
-    index = decider.compiled.index("write", definition)
+    index = tool_index(text, "write")
     names = lambda args: [g.name.text for g in index.guard_index.candidates(args)]  # noqa: E731
     assert names({"file_path": "docs/a.md"}) == ["any"]
     assert names({"file_path": "src/a.env"}) == ["env", "src", "any"]

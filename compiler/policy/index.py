@@ -740,7 +740,7 @@ class RequestDecider:
 
 def _literal(segment) -> bool:
     """A simple command of literal words, run by name: every glob reads it as its text, on either side."""
-    return not segment.opaque and segment.allowable and segment.literal_words == len(segment.argv) and not segment.base
+    return segment.allowable and segment.literal_words == len(segment.argv) and not segment.base  # allowable: not opaque
 
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
