@@ -269,7 +269,7 @@ LITERAL_POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default +
                              st.lists(LITERAL_RULE, min_size=1, max_size=8),
                              st.sampled_from(["", "  default allow\n", "  default deny\n"]))
 LITERAL_COMMANDS = ["git", "git status", "ls -la", "ls", "rm -rf x", "git push --force origin", "make", "make test",
-                    "gat x", "bash", "git push origin && rm -rf x", "ls; make"]
+                    "gat x", "bash", "git push origin && rm -rf x", "ls; make", "", "   ", "# a comment alone"]
 
 
 @settings(max_examples=80, deadline=None)

@@ -732,6 +732,8 @@ class RequestDecider:
             found = self.compiled.analysed(command)
             if found is None:
                 return None
+            if not found.segments:  # an empty line (one with a file access is split): no glob matches it
+                return []
             return [(e, _line_matches(found, e.pattern, lenient(e.rule))) for e in index.every]
         if segment.opaque:
             return None
