@@ -51,6 +51,12 @@ class Segment:
     def allowable(self) -> bool:
         return not self.opaque and not self.hazard
 
+    @property
+    def plain(self) -> bool:
+        """Literal words run by name, nothing hidden: every glob reads it as its text, on either side
+        (`segment_matches` is then `glob_match(pattern, text, shell=True)`)."""
+        return self.allowable and self.literal_words == len(self.argv) and not self.base
+
 
 @record(slots=False)
 class FileAccess:

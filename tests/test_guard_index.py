@@ -20,7 +20,8 @@ PARTS = ([f'args.file_path matches "{glob}"' for glob in GLOBS] +
           "args.file_path inside workspace", 'not args.file_path matches "*.txt"', 'args.file_path == "a.env"',
           'args.file_path matches "*.env" or plan_mode', "has args.content"])
 SHELL_PARTS = ['args.command matches "rm *"', 'args.command matches "*passwd*"', 'args.command matches "git push"',
-               'args.description matches "d*"', 'platform == "linux"']
+               'args.command matches "git *"', 'args.command matches "g?t *"', 'args.command matches "* -rf *"',
+               'args.command matches "*x"', 'args.description matches "d*"', 'platform == "linux"']
 
 
 def _guard(number, tool, parts):
@@ -44,7 +45,8 @@ POLICIES = st.builds(_policy, st.lists(st.one_of(FILE_GUARD, SHELL_GUARD), min_s
                      st.sampled_from(["", "  default allow\n", "  default deny\n"]))
 PATHS = ["src/a.txt", "../x.env", "/etc/passwd", "a.env", "~/x.txt", "src/../../y.env", "src/", "", 5, None, ["a"],
          "MISSING"]
-COMMANDS = ["rm -rf /", "git push", "cat /etc/passwd", "git status && rm x", "eval $X", "echo > a.env", "(", 7]
+COMMANDS = ["rm -rf /", "git push", "cat /etc/passwd", "git status && rm x", "eval $X", "echo > a.env", "(", 7,
+            "git", "./rm -rf x", "rm $X", "sudo rm x", "find . -delete", "", "git  push"]
 
 
 def _file_args(path):
@@ -106,10 +108,21 @@ def test_only_guards_a_path_may_match_are_candidates():
     assert isinstance(GuardIndex([], False, "write").candidates({}), tuple)
 
 
-def test_a_guard_on_a_shell_command_is_always_tried():
-    text = 'policy gen {\n  default allow\n  guard rm: deny bash when args.command matches "rm *"\n}\n'
+def test_a_guard_on_a_shell_command_is_found_by_each_simple_commands_text():
+    text = ('policy gen {\n  default allow\n  guard rm: deny bash when args.command matches "rm *"\n'
+            '  guard git: deny bash when args.command matches "git *" and plan_mode\n}\n')
     program = Program.load(texts={"p.dsh": text})
     request = Request(preset="standard", host="web", policy="gen")
     # one simple command at a time: the whole line does not start with `rm`, its second command does
     assert program.decide(request, "bash", {"command": "cd /tmp && rm -rf x"}).effect == "deny"
     assert program.decide(request, "bash", {"command": "cd /tmp && ls"}).effect == "allow"
+    assert program.decide(request, "bash", {"command": "./rm -rf x"}).effect == "deny"  # by its basename
+
+    from dshc.compiler.conditions import SegmentArg
+    from dshc.compiler.shell import analyse
+    index = tool_index(text, "bash")
+    names = lambda command: [g.name.text for g in index.guard_index.candidates(  # noqa: E731
+        {"command": SegmentArg(command, analyse(command).segments[0])})]
+    assert names("ls -la") == [] and names("rm -rf x") == ["rm"] and names("git") == ["git"]  # `git *`: bare too
+    assert names("rm $X") == ["rm", "git"]  # an expansion: what runs is not one text, every one is tried
+    assert [g.name.text for g in index.guard_index.candidates({"command": "rm x"})] == ["rm", "git"]  # unsplit

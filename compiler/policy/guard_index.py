@@ -7,9 +7,13 @@ by the glob's literal text, prefix or suffix, like rules (`index._FieldIndex`); 
 the guards its arguments may match, plus every guard that is not keyed, in source order — so the first
 that fires and whether an earlier one was undecided are exactly what trying them all in order gives.
 
-Not keyed (always tried): guards with no condition or no such item, and globs on a shell tool's command
-(matched one simple command at a time). A value that is not text, or arguments that are not a plain
-mapping, make every guard a candidate.
+A shell tool's command is decided one simple command at a time: a glob reads a plain one (literal words
+run by name, `Segment.plain`) as its text, the shell's way (`git *` also matches a bare `git`), so it is
+looked up the same; any other (expansions, a hazard, a program named by its path, an opaque or unsplit
+line) makes every guard keyed on the command a candidate.
+
+Not keyed (always tried): guards with no condition or no such item. A value that is not text, or
+arguments that are not a plain mapping, make every guard a candidate.
 """
 from __future__ import annotations
 
@@ -22,17 +26,20 @@ from .affixes import AffixIndex, literal_part
 
 class _FieldGuards:
     """One argument's keyed guards, as their ordinals in the tool's guard list."""
-    __slots__ = ("exact", "prefixed", "suffixed", "other", "every")
+    __slots__ = ("exact", "prefixed", "suffixed", "other", "every", "shell")
 
-    def __init__(self, keyed: list[tuple[int, str]]) -> None:
+    def __init__(self, keyed: list[tuple[int, str]], shell: bool) -> None:
+        self.shell = shell  # a shell tool's command: matched one simple command at a time
         by_kind: dict = {"exact": {}, "prefix": {}, "suffix": {}}
         self.other: list[tuple[int, str]] = []  # (ordinal, glob) tried as written
         for ordinal, pattern in keyed:
             kind, key = literal_part(pattern)
             if kind == "other":
                 self.other.append((ordinal, pattern))
-            else:
-                by_kind[kind].setdefault(key, []).append(ordinal)
+                continue
+            by_kind[kind].setdefault(key, []).append(ordinal)
+            if kind == "prefix" and shell and key.endswith(" "):  # `git *` also matches the bare `git`
+                by_kind["exact"].setdefault(key[:-1], []).append(ordinal)
         self.exact = by_kind["exact"]
         self.prefixed, self.suffixed = AffixIndex(by_kind["prefix"]), AffixIndex(by_kind["suffix"], suffixes=True)
         self.every = tuple(ordinal for ordinal, _ in keyed)
@@ -42,13 +49,21 @@ class _FieldGuards:
         if not isinstance(value, str):
             into.update(self.every)  # the glob test is the guard's side's answer for an odd value: try it
             return
-        for form in value.forms() if isinstance(value, CanonicalPath) else (value,):  # either form matches
+        if self.shell:
+            segment = getattr(value, "segment", None)
+            if segment is None or not segment.plain:
+                into.update(self.every)  # what it could run is not one text: try them as written
+                return
+            forms = (segment.text,)
+        else:
+            forms = value.forms() if isinstance(value, CanonicalPath) else (value,)  # either form matches
+        for form in forms:
             into.update(self.exact.get(form, ()))
             for group in self.prefixed.matching(form):
                 into.update(group)
             for group in self.suffixed.matching(form):
                 into.update(group)
-            into.update(ordinal for ordinal, pattern in self.other if glob_match(pattern, form))
+            into.update(ordinal for ordinal, pattern in self.other if glob_match(pattern, form, self.shell))
 
 
 class GuardIndex:
@@ -63,13 +78,14 @@ class GuardIndex:
         always: list[int] = []
         keyed: dict[str, list[tuple[int, str]]] = {}
         for ordinal, guard in enumerate(self.guards):
-            key = _glob_key(guard.condition, shell)
+            key = _glob_key(guard.condition)
             if key is None:
                 always.append(ordinal)
             else:
                 keyed.setdefault(key[0], []).append((ordinal, key[1]))
         self.always = tuple(always)
-        self.fields = {field: _FieldGuards(entries) for field, entries in keyed.items()}
+        self.fields = {field: _FieldGuards(entries, shell and field in SHELL_FIELDS)
+                       for field, entries in keyed.items()}
 
     def holds(self, guard, env) -> bool | None:
         """`core.holds` of one of these guards, by its compiled condition (`run_guards`' test)."""
@@ -98,12 +114,12 @@ class GuardIndex:
 _ABSENT = object()
 
 
-def _glob_key(condition, shell: bool) -> tuple[str, str] | None:
+def _glob_key(condition) -> tuple[str, str] | None:
     """(field, glob) of the first `args.F matches GLOB` the condition needs to hold, else None."""
     if condition is None:
         return None
     for item in condition.items if isinstance(condition, ast.And) else (condition,):
         path = item.fact.path if isinstance(item, ast.Matches) else ()
-        if len(path) == 2 and path[0] == "args" and not (shell and path[1] in SHELL_FIELDS):
+        if len(path) == 2 and path[0] == "args":
             return path[1], item.pattern
     return None

@@ -705,7 +705,7 @@ class RequestDecider:
         of literal words is a text: the groups its text hits, by their summaries, as any argument's.
         Else the entries the command matches are admitted one by one."""
         segment = getattr(value, "segment", None)
-        if segment is not None and _literal(segment):
+        if segment is not None and segment.plain:
             text = segment.text
             for group in index.groups(text):
                 self._add_group(call, group, index)
@@ -738,11 +738,6 @@ class RequestDecider:
         if segment.opaque:
             return None
         return [(e, True) for e in index.segment_entries(segment)]
-
-
-def _literal(segment) -> bool:
-    """A simple command of literal words, run by name: every glob reads it as its text, on either side."""
-    return segment.allowable and segment.literal_words == len(segment.argv) and not segment.base  # allowable: not opaque
 
 
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
