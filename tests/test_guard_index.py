@@ -126,3 +126,27 @@ def test_a_guard_on_a_shell_command_is_found_by_each_simple_commands_text():
     assert names("ls -la") == [] and names("rm -rf x") == ["rm"] and names("git") == ["git"]  # `git *`: bare too
     assert names("rm $X") == ["rm", "git"]  # an expansion: what runs is not one text, every one is tried
     assert [g.name.text for g in index.guard_index.candidates({"command": "rm x"})] == ["rm", "git"]  # unsplit
+
+
+# Deny rules for a shell program are commonly got around by spelling or wrapping it differently
+# (anthropics/claude-code#92542: wrappers outside a fixed unwrap list; luisgf/infrabroker#371: sudo, su,
+# doas, pkexec, runuser, source; agentscope-ai/agentscope#2501: `timeout`, `nice`, `stdbuf`, `exec`,
+# `/bin/rm`). With the guards found by each simple command's text, every spelling the shell analysis
+# resolves to `rm` must still meet a guard on `rm *`, as trying every guard does.
+RM_SPELLINGS = ["rm -rf x", "\\rm -rf x", '"rm" -rf x', "r''m -rf x", "/bin/rm -rf x", "./rm -rf x", "command rm x",
+                "env rm x", "env -i rm -rf x", "rm${IFS}-rf x", "sudo -u root rm -rf x", "/usr/bin/sudo rm -rf x",
+                "doas rm -rf x", "pkexec rm -rf x", "runuser -u root -- rm -rf x", "su -c 'rm -rf x'",
+                "script -c 'rm -rf x' /dev/null", "watch rm x", "timeout 5 rm -rf x", "nice -n 5 rm -rf x",
+                "stdbuf -o0 rm -rf x", "exec rm x", "setsid rm x", "xargs rm < list", "find . -exec rm {} \\;",
+                "bash -c 'rm -rf x'", "$(echo rm) -rf x", "  rm   -rf x", "rm\t-rf x", "(rm -rf x)", "{ rm -rf x; }",
+                "ls; rm x", "true && rm x", "busybox rm x"]
+
+
+def test_a_command_guard_meets_every_spelling_of_its_program():
+    text = 'policy gen {\n  default allow\n  guard rm: deny bash when args.command matches "rm *"\n}\n'
+    program = Program.load(texts={"p.dsh": text})
+    request = Request(preset="standard", host="web", policy="gen")
+    for command in RM_SPELLINGS:
+        indexed = program.decide(request, "bash", {"command": command})
+        assert indexed.effect == "deny", command
+        assert program.guard(request, "bash", {"command": command}) is not None, command  # the guard stage too
