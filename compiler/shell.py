@@ -532,25 +532,32 @@ class _Walker:
             return row.hazard_always
         hazard = ""
         operands_seen = False
+        # after `--` every word is an operand (a script, a file written); one that looks like an option is
+        # read as one too: find's `-exec` and `-delete` follow its `--` and still run, and an option read
+        # where the program meant a name can only add a hazard (refuse an allow), never hide one
+        options_done = False
         script_given = False
         scripts: list[str] = []
         index = 1
         while index < len(words):
             word = words[index]
             text = word.text
-            if word.dynamic and not text.startswith("-"):
+            if word.dynamic and (options_done or not text.startswith("-")):
                 operands_seen = True
-            if text == "--":
-                break
-            if not text.startswith("-") or text == "-":
+            if text == "--" and not options_done:
+                options_done = True
+                index += 1
+                continue
+            if options_done or not text.startswith("-") or text == "-":
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
                     script_given = True
                 operands_seen = True
                 if row.writes_operands and not word.dynamic:
                     self.files.append(("write", text, order))
-                index += 1
-                continue
+                if not (options_done and text.startswith("-") and text != "-" and not word.dynamic):
+                    index += 1
+                    continue
             if word.dynamic:
                 return "an option is an expansion"
             for option in row.exec:
@@ -590,6 +597,8 @@ class _Walker:
                         value = words[index].text
                     scripts.append(value or "")
                     script_given = True
+            if any(option_hit(text, option) == "" for option in row.values):
+                index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
         if row.safe_script:
             for script in scripts:

@@ -61,6 +61,7 @@ class Program:
     safe_script: str = ""  # a regular expression every script must match from its start ("": none)
     writes_operands: bool = False
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
+    values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
 
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
@@ -134,6 +135,7 @@ def _program(row: dict) -> Program:
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
                    safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
+                   values=frozenset(row.get("values", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
