@@ -286,14 +286,17 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str):
 
 
 def option_hit(word: str, option: str) -> str | None:
-    """Whether `word` uses `option` (exact, `--long=v`, `-ov` attached or in a flag cluster).
+    """Whether `word` uses `option` (exact, `--long=v`, `-ov` attached or in a flag cluster, or a long
+    option abbreviated: getopt_long takes any unambiguous prefix, `--outp=F` for `--output=F`; which
+    prefixes are unambiguous depends on the program's whole option set, so any prefix counts).
 
     Returns the attached value ("" when none is attached), or None when it is not that option.
     """
     if word == option:
         return ""
     if option.startswith("--"):
-        return word[len(option) + 1:] if word.startswith(option + "=") else None
+        name, _, value = word.partition("=")
+        return value if len(name) > 2 and option.startswith(name) else None
     if len(option) == 2 and word.startswith("-") and not word.startswith("--") and len(word) > 2:
         at = word.find(option[1], 1)
         return word[at + 1:] if at > 0 else None

@@ -466,3 +466,14 @@ def test_shell_knowledge_rows_are_made_on_first_use_and_equal_to_their_json():
     assert data.programs.get("no-such-program") is None and "no-such-program" not in data.wrappers
     with pytest.raises(KeyError):
         data.programs["no-such-program"]
+
+
+def test_a_long_option_counts_abbreviated_as_getopt_long_reads_it():
+    from dshc.compiler.shell import option_hit
+    assert option_hit("--outp=/etc/x", "--output") == "/etc/x"  # sort --outp=F writes F
+    assert option_hit("--out", "--output") == "" and option_hit("--output", "--output") == ""
+    assert option_hit("--compress-pro=sh", "--compress-program") == "sh"
+    # not that option: a longer word, a different name, `--` alone, a short option
+    assert option_hit("--pre-glob", "--pre") is None and option_hit("--outputs", "--output") is None
+    assert option_hit("--x", "--output") is None and option_hit("--", "--output") is None
+    assert option_hit("-o", "--output") is None
