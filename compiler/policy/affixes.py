@@ -17,17 +17,18 @@ from bisect import bisect_left, bisect_right
 WILD = ("*", "?")
 
 
-def literal_part(pattern: str) -> tuple[str, str]:
-    """How a glob is looked up by its literal text: ("exact", text), ("prefix", p) for `p*`,
-    ("suffix", s) for `*s`, or ("other", pattern) for any other glob (tried as written)."""
+def literal_keys(pattern: str, shell: bool) -> tuple[tuple[str, str], ...]:
+    """Where a glob is looked up by its literal text: (("exact", text),), (("prefix", p),) for `p*`,
+    (("suffix", s),) for `*s`, or () for any other glob (tried as written). For a shell command
+    (`shell`) `git *` also matches the bare `git`: keyed under both."""
     body = pattern[:-1]
     if not any(w in pattern for w in WILD):
-        return "exact", pattern
+        return (("exact", pattern),)
     if pattern.endswith("*") and not any(w in body for w in WILD):
-        return "prefix", body
+        return (("prefix", body), ("exact", body[:-1])) if shell and body.endswith(" ") else (("prefix", body),)
     if pattern.startswith("*") and not any(w in pattern[1:] for w in WILD):
-        return "suffix", pattern[1:]
-    return "other", pattern
+        return (("suffix", pattern[1:]),)
+    return ()
 
 
 class AffixIndex:

@@ -21,7 +21,7 @@ from .. import ast
 from ..conditions import SHELL_FIELDS, compile_condition
 from ..globs import glob_match
 from ..paths import CanonicalPath
-from .affixes import AffixIndex, literal_part
+from .affixes import AffixIndex, literal_keys
 
 
 class _FieldGuards:
@@ -33,13 +33,11 @@ class _FieldGuards:
         by_kind: dict = {"exact": {}, "prefix": {}, "suffix": {}}
         self.other: list[tuple[int, str]] = []  # (ordinal, glob) tried as written
         for ordinal, pattern in keyed:
-            kind, key = literal_part(pattern)
-            if kind == "other":
+            keys = literal_keys(pattern, shell)
+            if not keys:
                 self.other.append((ordinal, pattern))
-                continue
-            by_kind[kind].setdefault(key, []).append(ordinal)
-            if kind == "prefix" and shell and key.endswith(" "):  # `git *` also matches the bare `git`
-                by_kind["exact"].setdefault(key[:-1], []).append(ordinal)
+            for kind, key in keys:
+                by_kind[kind].setdefault(key, []).append(ordinal)
         self.exact = by_kind["exact"]
         self.prefixed, self.suffixed = AffixIndex(by_kind["prefix"]), AffixIndex(by_kind["suffix"], suffixes=True)
         self.every = tuple(ordinal for ordinal, _ in keyed)

@@ -27,7 +27,7 @@ from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath, path_inside
 from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
-from .affixes import AffixIndex, literal_part
+from .affixes import AffixIndex, literal_keys
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .fact_tables import FactAtoms
@@ -70,13 +70,11 @@ class _FieldIndex:
         self._tabulate = None  # `seal`'s: tabulates a group made later
 
     def add(self, entry: _Globbed, shell: bool) -> None:
-        kind, key = literal_part(entry.pattern)
-        if kind == "other":
+        keys = literal_keys(entry.pattern, shell)
+        if not keys:
             self.other.append(entry)
-            return
-        getattr(self, kind).setdefault(key, []).append(entry)
-        if kind == "prefix" and shell and key.endswith(" "):  # `git *` also covers the bare `git`
-            self.exact.setdefault(key[:-1], []).append(entry)
+        for kind, key in keys:
+            getattr(self, kind).setdefault(key, []).append(entry)
 
     def seal(self, tabulate) -> None:
         for table in (self.exact, self.prefix, self.suffix):
@@ -424,26 +422,29 @@ class RequestDecider:
             decision = self._facts_decide(name, index)
         else:
             made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
-            decision = None
-            if index.grouped_only and type(made) is dict and not (include_guards and index.guards and
-                                                                  index.guard_index.candidates(made)):
-                decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
+            decision = guards = None
+            if index.grouped_only and type(made) is dict:  # never a shell tool: no split comes first
+                guards = index.guard_index.candidates(made) if include_guards and index.guards else ()
+                if not guards:
+                    decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
             if decision is None:
-                decision = self._decide(name, tool, index, made, workspace, include_guards)
+                decision = self._decide(name, tool, index, made, workspace, include_guards, guards)
             return decision if made is args else with_paths(decision, args, made)
         # the arguments cannot change these two; they are read only to name canonical paths in the reason
         return decision if tool is None or not tool.path_parameters else \
             with_paths(decision, args, canonical(tool, args, workspace))
 
     def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                include_guards: bool) -> Decision:
+                include_guards: bool, guards: tuple | None = None) -> Decision:
+        """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
         parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed) if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards))
                             for label, part, part_tool, part_args in parts])
-        guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
+        if guards is None:
+            guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
         if not index.globbed and not index.generic and not index.placed and not guards:
             return self._facts_decide(name, index)
         call = _Call(self, name, index, args, workspace)
