@@ -9,8 +9,8 @@ from .bash_grammar import bash_parser
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .memo import once
-from .patterns import Pattern
-from .shell_data import Knowledge, OptionSpec, knowledge
+from .patterns import Pattern, compiled
+from .shell_data import Interpreter, Knowledge, OptionSpec, knowledge
 
 __all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches",
            "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
@@ -229,11 +229,16 @@ def _brace_expansion(raw: str) -> bool:
 
 # ---------------------------------------------------------------------------- option parsing
 
-def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str):
-    """Consume options from `words[i]`: (index after them, [(option, value or None)])."""
+def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: frozenset = frozenset(),
+            any_attached_long: bool = False):
+    """Consume options from `words[i]`: (index after them, [(option, value or None)]). `stop`: options
+    after which the rest are operands (`python -m MODULE ARGS`); `any_attached_long`: an unknown
+    `--name=value` is an option too (its value is attached, so it cannot take the next word)."""
     opts: list[tuple[str, str | None]] = []
     n = len(words)
     while i < n:
+        if opts and opts[-1][0] in stop:
+            break
         word = words[i]
         text = word.text
         if not text.startswith("-") or text == "-":
@@ -255,7 +260,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str):
                     opts.append((name, words[i + 1].text))
                     i += 2
                 continue
-            if name in spec.long_optional or (name in spec.long_flags and not eq):
+            if name in spec.long_optional or (name in spec.long_flags and not eq) or (eq and any_attached_long):
                 opts.append((name, value if eq else None))
                 i += 1
                 continue
@@ -513,6 +518,10 @@ class _Walker:
         if name in data.shells:
             self.shell(words, argv, depth, order, hazard)
             return
+        interpreter = data.interpreter(name)
+        if interpreter is not None:
+            self.interpreter(name, interpreter, words, argv, order, hazard, literal)
+            return
         row = data.programs.get(name)
         if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
             # `git -C x push` is seen as itself and as `git push`: a deny of either decides
@@ -606,8 +615,50 @@ class _Walker:
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):
-                    hazard = hazard or f"`{name}` script may run commands or write files"
+                    if row.opaque_script and compiled(row.opaque_script).search(script):
+                        raise _Opaque(f"`{name}` script may run a command")
+                    hazard = hazard or f"`{name}` script may write or read files"
         return hazard
+
+    def interpreter(self, name: str, row: Interpreter, words, argv, order, hazard: str, literal) -> None:
+        """python, node, perl, awk, …: code written in the command (`-c CODE`, an awk program) or read
+        from stdin may run any program and the rules cannot read it: the command is opaque, as
+        `bash -c "$X"` is. A program file it runs is its own code, as any program's is."""
+        i, opts = _getopt(words, 1, row.options, name, row.ends, row.attached_long)
+        names = {option for option, _ in opts}
+        letters = {option[1] for option in row.code if len(option) == 2}
+        codes = []
+        for option, value in opts:
+            if option in row.code:
+                codes.append((option, value or ""))
+            elif value and len(option) == 2 and option[1] in row.options.optional and letters & set(value):
+                # `perl -0e CODE`: where the attached value ends is the program's to say
+                raise _Opaque(f"`{name} {option}{value}` may hold a code option")
+        rest = words[i:]
+        given = bool(codes) or bool(names & (row.program | row.ends))
+        if not given and rest:
+            if rest[0].dynamic or rest[0].unsafe:
+                raise _Opaque(f"`{name}` argument is an expansion")  # it may be `-c`
+            if row.code_operand:
+                codes.append(("program", rest[0].text))
+                given = True
+        for option, code in codes:
+            if not row.unsafe_code or compiled(row.unsafe_code).search(code):
+                raise _Opaque(f"`{name}` runs {row.language} code written in the command (`{option}`), "
+                              "which the rules cannot read")
+            if row.writing_code and compiled(row.writing_code).search(code):
+                hazard = hazard or f"`{name}` program may write a file"
+        reading = names & row.stdin
+        if reading:
+            raise _Opaque(f"`{name} {min(reading)}` reads {row.language} code from stdin")
+        if not given and not names & row.info:
+            if rest and rest[0].text in row.code_subcommands:
+                raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
+            if rest[:1] and rest[0].text == "-" or not rest and row.bare_reads_stdin:
+                raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
+        for option in sorted(names & row.hazard):
+            hazard = hazard or f"`{name} {option}` writes files or loads code"
+        self.emit(order, argv, hazard=hazard, literal=literal)
 
     def wrapper(self, name, wrapper, words, argv, depth, order, hazard, literal) -> bool:
         """Emit the wrapper's own segment and analyse the wrapped command; False: it runs nothing."""

@@ -63,9 +63,30 @@ class Program:
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
 
+    opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
+
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
         return compiled(self.safe_script).match(script) is not None
+
+
+@record(slots=False)
+class Interpreter:
+    """A program that runs code in its own language (python, node, perl, awk, …)."""
+    options: OptionSpec
+    language: str
+    code: frozenset = frozenset()  # options whose value is program text (`-c`, `-e`, `--eval`)
+    code_operand: bool = False  # the first operand is program text when no program option is given (awk)
+    program: frozenset = frozenset()  # options whose value is a program file (`awk -f`): a program is given
+    ends: frozenset = frozenset()  # options after which the rest are operands (`python -m MODULE ARGS`)
+    stdin: frozenset = frozenset()  # options that make it read code from stdin (`python -i`)
+    info: frozenset = frozenset()  # options after which no program is read (`--version`)
+    hazard: frozenset = frozenset()  # options that write files or load code (`perl -i`, `awk -l`)
+    code_subcommands: frozenset = frozenset()  # first operands that read code from the line or stdin (`deno eval`)
+    bare_reads_stdin: bool = True  # with no program given, it reads one from stdin
+    attached_long: bool = False  # any `--name=value` is an option
+    unsafe_code: str = ""  # a regular expression: code is opaque where it is found ("": all code is)
+    writing_code: str = ""  # a regular expression: code where it is found may write a file
 
 
 class _Rows(Mapping):
@@ -106,6 +127,16 @@ class Knowledge:
     harmless_files: frozenset
     env_hazard_prefixes: tuple
     env_hazard_names: frozenset
+    interpreters: Mapping  # name -> Interpreter
+
+    def interpreter(self, name: str) -> Interpreter | None:
+        """The interpreter `name` runs: by its name, or with a version after it (`python3.11`, `lua5.4`)."""
+        found = self.interpreters.get(name)
+        if found is None and name[-1:].isdigit():
+            versioned = compiled(r"([A-Za-z]+?)[0-9][0-9.]*").fullmatch(name)
+            if versioned is not None:
+                found = self.interpreters.get(versioned[1])
+        return found
 
     def env_hazard(self, name: str) -> bool:
         """An environment variable that changes what a command runs or reads as code."""
@@ -135,8 +166,26 @@ def _program(row: dict) -> Program:
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
                    safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
-                   values=frozenset(row.get("values", ())),
+                   values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
+
+
+def _interpreter(row: dict) -> Interpreter:
+    sets = {key: frozenset(row.get(key, ())) for key in
+            ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands")}
+    return Interpreter(_options(row), row["language"], code_operand=row.get("code_operand", False),
+                       bare_reads_stdin=row.get("bare_reads_stdin", True), attached_long=row.get("attached_long", False),
+                       unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""), **sets)
+
+
+def _by_name(rows: dict) -> dict:
+    """Rows by name, each also under its `aliases` (`nodejs` is `node`)."""
+    named = {}
+    for name, row in rows.items():
+        if not name.startswith("$"):
+            for each in (name, *row.get("aliases", ())):
+                named[each] = row
+    return named
 
 
 @once
@@ -158,4 +207,5 @@ def knowledge() -> Knowledge:
         harmless_files=frozenset(commands["harmless_files"]),
         env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
         env_hazard_names=frozenset(commands["env_hazard_names"]),
+        interpreters=_Rows(_by_name(commands["interpreters"]), _interpreter),
     )
