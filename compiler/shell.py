@@ -635,13 +635,18 @@ class _Walker:
                 # `perl -0e CODE`: where the attached value ends is the program's to say
                 raise _Opaque(f"`{name} {option}{value}` may hold a code option")
         rest = words[i:]
-        given = bool(codes) or bool(names & (row.program | row.ends))
+        files = [value for option, value in opts if option in row.program]
+        given = bool(codes) or bool(files) or bool(names & row.ends)
         if not given and rest:
             if rest[0].dynamic or rest[0].unsafe:
                 raise _Opaque(f"`{name}` argument is an expansion")  # it may be `-c`
             if row.code_operand:
                 codes.append(("program", rest[0].text))
                 given = True
+            else:
+                files.append(rest[0].text)
+        if any(value and _names_stdin(value) for value in files):
+            raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option, code in codes:
             if not row.unsafe_code or compiled(row.unsafe_code).search(code):
                 raise _Opaque(f"`{name}` runs {row.language} code written in the command (`{option}`), "
@@ -654,6 +659,8 @@ class _Walker:
         if not given and not names & row.info:
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
+            if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):
+                raise _Opaque(f"`{name} {rest[0].text} -` reads its {row.language} program from stdin")
             if rest[:1] and rest[0].text == "-" or not rest and row.bare_reads_stdin:
                 raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option in sorted(names & row.hazard):
@@ -767,7 +774,7 @@ class _Walker:
             self.emit(order, argv, hazard=hazard, wraps=len(argv))
             self.nested_shell(string.text, depth, (*order, i))
             return
-        if reads_stdin or i >= n:
+        if reads_stdin or i >= n or _names_stdin(words[i].text):
             raise _Opaque("the shell reads its program from stdin")
         self.emit(order, argv, hazard=hazard or "a shell runs a script file")
 
@@ -846,6 +853,13 @@ def _plain_words(source: bytes) -> tuple[int, list[str]] | None:
 
 def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
+
+
+def _names_stdin(path: str) -> bool:
+    """Whether a program file named `path` is standard input (or another open descriptor): `/dev/stdin`,
+    `/dev/fd/0`, `/proc/self/fd/0`, however spelled (`/dev//stdin`, `../../dev/stdin`)."""
+    normal = posixpath.normpath(path)
+    return normal.endswith("dev/stdin") or compiled(r"(?:^|/)(?:dev|proc/[^/]+)/fd/\d+").search(normal) is not None
 
 
 def _program_name(word: str, data: Knowledge) -> tuple[str, bool]:

@@ -83,6 +83,7 @@ class Interpreter:
     info: frozenset = frozenset()  # options after which no program is read (`--version`)
     hazard: frozenset = frozenset()  # options that write files or load code (`perl -i`, `awk -l`)
     code_subcommands: frozenset = frozenset()  # first operands that read code from the line or stdin (`deno eval`)
+    stdin_subcommands: frozenset = frozenset()  # first operands that read the program from stdin given `-` (`deno run -`)
     bare_reads_stdin: bool = True  # with no program given, it reads one from stdin
     attached_long: bool = False  # any `--name=value` is an option
     unsafe_code: str = ""  # a regular expression: code is opaque where it is found ("": all code is)
@@ -132,8 +133,8 @@ class Knowledge:
     def interpreter(self, name: str) -> Interpreter | None:
         """The interpreter `name` runs: by its name, or with a version after it (`python3.11`, `lua5.4`)."""
         found = self.interpreters.get(name)
-        if found is None and name[-1:].isdigit():
-            versioned = compiled(r"([A-Za-z]+?)[0-9][0-9.]*").fullmatch(name)
+        if found is None and (name[-1:].isdigit() or name[-2:-1].isdigit()):
+            versioned = compiled(r"([A-Za-z]+?)[0-9][0-9.]*[mtd]?").fullmatch(name)  # python3.13t, python3.6m, python3.12d
             if versioned is not None:
                 found = self.interpreters.get(versioned[1])
         return found
@@ -172,7 +173,7 @@ def _program(row: dict) -> Program:
 
 def _interpreter(row: dict) -> Interpreter:
     sets = {key: frozenset(row.get(key, ())) for key in
-            ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands")}
+            ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands", "stdin_subcommands")}
     return Interpreter(_options(row), row["language"], code_operand=row.get("code_operand", False),
                        bare_reads_stdin=row.get("bare_reads_stdin", True), attached_long=row.get("attached_long", False),
                        unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""), **sets)

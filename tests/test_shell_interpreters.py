@@ -30,6 +30,7 @@ def verdict(command):
     ("python3 -c'x'", "(`-c`)"),  # attached
     ("python3 -I -W ignore -c x", "(`-c`)"),  # after flags and a valued option
     ("python3.11 -c x", "Python"), ("pypy3 -c x", "Python"), ("/usr/bin/python3 -c x", "Python"),
+    ("python3.13t -c x", "Python"), ("python3.6m -c x", "Python"), ("mawk -W interactive 'BEGIN{system(1)}'", "awk"),
     (".venv/bin/python -c x", "Python"),
     ("node --eval='x'", "(`--eval`)"), ("node --eval x", "(`--eval`)"), ("node -p x", "(`-p`)"),
     ("node --require ./r.js -e x", "(`-e`)"),  # a valued option does not end the options
@@ -49,6 +50,10 @@ def test_code_written_in_the_command_is_opaque(command, words):
 @pytest.mark.parametrize("command", [
     "python3", "python3 -", "python3 - x", "python3 -i x.py", "python3 -u", "perl", "ruby -w", "node", "node -i",
     "php", "php -a", "lua -", "deno", "tclsh", "wish",
+    # a program file that is stdin, however spelled; shells too
+    "python3 /dev/stdin", "python3 /dev//stdin x", "node ../../dev/stdin", "perl /dev/fd/0", "ruby /proc/self/fd/0",
+    "php -f /dev/stdin", "awk -f /dev/fd/3 f", "gawk --file=/dev/stdin f", "bash /dev/stdin", "sh /proc/1/fd/0",
+    "deno run -A -", "bun run -",
 ])
 def test_code_read_from_stdin_is_opaque(command):
     kind, reason = verdict(command)
@@ -76,7 +81,9 @@ def test_what_may_hide_code_is_opaque(command, words):
     "perl -MO=Deparse x.pl", "ruby x.rb --e", "php x.php", "php -f x.php", "php -v", "lua x.lua", "deno run x.ts",
     "bun run dev", "bun install", "bun", "Rscript x.R", "Rscript", "tclsh x.tcl", "awk '{print $1}' f",
     "awk -F: '{print $1}' /etc/passwd", "awk -f prog.awk f", "gawk -v n=1 'NR==n' f", "awk 'NR == 1 && $2 ~ /x/' f",
-    "python3x -c x",  # not an interpreter's name (no version after it)
+    "python3x -c x", "python3-config -c x",  # not an interpreter's name (no version after it)
+    "python3 stdin.py", "python3 dev/stdin.py", "python3 x.py /dev/stdin",
+    # (`deno run x.ts -` is refused: deno's run options are not read, so any `-` after `run` counts)
 ])
 def test_a_program_file_module_or_plain_awk_is_not_opaque(command):
     assert verdict(command) == ("plain", ""), command
