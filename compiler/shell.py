@@ -463,14 +463,17 @@ class _Walker:
         builder = _WordBuilder(nested)
         words: list[_Word] = []
         env_unsafe = ""
+        command_lines = []  # (variable, its value) of prefixes whose value is a command line (`PAGER=…`)
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
                 name = child.children[0].text.decode("utf-8", "replace")
-                for value in child.children[2:]:
-                    builder.build(value)
+                values = [builder.build(value) for value in child.children[2:]]
                 if self.data.env_hazard(name.split("[")[0]):
                     env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
+                if name in self.data.env_command_names:
+                    command_lines.append((name, _Word("".join(v.text for v in values), any(v.dynamic for v in values),
+                                                      next((v.unsafe for v in values if v.unsafe), ""))))
             elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 self.redirect(child, order, nested)
             elif kind == "command_name":
@@ -479,7 +482,21 @@ class _Walker:
                 continue
             else:
                 words.append(builder.build(child))
+        if words:  # an assignment alone is `assignment`'s
+            for variable, value in command_lines:
+                try:
+                    self.command_line_value(variable, value, depth, (*order, 0))
+                except _Opaque as exc:
+                    self.emit(order, [f"{variable}={value.text}"], True, exc.reason)
         self.simple_command(words, depth, order, env_unsafe)
+
+    def command_line_value(self, variable: str, value: _Word, depth: int, order) -> None:
+        """A variable or setting whose value a program runs as a shell command line (`PAGER`, git's
+        `core.pager`): the line is read as `sh -c` would read it, so a deny of what it runs decides."""
+        if value.dynamic or value.unsafe:
+            raise _Opaque(f"`{variable}` is a command line that is an expansion")
+        # less runs LESSOPEN's `|cmd %s`, git a credential helper's or alias's `!cmd`
+        self.nested_shell(value.text.lstrip("|!"), depth, order)
 
     def simple_command(self, words: list[_Word], depth: int, order, env_unsafe: str = "") -> None:
         if not words:
@@ -583,6 +600,12 @@ class _Walker:
                         self.simple(rest, depth, (*order, index))
                     hazard = hazard or f"`{name} {option}` runs a command"
                     break
+            for option in row.config:
+                value = option_hit(text, option)
+                if value is not None and not (option in row.global_only and operands_seen):
+                    if not value and index + 1 < len(words):
+                        value = words[index + 1].text  # an expansion names no harmless key: opaque
+                    self.config_setting(name, row, option, value, depth, (*order, index))
             for option in row.hazard:
                 if option in row.global_only and operands_seen:
                     continue
@@ -619,6 +642,20 @@ class _Walker:
                         raise _Opaque(f"`{name}` script may run a command")
                     hazard = hazard or f"`{name}` script may write or read files"
         return hazard
+
+    def config_setting(self, name: str, row: Program, option: str, setting: str, depth: int, order) -> None:
+        """`git -c KEY=VALUE`: a key whose value is a command line is read as one; a key not known to be
+        harmless may run anything (an alias renames a subcommand, a hook path runs its files): opaque."""
+        key, _, value = setting.partition("=")
+        key = key.lower()  # git's section and key names are case-insensitive
+        if option in row.config_from_env:  # `--config-env=KEY=VAR`: the value is not in the command
+            value = None
+        if any(glob_match(glob, key) for glob in row.config_commands):
+            if value is None:
+                raise _Opaque(f"`{name} {option}` sets `{key}` from the environment: a command line not in the text")
+            self.command_line_value(key, _Word(value), depth, order)
+        elif not any(glob_match(glob, key) for glob in row.config_harmless):
+            raise _Opaque(f"`{name} {option} {key}=…` may change what runs")
 
     def interpreter(self, name: str, row: Interpreter, words, argv, order, hazard: str, literal) -> None:
         """python, node, perl, awk, …: code written in the command (`-c CODE`, an awk program) or read
@@ -701,8 +738,11 @@ class _Walker:
             while i < len(words) and "=" in words[i].text and _is_name(words[i].text.partition("=")[0]):
                 if words[i].dynamic:
                     raise _Opaque(f"`{name}` assignment is an expansion")
-                if self.data.env_hazard(words[i].text.partition("=")[0]):
-                    hazard = hazard or f"`{name}` sets `{words[i].text.partition('=')[0]}`, which changes what runs"
+                variable, _, value = words[i].text.partition("=")
+                if self.data.env_hazard(variable):
+                    hazard = hazard or f"`{name}` sets `{variable}`, which changes what runs"
+                if variable in self.data.env_command_names:
+                    self.command_line_value(variable, _Word(value), depth, (*order, i))
                 i += 1
         for _ in range(wrapper.positional):
             if i >= len(words):

@@ -64,6 +64,10 @@ class Program:
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
 
     opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
+    config: frozenset = frozenset()  # options whose value is a setting KEY=VALUE (`git -c`)
+    config_from_env: frozenset = frozenset()  # of those, the ones whose value comes from a variable
+    config_commands: tuple = ()  # globs of keys whose value is a shell command line (`core.pager`)
+    config_harmless: tuple = ()  # globs of keys that change no program run (`user.name`)
 
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
@@ -128,6 +132,7 @@ class Knowledge:
     harmless_files: frozenset
     env_hazard_prefixes: tuple
     env_hazard_names: frozenset
+    env_command_names: frozenset  # variables whose value a program runs as a command line (`PAGER`)
     interpreters: Mapping  # name -> Interpreter
 
     def interpreter(self, name: str) -> Interpreter | None:
@@ -168,6 +173,9 @@ def _program(row: dict) -> Program:
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
                    safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
                    values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
+                   config=frozenset(row.get("config", ())), config_from_env=frozenset(row.get("config_from_env", ())),
+                   config_commands=tuple(row.get("config_commands", ())),
+                   config_harmless=tuple(row.get("config_harmless", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
@@ -208,5 +216,6 @@ def knowledge() -> Knowledge:
         harmless_files=frozenset(commands["harmless_files"]),
         env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
         env_hazard_names=frozenset(commands["env_hazard_names"]),
+        env_command_names=frozenset(commands["env_command_names"]),
         interpreters=_Rows(_by_name(commands["interpreters"]), _interpreter),
     )

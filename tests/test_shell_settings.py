@@ -1,0 +1,63 @@
+"""compiler/shell.py on values a program runs as a command line: environment prefixes (`PAGER=…`,
+catalogs/shell/commands.json `env_command_names`) and git's `-c KEY=VALUE` (`config_commands`,
+`config_harmless`). The line is read as `sh -c` reads it; a setting not known to be harmless is
+opaque. Bypass forms from public reports are in the bypass corpus."""
+
+import pytest
+
+from dshc.compiler.shell import command_segments
+
+
+def segments(command):
+    found = command_segments(command)
+    assert found is not None, command
+    return found
+
+
+def runs(command):
+    """argv of every segment that is not opaque, and the reasons of those that are."""
+    found = segments(command)
+    return [s.argv for s in found if not s.opaque], [s.reason for s in found if s.opaque]
+
+
+@pytest.mark.parametrize("command", [
+    "PAGER='rm x' git log", "GIT_PAGER='rm x' git log", "EDITOR='rm x' git commit", "GIT_SSH_COMMAND='rm x' git fetch",
+    "env PAGER='rm x' git log", "env -i PAGER='rm x' git log", "LESSOPEN='|rm x' less f", "CC='rm x' make",
+    "git -c core.pager='rm x' log", "git -ccore.pager='rm x' log", "git -c Core.Pager='rm x' log",
+    "git -c diff.tool.command='rm x' diff", "git -c credential.helper='!rm x' fetch",
+    "git -C . -c core.sshCommand='rm x' fetch", "git -c pager.log='rm x' log",
+])
+def test_a_command_line_in_a_variable_or_setting_is_read_as_one(command):
+    argv, opaque = runs(command)
+    assert ("rm", "x") in argv and not opaque, (command, argv, opaque)
+
+
+@pytest.mark.parametrize("command, words", [
+    ('PAGER="$X" git log', "expansion"), ("PAGER=$(echo rm) git log", "expansion"),
+    ("git --config-env=core.pager=X log", "from the environment"),
+    ("git -c alias.x='!rm x' x", "may change what runs"), ("git -c alias.p=push p", "may change what runs"),
+    ("git -c core.hooksPath=/tmp/h commit", "may change what runs"), ("git -c include.path=/tmp/c log", "may change"),
+    ("git -c x.y=z status", "may change what runs"),  # a key no list names
+    ('git -c "$K" log', "expansion"),
+])
+def test_what_the_rules_cannot_read_is_opaque(command, words):
+    _, opaque = runs(command)
+    assert opaque and any(words in reason for reason in opaque), (command, opaque)
+
+
+@pytest.mark.parametrize("command, argv", [
+    ("PAGER=cat git log", [("git", "log"), ("cat",)]),
+    ("git -c core.pager=cat log", None), ("git -c user.name=x commit -m m", None), ("git -c COLOR.UI=never status", None),
+    ("git -c init.defaultBranch=main init", None), ("git log -c", None),  # after the subcommand -c is log's own flag
+    ("FOO='rm x' git log", [("git", "log")]),  # not a variable a program runs
+])
+def test_harmless_settings_and_plain_values_stay_plain(command, argv):
+    found, opaque = runs(command)
+    assert not opaque and ("rm", "x") not in found, (command, found, opaque)
+    if argv is not None:
+        assert sorted(found) == sorted(argv)
+
+
+def test_a_setting_keeps_the_hazard_an_allow_cannot_cover():
+    git = [s for s in segments("git -c core.pager=cat log") if s.argv[:1] == ("git",)]
+    assert git and all(s.hazard for s in git if "-c" in s.argv)
