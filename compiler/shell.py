@@ -588,6 +588,8 @@ class _Walker:
                     index += 1
                     continue
             if word.dynamic:
+                if row.exec or row.commands or row.opaque or row.config:  # `--to-command="$C"` runs what $C holds
+                    raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
                 return "an option is an expansion"
             for option in row.exec:
                 if text == option:
@@ -600,6 +602,25 @@ class _Walker:
                         self.simple(rest, depth, (*order, index))
                     hazard = hazard or f"`{name} {option}` runs a command"
                     break
+            for option in row.opaque:
+                if option_hit(text, option) is not None:
+                    raise _Opaque(f"`{name} {option}` runs code the rules cannot read")
+            for option in row.commands:
+                value = option_hit(text, option)
+                if value is None or (option in row.global_only and operands_seen):
+                    continue
+                line = _Word(value)
+                if not value and index + 1 < len(words):
+                    index += 1
+                    line = words[index]
+                self.command_line_value(f"{name} {option}", line, depth, (*order, index))
+                hazard = hazard or f"`{name} {option}` runs a command"
+            for option in row.program_files:
+                value = option_hit(text, option)
+                if value == "" and index + 1 < len(words):
+                    value = words[index + 1].text
+                if value is not None and (value == "-" or _names_stdin(value)):
+                    raise _Opaque(f"`{name} {option}` reads its program from stdin")
             for option in row.config:
                 value = option_hit(text, option)
                 if value is not None and not (option in row.global_only and operands_seen):
@@ -644,10 +665,12 @@ class _Walker:
         return hazard
 
     def config_setting(self, name: str, row: Program, option: str, setting: str, depth: int, order) -> None:
-        """`git -c KEY=VALUE`: a key whose value is a command line is read as one; a key not known to be
-        harmless may run anything (an alias renames a subcommand, a hook path runs its files): opaque."""
-        key, _, value = setting.partition("=")
-        key = key.lower()  # git's section and key names are case-insensitive
+        """`git -c KEY=VALUE`, `ssh -o KEY=VALUE`: a key whose value is a command line is read as one; a key
+        not known to be harmless may run anything (an alias renames a subcommand, a hook path runs its
+        files): opaque."""
+        split = compiled(r"\s*=\s*|\s+").search(setting)  # `KEY=VALUE`, or ssh's `KEY VALUE` too
+        key, value = (setting[:split.start()], setting[split.end():]) if split else (setting, "")
+        key = key.lower()  # git's and ssh's key names are case-insensitive
         if option in row.config_from_env:  # `--config-env=KEY=VAR`: the value is not in the command
             value = None
         if any(glob_match(glob, key) for glob in row.config_commands):

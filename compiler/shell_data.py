@@ -64,6 +64,9 @@ class Program:
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
 
     opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
+    commands: frozenset = frozenset()  # options whose value is a shell command line (`tar --to-command`)
+    opaque: frozenset = frozenset()  # options whose value is code the rules cannot read (`make --eval`)
+    program_files: frozenset = frozenset()  # options whose value is a program file (`make -f`): stdin is opaque
     config: frozenset = frozenset()  # options whose value is a setting KEY=VALUE (`git -c`)
     config_from_env: frozenset = frozenset()  # of those, the ones whose value comes from a variable
     config_commands: tuple = ()  # globs of keys whose value is a shell command line (`core.pager`)
@@ -173,6 +176,8 @@ def _program(row: dict) -> Program:
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
                    safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
                    values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
+                   commands=frozenset(row.get("commands", ())), opaque=frozenset(row.get("opaque", ())),
+                   program_files=frozenset(row.get("program_files", ())),
                    config=frozenset(row.get("config", ())), config_from_env=frozenset(row.get("config_from_env", ())),
                    config_commands=tuple(row.get("config_commands", ())),
                    config_harmless=tuple(row.get("config_harmless", ())),

@@ -1,7 +1,9 @@
 """compiler/shell.py on values a program runs as a command line: environment prefixes (`PAGER=…`,
-catalogs/shell/commands.json `env_command_names`) and git's `-c KEY=VALUE` (`config_commands`,
-`config_harmless`). The line is read as `sh -c` reads it; a setting not known to be harmless is
-opaque. Bypass forms from public reports are in the bypass corpus."""
+catalogs/shell/commands.json `env_command_names`), options (`commands`: `tar --to-command`) and
+settings (`git -c`, `ssh -o`: `config_commands`, `config_harmless`). The line is read as `sh -c`
+reads it; a setting not known to be harmless, code in another language (`opaque`: `make --eval`)
+and a program file that is stdin (`program_files`) are opaque. Bypass forms from public reports
+are in the bypass corpus."""
 
 import pytest
 
@@ -26,6 +28,10 @@ def runs(command):
     "git -c core.pager='rm x' log", "git -ccore.pager='rm x' log", "git -c Core.Pager='rm x' log",
     "git -c diff.tool.command='rm x' diff", "git -c credential.helper='!rm x' fetch",
     "git -C . -c core.sshCommand='rm x' fetch", "git -c pager.log='rm x' log",
+    "tar -xf a --to-command='rm x'", "tar -xvI 'rm x' -f a", "tar --use-compress-program 'rm x' -xf a",
+    "rg --pre='rm x' y .", "sort --compress-prog='rm x' f", "man -P 'rm x' ls", "npx -c 'rm x'", "npm exec --call 'rm x'",
+    "zip z f -TT 'rm x'", "rsync -avze 'rm x' a b:", "git rebase -x 'rm x' HEAD~1", "git fetch --upload-pack='rm x' o",
+    "ssh -o ProxyCommand='rm x' h", "ssh -o 'proxycommand rm x' h", "ssh -oLocalCommand='rm x' h",
 ])
 def test_a_command_line_in_a_variable_or_setting_is_read_as_one(command):
     argv, opaque = runs(command)
@@ -39,6 +45,10 @@ def test_a_command_line_in_a_variable_or_setting_is_read_as_one(command):
     ("git -c core.hooksPath=/tmp/h commit", "may change what runs"), ("git -c include.path=/tmp/c log", "may change"),
     ("git -c x.y=z status", "may change what runs"),  # a key no list names
     ('git -c "$K" log', "expansion"),
+    ("tar -xf a --to-command=\"$C\"", "expansion"), ("make --eval='$(shell x)'", "cannot read"),
+    ("make -sE x", "cannot read"), ("make --ev=x", "cannot read"),  # abbreviated, as getopt_long reads it
+    ("tar -cf a x --checkpoint-action=exec=x", "cannot read"), ("make -f /dev/stdin", "stdin"),
+    ("make -f-", "stdin"), ("tar -xf a --to-command=sh", "stdin"),  # each file's content is sh's program ("make --file=/dev/fd/0", "stdin"), ("ssh -o 'Match exec x' h", "may change"),
 ])
 def test_what_the_rules_cannot_read_is_opaque(command, words):
     _, opaque = runs(command)
@@ -50,6 +60,8 @@ def test_what_the_rules_cannot_read_is_opaque(command, words):
     ("git -c core.pager=cat log", None), ("git -c user.name=x commit -m m", None), ("git -c COLOR.UI=never status", None),
     ("git -c init.defaultBranch=main init", None), ("git log -c", None),  # after the subcommand -c is log's own flag
     ("FOO='rm x' git log", [("git", "log")]),  # not a variable a program runs
+    ("tar -I zstd -xf a", [("tar", "-I", "zstd", "-xf", "a"), ("zstd",)]), ("make -f Makefile.dev", None),
+    ("ssh -o 'StrictHostKeyChecking no' h", None), ("ssh -o ProxyJump=b h", None), ("rsync -av a b", None),
 ])
 def test_harmless_settings_and_plain_values_stay_plain(command, argv):
     found, opaque = runs(command)
