@@ -10,7 +10,7 @@ from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .memo import once
 from .patterns import Pattern, compiled
-from .shell_data import Interpreter, Knowledge, OptionSpec, knowledge
+from .shell_data import Interpreter, Knowledge, OptionSpec, Program, knowledge
 
 __all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches",
            "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
@@ -615,6 +615,7 @@ class _Walker:
                     line = words[index]
                 self.command_line_value(f"{name} {option}", line, depth, (*order, index))
                 hazard = hazard or f"`{name} {option}` runs a command"
+                break  # one option a word (`--exec` is also `--exec-cmd` abbreviated): its value is read once
             for option in row.program_files:
                 value = option_hit(text, option)
                 if value == "" and index + 1 < len(words):

@@ -73,3 +73,33 @@ def test_harmless_settings_and_plain_values_stay_plain(command, argv):
 def test_a_setting_keeps_the_hazard_an_allow_cannot_cover():
     git = [s for s in segments("git -c core.pager=cat log") if s.argv[:1] == ("git",)]
     assert git and all(s.hazard for s in git if "-c" in s.argv)
+
+
+def _rows():
+    import json
+    import os
+
+    from dshc.compiler.package_data import package_path
+    with open(os.path.join(package_path("dshc.catalogs"), "shell", "commands.json"), encoding="utf-8") as handle:
+        return json.load(handle)["programs"]
+
+
+@pytest.mark.parametrize("name, option", [(name, option) for name, row in sorted(_rows().items())
+                                          for option in row.get("commands", ())])
+def test_every_command_option_of_every_row_is_read_as_a_command_line(name, option):
+    # each spelling getopt reads: the value as the next word, and attached (`--opt=V`, `-oV`); git's own
+    # options come before its subcommand, these after it
+    program = "git log" if name == "git" else name
+    spellings = [f"{program} {option} 'rm x' f"]
+    if option.startswith("--") or len(option) == 2:
+        spellings.append(f"{program} {option}='rm x' f" if option.startswith("--") else f"{program} {option}'rm x' f")
+    for command in spellings:
+        argv, opaque = runs(command)
+        assert ("rm", "x") in argv and not opaque, (command, argv, opaque)
+
+
+@pytest.mark.parametrize("name, option", [(name, option) for name, row in sorted(_rows().items())
+                                          for option in row.get("opaque", ())])
+def test_every_opaque_option_of_every_row_is_opaque(name, option):
+    _, opaque = runs(f"{name} {option}=x f")
+    assert opaque, (name, option)
