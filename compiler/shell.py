@@ -605,17 +605,19 @@ class _Walker:
             for option in row.opaque:
                 if option_hit(text, option) is not None:
                     raise _Opaque(f"`{name} {option}` runs code the rules cannot read")
-            for option in row.commands:
+            value_at = None  # the next word, when an option here takes it as its value
+            for option in sorted(row.commands):  # a word may read as several (`--exec` abbreviates `--exec-cmd`)
                 value = option_hit(text, option)
                 if value is None or (option in row.global_only and operands_seen):
                     continue
                 line = _Word(value)
                 if not value and index + 1 < len(words):
-                    index += 1
-                    line = words[index]
+                    value_at = index + 1
+                    line = words[value_at]
                 self.command_line_value(f"{name} {option}", line, depth, (*order, index))
                 hazard = hazard or f"`{name} {option}` runs a command"
-                break  # one option a word (`--exec` is also `--exec-cmd` abbreviated): its value is read once
+            if value_at is not None:
+                index = value_at
             for option in row.program_files:
                 value = option_hit(text, option)
                 if value == "" and index + 1 < len(words):
