@@ -598,8 +598,8 @@ class _Walker:
                     while index < len(words) and words[index].text not in (";", "+"):
                         rest.append(words[index])
                         index += 1
-                    if rest:
-                        self.simple(rest, depth, (*order, index))
+                    if rest:  # `{}` is each file found: a word holding it is unknown (`-exec sh -c 'cat {}'`)
+                        self.simple(_filled(rest, ("{}",)), depth, (*order, index))
                     hazard = hazard or f"`{name} {option}` runs a command"
                     break
             for option in row.opaque:
@@ -783,6 +783,14 @@ class _Walker:
         if wrapper.stop_at:
             cut = next((k for k, w in enumerate(rest) if w.text in wrapper.stop_at), len(rest))
             rest = rest[:cut]
+        # `xargs -I{} sh -c '{}'`: what replaces the string comes from input, so a word holding it is unknown
+        holes = [*wrapper.placeholders, *((value or "{}") for option, value in opts if option in wrapper.replaces)]
+        filled = _filled(rest, holes)
+        if wrapper.appends and not names & wrapper.replaces and filled == rest and rest \
+                and self._runs_its_arguments(rest[0]):
+            # no replacement string: input is appended as arguments, which may be options (`-exec rm x ;`)
+            raise _Opaque(f"`{name}` appends input to `{rest[0].text}`, whose arguments can make it run commands")
+        rest = filled
         if strings:
             self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv))
             for string in strings:
@@ -802,6 +810,18 @@ class _Walker:
         else:
             self.simple(rest, depth, (*order, i))
         return True
+
+    def _runs_its_arguments(self, head: _Word) -> bool:
+        """Whether arguments can make the program `head` names run a command: a shell, an interpreter, a
+        wrapper, or a program with options that run code. An expansion may be any of them."""
+        if head.dynamic or head.unsafe:
+            return True
+        data = self.data
+        name = _program_name(head.text, data)[0]
+        row = data.programs.get(name)
+        return (name in data.shells or name in data.wrappers or name in data.opaque_builtins
+                or data.interpreter(name) is not None
+                or row is not None and bool(row.exec or row.commands or row.opaque or row.config or row.leading))
 
     def shell(self, words, argv, depth, order, hazard) -> None:
         """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""
@@ -919,6 +939,13 @@ def _plain_words(source: bytes) -> tuple[int, list[str]] | None:
 
 def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
+
+
+def _filled(words: list[_Word], holes) -> list[_Word]:
+    """`words` with each one that holds a replacement string made dynamic: its value comes from input."""
+    if not holes:
+        return words
+    return [_Word(w.text, True, w.unsafe, w.glob) if any(h in w.text for h in holes) else w for w in words]
 
 
 def _names_stdin(path: str) -> bool:

@@ -46,6 +46,9 @@ class Wrapper:
     numeric_option: bool = False
     dash_is_flag: bool = False
     coproc: bool = False
+    replaces: frozenset = frozenset()  # options whose value (`{}` when none) is replaced by input (`xargs -I`)
+    placeholders: tuple = ()  # texts always replaced by input in the wrapped command (parallel's `{`)
+    appends: bool = False  # with no replacement string in the command, input is appended as its arguments
 
 
 @record(slots=False)
@@ -161,12 +164,13 @@ def _options(row: dict) -> OptionSpec:
 def _wrapper(row: dict) -> Wrapper:
     spec = _options(row)
     sets = {key: frozenset(row.get(key, ())) for key in
-            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir")}
+            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir", "replaces")}
     return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
                    opaque_always=row.get("opaque_always", ""), joins=row.get("joins", False),
                    assignments=row.get("assignments", False), default=row.get("default", ""),
                    numeric_option=row.get("numeric_option", False), dash_is_flag=row.get("dash_is_flag", False),
-                   coproc=row.get("coproc", False), **sets)
+                   coproc=row.get("coproc", False), placeholders=tuple(row.get("placeholders", ())),
+                   appends=row.get("appends", False), **sets)
 
 
 def _program(row: dict) -> Program:
