@@ -28,7 +28,8 @@ class Segment:
     is known, but the command runs code or changes files in ways no pattern can see, so no allow
     covers it. Words from `literal` on are expansions (`$X`) whose value is unknown. For a
     wrapper (`sudo …`) `wraps` is where the wrapped command starts; the wrapped one is its own
-    segment too.
+    segment too. `deny_only`: a command a runner runs (`uv run …`): its denies and asks apply, and
+    an allow of the runner's line covers it.
     """
 
     argv: tuple[str, ...]
@@ -38,6 +39,7 @@ class Segment:
     literal: int | None = None
     wraps: int | None = None
     base: str = ""  # a program run by a path outside the system directories: its basename, for denies
+    deny_only: bool = False
 
     @property
     def text(self) -> str:
@@ -327,6 +329,7 @@ class _Walker:
         self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
         self.chdir = False
         self.seq = 0
+        self.runners = 0  # how many runners (`uv run`) the command being read is inside
 
     def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None) -> None:
         self.seq += 1
@@ -337,7 +340,7 @@ class _Walker:
             base = posixpath.basename(posixpath.normpath(argv[0]))
         # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
         self.found.append(_Found((*order, -1, self.seq),
-                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base)))
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base, self.runners > 0)))
 
     def walk(self, source: bytes, depth: int, base: tuple) -> None:
         plain = _plain_words(source)
@@ -731,7 +734,16 @@ class _Walker:
         self.emit(order, argv, hazard=hazard, literal=literal)
 
     def wrapper(self, name, wrapper, words, argv, depth, order, hazard, literal) -> bool:
-        """Emit the wrapper's own segment and analyse the wrapped command; False: it runs nothing."""
+        """Emit the wrapper's own segment and analyse the wrapped command; False: it runs nothing (or, for
+        a wrapper only through a subcommand, `uv run`, it is another subcommand: an ordinary program)."""
+        start, before = 1, []
+        if wrapper.subcommands:
+            if not any(w.text in wrapper.subcommands for w in words[1:]):
+                return False
+            start, before = _getopt(words, 1, wrapper.options, name)  # the program's own options first
+            if start >= len(words) or words[start].text not in wrapper.subcommands:
+                return False
+            start += 1
         if wrapper.opaque_always:
             raise _Opaque(wrapper.opaque_always)
         if wrapper.coproc:
@@ -743,10 +755,11 @@ class _Walker:
             self.emit(order, argv, hazard=hazard, literal=literal, wraps=1)
             self.simple(rest, depth, (*order, 1))
             return True
-        i = 1
+        i = start
         if wrapper.numeric_option and i < len(words) and words[i].text[:1] == "-" and words[i].text[1:].isdigit():
             i += 1
         i, opts = _getopt(words, i, wrapper.options, name)
+        opts = before + opts
         names = {o for o, _ in opts}
         if names & wrapper.no_run:
             return False
@@ -776,6 +789,8 @@ class _Walker:
             if words[i].dynamic:
                 raise _Opaque(f"`{name}` argument is an expansion")
             i += 1
+        if wrapper.positional and i < len(words) and words[i].text == "--":
+            i += 1  # `aws-vault exec PROFILE -- CMD`: read as the command it ends the options of
         if wrapper.string and not strings:  # `flock FILE -c CMD`: options may follow the positional
             i, late = _getopt(words, i, wrapper.options, name)
             strings = [value for option, value in late if option in wrapper.string]
@@ -803,12 +818,16 @@ class _Walker:
                 return False
             rest = [_Word(wrapper.default)]
         self.emit(order, argv, hazard=hazard, literal=literal, wraps=i)
-        if wrapper.joins and not names & wrapper.no_join:
-            if any(w.dynamic for w in rest):
-                raise _Opaque(f"`{name}` joins an expansion into a shell command")
-            self.nested_shell(" ".join(w.text for w in rest), depth, (*order, i))
-        else:
-            self.simple(rest, depth, (*order, i))
+        self.runners += wrapper.runner
+        try:
+            if wrapper.joins and not names & wrapper.no_join:
+                if any(w.dynamic for w in rest):
+                    raise _Opaque(f"`{name}` joins an expansion into a shell command")
+                self.nested_shell(" ".join(w.text for w in rest), depth, (*order, i))
+            else:
+                self.simple(rest, depth, (*order, i))
+        finally:
+            self.runners -= wrapper.runner
         return True
 
     def _runs_its_arguments(self, head: _Word) -> bool:
@@ -1010,7 +1029,7 @@ def _stand_ins(command: str):
 
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
-                             s.literal, s.wraps, s.base.translate(back)) for s in found.segments)
+                             s.literal, s.wraps, s.base.translate(back), s.deny_only) for s in found.segments)
     return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back)) for f in found.files))
 
 

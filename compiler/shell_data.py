@@ -49,6 +49,8 @@ class Wrapper:
     replaces: frozenset = frozenset()  # options whose value (`{}` when none) is replaced by input (`xargs -I`)
     placeholders: tuple = ()  # texts always replaced by input in the wrapped command (parallel's `{`)
     appends: bool = False  # with no replacement string in the command, input is appended as its arguments
+    subcommands: frozenset = frozenset()  # it wraps only through one of these (`uv run`, `bundle exec`)
+    runner: bool = False  # what it runs is decided for denies and asks only: an allow of its line covers it
 
 
 @record(slots=False)
@@ -164,13 +166,14 @@ def _options(row: dict) -> OptionSpec:
 def _wrapper(row: dict) -> Wrapper:
     spec = _options(row)
     sets = {key: frozenset(row.get(key, ())) for key in
-            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir", "replaces")}
+            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir", "replaces",
+             "subcommands")}
     return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
                    opaque_always=row.get("opaque_always", ""), joins=row.get("joins", False),
                    assignments=row.get("assignments", False), default=row.get("default", ""),
                    numeric_option=row.get("numeric_option", False), dash_is_flag=row.get("dash_is_flag", False),
                    coproc=row.get("coproc", False), placeholders=tuple(row.get("placeholders", ())),
-                   appends=row.get("appends", False), **sets)
+                   appends=row.get("appends", False), runner=row.get("runner", False), **sets)
 
 
 def _program(row: dict) -> Program:

@@ -10,12 +10,13 @@ class Decision:
     A gate that stopped the call before the policy is named in `gate`.
     """
 
-    __slots__ = ("effect", "reason", "gate", "_deciding", "_build")
+    __slots__ = ("effect", "reason", "gate", "matched", "_deciding", "_build")
 
-    def __init__(self, effect: str, reason: str, deciding=(), build=None, gate: str = "allowed"):
+    def __init__(self, effect: str, reason: str, deciding=(), build=None, gate: str = "allowed", matched: bool = True):
         self.effect = effect
         self.reason = reason
         self.gate = gate
+        self.matched = matched  # False: no rule matched, the policy's default (or its absence) decided
         self._deciding = None if build is not None else tuple(deciding)
         self._build = build
 

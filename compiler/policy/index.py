@@ -441,8 +441,8 @@ class RequestDecider:
         parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed) if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
-                                                include_guards))
-                            for label, part, part_tool, part_args in parts])
+                                                include_guards), deny_only)
+                            for label, part, part_tool, part_args, deny_only in parts])
         if guards is None:
             guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
         if not index.globbed and not index.generic and not index.placed and not guards:
@@ -597,7 +597,7 @@ class RequestDecider:
         args = canonical(tool, args, workspace)
         parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed)
         if parts is not None:
-            return next((fired for _, part, part_tool, part_args in parts
+            return next((fired for _, part, part_tool, part_args, _ in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
                         None)
         index = self.compiled.index(name, tool)

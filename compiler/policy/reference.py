@@ -36,8 +36,8 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
     parts = shell_parts(is_shell(tool), args, env.workspace, tool_for)
     if parts is not None:
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
-                                       replace(env, args=part_args), include_guards, tool_for, core))
-                        for label, part, part_tool, part_args in parts])
+                                       replace(env, args=part_args), include_guards, tool_for, core), deny_only)
+                        for label, part, part_tool, part_args, deny_only in parts])
     rules, guards = core.relevant(name, tool)
     scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
     unsure = False

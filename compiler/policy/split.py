@@ -4,7 +4,9 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 
 # Each simple command is decided as if it were the whole call (its `command` is a `SegmentArg`),
 # so an allow holds when every segment is covered by *some* allow rule. A wrapper (`sudo rm`)
-# yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. A redirected
+# yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. What a runner
+# runs (`uv run rm x`) is deny-only: a deny or ask matching it decides, an allow of the runner's
+# line covers it. A redirected
 # file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
 from __future__ import annotations
 
@@ -37,12 +39,12 @@ def with_paths(decision: Decision, before, after) -> Decision:
     if not changed:
         return decision
     return Decision(decision.effect, f"{decision.reason} ({', '.join(changed)})", build=lambda: decision.deciding,
-                    gate=decision.gate)
+                    gate=decision.gate, matched=decision.matched)
 
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None):
-    """[(label, tool name or None for the call's own tool, tool, args)] or None when not split.
+    """[(label, tool name or None for the call's own tool, tool, args, deny-only)] or None when not split.
 
     `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
     """
@@ -59,26 +61,32 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     found = analysed(command)
     if found is None or not (found.segments or found.files):
         return None  # unparseable or empty: decided on the text (fails closed in `conditions`)
-    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}) for seg in found.segments]
+    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only)
+             for seg in found.segments]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     for access in found.files:
         name = FILE_TOOLS[access.kind]
         path = canonical_path(access.path, workspace, base)
         parts.append((f"{access.kind} of `{path}`", name, tool_for(name) if tool_for else None,
-                      {"file_path": path, **carried}))
+                      {"file_path": path, **carried}, False))
     return parts
 
 
-def combine(decided: list[tuple[str, Decision]]) -> Decision:
-    """The strictest part decides (deny > ask > conditional > allow); its reason names the part."""
+def combine(decided: list[tuple[str, Decision, bool]]) -> Decision:
+    """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
+    deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
+    however made: some deny or ask may match)."""
+    decided = [(label, decision) for label, decision, deny_only in decided
+               if not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")]
     if len(decided) == 1:
         return decided[0][1]
     label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
     if worst.effect == "allow":
         return Decision("allow", f"every part is allowed: {', '.join(lbl for lbl, _ in decided)}",
                         build=lambda: _merged(d for _, d in decided))
-    return Decision(worst.effect, f"{label}: {worst.reason}", build=lambda: worst.deciding, gate=worst.gate)
+    return Decision(worst.effect, f"{label}: {worst.reason}", build=lambda: worst.deciding, gate=worst.gate,
+                    matched=worst.matched)
 
 
 def _merged(decisions) -> tuple:
