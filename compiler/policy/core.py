@@ -230,7 +230,7 @@ class PolicyCore:
             effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"
             extra = (("approval never", approval_source),)
         # positional: keywords cost more
-        return Decision(effect, reason, (), _new_listing(_Listing, (self, parts, extra)), matched=matched)
+        return Decision(effect, reason, (), _new_listing(_Listing, (self, parts, extra)), "allowed", matched)
 
     def _fallback(self) -> tuple:
         default = self.policy.default
