@@ -638,19 +638,22 @@ class _Walker:
                     continue
                 if option_hit(text, option) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
-            for option in row.writes | row.chdir:
+            value_at = None  # as for commands: `--trace` is also `--trace-ascii` abbreviated; one value word
+            for option in sorted(row.writes | row.chdir):
                 value = option_hit(text, option)
                 if value is None or (option in row.global_only and operands_seen):
                     continue
                 if not value and index + 1 < len(words):
-                    index += 1
-                    value = words[index].text if not words[index].dynamic else None
+                    value_at = index + 1
+                    value = words[value_at].text if not words[value_at].dynamic else None
                 if option in row.chdir:
                     self.chdir = True
                 elif value:
                     self.files.append(("write", value, order))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
+            if value_at is not None:
+                index = value_at
             for option in row.script:
                 value = option_hit(text, option)
                 if value is not None:

@@ -477,3 +477,11 @@ def test_a_long_option_counts_abbreviated_as_getopt_long_reads_it():
     assert option_hit("--pre-glob", "--pre") is None and option_hit("--outputs", "--output") is None
     assert option_hit("--x", "--output") is None and option_hit("--", "--output") is None
     assert option_hit("-o", "--output") is None
+
+
+def test_an_option_that_is_also_another_abbreviated_takes_one_value_word():
+    # `--trace` is curl's own option and `--trace-ascii` abbreviated: reading a value word for each took
+    # `-o` as the second file and hid the `-o /etc/passwd` write after it
+    found = analyse("curl --trace t.txt -o /etc/passwd http://x")
+    paths = [f.path for f in found.files]
+    assert "/etc/passwd" in paths and "-o" not in paths and set(paths) == {"t.txt", "/etc/passwd"}
