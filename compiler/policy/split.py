@@ -6,8 +6,8 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # so an allow holds when every segment is covered by *some* allow rule. A wrapper (`sudo rm`)
 # yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. What a runner
 # runs (`uv run rm x`) is deny-only: a deny or ask matching it decides, an allow of the runner's
-# line covers it. A redirected
-# file carries the shell call's escalation fields, so workspace rules apply to it as to a write.
+# line covers it. A redirected file carries the shell call's escalation fields, so workspace rules
+# apply to it as to a write.
 from __future__ import annotations
 
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
