@@ -608,51 +608,32 @@ class _Walker:
             for option in row.opaque:
                 if option_hit(text, option) is not None:
                     raise _Opaque(f"`{name} {option}` runs code the rules cannot read")
-            value_at = None  # the next word, when an option here takes it as its value
-            for option in sorted(row.commands):  # a word may read as several (`--exec` abbreviates `--exec-cmd`)
-                value = option_hit(text, option)
-                if value is None or (option in row.global_only and operands_seen):
-                    continue
-                line = _Word(value)
-                if not value and index + 1 < len(words):
-                    value_at = index + 1
-                    line = words[value_at]
-                self.command_line_value(f"{name} {option}", line, depth, (*order, index))
+            skip = row.global_only if operands_seen else frozenset()
+            # a word may read as several options (`--exec` is also `--exec-cmd` abbreviated): each takes
+            # the same value word, and the index moves past it once, below
+            commands, command_value = _option_words(text, row.commands - skip, words, index)
+            for option, line in commands:
+                self.command_line_value(f"{name} {option}", line or _Word(""), depth, (*order, index))
                 hazard = hazard or f"`{name} {option}` runs a command"
-            if value_at is not None:
-                index = value_at
-            for option in row.program_files:
-                value = option_hit(text, option)
-                if value == "" and index + 1 < len(words):
-                    value = words[index + 1].text
-                if value is not None and (value == "-" or _names_stdin(value)):
+            for option, value in _option_words(text, row.program_files, words, index)[0]:
+                if value is not None and (value.text == "-" or _names_stdin(value.text)):
                     raise _Opaque(f"`{name} {option}` reads its program from stdin")
-            for option in row.config:
-                value = option_hit(text, option)
-                if value is not None and not (option in row.global_only and operands_seen):
-                    if not value and index + 1 < len(words):
-                        value = words[index + 1].text  # an expansion names no harmless key: opaque
-                    self.config_setting(name, row, option, value, depth, (*order, index))
-            for option in row.hazard:
-                if option in row.global_only and operands_seen:
-                    continue
+            for option, value in _option_words(text, row.config - skip, words, index)[0]:
+                # an expansion names no harmless key: opaque
+                self.config_setting(name, row, option, value.text if value else "", depth, (*order, index))
+            for option in row.hazard - skip:
                 if option_hit(text, option) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
-            value_at = None  # as for commands: `--trace` is also `--trace-ascii` abbreviated; one value word
-            for option in sorted(row.writes | row.chdir):
-                value = option_hit(text, option)
-                if value is None or (option in row.global_only and operands_seen):
-                    continue
-                if not value and index + 1 < len(words):
-                    value_at = index + 1
-                    value = words[value_at].text if not words[value_at].dynamic else None
+            written, written_value = _option_words(text, (row.writes | row.chdir) - skip, words, index)
+            for option, value in written:
                 if option in row.chdir:
                     self.chdir = True
-                elif value:
-                    self.files.append(("write", value, order))
+                elif value is not None and value.text and not value.dynamic:
+                    self.files.append(("write", value.text, order))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
-            if value_at is not None:
+            value_at = max(command_value, written_value)
+            if value_at > index:
                 index = value_at
             for option in row.script:
                 value = option_hit(text, option)
@@ -961,6 +942,24 @@ def _plain_words(source: bytes) -> tuple[int, list[str]] | None:
 
 def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
+
+
+def _option_words(text: str, options, words: list[_Word], index: int) -> tuple[list, int]:
+    """[(option, its value word or None)] for each of `options` the word `text` (at `index`) uses, in a
+    fixed order: an attached value, else the next word; and the index of the last word a value took."""
+    found, last = [], index
+    for option in sorted(options):
+        value = option_hit(text, option)
+        if value is None:
+            continue
+        if value:
+            found.append((option, _Word(value)))
+        elif index + 1 < len(words):
+            found.append((option, words[index + 1]))
+            last = index + 1
+        else:
+            found.append((option, None))
+    return found, last
 
 
 def _filled(words: list[_Word], holes) -> list[_Word]:
