@@ -232,10 +232,11 @@ def _brace_expansion(raw: str) -> bool:
 # ---------------------------------------------------------------------------- option parsing
 
 def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: frozenset = frozenset(),
-            any_attached_long: bool = False):
+            any_attached_long: bool = False, single_dash_long: bool = False):
     """Consume options from `words[i]`: (index after them, [(option, value or None)]). `stop`: options
     after which the rest are operands (`python -m MODULE ARGS`); `any_attached_long`: an unknown
-    `--name=value` is an option too (its value is attached, so it cannot take the next word)."""
+    `--name=value` is an option too (its value is attached, so it cannot take the next word);
+    `single_dash_long`: `-name` is the long option `--name` (sqlite3's `-cmd`)."""
     opts: list[tuple[str, str | None]] = []
     n = len(words)
     while i < n:
@@ -250,6 +251,8 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
         if text == "--":
             i += 1
             break
+        if single_dash_long and len(text) > 2 and text[1] != "-":
+            text = "-" + text
         if text.startswith("--"):
             name, eq, value = text.partition("=")
             if name in spec.long_values:
@@ -674,28 +677,50 @@ class _Walker:
         """python, node, perl, awk, …: code written in the command (`-c CODE`, an awk program) or read
         from stdin may run any program and the rules cannot read it: the command is opaque, as
         `bash -c "$X"` is. A program file it runs is its own code, as any program's is."""
-        i, opts = _getopt(words, 1, row.options, name, row.ends, row.attached_long)
+        i, opts = _getopt(words, 1, row.options, name, row.ends, row.attached_long, row.single_dash_long)
+        rest = words[i:]
+        if row.permutes:  # `psql DB -c SQL`: options may follow operands
+            rest = []
+            while i < len(words):
+                word = words[i]
+                if word.dynamic or word.unsafe:
+                    raise _Opaque(f"`{name}` argument is an expansion, which may be an option")
+                if word.text == "--":
+                    rest += words[i + 1:]
+                    break
+                if word.text.startswith("-") and word.text != "-":
+                    i, more = _getopt(words, i, row.options, name, row.ends, row.attached_long, row.single_dash_long)
+                    opts += more
+                else:
+                    rest.append(word)
+                    i += 1
         names = {option for option, _ in opts}
         letters = {option[1] for option in row.code if len(option) == 2}
         codes = []
         for option, value in opts:
             if option in row.code:
                 codes.append((option, value or ""))
-            elif value and len(option) == 2 and option[1] in row.options.optional and letters & set(value):
+            elif row.unclear_optional and value and len(option) == 2 and option[1] in row.options.optional \
+                    and letters & set(value):
                 # `perl -0e CODE`: where the attached value ends is the program's to say
                 raise _Opaque(f"`{name} {option}{value}` may hold a code option")
-        rest = words[i:]
         files = [value for option, value in opts if option in row.program]
         given = bool(codes) or bool(files) or bool(names & row.ends)
-        if not given and rest:
-            if rest[0].dynamic or rest[0].unsafe:
-                raise _Opaque(f"`{name}` argument is an expansion")  # it may be `-c`
+        if row.code_operands_from is not None:  # `sqlite3 DB SQL…`: operands from there on are code
+            for word in rest[row.code_operands_from:]:
+                if word.dynamic or word.unsafe:
+                    raise _Opaque(f"`{name}` code is an expansion")
+                codes.append(("an operand", word.text))
+                given = True
+        if rest and (rest[0].dynamic or rest[0].unsafe) and not (given and row.code_operands_from is None):
+            raise _Opaque(f"`{name}` argument is an expansion")  # it may be `-c`
+        if not given and rest and row.code_operands_from is None and not row.operands_not_program:
             if row.code_operand:
                 codes.append(("program", rest[0].text))
                 given = True
             else:
                 files.append(rest[0].text)
-        if any(value and _names_stdin(value) for value in files):
+        if any(value and (value == "-" or _names_stdin(value)) for value in files):
             raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option, code in codes:
             if not row.unsafe_code or compiled(row.unsafe_code).search(code):
@@ -707,6 +732,8 @@ class _Walker:
         if reading:
             raise _Opaque(f"`{name} {min(reading)}` reads {row.language} code from stdin")
         if not given and not names & row.info:
+            if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
+                raise _Opaque(f"`{name}` reads its {row.language} from stdin")
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
             if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):

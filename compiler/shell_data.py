@@ -97,6 +97,11 @@ class Interpreter:
     stdin_subcommands: frozenset = frozenset()  # first operands that read the program from stdin given `-` (`deno run -`)
     bare_reads_stdin: bool = True  # with no program given, it reads one from stdin
     attached_long: bool = False  # any `--name=value` is an option
+    single_dash_long: bool = False  # `-name` is the long option `--name` (sqlite3)
+    code_operands_from: int | None = None  # operands from this one on are code (`sqlite3 DB SQL…`: 1)
+    operands_not_program: bool = False  # its operands name no program file (`psql DB`): without code it reads stdin
+    unclear_optional: bool = False  # an attached optional value may end before the word does (`perl -0e`)
+    permutes: bool = False  # options may follow operands (`psql DB -c SQL`)
     unsafe_code: str = ""  # a regular expression: code is opaque where it is found ("": all code is)
     writing_code: str = ""  # a regular expression: code where it is found may write a file
 
@@ -196,6 +201,10 @@ def _interpreter(row: dict) -> Interpreter:
             ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands", "stdin_subcommands")}
     return Interpreter(_options(row), row["language"], code_operand=row.get("code_operand", False),
                        bare_reads_stdin=row.get("bare_reads_stdin", True), attached_long=row.get("attached_long", False),
+                       single_dash_long=row.get("single_dash_long", False),
+                       code_operands_from=row.get("code_operands_from"),
+                       operands_not_program=row.get("operands_not_program", False),
+                       unclear_optional=row.get("unclear_optional", False), permutes=row.get("permutes", False),
                        unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""), **sets)
 
 

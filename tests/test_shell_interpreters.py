@@ -126,7 +126,9 @@ def test_interpreter_rows_are_made_on_first_use_by_name_alias_and_version():
     for name, row in ROWS.items():
         made = shell_data._interpreter(row)
         for each in (name, *row.get("aliases", ())):
-            assert data.interpreter(each) == made and data.interpreter(each + "3.11") == made
+            assert data.interpreter(each) == made
+            if not each[-1].isdigit():  # `sqlite3` carries its version in its name
+                assert data.interpreter(each + "3.11") == made
     assert data.interpreter("pythonx") is None and data.interpreter("3") is None and data.interpreter("x1") is None
     assert data.interpreter("python3.11.4") == data.interpreter("python")
 
@@ -149,7 +151,28 @@ def test_every_code_option_of_every_row_is_opaque_in_every_spelling(name, data):
     flag = data.draw(st.sampled_from(row.get("flags") or "")) if row.get("flags") else ""
     if spelling.startswith("-{flag}") and not flag:
         spelling = "{opt} CODE"
-    code = "'system(1) | x'"  # found by `unsafe_code` where a row has one
+    code = "'system(1) | x\n.shell x \\! y'"  # found by every row's `unsafe_code` (awk, psql, mysql, sqlite3)
     command = f"{name} " + spelling.format(opt=option, flag=flag, short=option[1:]).replace("CODE", code)
     kind, reason = verdict(command)
     assert kind == "opaque", (command, reason)
+
+
+# ---------------------------------------------------------------- database clients
+
+@pytest.mark.parametrize("command, kind", [
+    ("psql -c 'select 1'", "plain"), ("psql app -c 'select 1'", "plain"),  # options may follow the database
+    ("psql -c '\\! rm x'", "opaque"), ("psql app -c '\\o | rm x'", "opaque"), ("psql -c '\\set x `id`'", "opaque"),
+    ("psql -c \"COPY t TO PROGRAM 'rm x'\"", "opaque"), ("psql app", "opaque"), ("psql -f - app", "opaque"),
+    ("psql -f m.sql app", "plain"), ("psql -l", "plain"), ("psql \"$DB\" -c 'select 1'", "opaque"),
+    ("psql -o /tmp/out -c 'select 1'", "hazard"),
+    ("mysql -u root -pS3cret app -e 'show tables'", "plain"),  # `-p`'s attached value is the password, whole
+    ("mysql -e 'system rm x'", "opaque"), ("mysql -e 'PAGER rm'", "opaque"), ("mariadb app", "opaque"),
+    ("sqlite3 db 'select a || b from t'", "plain"), ("sqlite3 db .tables '.schema t'", "plain"),
+    ("sqlite3 -header -csv db 'select 1'", "plain"), ("sqlite3 db '.shell rm x'", "opaque"),
+    ("sqlite3 db '.sh rm x'", "opaque"),  # an abbreviated dot-command is not in the harmless list
+    ("sqlite3 db 'select 1;' '.system rm x'", "opaque"), ("sqlite3 -cmd '.shell rm x' db", "opaque"),
+    ("sqlite3 --cmd '.once |rm x' db 'select 1'", "opaque"), ("sqlite3 db \"select load_extension('x')\"", "opaque"),
+    ("sqlite3 db", "opaque"), ("sqlite3 db \"$SQL\"", "opaque"),
+])
+def test_database_clients_read_their_own_shell_escapes(command, kind):
+    assert verdict(command)[0] == kind, (command, verdict(command))
