@@ -733,7 +733,7 @@ class _Walker:
             raise _Opaque(f"`{name} {min(reading)}` reads {row.language} code from stdin")
         if not given and not names & row.info:
             if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
-                raise _Opaque(f"`{name}` reads its {row.language} from stdin")
+                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin (none are given here)")
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
             if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):

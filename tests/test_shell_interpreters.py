@@ -127,7 +127,7 @@ def test_interpreter_rows_are_made_on_first_use_by_name_alias_and_version():
         made = shell_data._interpreter(row)
         for each in (name, *row.get("aliases", ())):
             assert data.interpreter(each) == made
-            if not each[-1].isdigit():  # `sqlite3` carries its version in its name
+            if each.isalpha():  # `sqlite3`, `vim.basic` carry more than a name
                 assert data.interpreter(each + "3.11") == made
     assert data.interpreter("pythonx") is None and data.interpreter("3") is None and data.interpreter("x1") is None
     assert data.interpreter("python3.11.4") == data.interpreter("python")
@@ -175,4 +175,13 @@ def test_every_code_option_of_every_row_is_opaque_in_every_spelling(name, data):
     ("sqlite3 db", "opaque"), ("sqlite3 db \"$SQL\"", "opaque"),
 ])
 def test_database_clients_read_their_own_shell_escapes(command, kind):
+    assert verdict(command)[0] == kind, (command, verdict(command))
+
+
+@pytest.mark.parametrize("command, kind", [
+    ("vim -c ':!rm x' f", "opaque"), ("vi f", "opaque"), ("nvim --headless +q", "opaque"), ("ex f", "opaque"),
+    ("ed f", "opaque"), ("gdb -batch -ex bt ./a.out", "opaque"), ("emacs --batch --eval '(x)'", "opaque"),
+    ("vim --version", "plain"), ("gdb --version", "plain"), ("emacs --help", "plain"),
+])
+def test_editors_and_debuggers_are_opaque_but_for_a_version_query(command, kind):
     assert verdict(command)[0] == kind, (command, verdict(command))
