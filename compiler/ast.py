@@ -125,6 +125,12 @@ class InClass:
 Expr = Compare | Member | Matches | Place | Has | Flag | Truthy | Not | And | Or | InClass
 
 
+def argument_field(test) -> str | None:
+    """F of a test on `args.F` (`args.F matches P`, `args.F inside workspace`), else None."""
+    path = test.fact.path
+    return path[1] if len(path) == 2 and path[0] == "args" else None
+
+
 def atoms(expr):
     """The leaf tests of a condition (everything under and/or/not), left to right."""
     if expr is None:

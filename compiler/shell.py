@@ -594,7 +594,7 @@ class _Walker:
                     index += 1
                     continue
             if word.dynamic:
-                if row.exec or row.commands or row.opaque or row.config:  # `--to-command="$C"` runs what $C holds
+                if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
                 return "an option is an expansion"
             for option in row.exec:
@@ -851,7 +851,7 @@ class _Walker:
         row = data.programs.get(name)
         return (name in data.shells or name in data.wrappers or name in data.opaque_builtins
                 or data.interpreter(name) is not None
-                or row is not None and bool(row.exec or row.commands or row.opaque or row.config or row.leading))
+                or row is not None and (row.runs_commands or row.leading is not None))
 
     def shell(self, words, argv, depth, order, hazard) -> None:
         """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""

@@ -76,6 +76,11 @@ class Program:
     config_commands: tuple = ()  # globs of keys whose value is a shell command line (`core.pager`)
     config_harmless: tuple = ()  # globs of keys that change no program run (`user.name`)
 
+    @property
+    def runs_commands(self) -> bool:
+        """Whether some option of it runs a command or code (`find -exec`, `tar --to-command`, `git -c`)."""
+        return bool(self.exec or self.commands or self.opaque or self.config)
+
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
         return compiled(self.safe_script).match(script) is not None

@@ -117,7 +117,7 @@ def _glob_key(condition) -> tuple[str, str] | None:
     if condition is None:
         return None
     for item in condition.items if isinstance(condition, ast.And) else (condition,):
-        path = item.fact.path if isinstance(item, ast.Matches) else ()
-        if len(path) == 2 and path[0] == "args":
-            return path[1], item.pattern
+        field = ast.argument_field(item) if isinstance(item, ast.Matches) else None
+        if field is not None:
+            return field, item.pattern
     return None

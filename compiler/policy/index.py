@@ -251,7 +251,7 @@ def _split(condition):
         alternatives = () if globs else _glob_alternatives(item)
         if alternatives:
             globs = alternatives
-        elif isinstance(item, ast.Place) and _argument(item) and place is None:
+        elif isinstance(item, ast.Place) and ast.argument_field(item) and place is None:
             place = (item.fact.path[1], item.inside)
         elif _facts_only(item):
             facts.append(item)
@@ -265,14 +265,9 @@ def _split(condition):
 def _glob_alternatives(item) -> tuple:
     """((field, pattern), …) of `args.F matches "P"`, or of an `or` of such tests; else ()."""
     tests = item.items if isinstance(item, ast.Or) else (item,)
-    if all(isinstance(test, ast.Matches) and _argument(test) for test in tests):
-        return tuple((test.fact.path[1], test.pattern) for test in tests)
+    if all(isinstance(test, ast.Matches) and ast.argument_field(test) for test in tests):
+        return tuple((ast.argument_field(test), test.pattern) for test in tests)
     return ()
-
-
-def _argument(test) -> bool:
-    path = test.fact.path
-    return len(path) == 2 and path[0] == "args"
 
 
 def _facts_only(expr) -> bool:
