@@ -95,6 +95,9 @@ class _Word:
     dynamic: bool = False  # holds `$X`: its value is unknown (it may also split)
     unsafe: str = ""  # why the word makes its command opaque (substitution, `${x@P}`, brace …)
     glob: bool = False  # unquoted * ? [ : pathname expansion
+    # may expand to a word starting with `-`: it starts with an expansion or a pattern (`"$F"`, `*`, a
+    # file named `--checkpoint-action=…`), or an unquoted expansion in it splits into more words
+    optionable: bool = False
 
 
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
@@ -132,14 +135,21 @@ class _WordBuilder:
 
     def build(self, node) -> _Word:
         parts: list[str] = []
-        state = {"dynamic": False, "unsafe": "", "glob": False}
+        # `lead`: what the word's first character comes from ("" until some part adds one)
+        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False}
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
         if not state["unsafe"] and node.type in ("word", "concatenation"):
             raw = node.text.decode("utf-8", "replace")
             if _brace_expansion(raw):
                 state["unsafe"] = "brace expansion changes the words"
-        return _Word(text, state["dynamic"], state["unsafe"], state["glob"])
+        optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
+        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable)
+
+    @staticmethod
+    def _leads(state, lead: str, text: str = "x") -> None:
+        if not state["lead"] and text:
+            state["lead"] = lead
 
     def _collect(self, node, parts, state, in_double: bool) -> None:
         kind = node.type
@@ -148,8 +158,11 @@ class _WordBuilder:
             value, glob = _unquote_plain(raw, in_double)
             parts.append(value)
             state["glob"] |= glob and kind == "word"
+            pattern = kind == "word" and not in_double and raw[:1] in ("*", "?", "[")
+            self._leads(state, "pattern" if pattern else "literal", value)
         elif kind == "raw_string":
             parts.append(raw[1:-1])
+            self._leads(state, "literal", raw[1:-1])
         elif kind == "string":
             for child in node.children:
                 if child.type == '"':
@@ -161,15 +174,18 @@ class _WordBuilder:
         elif kind == "simple_expansion":
             parts.append(raw)
             state["dynamic"] = True
+            self._expanded(state, in_double)
         elif kind == "expansion":
             parts.append(raw)
             state["dynamic"] = True
+            self._expanded(state, in_double)
             if any(c.type not in _PLAIN_EXPANSION_CHILDREN for c in node.children):
                 state["unsafe"] = state["unsafe"] or "parameter expansion other than `$NAME` or `${NAME}`"
                 self.nested_in(node)
         elif kind in _SUBSTITUTIONS:
             parts.append(raw)
             state["dynamic"] = True
+            self._expanded(state, in_double)
             state["unsafe"] = state["unsafe"] or "command substitution"
             self.nested.append(node)
         elif kind == "ansi_c_string":
@@ -181,6 +197,7 @@ class _WordBuilder:
         elif kind == "arithmetic_expansion":
             parts.append(raw)
             state["dynamic"] = True
+            self._leads(state, "literal")  # a number: `-1` at most, never an option that runs code
             if _ONLY_NUMBERS.fullmatch(raw) is None:  # variables in arithmetic are evaluated as code
                 state["unsafe"] = state["unsafe"] or "arithmetic expansion over variables"
             self.nested_in(node)
@@ -193,6 +210,10 @@ class _WordBuilder:
             parts.append(raw)
             state["unsafe"] = state["unsafe"] or f"`{kind}` in a word"
             self.nested_in(node)
+
+    def _expanded(self, state, in_double: bool) -> None:
+        self._leads(state, "expansion")
+        state["splits"] |= not in_double
 
     def nested_in(self, node) -> None:
         stack = [node]
@@ -260,7 +281,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                     opts.append((name, value))
                     i += 1
                 else:
-                    if i + 1 >= n or words[i + 1].dynamic or words[i + 1].unsafe:
+                    if i + 1 >= n or _unknown_value(words[i + 1]):
                         raise _Opaque(f"{what} option value is missing or an expansion")
                     opts.append((name, words[i + 1].text))
                     i += 2
@@ -279,7 +300,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                 if rest:
                     opts.append(("-" + char, rest))
                 else:
-                    if i >= n or words[i].dynamic or words[i].unsafe:
+                    if i >= n or _unknown_value(words[i]):
                         raise _Opaque(f"{what} option value is missing or an expansion")
                     opts.append(("-" + char, words[i].text))
                     i += 1
@@ -293,6 +314,50 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                 continue
             raise _Opaque(f"unrecognized {what} option `-{char}`")
     return i, opts
+
+
+_SUBSCRIPTED = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\[(.*)\]")
+_SUBSCRIPT_RUNS_CODE = ("an array subscript is evaluated as arithmetic, which runs code hidden in variables "
+                        "(`a[$(cmd)]`, or `a[i]` where i holds one)")
+
+
+def _arithmetic_runs_code(expression: str) -> bool:
+    """Whether evaluating `expression` as bash arithmetic may run code: anything but numbers and operators
+    (a variable's value is itself evaluated, and a subscript in it runs its `$(…)`)."""
+    return _ONLY_NUMBERS.fullmatch(expression) is None
+
+
+def _name_runs_code(word: _Word, data: Knowledge, assigns: bool) -> str:
+    """Why `word`, read by bash as a variable name (`read NAME`, `declare NAME=V`), may run code or change
+    what runs (`assigns`: the command sets it); "" when it cannot. A subscript is evaluated as arithmetic,
+    `$(…)` in it run."""
+    if word.dynamic or word.unsafe or word.glob:
+        return (f"the variable name `{word.text}` is an expansion or a pattern: it may name an array element, "
+                "whose subscript bash evaluates as arithmetic, or a variable that changes what runs")
+    subscripted = _SUBSCRIPTED.match(word.text)  # greedy: `a[1]=$(x)]` reads all of `1]=$(x)`
+    if subscripted is not None and _arithmetic_runs_code(subscripted[1]):
+        return _SUBSCRIPT_RUNS_CODE
+    name = word.text.partition("=")[0].partition("[")[0]
+    if assigns and data.env_hazard(name):
+        return f"assigning `{name}` changes what later commands run"
+    return ""
+
+
+def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
+    """The words of a builtin's command bash reads as variable names: with `*`, every argument that is
+    not an option; else the values of `options` (`printf -v NAME`)."""
+    if "*" in options:
+        return [word for word in words[1:] if word.dynamic or not word.text.startswith("-")]
+    found = []
+    for index in range(1, len(words)):
+        found += [value for _, value in _option_words(words[index].text, options, words, index)[0] if value]
+    return found
+
+
+def _unknown_value(word: _Word) -> bool:
+    """An option value word whose value is not read: an expansion, or a pattern of file names (it may
+    be several words, and the words after it move)."""
+    return word.dynamic or bool(word.unsafe) or word.glob
 
 
 def option_hit(word: str, option: str) -> str | None:
@@ -434,14 +499,28 @@ class _Walker:
                     self.emit(order, [node.text.decode("utf-8", "replace")], True,
                               "a name reference, integer or function attribute changes what later words run")
                     break
+        if node.type in ("declaration_command", "unset_command"):
+            # `declare 'a[$(cmd)]=1'`, `declare "$x"`: a quoted or expanded name is read by bash all the same
+            for child in node.children[1:]:
+                if child.type in ("variable_assignment", "variable_name"):
+                    continue
+                word = _WordBuilder([]).build(child)  # its substitutions are collected below, once
+                reason = "" if word.text.startswith(("-", "+")) and not word.dynamic else \
+                    _name_runs_code(word, self.data, node.type == "declaration_command")
+                if reason:
+                    self.emit(order, [node.text.decode("utf-8", "replace")], True, reason)
+                    break
         stack = [node]
         while stack:
             current = stack.pop()
             if current.type == "variable_assignment":
-                name = current.children[0].text.decode("utf-8", "replace")
+                target = current.children[0]
+                name = target.text.decode("utf-8", "replace")
                 if self.data.env_hazard(name.split("[")[0]):
                     self.emit(order, [current.text.decode("utf-8", "replace")], True,
                               f"assigning `{name}` changes what later commands run")
+                if target.type == "subscript" and _arithmetic_runs_code(name[name.index("[") + 1:-1]):
+                    self.emit(order, [current.text.decode("utf-8", "replace")], True, _SUBSCRIPT_RUNS_CODE)
                 for child in current.children[2:]:
                     builder.build(child)
             elif current.type in _SUBSTITUTIONS:
@@ -532,6 +611,12 @@ class _Walker:
             raise _Opaque(data.opaque_builtins[name])
         if name in data.assigning_programs and any(data.env_hazard(w.text.partition("=")[0]) for w in words[1:]):
             raise _Opaque(f"`{name}` assigns a variable that changes what later commands run")
+        named = data.variable_names.get(name)
+        if named is not None:  # `read 'a[$(cmd)]'`, `printf -v "$v"`: a name bash reads may run code
+            for word in _variable_name_words(words, named):
+                reason = _name_runs_code(word, data, name in data.assigning_programs)
+                if reason:
+                    raise _Opaque(f"`{name}`: {reason}")
         if name in data.chdir_programs:
             self.chdir = True
         wrapper = data.wrappers.get(name)
@@ -552,7 +637,7 @@ class _Walker:
             if 1 < at < len(words):
                 own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
                 self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
-                self.simple([_Word(head.text, head.dynamic, head.unsafe, head.glob)] + words[at:], depth,
+                self.simple([_Word(head.text, head.dynamic, head.unsafe, head.glob, head.optionable)] + words[at:], depth,
                             (*order, at), env_hazard)
                 return
         hazard = hazard or self.program_hazard(name, words, order, depth)
@@ -579,10 +664,17 @@ class _Walker:
             text = word.text
             if word.dynamic and (options_done or not text.startswith("-")):
                 operands_seen = True
-            if text == "--" and not options_done:
+            if text == "--" and not options_done and not row.options_after_dashes:
                 options_done = True
                 index += 1
                 continue
+            if word.optionable and not options_done and not text.startswith("-") and row.options_matter:
+                # `tar cf x.tar *` with a file named `--checkpoint-action=exec=sh x`: the word may be an option
+                remedy = "" if row.options_after_dashes else f"; `./{text}` or `-- {text}` cannot be"
+                if row.runs_commands:
+                    raise _Opaque(f"`{name}` argument {_may_be_option(word)}, and some of its options run "
+                                  f"commands{remedy}")
+                hazard = hazard or f"`{name}` argument {_may_be_option(word)}{remedy}"
             if options_done or not text.startswith("-") or text == "-":
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
@@ -605,7 +697,8 @@ class _Walker:
                         rest.append(words[index])
                         index += 1
                     if rest:  # `{}` is each file found: a word holding it is unknown (`-exec sh -c 'cat {}'`)
-                        self.simple(_filled(rest, ("{}",)), depth, (*order, index))
+                        # each path found starts with a starting point, read above: never an option
+                        self.simple(_filled(rest, ("{}",), optionable=False), depth, (*order, index))
                     hazard = hazard or f"`{name} {option}` runs a command"
                     break
             for option in row.opaque:
@@ -683,8 +776,8 @@ class _Walker:
             rest = []
             while i < len(words):
                 word = words[i]
-                if word.dynamic or word.unsafe:
-                    raise _Opaque(f"`{name}` argument is an expansion, which may be an option")
+                if word.dynamic or word.unsafe or word.optionable:
+                    raise _Opaque(f"`{name}` argument {_may_be_option(word)}")
                 if word.text == "--":
                     rest += words[i + 1:]
                     break
@@ -712,8 +805,9 @@ class _Walker:
                     raise _Opaque(f"`{name}` code is an expansion")
                 codes.append(("an operand", word.text))
                 given = True
-        if rest and (rest[0].dynamic or rest[0].unsafe) and not (given and row.code_operands_from is None):
-            raise _Opaque(f"`{name}` argument is an expansion")  # it may be `-c`
+        if rest and (rest[0].dynamic or rest[0].unsafe or rest[0].optionable) \
+                and not (given and row.code_operands_from is None):
+            raise _Opaque(f"`{name}` argument {_may_be_option(rest[0])}")  # it may be `-c`
         if not given and rest and row.code_operands_from is None and not row.operands_not_program:
             if row.code_operand:
                 codes.append(("program", rest[0].text))
@@ -797,8 +891,8 @@ class _Walker:
         for _ in range(wrapper.positional):
             if i >= len(words):
                 return False
-            if words[i].dynamic:
-                raise _Opaque(f"`{name}` argument is an expansion")
+            if words[i].dynamic or words[i].glob:  # a pattern may be several words: the command moves
+                raise _Opaque(f"`{name}` argument `{words[i].text}` is an expansion or a pattern of file names")
             i += 1
         if wrapper.positional and i < len(words) and words[i].text == "--":
             i += 1  # `aws-vault exec PROFILE -- CMD`: read as the command it ends the options of
@@ -859,10 +953,10 @@ class _Walker:
         while i < n:
             word = words[i]
             text = word.text
-            if word.dynamic:
+            if word.dynamic or word.optionable:
                 if has_c:
                     break
-                raise _Opaque("shell argument is an expansion")
+                raise _Opaque(f"shell argument {_may_be_option(word)} or the script")
             if text in ("--", "-"):
                 i += 1
                 break
@@ -989,11 +1083,18 @@ def _option_words(text: str, options, words: list[_Word], index: int) -> tuple[l
     return found, last
 
 
-def _filled(words: list[_Word], holes) -> list[_Word]:
-    """`words` with each one that holds a replacement string made dynamic: its value comes from input."""
+def _may_be_option(word: _Word) -> str:
+    kind = "a pattern of file names" if word.glob and not word.dynamic else "an expansion"
+    return f"`{word.text}` is {kind}, which may be an option"
+
+
+def _filled(words: list[_Word], holes, optionable: bool = True) -> list[_Word]:
+    """`words` with each one that holds a replacement string made dynamic: its value comes from input
+    (which may start with `-`, unless `optionable` is False)."""
     if not holes:
         return words
-    return [_Word(w.text, True, w.unsafe, w.glob) if any(h in w.text for h in holes) else w for w in words]
+    return [_Word(w.text, True, w.unsafe, w.glob, optionable or w.optionable) if any(h in w.text for h in holes)
+            else w for w in words]
 
 
 def _names_stdin(path: str) -> bool:

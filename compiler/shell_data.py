@@ -75,11 +75,19 @@ class Program:
     config_from_env: frozenset = frozenset()  # of those, the ones whose value comes from a variable
     config_commands: tuple = ()  # globs of keys whose value is a shell command line (`core.pager`)
     config_harmless: tuple = ()  # globs of keys that change no program run (`user.name`)
+    options_after_dashes: bool = False  # `--` does not end its options (find's expression follows it)
 
     @property
     def runs_commands(self) -> bool:
         """Whether some option of it runs a command or code (`find -exec`, `tar --to-command`, `git -c`)."""
         return bool(self.exec or self.commands or self.opaque or self.config)
+
+    @property
+    def options_matter(self) -> bool:
+        """Whether some option of it runs code, writes, reads a program or changes directory: a word
+        that may expand to an option may then hide one."""
+        return bool(self.runs_commands or self.hazard or self.writes or self.chdir or self.script
+                    or self.program_files)
 
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
@@ -152,6 +160,7 @@ class Knowledge:
     env_hazard_names: frozenset
     env_command_names: frozenset  # variables whose value a program runs as a command line (`PAGER`)
     interpreters: Mapping  # name -> Interpreter
+    variable_names: Mapping  # builtin -> options whose value names a variable ("*": every argument does)
 
     def interpreter(self, name: str) -> Interpreter | None:
         """The interpreter `name` runs: by its name, or with a version after it (`python3.11`, `lua5.4`)."""
@@ -198,6 +207,7 @@ def _program(row: dict) -> Program:
                    config=frozenset(row.get("config", ())), config_from_env=frozenset(row.get("config_from_env", ())),
                    config_commands=tuple(row.get("config_commands", ())),
                    config_harmless=tuple(row.get("config_harmless", ())),
+                   options_after_dashes=row.get("options_after_dashes", False),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 
@@ -244,4 +254,5 @@ def knowledge() -> Knowledge:
         env_hazard_names=frozenset(commands["env_hazard_names"]),
         env_command_names=frozenset(commands["env_command_names"]),
         interpreters=_Rows(_by_name(commands["interpreters"]), _interpreter),
+        variable_names={name: frozenset(options) for name, options in commands["variable_names"].items()},
     )
