@@ -826,10 +826,10 @@ class _Walker:
         if reading:
             raise _Opaque(f"`{name} {min(reading)}` reads {row.language} code from stdin")
         if not given and not names & row.info:
-            if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
-                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin (none are given here)")
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
+            if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
+                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin (none are given here)")
             if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):
                 raise _Opaque(f"`{name} {rest[0].text} -` reads its {row.language} program from stdin")
             if rest[:1] and rest[0].text == "-" or not rest and row.bare_reads_stdin:

@@ -185,3 +185,26 @@ def test_database_clients_read_their_own_shell_escapes(command, kind):
 ])
 def test_editors_and_debuggers_are_opaque_but_for_a_version_query(command, kind):
     assert verdict(command)[0] == kind, (command, verdict(command))
+
+
+@pytest.mark.parametrize("command, words", [
+    ("R --no-save -e 'system(\"x\")'", "R code"), ("R -d 'rm x'", "R code"), ("R CMD rm x", "`R CMD`"),
+    ("R --no-save", "reads R"), ("R --interactive -f s.R", "reads R"),
+    ("julia -e x", "Julia code"), ("julia --print=x", "Julia code"), ("julia -L setup.jl", "reads its Julia"),
+    ("julia -i s.jl", "reads Julia"), ("julia -", "reads its Julia"),
+    ("osascript -e x", "AppleScript code"), ("osascript", "reads its AppleScript"), ("osascript -", "reads its"),
+    ("expect -c 'spawn x'", "expect) code"), ("expect -i", "reads Tcl"), ("expect", "reads its Tcl"),
+    ("mongosh --eval x", "mongosh) code"), ("mongosh db", "reads JavaScript (mongosh) commands"),
+    ("mongosh --shell -f seed.js", "`mongosh --shell` reads"), ("mongosh db x.js", "reads JavaScript (mongosh) commands"),
+])
+def test_r_julia_osascript_expect_and_mongosh_run_code_given_in_the_command(command, words):
+    # GTFOBins R, julia, expect; Apple TN2065 (`do shell script`); mongosh loads Node's child_process
+    kind, reason = verdict(command)
+    assert kind == "opaque" and words in reason, (command, reason)
+
+
+@pytest.mark.parametrize("command", ["R --version", "R --no-save -f analysis.R", "julia --project=. -t 4 s.jl",
+                                     "osascript notify.scpt", "expect -f deploy.exp", "mongosh --version",
+                                     "mongosh --quiet -f seed.js"])
+def test_their_program_files_and_version_queries_are_plain(command):
+    assert verdict(command)[0] == "plain", (command, verdict(command))
