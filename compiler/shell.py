@@ -547,14 +547,17 @@ class _Walker:
     def command(self, node, depth: int, order, nested) -> None:
         builder = _WordBuilder(nested)
         words: list[_Word] = []
-        env_unsafe = ""
+        env_unsafe = env_code = ""
         command_lines = []  # (variable, its value) of prefixes whose value is a command line (`PAGER=…`)
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
                 name = child.children[0].text.decode("utf-8", "replace")
                 values = [builder.build(value) for value in child.children[2:]]
-                if self.data.env_hazard(name.split("[")[0]):
+                if self.data.env_code(name):
+                    env_code = env_code or f"the environment prefix `{name}=` hands the program code or options " \
+                                           "the rules cannot read"
+                elif self.data.env_hazard(name.split("[")[0]):
                     env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
                 if name in self.data.env_command_names:
                     command_lines.append((name, _Word("".join(v.text for v in values), any(v.dynamic for v in values),
@@ -573,6 +576,9 @@ class _Walker:
                     self.command_line_value(variable, value, depth, (*order, 0))
                 except _Opaque as exc:
                     self.emit(order, [f"{variable}={value.text}"], True, exc.reason)
+            if env_code:
+                self.emit(order, [w.text for w in words], True, env_code)
+                return
         self.simple_command(words, depth, order, env_unsafe)
 
     def command_line_value(self, variable: str, value: _Word, depth: int, order) -> None:
@@ -883,6 +889,9 @@ class _Walker:
                 if words[i].dynamic:
                     raise _Opaque(f"`{name}` assignment is an expansion")
                 variable, _, value = words[i].text.partition("=")
+                if self.data.env_code(variable):
+                    raise _Opaque(f"`{name}` sets `{variable}`, which hands the program code or options the rules "
+                                  "cannot read")
                 if self.data.env_hazard(variable):
                     hazard = hazard or f"`{name}` sets `{variable}`, which changes what runs"
                 if variable in self.data.env_command_names:

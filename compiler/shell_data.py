@@ -159,6 +159,8 @@ class Knowledge:
     env_hazard_prefixes: tuple
     env_hazard_names: frozenset
     env_command_names: frozenset  # variables whose value a program runs as a command line (`PAGER`)
+    env_code_names: frozenset  # variables whose value is code or options the rules do not read (`LUA_INIT`)
+    env_code_prefixes: tuple
     interpreters: Mapping  # name -> Interpreter
     variable_names: Mapping  # builtin -> options whose value names a variable ("*": every argument does)
 
@@ -173,7 +175,11 @@ class Knowledge:
 
     def env_hazard(self, name: str) -> bool:
         """An environment variable that changes what a command runs or reads as code."""
-        return name in self.env_hazard_names or name.startswith(self.env_hazard_prefixes)
+        return name in self.env_hazard_names or name.startswith(self.env_hazard_prefixes) or self.env_code(name)
+
+    def env_code(self, name: str) -> bool:
+        """An environment variable whose value is code or options a program reads and the rules do not."""
+        return name in self.env_code_names or name.startswith(self.env_code_prefixes)
 
 
 def _options(row: dict) -> OptionSpec:
@@ -253,6 +259,8 @@ def knowledge() -> Knowledge:
         env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
         env_hazard_names=frozenset(commands["env_hazard_names"]),
         env_command_names=frozenset(commands["env_command_names"]),
+        env_code_names=frozenset(commands["env_code_names"]),
+        env_code_prefixes=tuple(commands["env_code_prefixes"]),
         interpreters=_Rows(_by_name(commands["interpreters"]), _interpreter),
         variable_names={name: frozenset(options) for name, options in commands["variable_names"].items()},
     )

@@ -172,7 +172,7 @@ def test_find_exec_is_a_hazard_and_its_command_a_segment():
     "find . -delete", "find . -okdir rm {} +", "rg --pre cat x", "rg --hostname-bin=/tmp/h x", "rg -z x",
     "sed -i s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed 'w /tmp/x' f",  # sed's `e`: opaque (test_shell_interpreters)
     "git -c core.fsmonitor=/tmp/x status", "git diff --ext-diff", "git log --textconv", "git --exec-path=/x log",
-    "LD_PRELOAD=/tmp/x.so ls", "BASH_ENV=/tmp/x bash s.sh",
+    "LD_PRELOAD=/tmp/x.so ls", "PYTHONPATH=/tmp/x python3 s.py",  # BASH_ENV: opaque (test_shell_settings)
     "GIT_EXTERNAL_DIFF=/tmp/x git diff", "PAGER=/tmp/x man ls", "env LD_PRELOAD=x ls", "tar -xf a --to-command=cat",
 ])
 def test_options_and_environment_that_run_code_are_hazards(command):

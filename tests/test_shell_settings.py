@@ -103,3 +103,38 @@ def test_every_command_option_of_every_row_is_read_as_a_command_line(name, optio
 def test_every_opaque_option_of_every_row_is_opaque(name, option):
     _, opaque = runs(f"{name} {option}=x f")
     assert opaque, (name, option)
+
+
+_KNOWN = __import__("dshc.compiler.shell_data", fromlist=["knowledge"]).knowledge()
+CODE_VARIABLES = sorted(_KNOWN.env_code_names) + [prefix + "0" for prefix in _KNOWN.env_code_prefixes]
+
+
+@pytest.mark.parametrize("variable", CODE_VARIABLES)
+@pytest.mark.parametrize("form", ["{v}=x true", "env {v}=x true", "env -i {v}=x true", "export {v}=x; true",
+                                  "{v}=x; true", "declare {v}=x; true"])
+def test_a_variable_holding_code_or_options_is_opaque_however_it_is_set(variable, form):
+    # `TAR_OPTIONS='--to-command=rm x' tar xf a`, `LUA_INIT='os.execute(…)' lua s.lua`, `PS4='$(rm x)' bash -xc :`
+    _, opaque = runs(form.format(v=variable))
+    assert opaque, (variable, form)
+
+
+@pytest.mark.parametrize("variable", sorted(_KNOWN.env_command_names))
+def test_every_command_line_variable_is_read_as_a_command_line(variable):
+    argv, opaque = runs(f"{variable}='rm x' true")
+    assert ("rm", "x") in argv and not opaque, (variable, argv, opaque)
+
+
+def test_a_harmless_variable_stays_plain():
+    assert runs("LANG=C sort f") == ([("sort", "f")], [])
+    assert runs("GOOS=linux go build") == ([("go", "build")], [])
+
+
+def test_no_variable_is_both_a_command_line_and_unread_code():
+    assert not _KNOWN.env_code_names & _KNOWN.env_command_names
+
+
+@pytest.mark.parametrize("variable", ["LUA_INIT_5_4", "GIT_CONFIG_KEY_3", "GIT_CONFIG_VALUE_3", "TAR_OPTIONS",
+                                      "PERL5OPT", "NODE_OPTIONS", "GOFLAGS", "BASH_ENV", "PS4"])
+def test_the_manuals_code_variables_are_named(variable):
+    # named here, not read from the data: a row dropped from commands.json fails this
+    assert _KNOWN.env_code(variable) and runs(f"{variable}=x true")[1]
