@@ -637,6 +637,9 @@ class _Walker:
             self.interpreter(name, interpreter, words, argv, order, hazard, literal)
             return
         row = data.programs.get(name)
+        if row is not None and row.remote_command is not None and self.remote(name, row, words, argv, depth, order,
+                                                                              hazard, literal):
+            return
         if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
             # `git -C x push` is seen as itself and as `git push`: a deny of either decides
             at, _ = _getopt(words, 1, row.leading, name)
@@ -648,6 +651,21 @@ class _Walker:
                 return
         hazard = hazard or self.program_hazard(name, words, order, depth)
         self.emit(order, argv, hazard=hazard, literal=literal)
+
+    def remote(self, name: str, row: Program, words: list[_Word], argv, depth: int, order, hazard: str,
+               literal) -> bool:
+        """`ssh [options] HOST CMD…`: the words after the host are joined into a command line the remote
+        user's shell runs (this machine's, for localhost), read as `sh -c` reads it. False: no command."""
+        at, _ = _getopt(words, 1, row.remote_command, name)
+        if at + 1 >= len(words):
+            return False
+        command = words[at + 1:]
+        if any(w.dynamic or w.unsafe or w.glob for w in command):  # expanded here, run there: any text
+            raise _Opaque(f"`{name}` runs a remote command line that holds an expansion or a pattern")
+        hazard = hazard or self.program_hazard(name, words[:at + 1], order, depth)  # `-o ProxyCommand=…`
+        self.emit(order, argv, hazard=hazard, literal=literal, wraps=at + 1)
+        self.nested_shell(" ".join(w.text for w in command), depth, (*order, at + 1))
+        return True
 
     def program_hazard(self, name: str, words: list[_Word], order, depth: int) -> str:
         """Options that run code or write files, read from the program's data row."""
@@ -857,6 +875,16 @@ class _Walker:
             start += 1
         if wrapper.opaque_always:
             raise _Opaque(wrapper.opaque_always)
+        if wrapper.user_shell:
+            self.user_shell(name, wrapper, words, argv, depth, order, hazard, literal)
+            return True
+        if wrapper.harmless_subcommands:
+            at, _ = _getopt(words, 1, wrapper.options, name)
+            if at < len(words) and words[at].text in wrapper.harmless_subcommands \
+                    and not any(w.dynamic or w.text.endswith(";") for w in words[at:]):
+                return False  # `tmux ls`: an ordinary program
+            raise _Opaque(f"`{name}` runs commands or types into a shell through its commands (only "
+                          f"{', '.join(sorted(wrapper.harmless_subcommands))} are read)")
         if wrapper.coproc:
             rest = words[1:]
             if any(w.text in ("{", "}", "(", ")") for w in rest):
@@ -905,9 +933,16 @@ class _Walker:
             i += 1
         if wrapper.positional and i < len(words) and words[i].text == "--":
             i += 1  # `aws-vault exec PROFILE -- CMD`: read as the command it ends the options of
-        if wrapper.string and not strings:  # `flock FILE -c CMD`: options may follow the positional
+        if wrapper.positional and (wrapper.permutes or wrapper.string and not strings):
+            # `flock FILE -c CMD`, `kubectl exec POD -c CONTAINER -- CMD`: options may follow the positional
             i, late = _getopt(words, i, wrapper.options, name)
-            strings = [value for option, value in late if option in wrapper.string]
+            late_names = {o for o, _ in late}
+            if late_names & wrapper.no_run:
+                return False
+            if late_names & wrapper.opaque:
+                raise _Opaque(f"`{name}` option hides what runs")
+            strings += [value for option, value in late if option in wrapper.string]
+            names |= late_names
         rest = words[i:]
         if wrapper.stop_at:
             cut = next((k for k, w in enumerate(rest) if w.text in wrapper.stop_at), len(rest))
@@ -920,6 +955,12 @@ class _Walker:
             # no replacement string: input is appended as arguments, which may be options (`-exec rm x ;`)
             raise _Opaque(f"`{name}` appends input to `{rest[0].text}`, whose arguments can make it run commands")
         rest = filled
+        if wrapper.each_string:  # `hyperfine 'make' 'ls'`: each word is a command line
+            if any(w.dynamic or w.unsafe for w in rest):
+                raise _Opaque(f"`{name}` runs a command line that is an expansion")
+            strings += [w.text for w in rest]
+            if not strings:
+                return False
         if strings:
             self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv))
             for string in strings:
@@ -943,6 +984,47 @@ class _Walker:
         finally:
             self.runners -= wrapper.runner
         return True
+
+    def user_shell(self, name, wrapper, words, argv, depth, order, hazard, literal) -> None:
+        """`su [options] [-] [USER [ARG…]]`: options anywhere before `--`, the first other word is the user,
+        the rest are arguments to the user's shell (`su root -c CMD`, `su root -- -c CMD`); with one of
+        `command_options` (`runuser -u USER CMD…`) the rest are a command run directly."""
+        strings, rest, user, i, n = [], [], False, 1, len(words)
+        names: set = set()
+        while i < n:
+            word = words[i]
+            if word.dynamic or word.unsafe or word.glob:
+                raise _Opaque(f"`{name}` argument `{word.text}` is an expansion or a pattern of file names")
+            if word.text == "-":
+                i += 1
+            elif word.text.startswith("-") and not (names & wrapper.command_options and user):
+                i, opts = _getopt(words, i, wrapper.options, name)
+                names |= {option for option, _ in opts}
+                strings += [value for option, value in opts if option in wrapper.string]
+                if words[i - 1].text == "--":
+                    rest = words[i:]
+                    break
+            elif names & wrapper.command_options or user:
+                rest = words[i:]
+                break
+            else:
+                user, i = True, i + 1
+        if names & wrapper.no_run:
+            self.emit(order, argv, hazard=hazard, literal=literal)
+            return
+        if names & wrapper.command_options:  # `runuser -u USER [--] CMD…`: run directly
+            if not rest:
+                raise _Opaque(f"`{name}` runs a shell reading its program from stdin")
+            self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv) - len(rest))
+            self.simple(rest, depth, (*order, len(argv) - len(rest)))
+            return
+        if not user and rest:  # `su -- root …`
+            rest = rest[1:]
+        self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv))
+        for string in strings:
+            self.nested_shell(string, depth, (*order, len(argv)))
+        if not strings:  # the shell gets the arguments: `su root -- -c CMD`, `su root script`
+            self.shell([_Word("sh"), *rest], ["sh", *(w.text for w in rest)], depth, (*order, len(argv)), "")
 
     def _runs_its_arguments(self, head: _Word) -> bool:
         """Whether arguments can make the program `head` names run a command: a shell, an interpreter, a

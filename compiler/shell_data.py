@@ -51,6 +51,15 @@ class Wrapper:
     appends: bool = False  # with no replacement string in the command, input is appended as its arguments
     subcommands: frozenset = frozenset()  # it wraps only through one of these (`uv run`, `bundle exec`)
     runner: bool = False  # what it runs is decided for denies and asks only: an allow of its line covers it
+    # options, a user, then arguments to the user's shell (`su root -c CMD`); with one of `command_options`
+    # (`runuser -u USER CMD…`) a command run directly
+    user_shell: bool = False
+    command_options: frozenset = frozenset()
+    permutes: bool = False  # options may follow its positional words (`kubectl exec POD -c C -- CMD`)
+    each_string: bool = False  # every word after its options is a shell command line (`hyperfine 'make' 'ls'`)
+    # it runs nothing but through subcommands not among these (`tmux ls`): with any other, or a `;` chaining
+    # another, it is opaque (`tmux new 'cmd'`, `tmux send-keys`)
+    harmless_subcommands: frozenset = frozenset()
 
 
 @record(slots=False)
@@ -76,6 +85,9 @@ class Program:
     config_commands: tuple = ()  # globs of keys whose value is a shell command line (`core.pager`)
     config_harmless: tuple = ()  # globs of keys that change no program run (`user.name`)
     options_after_dashes: bool = False  # `--` does not end its options (find's expression follows it)
+    # its options (getopt syntax), after which one word names a host and the rest are a shell command line
+    # run there (`ssh HOST CMD…`)
+    remote_command: OptionSpec | None = None
 
     @property
     def runs_commands(self) -> bool:
@@ -192,13 +204,15 @@ def _wrapper(row: dict) -> Wrapper:
     spec = _options(row)
     sets = {key: frozenset(row.get(key, ())) for key in
             ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir", "replaces",
-             "subcommands")}
+             "subcommands", "harmless_subcommands", "command_options")}
     return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
                    opaque_always=row.get("opaque_always", ""), joins=row.get("joins", False),
                    assignments=row.get("assignments", False), default=row.get("default", ""),
                    numeric_option=row.get("numeric_option", False), dash_is_flag=row.get("dash_is_flag", False),
                    coproc=row.get("coproc", False), placeholders=tuple(row.get("placeholders", ())),
-                   appends=row.get("appends", False), runner=row.get("runner", False), **sets)
+                   appends=row.get("appends", False), runner=row.get("runner", False),
+                   each_string=row.get("each_string", False), permutes=row.get("permutes", False),
+                   user_shell=row.get("user_shell", False), **sets)
 
 
 def _program(row: dict) -> Program:
@@ -214,6 +228,7 @@ def _program(row: dict) -> Program:
                    config_commands=tuple(row.get("config_commands", ())),
                    config_harmless=tuple(row.get("config_harmless", ())),
                    options_after_dashes=row.get("options_after_dashes", False),
+                   remote_command=_options(row["remote_command"]) if "remote_command" in row else None,
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 

@@ -20,7 +20,9 @@ def _sample(name, row) -> str:
     if row.get("subcommands"):
         words.append(sorted(row["subcommands"])[0])
     words += ["p"] * row.get("positional", 0)
-    return " ".join(words + ["rm", "x"])
+    if row.get("user_shell"):  # `su USER ARGS…`: the arguments are the user's shell's
+        return " ".join(words + ["u", "-c", "'rm x'"])
+    return " ".join(words + (["'rm x'"] if row.get("each_string") else ["rm", "x"]))  # hyperfine: a line a word
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))
@@ -132,3 +134,56 @@ def test_a_runner_keeps_every_deny_and_ask_a_rule_gives_what_it_runs(policy, com
     # the index and the reference evaluator agree
     plain = decide(policy, runner.format(command), unindexed=True)
     assert (run.effect, set(run.deciding)) == (plain.effect, set(plain.deciding)), (command, runner)
+
+
+@pytest.mark.parametrize("command", [
+    "valgrind --leak-check=full rm x", "valgrind -q rm x", "perf stat -e cycles rm x", "perf record -g -- rm x",
+    "entr rm x", "gdbserver :1 rm x", "proot -w /tmp rm x", "cgexec -g cpu:x rm x", "setpriv --reuid=1000 rm x",
+    "chpst -u nobody rm x", "daemonize -c /tmp rm x", "flatpak-spawn --host rm x", "distrobox-host-exec rm x",
+    "docker exec -it app rm x", "kubectl exec -it pod -- rm x", "kubectl exec pod -c web -- rm x",
+    "podman exec app rm x", "kubectl exec pod -c web rm x", "flock f -c 'rm x'", "flock -w 1 f -c 'rm x'",
+])
+def test_debuggers_profilers_and_container_runners_show_the_command(command):
+    found = command_segments(command)
+    assert found is not None and ("rm", "x") in [s.argv for s in found] and not any(s.opaque for s in found), found
+
+
+@pytest.mark.parametrize("command", [
+    "coreutils --coreutils-prog=rm x", "screen -dm rm x", "screen -ls", "bwrap --ro-bind / / rm x", "entr -s 'rm x'",
+    "entr /_ x", "proot -q 'rm x' ls", "gdbserver --wrapper env -- :1 ls", "flatpak-spawn --env=LD_PRELOAD=x ls",
+    "perf stat -c rm x", "valgrind --unknown-option rm x",
+])
+def test_what_their_options_hide_is_opaque(command):
+    found = command_segments(command)
+    assert found and any(s.opaque for s in found), (command, found)
+
+
+@pytest.mark.parametrize("command", ["docker ps", "kubectl get pods", "perf list", "podman images"])
+def test_their_other_subcommands_are_ordinary_programs(command):
+    (found,) = command_segments(command)
+    assert not found.opaque and found.wraps is None
+
+
+@pytest.mark.parametrize("command", [
+    "su root -c 'rm x'", "su - root -c 'rm x'", "su -l root --command='rm x'", "su - -c 'rm x'", "su -c 'rm x' root",
+    "su -- root -c 'rm x'", "su root -- -c 'rm x'", "runuser root -c 'rm x'", "runuser -u root -- rm x",
+    "runuser -u root rm x", "runuser -u root -- sh -c 'rm x'",
+    "su root -- -h -c 'rm x'",  # after `--`, `-h` is the shell's (bash -h), not su's --help
+])
+def test_su_reads_options_anywhere_and_hands_its_shell_the_rest(command):
+    # util-linux su(1): options may follow the user, and the arguments after it are the shell's
+    found = command_segments(command)
+    assert found and ("rm", "x") in [s.argv for s in found] and not any(s.opaque for s in found), (command, found)
+
+
+@pytest.mark.parametrize("command", ["su root", "su", "su - root", 'su "$U" -c ls', "su root -c \"$C\"",
+                                     "runuser -u root"])
+def test_su_with_nothing_to_run_or_an_expansion_is_opaque(command):
+    found = command_segments(command)
+    assert found and any(s.opaque for s in found), (command, found)
+
+
+@pytest.mark.parametrize("command", ["su --version", "su -V", "runuser --help"])
+def test_su_version_and_help_run_nothing(command):
+    found = command_segments(command)
+    assert found and not any(s.opaque for s in found) and len(found) == 1, (command, found)
