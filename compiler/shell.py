@@ -695,11 +695,24 @@ class _Walker:
             if word.optionable and not options_done and not text.startswith("-") and row.options_matter:
                 # `tar cf x.tar *` with a file named `--checkpoint-action=exec=sh x`: the word may be an option
                 remedy = "" if row.options_after_dashes else f"; `./{text}` or `-- {text}` cannot be"
-                if row.runs_commands:
+                if row.runs_commands_after(row.global_only if operands_seen else frozenset()):
                     raise _Opaque(f"`{name}` argument {_may_be_option(word)}, and some of its options run "
                                   f"commands{remedy}")
+                if row.writes:  # as a redirection to an expansion: a write no rule can place
+                    raise _Opaque(f"`{name}` argument {_may_be_option(word)}, and some of its options write a "
+                                  f"file{remedy}")
                 hazard = hazard or f"`{name}` argument {_may_be_option(word)}{remedy}"
             if options_done or not text.startswith("-") or text == "-":
+                if not operands_seen and not options_done and not word.dynamic and row.subcommands:
+                    # `git clone -u CMD`: the subcommand's own options; an unknown one (an alias) keeps all
+                    row = row.subcommands.get(text, row)
+                elif row.runs_rest_after and text == row.runs_rest_after and not word.dynamic:
+                    if row.runs_rest_as_argv:  # `git bisect run CMD ARG…`: run as given
+                        if index + 1 < len(words):
+                            self.simple(words[index + 1:], depth, (*order, index + 1))
+                    else:
+                        self.rest_command_line(f"{name} {text}", words[index + 1:], depth, (*order, index + 1))
+                    return hazard or f"`{name} {text}` runs a command"
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
                     script_given = True
@@ -773,6 +786,14 @@ class _Walker:
                         raise _Opaque(f"`{name}` script may run a command")
                     hazard = hazard or f"`{name}` script may write or read files"
         return hazard
+
+    def rest_command_line(self, what: str, words: list[_Word], depth: int, order) -> None:
+        """`git submodule foreach [--recursive] CMD…`: after its options, the words are one command line."""
+        while words and words[0].text.startswith("-") and not words[0].dynamic:
+            words = words[1:]
+        if any(w.dynamic or w.unsafe or w.glob for w in words):
+            raise _Opaque(f"`{what}` runs a command line that holds an expansion or a pattern")
+        self.command_line_value(what, _Word(" ".join(w.text for w in words)), depth, order)
 
     def config_setting(self, name: str, row: Program, option: str, setting: str, depth: int, order) -> None:
         """`git -c KEY=VALUE`, `ssh -o KEY=VALUE`: a key whose value is a command line is read as one; a key
@@ -951,7 +972,7 @@ class _Walker:
         holes = [*wrapper.placeholders, *((value or "{}") for option, value in opts if option in wrapper.replaces)]
         filled = _filled(rest, holes)
         if wrapper.appends and not names & wrapper.replaces and filled == rest and rest \
-                and self._runs_its_arguments(rest[0]):
+                and self._runs_its_arguments(rest):
             # no replacement string: input is appended as arguments, which may be options (`-exec rm x ;`)
             raise _Opaque(f"`{name}` appends input to `{rest[0].text}`, whose arguments can make it run commands")
         rest = filled
@@ -1026,17 +1047,22 @@ class _Walker:
         if not strings:  # the shell gets the arguments: `su root -- -c CMD`, `su root script`
             self.shell([_Word("sh"), *rest], ["sh", *(w.text for w in rest)], depth, (*order, len(argv)), "")
 
-    def _runs_its_arguments(self, head: _Word) -> bool:
-        """Whether arguments can make the program `head` names run a command: a shell, an interpreter, a
-        wrapper, or a program with options that run code. An expansion may be any of them."""
+    def _runs_its_arguments(self, command: list[_Word]) -> bool:
+        """Whether arguments appended to `command` can make the program it names run a command or write a file
+        no rule can place: a shell, an interpreter, a wrapper, or a program with options that run code or
+        write (after a known subcommand, that subcommand's: `xargs git add`). An expansion may be any of them."""
+        head = command[0]
         if head.dynamic or head.unsafe:
             return True
         data = self.data
         name = _program_name(head.text, data)[0]
         row = data.programs.get(name)
+        if row is not None and len(command) > 1 and not command[1].dynamic and command[1].text in row.subcommands:
+            own = row.subcommands[command[1].text]
+            return own.runs_commands_after(row.global_only) or bool(own.writes)
         return (name in data.shells or name in data.wrappers or name in data.opaque_builtins
                 or data.interpreter(name) is not None
-                or row is not None and (row.runs_commands or row.leading is not None))
+                or row is not None and (row.runs_commands or bool(row.writes) or row.leading is not None))
 
     def shell(self, words, argv, depth, order, hazard) -> None:
         """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""

@@ -8,7 +8,7 @@ import os
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from . import json_io
-from .frozen import record
+from .frozen import field, record, replace
 from .memo import once
 from .patterns import compiled
 from .package_data import package_path
@@ -88,11 +88,22 @@ class Program:
     # its options (getopt syntax), after which one word names a host and the rest are a shell command line
     # run there (`ssh HOST CMD…`)
     remote_command: OptionSpec | None = None
+    # subcommand -> this row with that subcommand's own `commands` and `writes` (`git clone -u`, `git log
+    # --output`; none for `git add`); a subcommand not named keeps every one of them (it may be an alias of any)
+    subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
+    runs_rest_after: str = ""  # in a subcommand's row: the word after which the rest is a command line
+    # (`git submodule foreach CMD…`), or with `runs_rest_as_argv` a command run as given (`git bisect run CMD…`)
+    runs_rest_as_argv: bool = False
 
     @property
     def runs_commands(self) -> bool:
         """Whether some option of it runs a command or code (`find -exec`, `tar --to-command`, `git -c`)."""
         return bool(self.exec or self.commands or self.opaque or self.config)
+
+    def runs_commands_after(self, skipped: frozenset) -> bool:
+        """`runs_commands`, its `skipped` options aside (git's own options, after the subcommand)."""
+        return bool(self.exec or self.commands - skipped or self.opaque - skipped or self.config - skipped
+                    or self.runs_rest_after)
 
     @property
     def options_matter(self) -> bool:
@@ -216,6 +227,19 @@ def _wrapper(row: dict) -> Wrapper:
 
 
 def _program(row: dict) -> Program:
+    base = _program_row(row)
+    if "subcommands" not in row:
+        return base
+    subcommands = {name: replace(base, commands=frozenset(), writes=frozenset())
+                   for name in row.get("plain_subcommands", ())}
+    for name, own in row["subcommands"].items():
+        subcommands[name] = replace(base, commands=frozenset(own.get("commands", ())),
+                                    writes=frozenset(own.get("writes", ())), runs_rest_after=own.get("runs", ""),
+                                    runs_rest_as_argv=own.get("argv", False))
+    return replace(base, subcommands=subcommands)
+
+
+def _program_row(row: dict) -> Program:
     return Program(exec=frozenset(row.get("exec", ())), hazard=frozenset(row.get("hazard", ())),
                    hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),

@@ -3,7 +3,7 @@ in a directory holding a file named `--checkpoint-action=exec=sh x` runs `sh x` 
 GTFOBins/GTFOBins.github.io#169), and `tar -xf a "$OPT"` is the same with a variable
 (amber-lang/amber#1158). A word may become an option when it starts with an expansion or a pattern,
 or holds an unquoted expansion (which splits into more words). Before `--`, where some option of the
-program runs code, the command is opaque; where options only write or change files, it is a hazard.
+program runs code or writes a file, the command is opaque; where options only change files, a hazard.
 `./*` and `-- *` are the remedies ShellCheck SC2035 names, and stay plain (find's expression follows
 its `--`). Bypass forms are in the bypass corpus."""
 
@@ -19,7 +19,10 @@ PROGRAMS = knowledge().programs
 RUNNING = sorted(name for name, row in PROGRAMS.items() if row.runs_commands and row.remote_command is None)
 # builtins whose arguments name variables are opaque on an expansion (test_shell_subscripts.py)
 WRITING = sorted(name for name, row in PROGRAMS.items()
-                 if row.options_matter and not row.runs_commands and name not in knowledge().variable_names)
+                 if row.writes and not row.runs_commands and name not in knowledge().variable_names)
+HAZARDOUS = sorted(name for name, row in PROGRAMS.items()
+                   if row.options_matter and not row.writes and not row.runs_commands
+                   and name not in knowledge().variable_names)
 INERT = sorted(name for name, row in PROGRAMS.items() if not row.options_matter)
 
 OPTIONABLE = ["*", "*.txt", "?x", "[-a]*", '"$F"', "$F", "${F}", '"${F}"/x', "x$F", '"$@"', "$1"]
@@ -64,7 +67,15 @@ def test_find_reads_its_expression_after_dashes(word):
 
 @pytest.mark.parametrize("name", WRITING)
 @pytest.mark.parametrize("word", ["*", '"$F"'])
-def test_where_options_only_write_it_is_a_hazard(name, word):
+def test_where_options_write_a_file_it_is_opaque_as_a_redirection_to_an_expansion_is(name, word):
+    # `curl "$U"` with U=`-o.claude/settings.json`: a write no rule can place
+    found = segment(f"{name} a {word}")
+    assert found.opaque and "write a file" in found.reason, (name, word, found)
+
+
+@pytest.mark.parametrize("name", HAZARDOUS)
+@pytest.mark.parametrize("word", ["*", '"$F"'])
+def test_where_options_only_change_files_it_is_a_hazard(name, word):
     found = segment(f"{name} a {word}")
     assert not found.opaque and "may be an option" in found.hazard, (name, word, found)
 

@@ -88,8 +88,8 @@ def _rows():
                                           for option in row.get("commands", ())])
 def test_every_command_option_of_every_row_is_read_as_a_command_line(name, option):
     # each spelling getopt reads: the value as the next word, and attached (`--opt=V`, `-oV`); git's own
-    # options come before its subcommand, these after it
-    program = "git log" if name == "git" else name
+    # options come before its subcommand, these after it: a subcommand no list names (an alias) takes them all
+    program = "git my-alias" if name == "git" else name
     spellings = [f"{program} {option} 'rm x' f"]
     if option.startswith("--") or len(option) == 2:
         spellings.append(f"{program} {option}='rm x' f" if option.startswith("--") else f"{program} {option}'rm x' f")
@@ -138,3 +138,35 @@ def test_no_variable_is_both_a_command_line_and_unread_code():
 def test_the_manuals_code_variables_are_named(variable):
     # named here, not read from the data: a row dropped from commands.json fails this
     assert _KNOWN.env_code(variable) and runs(f"{variable}=x true")[1]
+
+
+GIT = _rows()["git"]
+
+
+@pytest.mark.parametrize("subcommand, option", [(sub, option) for sub, own in sorted(GIT["subcommands"].items())
+                                                for option in own.get("commands", ())])
+def test_each_git_subcommand_reads_its_own_command_options(subcommand, option):
+    argv, opaque = runs(f"git {subcommand} {option} 'rm x' f")
+    assert ("rm", "x") in argv and not opaque, (subcommand, option, argv, opaque)
+
+
+@pytest.mark.parametrize("subcommand", GIT["plain_subcommands"])
+def test_a_plain_git_subcommand_reads_no_value_as_a_command_line(subcommand):
+    # `git cherry-pick -x abc`, `git add -u .`, `git status -u`: flags there, not `--upload-pack`
+    for option in ("-x", "-u", "-O"):
+        argv, opaque = runs(f"git {subcommand} {option} 'rm x' f")
+        assert ("rm", "x") not in argv and not opaque, (subcommand, option, argv, opaque)
+
+
+@pytest.mark.parametrize("command", ["git submodule foreach 'rm x'", "git submodule foreach --recursive rm x",
+                                     "git submodule --quiet foreach 'rm x'", "git -C r submodule foreach rm x",
+                                     "git bisect run rm x", "git bisect run sh -c 'rm x'"])
+def test_what_git_runs_after_foreach_or_run_is_a_command_line(command):
+    argv, opaque = runs(command)
+    assert ("rm", "x") in argv and not opaque, (command, argv, opaque)
+
+
+@pytest.mark.parametrize("command", ['git submodule foreach "$C"', "git bisect run $CMD", "git submodule foreach rm *",
+                                     "git submodule $C", "git bisect $C"])  # $C may be `foreach rm x`
+def test_an_expansion_there_is_opaque(command):
+    assert runs(command)[1], command
