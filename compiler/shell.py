@@ -890,7 +890,10 @@ class _Walker:
         if wrapper.subcommands:
             if not any(w.text in wrapper.subcommands for w in words[1:]):
                 return False
-            start, before = _getopt(words, 1, wrapper.options, name)  # the program's own options first
+            if words[1].text in wrapper.subcommands:  # `cmake -E CMD…`: a subcommand that looks like an option
+                start, before = 1, []
+            else:
+                start, before = _getopt(words, 1, wrapper.options, name)  # the program's own options first
             if start >= len(words) or words[start].text not in wrapper.subcommands:
                 return False
             start += 1

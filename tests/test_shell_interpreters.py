@@ -195,7 +195,9 @@ def test_editors_and_debuggers_are_opaque_but_for_a_version_query(command, kind)
     ("osascript -e x", "AppleScript code"), ("osascript", "reads its AppleScript"), ("osascript -", "reads its"),
     ("expect -c 'spawn x'", "expect) code"), ("expect -i", "reads Tcl"), ("expect", "reads its Tcl"),
     ("mongosh --eval x", "mongosh) code"), ("mongosh db", "reads JavaScript (mongosh) commands"),
-    ("mongosh --shell -f seed.js", "`mongosh --shell` reads"), ("mongosh db x.js", "reads JavaScript (mongosh) commands"),
+    ("mongosh --shell -f seed.js", "`mongosh --shell` reads"),
+    ("pwsh -c 'rm x'", "unrecognized"), ("powershell -Command x", "unrecognized"), ("pwsh -", "reads PowerShell"),
+    ("pwsh s.ps1", "reads PowerShell"), ("bun x rm x", "`bun x`"), ("mongosh db x.js", "reads JavaScript (mongosh) commands"),
 ])
 def test_r_julia_osascript_expect_and_mongosh_run_code_given_in_the_command(command, words):
     # GTFOBins R, julia, expect; Apple TN2065 (`do shell script`); mongosh loads Node's child_process
@@ -205,6 +207,6 @@ def test_r_julia_osascript_expect_and_mongosh_run_code_given_in_the_command(comm
 
 @pytest.mark.parametrize("command", ["R --version", "R --no-save -f analysis.R", "julia --project=. -t 4 s.jl",
                                      "osascript notify.scpt", "expect -f deploy.exp", "mongosh --version",
-                                     "mongosh --quiet -f seed.js"])
+                                     "mongosh --quiet -f seed.js", "pwsh --version"])
 def test_their_program_files_and_version_queries_are_plain(command):
     assert verdict(command)[0] == "plain", (command, verdict(command))

@@ -187,3 +187,19 @@ def test_su_with_nothing_to_run_or_an_expansion_is_opaque(command):
 def test_su_version_and_help_run_nothing(command):
     found = command_segments(command)
     assert found and not any(s.opaque for s in found) and len(found) == 1, (command, found)
+
+
+@pytest.mark.parametrize("command", [
+    "cmake -E env FOO=1 rm x", "cmake -E chdir /tmp rm x", "cmake -E time rm x", "cmake -E rm x",
+    "yarn exec rm x", "yarn --cwd web exec rm x", "yarn dlx rm x", "pnpm dlx rm x", "meson devenv -C build rm x",
+])
+def test_cmake_e_and_more_runners_show_the_command(command):
+    # cmake(1) -E env / chdir / time run a command, and `cmake -E rm` is cmake's own rm (as `busybox rm` is)
+    found = command_segments(command)
+    assert found is not None and ("rm", "x") in [s.argv for s in found] and not any(s.opaque for s in found), found
+
+
+@pytest.mark.parametrize("command", ["cmake -S . -B build", "cmake --build build", "yarn install", "meson setup b"])
+def test_their_other_uses_are_ordinary_programs_too(command):
+    (found,) = command_segments(command)
+    assert not found.opaque and found.wraps is None, found
