@@ -706,6 +706,8 @@ class _Walker:
                 if not operands_seen and not options_done and not word.dynamic and row.subcommands:
                     # `git clone -u CMD`: the subcommand's own options; an unknown one (an alias) keeps all
                     row = row.subcommands.get(text, row)
+                    if row.settings:  # `git config KEY VALUE`: a setting later git commands run
+                        self.settings_written(name, row, text, words[index + 1:], depth, (*order, index + 1))
                 elif row.runs_rest_after and text == row.runs_rest_after and not word.dynamic:
                     if row.runs_rest_as_argv:  # `git bisect run CMD ARG…`: run as given
                         if index + 1 < len(words):
@@ -786,6 +788,33 @@ class _Walker:
                         raise _Opaque(f"`{name}` script may run a command")
                     hazard = hazard or f"`{name}` script may write or read files"
         return hazard
+
+    def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
+                         order) -> None:
+        """`git config [--global] KEY VALUE`: a setting every later git command reads, checked as `git -c
+        KEY=VALUE` is (a command line is read as one, a key not known to be harmless is opaque). Reading,
+        listing or removing one writes nothing that runs."""
+        settings, operands, index = row.settings, [], 0
+        while index < len(words):
+            word = words[index]
+            if word.text in settings.get("opaque", ()) or word.text.split("=")[0] in settings.get("opaque", ()):
+                raise _Opaque(f"`{name} {subcommand} {word.text}` may change what runs")
+            if not word.dynamic and (word.text in settings.get("reads", ())
+                                     or word.text.split("=")[0] in settings.get("reads", ())):
+                return
+            if word.text.startswith("-") and not word.dynamic:
+                index += 2 if word.text in settings.get("values", ()) else 1
+                continue
+            operands.append(word)
+            index += 1
+        if operands and operands[0].text in settings.get("verbs", ()):
+            operands = operands[1:]  # `git config set KEY VALUE` (git 2.46)
+        if len(operands) < 2:
+            return  # `git config KEY`: reads it
+        key, value = operands[0], operands[1]
+        if key.dynamic or key.unsafe or key.glob:
+            raise _Opaque(f"`{name} {subcommand}` sets a key that is an expansion")
+        self.config_setting(name, row, subcommand, f"{key.text}={value.text}", depth, order)
 
     def rest_command_line(self, what: str, words: list[_Word], depth: int, order) -> None:
         """`git submodule foreach [--recursive] CMD…`: after its options, the words are one command line."""

@@ -94,6 +94,9 @@ class Program:
     runs_rest_after: str = ""  # in a subcommand's row: the word after which the rest is a command line
     # (`git submodule foreach CMD…`), or with `runs_rest_as_argv` a command run as given (`git bisect run CMD…`)
     runs_rest_as_argv: bool = False
+    # in a subcommand's row: it writes settings (`git config KEY VALUE`), each checked as `config` options' are;
+    # {"reads": options or words after which it only reads, "opaque": …, "values": options taking a value}
+    settings: Mapping = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def runs_commands(self) -> bool:
@@ -235,7 +238,8 @@ def _program(row: dict) -> Program:
     for name, own in row["subcommands"].items():
         subcommands[name] = replace(base, commands=frozenset(own.get("commands", ())),
                                     writes=frozenset(own.get("writes", ())), runs_rest_after=own.get("runs", ""),
-                                    runs_rest_as_argv=own.get("argv", False))
+                                    runs_rest_as_argv=own.get("argv", False),
+                                    settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
     return replace(base, subcommands=subcommands)
 
 

@@ -170,3 +170,42 @@ def test_what_git_runs_after_foreach_or_run_is_a_command_line(command):
                                      "git submodule $C", "git bisect $C"])  # $C may be `foreach rm x`
 def test_an_expansion_there_is_opaque(command):
     assert runs(command)[1], command
+
+
+def _key(glob):
+    return glob.replace("*", "x")
+
+
+@pytest.mark.parametrize("key", [_key(glob) for glob in GIT["config_commands"]])
+@pytest.mark.parametrize("form", ["git config {k} 'rm x'", "git config --global {k} 'rm x'", "git config set {k} 'rm x'",
+                                  "git -C r config --add {k} 'rm x'", "git config -f cfg {k} 'rm x'"])
+def test_git_config_reads_a_command_line_it_persists(key, form):
+    # git-config(1): the next git command runs it (core.fsmonitor from `git status`, an alias, a filter)
+    argv, opaque = runs(form.format(k=key))
+    assert ("rm", "x") in argv and not opaque, (key, form, argv, opaque)
+
+
+@pytest.mark.parametrize("command", ["git config alias.st '!rm x'", "git config core.hooksPath h", "git config a.b c",
+                                     "git config include.path f", 'git config "$K" v', "git config --rename-section a b",
+                                     "git config rename-section a alias"])
+def test_git_config_of_a_key_not_known_harmless_is_opaque(command):
+    assert runs(command)[1], command
+
+
+@pytest.mark.parametrize("command", ["git config user.name 'A B'", "git config --global init.defaultBranch main",
+                                     "git config --get core.pager", "git config core.pager", "git config -l",
+                                     "git config --list --show-origin", "git config --unset alias.st",
+                                     "git config get alias.st", "git config --get-regexp 'alias.*'",
+                                     "git config core.pager less"])
+def test_git_config_that_reads_or_sets_a_harmless_key_is_plain(command):
+    assert not runs(command)[1], command
+
+
+def test_git_config_renaming_a_section_is_opaque_whatever_its_names():
+    # `git config user.x.st '!rm x'` is a harmless key, until `--rename-section user.x alias` makes it an alias
+    assert runs("git config --rename-section user.x alias")[1]
+    assert runs("git config rename-section user.x alias")[1]
+
+
+def test_git_config_of_a_key_that_is_an_expansion_says_so():
+    assert any("expansion" in reason for reason in runs('git config "$K" v')[1])
