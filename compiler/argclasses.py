@@ -174,7 +174,8 @@ def _empty_cells(region, classes) -> set:
     """Cells proved empty: no hazard where no risky program can start a command; no class
     membership where no entry's program can."""
     data = knowledge()
-    risky = set(data.programs) | set(data.wrappers) | data.shells
+    risky = {name for name, row in data.programs.items() if not row.writes_named_files_only}
+    risky |= set(data.wrappers) | data.shells
     proved = set()
     if (region & _first_word_fsm(frozenset(risky))).empty():
         proved.add("hazard")

@@ -682,6 +682,9 @@ class _Walker:
         options_done = False
         script_given = False
         scripts: list[str] = []
+        operands: list[_Word] = []  # its operands but a script (`sed SCRIPT FILE`): for the files it writes
+        into: list[_Word] = []  # directories an option names for it to write into (`cp -t DIR`)
+        written_with = False  # one of `written_with` is given (`sed -i`)
         index = 1
         while index < len(words):
             word = words[index]
@@ -718,9 +721,9 @@ class _Walker:
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
                     script_given = True
+                else:
+                    operands.append(word)
                 operands_seen = True
-                if row.writes_operands and not word.dynamic:
-                    self.files.append(("write", text, order))
                 if not (options_done and text.startswith("-") and text != "-" and not word.dynamic):
                     index += 1
                     continue
@@ -759,9 +762,12 @@ class _Walker:
             for option in row.hazard - skip:
                 if option_hit(text, option) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
-            written, written_value = _option_words(text, (row.writes | row.chdir) - skip, words, index)
+            written_with = written_with or any(option_hit(text, option) is not None for option in row.written_with)
+            written, written_value = _option_words(text, (row.writes | row.chdir | row.into) - skip, words, index)
             for option, value in written:
-                if option in row.chdir:
+                if option in row.into:
+                    into.append(value or _Word(""))
+                elif option in row.chdir:
                     self.chdir = True
                 elif value is not None and value.text and not value.dynamic:
                     self.files.append(("write", value.text, order))
@@ -781,12 +787,56 @@ class _Walker:
             if any(option_hit(text, option) == "" for option in row.values):
                 index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
+        if row.written or row.written_assignments or into:
+            unknown = self.written_files(name, row, operands, into, written_with, order)
+            hazard = hazard or unknown
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):
                     if row.opaque_script and compiled(row.opaque_script).search(script):
                         raise _Opaque(f"`{name}` script may run a command")
                     hazard = hazard or f"`{name}` script may write or read files"
+        return hazard
+
+    def written_files(self, name: str, row: Program, operands: list[_Word], into: list[_Word], written_with: bool,
+                      order) -> str:
+        """The files a file program writes, decided as `write` calls of them (`cp x .claude/s`, `sed -i … f`,
+        `dd of=f`). One it cannot name (an expansion, a pattern, a source's name in a directory) is a hazard:
+        no allow covers it, and the sandbox contains it; so is a relative one when the command changes
+        directory (`result`)."""
+        targets: list[_Word] = []
+        sources: list[_Word] = []
+        if row.written_assignments:  # `dd if=a of=b`
+            for word in operands:
+                variable, equals, value = word.text.partition("=")
+                if equals and variable in row.written_assignments:
+                    targets.append(_Word(value, word.dynamic, word.unsafe, word.glob))
+        elif row.written == "all":
+            targets = operands
+        elif row.written == "first":
+            targets = operands[:1]
+        elif row.written == "last":  # `split FILE PREFIX`
+            targets = operands[-1:]
+        elif row.written == "destination":
+            if into:  # `cp -t DIR SRC…`: each source, into DIR
+                sources = operands
+            elif len(operands) > 1:
+                targets, sources = operands[-1:], operands[:-1]
+                into = targets  # `cp a b DIR`: DIR may be a directory, each source keeps its name in it
+        if row.written_with and not written_with:
+            return ""
+        if row.moves:
+            targets = targets + sources
+        for directory in into:
+            targets = targets + [_Word(posixpath.join(directory.text, posixpath.basename(source.text.rstrip("/")) or "*"),
+                                       directory.dynamic or source.dynamic, directory.unsafe or source.unsafe,
+                                       directory.glob or source.glob) for source in sources or [_Word("*")]]
+        hazard = ""
+        for target in targets:
+            if target.dynamic or target.unsafe or target.glob or not target.text:
+                hazard = hazard or f"`{name}` writes `{target.text}`, which is not known"
+            else:
+                self.files.append(("write", target.text, order, True))
         return hazard
 
     def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
@@ -1145,11 +1195,15 @@ class _Walker:
     def result(self) -> Analysis:
         ordered = [f.segment for f in sorted(self.found, key=lambda f: f.order)]
         files: list[FileAccess] = []
-        for kind, path, order in self.files:
+        for kind, path, order, *program in self.files:
             if path in self.data.harmless_files:
                 continue
             if self.chdir and not posixpath.isabs(path) and not path.startswith("~"):
-                ordered.append(Segment((path,), True, "a relative file after a change of directory"))
+                # a redirection's file is opaque; a file program's (`cp a b`) a hazard, as any write it
+                # cannot place is
+                ordered.append(Segment((path,), not program, "a relative file after a change of directory",
+                                       "a file program writes a relative file after a change of directory"
+                                       if program else ""))
                 continue
             files.append(FileAccess(kind, path))
         return Analysis(tuple(ordered), tuple(files))

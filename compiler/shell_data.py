@@ -73,7 +73,6 @@ class Program:
     script: frozenset = frozenset()
     first_operand_script: bool = False
     safe_script: str = ""  # a regular expression every script must match from its start ("": none)
-    writes_operands: bool = False
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
     opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
@@ -88,6 +87,14 @@ class Program:
     # its options (getopt syntax), after which one word names a host and the rest are a shell command line
     # run there (`ssh HOST CMD…`)
     remote_command: OptionSpec | None = None
+    # which operands it writes: "all" (`touch`, `rm`), "destination" (`cp`, `mv`: the last, and as it may be
+    # a directory each source's name in it), "last" (`split FILE PREFIX`), "first" (`patch FILE`); with
+    # `written_with`, only when one of those options is given (`sed -i`)
+    written: str = ""
+    written_with: frozenset = frozenset()
+    moves: bool = False  # its sources are removed too (`mv`)
+    into: frozenset = frozenset()  # options whose value is a directory it writes into (`cp -t`, `unzip -d`)
+    written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
     # subcommand -> this row with that subcommand's own `commands` and `writes` (`git clone -u`, `git log
     # --output`; none for `git add`); a subcommand not named keeps every one of them (it may be an alias of any)
     subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
@@ -103,6 +110,14 @@ class Program:
         """Whether some option of it runs a command or code (`find -exec`, `tar --to-command`, `git -c`)."""
         return bool(self.exec or self.commands or self.opaque or self.config)
 
+    @property
+    def writes_named_files_only(self) -> bool:
+        """Whether all it knows of the program is which operands it writes (`cp`, `rm`, `touch`): a command
+        of plain literal words then names every file it writes, and is no hazard."""
+        return not (self.hazard_always or self.hazard or self.writes or self.chdir or self.commands or self.opaque
+                    or self.exec or self.config or self.script or self.program_files or self.subcommands
+                    or self.remote_command or self.leading or self.safe_script or self.global_only)
+
     def runs_commands_after(self, skipped: frozenset) -> bool:
         """`runs_commands`, its `skipped` options aside (git's own options, after the subcommand)."""
         return bool(self.exec or self.commands - skipped or self.opaque - skipped or self.config - skipped
@@ -113,7 +128,7 @@ class Program:
         """Whether some option of it runs code, writes, reads a program or changes directory: a word
         that may expand to an option may then hide one."""
         return bool(self.runs_commands or self.hazard or self.writes or self.chdir or self.script
-                    or self.program_files)
+                    or self.program_files or self.into)
 
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
@@ -248,7 +263,7 @@ def _program_row(row: dict) -> Program:
                    hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
-                   safe_script=row.get("safe_script") or "", writes_operands=row.get("writes_operands", False),
+                   safe_script=row.get("safe_script") or "", 
                    values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
                    commands=frozenset(row.get("commands", ())), opaque=frozenset(row.get("opaque", ())),
                    program_files=frozenset(row.get("program_files", ())),
@@ -257,6 +272,9 @@ def _program_row(row: dict) -> Program:
                    config_harmless=tuple(row.get("config_harmless", ())),
                    options_after_dashes=row.get("options_after_dashes", False),
                    remote_command=_options(row["remote_command"]) if "remote_command" in row else None,
+                   written=row.get("written", ""), written_with=frozenset(row.get("written_with", ())),
+                   moves=row.get("moves", False), into=frozenset(row.get("into", ())),
+                   written_assignments=frozenset(row.get("written_assignments", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 

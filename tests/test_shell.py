@@ -44,7 +44,7 @@ def hazard(command):
     ("(cd a; make)", [("cd", "a"), ("make",)]),
     ("if true; then rm -rf /; fi", [("true",), ("rm", "-rf", "/")]),
     ("if a; then b; elif c; then d; else e; fi", [("a",), ("b",), ("c",), ("d",), ("e",)]),
-    ("for f in a b; do rm $f; done", [("rm", "$f")]),
+    ("for f in a b; do wc $f; done", [("wc", "$f")]),  # `rm $f`: a write no rule can place (opaque)
     ("until false; do sleep 1; done", [("false",), ("sleep", "1")]),
     ("FOO=1 BAR=2 git push", [("git", "push")]),
     ("git push > /dev/null 2>&1", [("git", "push")]),
@@ -115,7 +115,7 @@ def test_empty_and_comment_only():
     ("command git push", ("git", "push")),
     ("builtin cd /", ("cd", "/")),
     ("exec -a name -cl git push", ("git", "push")),
-    ("xargs -0 -n 1 -P 4 -I {} rm {}", ("rm", "{}")),
+    ("xargs -0 -n 1 -P 4 -I {} wc {}", ("wc", "{}")),  # `rm {}`: a write no rule can place
     ("xargs --max-args=2 --null rm", ("rm",)),
     ("xargs", ("echo",)),
     ("sudo rm -rf /", ("rm", "-rf", "/")),
@@ -169,7 +169,7 @@ def test_find_exec_is_a_hazard_and_its_command_a_segment():
 
 
 @pytest.mark.parametrize("command", [
-    "find . -delete", "find . -okdir rm {} +", "rg --pre cat x", "rg --hostname-bin=/tmp/h x", "rg -z x",
+    "find . -delete", "find . -okdir wc {} +", "rg --pre cat x", "rg --hostname-bin=/tmp/h x", "rg -z x",
     "sed -i s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed 'w /tmp/x' f",  # sed's `e`: opaque (test_shell_interpreters)
     "git -c core.fsmonitor=/tmp/x status", "git diff --ext-diff", "git log --textconv", "git --exec-path=/x log",
     "LD_PRELOAD=/tmp/x.so ls", "PYTHONPATH=/tmp/x python3 s.py",  # BASH_ENV: opaque (test_shell_settings)
@@ -335,12 +335,13 @@ def test_expansion_words_match_every_value_they_could_take():
 
 
 def test_an_allow_never_covers_an_expansion_its_pattern_does_not_cover_whole():
-    """An allow pattern covers `rm $X` only if it covers every command `rm …` could be (the class of
+    """An allow pattern covers `kill $X` only if it covers every command `kill …` could be (the class of
     anthropics/claude-code#4956: a rule matching a command's start let any rest run). A pattern that
-    is fully matched by the literal words and a space — `"rm "`, `"*.txt "` — is no such pattern."""
-    (seg,) = command_segments("rm $X")
-    assert not segment_matches(seg, "rm ", lenient=False)  # `rm $X` may be `rm -rf /`
-    assert segment_matches(seg, "rm *", lenient=False)
+    is fully matched by the literal words and a space — `"kill "`, `"*.txt "` — is no such pattern.
+    (`rm $X` is opaque: the file it removes is a write no rule can place.)"""
+    (seg,) = command_segments("kill $X")
+    assert not segment_matches(seg, "kill ", lenient=False)  # `kill $X` may be `kill -9 1`
+    assert segment_matches(seg, "kill *", lenient=False)
     (seg,) = command_segments("cat a.txt $X")
     assert not segment_matches(seg, "*.txt ", lenient=False)
     (seg,) = command_segments("$CMD")  # a program that is an expansion: no allow at all

@@ -1,0 +1,58 @@
+"""compiler/shell.py on the files a file program writes (catalogs/shell/commands.json `written`,
+`written_with`, `moves`, `into`, `written_assignments`): `cp x .claude/settings.json` met no
+`deny write .claude/*` and `cp x /etc/passwd` no `ask write outside workspace`, as a redirection
+`> .claude/settings.json` did. Each named file is now decided as a `write` call of it; one the
+command cannot name (an expansion, a pattern, a source's name in a directory, a relative file after
+`cd`) is a hazard: no allow covers it, and the sandbox contains it. Bypass forms are in the corpus."""
+
+import pytest
+
+from dshc.compiler.shell import analyse
+
+
+def writes(command):
+    found = analyse(command)
+    assert found is not None, command
+    return sorted(f.path for f in found.files if f.kind == "write"), [s.hazard for s in found.segments if s.hazard]
+
+
+@pytest.mark.parametrize("command, paths", [
+    ("cp a b", ["b", "b/a"]), ("cp -r a b dir/", ["dir/", "dir/a", "dir/b"]), ("cp -t d a b", ["d/a", "d/b"]),
+    ("cp --target-directory=d a", ["d/a"]), ("mv a b", ["a", "b", "b/a"]), ("mv -t d a", ["a", "d/a"]),
+    ("install -m 644 a /etc/b", ["/etc/b", "/etc/b/644", "/etc/b/a"]), ("ln -sf t l", ["l", "l/t"]),
+    ("rsync -a src/ dst/", ["dst/", "dst/src"]), ("scp h:x y", ["y", "y/h:x"]),
+    ("dd if=a of=b bs=1M", ["b"]), ("sed -i 's/a/b/' f g", ["f", "g"]), ("sed --in-place -e 's/a/b/' f", ["f"]),
+    ("sed -i.bak 's/a/b/' f", ["f"]), ("truncate -s 0 f", ["0", "f"]), ("touch a b", ["a", "b"]),
+    ("rm -rf a b", ["a", "b"]), ("rmdir d", ["d"]), ("shred -u f", ["f"]), ("unlink f", ["f"]),
+    ("mkdir -p a/b", ["a/b"]), ("chmod 600 f", ["600", "f"]), ("chown u:g f", ["f", "u:g"]),
+    ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre"]),
+    ("unzip -o z.zip -d out", ["out/*"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b/-a"]),
+])
+def test_a_file_program_names_the_files_it_writes(command, paths):
+    named, hazards = writes(command)
+    assert named == paths and not any("not known" in h or "directory" in h for h in hazards), (command, named, hazards)
+
+
+@pytest.mark.parametrize("command", ["sed 's/a/b/' f", "sed -n 1p f", "cp", "cp a", "dd if=a", "unzip -l z.zip"])
+def test_and_writes_none_where_it_writes_none(command):
+    assert writes(command) == ([], []), command
+
+
+@pytest.mark.parametrize("command", ['cp a "$D"', 'cp "$f" backup/', "cp -t d *.py", 'mv "$a" b', "rm -rf build/*",
+                                     "sed -i 's/a/b/' *.py", 'touch "$f"', 'dd of="$F"', "cd d && cp a b",
+                                     'unzip z -d "$D"'])
+def test_a_file_it_cannot_name_is_a_hazard(command):
+    # the hazard may name the write, or the word's chance of being an option (`cp a "$D"`: `-t/etc`)
+    found = analyse(command)
+    assert not any(s.opaque for s in found.segments) and any(s.hazard for s in found.segments), (command, found)
+
+
+@pytest.mark.parametrize("command", ['cp -- a "$D"', 'cp -- "$f" backup/', "rm -rf -- build/*", 'touch -- "$f"',
+                                     "cd d && touch a"])
+def test_the_hazard_names_the_write(command):
+    paths, hazards = writes(command)
+    assert any("not known" in h or "change of directory" in h for h in hazards), (command, paths, hazards)
+
+
+def test_an_absolute_file_after_cd_is_still_named():
+    assert writes("cd d && cp a /etc/x") == (["/etc/x", "/etc/x/a"], [])
