@@ -646,8 +646,7 @@ class _Walker:
             if 1 < at < len(words):
                 own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
                 self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
-                self.simple([_Word(head.text, head.dynamic, head.unsafe, head.glob, head.optionable)] + words[at:], depth,
-                            (*order, at), env_hazard)
+                self.simple([head, *words[at:]], depth, (*order, at), env_hazard)
                 return
         hazard = hazard or self.program_hazard(name, words, order, depth)
         self.emit(order, argv, hazard=hazard, literal=literal)
@@ -827,10 +826,11 @@ class _Walker:
             return ""
         if row.moves:
             targets = targets + sources
-        for directory in into:
-            targets = targets + [_Word(posixpath.join(directory.text, posixpath.basename(source.text.rstrip("/")) or "*"),
-                                       directory.dynamic or source.dynamic, directory.unsafe or source.unsafe,
-                                       directory.glob or source.glob) for source in sources or [_Word("*")]]
+        for directory in into:  # each source keeps its name there; `unzip -d DIR`: some file in it
+            for source in sources or [_Word("*")]:
+                named = posixpath.join(directory.text, posixpath.basename(source.text.rstrip("/")) or "*")
+                targets = targets + [_Word(named, directory.dynamic or source.dynamic,
+                                           directory.unsafe or source.unsafe, directory.glob or source.glob)]
         hazard = ""
         for target in targets:
             if target.dynamic or target.unsafe or target.glob or not target.text:
@@ -953,7 +953,8 @@ class _Walker:
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
             if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
-                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin (none are given here)")
+                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin "
+                              "(none are given here)")
             if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):
                 raise _Opaque(f"`{name} {rest[0].text} -` reads its {row.language} program from stdin")
             if rest[:1] and rest[0].text == "-" or not rest and row.bare_reads_stdin:

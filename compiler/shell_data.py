@@ -102,7 +102,8 @@ class Program:
     # (`git submodule foreach CMD…`), or with `runs_rest_as_argv` a command run as given (`git bisect run CMD…`)
     runs_rest_as_argv: bool = False
     # in a subcommand's row: it writes settings (`git config KEY VALUE`), each checked as `config` options' are;
-    # {"reads": options or words after which it only reads, "opaque": …, "values": options taking a value}
+    # {"reads": options or words after which it only reads, "opaque": …, "values": options taking a value,
+    # "verbs": a first operand that is not the key (`git config set KEY VALUE`)}
     settings: Mapping = field(default_factory=dict, hash=False, compare=False)
 
     @property
