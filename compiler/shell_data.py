@@ -95,8 +95,9 @@ class Program:
     moves: bool = False  # its sources are removed too (`mv`)
     into: frozenset = frozenset()  # options whose value is a directory it writes into (`cp -t`, `unzip -d`)
     written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
-    # subcommand -> this row with that subcommand's own `commands` and `writes` (`git clone -u`, `git log
-    # --output`; none for `git add`); a subcommand not named keeps every one of them (it may be an alias of any)
+    # subcommand -> this row with that subcommand's own `commands`, `writes` and `values` (`git clone -u`,
+    # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
+    # and write option (it may be an alias of any)
     subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
     runs_rest_after: str = ""  # in a subcommand's row: the word after which the rest is a command line
     # (`git submodule foreach CMD…`), or with `runs_rest_as_argv` a command run as given (`git bisect run CMD…`)
@@ -254,6 +255,7 @@ def _program(row: dict) -> Program:
     for name, own in row["subcommands"].items():
         subcommands[name] = replace(base, commands=frozenset(own.get("commands", ())),
                                     writes=frozenset(own.get("writes", ())), runs_rest_after=own.get("runs", ""),
+                                    values=base.values | frozenset(own.get("values", ())),
                                     runs_rest_as_argv=own.get("argv", False),
                                     settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
     return replace(base, subcommands=subcommands)

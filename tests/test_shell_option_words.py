@@ -122,3 +122,17 @@ def test_an_expansion_is_an_option_exactly_when_nothing_literal_comes_first(name
     # unquoted, it splits: any later word may start with `-`
     may_be_option = not prefix or not quoted
     assert ("may be an option" in found.reason) is may_be_option, (name, prefix, quoted, tail, found)
+
+
+@pytest.mark.parametrize("command", ['curl -H "$H" https://x', 'curl -sH "$H" https://x', 'curl -d "$D" -o out https://x',
+                                     'git log -S "$x"', 'git grep -e "$p"', 'git commit -m "$msg"', 'git tag -m "$m" v1'])
+def test_an_option_value_that_is_an_expansion_is_not_read_as_an_option(command):
+    # `values`: the word after `-H` is its value, which getopt never reads as an option
+    found = command_segments(command)
+    assert found and not any(s.opaque for s in found), (command, found)
+
+
+@pytest.mark.parametrize("command", ['curl -s "$URL"', 'git diff "$f"', 'git log -S x "$y"', 'curl -H x "$U"'])
+def test_an_operand_that_is_an_expansion_still_may_be(command):
+    found = command_segments(command)
+    assert found and any(s.opaque and "may be an option" in s.reason for s in found), (command, found)
