@@ -396,6 +396,8 @@ class _Walker:
         self.found: list[_Found] = []
         self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
         self.chdir = False
+        self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
+        self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         self.seq = 0
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
 
@@ -421,6 +423,8 @@ class _Walker:
             raise _Unparseable("the command does not parse")
         if _skipped_text(tree.root_node, source):
             raise _Unparseable("the parser skipped part of the command")
+        if depth == 0:
+            self.head_cd = _head_cd(tree.root_node)
         stack = [(tree.root_node, depth, base)]
         while stack:
             node, level, order = stack.pop()
@@ -624,7 +628,7 @@ class _Walker:
                 if reason:
                     raise _Opaque(f"`{name}`: {reason}")
         if name in data.chdir_programs:
-            self.chdir = True
+            self.changes_directory()
         wrapper = data.wrappers.get(name)
         if wrapper is not None:
             if self.wrapper(name, wrapper, words, argv, depth, order, hazard, literal):
@@ -767,7 +771,7 @@ class _Walker:
                 if option in row.into:
                     into.append(value or _Word(""))
                 elif option in row.chdir:
-                    self.chdir = True
+                    self.changes_directory()
                 elif value is not None and value.text and not value.dynamic:
                     self.files.append(("write", value.text, order))
                 else:
@@ -1012,7 +1016,7 @@ class _Walker:
             if option in wrapper.writes and value:
                 self.files.append(("write", value, order))
             if option in wrapper.chdir:
-                self.chdir = True
+                self.changes_directory()
         strings = [value for option, value in opts if option in wrapper.string]
         if wrapper.dash_is_flag and i < len(words) and words[i].text == "-":
             i += 1
@@ -1193,13 +1197,21 @@ class _Walker:
             raise _Unparseable("nesting too deep")
         self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
 
+    def changes_directory(self) -> None:
+        self.chdir = True
+        self.chdirs += 1
+
     def result(self) -> Analysis:
         ordered = [f.segment for f in sorted(self.found, key=lambda f: f.order)]
         files: list[FileAccess] = []
+        # `cd DIR && …` and no other change of directory: a relative file is DIR's
+        base = self.head_cd if self.chdirs == 1 else None
         for kind, path, order, *program in self.files:
             if path in self.data.harmless_files:
                 continue
-            if self.chdir and not posixpath.isabs(path) and not path.startswith("~"):
+            if base is not None and not posixpath.isabs(path) and not path.startswith("~"):
+                path = posixpath.join(base, path)
+            elif self.chdir and not posixpath.isabs(path) and not path.startswith("~"):
                 # a redirection's file is opaque; a file program's (`cp a b`) a hazard, as any write it
                 # cannot place is
                 ordered.append(Segment((path,), not program, "a relative file after a change of directory",
@@ -1229,6 +1241,31 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _NOT_A_COMMAND_NAME = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                                  "if", "in", "select", "then", "time", "until", "while", "declare", "typeset",
                                  "export", "readonly", "local", "unset", "unsetenv"})
+
+
+def _head_cd(root) -> str | None:
+    """DIR when the line is one `&&` chain headed by a plain `cd DIR` (no redirection, quote or expansion in
+    it): every command after it runs only once cd succeeded, in DIR. None for anything else (`cd a; b`
+    runs b where cd failed too, `cd a || b`, a pipeline, a background job)."""
+    statements = [child for child in root.children if child.type != "comment"]
+    if len(statements) != 1:
+        return None
+    node = statements[0]
+    if node.type == "redirected_statement":  # tree-sitter puts `cd a && b > f`'s redirection on the chain
+        node = node.children[0]
+    if node.type != "list":
+        return None
+    while node.type == "list":
+        if any(child.type != "&&" for child in node.children if not child.is_named):
+            return None
+        node = node.children[0]
+    if node.type != "command" or len(node.children) != 2 or node.children[0].text != b"cd" \
+            or node.children[1].type != "word":
+        return None
+    target = node.children[1].text.decode("utf-8", "replace")
+    if not target or target.startswith(("-", "~")) or any(char in target for char in "$`*?[]{}\\'\""):
+        return None
+    return target
 
 
 def _skipped_text(root, source: bytes) -> bool:

@@ -3,7 +3,8 @@
 `deny write .claude/*` and `cp x /etc/passwd` no `ask write outside workspace`, as a redirection
 `> .claude/settings.json` did. Each named file is now decided as a `write` call of it; one the
 command cannot name (an expansion, a pattern, a source's name in a directory, a relative file after
-`cd`) is a hazard: no allow covers it, and the sandbox contains it. Bypass forms are in the corpus."""
+`cd` but the one heading an `&&` chain, whose directory is known) is a hazard: no allow covers it,
+and the sandbox contains it. Bypass forms are in the corpus."""
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_and_writes_none_where_it_writes_none(command):
 
 
 @pytest.mark.parametrize("command", ['cp a "$D"', 'cp "$f" backup/', "cp -t d *.py", 'mv "$a" b', "rm -rf build/*",
-                                     "sed -i 's/a/b/' *.py", 'touch "$f"', 'dd of="$F"', "cd d && cp a b",
+                                     "sed -i 's/a/b/' *.py", 'touch "$f"', 'dd of="$F"', "cd d; cp a b",
                                      'unzip z -d "$D"'])
 def test_a_file_it_cannot_name_is_a_hazard(command):
     # the hazard may name the write, or the word's chance of being an option (`cp a "$D"`: `-t/etc`)
@@ -48,7 +49,7 @@ def test_a_file_it_cannot_name_is_a_hazard(command):
 
 
 @pytest.mark.parametrize("command", ['cp -- a "$D"', 'cp -- "$f" backup/', "rm -rf -- build/*", 'touch -- "$f"',
-                                     "cd d && touch a"])
+                                     "cd d; touch a"])
 def test_the_hazard_names_the_write(command):
     paths, hazards = writes(command)
     assert any("not known" in h or "change of directory" in h for h in hazards), (command, paths, hazards)
@@ -56,3 +57,27 @@ def test_the_hazard_names_the_write(command):
 
 def test_an_absolute_file_after_cd_is_still_named():
     assert writes("cd d && cp a /etc/x") == (["/etc/x", "/etc/x/a"], [])
+
+
+@pytest.mark.parametrize("command, paths", [
+    ("cd frontend && npm run build > build.log", ["frontend/build.log"]),
+    ("cd /srv/app && make > log.txt 2>&1", ["/srv/app/log.txt"]),
+    ("cd src && cp a.py b.py && ls > files.txt", ["src/b.py", "src/b.py/a.py", "src/files.txt"]),
+    ("cd .. && cp x ws2/", ["../ws2/", "../ws2/x"]),
+    ("cd .claude && echo x > settings.json", [".claude/settings.json"]),
+    ("cd d && cp a /etc/x", ["/etc/x", "/etc/x/a"]),
+])
+def test_after_a_leading_cd_in_an_and_chain_a_relative_file_is_that_directorys(command, paths):
+    # bash: in `cd DIR && CMD`, CMD runs only once cd succeeded, in DIR
+    found = analyse(command)
+    assert sorted(f.path for f in found.files if f.kind == "write") == paths
+    assert not any(s.opaque for s in found.segments), found
+
+
+@pytest.mark.parametrize("command", ["cd d; echo x > f", "cd d || echo x > f", "cd a && cd b && echo x > f",
+                                     "(cd d) && echo x > f", 'cd "$D" && echo x > f', "cd ~/d && echo x > f",
+                                     "cd d && echo x > f &", "echo y > g && cd d && echo x > f", "cd d > log && echo x > f",
+                                     "cd d && git -C e log > f", "cd - && echo x > f"])
+def test_any_other_change_of_directory_leaves_a_relative_file_unknown(command):
+    found = analyse(command)
+    assert any(s.opaque and "change of directory" in s.reason for s in found.segments), (command, found)
