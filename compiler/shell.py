@@ -281,7 +281,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                     opts.append((name, value))
                     i += 1
                 else:
-                    if i + 1 >= n or _unknown_value(words[i + 1]):
+                    if i + 1 >= n or _unknown(words[i + 1]):
                         raise _Opaque(f"{what} option value is missing or an expansion")
                     opts.append((name, words[i + 1].text))
                     i += 2
@@ -300,7 +300,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                 if rest:
                     opts.append(("-" + char, rest))
                 else:
-                    if i >= n or _unknown_value(words[i]):
+                    if i >= n or _unknown(words[i]):
                         raise _Opaque(f"{what} option value is missing or an expansion")
                     opts.append(("-" + char, words[i].text))
                     i += 1
@@ -331,7 +331,7 @@ def _name_runs_code(word: _Word, data: Knowledge, assigns: bool) -> str:
     """Why `word`, read by bash as a variable name (`read NAME`, `declare NAME=V`), may run code or change
     what runs (`assigns`: the command sets it); "" when it cannot. A subscript is evaluated as arithmetic,
     `$(…)` in it run."""
-    if word.dynamic or word.unsafe or word.glob:
+    if _unknown(word):
         return (f"the variable name `{word.text}` is an expansion or a pattern: it may name an array element, "
                 "whose subscript bash evaluates as arithmetic, or a variable that changes what runs")
     subscripted = _SUBSCRIPTED.match(word.text)  # greedy: `a[1]=$(x)]` reads all of `1]=$(x)`
@@ -354,9 +354,9 @@ def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
     return found
 
 
-def _unknown_value(word: _Word) -> bool:
-    """An option value word whose value is not read: an expansion, or a pattern of file names (it may
-    be several words, and the words after it move)."""
+def _unknown(word: _Word) -> bool:
+    """A word whose text is not what runs: an expansion, a substitution, or a pattern of file names (it
+    may be several words, and the words after it move)."""
     return word.dynamic or bool(word.unsafe) or word.glob
 
 
@@ -395,7 +395,6 @@ class _Walker:
         self.data = data
         self.found: list[_Found] = []
         self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
-        self.chdir = False
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         self.seq = 0
@@ -487,7 +486,7 @@ class _Walker:
             fd_dup = True
         if fd_dup or operator in (">&-", "<&-"):
             return
-        if word.dynamic or word.unsafe or word.glob:
+        if _unknown(word):
             self.emit(order, [operator + word.text], True, "redirection target is not a literal path")
             return
         kinds = {"<": ("read",), "<>": ("read", "write"), "<&": ("read",)}.get(operator, ("write",))
@@ -663,7 +662,7 @@ class _Walker:
         if at + 1 >= len(words):
             return False
         command = words[at + 1:]
-        if any(w.dynamic or w.unsafe or w.glob for w in command):  # expanded here, run there: any text
+        if any(map(_unknown, command)):  # expanded here, run there: any text
             raise _Opaque(f"`{name}` runs a remote command line that holds an expansion or a pattern")
         hazard = hazard or self.program_hazard(name, words[:at + 1], order, depth)  # `-o ProxyCommand=…`
         self.emit(order, argv, hazard=hazard, literal=literal, wraps=at + 1)
@@ -837,7 +836,7 @@ class _Walker:
                                            directory.unsafe or source.unsafe, directory.glob or source.glob)]
         hazard = ""
         for target in targets:
-            if target.dynamic or target.unsafe or target.glob or not target.text:
+            if _unknown(target) or not target.text:
                 hazard = hazard or f"`{name}` writes `{target.text}`, which is not known"
             else:
                 self.files.append(("write", target.text, order, True))
@@ -866,7 +865,7 @@ class _Walker:
         if len(operands) < 2:
             return  # `git config KEY`: reads it
         key, value = operands[0], operands[1]
-        if key.dynamic or key.unsafe or key.glob:
+        if _unknown(key):
             raise _Opaque(f"`{name} {subcommand}` sets a key that is an expansion")
         self.config_setting(name, row, subcommand, f"{key.text}={value.text}", depth, order)
 
@@ -874,7 +873,7 @@ class _Walker:
         """`git submodule foreach [--recursive] CMD…`: after its options, the words are one command line."""
         while words and words[0].text.startswith("-") and not words[0].dynamic:
             words = words[1:]
-        if any(w.dynamic or w.unsafe or w.glob for w in words):
+        if any(map(_unknown, words)):
             raise _Opaque(f"`{what}` runs a command line that holds an expansion or a pattern")
         self.command_line_value(what, _Word(" ".join(w.text for w in words)), depth, order)
 
@@ -1036,7 +1035,7 @@ class _Walker:
         for _ in range(wrapper.positional):
             if i >= len(words):
                 return False
-            if words[i].dynamic or words[i].glob:  # a pattern may be several words: the command moves
+            if _unknown(words[i]):  # a pattern may be several words: the command moves
                 raise _Opaque(f"`{name}` argument `{words[i].text}` is an expansion or a pattern of file names")
             i += 1
         if wrapper.positional and i < len(words) and words[i].text == "--":
@@ -1101,7 +1100,7 @@ class _Walker:
         names: set = set()
         while i < n:
             word = words[i]
-            if word.dynamic or word.unsafe or word.glob:
+            if _unknown(word):
                 raise _Opaque(f"`{name}` argument `{word.text}` is an expansion or a pattern of file names")
             if word.text == "-":
                 i += 1
@@ -1198,7 +1197,6 @@ class _Walker:
         self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
 
     def changes_directory(self) -> None:
-        self.chdir = True
         self.chdirs += 1
 
     def result(self) -> Analysis:
@@ -1211,7 +1209,7 @@ class _Walker:
                 continue
             if base is not None and not posixpath.isabs(path) and not path.startswith("~"):
                 path = posixpath.join(base, path)
-            elif self.chdir and not posixpath.isabs(path) and not path.startswith("~"):
+            elif self.chdirs and not posixpath.isabs(path) and not path.startswith("~"):
                 # a redirection's file is opaque; a file program's (`cp a b`) a hazard, as any write it
                 # cannot place is
                 ordered.append(Segment((path,), not program, "a relative file after a change of directory",
