@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import ast
 from .frozen import field, record
+from .file_pattern import FilePattern
 from .globs import glob_match
 from .paths import CanonicalPath, path_inside
 
@@ -102,6 +103,8 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     if not present:
         return False
     value = env.args[name]
+    if type(value) is FilePattern:
+        return _pattern_test(expr, value, env, lenient)
     if isinstance(expr, ast.Matches):
         if not isinstance(value, str):
             return lenient  # fail closed: an odd value may match a deny, never an allow
@@ -134,6 +137,22 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             inside = env.found[key] = path_inside(value, env.workspace)
         return inside if expr.inside else not inside
     return _value_test(expr, value)
+
+
+def _pattern_test(expr, value: FilePattern, env: Env, lenient: bool) -> bool | None:
+    """A test of a file a command writes but cannot name: `matches` on the deny side when the glob may
+    match one of its files, on the allow side when it surely matches all; a place test by the
+    directory holding them; any other test is not known (`file_pattern`)."""
+    if isinstance(expr, ast.Matches):
+        return value.may_match(expr.pattern) if lenient else value.surely_matches(expr.pattern)
+    if isinstance(expr, ast.Place):
+        inside = value.inside(env.workspace) if env.workspace is not None else None
+        if inside is None:
+            return lenient
+        return inside if expr.inside else not inside
+    if isinstance(expr, ast.Truthy):
+        return True  # a file's name is never empty
+    return lenient
 
 
 def _shell_test(command: str, test, lenient: bool) -> bool:

@@ -7,6 +7,7 @@ import os
 import posixpath
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
+from .file_pattern import FilePattern
 from .memo import memoised
 
 
@@ -72,7 +73,7 @@ def canonical_args(args, names, workspace: str | None):
     out = None
     for name in names:
         value = args.get(name)
-        if isinstance(value, str):
+        if isinstance(value, str) and type(value) is not FilePattern:  # a pattern was made canonical
             made = canonical_path(value, workspace)
             if made is value:
                 continue

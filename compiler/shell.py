@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 
 from .bash_grammar import bash_parser
+from .file_pattern import ANY, NAME, ONE, display
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .memo import once
@@ -66,6 +67,7 @@ class FileAccess:
 
     kind: str  # "read" | "write"
     path: str
+    pattern: tuple = ()  # a file the line cannot name, as `file_pattern` items (`path` shows it)
 
 
 @record(slots=False)
@@ -98,11 +100,56 @@ class _Word:
     # may expand to a word starting with `-`: it starts with an expansion or a pattern (`"$F"`, `*`, a
     # file named `--checkpoint-action=…`), or an unquoted expansion in it splits into more words
     optionable: bool = False
+    # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` NAME, `?` and `[…]` ONE, an
+    # expansion ANY; () when not built from the tree (then an unknown word is ANY)
+    shape: tuple = ()
 
 
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _DQ_ESCAPES = {"$", "`", '"', "\\", "\n"}
+
+
+_OPEN = "\x00open"  # an unquoted `[` while a word's shape is collected
+
+
+def _bracketed(shape: list) -> tuple:
+    """A word's shape with each unquoted `[` that a later `]` closes, and what lies between, as NAME
+    (tree-sitter gives `x[ab]` as four parts); a `[` left open is a literal one."""
+    items = [char for item in shape for char in ((item,) if item.startswith("\x00") else item)]
+    out, i = [], 0
+    while i < len(items):
+        if items[i] == _OPEN:
+            close = next((j for j in range(i + 2, len(items)) if items[j] == "]"), None)
+            if close is not None:  # a run, not one character: a `]` may have been quoted
+                out.append(NAME)
+                i = close + 1
+                continue
+            out.append("[")
+        else:
+            out.append(items[i])
+        i += 1
+    return tuple(out)
+
+
+def _glob_shape(raw: str) -> list:
+    """An unquoted word's text as file-pattern items: `*` NAME, `?` and a closed `[…]` ONE, the rest
+    (backslash escapes removed) literal."""
+    out, i = [], 0
+    while i < len(raw):
+        char = raw[i]
+        if char == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        if char == "[":  # a bracket expression when a `]` closes it, maybe in a later part (`_bracketed`)
+            out.append(_OPEN)
+            i += 1
+            continue
+        out.append(NAME if char == "*" else ONE if char == "?" else char)
+        i += 1
+    return out
 
 
 def _unquote_plain(raw: str, in_double: bool) -> tuple[str, bool]:
@@ -136,7 +183,7 @@ class _WordBuilder:
     def build(self, node) -> _Word:
         parts: list[str] = []
         # `lead`: what the word's first character comes from ("" until some part adds one)
-        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False}
+        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False, "shape": []}
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
         if not state["unsafe"] and node.type in ("word", "concatenation"):
@@ -144,7 +191,8 @@ class _WordBuilder:
             if _brace_expansion(raw):
                 state["unsafe"] = "brace expansion changes the words"
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
-        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable)
+        shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
+        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape)
 
     @staticmethod
     def _leads(state, lead: str, text: str = "x") -> None:
@@ -158,10 +206,12 @@ class _WordBuilder:
             value, glob = _unquote_plain(raw, in_double)
             parts.append(value)
             state["glob"] |= glob and kind == "word"
+            state["shape"] += _glob_shape(raw) if glob and kind == "word" else [value]
             pattern = kind == "word" and not in_double and raw[:1] in ("*", "?", "[")
             self._leads(state, "pattern" if pattern else "literal", value)
         elif kind == "raw_string":
             parts.append(raw[1:-1])
+            state["shape"].append(raw[1:-1])
             self._leads(state, "literal", raw[1:-1])
         elif kind == "string":
             for child in node.children:
@@ -190,12 +240,15 @@ class _WordBuilder:
             self.nested.append(node)
         elif kind == "ansi_c_string":
             parts.append(raw)
+            state["shape"].append(ANY)
             state["unsafe"] = state["unsafe"] or "ANSI-C quoting `$'…'` is not decoded"
         elif kind == "translated_string":
             parts.append(raw)
+            state["shape"].append(ANY)
             state["unsafe"] = state["unsafe"] or "locale quoting `$\"…\"` is not decoded"
         elif kind == "arithmetic_expansion":
             parts.append(raw)
+            state["shape"].append(ANY)
             state["dynamic"] = True
             self._leads(state, "literal")  # a number: `-1` at most, never an option that runs code
             if _ONLY_NUMBERS.fullmatch(raw) is None:  # variables in arithmetic are evaluated as code
@@ -203,15 +256,19 @@ class _WordBuilder:
             self.nested_in(node)
         elif kind in ("brace_expression",):
             parts.append(raw)
+            state["shape"].append(ANY)
             state["unsafe"] = state["unsafe"] or "brace expansion changes the words"
         elif kind in ("$",):
             parts.append(raw)
+            state["shape"].append(raw)
         else:
             parts.append(raw)
+            state["shape"].append(ANY)
             state["unsafe"] = state["unsafe"] or f"`{kind}` in a word"
             self.nested_in(node)
 
     def _expanded(self, state, in_double: bool) -> None:
+        state["shape"].append(ANY)
         self._leads(state, "expansion")
         state["splits"] |= not in_double
 
@@ -354,6 +411,29 @@ def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
     return found
 
 
+def _file_shape(word: _Word) -> tuple:
+    """A written word that is not one known name, as file-pattern items: its shape, or ANY when it has
+    none or cannot be read whole (a substitution, a brace, `$'…'`)."""
+    if word.unsafe or not word.shape:
+        return (ANY,)
+    return word.shape
+
+
+def _base_name(source: _Word | None) -> tuple:
+    """The items of the name a source keeps in a directory: its last component; NAME when it is not
+    known (no source, or an expansion in it, whose value may hold `/`)."""
+    if source is None:
+        return (NAME,)
+    if not _unknown(source):
+        return (posixpath.basename(source.text.rstrip("/")) or NAME,)
+    items = [char for item in _file_shape(source) for char in ((item,) if item in (NAME, ONE, ANY) else item)]
+    while items and items[-1] == "/":
+        items.pop()
+    last = max((i for i, item in enumerate(items) if item == "/"), default=-1)
+    name = items[last + 1:]
+    return (NAME,) if not name or ANY in name else tuple(name)
+
+
 def _unknown(word: _Word) -> bool:
     """A word whose text is not what runs: an expansion, a substitution, or a pattern of file names (it
     may be several words, and the words after it move)."""
@@ -394,7 +474,8 @@ class _Walker:
     def __init__(self, data: Knowledge):
         self.data = data
         self.found: list[_Found] = []
-        self.files: list[tuple[str, str, tuple]] = []  # (kind, path, order) before anchoring
+        # (kind, path, order[, by a file program, file pattern items]) before anchoring
+        self.files: list[tuple] = []
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         self.seq = 0
@@ -771,8 +852,8 @@ class _Walker:
                     into.append(value or _Word(""))
                 elif option in row.chdir:
                     self.changes_directory()
-                elif value is not None and value.text and not value.dynamic:
-                    self.files.append(("write", value.text, order))
+                elif value is not None and value.text:  # `-o "$f"`: a write of a file pattern
+                    self.files.append(("write", value.text, order, True, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
             value_at = max(command_value, written_value)
@@ -803,9 +884,9 @@ class _Walker:
     def written_files(self, name: str, row: Program, operands: list[_Word], into: list[_Word], written_with: bool,
                       order) -> str:
         """The files a file program writes, decided as `write` calls of them (`cp x .claude/s`, `sed -i … f`,
-        `dd of=f`). One it cannot name (an expansion, a pattern, a source's name in a directory) is a hazard:
-        no allow covers it, and the sandbox contains it; so is a relative one when the command changes
-        directory (`result`)."""
+        `dd of=f`). One it cannot name (an expansion, a pattern, a source's name in a directory) is a write
+        of a file pattern (`file_pattern`): a deny whose glob may meet it applies, an allow only one that
+        surely covers it."""
         targets: list[_Word] = []
         sources: list[_Word] = []
         if row.written_assignments:  # `dd if=a of=b`
@@ -829,17 +910,22 @@ class _Walker:
             return ""
         if row.moves:
             targets = targets + sources
+        written = [(target.text, _file_shape(target) if _unknown(target) else ()) for target in targets]
         for directory in into:  # each source keeps its name there; `unzip -d DIR`: some file in it
-            for source in sources or [_Word("*")]:
-                named = posixpath.join(directory.text, posixpath.basename(source.text.rstrip("/")) or "*")
-                targets = targets + [_Word(named, directory.dynamic or source.dynamic,
-                                           directory.unsafe or source.unsafe, directory.glob or source.glob)]
+            for source in sources or [None]:
+                kept = _base_name(source)
+                if _unknown(directory) or NAME in kept or ONE in kept:
+                    home = _file_shape(directory) if _unknown(directory) else (directory.text.rstrip("/") or "/",)
+                    items = (*home, "/", *kept)
+                    written.append((display(items), items))
+                else:
+                    written.append((posixpath.join(directory.text, "".join(kept)), ()))
         hazard = ""
-        for target in targets:
-            if _unknown(target) or not target.text:
-                hazard = hazard or f"`{name}` writes `{target.text}`, which is not known"
+        for path, items in written:
+            if not path:
+                hazard = hazard or f"`{name}` writes a file with an empty name"
             else:
-                self.files.append(("write", target.text, order, True))
+                self.files.append(("write", path, order, True, items))
         return hazard
 
     def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
@@ -1204,19 +1290,20 @@ class _Walker:
         files: list[FileAccess] = []
         # `cd DIR && …` and no other change of directory: a relative file is DIR's
         base = self.head_cd if self.chdirs == 1 else None
-        for kind, path, order, *program in self.files:
-            if path in self.data.harmless_files:
+        for kind, path, order, *more in self.files:
+            items = more[1] if len(more) > 1 else ()  # a file pattern (`written_files`), or () for a name
+            if not items and path in self.data.harmless_files:
                 continue
-            if base is not None and not posixpath.isabs(path) and not path.startswith("~"):
-                path = posixpath.join(base, path)
-            elif self.chdirs and not posixpath.isabs(path) and not path.startswith("~"):
-                # a redirection's file is opaque; a file program's (`cp a b`) a hazard, as any write it
-                # cannot place is
-                ordered.append(Segment((path,), not program, "a relative file after a change of directory",
-                                       "a file program writes a relative file after a change of directory"
-                                       if program else ""))
-                continue
-            files.append(FileAccess(kind, path))
+            relative = not (items[0] if items else path).startswith(("/", "~"))
+            if base is not None and relative:
+                if items:
+                    items = (base, "/", *items)
+                else:
+                    path = posixpath.join(base, path)
+            elif self.chdirs and relative:
+                # a change of directory the line does not follow: the file of that name in any directory
+                items = (ANY, *(items or (path,)))
+            files.append(FileAccess(kind, display(items) if items else path, tuple(items)))
         return Analysis(tuple(ordered), tuple(files))
 
 
@@ -1399,7 +1486,8 @@ def _stand_ins(command: str):
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
                              s.literal, s.wraps, s.base.translate(back), s.deny_only) for s in found.segments)
-    return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back)) for f in found.files))
+    return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back), tuple(i.translate(back) for i in f.pattern))
+                                    for f in found.files))
 
 
 def command_segments(command: str) -> tuple[Segment, ...] | None:

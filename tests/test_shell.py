@@ -216,7 +216,6 @@ def test_safe_sed_scripts_are_no_hazard():
     ("trap 'rm -rf /' EXIT", "trap"),
     ("hash -p /tmp/evil ls", "hash"),
     ("ls > $F", "redirection target"),
-    ("cd /etc; echo x > passwd", "change of directory"),
     ("firejail rm x", "firejail"),
 ])
 def test_what_cannot_be_known_is_opaque(command, reason):

@@ -3,8 +3,9 @@
 `deny write .claude/*` and `cp x /etc/passwd` no `ask write outside workspace`, as a redirection
 `> .claude/settings.json` did. Each named file is now decided as a `write` call of it; one the
 command cannot name (an expansion, a pattern, a source's name in a directory, a relative file after
-`cd` but the one heading an `&&` chain, whose directory is known) is a hazard: no allow covers it,
-and the sandbox contains it. Bypass forms are in the corpus."""
+`cd` but the one heading an `&&` chain, whose directory is known) is a write of a file pattern
+(`compiler/file_pattern.py`): a deny whose glob may meet it applies, an allow only one covering all
+of it. Bypass forms are in the corpus."""
 
 import pytest
 
@@ -39,20 +40,23 @@ def test_and_writes_none_where_it_writes_none(command):
     assert writes(command) == ([], []), command
 
 
-@pytest.mark.parametrize("command", ['cp a "$D"', 'cp "$f" backup/', "cp -t d *.py", 'mv "$a" b', "rm -rf build/*",
-                                     "sed -i 's/a/b/' *.py", 'touch "$f"', 'dd of="$F"', "cd d; cp a b",
-                                     'unzip z -d "$D"'])
-def test_a_file_it_cannot_name_is_a_hazard(command):
-    # the hazard may name the write, or the word's chance of being an option (`cp a "$D"`: `-t/etc`)
+@pytest.mark.parametrize("command, pattern", [
+    ('cp "$f" backup/', "backup/*"), ("cp -t d *.py", "d/*.py"), ('mv "$a" b', "b/*"), ('mv "$a" b', "**"),
+    ("rm -rf build/*", "build/*"), ("sed -i 's/a/b/' *.py", "*.py"), ('touch "$f"', "**"), ('dd of="$F"', "**"),
+    ('unzip z -d "$D"', "**/*"), ('cp -- a "$D"', "**/a"), ('cp -- a "$D"', "**"), ('cp x src/"$f".bak', "src/**.bak"),
+    ("cp a/b?.py d/", "d/b?.py"), ('sort -o "$f" x', "**"), ('curl -o "$f" u', "**"), ("cd d; cp a b", "**b"),
+    ("cd d; touch a", "**a"), ('cp -r "$d" .claude', ".claude/*"), ("cp x[ab] out/", "out/x*"),
+])
+def test_a_file_it_cannot_name_is_a_write_of_a_file_pattern(command, pattern):
+    # `*` a run within one name (a glob's, a copied file's unknown name), `?` one character, `**` any run
+    # (a variable's value, which may hold `/` and `..`; a directory the line does not follow)
     found = analyse(command)
-    assert not any(s.opaque for s in found.segments) and any(s.hazard for s in found.segments), (command, found)
+    assert pattern in [f.path for f in found.files if f.kind == "write" and f.pattern], (command, found)
+    assert not any(s.opaque or "not known" in s.hazard for s in found.segments), (command, found)
 
 
-@pytest.mark.parametrize("command", ['cp -- a "$D"', 'cp -- "$f" backup/', "rm -rf -- build/*", 'touch -- "$f"',
-                                     "cd d; touch a"])
-def test_the_hazard_names_the_write(command):
-    paths, hazards = writes(command)
-    assert any("not known" in h or "change of directory" in h for h in hazards), (command, paths, hazards)
+def test_a_source_named_in_full_keeps_its_name():
+    assert writes('cp "$d"/x.py out/')[0] == ["out/", "out/x.py"]
 
 
 def test_an_absolute_file_after_cd_is_still_named():
@@ -78,6 +82,7 @@ def test_after_a_leading_cd_in_an_and_chain_a_relative_file_is_that_directorys(c
                                      "(cd d) && echo x > f", 'cd "$D" && echo x > f', "cd ~/d && echo x > f",
                                      "cd d && echo x > f &", "echo y > g && cd d && echo x > f", "cd d > log && echo x > f",
                                      "cd d && git -C e log > f", "cd - && echo x > f"])
-def test_any_other_change_of_directory_leaves_a_relative_file_unknown(command):
+def test_any_other_change_of_directory_makes_a_relative_file_one_of_that_name_anywhere(command):
     found = analyse(command)
-    assert any(s.opaque and "change of directory" in s.reason for s in found.segments), (command, found)
+    assert "**f" in [f.path for f in found.files if f.pattern] and "f" not in [f.path for f in found.files], found
+    assert not any(s.opaque for s in found.segments), (command, found)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..conditions import SHELL_FIELDS, compile_condition
+from ..file_pattern import FilePattern
 from ..globs import glob_match
 from ..paths import CanonicalPath
 from .affixes import AffixIndex, literal_keys
@@ -44,8 +45,9 @@ class _FieldGuards:
 
     def matching(self, value, into: set) -> None:
         """Add the ordinals of the guards whose glob may match `value` (a present argument)."""
-        if not isinstance(value, str):
-            into.update(self.every)  # the glob test is the guard's side's answer for an odd value: try it
+        if not isinstance(value, str) or type(value) is FilePattern:
+            # an odd value, or a file a command writes but cannot name: the guard's test answers it
+            into.update(self.every)
             return
         if self.shell:
             segment = getattr(value, "segment", None)

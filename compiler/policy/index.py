@@ -21,6 +21,7 @@ from __future__ import annotations
 from .. import ast
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, Env, compile_condition, compile_facts
+from ..file_pattern import FilePattern
 from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
@@ -490,6 +491,9 @@ class RequestDecider:
             return False
         if not isinstance(value, str) or call.workspace is None:
             return None
+        if type(value) is FilePattern:  # a written file the command cannot name: where its directory is
+            holds = value.inside(call.workspace)
+            return None if holds is None else holds is inside
         return call.inside(value) is inside
 
     def _placed_summary(self, name: str, placed: _Placed):
@@ -530,6 +534,13 @@ class RequestDecider:
     def _match_field(self, call: "_Call", field_name: str, field_index: "_FieldIndex", value) -> None:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
         shell = call.index.shell and field_name in SHELL_FIELDS
+        if type(value) is FilePattern:  # denies and asks whose glob may meet it, allows that surely hold
+            admitted = {id(entry.rule): entry for entry in field_index.every
+                        if (value.may_match(entry.pattern) if lenient(entry.rule) else
+                            value.surely_matches(entry.pattern))}
+            for entry in admitted.values():
+                self._admit(call.name, entry, call)
+            return
         if not isinstance(value, str) or shell:
             self._glob_matches(call, field_index, value)
             return

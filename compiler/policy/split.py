@@ -14,6 +14,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
+from ..file_pattern import pattern_path
 from ..paths import canonical_args, canonical_path
 from .decision import Decision
 from .effects import RANK
@@ -67,7 +68,8 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     carried = {k: args[k] for k in CARRIED if k in args}
     for access in found.files:
         name = FILE_TOOLS[access.kind]
-        path = canonical_path(access.path, workspace, base)
+        path = pattern_path(access.pattern, workspace, base) if access.pattern else \
+            canonical_path(access.path, workspace, base)
         parts.append((f"{access.kind} of `{path}`", name, tool_for(name) if tool_for else None,
                       {"file_path": path, **carried}, False))
     return parts
