@@ -35,8 +35,9 @@ def _admits(entry: ast.CommandEntry, argv: tuple[str, ...], literal: int) -> boo
     size = len(entry.words)
     if argv[:size] != entry.words or literal < size:
         return False
-    if literal < len(argv) and (entry.excluded or argv[0] in knowledge().programs):
-        return False  # `$X` may become a disqualifying option (`find $X` → `-delete`)
+    row = knowledge().programs.get(argv[0])
+    if literal < len(argv) and (entry.excluded or row is not None and not row.reads_only):
+        return False  # `$X` may become a disqualifying option (`find $X` → `-delete`); a file read is decided as one
     for word in argv[size:]:
         if word == "--":
             break

@@ -10,7 +10,7 @@ directory every file lies in (`inside`), when there is one.
 A pattern is a tuple of items: literal characters (a `str` each run) and three wildcards — `NAME`, any run
 of characters within one file name (a shell glob's `*`, the unknown name of a copied file); `ONE`,
 one character of a name (`?`, `[…]`); `ANY`, any run at all (a variable's value, which may hold `/`
-and `..`). A policy glob's `*` is any run and its `?` any one character (`globs`).
+and `..`); `DEEP`, any run of names below a directory (the files `grep -r DIR` reads). A policy glob's `*` is any run and its `?` any one character (`globs`).
 """
 from __future__ import annotations
 
@@ -19,15 +19,16 @@ import posixpath
 
 
 NAME, ONE, ANY = "\x00name", "\x00one", "\x00any"  # never a file name's text: names cannot hold NUL
+DEEP = "\x00deep"  # any run of names below a directory, never `..` (what `grep -r DIR` reads)
 ANY_ONE = "\x00anyone"  # a policy glob's `?`: any one character, `/` too
-WILDCARDS = (NAME, ONE, ANY, ANY_ONE)
-_RUNS = (NAME, ANY)
+WILDCARDS = (NAME, ONE, ANY, DEEP, ANY_ONE)
+_RUNS = (NAME, ANY, DEEP)
 MAX_STATES = 200_000  # pairs of positions compared; beyond, a pattern is taken to meet every glob
 
 
 def display(items) -> str:
     """The pattern as a reason shows it: `*` a name's run, `?` one character, `**` any run."""
-    return "".join({NAME: "*", ONE: "?", ANY: "**"}.get(item, item) for item in items)
+    return "".join({NAME: "*", ONE: "?", ANY: "**", DEEP: "**"}.get(item, item) for item in items)
 
 
 def literal_prefix(items) -> str:
@@ -72,7 +73,7 @@ def _meets(one, other) -> bool:
         return True  # every wildcard takes some character other than `/`
     if wild_one or wild_other:
         char, wild = (other, one) if wild_one else (one, other)
-        return char != "/" or wild in (ANY, ANY_ONE)
+        return char != "/" or wild in (ANY, DEEP, ANY_ONE)
     return one == other
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 
 from .bash_grammar import bash_parser
-from .file_pattern import ANY, NAME, ONE, display
+from .file_pattern import ANY, DEEP, NAME, ONE, display
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
 from .memo import once
@@ -768,6 +768,8 @@ class _Walker:
         operands: list[_Word] = []  # its operands but a script (`sed SCRIPT FILE`): for the files it writes
         into: list[_Word] = []  # directories an option names for it to write into (`cp -t DIR`)
         written_with = False  # one of `written_with` is given (`sed -i`)
+        pattern_given = False  # one of `read_patterns` is given (`grep -e P`): the first operand is a file too
+        recursive = "*" in row.recursive  # a directory operand is read with every file below it (`grep -r`)
         index = 1
         while index < len(words):
             word = words[index]
@@ -846,6 +848,8 @@ class _Walker:
                 if option_hit(text, option) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
             written_with = written_with or any(option_hit(text, option) is not None for option in row.written_with)
+            pattern_given = pattern_given or any(option_hit(text, option) is not None for option in row.read_patterns)
+            recursive = recursive or any(option_hit(text, option) is not None for option in row.recursive)
             written, written_value = _option_words(text, (row.writes | row.chdir | row.into) - skip, words, index)
             for option, value in written:
                 if option in row.into:
@@ -873,6 +877,8 @@ class _Walker:
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order)
             hazard = hazard or unknown
+        if row.read:
+            self.read_files(operands if row.read == "all" or pattern_given else operands[1:], recursive, order)
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):
@@ -927,6 +933,22 @@ class _Walker:
             else:
                 self.files.append(("write", path, order, True, items))
         return hazard
+
+    def read_files(self, operands: list[_Word], recursive: bool, order) -> None:
+        """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it
+        cannot name is a read of a file pattern. Read recursively, a directory is itself and every file
+        below it (`src/**`); with no operand, the working directory's."""
+        if recursive and not operands:
+            operands = [_Word(".")]
+        for word in operands:
+            if word.text == "-" and not _unknown(word):
+                continue  # stdin
+            items = _file_shape(word) if _unknown(word) else ()
+            if word.text:
+                self.files.append(("read", word.text, order, True, items))
+            if recursive:
+                below = (*(items or (word.text.rstrip("/") or "/",)), "/", DEEP)
+                self.files.append(("read", display(below), order, True, below))
 
     def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
                          order) -> None:

@@ -95,6 +95,12 @@ class Program:
     moves: bool = False  # its sources are removed too (`mv`)
     into: frozenset = frozenset()  # options whose value is a directory it writes into (`cp -t`, `unzip -d`)
     written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
+    # which operands it reads: "all" (`cat`, `head`), "after_first" (`grep PATTERN FILE…`: the first too when a
+    # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
+    # `rg`) a directory is read with every file below it, and no operand reads the working directory
+    read: str = ""
+    read_patterns: frozenset = frozenset()
+    recursive: frozenset = frozenset()
     # subcommand -> this row with that subcommand's own `commands`, `writes` and `values` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
     # and write option (it may be an alias of any)
@@ -126,6 +132,12 @@ class Program:
                     or self.runs_rest_after)
 
     @property
+    def reads_only(self) -> bool:
+        """Whether all it knows of the program is which operands it reads (`cat`, `head -n N`)."""
+        return bool(self.read) and replace(self, read="", read_patterns=frozenset(), recursive=frozenset(),
+                                           values=frozenset()) == _NOTHING_KNOWN
+
+    @property
     def options_matter(self) -> bool:
         """Whether some option of it runs code, writes, reads a program or changes directory: a word
         that may expand to an option may then hide one."""
@@ -135,6 +147,9 @@ class Program:
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
         return compiled(self.safe_script).match(script) is not None
+
+
+_NOTHING_KNOWN = Program()
 
 
 @record(slots=False)
@@ -278,6 +293,8 @@ def _program_row(row: dict) -> Program:
                    written=row.get("written", ""), written_with=frozenset(row.get("written_with", ())),
                    moves=row.get("moves", False), into=frozenset(row.get("into", ())),
                    written_assignments=frozenset(row.get("written_assignments", ())),
+                   read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
+                   recursive=frozenset(row.get("recursive", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 

@@ -283,8 +283,8 @@ def test_non_string_is_none():
     ("ls > /dev/null 2>&1 >&2", []),
     ("cat <<EOF\nhi\nEOF", []),
     ("cat <<< hi", []),
-    ("base64 -o out in", [FileAccess("write", "out")]),
-    ("sort -o sorted f", [FileAccess("write", "sorted")]),
+    ("base64 -o out in", [FileAccess("write", "out"), FileAccess("read", "in")]),
+    ("sort -o sorted f", [FileAccess("write", "sorted"), FileAccess("read", "f")]),
     ("find . -fprint list", [FileAccess("write", "list")]),
     ("git diff --output=patch", [FileAccess("write", "patch")]),
     ("tee a b", [FileAccess("write", "a"), FileAccess("write", "b")]),
@@ -398,7 +398,7 @@ def test_characters_above_the_bmp_are_analysed_through_stand_ins():
     result = analyse("{\U000e751e\x1f")
     assert result is None or all(isinstance(s, Segment) for s in result.segments)
     assert argvs("echo '\U0001F600' > 'f\U0001F600'") == [("echo", "\U0001F600")]
-    assert analyse("cat x > 'f\U0001F600'").files == (FileAccess("write", "f\U0001F600"),)
+    assert analyse("cat x > 'f\U0001F600'").files == (FileAccess("read", "x"), FileAccess("write", "f\U0001F600"))
     (seg,) = command_segments("echo \ue000 \U0001F600")
     assert seg.opaque
 

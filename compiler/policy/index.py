@@ -434,7 +434,8 @@ class RequestDecider:
                 include_guards: bool, guards: tuple | None = None) -> Decision:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
-        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed) if index.shell else None
+        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self._names) \
+            if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
                                                 include_guards), deny_only)
@@ -601,7 +602,7 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self._names)
         if parts is not None:
             return next((fired for _, part, part_tool, part_args, _ in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
@@ -613,6 +614,10 @@ class RequestDecider:
         fired, _ = run_guards(guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True,
                               test=index.guard_index.holds)
         return self.core.guard_decision(fired) if fired is not None else None
+
+    def _names(self, name: str, tool: ToolDef | None) -> bool:
+        """Whether some rule or guard of the policy names the tool (`split.shell_parts`)."""
+        return not self.compiled.index(name, tool).unnamed
 
     def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
         return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)

@@ -44,10 +44,14 @@ def with_paths(decision: Decision, before, after) -> Decision:
 
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
-                tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None):
+                tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None,
+                names: Callable[[str, ToolDef | None], bool] | None = None):
     """[(label, tool name or None for the call's own tool, tool, args, deny-only)] or None when not split.
 
     `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
+    `names(tool name, tool)`: whether the policy has a rule or guard for that tool. A file the command reads
+    is a part only where the policy has one for `read`: a policy that says nothing of reads leaves `cat x`
+    to its rules on the command, as it leaves the read tool to its default.
     """
     if not tool_is_shell or not isinstance(args, Mapping):
         return None
@@ -66,8 +70,14 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
              for seg in found.segments]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
+    read_named = None
     for access in found.files:
         name = FILE_TOOLS[access.kind]
+        if access.kind == "read" and names is not None:
+            if read_named is None:
+                read_named = names(name, tool_for(name) if tool_for else None)
+            if not read_named:
+                continue
         path = pattern_path(access.pattern, workspace, base) if access.pattern else \
             canonical_path(access.path, workspace, base)
         parts.append((f"{access.kind} of `{path}`", name, tool_for(name) if tool_for else None,

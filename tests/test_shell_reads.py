@@ -1,0 +1,90 @@
+"""compiler/shell.py on the files a program reads (catalogs/shell/commands.json `read`, `read_patterns`,
+`recursive`): `deny read when args.file_path matches "*.env"` stopped the read tool and `cat < .env`, but not
+`cat .env`, `grep KEY .env`, `sed -n 1p .env` or `cat "$V"` (anthropics/claude-code#6002,
+danielmiessler/LifeOS#1790, yulonglin/dotfiles#162). Each file a program reads is now decided as a `read`
+call of it — where the policy has a rule or guard on `read` — and one it cannot name as a read of a file
+pattern (`compiler/file_pattern.py`). Bypass forms are in the corpus."""
+
+import pytest
+
+from dshc.compiler.program import Program
+from dshc.compiler.request import Request
+from dshc.compiler.shell import analyse
+
+
+def reads(command):
+    found = analyse(command)
+    assert found is not None, command
+    return sorted(f.path for f in found.files if f.kind == "read")
+
+
+@pytest.mark.parametrize("command, paths", [
+    ("cat a b", ["a", "b"]), ("cat - a", ["a"]), ("head -n 5 f", ["f"]), ("tail -n 2 -f log", ["log"]),
+    ("grep -n KEY f g", ["f", "g"]), ("grep -e KEY f", ["f"]), ("grep --regexp=KEY -- f", ["f"]),
+    ("grep KEY", []), ("sed -n 1p f", ["f"]), ("sed -e 1p f g", ["f", "g"]), ("jq .a f.json", ["f.json"]),
+    ("jq -f prog.jq f.json", ["f.json", "prog.jq"]), ("sort -k 2 -t , f", ["f"]), ("cut -d , -f 1 f", ["f"]),
+    ("diff a b", ["a", "b"]), ("wc -l a", ["a"]), ("base64 f", ["f"]), ("od -A x -t x1 f", ["f"]),
+    ("cat \"$V\"", ["**"]), ("cat *.py", ["*.py"]), ("cat src/*", ["src/*"]),
+    ("grep -r KEY src", ["src", "src/**"]), ("grep -rn KEY", [".", "./**"]), ("rg KEY", [".", "./**"]),
+    ("rg KEY a b", ["a", "a/**", "b", "b/**"]), ("diff -r a b", ["a", "a/**", "b", "b/**"]),
+    ("cd sub && cat .env", ["sub/.env"]), ("cd sub; cat .env", ["**.env"]),
+])
+def test_a_program_names_the_files_it_reads(command, paths):
+    assert reads(command) == paths
+
+
+@pytest.mark.parametrize("command", ["ls -la", "echo x", "git status", "find . -name x", "cat <<< hi"])
+def test_and_reads_none_where_it_reads_none(command):
+    assert reads(command) == []
+
+
+POLICY = '''
+policy secrets "deny-list on reads" {
+  default allow
+  deny read when args.file_path matches "*.env"
+  ask read when args.file_path outside workspace
+}
+policy silent "no rule on reads" {
+  default ask
+  allow bash when args.command is readonly
+}
+policy placed "reads asked outside the workspace" {
+  default allow
+  ask read when args.file_path outside workspace
+}
+policy guarded "a guard on reads" {
+  default allow
+  guard secrets: deny read when args.file_path matches "*.env"
+}
+'''
+
+CASES = [
+    ("secrets", "cat .env", "deny"), ("secrets", "grep KEY .env", "deny"), ("secrets", 'cat "$V"', "deny"),
+    ("secrets", "cat README.md", "allow"), ("secrets", "head -n 5 README.md", "allow"),
+    ("secrets", "cat *.py", "allow"), ("secrets", "cat *", "deny"), ("secrets", "cat /etc/hosts", "ask"),
+    ("secrets", "grep -r KEY src", "deny"),  # src/x.env may be below
+    ("secrets", "grep KEY -- src/a.py", "allow"), ("secrets", "cd sub && cat .env", "deny"),
+    ("silent", "cat .env", "allow"), ("silent", 'cat "$V"', "allow"), ("silent", "cat < .env", "allow"),
+    ("guarded", "cat .env", "deny"), ("guarded", 'cat "$V"', "deny"), ("guarded", "cat a.py", "allow"),
+]
+
+
+@pytest.fixture(scope="module")
+def program():
+    return Program.load(texts={"p.dsh": POLICY})
+
+
+@pytest.mark.parametrize("policy, command, effect", CASES)
+def test_a_read_is_decided_by_the_read_rules(program, policy, command, effect):
+    request = Request(preset="standard", host="web", policy=policy)
+    args = {"command": command, "description": "d"}
+    indexed = program.decide(request, "bash", args, workspace="/ws")
+    reference = program.decide_unindexed(request, "bash", args, workspace="/ws")
+    assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)
+
+
+def test_a_recursive_read_stays_in_its_directory(program):
+    request = Request(preset="standard", host="web", policy="placed")
+    for command, effect in (("grep -r KEY src", "allow"), ("grep -r KEY /etc", "ask"), ('grep -r KEY "$D"', "ask")):
+        decided = program.decide(request, "bash", {"command": command, "description": "d"}, workspace="/ws")
+        assert decided.effect == effect, (command, decided)
