@@ -110,6 +110,7 @@ _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _DQ_ESCAPES = {"$", "`", '"', "\\", "\n"}
 
 
+_ASSIGNMENT = Pattern(r"[A-Za-z_][A-Za-z0-9_]*=")
 _OPEN = "\x00open"  # an unquoted `[` while a word's shape is collected
 
 
@@ -409,6 +410,21 @@ def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
     for index in range(1, len(words)):
         found += [value for _, value in _option_words(words[index].text, options, words, index)[0] if value]
     return found
+
+
+def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, into: bool) -> list[_Word]:
+    """The operands a program reads, by its row's `read` (`cp a b`: its sources; `dd if=f`: f)."""
+    read = [_Word(word.text.partition("=")[2], word.dynamic, word.unsafe, word.glob) for word in operands
+            if word.text.partition("=")[0] in row.read_assignments and "=" in word.text]
+    if row.read == "all" or row.read == "after_first" and pattern_given:
+        read += operands
+    elif row.read == "after_first":
+        read += operands[1:]
+    elif row.read == "first":
+        read += operands[:1]
+    elif row.read == "sources":  # `cp a b DIR`, `cp -t DIR a b`
+        read += operands if into else operands[:-1]
+    return read
 
 
 def _file_shape(word: _Word) -> tuple:
@@ -877,8 +893,8 @@ class _Walker:
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order)
             hazard = hazard or unknown
-        if row.read:
-            self.read_files(operands if row.read == "all" or pattern_given else operands[1:], recursive, order)
+        if row.read or row.read_assignments:
+            self.read_files(_read_operands(row, operands, pattern_given, bool(into)), recursive, order)
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):
@@ -904,6 +920,8 @@ class _Walker:
             targets = operands
         elif row.written == "first":
             targets = operands[:1]
+        elif row.written == "second":  # `uniq IN OUT`, `xxd IN OUT`
+            targets = operands[1:2]
         elif row.written == "last":  # `split FILE PREFIX`
             targets = operands[-1:]
         elif row.written == "destination":
@@ -1047,6 +1065,7 @@ class _Walker:
             if row.code_operand:
                 codes.append(("program", rest[0].text))
                 given = True
+                rest = rest[1:]  # the operands after the program
             else:
                 files.append(rest[0].text)
         if any(value and (value == "-" or _names_stdin(value)) for value in files):
@@ -1072,6 +1091,8 @@ class _Walker:
                 raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option in sorted(names & row.hazard):
             hazard = hazard or f"`{name} {option}` writes files or loads code"
+        if row.reads_operands:  # `awk PROGRAM FILE…`; `x=1` is an assignment
+            self.read_files([word for word in rest if word.dynamic or not _ASSIGNMENT.match(word.text)], False, order)
         self.emit(order, argv, hazard=hazard, literal=literal)
 
     def wrapper(self, name, wrapper, words, argv, depth, order, hazard, literal) -> bool:

@@ -95,10 +95,12 @@ class Program:
     moves: bool = False  # its sources are removed too (`mv`)
     into: frozenset = frozenset()  # options whose value is a directory it writes into (`cp -t`, `unzip -d`)
     written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
-    # which operands it reads: "all" (`cat`, `head`), "after_first" (`grep PATTERN FILE…`: the first too when a
+    # which operands it reads: "all" (`cat`, `head`), "first" (`uniq IN OUT`), "sources" (`cp`: all but the
+    # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
     # `rg`) a directory is read with every file below it, and no operand reads the working directory
     read: str = ""
+    read_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file read (`dd if=`)
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     # subcommand -> this row with that subcommand's own `commands`, `writes` and `values` (`git clone -u`,
@@ -135,7 +137,7 @@ class Program:
     def reads_only(self) -> bool:
         """Whether all it knows of the program is which operands it reads (`cat`, `head -n N`)."""
         return bool(self.read) and replace(self, read="", read_patterns=frozenset(), recursive=frozenset(),
-                                           values=frozenset()) == _NOTHING_KNOWN
+                                           read_assignments=frozenset(), values=frozenset()) == _NOTHING_KNOWN
 
     @property
     def options_matter(self) -> bool:
@@ -163,6 +165,8 @@ class Interpreter:
     ends: frozenset = frozenset()  # options after which the rest are operands (`python -m MODULE ARGS`)
     stdin: frozenset = frozenset()  # options that make it read code from stdin (`python -i`)
     info: frozenset = frozenset()  # options after which no program is read (`--version`)
+    # its operands after the program are files it reads, but `NAME=VALUE` assignments and `-` (awk)
+    reads_operands: bool = False
     hazard: frozenset = frozenset()  # options that write files or load code (`perl -i`, `awk -l`)
     code_subcommands: frozenset = frozenset()  # first operands that read code from the line or stdin (`deno eval`)
     stdin_subcommands: frozenset = frozenset()  # first operands that read the program from stdin given `-` (`deno run -`)
@@ -294,6 +298,7 @@ def _program_row(row: dict) -> Program:
                    moves=row.get("moves", False), into=frozenset(row.get("into", ())),
                    written_assignments=frozenset(row.get("written_assignments", ())),
                    read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
+                   read_assignments=frozenset(row.get("read_assignments", ())),
                    recursive=frozenset(row.get("recursive", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
@@ -307,7 +312,8 @@ def _interpreter(row: dict) -> Interpreter:
                        code_operands_from=row.get("code_operands_from"),
                        operands_not_program=row.get("operands_not_program", False),
                        unclear_optional=row.get("unclear_optional", False), permutes=row.get("permutes", False),
-                       unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""), **sets)
+                       unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""),
+                       reads_operands=row.get("reads_operands", False), **sets)
 
 
 def _by_name(rows: dict) -> dict:

@@ -28,9 +28,18 @@ def reads(command):
     ("grep -r KEY src", ["src", "src/**"]), ("grep -rn KEY", [".", "./**"]), ("rg KEY", [".", "./**"]),
     ("rg KEY a b", ["a", "a/**", "b", "b/**"]), ("diff -r a b", ["a", "a/**", "b", "b/**"]),
     ("cd sub && cat .env", ["sub/.env"]), ("cd sub; cat .env", ["**.env"]),
+    ("cp a b c", ["a", "b"]), ("cp -t d a b", ["a", "b"]), ("mv a b", ["a"]), ("dd if=a of=b", ["a"]),
+    ("uniq -c a b", ["a"]), ("xxd -r d o", ["d"]), ("zip -r x.zip src", ["src", "src/**"]), ("gzip -c f", ["f"]),
+    ("awk 1 a b", ["a", "b"]), ("awk -f p.awk x=1 data.csv", ["data.csv"]), ("awk -F, '{print $1}' -", []),
+    ('awk 1 "$f"', ["**"]),
 ])
 def test_a_program_names_the_files_it_reads(command, paths):
     assert reads(command) == paths
+
+
+@pytest.mark.parametrize("command, written", [("uniq a b", ["b"]), ("uniq a", []), ("xxd d o", ["o"]), ("xxd d", [])])
+def test_a_second_operand_is_written_where_the_program_writes_it(command, written):
+    assert sorted(f.path for f in analyse(command).files if f.kind == "write") == written
 
 
 @pytest.mark.parametrize("command", ["ls -la", "echo x", "git status", "find . -name x", "cat <<< hi"])
