@@ -31,7 +31,7 @@ def reads(command):
     ("cp a b c", ["a", "b"]), ("cp -t d a b", ["a", "b"]), ("mv a b", ["a"]), ("dd if=a of=b", ["a"]),
     ("uniq -c a b", ["a"]), ("xxd -r d o", ["d"]), ("zip -r x.zip src", ["src", "src/**"]), ("gzip -c f", ["f"]),
     ("awk 1 a b", ["a", "b"]), ("awk -f p.awk x=1 data.csv", ["data.csv"]), ("awk -F, '{print $1}' -", []),
-    ('awk 1 "$f"', ["**"]),
+    ('awk 1 "$f"', ["**"]), ("ln -s .env x", [".env"]), ("ln -t d a b", ["a", "b"]),
 ])
 def test_a_program_names_the_files_it_reads(command, paths):
     assert reads(command) == paths
