@@ -785,6 +785,11 @@ class _Walker:
         into: list[_Word] = []  # directories an option names for it to write into (`cp -t DIR`)
         written_with = False  # one of `written_with` is given (`sed -i`)
         pattern_given = False  # one of `read_patterns` is given (`grep -e P`): the first operand is a file too
+        archived = {"creates": False, "extracts": "*" in row.extracts, "lists": False, "anywhere": False}
+        archives: list[_Word] = []  # `tar -f A`
+        member_dir: _Word | None = _Word(".")  # where members land and operands are read (`tar -C DIR`)
+        if row.bundled_first and len(words) > 1 and not words[1].text.startswith("-") and not _unknown(words[1]):
+            words = [words[0], _Word("-" + words[1].text), *words[2:]]  # `tar xzf a.tgz` is `tar -xzf a.tgz`
         recursive = "*" in row.recursive  # a directory operand is read with every file below it (`grep -r`)
         index = 1
         while index < len(words):
@@ -865,11 +870,19 @@ class _Walker:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
             written_with = written_with or any(option_hit(text, option) is not None for option in row.written_with)
             pattern_given = pattern_given or any(option_hit(text, option) is not None for option in row.read_patterns)
+            for key, options in (("creates", row.creates), ("extracts", row.extracts), ("lists", row.lists),
+                                 ("anywhere", row.members_anywhere)):
+                archived[key] = archived[key] or any(option_hit(text, option) is not None for option in options)
             recursive = recursive or any(option_hit(text, option) is not None for option in row.recursive)
-            written, written_value = _option_words(text, (row.writes | row.chdir | row.into) - skip, words, index)
+            written, written_value = _option_words(text, (row.writes | row.chdir | row.into | row.archive) - skip,
+                                                   words, index)
             for option, value in written:
                 if option in row.into:
                     into.append(value or _Word(""))
+                elif option in row.archive:
+                    archives.append(value or _Word(""))
+                elif option in row.chdir and (row.creates or row.extracts):  # its own, not the shell's
+                    member_dir = value if value is not None and not _unknown(value) else None
                 elif option in row.chdir:
                     self.changes_directory()
                 elif value is not None and value.text:  # `-o "$f"`: a write of a file pattern
@@ -893,6 +906,8 @@ class _Walker:
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order)
             hazard = hazard or unknown
+        if row.creates or row.extracts:
+            self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
             self.read_files(_read_operands(row, operands, pattern_given, bool(into)), recursive, order)
         if row.safe_script:
@@ -951,6 +966,34 @@ class _Walker:
             else:
                 self.files.append(("write", path, order, True, items))
         return hazard
+
+    def archive_files(self, row: Program, archived: dict, archives: list[_Word], operands: list[_Word],
+                      member_dir: _Word | None, order) -> None:
+        """An archiver's files: `tar -c` writes its archive and reads each operand with every file below it
+        (relative to `-C DIR`); `tar -x`, `unzip`, `patch` write every member below the directory they
+        extract into (`DIR/**`), or anywhere (`tar -P`, a directory not known). The archive of `tar -x` is
+        read."""
+        def placed(word: _Word) -> _Word:
+            if member_dir is None:
+                return _Word(word.text, True)  # below a directory not known: any file
+            if member_dir.text == "." or posixpath.isabs(word.text):
+                return word
+            return _Word(posixpath.join(member_dir.text, word.text), word.dynamic, word.unsafe, word.glob, False,
+                         (member_dir.text, "/", *word.shape) if word.shape else ())
+        if archived["creates"]:
+            for archive in archives:
+                if archive.text and archive.text != "-":
+                    self.files.append(("write", archive.text, order, True, _file_shape(archive) if _unknown(archive)
+                                       else ()))
+            self.read_files([placed(word) for word in operands], True, order)
+        elif archived["extracts"] and not archived["lists"] and not (row.written and operands):
+            # (`patch FILE < x.diff` writes FILE, its `written` operand; with none, the files its diff names)
+            self.read_files([archive for archive in archives if archive.text], False, order)
+            if archived["anywhere"] or member_dir is None or _unknown(member_dir):
+                items: tuple = (ANY,)
+            else:
+                items = (member_dir.text.rstrip("/") or "/", "/", DEEP)
+            self.files.append(("write", display(items), order, True, items))
 
     def read_files(self, operands: list[_Word], recursive: bool, order) -> None:
         """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it

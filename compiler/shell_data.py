@@ -99,6 +99,17 @@ class Program:
     # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
     # `rg`) a directory is read with every file below it, and no operand reads the working directory
+    # an archiver (`tar`, `unzip`, `patch`): `archive` options name the archive file; with a `creates` option it
+    # writes the archive and reads its operands recursively (`tar -c`); with an `extracts` one ("*": unless a
+    # `lists` option is given) it writes every member below the working directory, or below its `chdir`
+    # option's directory (`tar -x -C DIR`), anywhere with a `members_anywhere` one (`tar -P`); with
+    # `bundled_first` a first word without `-` is a cluster of short options (`tar xzf`)
+    archive: frozenset = frozenset()
+    creates: frozenset = frozenset()
+    extracts: frozenset = frozenset()
+    lists: frozenset = frozenset()
+    members_anywhere: frozenset = frozenset()
+    bundled_first: bool = False
     read: str = ""
     read_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file read (`dd if=`)
     read_patterns: frozenset = frozenset()
@@ -297,6 +308,10 @@ def _program_row(row: dict) -> Program:
                    written=row.get("written", ""), written_with=frozenset(row.get("written_with", ())),
                    moves=row.get("moves", False), into=frozenset(row.get("into", ())),
                    written_assignments=frozenset(row.get("written_assignments", ())),
+                   archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),
+                   extracts=frozenset(row.get("extracts", ())), lists=frozenset(row.get("lists", ())),
+                   members_anywhere=frozenset(row.get("members_anywhere", ())),
+                   bundled_first=row.get("bundled_first", False),
                    read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
                    read_assignments=frozenset(row.get("read_assignments", ())),
                    recursive=frozenset(row.get("recursive", ())),

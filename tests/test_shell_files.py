@@ -28,7 +28,7 @@ def writes(command):
     ("rm -rf a b", ["a", "b"]), ("rmdir d", ["d"]), ("shred -u f", ["f"]), ("unlink f", ["f"]),
     ("mkdir -p a/b", ["a/b"]), ("chmod 600 f", ["600", "f"]), ("chown u:g f", ["f", "u:g"]),
     ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre"]),
-    ("unzip -o z.zip -d out", ["out/*"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b/-a"]),
+    ("unzip -o z.zip -d out", ["out/**"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b/-a"]),
 ])
 def test_a_file_program_names_the_files_it_writes(command, paths):
     named, hazards = writes(command)
@@ -43,7 +43,7 @@ def test_and_writes_none_where_it_writes_none(command):
 @pytest.mark.parametrize("command, pattern", [
     ('cp "$f" backup/', "backup/*"), ("cp -t d *.py", "d/*.py"), ('mv "$a" b', "b/*"), ('mv "$a" b', "**"),
     ("rm -rf build/*", "build/*"), ("sed -i 's/a/b/' *.py", "*.py"), ('touch "$f"', "**"), ('dd of="$F"', "**"),
-    ('unzip z -d "$D"', "**/*"), ('cp -- a "$D"', "**/a"), ('cp -- a "$D"', "**"), ('cp x src/"$f".bak', "src/**.bak"),
+    ('unzip z -d "$D"', "**"), ('cp -- a "$D"', "**/a"), ('cp -- a "$D"', "**"), ('cp x src/"$f".bak', "src/**.bak"),
     ("cp a/b?.py d/", "d/b?.py"), ('sort -o "$f" x', "**"), ('curl -o "$f" u', "**"), ("cd d; cp a b", "**b"),
     ("cd d; touch a", "**a"), ('cp -r "$d" .claude', ".claude/*"), ("cp x[ab] out/", "out/x*"),
 ])
