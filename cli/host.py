@@ -11,6 +11,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
 
 from ..compiler.facts import SANDBOX_MODES
+from ..compiler.policy.protected import protected_paths
 from ..compiler.program import Program
 from ..compiler.request import Request
 
@@ -144,6 +145,8 @@ def sandbox_settings(policy) -> dict:
     return {"network": policy.network is not None and policy.network.text == "allow",
             "writable_roots": tuple(root.text for root in policy.writable),
             "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
+            # a policy's write deny on a literal directory is kept read-only by the sandbox too
+            "protected_roots": protected_paths(policy),
             # bubblewrap only when the user asks for it (DSHC_SANDBOX=bwrap)
             "sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
 
@@ -210,7 +213,9 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
         mechanism = _process_mechanism(mode, settings)
     return {"mode": mode, "applies_to": "processes" if package in PROCESS_PACKAGES else "files",
             "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
-            "writable": list(settings.get("writable_roots", ())), "escalation_if_approved": escalation}
+            "writable": list(settings.get("writable_roots", ())),
+            "read_only": list(settings.get("protected_roots", ())) if mode == "workspace-write" else [],
+            "escalation_if_approved": escalation}
 
 
 def _process_mechanism(mode: str, settings: dict) -> str:
@@ -218,7 +223,8 @@ def _process_mechanism(mode: str, settings: dict) -> str:
     from .sandbox_record import reported_probe
     conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
                        fallback_unsandboxed=settings.get("sandbox_fallback", False),
-                       backend=settings.get("sandbox_backend", "auto"))
+                       backend=settings.get("sandbox_backend", "auto"),
+                       protected=tuple(os.path.join(os.getcwd(), path) for path in settings.get("protected_roots", ())))
     try:
         return plan(conf, ["true"], -1, found=reported_probe()).mechanism
     except SandboxUnavailable as exc:
@@ -232,6 +238,8 @@ def sandbox_text(described: dict | None) -> str:
             f"network {'on' if described['network'] == 'allow' else 'off'}")
     if described["writable"]:
         text += ", also writable: " + ", ".join(described["writable"])
+    if described.get("read_only"):
+        text += ", kept read-only: " + ", ".join(described["read_only"])
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"

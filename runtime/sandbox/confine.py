@@ -36,6 +36,8 @@ class Confinement:
     workspace: str
     tmpdir: str                              # the private temp dir, writable in every mode
     writable: tuple[str, ...] = ()           # extra roots the policy names (workspace-write only)
+    # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude`)
+    protected: tuple[str, ...] = ()
     network: bool = False
     fallback_unsandboxed: bool = False       # the policy's explicit opt-out of failing closed
     backend: str = "auto"                    # auto | bwrap
@@ -44,6 +46,12 @@ class Confinement:
         if self.mode == "workspace-write":
             return (self.workspace, self.tmpdir, *self.writable)
         return (self.tmpdir,)
+
+    def read_only(self) -> tuple[str, ...]:
+        """The protected paths some write root holds (elsewhere nothing may be written anyway)."""
+        roots = self.write_roots()
+        return tuple(path for path in dict.fromkeys(self.protected)
+                     if any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots))
 
 
 @dataclass(frozen=True)
@@ -54,9 +62,9 @@ class Launch:
 
 
 def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
-              roots: tuple[str, ...] = ()) -> list[str]:
+              roots: tuple[str, ...] = (), read_only: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
-            *roots, "--", *argv]
+            *roots, *("!" + path for path in read_only), "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -64,9 +72,13 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
     for root in dict.fromkeys(conf.write_roots()):
         if os.path.exists(root):
             command += ["--bind", root, root]
+    for path in conf.read_only():
+        command += ["--ro-bind-try", path, path]
     if not conf.network:
         command.append("--unshare-net")
-    return [*command, "--die-with-parent", "--", *argv]
+    # run as root, bubblewrap keeps every capability: the command could then unmount or remount what
+    # keeps it in (measured: `umount` succeeded under uid 0)
+    return [*command, "--cap-drop", "ALL", "--die-with-parent", "--", *argv]
 
 
 def missing(conf: Confinement, found: Probe | None = None) -> str | None:
@@ -79,6 +91,8 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
             return "Landlock (the kernel reports no Landlock ABI)"
         if not conf.network and not found.network_namespace:
             return "unprivileged user namespaces (needed to turn the network off)"
+        if conf.read_only() and not found.network_namespace:
+            return f"unprivileged user namespaces (needed to keep `{conf.read_only()[0]}` read-only)"
         return None
     if found.platform == "darwin":
         return None if found.sandbox_exec else "sandbox-exec (Seatbelt)"
@@ -101,10 +115,12 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     if conf.backend == "bwrap":
         return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
     if not linux:
-        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network)
+        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network, conf.read_only())
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
-    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES))
-    return Launch(launcher, "landlock" if conf.network else "landlock+netns", True)
+    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES),
+                         read_only=conf.read_only())
+    mechanism = "landlock" if conf.network else "landlock+netns"
+    return Launch(launcher, mechanism + ("+read-only-mounts" if conf.read_only() else ""), True)
 
 
 def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:

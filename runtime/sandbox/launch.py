@@ -1,7 +1,8 @@
-"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK ROOT… -- ARGV…`
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK ROOT… [!READ_ONLY…] -- ARGV…`
 (stdlib only, no package import, nothing slow to import: it runs before every command):
-confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches and the
-writable roots; out: the command's exit status, or status 125 and a reason on the report fd."""
+confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the writable
+roots and the paths kept read-only under them; out: the command's exit status, or status 125 and a
+reason on the report fd."""
 from __future__ import annotations
 
 import os
@@ -11,15 +12,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import landlock  # noqa: E402 - a sibling file, found through the path set just above
 import netns  # noqa: E402
+import readonly  # noqa: E402
 import supervise  # noqa: E402
 
 CONFINE_FAILED = 125
 
 
-def confine(use_landlock: bool, network: bool, roots: list[str]) -> None:
-    if not network:
-        netns.isolate_network()
-    if use_landlock:
+def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = ()) -> None:
+    flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only else 0)
+    if flags:
+        netns.enter(flags)
+    if read_only:
+        readonly.keep_read_only(list(read_only))
+    if use_landlock:  # last: it forbids the command to undo the mounts
         landlock.restrict_writes(roots, deny_tcp=not network)
 
 
@@ -41,10 +46,13 @@ def main(argv: list[str]) -> int:
         if report is not None:
             os.set_inheritable(report, False)
         split = argv.index("--")
-        use_landlock, network, roots, command = argv[2] == "1", argv[3] == "1", argv[4:split], argv[split + 1:]
+        use_landlock, network, command = argv[2] == "1", argv[3] == "1", argv[split + 1:]
+        # a root given as `!PATH` is kept read-only (every root is absolute: none starts with `!`)
+        roots = [root for root in argv[4:split] if not root.startswith("!")]
+        read_only = [root[1:] for root in argv[4:split] if root.startswith("!")]
         if not command:
             raise ValueError("no command to run")
-        confine(use_landlock, network, roots)
+        confine(use_landlock, network, roots, read_only)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())

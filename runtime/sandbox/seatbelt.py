@@ -1,5 +1,6 @@
 """macOS: a Seatbelt profile for `sandbox-exec` generated from a Confinement. In: the writable
-roots and the network switch; out: the profile text (pinned as golden text in the tests)."""
+roots, the paths kept read-only under them and the network switch; out: the profile text (pinned
+as golden text in the tests)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,10 +22,13 @@ def _quote(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def profile(write_roots: Sequence[str], devices: Sequence[str], network: bool) -> str:
+def profile(write_roots: Sequence[str], devices: Sequence[str], network: bool,
+            read_only: Sequence[str] = ()) -> str:
     lines = [_BASE]
     targets = [f"(subpath {_quote(root)})" for root in write_roots] + [f"(literal {_quote(d)})" for d in devices]
     lines.append("(allow file-write*\n    " + "\n    ".join(targets) + ")")
+    if read_only:  # the last rule that matches decides: these come after the roots they carve out of
+        lines.append("(deny file-write*\n    " + "\n    ".join(f"(subpath {_quote(p)})" for p in read_only) + ")")
     if network:
         lines.append("(allow network*)")
     else:

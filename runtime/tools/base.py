@@ -309,6 +309,7 @@ class ToolContext:
     interactive: bool = False         # a TTY is attached
     max_output_chars: int = 16000
     writable_roots: tuple[str, ...] = ()   # writable beside the workspace (workspace-write only)
+    protected_roots: tuple[str, ...] = ()  # kept read-only under the writable roots (a policy's write deny)
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap

@@ -67,9 +67,12 @@ def shown(ctx: ToolContext, real: str) -> str:
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in ctx.writable_roots)
-    return Confinement(mode=ctx.sandbox, workspace=workspace_root(ctx), tmpdir=ctx.state.private_tmp(),
+    root = workspace_root(ctx)
+    # a relative protected path is the workspace's (`.claude`), as a policy glob's is
+    protected = tuple(os.path.realpath(os.path.join(root, os.path.expanduser(path))) for path in ctx.protected_roots)
+    return Confinement(mode=ctx.sandbox, workspace=root, tmpdir=ctx.state.private_tmp(),
                        writable=roots, network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback,
-                       backend=ctx.sandbox_backend)
+                       backend=ctx.sandbox_backend, protected=protected)
 
 
 def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:

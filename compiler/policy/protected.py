@@ -1,0 +1,41 @@
+"""The paths a policy forbids writing inside the writable roots, for the OS sandbox to keep read-only.
+
+`deny write, edit when args.file_path matches ".claude/*"` is enforced where a call is decided, but a
+process writes files no rule sees (`tar xf a.tar`, a build script, `python3 x.py`): the sandbox keeps
+`.claude` read-only too (`runtime/sandbox/readonly.py`). Only what the rule alone decides becomes a path:
+a `deny` or `ask` (a sandboxed process cannot ask) or a guard on the `write` tool whose whole condition is
+`args.file_path matches "DIR/*"` (or `"DIR/**"`, or a literal `"FILE"`), or an `or` of such tests. A rule
+with another condition (`… and plan_mode`) would be enforced where it does not hold, and a glob without a
+literal directory (`*.env`) names no path: both are left to the rules.
+"""
+from __future__ import annotations
+
+from .. import ast
+from ..globs import glob_match
+
+WILD = "*?"
+
+
+def protected_paths(policy) -> tuple[str, ...]:
+    """The literal paths (relative ones are the workspace's) a policy keeps from being written."""
+    found: dict[str, None] = {}
+    denying = [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards)
+    for rule in denying:
+        if not any(target.kind == "tool" and glob_match(target.name.text, "write") for target in rule.targets):
+            continue
+        tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
+        paths = [_path(test) for test in tests]
+        if paths and all(paths):
+            found.update(dict.fromkeys(paths))
+    return tuple(found)
+
+
+def _path(test) -> str | None:
+    """DIR of `args.file_path matches "DIR/*"`, FILE of a literal glob; None for any other test."""
+    if not isinstance(test, ast.Matches) or ast.argument_field(test) != "file_path":
+        return None
+    pattern = test.pattern
+    for tail in ("/**", "/*"):
+        if pattern.endswith(tail) and not any(char in pattern[:-len(tail)] for char in WILD):
+            return pattern[:-len(tail)] or "/"
+    return pattern if pattern and not any(char in pattern for char in WILD) else None

@@ -1,0 +1,33 @@
+"""Paths kept read-only inside the writable roots (stdlib ctypes only): each becomes a read-only bind mount of
+itself in the process's own mount namespace (`netns.enter(CLONE_NEWNS)` first). In: existing paths; out: writes
+under them fail (EROFS), renaming them fails (a mount point). Landlock, applied after, forbids the command
+any mount or unmount, so it cannot undo them. A path that does not exist is skipped: a file created
+there later is not contained (the rules still decide what the command names)."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+
+
+class MountError(OSError):
+    pass
+
+
+def keep_read_only(paths: list[str]) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+
+    def mount(source, target, flags: int, what: str) -> None:
+        if libc.mount(source, target, None, flags, None) != 0:
+            errno = ctypes.get_errno()
+            raise MountError(errno, f"{what} `{os.fsdecode(target)}`: {os.strerror(errno)}")
+    # nothing mounted here reaches the host's namespace
+    mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        target = os.fsencode(path)
+        mount(target, target, _MS_BIND | _MS_REC, "bind-mounting")
+        mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")
