@@ -49,9 +49,9 @@ def test_only_what_a_rule_alone_decides_becomes_a_path(program):
     policy = program.composition(Request(host="web", policy="several")).policy
     # `*.env` names no directory, `… and plan_mode` and `… or plan_mode` are not the glob alone, `edit` is not a
     # process's write
-    assert protected_paths(policy) == ("config", "/srv/app/.env", ".git/hooks")
+    assert protected_paths(policy) == ("config/", "/srv/app/.env", ".git/hooks/")  # a directory's ends in `/`
     guarded = program.composition(Request(host="web", policy="guarded")).policy
-    assert protected_paths(guarded) == (".claude",)
+    assert protected_paths(guarded) == (".claude/",)
 
 
 @pytest.fixture
@@ -70,12 +70,21 @@ def test_a_protected_directory_cannot_be_written_renamed_or_unmounted(run, works
     (workspace / "w.sh").write_text("echo '{\"hooks\": 1}' > .claude/settings.json; echo wrote=$?\n")
     output = run("sh w.sh; touch .claude/new; echo new=$?; mv .claude moved; echo mv=$?; rm -rf .claude; "
                  "echo rm=$?; umount .claude; echo umount=$?; ln .claude/settings.json link; echo ln=$?; "
-                 "echo ok > other; echo other=$?", protected_roots=(".claude",))
+                 "echo ok > other; echo other=$?", protected_roots=(".claude/",))
     for step in ("wrote", "new", "mv", "rm", "umount", "ln"):
         assert f"{step}=0" not in output, (step, output)
     assert "other=0" in output
     assert (workspace / ".claude" / "settings.json").read_text() == "{}"
     assert sorted(p.name for p in (workspace / ".claude").iterdir()) == ["settings.json"]
+
+
+@needs_namespaces
+def test_a_missing_protected_directory_is_made_empty_and_kept(run, workspace):
+    # planting `.claude/settings.json` where the project had none is the same attack
+    (workspace / "w.sh").write_text("mkdir -p .claude; echo x > .claude/settings.json; echo wrote=$?\n")
+    output = run("sh w.sh; echo x > secret.env; echo file=$?", protected_roots=(".claude/", "secret.env"))
+    assert "wrote=0" not in output and sorted(p.name for p in (workspace / ".claude").iterdir()) == []
+    assert "file=0" in output  # a missing file is not made: it is the rules' alone
 
 
 @needs_namespaces
@@ -92,13 +101,13 @@ def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
     ctx, state = session(program, Request(host="web", policy="guarded"), str(tmp_path))
     try:
         tool_ctx = ctx.tool_context(ctx.signal)
-        assert tool_ctx.protected_roots == (".claude",)
+        assert tool_ctx.protected_roots == (".claude/",)
         output = IMPLEMENTATIONS["tool-bash/bash"]({"command": "sh w.sh", "description": "t"}, tool_ctx)["output"]
     finally:
         state.close()
     assert "wrote=0" not in output and not (tmp_path / ".claude" / "settings.json").exists()
     described = describe_sandbox(program, Request(host="web", policy="guarded"), "bash")
-    assert described["read_only"] == [".claude"] and described["mechanism"].endswith("+read-only-mounts")
+    assert described["read_only"] == [".claude/"] and described["mechanism"].endswith("+read-only-mounts")
 
 
 def absent(**found) -> Probe:
@@ -108,11 +117,11 @@ def absent(**found) -> Probe:
 
 def test_each_mechanism_is_told_the_paths(tmp_path):
     ws = str(tmp_path)
-    conf = Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude", "/etc/elsewhere"))
-    assert conf.read_only() == (f"{ws}/.claude",)  # outside every write root nothing is writable anyway
+    conf = Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude/", "/etc/elsewhere"))
+    assert conf.read_only() == (f"{ws}/.claude/",)  # outside every write root nothing is writable anyway
     launch = plan(conf, ["/bin/true"], 3, absent())
-    assert f"!{ws}/.claude" in launch.argv and launch.mechanism == "landlock+netns+read-only-mounts"
-    bwrap = plan(Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude",), backend="bwrap"),
+    assert f"!{ws}/.claude/" in launch.argv and launch.mechanism == "landlock+netns+read-only-mounts"
+    bwrap = plan(Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude/",), backend="bwrap"),
                  ["/bin/true"], 3, absent(bwrap="/usr/bin/bwrap"))
     at = bwrap.argv.index("--ro-bind-try")
     assert bwrap.argv[at:at + 3] == ["--ro-bind-try", f"{ws}/.claude", f"{ws}/.claude"]
@@ -134,7 +143,7 @@ def test_without_namespaces_a_protected_path_fails_closed(tmp_path):
 def test_bubblewrap_keeps_it_read_only_for_real(run, workspace):
     (workspace / ".claude").mkdir()
     (workspace / "w.sh").write_text("echo x > .claude/settings.json; echo wrote=$?; umount .claude; echo umount=$?\n")
-    output = run("sh w.sh; echo ok > other; echo other=$?", protected_roots=(".claude", "missing"),
+    output = run("sh w.sh; echo ok > other; echo other=$?", protected_roots=(".claude/", "missing"),
                  sandbox_backend="bwrap")
     assert "wrote=0" not in output and "umount=0" not in output and "other=0" in output, output
     assert not (workspace / ".claude" / "settings.json").exists()

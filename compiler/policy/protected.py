@@ -17,7 +17,8 @@ WILD = "*?"
 
 
 def protected_paths(policy) -> tuple[str, ...]:
-    """The literal paths (relative ones are the workspace's) a policy keeps from being written."""
+    """The literal paths (relative ones are the workspace's; a directory's ends in `/`) a policy keeps from
+    being written."""
     found: dict[str, None] = {}
     denying = [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards)
     for rule in denying:
@@ -31,11 +32,12 @@ def protected_paths(policy) -> tuple[str, ...]:
 
 
 def _path(test) -> str | None:
-    """DIR of `args.file_path matches "DIR/*"`, FILE of a literal glob; None for any other test."""
+    """`DIR/` for `args.file_path matches "DIR/*"` (a directory: the trailing `/` says so), FILE for a literal
+    glob; None for any other test."""
     if not isinstance(test, ast.Matches) or ast.argument_field(test) != "file_path":
         return None
     pattern = test.pattern
     for tail in ("/**", "/*"):
         if pattern.endswith(tail) and not any(char in pattern[:-len(tail)] for char in WILD):
-            return pattern[:-len(tail)] or "/"
+            return pattern[:-len(tail)].rstrip("/") + "/"
     return pattern if pattern and not any(char in pattern for char in WILD) else None

@@ -36,7 +36,8 @@ class Confinement:
     workspace: str
     tmpdir: str                              # the private temp dir, writable in every mode
     writable: tuple[str, ...] = ()           # extra roots the policy names (workspace-write only)
-    # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude`)
+    # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
+    # directory's with a trailing `/`)
     protected: tuple[str, ...] = ()
     network: bool = False
     fallback_unsandboxed: bool = False       # the policy's explicit opt-out of failing closed
@@ -51,7 +52,7 @@ class Confinement:
         """The protected paths some write root holds (elsewhere nothing may be written anyway)."""
         roots = self.write_roots()
         return tuple(path for path in dict.fromkeys(self.protected)
-                     if any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots))
+                     if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots))
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,8 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
     for root in dict.fromkeys(conf.write_roots()):
         if os.path.exists(root):
             command += ["--bind", root, root]
-    for path in conf.read_only():
-        command += ["--ro-bind-try", path, path]
+    for path in conf.read_only():  # a missing one is skipped: bubblewrap has no directory to mount there
+        command += ["--ro-bind-try", path.rstrip("/") or "/", path.rstrip("/") or "/"]
     if not conf.network:
         command.append("--unshare-net")
     # run as root, bubblewrap keeps every capability: the command could then unmount or remount what
@@ -115,7 +116,8 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     if conf.backend == "bwrap":
         return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
     if not linux:
-        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network, conf.read_only())
+        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
+                                [path.rstrip("/") or "/" for path in conf.read_only()])
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
     launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES),
                          read_only=conf.read_only())

@@ -1,8 +1,9 @@
 """Paths kept read-only inside the writable roots (stdlib ctypes only): each becomes a read-only bind mount of
 itself in the process's own mount namespace (`netns.enter(CLONE_NEWNS)` first). In: existing paths; out: writes
 under them fail (EROFS), renaming them fails (a mount point). Landlock, applied after, forbids the command
-any mount or unmount, so it cannot undo them. A path that does not exist is skipped: a file created
-there later is not contained (the rules still decide what the command names)."""
+any mount or unmount, so it cannot undo them. A missing directory (given with a trailing `/`) is made,
+empty, first; a missing file is skipped: one created there later is not contained (the rules still decide
+what the command names)."""
 from __future__ import annotations
 
 import ctypes
@@ -26,6 +27,11 @@ def keep_read_only(paths: list[str]) -> None:
     # nothing mounted here reaches the host's namespace
     mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
     for path in paths:
+        if path.endswith("/") and not os.path.lexists(path):
+            # a directory the command could otherwise create and fill (`.claude/settings.json` planted where
+            # there was none): made empty, to be mounted read-only
+            os.makedirs(path, exist_ok=True)
+        path = path.rstrip("/") or "/"
         if not os.path.lexists(path):
             continue
         target = os.fsencode(path)

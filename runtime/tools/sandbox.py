@@ -68,8 +68,9 @@ def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in ctx.writable_roots)
     root = workspace_root(ctx)
-    # a relative protected path is the workspace's (`.claude`), as a policy glob's is
-    protected = tuple(os.path.realpath(os.path.join(root, os.path.expanduser(path))) for path in ctx.protected_roots)
+    # a relative protected path is the workspace's (`.claude/`), as a policy glob's is; a directory keeps its `/`
+    protected = tuple(os.path.realpath(os.path.join(root, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
+                      for path in ctx.protected_roots)
     return Confinement(mode=ctx.sandbox, workspace=root, tmpdir=ctx.state.private_tmp(),
                        writable=roots, network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback,
                        backend=ctx.sandbox_backend, protected=protected)
