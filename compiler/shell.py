@@ -100,7 +100,7 @@ class _Word:
     # may expand to a word starting with `-`: it starts with an expansion or a pattern (`"$F"`, `*`, a
     # file named `--checkpoint-action=…`), or an unquoted expansion in it splits into more words
     optionable: bool = False
-    # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` NAME, `?` and `[…]` ONE, an
+    # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` and `[…]` NAME, `?` ONE, an
     # expansion ANY; () when not built from the tree (then an unknown word is ANY)
     shape: tuple = ()
 
@@ -134,8 +134,8 @@ def _bracketed(shape: list) -> tuple:
 
 
 def _glob_shape(raw: str) -> list:
-    """An unquoted word's text as file-pattern items: `*` NAME, `?` and a closed `[…]` ONE, the rest
-    (backslash escapes removed) literal."""
+    """An unquoted word's text as file-pattern items: `*` NAME, `?` ONE, `[` an open bracket (`_bracketed`
+    makes a closed one NAME), the rest (backslash escapes removed) literal."""
     out, i = [], 0
     while i < len(raw):
         char = raw[i]
@@ -490,7 +490,7 @@ class _Walker:
     def __init__(self, data: Knowledge):
         self.data = data
         self.found: list[_Found] = []
-        # (kind, path, order[, by a file program, file pattern items]) before anchoring
+        # (kind, path, order, file pattern items or () for a name) before anchoring
         self.files: list[tuple] = []
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
@@ -588,7 +588,7 @@ class _Walker:
             return
         kinds = {"<": ("read",), "<>": ("read", "write"), "<&": ("read",)}.get(operator, ("write",))
         for kind in kinds:
-            self.files.append((kind, word.text, order))
+            self.files.append((kind, word.text, order, ()))
 
     def assignment(self, node, order, nested) -> None:
         builder = _WordBuilder(nested)
@@ -886,7 +886,7 @@ class _Walker:
                 elif option in row.chdir:
                     self.changes_directory()
                 elif value is not None and value.text:  # `-o "$f"`: a write of a file pattern
-                    self.files.append(("write", value.text, order, True, _file_shape(value) if _unknown(value) else ()))
+                    self.files.append(("write", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
             value_at = max(command_value, written_value)
@@ -950,7 +950,7 @@ class _Walker:
         if row.moves:
             targets = targets + sources
         written = [(target.text, _file_shape(target) if _unknown(target) else ()) for target in targets]
-        for directory in into:  # each source keeps its name there; `unzip -d DIR`: some file in it
+        for directory in into:  # each source keeps its name there (`cp -t DIR`, `cp a b DIR`)
             for source in sources or [None]:
                 kept = _base_name(source)
                 if _unknown(directory) or NAME in kept or ONE in kept:
@@ -964,7 +964,7 @@ class _Walker:
             if not path:
                 hazard = hazard or f"`{name}` writes a file with an empty name"
             else:
-                self.files.append(("write", path, order, True, items))
+                self.files.append(("write", path, order, items))
         return hazard
 
     def archive_files(self, row: Program, archived: dict, archives: list[_Word], operands: list[_Word],
@@ -983,8 +983,7 @@ class _Walker:
         if archived["creates"]:
             for archive in archives:
                 if archive.text and archive.text != "-":
-                    self.files.append(("write", archive.text, order, True, _file_shape(archive) if _unknown(archive)
-                                       else ()))
+                    self.files.append(("write", archive.text, order, _file_shape(archive) if _unknown(archive) else ()))
             self.read_files([placed(word) for word in operands], True, order)
         elif archived["extracts"] and not archived["lists"] and not (row.written and operands):
             # (`patch FILE < x.diff` writes FILE, its `written` operand; with none, the files its diff names)
@@ -993,7 +992,7 @@ class _Walker:
                 items: tuple = (ANY,)
             else:
                 items = (member_dir.text.rstrip("/") or "/", "/", DEEP)
-            self.files.append(("write", display(items), order, True, items))
+            self.files.append(("write", display(items), order, items))
 
     def read_files(self, operands: list[_Word], recursive: bool, order) -> None:
         """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it
@@ -1006,10 +1005,10 @@ class _Walker:
                 continue  # stdin
             items = _file_shape(word) if _unknown(word) else ()
             if word.text:
-                self.files.append(("read", word.text, order, True, items))
+                self.files.append(("read", word.text, order, items))
             if recursive:
                 below = (*(items or (word.text.rstrip("/") or "/",)), "/", DEEP)
-                self.files.append(("read", display(below), order, True, below))
+                self.files.append(("read", display(below), order, below))
 
     def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
                          order) -> None:
@@ -1185,7 +1184,7 @@ class _Walker:
             raise _Opaque(f"`{name}` option hides what runs")
         for option, value in opts:
             if option in wrapper.writes and value:
-                self.files.append(("write", value, order))
+                self.files.append(("write", value, order, ()))
             if option in wrapper.chdir:
                 self.changes_directory()
         strings = [value for option, value in opts if option in wrapper.string]
@@ -1376,8 +1375,7 @@ class _Walker:
         files: list[FileAccess] = []
         # `cd DIR && …` and no other change of directory: a relative file is DIR's
         base = self.head_cd if self.chdirs == 1 else None
-        for kind, path, order, *more in self.files:
-            items = more[1] if len(more) > 1 else ()  # a file pattern (`written_files`), or () for a name
+        for kind, path, order, items in self.files:
             if not items and path in self.data.harmless_files:
                 continue
             relative = not (items[0] if items else path).startswith(("/", "~"))
