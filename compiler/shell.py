@@ -427,6 +427,11 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
     return read
 
 
+def _below(word: _Word) -> tuple:
+    """The file pattern of every file below a path (`src/**`)."""
+    return (*(_file_shape(word) if _unknown(word) else (word.text.rstrip("/") or "/",)), "/", DEEP)
+
+
 def _file_shape(word: _Word) -> tuple:
     """A written word that is not one known name, as file-pattern items: its shape, or ANY when it has
     none or cannot be read whole (a substitution, a brace, `$'…'`)."""
@@ -791,6 +796,8 @@ class _Walker:
         if row.bundled_first and len(words) > 1 and not words[1].text.startswith("-") and not _unknown(words[1]):
             words = [words[0], _Word("-" + words[1].text), *words[2:]]  # `tar xzf a.tgz` is `tar -xzf a.tgz`
         recursive = "*" in row.recursive  # a directory operand is read with every file below it (`grep -r`)
+        starts: list[_Word] = []  # the operands before its first option (find's starting points)
+        option_seen = removing = False  # `removing`: a `removes_below` option is given (`find -delete`)
         index = 1
         while index < len(words):
             word = words[index]
@@ -829,10 +836,14 @@ class _Walker:
                     script_given = True
                 else:
                     operands.append(word)
+                    if not option_seen:
+                        starts.append(word)
                 operands_seen = True
                 if not (options_done and text.startswith("-") and text != "-" and not word.dynamic):
                     index += 1
                     continue
+            option_seen = True
+            removing = removing or any(option_hit(text, option) is not None for option in row.removes_below)
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
@@ -906,6 +917,9 @@ class _Walker:
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order)
             hazard = hazard or unknown
+        if removing:  # `find DIR -delete`: every starting point (`.` when none) and every file below it
+            for start in starts or [_Word(".")]:
+                self.written_below(start, order)
         if row.creates or row.extracts:
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
@@ -937,6 +951,8 @@ class _Walker:
             targets = operands[:1]
         elif row.written == "second":  # `uniq IN OUT`, `xxd IN OUT`
             targets = operands[1:2]
+        elif row.written in ("rest", "rest_or_here"):  # `git restore PATH…`: all but the subcommand
+            targets = operands[1:] or ([_Word(".")] if row.written == "rest_or_here" else [])  # `git clean`
         elif row.written == "last":  # `split FILE PREFIX`
             targets = operands[-1:]
         elif row.written == "destination":
@@ -949,6 +965,10 @@ class _Walker:
             return ""
         if row.moves:
             targets = targets + sources
+        if row.written_recursive:  # `git rm -r PATH`: each with every file below it
+            for target in targets:
+                self.written_below(target, order)
+            targets = []
         written = [(target.text, _file_shape(target) if _unknown(target) else ()) for target in targets]
         for directory in into:  # each source keeps its name there (`cp -t DIR`, `cp a b DIR`)
             for source in sources or [None]:
@@ -1007,8 +1027,15 @@ class _Walker:
             if word.text:
                 self.files.append(("read", word.text, order, items))
             if recursive:
-                below = (*(items or (word.text.rstrip("/") or "/",)), "/", DEEP)
+                below = _below(word)
                 self.files.append(("read", display(below), order, below))
+
+    def written_below(self, word: _Word, order) -> None:
+        """A path written with every file below it (`find DIR -delete`, `git restore DIR`)."""
+        if word.text:
+            self.files.append(("write", word.text, order, _file_shape(word) if _unknown(word) else ()))
+        below = _below(word)
+        self.files.append(("write", display(below), order, below))
 
     def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
                          order) -> None:

@@ -88,13 +88,17 @@ class Program:
     # run there (`ssh HOST CMD…`)
     remote_command: OptionSpec | None = None
     # which operands it writes: "all" (`touch`, `rm`), "destination" (`cp`, `mv`: the last, and as it may be
-    # a directory each source's name in it), "last" (`split FILE PREFIX`), "first" (`patch FILE`); with
+    # a directory each source's name in it), "last" (`split FILE PREFIX`), "first" (`patch FILE`), "second"
+    # (`uniq IN OUT`), "rest" (`git restore PATH…`: all but the subcommand; "rest_or_here": `.` when none,
+    # `git clean`); with
     # `written_with`, only when one of those options is given (`sed -i`)
     written: str = ""
     written_with: frozenset = frozenset()
     moves: bool = False  # its sources are removed too (`mv`)
     into: frozenset = frozenset()  # options whose value is a directory it writes into (`cp -t`, `unzip -d`)
     written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
+    written_recursive: bool = False  # each written operand with every file below it (`git rm -r DIR`)
+    removes_below: frozenset = frozenset()  # options that remove every file below its starting points (`find -delete`)
     # which operands it reads: "all" (`cat`, `head`), "first" (`uniq IN OUT`), "sources" (`cp`: all but the
     # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
@@ -287,6 +291,8 @@ def _program(row: dict) -> Program:
                                     writes=frozenset(own.get("writes", ())), runs_rest_after=own.get("runs", ""),
                                     values=base.values | frozenset(own.get("values", ())),
                                     runs_rest_as_argv=own.get("argv", False),
+                                    written=own.get("written", base.written),
+                                    written_recursive=own.get("written_recursive", base.written_recursive),
                                     settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
     return replace(base, subcommands=subcommands)
 
@@ -308,6 +314,8 @@ def _program_row(row: dict) -> Program:
                    written=row.get("written", ""), written_with=frozenset(row.get("written_with", ())),
                    moves=row.get("moves", False), into=frozenset(row.get("into", ())),
                    written_assignments=frozenset(row.get("written_assignments", ())),
+                   written_recursive=row.get("written_recursive", False),
+                   removes_below=frozenset(row.get("removes_below", ())),
                    archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),
                    extracts=frozenset(row.get("extracts", ())), lists=frozenset(row.get("lists", ())),
                    members_anywhere=frozenset(row.get("members_anywhere", ())),

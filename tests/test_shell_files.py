@@ -86,3 +86,16 @@ def test_any_other_change_of_directory_makes_a_relative_file_one_of_that_name_an
     found = analyse(command)
     assert "**f" in [f.path for f in found.files if f.pattern] and "f" not in [f.path for f in found.files], found
     assert not any(s.opaque for s in found.segments), (command, found)
+
+
+@pytest.mark.parametrize("command, paths", [
+    ("find .claude -delete", [".claude", ".claude/**"]), ("find -delete", [".", "./**"]),
+    ("find a b -name '*.o' -delete", ["a", "a/**", "b", "b/**"]), ("find . -name x", []),
+    ("git restore --source=x .claude", [".claude", ".claude/**"]), ("git rm -r --cached a", ["a", "a/**"]),
+    ("git mv a b", ["a", "a/**", "b", "b/**"]), ("git clean -fd", [".", "./**"]), ("git clean -fd build", ["build", "build/**"]),
+    ("git checkout x -- .claude/s.json", [".claude/s.json", ".claude/s.json/**", "x", "x/**"]),
+    ("git checkout -b feat", []), ("git status", []), ("git add a", []),
+])
+def test_a_path_written_with_every_file_below_it(command, paths):
+    # find's `-delete` removes below each starting point; git's pathspecs restore, remove or move whole trees
+    assert writes(command)[0] == paths
