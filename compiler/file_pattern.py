@@ -1,21 +1,21 @@
-"""A file a shell command writes but cannot fully name, as a pattern the policy's file rules read.
+"""A file a shell command writes or reads but cannot fully name, as a pattern the policy's file rules read.
 
 `cp "$f" .claude/` writes `.claude/NAME` for a NAME the line does not spell; `sed -i … *.py` every `.py`
-file of the directory; `cd d; cp a b` the file `b` of a directory the line does not follow. Such a
-write is decided as a `write` of a `FilePattern`: a `deny` or `ask` whose glob *may* match one of its
-files applies (`may_match`: the two patterns' languages meet), an `allow` only one every file
-surely matches (`surely_matches`). A rule on the pattern's place (`inside workspace`) reads the
-directory every file lies in (`inside`), when there is one.
+file of the directory; `cd d; cp a b` the file `b` of a directory the line does not follow; `grep -r K src`
+reads every file below src. Such an access is decided as a `write` (`read`) of a `FilePattern`: a `deny`
+or `ask` whose glob *may* match one of its files applies (`may_match`: the two patterns' languages meet),
+an `allow` only one every file surely matches (`surely_matches`). A rule on the pattern's place (`inside
+workspace`) reads the directory every file lies in (`inside`), when there is one.
 
-A pattern is a tuple of items: literal characters (a `str` each run) and three wildcards — `NAME`, any run
-of characters within one file name (a shell glob's `*`, the unknown name of a copied file); `ONE`,
-one character of a name (`?`, `[…]`); `ANY`, any run at all (a variable's value, which may hold `/`
-and `..`); `DEEP`, any run of names below a directory (the files `grep -r DIR` reads). A policy glob's `*` is any run and its `?` any one character (`globs`).
+A pattern is a tuple of items: literal characters (a `str` each run) and four wildcards — `NAME`, any run
+of characters within one file name (a shell glob's `*` or `[…]`, the unknown name of a copied file);
+`ONE`, one character of a name (`?`); `ANY`, any run at all (a variable's value, which may hold `/` and
+`..`); `DEEP`, any run of names below a directory, never `..` (the files `grep -r DIR` reads). A policy
+glob's `*` is any run and its `?` any one character (`globs`).
 """
 from __future__ import annotations
 
 import os
-import posixpath
 
 
 NAME, ONE, ANY = "\x00name", "\x00one", "\x00any"  # never a file name's text: names cannot hold NUL
@@ -29,17 +29,6 @@ MAX_STATES = 200_000  # pairs of positions compared; beyond, a pattern is taken 
 def display(items) -> str:
     """The pattern as a reason shows it: `*` a name's run, `?` one character, `**` any run."""
     return "".join({NAME: "*", ONE: "?", ANY: "**", DEEP: "**"}.get(item, item) for item in items)
-
-
-def literal_prefix(items) -> str:
-    return "".join(item for item in _until_wild(items))
-
-
-def _until_wild(items):
-    for item in items:
-        if item in WILDCARDS:
-            return
-        yield item
 
 
 def _flatten(items) -> list:
@@ -173,8 +162,3 @@ def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -
     # a literal `.` or `..` after the directory would move the files out of it
     dotted = any(part in (".", "..") for part in "".join("x" if item in WILDCARDS else item for item in rest).split("/"))
     return FilePattern(tuple(forms), None if dotted else made)
-
-
-def joined(directory: str, name) -> tuple:
-    """`directory/NAME`'s items: a file with an unknown name in a known directory."""
-    return (*posixpath.join(directory, ""), *name)
