@@ -427,6 +427,19 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
     return read
 
 
+def _name_globs(values: list) -> tuple:
+    """The base-name globs a program reads below a directory (`--include='*.py'`), as file-pattern items;
+    () when any is unknown or names a path, or none is given: then every file below is read. A negated
+    one (`rg -g '!*.md'`) only excludes, so it restricts nothing."""
+    globs = []
+    for value in values:
+        if value is None or _unknown(value) or "/" in value.text:
+            return ()
+        if not value.text.startswith("!"):
+            globs.append(tuple(_bracketed(_glob_shape(value.text))))
+    return tuple(globs)
+
+
 def _below(word: _Word) -> tuple:
     """The file pattern of every file below a path (`src/**`)."""
     return (*(_file_shape(word) if _unknown(word) else (word.text.rstrip("/") or "/",)), "/", DEEP)
@@ -796,6 +809,7 @@ class _Walker:
         if row.bundled_first and len(words) > 1 and not words[1].text.startswith("-") and not _unknown(words[1]):
             words = [words[0], _Word("-" + words[1].text), *words[2:]]  # `tar xzf a.tgz` is `tar -xzf a.tgz`
         recursive = "*" in row.recursive  # a directory operand is read with every file below it (`grep -r`)
+        names_read: list[_Word | None] = []  # `grep --include=GLOB`: the base names read below a directory
         starts: list[_Word] = []  # the operands before its first option (find's starting points)
         option_seen = removing = False  # `removing`: a `removes_below` option is given (`find -delete`)
         index = 1
@@ -847,6 +861,10 @@ class _Walker:
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
+                # it may be any option, and change which operands are files (`cp -"$X" a b` with X=t writes
+                # a/b): a program that reads or writes files may then read or write any
+                for kind in ("read",) * row.reads_files + ("write",) * row.writes_files:
+                    self.files.append((kind, display((ANY,)), order, (ANY,)))
                 return "an option is an expansion"
             for option in row.exec:
                 if text == option:
@@ -885,6 +903,7 @@ class _Walker:
                                  ("anywhere", row.members_anywhere)):
                 archived[key] = archived[key] or any(option_hit(text, option) is not None for option in options)
             recursive = recursive or any(option_hit(text, option) is not None for option in row.recursive)
+            names_read += [value for _, value in _option_words(text, row.read_only_names, words, index)[0]]
             written, written_value = _option_words(text, (row.writes | row.chdir | row.into | row.archive) - skip,
                                                    words, index)
             for option, value in written:
@@ -923,7 +942,8 @@ class _Walker:
         if row.creates or row.extracts:
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
-            self.read_files(_read_operands(row, operands, pattern_given, bool(into)), recursive, order)
+            self.read_files(_read_operands(row, operands, pattern_given, bool(into)), recursive, order,
+                            _name_globs(names_read))
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):
@@ -1014,10 +1034,11 @@ class _Walker:
                 items = (member_dir.text.rstrip("/") or "/", "/", DEEP)
             self.files.append(("write", display(items), order, items))
 
-    def read_files(self, operands: list[_Word], recursive: bool, order) -> None:
+    def read_files(self, operands: list[_Word], recursive: bool, order, names: tuple = ()) -> None:
         """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it
         cannot name is a read of a file pattern. Read recursively, a directory is itself and every file
-        below it (`src/**`); with no operand, the working directory's."""
+        below it (`src/**`), or each file below it whose base name one of `names` matches (`src/**.py`,
+        `grep -r --include='*.py'`); with no operand, the working directory's."""
         if recursive and not operands:
             operands = [_Word(".")]
         for word in operands:
@@ -1027,8 +1048,9 @@ class _Walker:
             if word.text:
                 self.files.append(("read", word.text, order, items))
             if recursive:
-                below = _below(word)
-                self.files.append(("read", display(below), order, below))
+                for name in names or ((),):  # `DEEP` may end in `/`: `src/` + `**` + `*.py` is any depth
+                    below = (*_below(word), *name)
+                    self.files.append(("read", display(below), order, below))
 
     def written_below(self, word: _Word, order) -> None:
         """A path written with every file below it (`find DIR -delete`, `git restore DIR`)."""

@@ -118,6 +118,7 @@ class Program:
     read_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file read (`dd if=`)
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
+    read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
     # subcommand -> this row with that subcommand's own `commands`, `writes` and `values` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
     # and write option (it may be an alias of any)
@@ -149,10 +150,22 @@ class Program:
                     or self.runs_rest_after)
 
     @property
+    def reads_files(self) -> bool:
+        """Whether it reads files its words name (`cat F`, `dd if=F`, `tar -c F`)."""
+        return bool(self.read or self.read_assignments or self.creates)
+
+    @property
+    def writes_files(self) -> bool:
+        """Whether it writes files its words name (`cp A B`, `sort -o F`, `tar -x`, `find -delete`)."""
+        return bool(self.written or self.written_assignments or self.into or self.writes or self.extracts
+                    or self.creates or self.removes_below)
+
+    @property
     def reads_only(self) -> bool:
         """Whether all it knows of the program is which operands it reads (`cat`, `head -n N`)."""
         return bool(self.read) and replace(self, read="", read_patterns=frozenset(), recursive=frozenset(),
-                                           read_assignments=frozenset(), values=frozenset()) == _NOTHING_KNOWN
+                                           read_assignments=frozenset(), read_only_names=frozenset(),
+                                           values=frozenset()) == _NOTHING_KNOWN
 
     @property
     def options_matter(self) -> bool:
@@ -323,6 +336,7 @@ def _program_row(row: dict) -> Program:
                    read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
                    read_assignments=frozenset(row.get("read_assignments", ())),
                    recursive=frozenset(row.get("recursive", ())),
+                   read_only_names=frozenset(row.get("read_only_names", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 

@@ -134,7 +134,9 @@ def test_policy_contexts_show_each_widening_with_a_witness(cli):
     wider = cli("diff", "policy=read-only", "policy=workspace-write", "--json", "--fail-on-widen")
     assert wider.code == 1
     found = {c["tool"]: c for c in wider.json()["changes"] if c["widening"]}
-    assert set(found) == {"write", "edit"}
+    # bash too: a command whose text does not say what it runs (`echo x | sh`) may write any file, which
+    # read-only's `deny write` refuses without an escalation
+    assert set(found) == {"write", "edit", "bash"}
     for change in found.values():
         assert change["kind"] == "decision" and change["detail"] == "deny → allow"
         # workspace-write has no path rule for writes (the sandbox refuses outside ones at execution),

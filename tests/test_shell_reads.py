@@ -32,6 +32,10 @@ def reads(command):
     ("uniq -c a b", ["a"]), ("xxd -r d o", ["d"]), ("zip -r x.zip src", ["src", "src/**"]), ("gzip -c f", ["f"]),
     ("awk 1 a b", ["a", "b"]), ("awk -f p.awk x=1 data.csv", ["data.csv"]), ("awk -F, '{print $1}' -", []),
     ('awk 1 "$f"', ["**"]), ("ln -s .env x", [".env"]), ("ln -t d a b", ["a", "b"]),
+    ("grep -rn K --include='*.py' src", ["src", "src/***.py"]), ("rg K -g '*.ts' -g '*.js'", [".", "./***.js", "./***.ts"]),
+    ("rg K -g '!*.md' src", ["src", "src/**"]), ("rg K -g 'a/*.py' src", ["src", "src/**"]),
+    ('grep -r K --include="$G" src', ["**"]),  # an option that is an expansion: any file
+    ('cat -"$n" a', ["**"]),
 ])
 def test_a_program_names_the_files_it_reads(command, paths):
     assert reads(command) == paths
@@ -90,6 +94,46 @@ def test_a_read_is_decided_by_the_read_rules(program, policy, command, effect):
     indexed = program.decide(request, "bash", args, workspace="/ws")
     reference = program.decide_unindexed(request, "bash", args, workspace="/ws")
     assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)
+
+
+FILE_ONLY = Program.load(texts={"f.dsh": '''policy files "files only" {
+  default allow
+  deny read when args.file_path matches "*.env"
+  deny write when args.file_path matches ".claude/*"
+}
+policy nothing "no rule on files" { default allow }
+policy reads "reads only" {
+  default allow
+  deny read when args.file_path matches "*.env"
+}
+policy writes "writes only" {
+  default allow
+  deny write when args.file_path matches ".claude/*"
+}'''})
+
+
+@pytest.mark.parametrize("policy", ["reads", "writes"])
+def test_each_kind_of_access_it_may_make_is_a_part(policy):
+    # what it hides may read .env under the first policy, write .claude under the second
+    decided = FILE_ONLY.decide(Request(preset="standard", host="web", policy=policy), "bash",
+                               {"command": 'eval "$CMD"', "description": "d"}, workspace="/ws")
+    assert decided.effect == "deny" and decided.reason.startswith(policy[:-1] + " of `**`"), decided
+
+
+@pytest.mark.parametrize("command, effect", [
+    ('eval "cat .env"', "deny"), ("cat $(echo .env)", "deny"), ("python3 -c 'print(open(\".env\").read())'", "deny"),
+    ('echo x > "$f"', "deny"), ("cat .env; echo 'open", "deny"), ('cp -"$X" a .claude/s', "deny"),
+    ("ls -la", "allow"), ("python3 x.py", "allow"), ("grep -rn K --include='*.py' src", "allow"),
+])
+def test_a_command_that_hides_what_it_runs_may_read_and_write_any_file(command, effect):
+    request = Request(preset="standard", host="web", policy="files")
+    args = {"command": command, "description": "d"}
+    indexed = FILE_ONLY.decide(request, "bash", args, workspace="/ws")
+    reference = FILE_ONLY.decide_unindexed(request, "bash", args, workspace="/ws")
+    assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)
+    # where no rule is on files, what it may touch is no part
+    assert FILE_ONLY.decide(Request(preset="standard", host="web", policy="nothing"), "bash", args,
+                            workspace="/ws").effect == "allow"
 
 
 def test_a_recursive_read_stays_in_its_directory(program):

@@ -14,7 +14,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
-from ..file_pattern import pattern_path
+from ..file_pattern import ANY, pattern_path
 from ..paths import canonical_args, canonical_path
 from .decision import Decision
 from .effects import RANK
@@ -64,23 +64,28 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     if analysed is None:
         from ..shell import analyse as analysed  # the shell analyser loads only for shell calls
     found = analysed(command)
-    if found is None or not (found.segments or found.files):
-        return None  # unparseable or empty: decided on the text (fails closed in `conditions`)
+    if found is None:  # it does not parse: one command that may run anything
+        from ..shell import Analysis, Segment
+        found = Analysis((Segment((command,), True, "the command does not parse"),))
+    if not (found.segments or found.files):
+        return None  # empty: decided on the text
     parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only)
              for seg in found.segments]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
-    read_named = None
-    for access in found.files:
-        name = FILE_TOOLS[access.kind]
-        if access.kind == "read" and names is not None:
-            if read_named is None:
-                read_named = names(name, tool_for(name) if tool_for else None)
-            if not read_named:
+    accesses = [(access.kind, access.path, access.pattern, False) for access in found.files]
+    if any(seg.opaque for seg in found.segments):  # what runs is not known: it may read and write any file
+        accesses += [("read", "", (ANY,), True), ("write", "", (ANY,), True)]
+    named: dict = {}
+    for kind, text, pattern, unseen in accesses:
+        name = FILE_TOOLS[kind]
+        if (kind == "read" or unseen) and names is not None:  # a part only where the policy has a rule on it
+            if name not in named:
+                named[name] = names(name, tool_for(name) if tool_for else None)
+            if not named[name]:
                 continue
-        path = pattern_path(access.pattern, workspace, base) if access.pattern else \
-            canonical_path(access.path, workspace, base)
-        parts.append((f"{access.kind} of `{path}`", name, tool_for(name) if tool_for else None,
+        path = pattern_path(pattern, workspace, base) if pattern else canonical_path(text, workspace, base)
+        parts.append((f"{kind} of `{path}`", name, tool_for(name) if tool_for else None,
                       {"file_path": path, **carried}, False))
     return parts
 
