@@ -73,11 +73,13 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
              for seg in found.segments]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
-    accesses = [(access.kind, access.path, access.pattern, False) for access in found.files]
-    if any(seg.opaque for seg in found.segments):  # what runs is not known: it may read and write any file
-        accesses += [("read", "", (ANY,), True), ("write", "", (ANY,), True)]
+    accesses = [(access.kind, access.path, access.pattern, "") for access in found.files]
+    hidden = next((seg for seg in found.segments if seg.opaque), None)
+    if hidden is not None:  # what runs is not known: it may read and write any file
+        why = f" (`{hidden.text}`: {hidden.reason})" if hidden.reason else f" (`{hidden.text}`)"
+        accesses += [("read", "", (ANY,), why), ("write", "", (ANY,), why)]
     named: dict = {}
-    for kind, text, pattern, unseen in accesses:
+    for kind, text, pattern, unseen in accesses:  # `unseen`: why an opaque command's access is any file
         name = FILE_TOOLS[kind]
         if (kind == "read" or unseen) and names is not None:  # a part only where the policy has a rule on it
             if name not in named:
@@ -85,7 +87,7 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
             if not named[name]:
                 continue
         path = pattern_path(pattern, workspace, base) if pattern else canonical_path(text, workspace, base)
-        parts.append((f"{kind} of `{path}`", name, tool_for(name) if tool_for else None,
+        parts.append((f"{kind} of `{path}`{unseen}", name, tool_for(name) if tool_for else None,
                       {"file_path": path, **carried}, False))
     return parts
 
