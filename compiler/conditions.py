@@ -140,7 +140,7 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
 
 
 def _pattern_test(expr, value: FilePattern, env: Env, lenient: bool) -> bool | None:
-    """A test of a file a command writes but cannot name: `matches` on the deny side when the glob may
+    """A test of a file a command writes or reads but cannot name: `matches` on the deny side when the glob may
     match one of its files, on the allow side when it surely matches all; a place test by the
     directory holding them; any other test is not known (`file_pattern`)."""
     if isinstance(expr, ast.Matches):

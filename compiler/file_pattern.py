@@ -160,5 +160,6 @@ def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -
         head = "" if text == "." else (text.rstrip("/") + "/")
         forms.append((*head, *rest))
     # a literal `.` or `..` after the directory would move the files out of it
-    dotted = any(part in (".", "..") for part in "".join("x" if item in WILDCARDS else item for item in rest).split("/"))
+    spelled = "".join("x" if item in WILDCARDS else item for item in rest)
+    dotted = any(part in (".", "..") for part in spelled.split("/"))
     return FilePattern(tuple(forms), None if dotted else made)

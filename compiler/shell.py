@@ -1619,8 +1619,9 @@ def _stand_ins(command: str):
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
                              s.literal, s.wraps, s.base.translate(back), s.deny_only) for s in found.segments)
-    return Analysis(segments, tuple(FileAccess(f.kind, f.path.translate(back), tuple(i.translate(back) for i in f.pattern))
-                                    for f in found.files))
+    files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern))
+                  for f in found.files)
+    return Analysis(segments, files)
 
 
 def command_segments(command: str) -> tuple[Segment, ...] | None:

@@ -32,7 +32,8 @@ def reads(command):
     ("uniq -c a b", ["a"]), ("xxd -r d o", ["d"]), ("zip -r x.zip src", ["src", "src/**"]), ("gzip -c f", ["f"]),
     ("awk 1 a b", ["a", "b"]), ("awk -f p.awk x=1 data.csv", ["data.csv"]), ("awk -F, '{print $1}' -", []),
     ('awk 1 "$f"', ["**"]), ("ln -s .env x", [".env"]), ("ln -t d a b", ["a", "b"]),
-    ("grep -rn K --include='*.py' src", ["src", "src/***.py"]), ("rg K -g '*.ts' -g '*.js'", [".", "./***.js", "./***.ts"]),
+    ("grep -rn K --include='*.py' src", ["src", "src/***.py"]),
+    ("rg K -g '*.ts' -g '*.js'", [".", "./***.js", "./***.ts"]),
     ("rg K -g '!*.md' src", ["src", "src/**"]), ("rg K -g 'a/*.py' src", ["src", "src/**"]),
     ('grep -r K --include="$G" src', ["**"]),  # an option that is an expansion: any file
     ('cat -"$n" a', ["**"]),

@@ -46,7 +46,7 @@ class _FieldGuards:
     def matching(self, value, into: set) -> None:
         """Add the ordinals of the guards whose glob may match `value` (a present argument)."""
         if not isinstance(value, str) or type(value) is FilePattern:
-            # an odd value, or a file a command writes but cannot name: the guard's test answers it
+            # an odd value, or a file a command writes or reads but cannot name: the guard's test answers it
             into.update(self.every)
             return
         if self.shell:

@@ -492,7 +492,7 @@ class RequestDecider:
             return False
         if not isinstance(value, str) or call.workspace is None:
             return None
-        if type(value) is FilePattern:  # a written file the command cannot name: where its directory is
+        if type(value) is FilePattern:  # a file the command cannot name: where its directory is
             holds = value.inside(call.workspace)
             return None if holds is None else holds is inside
         return call.inside(value) is inside
