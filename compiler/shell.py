@@ -512,6 +512,10 @@ class _Walker:
         self.files: list[tuple] = []
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
+        # each change of directory's literal target, in text order ("": back to an earlier one, `popd`; None:
+        # not known); `loops`: they are not followed (`_UNFOLLOWED`: a loop, a function, `CDPATH`)
+        self.cd_targets: list[str | None] = []
+        self.loops = False
         self.seq = 0
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
 
@@ -539,6 +543,7 @@ class _Walker:
             raise _Unparseable("the parser skipped part of the command")
         if depth == 0:
             self.head_cd = _head_cd(tree.root_node)
+            self.loops = _UNFOLLOWED.search(source.decode("utf-8", "replace")) is not None
         stack = [(tree.root_node, depth, base)]
         while stack:
             node, level, order = stack.pop()
@@ -742,7 +747,7 @@ class _Walker:
                 if reason:
                     raise _Opaque(f"`{name}`: {reason}")
         if name in data.chdir_programs:
-            self.changes_directory()
+            self.changes_directory(_cd_target(name, words))
         wrapper = data.wrappers.get(name)
         if wrapper is not None:
             if self.wrapper(name, wrapper, words, argv, depth, order, hazard, literal):
@@ -1416,8 +1421,25 @@ class _Walker:
             raise _Unparseable("nesting too deep")
         self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
 
-    def changes_directory(self) -> None:
+    def changes_directory(self, target: str | None = None) -> None:
         self.chdirs += 1
+        self.cd_targets.append(target)
+
+    def candidate_dirs(self) -> list[str] | None:
+        """Every directory a relative file may be in after the line's changes of directory, each a join of
+        some of their targets in text order (a cd may fail, run in a subshell, or follow the file); None
+        when one is not known, the line may repeat one, or there are more than MAX_CDS."""
+        targets = self.cd_targets
+        if self.loops or None in targets or len(targets) > MAX_CDS:
+            return None
+        found: dict[str, None] = {".": None}
+        for chosen in range(1, 1 << len(targets)):
+            path = "."
+            for bit, target in enumerate(targets):
+                if chosen >> bit & 1 and target:
+                    path = posixpath.join(path, target) if path != "." else target
+            found[path] = None
+        return list(found)
 
     def result(self) -> Analysis:
         ordered = [f.segment for f in sorted(self.found, key=lambda f: f.order)]
@@ -1434,6 +1456,13 @@ class _Walker:
                 else:
                     path = posixpath.join(base, path)
             elif self.chdirs and relative:
+                dirs = self.candidate_dirs()
+                if dirs is not None:  # `cd build; cp a b`: b or build/b
+                    for directory in dirs:
+                        moved = (directory, "/", *items) if items and directory != "." else items
+                        named = path if items or directory == "." else posixpath.join(directory, path)
+                        files.append(FileAccess(kind, display(moved) if moved else named, tuple(moved)))
+                    continue
                 # a change of directory the line does not follow: the file of that name in any directory
                 items = (ANY, *(items or (path,)))
             files.append(FileAccess(kind, display(items) if items else path, tuple(items)))
@@ -1459,6 +1488,26 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _NOT_A_COMMAND_NAME = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                                  "if", "in", "select", "then", "time", "until", "while", "declare", "typeset",
                                  "export", "readonly", "local", "unset", "unsetenv"})
+
+
+MAX_CDS = 3  # changes of directory followed in one line (2**3 candidate directories)
+# a line whose changes of directory are not followed: it may repeat one (a loop, a function) or a cd may go
+# elsewhere than its text says (`CDPATH`)
+_UNFOLLOWED = Pattern(r"\b(?:for|while|until|select|function|CDPATH)\b|\(\s*\)")
+
+
+def _cd_target(name: str, words: list[_Word]) -> str | None:
+    """Where `cd`/`pushd` goes, as written ("~" for a bare `cd`), "" for `popd` (back to an earlier
+    directory); None when not known: an expansion or a pattern, `cd -`, a bare `pushd` (a swap)."""
+    if name == "popd":
+        return ""
+    operands = [word for word in words[1:] if not (word.text.startswith("-") and word.text != "-")]
+    if not operands:
+        return "~" if name == "cd" else None
+    target = operands[0]
+    if _unknown(target) or target.text in ("-", "") or target.text.startswith("+"):
+        return None
+    return target.text
 
 
 def _head_cd(root) -> str | None:

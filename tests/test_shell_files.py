@@ -44,8 +44,8 @@ def test_and_writes_none_where_it_writes_none(command):
     ('cp "$f" backup/', "backup/*"), ("cp -t d *.py", "d/*.py"), ('mv "$a" b', "b/*"), ('mv "$a" b', "**"),
     ("rm -rf build/*", "build/*"), ("sed -i 's/a/b/' *.py", "*.py"), ('touch "$f"', "**"), ('dd of="$F"', "**"),
     ('unzip z -d "$D"', "**"), ('cp -- a "$D"', "**/a"), ('cp -- a "$D"', "**"), ('cp x src/"$f".bak', "src/**.bak"),
-    ("cp a/b?.py d/", "d/b?.py"), ('sort -o "$f" x', "**"), ('curl -o "$f" u', "**"), ("cd d; cp a b", "**b"),
-    ("cd d; touch a", "**a"), ('cp -r "$d" .claude', ".claude/*"), ("cp x[ab] out/", "out/x*"),
+    ("cp a/b?.py d/", "d/b?.py"), ('sort -o "$f" x', "**"), ('curl -o "$f" u', "**"), ('cd "$D"; cp a b', "**b"),
+    ('cd "$D"; touch a', "**a"), ('cp -r "$d" .claude', ".claude/*"), ("cp x[ab] out/", "out/x*"),
 ])
 def test_a_file_it_cannot_name_is_a_write_of_a_file_pattern(command, pattern):
     # `*` a run within one name (a glob's, a copied file's unknown name), `?` one character, `**` any run
@@ -78,10 +78,22 @@ def test_after_a_leading_cd_in_an_and_chain_a_relative_file_is_that_directorys(c
     assert not any(s.opaque for s in found.segments), found
 
 
-@pytest.mark.parametrize("command", ["cd d; echo x > f", "cd d || echo x > f", "cd a && cd b && echo x > f",
-                                     "(cd d) && echo x > f", 'cd "$D" && echo x > f', "cd ~/d && echo x > f",
-                                     "cd d && echo x > f &", "echo y > g && cd d && echo x > f", "cd d > log && echo x > f",
-                                     "cd d && git -C e log > f", "cd - && echo x > f"])
+@pytest.mark.parametrize("command, paths", [
+    ("cd d; echo x > f", ["d/f", "f"]), ("cd d || echo x > f", ["d/f", "f"]), ("(cd d) && echo x > f", ["d/f", "f"]),
+    ("cd a && cd b && echo x > f", ["a/b/f", "a/f", "b/f", "f"]), ("cd ~/d && echo x > f", ["f", "~/d/f"]),
+    ("cd d && echo x > f &", ["d/f", "f"]), ("cd; echo x > f", ["f", "~/f"]), ("pushd a; popd; echo > f", ["a/f", "f"]),
+    ("cd a; cd b; cd c; echo > f", ["a/b/c/f", "a/b/f", "a/c/f", "a/f", "b/c/f", "b/f", "c/f", "f"]),
+])
+def test_literal_changes_of_directory_give_each_directory_a_file_may_be_in(command, paths):
+    # a cd may fail (`;`, `||`), run in a subshell or a background job, or follow the file: any of them
+    found = analyse(command)
+    assert sorted(f.path for f in found.files if f.kind == "write") == paths
+
+
+@pytest.mark.parametrize("command", ['cd "$D" && echo x > f', "cd d && git -C e log > f", "cd - && echo x > f",
+                                     "for i in 1 2; do cd d; done; echo x > f", "until false; do cd d; break; done; echo x > f",
+                                     "CDPATH=/etc cd d; echo x > f", "cd a; cd b; cd c; cd d; echo x > f",
+                                     "while true; do cd d; break; done; echo x > f"])
 def test_any_other_change_of_directory_makes_a_relative_file_one_of_that_name_anywhere(command):
     found = analyse(command)
     assert "**f" in [f.path for f in found.files if f.pattern] and "f" not in [f.path for f in found.files], found

@@ -27,7 +27,7 @@ def reads(command):
     ("cat \"$V\"", ["**"]), ("cat *.py", ["*.py"]), ("cat src/*", ["src/*"]),
     ("grep -r KEY src", ["src", "src/**"]), ("grep -rn KEY", [".", "./**"]), ("rg KEY", [".", "./**"]),
     ("rg KEY a b", ["a", "a/**", "b", "b/**"]), ("diff -r a b", ["a", "a/**", "b", "b/**"]),
-    ("cd sub && cat .env", ["sub/.env"]), ("cd sub; cat .env", ["**.env"]),
+    ("cd sub && cat .env", ["sub/.env"]), ("cd sub; cat .env", [".env", "sub/.env"]),
     ("cp a b c", ["a", "b"]), ("cp -t d a b", ["a", "b"]), ("mv a b", ["a"]), ("dd if=a of=b", ["a"]),
     ("uniq -c a b", ["a"]), ("xxd -r d o", ["d"]), ("zip -r x.zip src", ["src", "src/**"]), ("gzip -c f", ["f"]),
     ("awk 1 a b", ["a", "b"]), ("awk -f p.awk x=1 data.csv", ["data.csv"]), ("awk -F, '{print $1}' -", []),
