@@ -1446,6 +1446,7 @@ class _Walker:
         files: list[FileAccess] = []
         # `cd DIR && …` and no other change of directory: a relative file is DIR's
         base = self.head_cd if self.chdirs == 1 else None
+        dirs = self.candidate_dirs() if self.chdirs and base is None else None
         for kind, path, order, items in self.files:
             if not items and path in self.data.harmless_files:
                 continue
@@ -1456,7 +1457,6 @@ class _Walker:
                 else:
                     path = posixpath.join(base, path)
             elif self.chdirs and relative:
-                dirs = self.candidate_dirs()
                 if dirs is not None:  # `cd build; cp a b`: b or build/b
                     for directory in dirs:
                         moved = (directory, "/", *items) if items and directory != "." else items
