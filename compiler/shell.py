@@ -513,9 +513,9 @@ class _Walker:
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         # each change of directory's literal target, in text order ("": back to an earlier one, `popd`; None:
-        # not known); `loops`: they are not followed (`_UNFOLLOWED`: a loop, a function, `CDPATH`)
+        # not known); `line`: the command's text, read for what stops following them (`_UNFOLLOWED`)
         self.cd_targets: list[str | None] = []
-        self.loops = False
+        self.line = b""
         self.seq = 0
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
 
@@ -543,7 +543,7 @@ class _Walker:
             raise _Unparseable("the parser skipped part of the command")
         if depth == 0:
             self.head_cd = _head_cd(tree.root_node)
-            self.loops = _UNFOLLOWED.search(source.decode("utf-8", "replace")) is not None
+            self.line = source
         stack = [(tree.root_node, depth, base)]
         while stack:
             node, level, order = stack.pop()
@@ -1430,7 +1430,9 @@ class _Walker:
         some of their targets in text order (a cd may fail, run in a subshell, or follow the file); None
         when one is not known, the line may repeat one, or there are more than MAX_CDS."""
         targets = self.cd_targets
-        if self.loops or None in targets or len(targets) > MAX_CDS:
+        if None in targets or len(targets) > MAX_CDS:
+            return None
+        if _UNFOLLOWED.search(self.line.decode("utf-8", "replace")) is not None:  # a loop, a function, `CDPATH`
             return None
         found: dict[str, None] = {".": None}
         for chosen in range(1, 1 << len(targets)):

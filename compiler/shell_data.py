@@ -5,6 +5,7 @@ Data, not code: a wrapper or a dangerous option is added by editing JSON, never 
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from . import json_io
@@ -160,7 +161,7 @@ class Program:
         return bool(self.written or self.written_assignments or self.into or self.writes or self.extracts
                     or self.creates or self.removes_below)
 
-    @property
+    @cached_property  # asked per segment with an expansion word (command classes): answered once per row
     def reads_only(self) -> bool:
         """Whether all it knows of the program is which operands it reads (`cat`, `head -n N`)."""
         return bool(self.read) and replace(self, read="", read_patterns=frozenset(), recursive=frozenset(),

@@ -62,6 +62,15 @@ def request(**kwargs) -> Request:
     return Request(**kwargs)
 
 
+def bash_by_both(program: Program, policy: str, command: str, workspace: str = "/ws") -> tuple:
+    """A bash command's decisions by the policy index and by the reference evaluator (standard preset,
+    host web): a test holds both to the effect it expects."""
+    request = Request(preset="standard", host="web", policy=policy)
+    args = {"command": command, "description": "d"}
+    return (program.decide(request, "bash", args, workspace=workspace),
+            program.decide_unindexed(request, "bash", args, workspace=workspace))
+
+
 def tool_index(policy_text: str, tool: str, policy: str = "gen"):
     """The policy index of `tool` for a one-file program (the standard preset, host web): what a test of
     the index's shape inspects."""

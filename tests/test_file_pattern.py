@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 from dshc.compiler.file_pattern import ANY, NAME, ONE, FilePattern, glob_items, languages_meet, pattern_path, _flatten
 from dshc.compiler.globs import glob_match
 from dshc.compiler.program import Program
-from dshc.compiler.request import Request
+
+from conftest import bash_by_both
 
 ALPHABET = "ab/"
 TEXTS = ["".join(chars) for size in range(7) for chars in itertools.product(ALPHABET, repeat=size)]
@@ -137,8 +138,5 @@ def program():
 
 @pytest.mark.parametrize("policy, command, effect", CASES)
 def test_a_written_pattern_is_decided_by_the_file_rules(program, workspace, policy, command, effect):
-    request = Request(preset="standard", host="web", policy=policy)
-    args = {"command": command, "description": "d"}
-    indexed = program.decide(request, "bash", args, workspace=workspace)
-    reference = program.decide_unindexed(request, "bash", args, workspace=workspace)
+    indexed, reference = bash_by_both(program, policy, command, str(workspace))
     assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)

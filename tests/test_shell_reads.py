@@ -8,8 +8,9 @@ pattern (`compiler/file_pattern.py`). Bypass forms are in the corpus."""
 import pytest
 
 from dshc.compiler.program import Program
-from dshc.compiler.request import Request
 from dshc.compiler.shell import analyse
+
+from conftest import bash_by_both
 
 
 def reads(command):
@@ -90,10 +91,7 @@ def program():
 
 @pytest.mark.parametrize("policy, command, effect", CASES)
 def test_a_read_is_decided_by_the_read_rules(program, policy, command, effect):
-    request = Request(preset="standard", host="web", policy=policy)
-    args = {"command": command, "description": "d"}
-    indexed = program.decide(request, "bash", args, workspace="/ws")
-    reference = program.decide_unindexed(request, "bash", args, workspace="/ws")
+    indexed, reference = bash_by_both(program, policy, command)
     assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)
 
 
@@ -116,8 +114,7 @@ policy writes "writes only" {
 @pytest.mark.parametrize("policy", ["reads", "writes"])
 def test_each_kind_of_access_it_may_make_is_a_part(policy):
     # what it hides may read .env under the first policy, write .claude under the second
-    decided = FILE_ONLY.decide(Request(preset="standard", host="web", policy=policy), "bash",
-                               {"command": 'eval "$CMD"', "description": "d"}, workspace="/ws")
+    decided = bash_by_both(FILE_ONLY, policy, 'eval "$CMD"')[0]
     assert decided.effect == "deny" and decided.reason.startswith(policy[:-1] + " of `**`"), decided
 
 
@@ -127,18 +124,13 @@ def test_each_kind_of_access_it_may_make_is_a_part(policy):
     ("ls -la", "allow"), ("python3 x.py", "allow"), ("grep -rn K --include='*.py' src", "allow"),
 ])
 def test_a_command_that_hides_what_it_runs_may_read_and_write_any_file(command, effect):
-    request = Request(preset="standard", host="web", policy="files")
-    args = {"command": command, "description": "d"}
-    indexed = FILE_ONLY.decide(request, "bash", args, workspace="/ws")
-    reference = FILE_ONLY.decide_unindexed(request, "bash", args, workspace="/ws")
+    indexed, reference = bash_by_both(FILE_ONLY, "files", command)
     assert (indexed.effect, reference.effect) == (effect, effect), (command, indexed, reference)
     # where no rule is on files, what it may touch is no part
-    assert FILE_ONLY.decide(Request(preset="standard", host="web", policy="nothing"), "bash", args,
-                            workspace="/ws").effect == "allow"
+    assert bash_by_both(FILE_ONLY, "nothing", command)[0].effect == "allow"
 
 
 def test_a_recursive_read_stays_in_its_directory(program):
-    request = Request(preset="standard", host="web", policy="placed")
     for command, effect in (("grep -r KEY src", "allow"), ("grep -r KEY /etc", "ask"), ('grep -r KEY "$D"', "ask")):
-        decided = program.decide(request, "bash", {"command": command, "description": "d"}, workspace="/ws")
+        decided = bash_by_both(program, "placed", command)[0]
         assert decided.effect == effect, (command, decided)
