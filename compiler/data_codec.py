@@ -4,9 +4,15 @@ In: a graph of frozen records, dataclasses and pydantic models from dshc.compile
 lists, dicts, sets, strings and numbers. Out: JSON text, and back the same graph (shared objects
 stay shared). Decoding builds only dshc.compiler classes, through object.__new__ and attribute
 stores: no constructor, reducer or import beyond those modules runs, whatever the text says.
+
+A class may name fields most readers never touch (`Deferred`: a program's documents, ~85 % of its
+objects, which deciding never reads). Those are written after everything else, as one JSON text
+inside the JSON, and decoded when one of them is first read: what was written before them is
+all they may refer to, and nothing written before refers into them.
 """
 from __future__ import annotations
 
+import _thread
 import gc
 import sys
 
@@ -26,9 +32,57 @@ class Unencodable(TypeError):
     """A value the codec has no data form for (a function, a compiled pattern …): do not cache it."""
 
 
+_PENDING = "__deferred_fields__"  # in a decoded object's __dict__: field -> (its section, position)
+
+
+class Deferred:
+    """A mixin for a record with `slots=False` whose fields named in `__deferred__` may be left
+    undecoded by `loads` until first read (then decoded, all such fields of the text at once)."""
+    __slots__ = ()
+    __deferred__ = ()  # the field names
+
+    def __getattr__(self, name: str):  # only called for a name the instance does not hold
+        pending = None if name.startswith("__") else self.__dict__.get(_PENDING)
+        if pending is None or name not in pending:
+            raise AttributeError(f"{type(self).__qualname__!r} object has no attribute {name!r}")
+        section, position = pending[name]
+        value = section.values()[position]
+        self.__dict__[name] = value  # a slots=False record's fields live in its __dict__
+        return value
+
+
+class _Section:
+    """The deferred fields' values of one text, decoded together on first need."""
+
+    def __init__(self, decoder: "_Decoder", text: str) -> None:
+        self._decoder, self._text, self._values = decoder, text, None
+        self._lock = _thread.allocate_lock()  # two threads reading first: one decodes, one waits
+
+    def values(self) -> list:
+        with self._lock:
+            if self._values is None:
+                enabled = gc.isenabled()
+                gc.disable()
+                try:
+                    self._values = self._decoder.decode(json_io.loads(self._text))
+                finally:
+                    if enabled:
+                        gc.enable()
+                self._decoder = self._text = None
+            return self._values
+
+
 def dumps(value: Any) -> str:
     import json  # writing happens on a cache miss; reading, in every hook, goes without the json package
-    return json.dumps(_Encoder().encode(value), separators=(",", ":"), ensure_ascii=False)
+    encoder = _Encoder()
+    main = encoder.encode(value)
+    if not encoder.later:
+        return json.dumps(main, separators=(",", ":"), ensure_ascii=False)
+    later = []
+    while len(later) < len(encoder.later):  # a deferred value may hold deferred fields of its own
+        later.append(encoder.encode(encoder.later[len(later)]))
+    return json.dumps({"v": main, "z": json.dumps(later, separators=(",", ":"), ensure_ascii=False)},
+                      separators=(",", ":"), ensure_ascii=False)
 
 
 def loads(text: str | bytes) -> Any:
@@ -36,7 +90,14 @@ def loads(text: str | bytes) -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Decoder().decode(json_io.loads(text))
+        data = json_io.loads(text)
+        decoder = _Decoder()
+        if data.__class__ is dict and "z" in data and "v" in data:
+            if data["z"].__class__ is not str:
+                raise ValueError("deferred fields are not a text")
+            decoder.section = _Section(decoder, data["z"])
+            data = data["v"]
+        return decoder.decode(data)
     finally:
         if enabled:
             gc.enable()
@@ -74,6 +135,7 @@ class _Encoder:
     def __init__(self) -> None:
         self._seen: dict[int, int] = {}
         self._alive: list = []  # keeps every memoised object alive, so no id is reused mid-encoding
+        self.later: list = []  # deferred fields' values, in the order their positions name
 
     def encode(self, value):
         kind = type(value)
@@ -108,18 +170,30 @@ class _Encoder:
             return {"r": index}
         index = self._seen[id(value)] = len(self._seen)
         self._alive.append(value)
-        state = dict(getattr(value, "__dict__", {}))
+        deferred = getattr(kind, "__deferred__", ())
+        for name in deferred:
+            getattr(value, name, None)  # a value decoded from a cache, not read since: read it now
+        state = {k: v for k, v in getattr(value, "__dict__", {}).items() if k != _PENDING}
         for name in _slots(kind):
             if hasattr(value, name):
                 state[name] = getattr(value, name)
-        return {"o": f"{kind.__module__}:{kind.__qualname__}", "i": index,
-                "a": {name: self.encode(v) for name, v in state.items()}}
+        later = {}
+        for name in deferred:
+            if name in state:
+                later[name] = len(self.later)
+                self.later.append(state.pop(name))
+        encoded = {"o": f"{kind.__module__}:{kind.__qualname__}", "i": index,
+                   "a": {name: self.encode(v) for name, v in state.items()}}
+        if later:
+            encoded["z"] = later
+        return encoded
 
 
 class _Decoder:
     def __init__(self) -> None:
         self._objects: dict[int, Any] = {}
         self._classes: dict[str, tuple[type, tuple[str, ...]]] = {}
+        self.section: _Section | None = None  # the text's deferred fields, when it has some
 
     def decode(self, data):
         # scalars (most of the nodes) are taken inline, without a call each: this runs in every hook
@@ -157,6 +231,13 @@ class _Decoder:
                 object.__setattr__(obj, name, value)
             else:
                 obj.__dict__[name] = value
+        later = data.get("z")
+        if later is not None:
+            deferred = getattr(cls, "__deferred__", ())
+            if self.section is None or later.__class__ is not dict or any(
+                    name not in deferred or position.__class__ is not int for name, position in later.items()):
+                raise ValueError(f"`{data['o']}` defers what it may not")
+            obj.__dict__[_PENDING] = {name: (self.section, position) for name, position in later.items()}
         return obj
 
     def _class(self, name: str) -> tuple[type, tuple[str, ...]]:

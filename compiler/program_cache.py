@@ -16,7 +16,7 @@ from .digest import sha256
 from .package_data import package_path
 from .program import Program, SourceFile, read_paths, shipped_sources
 
-VERSION = b"dshc-program-cache-3"
+VERSION = b"dshc-program-cache-4"
 PREFIX = "program-"
 KEEP = 32  # programs kept; the oldest go first (each edit of a policy makes a new key)
 

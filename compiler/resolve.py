@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or 
 
 from . import ast
 from .catalog import Catalog
+from .data_codec import Deferred
 from .command_classes import CommandClass, merge_classes
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .frozen import record
@@ -73,8 +74,9 @@ class EffectivePolicy:
 
 
 @record(slots=False)
-class Resolved:
+class Resolved(Deferred):
     """A checked program: the catalog, the documents, the declarations by kind and their effective forms."""
+    __deferred__ = ("documents", "tables")  # read by listings, checks and tests, never by a decision
     catalog: Catalog
     documents: tuple[ast.Document, ...]
     tables: dict[str, dict[str, ast.Decl]]
@@ -83,10 +85,7 @@ class Resolved:
     policies: dict[str, EffectivePolicy]
     graph: nx.MultiDiGraph
     warnings: tuple[Diagnostic, ...]
-
-    @property
-    def hosts(self) -> dict[str, ast.Host]:
-        return self.tables["host"]
+    hosts: dict[str, ast.Host]  # tables["host"], which every composition reads: kept when `tables` is deferred
 
 
 def known_services(catalog: Catalog) -> frozenset[str]:
@@ -124,7 +123,7 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
     scopes = _flatten_all(tables["scope"], _flatten_scope)
     classes = tuple(r.classes)
     policies = _flatten_all(tables["policy"], lambda decl, parent: _flatten_policy(decl, parent, classes))
-    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings))
+    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])
 
 
 class _Resolver:

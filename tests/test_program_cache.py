@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from dshc.compiler import ast
 from dshc.compiler import catalog as catalog_module
 from dshc.compiler import data_codec, program_cache
 from dshc.compiler.program import Program
@@ -56,6 +57,9 @@ def test_a_cached_program_answers_exactly_as_a_fresh_one(cache_home, source, tmp
         assert cached.view(request).canonical_json() == fresh.view(request).canonical_json()
         for tool, args in CALLS:
             assert cached.decide(request, tool, args, str(tmp_path)) == fresh.decide(request, tool, args, str(tmp_path))
+    # views and decisions never read the documents or the tables: a cache leaves them undecoded till asked
+    assert not {"documents", "tables"} & set(vars(cached.resolved))
+    assert cached.resolved.tables == fresh.resolved.tables and cached.resolved.hosts == fresh.resolved.hosts
     assert cached.warnings == fresh.warnings and cached.sources == fresh.sources
     assert cached.resolved.policies == fresh.resolved.policies and cached.resolved.documents == fresh.resolved.documents
     assert sorted(cached.resolved.graph.edges(keys=True)) == sorted(fresh.resolved.graph.edges(keys=True))
@@ -127,6 +131,34 @@ def test_shared_objects_stay_shared_and_sets_encode_in_one_order():
     decoded = data_codec.loads(data_codec.dumps((span, [span], {3: span})))
     assert decoded[0] == span and decoded[1][0] is decoded[0] and decoded[2][3] is decoded[0]
     assert data_codec.dumps(frozenset(["b", "a", "c"])) == data_codec.dumps(frozenset(["c", "b", "a"]))
+
+
+def test_deferred_fields_decode_on_first_read_and_share_what_the_rest_holds(source):
+    resolved = program_cache.Program.from_files(program_cache.shipped_sources()
+                                                + program_cache.read_paths([source])).resolved
+    text = data_codec.dumps(resolved)
+    decoded = data_codec.loads(text)
+    assert not {"documents", "tables"} & set(vars(decoded))
+    assert data_codec.dumps(decoded) == text  # written again unread: the same text (read first, then written)
+    assert decoded.documents == resolved.documents and decoded.tables == resolved.tables
+    assert decoded.hosts and all(decoded.tables["host"][name] is host for name, host in decoded.hosts.items())
+    (policy_decl,) = [d for doc in decoded.documents for d in doc.decls
+                      if isinstance(d, ast.Policy) and d.name.text == "team"]
+    assert decoded.tables["policy"]["team"] is policy_decl
+    with pytest.raises(AttributeError):
+        decoded.no_such_field
+
+
+@pytest.mark.parametrize("planted", [
+    {"o": "dshc.compiler.source:Span", "i": 0, "a": {}, "z": {"path": 0}},  # a class that defers nothing
+    {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": "0"}},  # not a position
+    {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": 0}},  # no deferred text below
+])
+def test_a_deferral_the_class_does_not_declare_is_refused(planted):
+    valid = planted["z"] == {"documents": 0}
+    for text in [planted, {"v": planted, "z": 5}] + ([] if valid else [{"v": planted, "z": '["x"]'}]):
+        with pytest.raises(ValueError):
+            data_codec.loads(json.dumps(text))
 
 
 def test_what_has_no_data_form_is_not_cached():
