@@ -204,13 +204,17 @@ def _compile_methods(made) -> None:
         setattr(made, name, env[name])
 
 
+_PSEUDO_FIELDS = {f"{module}{kind}": kind for kind in ("ClassVar", "InitVar", "KW_ONLY")
+                  for module in ("", "typing.", "dataclasses.", "t.")}
+_PSEUDO_PREFIXES = tuple(_PSEUDO_FIELDS)
+
+
 def _refused_annotation(annotation) -> str | None:
     """Which dataclasses pseudo-field an annotation is (ClassVar, InitVar, KW_ONLY), if any."""
     text = annotation if isinstance(annotation, str) else repr(annotation)
-    for kind in ("ClassVar", "InitVar", "KW_ONLY"):
-        if text.startswith((kind, f"typing.{kind}", f"dataclasses.{kind}", f"t.{kind}")):
-            return kind
-    return None
+    if not text.startswith(_PSEUDO_PREFIXES):  # one test per field: every record's fields pass here at import
+        return None
+    return next(kind for prefix, kind in _PSEUDO_FIELDS.items() if text.startswith(prefix))
 
 
 def _collect(cls, kw_only: bool) -> dict:

@@ -298,17 +298,22 @@ def _program(row: dict) -> Program:
     base = _program_row(row)
     if "subcommands" not in row:
         return base
-    subcommands = {name: replace(base, commands=frozenset(), writes=frozenset())
-                   for name in row.get("plain_subcommands", ())}
-    for name, own in row["subcommands"].items():
-        subcommands[name] = replace(base, commands=frozenset(own.get("commands", ())),
-                                    writes=frozenset(own.get("writes", ())), runs_rest_after=own.get("runs", ""),
-                                    values=base.values | frozenset(own.get("values", ())),
-                                    runs_rest_as_argv=own.get("argv", False),
-                                    written=own.get("written", base.written),
-                                    written_recursive=own.get("written_recursive", base.written_recursive),
-                                    settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
-    return replace(base, subcommands=subcommands)
+    plain: list = []  # the one record every plain subcommand shares, made when first asked for
+
+    def subcommand(own: dict | None) -> Program:
+        if own is None:
+            if not plain:
+                plain.append(replace(base, commands=frozenset(), writes=frozenset()))
+            return plain[0]
+        return replace(base, commands=frozenset(own.get("commands", ())), writes=frozenset(own.get("writes", ())),
+                       runs_rest_after=own.get("runs", ""), values=base.values | frozenset(own.get("values", ())),
+                       runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
+                       written_recursive=own.get("written_recursive", base.written_recursive),
+                       settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
+    rows = dict.fromkeys(row.get("plain_subcommands", ()))
+    rows.update(row["subcommands"])
+    # made one by one when a line names them: `git status` needs one of git's ~40 (~2 ms of a hook made all)
+    return replace(base, subcommands=_Rows(rows, subcommand))
 
 
 def _program_row(row: dict) -> Program:
