@@ -5,12 +5,11 @@ Data, not code: a wrapper or a dangerous option is added by editing JSON, never 
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from . import json_io
 from .frozen import field, record, replace
-from .memo import once
+from .memo import cached_property, once
 from .patterns import compiled
 from .package_data import package_path
 
