@@ -68,6 +68,7 @@ class FileAccess:
     kind: str  # "read" | "write"
     path: str
     pattern: tuple = ()  # a file the line cannot name, as `file_pattern` items (`path` shows it)
+    why: str = ""  # why the access may be to any file, when no word of the line names it (a branch switch)
 
 
 @record(slots=False)
@@ -412,6 +413,18 @@ def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
     return found
 
 
+def _rewrites_tree(row: Program, own: list[_Word], forced: bool, kept: bool, dashes: bool) -> bool:
+    """Whether a `tree` command may rewrite its repository's files, by its row's mode (`Program.tree`);
+    `own`: its operands after the subcommand, `dashes`: a `--` was given."""
+    if kept or own and not own[0].dynamic and own[0].text in row.tree_keeping:
+        return False
+    if forced or row.tree == "always":
+        return True
+    if row.tree == "operand":
+        return bool(own)
+    return row.tree == "lone_operand" and len(own) == 1 and not dashes
+
+
 def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, into: bool) -> list[_Word]:
     """The operands a program reads, by its row's `read` (`cp a b`: its sources; `dd if=f`: f)."""
     read = [_Word(word.text.partition("=")[2], word.dynamic, word.unsafe, word.glob) for word in operands
@@ -510,6 +523,7 @@ class _Walker:
         self.found: list[_Found] = []
         # (kind, path, order, file pattern items or () for a name) before anchoring
         self.files: list[tuple] = []
+        self.file_reasons: dict[int, str] = {}  # position in `files` -> why that access is any file
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         # each change of directory's literal target, in text order ("": back to an earlier one, `popd`; None:
@@ -817,6 +831,8 @@ class _Walker:
         names_read: list[_Word | None] = []  # `grep --include=GLOB`: the base names read below a directory
         starts: list[_Word] = []  # the operands before its first option (find's starting points)
         option_seen = removing = False  # `removing`: a `removes_below` option is given (`find -delete`)
+        first_row = row  # the row before a subcommand's (whose first operand is the subcommand)
+        tree_forced = tree_kept = False  # a `tree_options` / `tree_keeping` option is given
         index = 1
         while index < len(words):
             word = words[index]
@@ -849,6 +865,8 @@ class _Walker:
                             self.simple(words[index + 1:], depth, (*order, index + 1))
                     else:
                         self.rest_command_line(f"{name} {text}", words[index + 1:], depth, (*order, index + 1))
+                    if row.tree:  # `git bisect run CMD`: each commit tested is checked out
+                        self.tree_rewritten(words, order)
                     return hazard or f"`{name} {text}` runs a command"
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
@@ -863,6 +881,8 @@ class _Walker:
                     continue
             option_seen = True
             removing = removing or any(option_hit(text, option) is not None for option in row.removes_below)
+            tree_forced = tree_forced or any(option_hit(text, option) is not None for option in row.tree_options)
+            tree_kept = tree_kept or any(option_hit(text, option) is not None for option in row.tree_keeping)
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
@@ -896,7 +916,8 @@ class _Walker:
             for option, value in _option_words(text, row.program_files, words, index)[0]:
                 if value is not None and (value.text == "-" or _names_stdin(value.text)):
                     raise _Opaque(f"`{name} {option}` reads its program from stdin")
-            for option, value in _option_words(text, row.config - skip, words, index)[0]:
+            settings, setting_value = _option_words(text, row.config - skip, words, index)
+            for option, value in settings:
                 # an expansion names no harmless key: opaque
                 self.config_setting(name, row, option, value.text if value else "", depth, (*order, index))
             for option in row.hazard - skip:
@@ -924,7 +945,7 @@ class _Walker:
                     self.files.append(("write", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
-            value_at = max(command_value, written_value)
+            value_at = max(command_value, written_value, setting_value)  # `git -c K=V`: V is no operand
             if value_at > index:
                 index = value_at
             for option in row.script:
@@ -938,6 +959,9 @@ class _Walker:
             if any(option_hit(text, option) == "" for option in row.values):
                 index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
+        if row.tree and _rewrites_tree(row, operands if row is first_row else operands[1:], tree_forced, tree_kept,
+                                       options_done):
+            self.tree_rewritten(words, order)
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order)
             hazard = hazard or unknown
@@ -1056,6 +1080,12 @@ class _Walker:
                 for name in names or ((),):  # `DEEP` may end in `/`: `src/` + `**` + `*.py` is any depth
                     below = (*_below(word), *name)
                     self.files.append(("read", display(below), order, below))
+
+    def tree_rewritten(self, words: list[_Word], order) -> None:
+        """A command that may rewrite any file of its repository (`git checkout BRANCH`, `git merge`): a write
+        of any file, as the repository's root may be any directory above the working one."""
+        self.file_reasons[len(self.files)] = f"`{' '.join(w.text for w in words)}` may rewrite any file of its repository"
+        self.files.append(("write", display((ANY,)), order, (ANY,)))
 
     def written_below(self, word: _Word, order) -> None:
         """A path written with every file below it (`find DIR -delete`, `git restore DIR`)."""
@@ -1449,9 +1479,10 @@ class _Walker:
         # `cd DIR && …` and no other change of directory: a relative file is DIR's
         base = self.head_cd if self.chdirs == 1 else None
         dirs = self.candidate_dirs() if self.chdirs and base is None else None
-        for kind, path, order, items in self.files:
+        for position, (kind, path, order, items) in enumerate(self.files):
             if not items and path in self.data.harmless_files:
                 continue
+            why = self.file_reasons.get(position, "")
             relative = not (items[0] if items else path).startswith(("/", "~"))
             if base is not None and relative:
                 if items:
@@ -1463,11 +1494,12 @@ class _Walker:
                     for directory in dirs:
                         moved = (directory, "/", *items) if items and directory != "." else items
                         named = path if items or directory == "." else posixpath.join(directory, path)
-                        files.append(FileAccess(kind, display(moved) if moved else named, tuple(moved)))
+                        files.append(FileAccess(kind, display(moved) if moved else named, tuple(moved), why))
                     continue
                 # a change of directory the line does not follow: the file of that name in any directory
-                items = (ANY, *(items or (path,)))
-            files.append(FileAccess(kind, display(items) if items else path, tuple(items)))
+                if items[:1] != (ANY,):  # (any file is any file wherever the line is)
+                    items = (ANY, *(items or (path,)))
+            files.append(FileAccess(kind, display(items) if items else path, tuple(items), why))
         return Analysis(tuple(ordered), tuple(files))
 
 
@@ -1670,8 +1702,8 @@ def _stand_ins(command: str):
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
                              s.literal, s.wraps, s.base.translate(back), s.deny_only) for s in found.segments)
-    files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern))
-                  for f in found.files)
+    files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern),
+                             f.why.translate(back)) for f in found.files)
     return Analysis(segments, files)
 
 

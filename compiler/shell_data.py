@@ -99,6 +99,14 @@ class Program:
     written_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file written (`dd of=`)
     written_recursive: bool = False  # each written operand with every file below it (`git rm -r DIR`)
     removes_below: frozenset = frozenset()  # options that remove every file below its starting points (`find -delete`)
+    # it may rewrite any file of the repository it runs in, which may hold the working directory (a branch
+    # switch, merge, stash, patch): "always"; "operand": with an operand (`git switch B`, not `git switch -c
+    # NEW`); "lone_operand": with one operand and no `--` (`git checkout B`, not `git checkout B -- FILE`);
+    # "options": with one of `tree_options` (`git reset --hard`), which also force the others (`--orphan`).
+    # None when a `tree_keeping` option is given or is its first operand (`git apply --check`, `git stash list`)
+    tree: str = ""
+    tree_options: frozenset = frozenset()
+    tree_keeping: frozenset = frozenset()
     # which operands it reads: "all" (`cat`, `head`), "first" (`uniq IN OUT`), "sources" (`cp`: all but the
     # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
@@ -158,7 +166,7 @@ class Program:
     def writes_files(self) -> bool:
         """Whether it writes files its words name (`cp A B`, `sort -o F`, `tar -x`, `find -delete`)."""
         return bool(self.written or self.written_assignments or self.into or self.writes or self.extracts
-                    or self.creates or self.removes_below)
+                    or self.creates or self.removes_below or self.tree)
 
     @cached_property  # asked per segment with an expansion word (command classes): answered once per row
     def reads_only(self) -> bool:
@@ -302,9 +310,11 @@ def _program(row: dict) -> Program:
     def subcommand(own: dict | None) -> Program:
         if own is None:
             if not plain:
-                plain.append(replace(base, commands=frozenset(), writes=frozenset()))
+                plain.append(replace(base, commands=frozenset(), writes=frozenset(), tree=""))
             return plain[0]
         return replace(base, commands=frozenset(own.get("commands", ())), writes=frozenset(own.get("writes", ())),
+                       tree=own.get("tree", ""), tree_options=frozenset(own.get("tree_options", ())),
+                       tree_keeping=frozenset(own.get("tree_keeping", ())),
                        runs_rest_after=own.get("runs", ""), values=base.values | frozenset(own.get("values", ())),
                        runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
                        written_recursive=own.get("written_recursive", base.written_recursive),
@@ -333,7 +343,9 @@ def _program_row(row: dict) -> Program:
                    moves=row.get("moves", False), into=frozenset(row.get("into", ())),
                    written_assignments=frozenset(row.get("written_assignments", ())),
                    written_recursive=row.get("written_recursive", False),
-                   removes_below=frozenset(row.get("removes_below", ())),
+                   removes_below=frozenset(row.get("removes_below", ())), tree=row.get("tree", ""),
+                   tree_options=frozenset(row.get("tree_options", ())),
+                   tree_keeping=frozenset(row.get("tree_keeping", ())),
                    archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),
                    extracts=frozenset(row.get("extracts", ())), lists=frozenset(row.get("lists", ())),
                    members_anywhere=frozenset(row.get("members_anywhere", ())),

@@ -73,7 +73,8 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
              for seg in found.segments]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
-    accesses = [(access.kind, access.path, access.pattern, "") for access in found.files]
+    accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
+                for access in found.files]
     hidden = next((seg for seg in found.segments if seg.opaque), None)
     if hidden is not None:  # what runs is not known: it may read and write any file
         why = f" (`{hidden.text}`: {hidden.reason})" if hidden.reason else f" (`{hidden.text}`)"
