@@ -1,7 +1,7 @@
 """The second layer under a write deny inside the workspace: `deny write … ".claude/*"` is decided where a call
 is, but a process writes files no rule sees (`sh w.sh`, `tar xf a.tar`, a build script). The OS sandbox now
 keeps such a directory read-only (a read-only bind mount in the process's own mount namespace, Landlock after
-it so the command cannot unmount it; bubblewrap `--ro-bind-try`; Seatbelt `deny file-write*`). Real processes;
+it so the command cannot unmount it; bubblewrap `--ro-bind`; Seatbelt `deny file-write*`). Real processes;
 anthropics/claude-code#11815 is the report: an agent in a sandbox rewrote its own .claude settings."""
 from __future__ import annotations
 
@@ -87,6 +87,21 @@ def test_a_missing_protected_directory_is_made_empty_and_kept(run, workspace):
     assert "file=0" in output  # a missing file is not made: it is the rules' alone
 
 
+needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None, reason="needs bubblewrap")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("present", [True, False])
+def test_bubblewrap_keeps_a_protected_directory_present_or_missing(run, workspace, present):
+    # `--ro-bind-try` skipped a missing directory: the script planted `.claude/settings.json` unhindered
+    if present:
+        (workspace / ".claude").mkdir()
+    (workspace / "w.sh").write_text("mkdir -p .claude; echo x > .claude/settings.json; echo wrote=$?\n")
+    output = run("sh w.sh; echo ok > other; echo other=$?", protected_roots=(".claude/",), sandbox_backend="bwrap")
+    assert "wrote=0" not in output and "other=0" in output, output
+    assert sorted(p.name for p in (workspace / ".claude").iterdir()) == []
+
+
 @needs_namespaces
 def test_without_protection_the_same_script_writes(run, workspace):
     (workspace / ".claude").mkdir()
@@ -123,8 +138,9 @@ def test_each_mechanism_is_told_the_paths(tmp_path):
     assert f"!{ws}/.claude/" in launch.argv and launch.mechanism == "landlock+netns+read-only-mounts"
     bwrap = plan(Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude/",), backend="bwrap"),
                  ["/bin/true"], 3, absent(bwrap="/usr/bin/bwrap"))
-    at = bwrap.argv.index("--ro-bind-try")
-    assert bwrap.argv[at:at + 3] == ["--ro-bind-try", f"{ws}/.claude", f"{ws}/.claude"]
+    at = bwrap.argv.index(f"{ws}/.claude") - 1
+    assert bwrap.argv[at:at + 3] == ["--ro-bind", f"{ws}/.claude", f"{ws}/.claude"]
+    assert (tmp_path / ".claude").is_dir()  # made, empty, to be mounted: bubblewrap cannot skip it
     assert bwrap.argv.index("--bind") < at  # after the workspace's own bind, which it narrows
     text = seatbelt.profile([ws], [], False, [f"{ws}/.claude"])
     assert text.index("(allow file-write*") < text.index(f'(deny file-write*\n    (subpath "{ws}/.claude"))')

@@ -73,8 +73,12 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
     for root in dict.fromkeys(conf.write_roots()):
         if os.path.exists(root):
             command += ["--bind", root, root]
-    for path in conf.read_only():  # a missing one is skipped: bubblewrap has no directory to mount there
-        command += ["--ro-bind-try", path.rstrip("/") or "/", path.rstrip("/") or "/"]
+    from .readonly import make_missing_directory
+    for path in conf.read_only():
+        make_missing_directory(path)  # as the mount-namespace launcher does: a directory is always there
+        # a directory must be mounted (bubblewrap refuses to start if it cannot be); a missing file is skipped
+        option = "--ro-bind" if path.endswith("/") else "--ro-bind-try"
+        command += [option, path.rstrip("/") or "/", path.rstrip("/") or "/"]
     if not conf.network:
         command.append("--unshare-net")
     # run as root, bubblewrap keeps every capability: the command could then unmount or remount what

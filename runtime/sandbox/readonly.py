@@ -27,13 +27,18 @@ def keep_read_only(paths: list[str]) -> None:
     # nothing mounted here reaches the host's namespace
     mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
     for path in paths:
-        if path.endswith("/") and not os.path.lexists(path):
-            # a directory the command could otherwise create and fill (`.claude/settings.json` planted where
-            # there was none): made empty, to be mounted read-only
-            os.makedirs(path, exist_ok=True)
+        make_missing_directory(path)
         path = path.rstrip("/") or "/"
         if not os.path.lexists(path):
             continue
         target = os.fsencode(path)
         mount(target, target, _MS_BIND | _MS_REC, "bind-mounting")
         mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")
+
+
+def make_missing_directory(path: str) -> None:
+    """A protected directory (`path` ends in `/`) that is missing, made empty: the command could otherwise
+    create and fill it (`.claude/settings.json` planted where there was none). Then it can be mounted
+    read-only; a file cannot be made in advance, and is left."""
+    if path.endswith("/") and not os.path.lexists(path):
+        os.makedirs(path, exist_ok=True)
