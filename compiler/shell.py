@@ -425,6 +425,21 @@ def _rewrites_tree(row: Program, own: list[_Word], forced: bool, kept: bool, das
     return row.tree == "lone_operand" and len(own) == 1 and not dashes
 
 
+def _clone_name(url: _Word) -> _Word:
+    """The directory `git clone URL` makes: the URL's last name, `.git` (or `.bundle`) dropped (`host:a/b.git`
+    -> `b`, `/srv/r/.git` -> `r`). One not known (an expansion) is the word itself: a file pattern."""
+    if _unknown(url):
+        return url
+    text = url.text.rstrip("/")
+    if text.endswith("/.git"):
+        text = text[:-len("/.git")].rstrip("/")
+    name = text.replace(":", "/").rsplit("/", 1)[-1]
+    for suffix in (".git", ".bundle"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+    return _Word(name)
+
+
 def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, into: bool) -> list[_Word]:
     """The operands a program reads, by its row's `read` (`cp a b`: its sources; `dd if=f`: f)."""
     read = [_Word(word.text.partition("=")[2], word.dynamic, word.unsafe, word.glob) for word in operands
@@ -1002,6 +1017,10 @@ class _Walker:
             targets = operands[1:2]
         elif row.written in ("rest", "rest_or_here"):  # `git restore PATH…`: all but the subcommand
             targets = operands[1:] or ([_Word(".")] if row.written == "rest_or_here" else [])  # `git clean`
+        elif row.written == "after_verb":  # `git worktree add PATH`: all but the subcommand and its verb
+            targets = operands[2:]
+        elif row.written == "clone":  # `git clone URL [DIR]`: DIR, else the name git gives it
+            targets = operands[2:3] or [_clone_name(word) for word in operands[1:2]]
         elif row.written == "last":  # `split FILE PREFIX`
             targets = operands[-1:]
         elif row.written == "destination":

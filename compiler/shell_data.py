@@ -312,7 +312,10 @@ def _program(row: dict) -> Program:
             if not plain:
                 plain.append(replace(base, commands=frozenset(), writes=frozenset(), tree=""))
             return plain[0]
+        config = frozenset(own.get("config", ()))  # `git clone -c K=V`: clone's own, not git's skipped one
         return replace(base, commands=frozenset(own.get("commands", ())), writes=frozenset(own.get("writes", ())),
+                       opaque=base.opaque | frozenset(own.get("opaque", ())), config=base.config | config,
+                       global_only=base.global_only - config,
                        tree=own.get("tree", ""), tree_options=frozenset(own.get("tree_options", ())),
                        tree_keeping=frozenset(own.get("tree_keeping", ())),
                        runs_rest_after=own.get("runs", ""), values=base.values | frozenset(own.get("values", ())),

@@ -1,7 +1,9 @@
-"""compiler/shell.py on commands that rewrite their repository's files (catalogs/shell/commands.json `tree`,
-`tree_options`, `tree_keeping`): `git checkout BRANCH`, `git merge`, `git stash pop` … wrote .claude/settings.json
-unseen by a `deny write … ".claude/*"` (anthropics/claude-code#23870). Such a command is now a write of any
-file, with the reason named, as the repository's root may be any directory above the working one. Bypass
+"""compiler/shell.py on git commands that write a repository's files (catalogs/shell/commands.json `tree`,
+`tree_options`, `tree_keeping`; `written` `clone` and `after_verb`): `git checkout BRANCH`, `git merge`, `git
+stash pop` … wrote .claude/settings.json unseen by a `deny write … ".claude/*"` (anthropics/claude-code#23870).
+Such a command is now a write of any file, with the reason named, as the repository's root may be any
+directory above the working one. `git clone URL DIR`, `git worktree add PATH`, `git submodule add URL PATH`
+and `git init DIR` write that directory; `git clone -c`, `--template` are read as git's own `-c` is. Bypass
 forms are in the corpus."""
 
 import pytest
@@ -77,3 +79,36 @@ def test_a_setting_s_value_is_not_the_subcommand():
     # `git -c K=V SUB`: V was read as an operand (the subcommand), so SUB's own row never applied
     assert not rewrites("git -c core.quotepath=off status")
     assert rewrites("git -c core.quotepath=off stash")
+
+
+@pytest.mark.parametrize("command, written", [
+    ("git clone https://example.com/r.git", ["r", "r/**"]),
+    ("git clone https://example.com/r.git/", ["r", "r/**"]),
+    ("git clone git@example.com:team/tools.git", ["tools", "tools/**"]),
+    ("git clone /srv/repo/.git", ["repo", "repo/**"]),
+    ("git clone https://example.com/.claude", [".claude", ".claude/**"]),  # git's own name for it
+    ("git clone x.bundle", ["x", "x/**"]), ("git clone example.com:tools.git", ["tools", "tools/**"]),
+    ('git clone -- "$URL"', ["**", "**/**"]),  # a name not known: any
+    ("git clone --depth 1 -b main https://example.com/r.git vendor/r", ["vendor/r", "vendor/r/**"]),
+    ("git clone --separate-git-dir=g https://example.com/r.git", ["g", "r", "r/**"]),
+    ("git worktree add -b fresh ../wt main", ["../wt", "../wt/**", "main", "main/**"]),
+    ("git worktree list", []),
+    ("git submodule add https://example.com/x libs/x",
+     ["https://example.com/x", "https://example.com/x/**", "libs/x", "libs/x/**"]),
+    ("git submodule update --init", []),
+    ("git init sub", ["sub", "sub/**"]), ("git init", []),
+])
+def test_a_git_command_that_makes_a_directory_writes_it(command, written):
+    found = analyse(command)
+    assert not any(s.opaque for s in found.segments)
+    assert sorted(f.path for f in found.files if f.kind == "write") == written
+
+
+@pytest.mark.parametrize("command", [
+    "git clone -c core.hooksPath=/tmp/h https://example.com/r.git",  # its post-checkout hook runs in the clone
+    "git clone --template=/tmp/t https://example.com/r.git", "git init --template /tmp/t",
+])
+def test_a_clone_s_own_settings_and_templates_are_read(command):
+    assert analyse(command).segments[0].opaque
+    assert not analyse("git clone -c user.name=x https://example.com/r.git").segments[0].opaque
+    assert not analyse("git log -c").segments[0].opaque  # a combined diff: git's `-c` only before the subcommand
