@@ -2,7 +2,8 @@
 
 In: the hook's JSON on stdin (PreToolUse or PostToolUse). Out: for PreToolUse, the documented
 answer `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow|ask|deny,
-"permissionDecisionReason": …}}` on stdout, exit 0. It never crashes: any problem, including bad
+"permissionDecisionReason": …}}` on stdout, exit 0; for a Bash call under a policy that declares a
+sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`). It never crashes: any problem, including bad
 input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
 Imports stay inside functions: the process pays only for what this event needs.
 """
@@ -43,14 +44,16 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
         if event != "PreToolUse":
             stderr.write(f"dshc hook: `{event}` is not handled; nothing to do\n")
             return 0
-        effect, reason = _pre(options, payload)
+        effect, reason, updated = _pre(options, payload)
     except Exception as exc:  # noqa: BLE001 - the hook must answer; an unexpected problem denies
         if event == "PostToolUse":
             stderr.write(f"dshc hook: the result was not logged: {_describe(exc)}\n")
             return 0
-        effect, reason = "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}"
-    stdout.write(json_io.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": effect,
-                                                    "permissionDecisionReason": reason}}, ensure_ascii=False) + "\n")
+        effect, reason, updated = "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}", None
+    answer = {"hookEventName": "PreToolUse", "permissionDecision": effect, "permissionDecisionReason": reason}
+    if updated is not None:  # the call as it must run: its command inside the policy's sandbox
+        answer["updatedInput"] = updated
+    stdout.write(json_io.dumps({"hookSpecificOutput": answer}, ensure_ascii=False) + "\n")
     stdout.flush()
     return 0
 
@@ -123,7 +126,7 @@ def _safe(text) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(text or "unknown"))[:80]
 
 
-def _pre(options, payload: dict) -> tuple[str, str]:
+def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     from ..compiler.interop.agents import map_call
     from ..compiler.policy import stricter
     name = payload.get("tool_name")
@@ -140,9 +143,41 @@ def _pre(options, payload: dict) -> tuple[str, str]:
         if worst is None or stricter(effect, worst[0]):
             worst = (effect, reason, decided, call)
     effect, reason, decided, call = worst
+    updated = None
+    if effect != "deny":
+        effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
+                                            effect, reason)
     if log:
         _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
-    return effect, reason
+    return effect, reason, updated
+
+
+def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str):
+    """(effect, reason, updated input) for a call the policy lets run: a shell command of a policy that
+    declares a sandbox runs in it (`hook_sandbox`), and where none can be had here it is denied."""
+    from ..compiler.interop.agents import load_mapping
+    tool = load_mapping(agent).tools.get(name)
+    command = tool_input.get("command")
+    if tool is None or tool.family != "shell" or not isinstance(command, str):
+        return effect, reason, None
+    from .hook_sandbox import declares_sandbox, sandboxed_command
+    policy = program.composition(request).policy
+    if not declares_sandbox(policy):  # the common hook: no sandbox runtime to load
+        return effect, reason, None
+    from ..compiler.user_cache import UntrustedCache
+    from ..runtime.sandbox import SandboxUnavailable
+    try:
+        found = sandboxed_command(policy, command, workspace)
+    except SandboxUnavailable as exc:
+        return "deny", f"dshc: deny: the policy's `sandbox {exc.mode}` cannot be kept here ({exc.missing})", None
+    except (OSError, UntrustedCache) as exc:
+        return "deny", f"dshc: deny: no private temp folder for the policy's `sandbox {policy.sandbox.text}` ({exc})", \
+            None
+    if found is None:
+        return effect, reason, None
+    line, mechanism = found
+    return effect, f"{reason}; runs in the policy's `sandbox {policy.sandbox.text}` ({mechanism})", \
+        {**tool_input, "command": line}
 
 
 def decide_mapped(program, request, tool: str, args: dict, workspace: str):

@@ -8,15 +8,15 @@ since is seen at once. Only the description reads the record: launching a comman
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import sys
 
 from ..compiler import user_cache
+from ..compiler.digest import sha256
+from ..compiler.memo import once
 
 
-@functools.cache
+@once
 def reported_probe():
     """The runtime's probe for a description: its namespace answer from this boot's record when one says
     yes. Once per process, as the runtime's own probe (a session describes every call's sandbox)."""
@@ -41,7 +41,7 @@ def works_stamp() -> str | None:
         return None
     from ..runtime.sandbox.probe import LAUNCHER
     facts = "\0".join((boot, os.uname().release, str(os.geteuid()), sys.executable, LAUNCHER))
-    return "netns-works-" + hashlib.sha256(facts.encode()).hexdigest()[:32]
+    return "netns-works-" + sha256(facts.encode()).hexdigest()[:32]
 
 
 def _boot_id() -> str | None:

@@ -2,7 +2,6 @@
 session with a workspace and a folder outside it."""
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
@@ -20,7 +19,7 @@ from dshc.runtime.tools import ToolState
 
 if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
     # rehearse a host without Landlock, namespaces or bubblewrap (in-process calls only)
-    _bare = dataclasses.replace(sandbox.probe(), landlock_abi=0, network_namespace=False, bwrap=None)
+    _bare = sandbox.probe().replace(landlock_abi=0, network_namespace=False, bwrap=None)
     sandbox.probe = sandbox.confine.probe = lambda: _bare
     sandbox.probe_with = lambda namespaces: _bare  # what decide and explain describe
 

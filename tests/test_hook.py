@@ -146,13 +146,15 @@ def processes(project):
 
 
 # what a PreToolUse call loads: of the runtime only its event-log modules (records, their framing, and the
-# PostgreSQL sink's module, which loads psycopg only for a DSN), no templates, no command modules
+# PostgreSQL sink's module, which loads psycopg only for a DSN) and, for a shell call under a policy that
+# declares a sandbox (this one does), the sandbox's planner; no templates, no command modules
 MODULES_PROBE = """
 import sys
 from dshc.cli.entry import run  # the entry point short of ending the process
 run(["hook", "claude-code"])
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
-       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log")])
+       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log")
+       and not m.startswith("dshc.runtime.sandbox")])
 """
 
 

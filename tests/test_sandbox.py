@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -148,7 +147,7 @@ def test_network_allow_reaches_the_listener(run, listener):
 
 
 def absent(**changes) -> Probe:
-    return replace(PROBE, **changes)
+    return PROBE.replace(**changes)
 
 
 def test_missing_landlock_fails_closed_and_runs_nothing(run, workspace, monkeypatch):
@@ -180,7 +179,7 @@ def test_unknown_mode_and_missing_bwrap_fail_closed(tmp_path):
     with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap"):
         plan(conf, ["true"], 3, absent(bwrap=None))
     with pytest.raises(sandbox.SandboxUnavailable):
-        plan(replace(conf, mode="workspace-writ"), ["true"], 3, PROBE)
+        plan(conf.replace(mode="workspace-writ"), ["true"], 3, PROBE)
 
 
 @needs_landlock

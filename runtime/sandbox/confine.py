@@ -1,15 +1,15 @@
 """Choose the confinement for one process start. In: a Confinement, the host Probe and an
-argv; out: a Launch (the argv to execute and the mechanism's name) or SandboxUnavailable."""
+argv; out: a Launch (the argv to execute and the mechanism's name) or SandboxUnavailable.
+(Rows, not dataclasses, and no import a plan does not need: a Claude Code hook plans one per
+shell call.)"""
 from __future__ import annotations
 
 import os
-import select
 import sys
-import time
-from dataclasses import dataclass
 
 from . import seatbelt
 from .probe import LAUNCHER, Probe, probe
+from .rows import REQUIRED, Row
 
 MODES = ("read-only", "workspace-write", "danger-full-access")
 # written to even under read-only: the null-like devices and the terminal
@@ -30,18 +30,19 @@ class SandboxFailure(Exception):
     """The launcher could not confine (or start) the command; nothing of it ran."""
 
 
-@dataclass(frozen=True)
-class Confinement:
-    mode: str                                # read-only | workspace-write | danger-full-access
-    workspace: str
-    tmpdir: str                              # the private temp dir, writable in every mode
-    writable: tuple[str, ...] = ()           # extra roots the policy names (workspace-write only)
-    # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
-    # directory's with a trailing `/`)
-    protected: tuple[str, ...] = ()
-    network: bool = False
-    fallback_unsandboxed: bool = False       # the policy's explicit opt-out of failing closed
-    backend: str = "auto"                    # auto | bwrap
+class Confinement(Row):
+    FIELDS = {
+        "mode": REQUIRED,               # read-only | workspace-write | danger-full-access
+        "workspace": REQUIRED,
+        "tmpdir": REQUIRED,             # the private temp dir, writable in every mode
+        "writable": (),                 # extra roots the policy names (workspace-write only)
+        # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
+        # directory's with a trailing `/`)
+        "protected": (),
+        "network": False,
+        "fallback_unsandboxed": False,  # the policy's explicit opt-out of failing closed
+        "backend": "auto",              # auto | bwrap
+    }
 
     def write_roots(self) -> tuple[str, ...]:
         if self.mode == "workspace-write":
@@ -55,11 +56,24 @@ class Confinement:
                      if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots))
 
 
-@dataclass(frozen=True)
-class Launch:
-    argv: list[str]
-    mechanism: str       # landlock+netns | landlock | bwrap | seatbelt | none | unsandboxed
-    report: bool         # the launcher writes failures to the report fd
+def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), network: bool = False,
+                   fallback_unsandboxed: bool = False, backend: str = "auto") -> Confinement:
+    """A policy's sandbox lines, as written, for the real directory `workspace`: writable roots with `~`
+    expanded, protected paths relative to the workspace (`.claude/`, as a policy glob's is; a directory
+    keeps its `/`), every path real."""
+    roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
+    kept = tuple(os.path.realpath(os.path.join(workspace, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
+                 for path in protected)
+    return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
+                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept)
+
+
+class Launch(Row):
+    FIELDS = {
+        "argv": REQUIRED,
+        "mechanism": REQUIRED,  # landlock+netns | landlock | bwrap | seatbelt | none | unsandboxed
+        "report": REQUIRED,     # the launcher writes failures to the report fd
+    }
 
 
 def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
@@ -134,6 +148,8 @@ def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:
 
     The report pipe closes (EOF) when the launcher has confined itself and exec'd the
     command; any text is a failure. Silence past the timeout counts as a failure too."""
+    import select
+    import time
     chunks, deadline = [], time.monotonic() + timeout_s
     while True:
         left = deadline - time.monotonic()

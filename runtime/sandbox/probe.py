@@ -2,32 +2,34 @@
 namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe."""
 from __future__ import annotations
 
-import functools
 import os
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
-from typing import Callable
 
 from . import landlock
+from .rows import REQUIRED, Row
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
 
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
 
-@dataclass(frozen=True)
-class Probe:
-    platform: str
-    landlock_abi: int          # 0: none
-    network_namespace: bool    # an unprivileged process can enter a new user + network namespace
-    bwrap: str | None          # path of bubblewrap when installed
-    sandbox_exec: str | None   # macOS Seatbelt front end
+class Probe(Row):
+    FIELDS = {
+        "platform": REQUIRED,
+        "landlock_abi": REQUIRED,       # 0: none
+        "network_namespace": REQUIRED,  # an unprivileged process can enter a new user + network namespace
+        "bwrap": REQUIRED,              # path of bubblewrap when installed, or None
+        "sandbox_exec": REQUIRED,       # macOS Seatbelt front end, or None
+    }
 
 
 def netns_works() -> bool:
     """Whether an unprivileged user + network namespace can be entered here (a child process tries)."""
     # unshare(CLONE_NEWUSER) refuses multithreaded callers, so ask a fresh single-threaded child
+    import subprocess
     try:
         done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe-netns"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
@@ -36,9 +38,22 @@ def netns_works() -> bool:
     return done.returncode == 0
 
 
-@functools.cache
-def probe() -> Probe:
+_PROBED: list = []  # this process's probe, once made
+
+
+def _probe_here() -> Probe:
     return probe_with(netns_works)
+
+
+def probe() -> Probe:
+    """This process's probe, made on first need (`functools.cache`'s, without importing functools)."""
+    if not _PROBED:
+        _PROBED.append(_probe_here())
+    return _PROBED[0]
+
+
+probe.__wrapped__ = _probe_here  # a probe made afresh, as a cached function exposes it
+probe.cache_clear = _PROBED.clear
 
 
 def probe_with(namespaces: Callable[[], bool]) -> Probe:
@@ -48,6 +63,15 @@ def probe_with(namespaces: Callable[[], bool]) -> Probe:
         platform=sys.platform,
         landlock_abi=landlock.abi_version() if linux else 0,
         network_namespace=namespaces() if linux else False,
-        bwrap=shutil.which("bwrap") if linux else None,
+        bwrap=_which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
     )
+
+
+def _which(name: str) -> str | None:
+    """`shutil.which(name)` for a plain name (shutil's import is most of a hook's probe)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None

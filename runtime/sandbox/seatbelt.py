@@ -3,7 +3,9 @@ roots, the paths kept read-only under them and the network switch; out: the prof
 as golden text in the tests)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _BASE = """(version 1)
 (deny default)

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable
+from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable, confinement_in
 from .base import ESCALATION_HINT, SANDBOX_MODES, ToolContext, ToolError, fail, invalid
 
 
@@ -66,14 +66,9 @@ def shown(ctx: ToolContext, real: str) -> str:
 
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
-    roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in ctx.writable_roots)
-    root = workspace_root(ctx)
-    # a relative protected path is the workspace's (`.claude/`), as a policy glob's is; a directory keeps its `/`
-    protected = tuple(os.path.realpath(os.path.join(root, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
-                      for path in ctx.protected_roots)
-    return Confinement(mode=ctx.sandbox, workspace=root, tmpdir=ctx.state.private_tmp(),
-                       writable=roots, network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback,
-                       backend=ctx.sandbox_backend, protected=protected)
+    return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
+                          protected=ctx.protected_roots, network=ctx.network,
+                          fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
 
 
 def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,81 @@
+"""The policy's OS sandbox for a shell command another agent runs (Claude Code's Bash, through its hook).
+
+In: the composed policy, the command line, the workspace. Out: the same command as a line that runs it
+confined (the runtime's launcher, or bubblewrap / sandbox-exec behind it: `runtime/sandbox`), for the
+hook to hand back as the call's `updatedInput`; None when the policy declares no sandbox, or
+`danger-full-access`. A policy that declares one made a promise the rules alone cannot keep (`sandbox
+read-only` and a shell that writes): where no mechanism can confine here, `SandboxUnavailable` is
+raised and the hook denies, unless the policy opted out (`fallback unsandboxed`).
+
+The command runs in `bash -c` under the launcher, in the agent shell's working directory: a `cd` or an
+`export` in it no longer outlives the call, and its temp folder (TMPDIR) is dshc's private one (`private_tmp`),
+the shared /tmp being outside what it may write. The launcher reports why it could not confine on fd
+3, which the line points at the shell's stderr.
+"""
+from __future__ import annotations
+
+import os
+
+REPORT_FD = 3  # the launcher's report fd: a dup of the agent shell's stderr (`3>&2`)
+
+
+def declares_sandbox(policy) -> bool:
+    """Whether the policy declares a sandbox that confines (its own `sandbox` line, or one it extends)."""
+    return policy is not None and policy.sandbox is not None and policy.sandbox.text != "danger-full-access"
+
+
+def sandboxed_command(policy, command: str, workspace: str) -> tuple[str, str] | None:
+    """(the confined command line, the mechanism's name), or None when the policy declares no sandbox,
+    or opted out of one on a host that has none."""
+    if not declares_sandbox(policy):
+        return None
+    from ..runtime.sandbox import confinement_in, plan
+    from .host import policy_mode, sandbox_settings
+    from .sandbox_record import reported_probe
+    settings = sandbox_settings(policy)
+    tmp = private_tmp()
+    conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
+                          writable=settings["writable_roots"], protected=settings["protected_roots"],
+                          network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
+                          backend=settings["sandbox_backend"])
+    launch = plan(conf, [_bash(), "-c", command], REPORT_FD, found=reported_probe())
+    if launch.mechanism == "unsandboxed":
+        return None  # the policy's own opt-out, on a host with no mechanism: the command as it was
+    # temp files go to the private folder, as the runtime's own commands' do (the shared /tmp is not writable)
+    line = " ".join([*(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")), *map(quote, launch.argv)])
+    return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def quote(word: str) -> str:
+    """`shlex.quote(word)`: the word as one POSIX shell word (shlex's import brings `re` into the hook)."""
+    if word and all(c in _PLAIN for c in word):  # as shlex leaves it
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def private_tmp() -> str:
+    """<cache>/dshc/tmp, made 0700 and refused unless this user's alone: the one folder a sandboxed
+    command may write in every mode (the runtime's own commands get a session temp folder likewise).
+    Kept between calls, like the shell's own temp folder; OSError when it cannot be had."""
+    import stat
+    from ..compiler import user_cache
+    folder = user_cache.open_folder()
+    try:
+        try:
+            os.mkdir("tmp", 0o700, dir_fd=folder)
+        except FileExistsError:
+            pass
+        user_cache.check_owned(os.stat("tmp", dir_fd=folder, follow_symlinks=False), "tmp", stat.S_ISDIR)
+    finally:
+        os.close(folder)
+    return os.path.realpath(os.path.join(user_cache.cache_root(), "dshc", "tmp"))
+
+
+def _bash() -> str:
+    for path in ("/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"):
+        if os.path.exists(path):
+            return path
+    return "bash"
