@@ -978,7 +978,7 @@ class _Walker:
                                        options_done):
             self.tree_rewritten(words, order)
         if row.written or row.written_assignments or into:
-            unknown = self.written_files(name, row, operands, into, written_with, order)
+            unknown = self.written_files(name, row, operands, into, written_with, order, recursive)
             hazard = hazard or unknown
         if removing:  # `find DIR -delete`: every starting point (`.` when none) and every file below it
             for start in starts or [_Word(".")]:
@@ -997,11 +997,12 @@ class _Walker:
         return hazard
 
     def written_files(self, name: str, row: Program, operands: list[_Word], into: list[_Word], written_with: bool,
-                      order) -> str:
+                      order, recursive: bool = False) -> str:
         """The files a file program writes, decided as `write` calls of them (`cp x .claude/s`, `sed -i … f`,
         `dd of=f`). One it cannot name (an expansion, a pattern, a source's name in a directory) is a write
         of a file pattern (`file_pattern`): a deny whose glob may meet it applies, an allow only one that
-        surely covers it."""
+        surely covers it. Copying `recursive`ly (`cp -r SRC DIR`), DIR is written with every file below it:
+        `SRC/.` copies SRC's contents into DIR, and a DIR that does not exist becomes the copy itself."""
         targets: list[_Word] = []
         sources: list[_Word] = []
         if row.written_assignments:  # `dd if=a of=b`
@@ -1047,6 +1048,9 @@ class _Walker:
                     written.append((display(items), items))
                 else:
                     written.append((posixpath.join(directory.text, "".join(kept)), ()))
+        if recursive and row.written == "destination":
+            for directory in into:
+                self.written_below(directory, order)
         hazard = ""
         for path, items in written:
             if not path:
@@ -1335,6 +1339,11 @@ class _Walker:
                 and self._runs_its_arguments(rest):
             # no replacement string: input is appended as arguments, which may be options (`-exec rm x ;`)
             raise _Opaque(f"`{name}` appends input to `{rest[0].text}`, whose arguments can make it run commands")
+        if wrapper.appends and not wrapper.joins and not names & wrapper.replaces and rest:
+            # its input is appended as arguments: one more word no rule can read (`xargs cp x` copies x over
+            # whatever file the input names; `find . | xargs cat` reads every file found). (`parallel`
+            # joins its arguments, listed after `:::`, into a command line, read as one.)
+            filled = [*filled, _Word("<input>", True, False, False, True)]
         rest = filled
         if wrapper.each_string:  # `hyperfine 'make' 'ls'`: each word is a command line
             if any(w.dynamic or w.unsafe for w in rest):

@@ -116,7 +116,7 @@ def test_empty_and_comment_only():
     ("builtin cd /", ("cd", "/")),
     ("exec -a name -cl git push", ("git", "push")),
     ("xargs -0 -n 1 -P 4 -I {} wc {}", ("wc", "{}")),  # `rm {}`: a write no rule can place
-    ("xargs --max-args=2 --null rm", ("rm",)),
+    ("xargs --max-args=2 --null rm", ("rm", "<input>")),  # its input: words no rule can read
     ("xargs", ("echo",)),
     ("sudo rm -rf /", ("rm", "-rf", "/")),
     ("sudo -u root -E -- git push", ("git", "push")),
@@ -130,7 +130,7 @@ def test_empty_and_comment_only():
     ("flock /tmp/l rm x", ("rm", "x")),
     ("unshare -r rm x", ("rm", "x")),
     ("busybox rm x", ("rm", "x")),
-    ("sudo env FOO=1 timeout 5 nice -n 1 xargs rm", ("rm",)),
+    ("sudo env FOO=1 timeout 5 nice -n 1 xargs rm", ("rm", "<input>")),
     ("FOO=1 sudo git push", ("git", "push")),
     ("git -C /tmp push", ("git", "push")),
     ("git --no-pager -c user.name=c push", ("git", "push")),  # a key no list names is opaque (test_shell_settings)

@@ -19,7 +19,7 @@ def writes(command):
 
 
 @pytest.mark.parametrize("command, paths", [
-    ("cp a b", ["b", "b/a"]), ("cp -r a b dir/", ["dir/", "dir/a", "dir/b"]), ("cp -t d a b", ["d/a", "d/b"]),
+    ("cp a b", ["b", "b/a"]), ("cp -r a b dir/", ["dir/", "dir/", "dir/**", "dir/a", "dir/b"]), ("cp -t d a b", ["d/a", "d/b"]),
     ("cp --target-directory=d a", ["d/a"]), ("mv a b", ["a", "b", "b/a"]), ("mv -t d a", ["a", "d/a"]),
     ("install -m 644 a /etc/b", ["/etc/b", "/etc/b/644", "/etc/b/a"]), ("ln -sf t l", ["l", "l/t"]),
     ("rsync -a src/ dst/", ["dst/", "dst/src"]), ("scp h:x y", ["y", "y/h:x"]),
@@ -28,7 +28,7 @@ def writes(command):
     ("rm -rf a b", ["a", "b"]), ("rmdir d", ["d"]), ("shred -u f", ["f"]), ("unlink f", ["f"]),
     ("mkdir -p a/b", ["a/b"]), ("chmod 600 f", ["600", "f"]), ("chown u:g f", ["f", "u:g"]),
     ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre"]),
-    ("unzip -o z.zip -d out", ["out/**"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b/-a"]),
+    ("unzip -o z.zip -d out", ["out/**"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b", "b/**", "b/-a"]),
 ])
 def test_a_file_program_names_the_files_it_writes(command, paths):
     named, hazards = writes(command)
