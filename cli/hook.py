@@ -3,8 +3,8 @@
 In: the hook's JSON on stdin (PreToolUse or PostToolUse). Out: for PreToolUse, the documented
 answer `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow|ask|deny,
 "permissionDecisionReason": …}}` on stdout, exit 0; for a Bash call under a policy that declares a
-sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`). It never crashes: any problem, including bad
-input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
+sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`).
+It never crashes: any problem, including bad input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
 Imports stay inside functions: the process pays only for what this event needs.
 """
 from __future__ import annotations

@@ -5,12 +5,12 @@ confined (the runtime's launcher, or bubblewrap / sandbox-exec behind it: `runti
 hook to hand back as the call's `updatedInput`; None when the policy declares no sandbox, or
 `danger-full-access`. A policy that declares one made a promise the rules alone cannot keep (`sandbox
 read-only` and a shell that writes): where no mechanism can confine here, `SandboxUnavailable` is
-raised and the hook denies, unless the policy opted out (`fallback unsandboxed`).
+raised and the hook denies, unless the policy opted out (`sandbox fallback unsandboxed`).
 
 The command runs in `bash -c` under the launcher, in the agent shell's working directory: a `cd` or an
-`export` in it no longer outlives the call, and its temp folder (TMPDIR) is dshc's private one (`private_tmp`),
-the shared /tmp being outside what it may write. The launcher reports why it could not confine on fd
-3, which the line points at the shell's stderr.
+`export` in it no longer outlives the call, and its temp folder (TMPDIR) is dshc's private one
+(`private_tmp`), the shared /tmp being outside what it may write. The launcher reports why it could
+not confine on fd 3, which the line points at the shell's stderr.
 """
 from __future__ import annotations
 

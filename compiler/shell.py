@@ -1107,7 +1107,8 @@ class _Walker:
     def tree_rewritten(self, words: list[_Word], order) -> None:
         """A command that may rewrite any file of its repository (`git checkout BRANCH`, `git merge`): a write
         of any file, as the repository's root may be any directory above the working one."""
-        self.file_reasons[len(self.files)] = f"`{' '.join(w.text for w in words)}` may rewrite any file of its repository"
+        line = " ".join(w.text for w in words)
+        self.file_reasons[len(self.files)] = f"`{line}` may rewrite any file of its repository"
         self.files.append(("write", display((ANY,)), order, (ANY,)))
 
     def written_below(self, word: _Word, order) -> None:

@@ -49,7 +49,8 @@ def test_a_command_that_may_rewrite_its_repository_writes_any_file(command):
 
 @pytest.mark.parametrize("command", [
     "git switch -c feature", "git switch --create feature", "git checkout -b feature", "git checkout",
-    "git checkout main -- src/a.py", "git checkout -- a.py", "git checkout a.py b.py", "git reset", "git reset --soft HEAD~1",
+    "git checkout main -- src/a.py", "git checkout -- a.py", "git checkout a.py b.py", "git reset",
+    "git reset --soft HEAD~1",
     "git reset HEAD notes.txt", "git stash list", "git stash show -p", "git stash drop", "git apply --check a.patch",
     "git apply --stat a.patch", "git apply --cached a.patch", "git am --show-current-patch", "git read-tree HEAD",
     "git bisect log", "git bisect", "git sparse-checkout list", "git status", "git log -p", "git fetch origin",

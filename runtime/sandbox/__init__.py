@@ -5,5 +5,5 @@ from .confine import (Confinement, Launch, SandboxFailure, SandboxUnavailable, c
                       read_report)
 from .probe import Probe, netns_works, probe, probe_with
 
-__all__ = ["Confinement", "Launch", "Probe", "SandboxFailure", "SandboxUnavailable", "missing", "netns_works", "plan",
-           "probe", "probe_with", "read_report"]
+__all__ = ["Confinement", "Launch", "Probe", "SandboxFailure", "SandboxUnavailable", "confinement_in", "missing",
+           "netns_works", "plan", "probe", "probe_with", "read_report"]

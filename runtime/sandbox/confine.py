@@ -62,8 +62,8 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     expanded, protected paths relative to the workspace (`.claude/`, as a policy glob's is; a directory
     keeps its `/`), every path real."""
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
-    kept = tuple(os.path.realpath(os.path.join(workspace, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
-                 for path in protected)
+    kept = tuple(os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
+                 + ("/" if path.endswith("/") else "") for path in protected)
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
                        fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept)
 
