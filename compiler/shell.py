@@ -1107,8 +1107,11 @@ class _Walker:
     def tree_rewritten(self, words: list[_Word], order) -> None:
         """A command that may rewrite any file of its repository (`git checkout BRANCH`, `git merge`): a write
         of any file, as the repository's root may be any directory above the working one."""
-        line = " ".join(w.text for w in words)
-        self.file_reasons[len(self.files)] = f"`{line}` may rewrite any file of its repository"
+        self.written_anywhere(f"`{' '.join(w.text for w in words)}` may rewrite any file of its repository", order)
+
+    def written_anywhere(self, why: str, order) -> None:
+        """A write of any file, for the reason `why` (no word of the line names the file)."""
+        self.file_reasons[len(self.files)] = why
         self.files.append(("write", display((ANY,)), order, (ANY,)))
 
     def written_below(self, word: _Word, order) -> None:
@@ -1226,6 +1229,8 @@ class _Walker:
                               "which the rules cannot read")
             if row.writing_code and compiled(row.writing_code).search(code):
                 hazard = hazard or f"`{name}` program may write a file"
+                # (`print > "f"`): a file the program names, which the rules do not read: any file
+                self.written_anywhere(f"the `{name}` program may write a file it names", order)
         reading = names & row.stdin
         if reading:
             raise _Opaque(f"`{name} {min(reading)}` reads {row.language} code from stdin")

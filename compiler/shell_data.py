@@ -393,7 +393,7 @@ def knowledge() -> Knowledge:
         commands = json_io.loads(handle.read())
     return Knowledge(
         wrappers=_Rows({name: row for name, row in wrappers.items() if not name.startswith("$")}, _wrapper),
-        programs=_Rows(commands["programs"], _program),
+        programs=_Rows(_by_name(commands["programs"]), _program),  # `cc`, `clang` are `gcc`'s row
         opaque_builtins=dict(commands["opaque_builtins"]),
         chdir_programs=frozenset(commands["chdir_programs"]),
         assigning_programs=frozenset(commands["assigning_programs"]),

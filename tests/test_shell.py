@@ -457,8 +457,10 @@ def test_shell_knowledge_rows_are_made_on_first_use_and_equal_to_their_json():
     with open(os.path.join(root, "wrappers.json"), encoding="utf-8") as handle:
         wrappers = {k: v for k, v in json.load(handle).items() if not k.startswith("$")}
     data = shell_data.knowledge()
-    assert sorted(data.programs) == sorted(programs) and len(data.wrappers) == len(wrappers)
-    for name, row in programs.items():
+    named = {alias: row for name, row in programs.items() for alias in (name, *row.get("aliases", ()))}
+    assert sorted(data.programs) == sorted(named) and len(data.wrappers) == len(wrappers)
+    assert data.programs["clang"] == data.programs["gcc"]  # a row's aliases name it too
+    for name, row in named.items():
         assert name in data.programs and data.programs[name] == shell_data._program(row)
         assert data.programs.get(name) is data.programs[name]  # made once
     for name, row in wrappers.items():
