@@ -268,8 +268,7 @@ run(sys.argv[1:])
 print(sorted({m.split(".")[0] for m in sys.modules} & {"lark", "networkx", "jsonschema", "jinja2"}))
 print(sorted((set(sys.modules) - before) & {"dataclasses", "inspect", "hashlib", "shutil", "tempfile", "threading",
                                             "importlib.resources", "tree_sitter_bash", "difflib", "traceback",
-                                            "pathlib", "urllib.parse", "tomllib", "argparse", "rfc8785",
-                                            "functools", "collections"}))
+                                            "pathlib", "urllib.parse", "tomllib", "argparse", "rfc8785"}))
 """
 
 
