@@ -502,10 +502,12 @@ def _unknown(word: _Word) -> bool:
     return word.dynamic or bool(word.unsafe) or word.glob
 
 
-def option_hit(word: str, option: str) -> str | None:
+def option_hit(word: str, option: str, clusters: bool = True) -> str | None:
     """Whether `word` uses `option` (exact, `--long=v`, `-ov` attached or in a flag cluster, or a long
     option abbreviated: getopt_long takes any unambiguous prefix, `--outp=F` for `--output=F`; which
-    prefixes are unambiguous depends on the program's whole option set, so any prefix counts).
+    prefixes are unambiguous depends on the program's whole option set, so any prefix counts). Without
+    `clusters` (a program whose options are whole words, `gcc -fno-omit-frame-pointer`) a one-letter
+    option is only the word's start (`-ofile`, `-B/dir`).
 
     Returns the attached value ("" when none is attached), or None when it is not that option.
     """
@@ -514,6 +516,8 @@ def option_hit(word: str, option: str) -> str | None:
     if option.startswith("--"):
         name, _, value = word.partition("=")
         return value if len(name) > 2 and option.startswith(name) else None
+    if not clusters and len(option) == 2:
+        return word[2:] if word.startswith(option) else None
     if len(option) == 2 and word.startswith("-") and not word.startswith("--") and len(word) > 2:
         at = word.find(option[1], 1)
         return word[at + 1:] if at > 0 else None
@@ -895,9 +899,9 @@ class _Walker:
                     index += 1
                     continue
             option_seen = True
-            removing = removing or any(option_hit(text, option) is not None for option in row.removes_below)
-            tree_forced = tree_forced or any(option_hit(text, option) is not None for option in row.tree_options)
-            tree_kept = tree_kept or any(option_hit(text, option) is not None for option in row.tree_keeping)
+            removing = removing or any(option_hit(text, option, row.clusters) is not None for option in row.removes_below)
+            tree_forced = tree_forced or any(option_hit(text, option, row.clusters) is not None for option in row.tree_options)
+            tree_kept = tree_kept or any(option_hit(text, option, row.clusters) is not None for option in row.tree_keeping)
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
@@ -919,34 +923,34 @@ class _Walker:
                     hazard = hazard or f"`{name} {option}` runs a command"
                     break
             for option in row.opaque:
-                if option_hit(text, option) is not None:
+                if option_hit(text, option, row.clusters) is not None:
                     raise _Opaque(f"`{name} {option}` runs code the rules cannot read")
             skip = row.global_only if operands_seen else frozenset()
             # a word may read as several options (`--exec` is also `--exec-cmd` abbreviated): each takes
             # the same value word, and the index moves past it once, below
-            commands, command_value = _option_words(text, row.commands - skip, words, index)
+            commands, command_value = _option_words(text, row.commands - skip, words, index, row.clusters)
             for option, line in commands:
                 self.command_line_value(f"{name} {option}", line or _Word(""), depth, (*order, index))
                 hazard = hazard or f"`{name} {option}` runs a command"
-            for option, value in _option_words(text, row.program_files, words, index)[0]:
+            for option, value in _option_words(text, row.program_files, words, index, row.clusters)[0]:
                 if value is not None and (value.text == "-" or _names_stdin(value.text)):
                     raise _Opaque(f"`{name} {option}` reads its program from stdin")
-            settings, setting_value = _option_words(text, row.config - skip, words, index)
+            settings, setting_value = _option_words(text, row.config - skip, words, index, row.clusters)
             for option, value in settings:
                 # an expansion names no harmless key: opaque
                 self.config_setting(name, row, option, value.text if value else "", depth, (*order, index))
             for option in row.hazard - skip:
-                if option_hit(text, option) is not None:
+                if option_hit(text, option, row.clusters) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
-            written_with = written_with or any(option_hit(text, option) is not None for option in row.written_with)
-            pattern_given = pattern_given or any(option_hit(text, option) is not None for option in row.read_patterns)
+            written_with = written_with or any(option_hit(text, option, row.clusters) is not None for option in row.written_with)
+            pattern_given = pattern_given or any(option_hit(text, option, row.clusters) is not None for option in row.read_patterns)
             for key, options in (("creates", row.creates), ("extracts", row.extracts), ("lists", row.lists),
                                  ("anywhere", row.members_anywhere)):
-                archived[key] = archived[key] or any(option_hit(text, option) is not None for option in options)
-            recursive = recursive or any(option_hit(text, option) is not None for option in row.recursive)
-            names_read += [value for _, value in _option_words(text, row.read_only_names, words, index)[0]]
+                archived[key] = archived[key] or any(option_hit(text, option, row.clusters) is not None for option in options)
+            recursive = recursive or any(option_hit(text, option, row.clusters) is not None for option in row.recursive)
+            names_read += [value for _, value in _option_words(text, row.read_only_names, words, index, row.clusters)[0]]
             written, written_value = _option_words(text, (row.writes | row.chdir | row.into | row.archive) - skip,
-                                                   words, index)
+                                                   words, index, row.clusters)
             for option, value in written:
                 if option in row.into:
                     into.append(value or _Word(""))
@@ -964,14 +968,14 @@ class _Walker:
             if value_at > index:
                 index = value_at
             for option in row.script:
-                value = option_hit(text, option)
+                value = option_hit(text, option, row.clusters)
                 if value is not None:
                     if not value and index + 1 < len(words):
                         index += 1
                         value = words[index].text
                     scripts.append(value or "")
                     script_given = True
-            if any(option_hit(text, option) == "" for option in row.values):
+            if any(option_hit(text, option, row.clusters) == "" for option in row.values):
                 index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
         if row.tree and _rewrites_tree(row, operands if row is first_row else operands[1:], tree_forced, tree_kept,
@@ -1641,12 +1645,12 @@ def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
 
 
-def _option_words(text: str, options, words: list[_Word], index: int) -> tuple[list, int]:
+def _option_words(text: str, options, words: list[_Word], index: int, clusters: bool = True) -> tuple[list, int]:
     """[(option, its value word or None)] for each of `options` the word `text` (at `index`) uses, in a
     fixed order: an attached value, else the next word; and the index of the last word a value took."""
     found, last = [], index
     for option in sorted(options):
-        value = option_hit(text, option)
+        value = option_hit(text, option, clusters)
         if value is None:
             continue
         if value:

@@ -107,6 +107,7 @@ class Program:
     tree: str = ""
     tree_options: frozenset = frozenset()
     tree_keeping: frozenset = frozenset()
+    clusters: bool = True  # one-letter options may be clustered (`-rf`); False: every option is a whole word (gcc)
     # which operands it reads: "all" (`cat`, `head`), "first" (`uniq IN OUT`), "sources" (`cp`: all but the
     # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
@@ -347,6 +348,7 @@ def _program_row(row: dict) -> Program:
                    written_assignments=frozenset(row.get("written_assignments", ())),
                    written_recursive=row.get("written_recursive", False),
                    removes_below=frozenset(row.get("removes_below", ())), tree=row.get("tree", ""),
+                   clusters=not row.get("whole_word_options", False),
                    tree_options=frozenset(row.get("tree_options", ())),
                    tree_keeping=frozenset(row.get("tree_keeping", ())),
                    archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),

@@ -111,3 +111,15 @@ def test_any_other_change_of_directory_makes_a_relative_file_one_of_that_name_an
 def test_a_path_written_with_every_file_below_it(command, paths):
     # find's `-delete` removes below each starting point; git's pathspecs restore, remove or move whole trees
     assert writes(command)[0] == paths
+
+
+@pytest.mark.parametrize("command, written", [
+    ("gcc -fno-omit-frame-pointer -o app a.c", ["app"]),  # `-o` is not inside another option word
+    ("gcc -oapp a.c", ["app"]), ("cc -Wl,-Bstatic -O2 -o bin/x a.c", ["bin/x"]),
+    ("go test -cover -json ./...", []), ("go build -o bin/app .", ["bin/app"]),
+    ("rm -rf x", ["x"]),  # a program whose one-letter flags cluster still reads `-rf` as `-r -f`
+])
+def test_a_program_with_whole_word_options_reads_no_cluster(command, written):
+    found = analyse(command)
+    assert not any(s.opaque for s in found.segments), found
+    assert [f.path for f in found.files if f.kind == "write"] == written
