@@ -1026,8 +1026,10 @@ class _Walker:
             targets = operands[2:]
         elif row.written == "clone":  # `git clone URL [DIR]`: DIR, else the name git gives it
             targets = operands[2:3] or [_clone_name(word) for word in operands[1:2]]
-        elif row.written == "last":  # `split FILE PREFIX`
-            targets = operands[-1:]
+        elif row.written == "prefix":  # `split FILE PREFIX`: PREFIXaa, PREFIXab … (`xaa` … with no PREFIX)
+            prefix = operands[1] if len(operands) > 1 else _Word("x")
+            items = (*(_file_shape(prefix) if _unknown(prefix) else (prefix.text,)), NAME)
+            self.files.append(("write", display(items), order, items))
         elif row.written == "destination":
             if into:  # `cp -t DIR SRC…`: each source, into DIR
                 sources = operands

@@ -88,9 +88,9 @@ class Program:
     # run there (`ssh HOST CMD…`)
     remote_command: OptionSpec | None = None
     # which operands it writes: "all" (`touch`, `rm`), "destination" (`cp`, `mv`: the last, and as it may be
-    # a directory each source's name in it), "last" (`split FILE PREFIX`), "first" (`patch FILE`), "second"
-    # (`uniq IN OUT`), "rest" (`git restore PATH…`: all but the subcommand; "rest_or_here": `.` when none,
-    # `git clean`); with
+    # a directory each source's name in it), "prefix" (`split FILE PREFIX`: PREFIX and more), "first" (`patch
+    # FILE`), "second" (`uniq IN OUT`), "rest" (`git restore PATH…`: all but the subcommand; "rest_or_here":
+    # `.` when none, `git clean`), "after_verb" (`git worktree add PATH`), "clone" (`git clone URL [DIR]`); with
     # `written_with`, only when one of those options is given (`sed -i`)
     written: str = ""
     written_with: frozenset = frozenset()

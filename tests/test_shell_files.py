@@ -27,7 +27,7 @@ def writes(command):
     ("sed -i.bak 's/a/b/' f", ["f"]), ("truncate -s 0 f", ["0", "f"]), ("touch a b", ["a", "b"]),
     ("rm -rf a b", ["a", "b"]), ("rmdir d", ["d"]), ("shred -u f", ["f"]), ("unlink f", ["f"]),
     ("mkdir -p a/b", ["a/b"]), ("chmod 600 f", ["600", "f"]), ("chown u:g f", ["f", "u:g"]),
-    ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre"]),
+    ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre*"]),
     ("unzip -o z.zip -d out", ["out/**"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b", "b/**", "b/-a"]),
 ])
 def test_a_file_program_names_the_files_it_writes(command, paths):
@@ -123,3 +123,11 @@ def test_a_program_with_whole_word_options_reads_no_cluster(command, written):
     found = analyse(command)
     assert not any(s.opaque for s in found.segments), found
     assert [f.path for f in found.files if f.kind == "write"] == written
+
+
+@pytest.mark.parametrize("command, written", [
+    ("split -b 1 x .claude/", [".claude/*"]), ("split -l 100 big.log parts/p", ["parts/p*"]),
+    ("split big.log", ["x*"]),  # no prefix: `xaa`, `xab` … here
+])
+def test_split_writes_files_named_by_its_prefix(command, written):
+    assert [f.path for f in analyse(command).files if f.kind == "write"] == written
