@@ -14,8 +14,8 @@ if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or 
 
 from . import ast
 from .catalog import Catalog
-from .data_codec import Deferred
 from .command_classes import CommandClass, merge_classes
+from .data_codec import Deferred
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .frozen import record
 from .patterns import fnmatchcase

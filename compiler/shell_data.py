@@ -103,7 +103,7 @@ class Program:
     # switch, merge, stash, patch): "always"; "operand": with an operand (`git switch B`, not `git switch -c
     # NEW`); "lone_operand": with one operand and no `--` (`git checkout B`, not `git checkout B -- FILE`);
     # "options": with one of `tree_options` (`git reset --hard`), which also force the others (`--orphan`).
-    # None when a `tree_keeping` option is given or is its first operand (`git apply --check`, `git stash list`)
+    # Never when a `tree_keeping` option is given or is its first operand (`git apply --check`, `git stash list`)
     tree: str = ""
     tree_options: frozenset = frozenset()
     tree_keeping: frozenset = frozenset()
