@@ -146,15 +146,26 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     updated = None
     if effect != "deny":
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
-                                            effect, reason)
+                                            effect, reason, _configuration(project, workspace))
     if log:
         _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
     return effect, reason, updated
 
 
-def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str):
+def _configuration(project, workspace: str) -> tuple[str, ...]:
+    """The files that decide what the next call gets: the project file, the declarations it loads, and
+    the agent settings that register the hook."""
+    import os
+    claude = os.path.join(workspace, ".claude")
+    return tuple(path for path in (project.path, *project.load, os.path.join(claude, "settings.json"),
+                                   os.path.join(claude, "settings.local.json")) if path)
+
+
+def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,
+              keep: tuple[str, ...] = ()):
     """(effect, reason, updated input) for a call the policy lets run: a shell command of a policy that
-    declares a sandbox runs in it (`hook_sandbox`), and where none can be had here it is denied."""
+    declares a sandbox runs in it (`hook_sandbox`), with the files that configure the hook read-only
+    (`keep`), and where no sandbox can be had here it is denied."""
     from ..compiler.interop.agents import load_mapping
     tool = load_mapping(agent).tools.get(name)
     command = tool_input.get("command")
@@ -167,7 +178,7 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     from ..compiler.user_cache import UntrustedCache
     from ..runtime.sandbox import SandboxUnavailable
     try:
-        found = sandboxed_command(policy, command, workspace)
+        found = sandboxed_command(policy, command, workspace, keep)
     except SandboxUnavailable as exc:
         return "deny", f"dshc: deny: the policy's `sandbox {exc.mode}` cannot be kept here ({exc.missing})", None
     except (OSError, UntrustedCache) as exc:

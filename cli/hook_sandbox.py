@@ -24,9 +24,11 @@ def declares_sandbox(policy) -> bool:
     return policy is not None and policy.sandbox is not None and policy.sandbox.text != "danger-full-access"
 
 
-def sandboxed_command(policy, command: str, workspace: str) -> tuple[str, str] | None:
+def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...] = ()) -> tuple[str, str] | None:
     """(the confined command line, the mechanism's name), or None when the policy declares no sandbox,
-    or opted out of one on a host that has none."""
+    or opted out of one on a host that has none. `keep`: files kept read-only besides the policy's own
+    protected paths (what configures the hook: a command that rewrote them would choose the next call's
+    policy, or remove the hook)."""
     if not declares_sandbox(policy):
         return None
     from ..runtime.sandbox import confinement_in, plan
@@ -35,7 +37,7 @@ def sandboxed_command(policy, command: str, workspace: str) -> tuple[str, str] |
     settings = sandbox_settings(policy)
     tmp = private_tmp()
     conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
-                          writable=settings["writable_roots"], protected=settings["protected_roots"],
+                          writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
                           network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
     launch = plan(conf, [_bash(), "-c", command], REPORT_FD, found=reported_probe())

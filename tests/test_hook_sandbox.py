@@ -45,12 +45,18 @@ policy optout "may run bare where nothing confines" extends workspace-write {
 '''
 
 
+SANDBOXED_OPEN = '''
+policy open_but_sandboxed "every command, in the sandbox" extends workspace-write {
+}
+'''
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "proj"
     root.mkdir()
-    (root / "p.dsh").write_text(POLICIES)
+    (root / "p.dsh").write_text(POLICIES + SANDBOXED_OPEN)
     (root / "src").mkdir()
     return root
 
@@ -177,3 +183,20 @@ def test_a_quoted_word_is_one_shell_word(word):
     assert shlex.split(quote(word)) == [word]
     done = subprocess.run(["bash", "-c", f"printf %s {quote(word)}"], capture_output=True, text=True)
     assert done.stdout == word
+
+
+@needs_namespaces
+def test_a_confined_command_cannot_rewrite_what_configures_the_hook(project):
+    # the next call would otherwise run under whatever the command wrote there: no sandbox line, no hook
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"hooks": {}}')
+    (project / "src" / "w.sh").write_text(
+        "echo 'policy keep \"x\" { default allow }' > ../p.dsh; echo dsh=$?\n"
+        "echo 'policy = \"open\"' >> ../.dshc; echo project=$?\n"
+        "echo '{}' > ../.claude/settings.json; echo settings=$?\n"
+        "echo ok > mine.txt; echo own=$?\n")
+    answer = hook(project, "open_but_sandboxed", "sh w.sh")
+    done = as_claude_code_runs(project, answer)
+    assert "own=0" in done.stdout and not {"dsh=0", "project=0", "settings=0"} & set(done.stdout.split()), done
+    assert (project / "p.dsh").read_text() == POLICIES + SANDBOXED_OPEN
+    assert (project / ".claude" / "settings.json").read_text() == '{"hooks": {}}'
