@@ -61,6 +61,14 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
                          '  allow bash when args.command matches "git status *"\n}\n')
         with open(os.path.join(root, ".dshc"), "w") as handle:
             handle.write('load = ["team.dsh"]\npolicy = "team"\n')
+        # the same rule under a policy that declares a sandbox: the hook also plans the call's confinement
+        confined = os.path.join(root, "confined")
+        os.makedirs(confined)
+        with open(os.path.join(confined, "team.dsh"), "w") as handle:
+            handle.write('policy team "Team" extends workspace-write {\n  approval ask\n  default ask\n'
+                         '  allow bash when args.command matches "git status *"\n}\n')
+        with open(os.path.join(confined, ".dshc"), "w") as handle:
+            handle.write('load = ["team.dsh"]\npolicy = "team"\n')
         cache = os.path.join(root, "cache")
         warm = {"XDG_CACHE_HOME": cache, "PYTHONPYCACHEPREFIX": os.path.join(root, "pyc"), "PYTHONDONTWRITEBYTECODE": ""}
         cold = {"XDG_CACHE_HOME": cache, "PYTHONPYCACHEPREFIX": os.path.join(root, "no-pyc"),
@@ -73,12 +81,15 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
             "python3 -c pass here": ([sys.executable, "-c", "pass"], b""),
             "dshc decide": (dshc + ["decide", "read", "--args", '{"file_path": "a.md"}', "--host", "web"], b""),
             "dshc hook claude-code": (dshc + ["hook", "claude-code"], event),
+            "dshc hook claude-code, sandboxed": (dshc + ["hook", "claude-code"],
+                                                 event.replace(json.dumps(root).encode(), json.dumps(confined).encode())),
             # a shell tool's decision also names the sandbox the call would get (probing the host)
             "dshc decide bash": (dshc + ["decide", "bash", "--args", '{"command": "git status"}'], b""),
         }
         commands = {(name, bytecode): (argv, stdin, env) for bytecode, env in (("warm", warm), ("cold", cold))
                     for name, (argv, stdin) in programs.items()
-                    if bytecode == "warm" or name not in ("dshc decide bash", "python3 -c pass here")}
+                    if bytecode == "warm" or name not in ("dshc decide bash", "python3 -c pass here",
+                                                          "dshc hook claude-code, sandboxed")}
         for argv, stdin, env in commands.values():
             _child_cpu(argv, stdin, env)  # fills the caches: the steady state of a hook or a CI lint
         cpu = {key: [] for key in commands}
@@ -93,6 +104,9 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         ours = p50(cpu[name, "warm"])
         rows.append((f"{name}, whole process CPU (caches warm)", ours * 1e3, "ms", f"python3 -c pass {base * 1e3:.0f} ms"))
         targets.append((f"{name} process <= 4x the CPU of python3 -c pass", ours / base, 4.0))
+    confined = p50(cpu["dshc hook claude-code, sandboxed", "warm"])
+    rows.append(("dshc hook claude-code under a policy that declares a sandbox, whole process CPU", confined * 1e3,
+                 "ms", f"{confined / base:.2f}x python3 -c pass (context: its answer runs the command confined)"))
     shell = p50(cpu["dshc decide bash", "warm"])
     rows.append(("dshc decide bash (a shell tool), whole process CPU (caches warm)", shell * 1e3, "ms",
                  f"{shell / base:.2f}x python3 -c pass (context: the target's command decides `read`)"))
