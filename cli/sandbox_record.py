@@ -4,7 +4,10 @@ Describing the sandbox a shell call would get needs to know whether unprivileged
 namespaces work, which a child Python finds out (~33 ms of a `dshc decide bash`). Here the answer
 "they work" is remembered for the boot (a stamp in the private cache folder, keyed by boot id,
 kernel release, uid, interpreter and launcher); a failure is never remembered, so a host opened up
-since is seen at once. Only the description reads the record: launching a command probes afresh.
+since is seen at once. The Landlock ABI is remembered for the boot likewise (asking the kernel loads
+ctypes, and a Claude Code hook plans a confinement on every shell call). Descriptions and the hook's plan
+read the record; the launcher a plan starts confines itself by asking the kernel, so a record that lies
+can only make a command fail closed, and the runtime's own launches probe afresh.
 """
 from __future__ import annotations
 
@@ -21,7 +24,22 @@ def reported_probe():
     """The runtime's probe for a description: its namespace answer from this boot's record when one says
     yes. Once per process, as the runtime's own probe (a session describes every call's sandbox)."""
     from ..runtime import sandbox
-    return sandbox.probe_with(lambda: remembered_yes(works_stamp(), sandbox.netns_works))
+    stamp = works_stamp()
+    return sandbox.probe_with(lambda: remembered_yes(stamp, sandbox.netns_works), lambda: remembered_abi(stamp))
+
+
+def remembered_abi(stamp: str | None) -> int:
+    """The kernel's Landlock ABI, remembered for the boot (a hook asks on every shell call, and asking
+    loads ctypes). A record that lies can only make a launch fail closed: the launcher asks the kernel."""
+    name = None if stamp is None else stamp.replace("netns-works-", "landlock-abi-", 1)
+    known = user_cache.fetch(name) if name is not None else None
+    if known is not None and known.isdigit():
+        return int(known)
+    from ..runtime.sandbox import landlock
+    abi = landlock.abi_version()
+    if name is not None:
+        user_cache.store(name, str(abi).encode())
+    return abi
 
 
 def remembered_yes(stamp: str | None, test) -> bool:

@@ -101,3 +101,15 @@ def test_a_process_asks_at_most_once(private_cache, monkeypatch):
         assert first is second and refused.runs == (1 if sys.platform.startswith("linux") else 0)
     finally:
         sandbox_record.reported_probe.cache_clear()
+
+
+def test_the_landlock_abi_is_remembered_for_the_boot(private_cache, monkeypatch):
+    """A hook plans a confinement on every shell call: the kernel is asked once a boot (asking loads ctypes)."""
+    from dshc.runtime.sandbox import landlock
+    asked = []
+    monkeypatch.setattr(landlock, "abi_version", lambda: asked.append(1) or 4)
+    assert sandbox_record.remembered_abi("netns-works-boot") == 4 and len(asked) == 1
+    assert sandbox_record.remembered_abi("netns-works-boot") == 4 and len(asked) == 1  # read back
+    (private_cache / "landlock-abi-boot").write_bytes(b"lies")  # a record that is not a number is asked again
+    assert sandbox_record.remembered_abi("netns-works-boot") == 4 and len(asked) == 2
+    assert sandbox_record.remembered_abi(None) == 4 and len(asked) == 3  # no boot id: nothing remembered

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from . import landlock
 from .rows import REQUIRED, Row
 
 TYPE_CHECKING = False
@@ -56,12 +55,16 @@ probe.__wrapped__ = _probe_here  # a probe made afresh, as a cached function exp
 probe.cache_clear = _PROBED.clear
 
 
-def probe_with(namespaces: Callable[[], bool]) -> Probe:
-    """The probe, with the namespace question answered by `namespaces` (asked on Linux only)."""
+def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = None) -> Probe:
+    """The probe, with the namespace question answered by `namespaces` and the Landlock ABI by `abi`
+    (asked on Linux only; by default the kernel is asked, through ctypes)."""
     linux = sys.platform.startswith("linux")
+    if linux and abi is None:
+        from . import landlock  # ctypes: loaded only when the kernel is asked
+        abi = landlock.abi_version
     return Probe(
         platform=sys.platform,
-        landlock_abi=landlock.abi_version() if linux else 0,
+        landlock_abi=abi() if linux else 0,
         network_namespace=namespaces() if linux else False,
         bwrap=_which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
