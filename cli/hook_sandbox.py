@@ -40,7 +40,7 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
                           network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
-    launch = plan(conf, [_bash(), "-c", command], REPORT_FD, found=reported_probe())
+    launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it
     if launch.mechanism == "unsandboxed":
         return None  # the policy's own opt-out, on a host with no mechanism: the command as it was
     # temp files go to the private folder, as the runtime's own commands' do (the shared /tmp is not writable)
@@ -74,10 +74,3 @@ def private_tmp() -> str:
     finally:
         os.close(folder)
     return os.path.realpath(os.path.join(user_cache.cache_root(), "dshc", "tmp"))
-
-
-def _bash() -> str:
-    for path in ("/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"):
-        if os.path.exists(path):
-            return path
-    return "bash"

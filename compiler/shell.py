@@ -899,9 +899,9 @@ class _Walker:
                     index += 1
                     continue
             option_seen = True
-            removing = removing or any(option_hit(text, option, row.clusters) is not None for option in row.removes_below)
-            tree_forced = tree_forced or any(option_hit(text, option, row.clusters) is not None for option in row.tree_options)
-            tree_kept = tree_kept or any(option_hit(text, option, row.clusters) is not None for option in row.tree_keeping)
+            removing = removing or _uses(text, row.removes_below, row.clusters)
+            tree_forced = tree_forced or _uses(text, row.tree_options, row.clusters)
+            tree_kept = tree_kept or _uses(text, row.tree_keeping, row.clusters)
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
@@ -942,13 +942,14 @@ class _Walker:
             for option in row.hazard - skip:
                 if option_hit(text, option, row.clusters) is not None:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
-            written_with = written_with or any(option_hit(text, option, row.clusters) is not None for option in row.written_with)
-            pattern_given = pattern_given or any(option_hit(text, option, row.clusters) is not None for option in row.read_patterns)
+            written_with = written_with or _uses(text, row.written_with, row.clusters)
+            pattern_given = pattern_given or _uses(text, row.read_patterns, row.clusters)
             for key, options in (("creates", row.creates), ("extracts", row.extracts), ("lists", row.lists),
                                  ("anywhere", row.members_anywhere)):
-                archived[key] = archived[key] or any(option_hit(text, option, row.clusters) is not None for option in options)
-            recursive = recursive or any(option_hit(text, option, row.clusters) is not None for option in row.recursive)
-            names_read += [value for _, value in _option_words(text, row.read_only_names, words, index, row.clusters)[0]]
+                archived[key] = archived[key] or _uses(text, options, row.clusters)
+            recursive = recursive or _uses(text, row.recursive, row.clusters)
+            names_read += [value for _, value in
+                           _option_words(text, row.read_only_names, words, index, row.clusters)[0]]
             written, written_value = _option_words(text, (row.writes | row.chdir | row.into | row.archive) - skip,
                                                    words, index, row.clusters)
             for option, value in written:
@@ -1355,7 +1356,7 @@ class _Walker:
             # its input is appended as arguments: one more word no rule can read (`xargs cp x` copies x over
             # whatever file the input names; `find . | xargs cat` reads every file found). (`parallel`
             # joins its arguments, listed after `:::`, into a command line, read as one.)
-            filled = [*filled, _Word("<input>", True, False, False, True)]
+            filled = [*filled, _Word("<input>", dynamic=True, optionable=True)]
         rest = filled
         if wrapper.each_string:  # `hyperfine 'make' 'ls'`: each word is a command line
             if any(w.dynamic or w.unsafe for w in rest):
@@ -1645,6 +1646,11 @@ def _plain_words(source: bytes) -> tuple[int, list[str]] | None:
 
 def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
+
+
+def _uses(text: str, options, clusters: bool) -> bool:
+    """Whether the word `text` is one of `options` (`option_hit`)."""
+    return any(option_hit(text, option, clusters) is not None for option in options)
 
 
 def _option_words(text: str, options, words: list[_Word], index: int, clusters: bool = True) -> tuple[list, int]:
