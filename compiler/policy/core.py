@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 _MATCHED = {effect: f"rule `{effect}` matched" for effect in RULE_EFFECTS}
+DENIED = _MATCHED["deny"]
 
 
 def targets(item, name: str, tool: ToolDef | None) -> bool:

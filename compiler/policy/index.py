@@ -27,7 +27,7 @@ from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath, path_inside
-from .core import Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
+from .core import DENIED, Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .affixes import AffixIndex, literal_keys
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
@@ -170,7 +170,7 @@ class _FieldIndex:
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
     __slots__ = ("guards", "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
-                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only")
+                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only", "denied")
 
     def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -192,6 +192,9 @@ class _ToolIndex:
         # every argument rule is in a glob group (literal text, prefix or suffix) and nothing else is
         # tried one by one: a call with text arguments no guard may fire on is `_decide_grouped`
         self.grouped_only = False
+        # a rule without condition denies the tool and its calls are not split: every call is denied by rules
+        # (guards aside), whatever its arguments or request
+        self.denied = False
 
 
 class _Placed:
@@ -378,7 +381,22 @@ class CompiledPolicy:
         index.grouped_only = not (index.generic or index.placed or shell or
                                   any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
+        index.denied = not shell and bool(index.plain) and index.plain[0][0] == "deny" and \
+            any(test is None for test, _ in index.plain[0][1])
         return index
+
+
+class _Later(tuple):
+    """(decider, method name, its arguments…): called when a denied decision's rules are first read. A
+    tuple, made without running a Python constructor (a denied call makes one and few are read)."""
+
+    __slots__ = ()
+
+    def __call__(self):
+        return getattr(self[0], self[1])(*self[2:])
+
+
+_new_later = tuple.__new__
 
 
 class RequestDecider:
@@ -414,21 +432,38 @@ class RequestDecider:
         index = self.compiled.index(name, tool)
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
+        elif index.denied and not (include_guards and index.guards):
+            # a rule denies the tool on every request and nothing is stricter: the call's arguments and facts
+            # only choose which agreeing rules the decision lists, found when they are first read
+            kept = dict(args) if type(args) is dict else args  # as called: the caller may change its mapping
+            decision = Decision("deny", DENIED, (),
+                                _new_later(_Later, (self, "_listing", name, tool, index, kept, workspace)))
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
         else:
-            made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
-            decision = guards = None
-            if index.grouped_only and type(made) is dict:  # never a shell tool: no split comes first
-                guards = index.guard_index.candidates(made) if include_guards and index.guards else ()
-                if not guards:
-                    decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
-            if decision is None:
-                decision = self._decide(name, tool, index, made, workspace, include_guards, guards)
-            return decision if made is args else with_paths(decision, args, made)
-        # the arguments cannot change these two; they are read only to name canonical paths in the reason
+            return self._decide_call(name, tool, index, args, workspace, include_guards)
+        # the arguments cannot change these three; they are read only to name canonical paths in the reason
         return decision if tool is None or not tool.path_parameters else \
             with_paths(decision, args, canonical(tool, args, workspace))
+
+    def _listing(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None) -> tuple:
+        """The deciding rules of a call to a tool `_ToolIndex.denied`: as the call's own path finds them."""
+        return self._decide_call(name, tool, index, args, workspace, False).deciding
+
+    def _decide_call(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
+                     include_guards: bool) -> Decision:
+        """`decide` for a tool whose decision may read the call's arguments."""
+        if index.facts_only and not (include_guards and index.guards):
+            return self._facts_decide(name, index)
+        made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
+        decision = guards = None
+        if index.grouped_only and type(made) is dict:  # never a shell tool: no split comes first
+            guards = index.guard_index.candidates(made) if include_guards and index.guards else ()
+            if not guards:
+                decision = self._decide_grouped(name, index, made)  # the common call, without `_decide`'s tests
+        if decision is None:
+            decision = self._decide(name, tool, index, made, workspace, include_guards, guards)
+        return decision if made is args else with_paths(decision, args, made)
 
     def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
                 include_guards: bool, guards: tuple | None = None) -> Decision:
@@ -510,6 +545,23 @@ class RequestDecider:
         groups' summaries (per request), tallied strictest-wins and concluded (`_concluded`). None when
         some argument is not plain text or a path in one form (the general path takes it)."""
         effect, parts, maybe = self._plain_summary(name, index)  # tuples, joined only when a group adds to them
+        if effect == "deny":
+            # nothing is stricter than a deny the request's facts already make: the glob groups could only
+            # add rules that agree, so they are found when the decision's rules are first read
+            kept = dict(args)  # as called: the caller may change its mapping afterwards
+            return Decision("deny", DENIED, (),
+                            _new_later(_Later, (self, "_grouped_listing", name, index, kept, parts, maybe)))
+        return self._grouped(name, index, args, effect, parts, maybe)
+
+    def _grouped_listing(self, name: str, index: "_ToolIndex", args: dict, parts, maybe) -> tuple:
+        """The deciding rules of a call `_decide_grouped` found denied by its fact-only rules alone."""
+        decision = self._grouped(name, index, args, "deny", parts, maybe)
+        if decision is None:  # an argument that is not plain text: the general path lists them
+            decision = self._decide(name, None, index, args, None, False, ())
+        return decision.deciding
+
+    def _grouped(self, name: str, index: "_ToolIndex", args: dict, effect, parts, maybe) -> Decision | None:
+        """`_decide_grouped` from the fact-only rules' summary on: the hit glob groups' summaries tallied."""
         mask = self.mask if self._known == self._atoms.count else self._fact_mask()
         for field_name, field_index in index.globbed.items():
             value = args.get(field_name, MISSING)
