@@ -153,12 +153,11 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
 
 
 def _configuration(project, workspace: str) -> tuple[str, ...]:
-    """The files that decide what the next call gets: the project file, the declarations it loads, and
-    the agent settings that register the hook."""
+    """What decides what the next call gets: the project file, the declarations it loads, and Claude Code's
+    project folder (the settings that register the hook, its hook scripts, commands and agents), made if
+    missing: a settings file created there would be read as one."""
     import os
-    claude = os.path.join(workspace, ".claude")
-    return tuple(path for path in (project.path, *project.load, os.path.join(claude, "settings.json"),
-                                   os.path.join(claude, "settings.local.json")) if path)
+    return tuple(path for path in (project.path, *project.load, os.path.join(workspace, ".claude") + "/") if path)
 
 
 def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,

@@ -215,7 +215,15 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
             "writable": list(settings.get("writable_roots", ())),
             "read_only": list(settings.get("protected_roots", ())) if mode == "workspace-write" else [],
+            # for processes, wherever they exist and the host can mount (`RUN_LATER`)
+            "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
+            package in PROCESS_PACKAGES else [],
             "escalation_if_approved": escalation}
+
+
+def _run_later() -> tuple[str, ...]:
+    from ..runtime.sandbox.confine import RUN_LATER
+    return RUN_LATER
 
 
 def _process_mechanism(mode: str, settings: dict) -> str:
@@ -240,6 +248,8 @@ def sandbox_text(described: dict | None) -> str:
         text += ", also writable: " + ", ".join(described["writable"])
     if described.get("read_only"):
         text += ", kept read-only: " + ", ".join(described["read_only"])
+    if described.get("read_only_where_present"):
+        text += ", and where present " + ", ".join(described["read_only_where_present"])
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"

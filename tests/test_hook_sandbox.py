@@ -186,6 +186,16 @@ def test_a_quoted_word_is_one_shell_word(word):
 
 
 @needs_namespaces
+def test_a_missing_claude_folder_is_made_so_nothing_can_be_planted_in_it(project):
+    # a settings file created where there was none would be read as one (its hooks, `disableAllHooks`)
+    answer = hook(project, "open_but_sandboxed", "mkdir -p ../.claude; echo '{}' > ../.claude/settings.json; "
+                                                 "echo wrote=$?")
+    done = as_claude_code_runs(project, answer)
+    assert "wrote=0" not in done.stdout, done
+    assert (project / ".claude").is_dir() and list((project / ".claude").iterdir()) == []
+
+
+@needs_namespaces
 def test_a_confined_command_cannot_rewrite_what_configures_the_hook(project):
     # the next call would otherwise run under whatever the command wrote there: no sandbox line, no hook
     (project / ".claude").mkdir()
@@ -194,9 +204,13 @@ def test_a_confined_command_cannot_rewrite_what_configures_the_hook(project):
         "echo 'policy keep \"x\" { default allow }' > ../p.dsh; echo dsh=$?\n"
         "echo 'policy = \"open\"' >> ../.dshc; echo project=$?\n"
         "echo '{}' > ../.claude/settings.json; echo settings=$?\n"
+        "echo '{\"disableAllHooks\": true}' > ../.claude/settings.local.json; echo local=$?\n"
+        "mkdir -p ../.claude/hooks; echo 'touch pwned' > ../.claude/hooks/format.sh; echo script=$?\n"
         "echo ok > mine.txt; echo own=$?\n")
     answer = hook(project, "open_but_sandboxed", "sh w.sh")
     done = as_claude_code_runs(project, answer)
-    assert "own=0" in done.stdout and not {"dsh=0", "project=0", "settings=0"} & set(done.stdout.split()), done
+    assert "own=0" in done.stdout and \
+        not {"dsh=0", "project=0", "settings=0", "local=0", "script=0"} & set(done.stdout.split()), done
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json"]
     assert (project / "p.dsh").read_text() == POLICIES + SANDBOXED_OPEN
     assert (project / ".claude" / "settings.json").read_text() == '{"hooks": {}}'

@@ -104,9 +104,11 @@ def test_bubblewrap_keeps_a_protected_directory_present_or_missing(run, workspac
 
 @needs_namespaces
 def test_without_protection_the_same_script_writes(run, workspace):
-    (workspace / ".claude").mkdir()
-    (workspace / "w.sh").write_text("echo x > .claude/settings.json; echo wrote=$?\n")
+    # (not `.claude`: an agent's configuration that exists is kept read-only always, test_sandbox_run_later.py)
+    (workspace / "conf").mkdir()
+    (workspace / "w.sh").write_text("echo x > conf/settings.json; echo wrote=$?\n")
     assert "wrote=0" in run("sh w.sh")
+    assert "wrote=0" not in run("sh w.sh", protected_roots=("conf/",))
 
 
 @needs_namespaces
@@ -123,6 +125,8 @@ def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
     assert "wrote=0" not in output and not (tmp_path / ".claude" / "settings.json").exists()
     described = describe_sandbox(program, Request(host="web", policy="guarded"), "bash")
     assert described["read_only"] == [".claude/"] and described["mechanism"].endswith("+read-only-mounts")
+    assert ".git/hooks" in described["read_only_where_present"]  # whatever the policy says (RUN_LATER)
+    assert describe_sandbox(program, Request(host="web", policy="guarded"), "read")["read_only_where_present"] == []
 
 
 def absent(**found) -> Probe:

@@ -15,6 +15,11 @@ MODES = ("read-only", "workspace-write", "danger-full-access")
 # written to even under read-only: the null-like devices and the terminal
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
+# Inside a write root, what makes a program run code later, outside the sandbox: git's hooks and its
+# settings (`core.hooksPath`, `core.fsmonitor`, an alias), the submodules a checkout fetches, an editor's
+# project tasks, an agent's project configuration (its hooks, commands, MCP servers). Kept read-only where
+# they exist and the mechanism can; a missing one is not made (it would appear in every project).
+RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex")
 
 
 class SandboxUnavailable(Exception):
@@ -39,6 +44,9 @@ class Confinement(Row):
         # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
         # directory's with a trailing `/`)
         "protected": (),
+        # what runs code later, found under the write roots (`RUN_LATER`): kept read-only where the host can
+        # mount, never a reason to refuse (the policy did not ask for it)
+        "run_later": (),
         "network": False,
         "fallback_unsandboxed": False,  # the policy's explicit opt-out of failing closed
         "backend": "auto",              # auto | bwrap
@@ -49,11 +57,29 @@ class Confinement(Row):
             return (self.workspace, self.tmpdir, *self.writable)
         return (self.tmpdir,)
 
-    def read_only(self) -> tuple[str, ...]:
-        """The protected paths some write root holds (elsewhere nothing may be written anyway)."""
+    def read_only(self, run_later: bool = False) -> tuple[str, ...]:
+        """The protected paths some write root holds (elsewhere nothing may be written anyway); with
+        `run_later`, what runs code later too."""
         roots = self.write_roots()
-        return tuple(path for path in dict.fromkeys(self.protected)
+        paths = (*self.protected, *self.run_later) if run_later else self.protected
+        return tuple(path for path in dict.fromkeys(paths)
                      if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots))
+
+
+def pinned(roots, kept) -> tuple[str, ...]:
+    """The folders between a write root and a path kept read-only under it (`.git` for `.git/hooks`),
+    shallowest first. A mount only stops its own path being renamed: a command could otherwise move the
+    folder that holds it aside and make a new one in its place (`mv .git x; git init`)."""
+    found: dict[str, None] = {}
+    for path in kept:
+        path = path.rstrip("/")
+        root = next((root.rstrip("/") for root in roots if path.startswith(root.rstrip("/") + "/")), None)
+        if root is None:
+            continue
+        parts = path[len(root) + 1:].split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            found[root + "/" + "/".join(parts[:depth])] = None
+    return tuple(sorted(found, key=lambda folder: folder.count("/")))
 
 
 def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), network: bool = False,
@@ -64,8 +90,10 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
     kept = tuple(os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
                  + ("/" if path.endswith("/") else "") for path in protected)
+    later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
+                  if os.path.lexists(path := os.path.join(root, name)))
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
-                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept)
+                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later)
 
 
 class Launch(Row):
@@ -77,9 +105,9 @@ class Launch(Row):
 
 
 def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
-              roots: tuple[str, ...] = (), read_only: tuple[str, ...] = ()) -> list[str]:
+              roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
-            *roots, *("!" + path for path in read_only), "--", *argv]
+            *roots, *("+" + path for path in pins), *("!" + path for path in read_only), "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -88,8 +116,12 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
         if os.path.exists(root):
             command += ["--bind", root, root]
     from .readonly import make_missing_directory
-    for path in conf.read_only():
+    kept = conf.read_only(run_later=True)
+    for path in kept:
         make_missing_directory(path)  # as the mount-namespace launcher does: a directory is always there
+    for folder in pinned(conf.write_roots(), kept):  # a mount point cannot be renamed away (`pinned`)
+        command += ["--bind-try", folder, folder]
+    for path in kept:
         # a directory must be mounted (bubblewrap refuses to start if it cannot be); a missing file is skipped
         option = "--ro-bind" if path.endswith("/") else "--ro-bind-try"
         command += [option, path.rstrip("/") or "/", path.rstrip("/") or "/"]
@@ -135,12 +167,15 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
         return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
-                                [path.rstrip("/") or "/" for path in conf.read_only()])
+                                [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)])
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
+    # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later is
+    # then left to the write roots
+    read_only = conf.read_only(run_later=found.network_namespace)
     launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES),
-                         read_only=conf.read_only())
+                         read_only=read_only, pins=pinned(conf.write_roots(), read_only))
     mechanism = "landlock" if conf.network else "landlock+netns"
-    return Launch(launcher, mechanism + ("+read-only-mounts" if conf.read_only() else ""), True)
+    return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else ""), True)
 
 
 def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:

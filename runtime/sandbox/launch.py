@@ -18,12 +18,13 @@ import supervise  # noqa: E402
 CONFINE_FAILED = 125
 
 
-def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = ()) -> None:
+def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = (),
+            pins: list[str] = ()) -> None:
     flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only else 0)
     if flags:
         netns.enter(flags)
     if read_only:
-        readonly.keep_read_only(list(read_only))
+        readonly.keep_read_only(list(read_only), list(pins))
     if use_landlock:  # last: it forbids the command to undo the mounts
         landlock.restrict_writes(roots, deny_tcp=not network)
 
@@ -47,12 +48,14 @@ def main(argv: list[str]) -> int:
             os.set_inheritable(report, False)
         split = argv.index("--")
         use_landlock, network, command = argv[2] == "1", argv[3] == "1", argv[split + 1:]
-        # a root given as `!PATH` is kept read-only (every root is absolute: none starts with `!`)
-        roots = [root for root in argv[4:split] if not root.startswith("!")]
+        # a root given as `!PATH` is kept read-only, `+PATH` pinned in place (every root is absolute: none
+        # starts with either)
+        roots = [root for root in argv[4:split] if root[:1] not in "!+"]
         read_only = [root[1:] for root in argv[4:split] if root.startswith("!")]
+        pins = [root[1:] for root in argv[4:split] if root.startswith("+")]
         if not command:
             raise ValueError("no command to run")
-        confine(use_landlock, network, roots, read_only)
+        confine(use_landlock, network, roots, read_only, pins)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())

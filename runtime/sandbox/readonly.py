@@ -1,6 +1,7 @@
 """Paths kept read-only inside the writable roots (stdlib ctypes only): each becomes a read-only bind mount of
 itself in the process's own mount namespace (`netns.enter(CLONE_NEWNS)` first). In: existing paths; out: writes
-under them fail (EROFS), renaming them fails (a mount point). Landlock, applied after, forbids the command
+under them fail (EROFS), renaming them fails (a mount point), and so does renaming a folder that holds them
+(each is pinned: a writable mount of itself). Landlock, applied after, forbids the command
 any mount or unmount, so it cannot undo them. A missing directory (given with a trailing `/`) is made,
 empty, first; a missing file is skipped: one created there later is not contained (the rules still decide
 what the command names)."""
@@ -16,7 +17,9 @@ class MountError(OSError):
     pass
 
 
-def keep_read_only(paths: list[str]) -> None:
+def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
+    """`paths` read-only; each of `pins` (the folders that hold them, shallowest first) a mount of itself,
+    still writable, so that it cannot be renamed or removed and a new one made in its place."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 
@@ -28,6 +31,11 @@ def keep_read_only(paths: list[str]) -> None:
     mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
     for path in paths:
         make_missing_directory(path)
+    for folder in pins:  # before the read-only mounts, which then sit inside them
+        if os.path.isdir(folder):
+            target = os.fsencode(folder)
+            mount(target, target, _MS_BIND | _MS_REC, "pinning")
+    for path in paths:
         path = path.rstrip("/") or "/"
         if not os.path.lexists(path):
             continue
