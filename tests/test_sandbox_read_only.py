@@ -5,7 +5,6 @@ it so the command cannot unmount it; bubblewrap `--ro-bind`; Seatbelt `deny file
 anthropics/claude-code#11815 is the report: an agent in a sandbox rewrote its own .claude settings."""
 from __future__ import annotations
 
-import threading
 
 import pytest
 
@@ -16,7 +15,7 @@ from dshc.compiler.request import Request
 from dshc.runtime import sandbox
 from dshc.runtime.sandbox import Confinement, Probe, plan, seatbelt
 from dshc.runtime.sandbox.confine import missing
-from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
+from dshc.runtime.tools import IMPLEMENTATIONS
 
 PROBE = sandbox.probe()
 needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
@@ -55,12 +54,8 @@ def test_only_what_a_rule_alone_decides_becomes_a_path(program):
 
 
 @pytest.fixture
-def run(workspace, state):
-    def call(command, **kwargs):
-        ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
-                          abort=threading.Event(), timeout_s=30, **kwargs)
-        return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "t"}, ctx)["output"]
-    return call
+def run(run_bash):
+    return run_bash
 
 
 @needs_namespaces

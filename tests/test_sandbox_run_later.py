@@ -8,14 +8,12 @@ Real processes through the runtime's bash tool; git itself keeps working (object
 from __future__ import annotations
 
 import subprocess
-import threading
 
 import pytest
 
 from dshc.runtime import sandbox
 from dshc.runtime.sandbox import Confinement, Probe, confinement_in, plan
 from dshc.runtime.sandbox.confine import RUN_LATER, pinned
-from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
 
 PROBE = sandbox.probe()
 needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
@@ -24,12 +22,8 @@ needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None, reason="needs bubblewrap")
 
 
 @pytest.fixture
-def run(workspace, state):
-    def call(command, **kwargs):
-        ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
-                          abort=threading.Event(), timeout_s=60, **kwargs)
-        return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "t"}, ctx)["output"]
-    return call
+def run(run_bash):
+    return run_bash
 
 
 def _git(workspace, *args) -> str:
