@@ -3,7 +3,8 @@
 In: the hook's JSON on stdin (PreToolUse or PostToolUse). Out: for PreToolUse, the documented
 answer `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow|ask|deny,
 "permissionDecisionReason": …}}` on stdout, exit 0; for a Bash call under a policy that declares a
-sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`).
+sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`); a file
+change Claude Code makes itself that the sandbox would refuse is asked about (`_changes_files`).
 It never crashes: any problem, including bad input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
 Imports stay inside functions: the process pays only for what this event needs.
 """
@@ -145,8 +146,10 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     effect, reason, decided, call = worst
     updated = None
     if effect != "deny":
+        keep = _configuration(project, workspace)
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
-                                            effect, reason, _configuration(project, workspace))
+                                            effect, reason, keep)
+        effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
     if log:
         _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
     return effect, reason, updated
@@ -188,6 +191,26 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     line, mechanism = found
     return effect, f"{reason}; runs in the policy's `sandbox {policy.sandbox.text}` ({mechanism})", \
         {**tool_input, "command": line}
+
+
+def _changes_files(agent: str, program, request, name: str, calls, workspace: str, effect: str, reason: str,
+                   keep: tuple[str, ...]) -> tuple[str, str]:
+    """(effect, reason) for a file change the agent makes itself (Write, Edit, a patch) under a policy that
+    declares a sandbox: what a confined process could not change — anything under `sandbox read-only`, outside
+    the workspace, what runs code later, what configures the hook — is the wider change the policy asks a
+    human about (`sandbox_permissions` in dshc's own tools), a denial where approval is `never`."""
+    from ..compiler.interop.agents import load_mapping
+    tool = load_mapping(agent).tools.get(name)
+    if tool is None or tool.family != "edit":
+        return effect, reason
+    from .hook_sandbox import change_refusal
+    composition = program.composition(request)
+    refused = change_refusal(composition.policy, [call.args.get("file_path") for call in calls], workspace, keep)
+    if refused is None:
+        return effect, reason
+    wider = "deny" if composition.approval == "never" else "ask"
+    return wider, (f"dshc: {wider}: {refused}, and the policy's `sandbox {composition.policy.sandbox.text}` asks a "
+                   f"human for a wider change; the rules alone said: {reason}")
 
 
 def decide_mapped(program, request, tool: str, args: dict, workspace: str):

@@ -8,6 +8,7 @@ import os
 import sys
 
 from . import seatbelt
+from .files import RUN_LATER  # kept read-only where they exist and the mechanism can; a missing one is not made
 from .probe import LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
@@ -15,11 +16,6 @@ MODES = ("read-only", "workspace-write", "danger-full-access")
 # written to even under read-only: the null-like devices and the terminal
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
-# Inside a write root, what makes a program run code later, outside the sandbox: git's hooks and its
-# settings (`core.hooksPath`, `core.fsmonitor`, an alias), the submodules a checkout fetches, an editor's
-# project tasks, an agent's project configuration (its hooks, commands, MCP servers). Kept read-only where
-# they exist and the mechanism can; a missing one is not made (it would appear in every project).
-RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex")
 
 
 class SandboxUnavailable(Exception):

@@ -44,6 +44,9 @@ ERRORS: dict[str, tuple[str | None, str, str]] = {
                         "[sandbox: file access denied under {mode} mode] `{path}` is outside the workspace `{root}`{hint}"),
     "sandbox-read-only": ("FS_SANDBOX_DENIED", "FsError",
                           "[sandbox: file access denied under read-only mode] `{path}` cannot be modified{hint}"),
+    "sandbox-runs-later": ("FS_SANDBOX_DENIED", "FsError",
+                           "[sandbox: file access denied under workspace-write mode] `{path}` is in `{name}`, "
+                           "which runs code later, outside the sandbox{hint}"),
     "sandbox-unknown": ("SANDBOX_UNAVAILABLE", "SandboxError",
                         "sandbox mode `{mode}` is not one of read-only, workspace-write, danger-full-access"),
     "sandbox-unavailable": ("SANDBOX_UNAVAILABLE", "SandboxError",

@@ -10,15 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable, confinement_in
+from ..sandbox.files import runs_later, within
 from .base import ESCALATION_HINT, SANDBOX_MODES, ToolContext, ToolError, fail, invalid
 
 
 def workspace_root(ctx: ToolContext) -> str:
     return os.path.realpath(ctx.workspace)
-
-
-def within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def check_mode(ctx: ToolContext) -> None:
@@ -48,6 +45,8 @@ def resolve_path(ctx: ToolContext, path: str, write: bool, escalates: bool = Fal
         raise fail("sandbox-read-only", path=path, hint=hint)
     if not within(real, root):
         raise fail("sandbox-outside", mode=ctx.sandbox, path=path, root=root, hint=hint)
+    if write and (name := runs_later(os.path.relpath(real, root))) is not None:  # as a confined process finds it
+        raise fail("sandbox-runs-later", path=path, name=name, hint=hint)
     return real
 
 
