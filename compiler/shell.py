@@ -452,6 +452,9 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
         read += operands[:1]
     elif row.read == "sources":  # `cp a b DIR`, `cp -t DIR a b`
         read += operands if into else operands[:-1]
+    elif row.read == "revisions":  # `git show HEAD:.env`: the path in a revision; any other operand as a path
+        read += [_Word(word.text.partition(":")[2] or ".", word.dynamic, word.unsafe, word.glob)
+                 if ":" in word.text else word for word in operands]
     return read
 
 
@@ -831,6 +834,7 @@ class _Walker:
             return row.hazard_always
         hazard = ""
         operands_seen = False
+        verb = False  # the first operand named the subcommand (`git show`): no file it reads
         # after `--` every word is an operand (a script, a file written); one that looks like an option is
         # read as one too: find's `-exec` and `-delete` follow its `--` and still run, and an option read
         # where the program meant a name can only add a hazard (refuse an allow), never hide one
@@ -875,7 +879,8 @@ class _Walker:
             if options_done or not text.startswith("-") or text == "-":
                 if not operands_seen and not options_done and not word.dynamic and row.subcommands:
                     # `git clone -u CMD`: the subcommand's own options; an unknown one (an alias) keeps all
-                    row = row.subcommands.get(text, row)
+                    row, verb = row.subcommands.get(text, row), True
+                    recursive = recursive or "*" in row.recursive  # `git grep`: every file below, always
                     if row.settings:  # `git config KEY VALUE`: a setting later git commands run
                         self.settings_written(name, row, text, words[index + 1:], depth, (*order, index + 1))
                 elif row.runs_rest_after and text == row.runs_rest_after and not word.dynamic:
@@ -991,7 +996,7 @@ class _Walker:
         if row.creates or row.extracts:
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
-            self.read_files(_read_operands(row, operands, pattern_given, bool(into)), recursive, order,
+            self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,
                             _name_globs(names_read))
         if row.safe_script:
             for script in scripts:
@@ -1253,6 +1258,8 @@ class _Walker:
                 raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option in sorted(names & row.hazard):
             hazard = hazard or f"`{name} {option}` writes files or loads code"
+        if files:  # the program file is read (a syntax error prints its lines): `python3 .env`
+            self.read_files([_Word(text) for text in files], False, order)
         if row.reads_operands:  # `awk PROGRAM FILE…`; `x=1` is an assignment
             self.read_files([word for word in rest if word.dynamic or not _ASSIGNMENT.match(word.text)], False, order)
         self.emit(order, argv, hazard=hazard, literal=literal)
@@ -1485,6 +1492,7 @@ class _Walker:
             return
         if reads_stdin or i >= n or _names_stdin(words[i].text):
             raise _Opaque("the shell reads its program from stdin")
+        self.read_files([words[i]], False, order)  # the script is read (`sh -x .env` echoes its lines)
         self.emit(order, argv, hazard=hazard or "a shell runs a script file")
 
     def nested_shell(self, text: str, depth: int, order) -> None:

@@ -109,7 +109,8 @@ class Program:
     tree_keeping: frozenset = frozenset()
     clusters: bool = True  # one-letter options may be clustered (`-rf`); False: every option is a whole word (gcc)
     # which operands it reads: "all" (`cat`, `head`), "first" (`uniq IN OUT`), "sources" (`cp`: all but the
-    # destination), "after_first" (`grep PATTERN FILE…`: the first too when a
+    # destination), "revisions" (`git show HEAD:.env`: a `REV:PATH` operand reads PATH, any other operand is
+    # read as a path too), "after_first" (`grep PATTERN FILE…`: the first too when a
     # `read_patterns` option gives the pattern, `grep -e P FILE`); with a `recursive` option (or "*": always,
     # `rg`) a directory is read with every file below it, and no operand reads the working directory
     # an archiver (`tar`, `unzip`, `patch`): `archive` options name the archive file; with a `creates` option it
@@ -128,7 +129,7 @@ class Program:
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
-    # subcommand -> this row with that subcommand's own `commands`, `writes` and `values` (`git clone -u`,
+    # subcommand -> this row with that subcommand's own `commands`, `writes`, `values` and `read` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
     # and write option (it may be an alias of any)
     subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
@@ -322,6 +323,8 @@ def _program(row: dict) -> Program:
                        runs_rest_after=own.get("runs", ""), values=base.values | frozenset(own.get("values", ())),
                        runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
                        written_recursive=own.get("written_recursive", base.written_recursive),
+                       read=own.get("read", base.read), recursive=base.recursive | frozenset(own.get("recursive", ())),
+                       read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
                        settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
     rows = dict.fromkeys(row.get("plain_subcommands", ()))
     rows.update(row["subcommands"])
