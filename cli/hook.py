@@ -14,6 +14,10 @@ import sys
 
 from ..compiler import json_io  # the json package imports `re` (~30M instructions) for nothing a hook needs
 
+# permission modes in which Claude Code may run a hook's `ask` unprompted (anthropics/claude-code#89561: `auto`;
+# #77212: `bypassPermissions` before 2.1.233) or cannot prompt (`dontAsk`): an ask there is a denial
+UNPROMPTED_MODES = frozenset({"auto", "bypassPermissions", "dontAsk"})
+
 USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
                             [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
 
@@ -150,6 +154,10 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
         effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
+    mode = payload.get("permission_mode")
+    if effect == "ask" and mode in UNPROMPTED_MODES:
+        effect, reason = "deny", (f"dshc: deny: in permission mode `{mode}` Claude Code may run an `ask` without "
+                                  f"prompting, so it is denied; {reason}")
     if log:
         _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
     return effect, reason, updated

@@ -269,3 +269,16 @@ def test_the_bare_command_line_reads_as_argparse_reads_it():
     assert hook._options(["claude-code", "--host", "web"]).host == "web"
     with pytest.raises(ValueError, match="bad hook command line"):
         hook._options(["claude-code", "--unknown"])
+
+
+@pytest.mark.parametrize("mode,expected", [("default", "ask"), ("plan", "ask"), ("acceptEdits", "ask"),
+                                           ("auto", "deny"), ("bypassPermissions", "deny"), ("dontAsk", "deny")])
+def test_an_ask_is_a_denial_where_claude_code_may_not_prompt(project, mode, expected):
+    # anthropics/claude-code#89561: in `auto` a hook's ask ran the call unprompted (#77212: bypassPermissions)
+    event = _event(project, "Bash", {"command": "git push origin main"}, permission_mode=mode)
+    answer = _hook(event)[0]["hookSpecificOutput"]
+    assert answer["permissionDecision"] == expected, answer
+    if expected == "deny":
+        assert f"in permission mode `{mode}`" in answer["permissionDecisionReason"]
+    allowed = _event(project, "Bash", {"command": "git status"}, permission_mode=mode)
+    assert _hook(allowed)[0]["hookSpecificOutput"]["permissionDecision"] == "allow"
