@@ -708,6 +708,7 @@ class _Walker:
         words: list[_Word] = []
         env_unsafe = env_code = ""
         command_lines = []  # (variable, its value) of prefixes whose value is a command line (`PAGER=…`)
+        env_files = []  # (variable, its value) of prefixes whose value names a file written (`GIT_TRACE=/x`)
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
@@ -718,9 +719,12 @@ class _Walker:
                                            "the rules cannot read"
                 elif self.data.env_hazard(name.split("[")[0]):
                     env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
+                value = _Word("".join(v.text for v in values), any(v.dynamic for v in values),
+                              next((v.unsafe for v in values if v.unsafe), ""))
                 if name in self.data.env_command_names:
-                    command_lines.append((name, _Word("".join(v.text for v in values), any(v.dynamic for v in values),
-                                                      next((v.unsafe for v in values if v.unsafe), ""))))
+                    command_lines.append((name, value))
+                if name in self.data.env_written:
+                    env_files.append((name, value))
             elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 self.redirect(child, order, nested)
             elif kind == "command_name":
@@ -730,6 +734,8 @@ class _Walker:
             else:
                 words.append(builder.build(child))
         if words:  # an assignment alone is `assignment`'s
+            for variable, value in env_files:
+                self.env_file_written(variable, value, order)
             for variable, value in command_lines:
                 try:
                     self.command_line_value(variable, value, depth, (*order, 0))
@@ -1120,6 +1126,14 @@ class _Walker:
         """A command that may rewrite any file of its repository (`git checkout BRANCH`, `git merge`): a write
         of any file, as the repository's root may be any directory above the working one."""
         self.written_anywhere(f"`{' '.join(w.text for w in words)}` may rewrite any file of its repository", order)
+
+    def env_file_written(self, variable: str, value: _Word, order) -> None:
+        """`GIT_TRACE=/x git status`: the program appends to the file the variable names (for git's traces only
+        an absolute path is a file: `1`, `true`, `2` mean stderr or a descriptor)."""
+        if _unknown(value):
+            self.written_anywhere(f"`{variable}=` names a file the program writes, which the rules cannot read", order)
+        elif value.text and (self.data.env_written[variable] == "any" or value.text.startswith("/")):
+            self.files.append(("write", value.text, order, ()))
 
     def written_anywhere(self, why: str, order) -> None:
         """A write of any file, for the reason `why` (no word of the line names the file)."""

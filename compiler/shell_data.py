@@ -259,6 +259,8 @@ class Knowledge:
     env_hazard_prefixes: tuple
     env_hazard_names: frozenset
     env_command_names: frozenset  # variables whose value a program runs as a command line (`PAGER`)
+    # variables whose value names a file the program writes: "absolute" (`GIT_TRACE=/x`: `1` means stderr) or "any"
+    env_written: Mapping
     env_code_names: frozenset  # variables whose value is code or options the rules do not read (`LUA_INIT`)
     env_code_prefixes: tuple
     interpreters: Mapping  # name -> Interpreter
@@ -408,6 +410,7 @@ def knowledge() -> Knowledge:
         env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
         env_hazard_names=frozenset(commands["env_hazard_names"]),
         env_command_names=frozenset(commands["env_command_names"]),
+        env_written=dict(commands["env_written"]),
         env_code_names=frozenset(commands["env_code_names"]),
         env_code_prefixes=tuple(commands["env_code_prefixes"]),
         interpreters=_Rows(_by_name(commands["interpreters"]), _interpreter),

@@ -29,6 +29,8 @@ def writes(command):
     ("mkdir -p a/b", ["a/b"]), ("chmod 600 f", ["600", "f"]), ("chown u:g f", ["f", "u:g"]),
     ("patch f p.diff", ["f"]), ("patch -o out f p.diff", ["f", "out"]), ("split -b 10 x pre", ["pre*"]),
     ("unzip -o z.zip -d out", ["out/**"]), ("tee a b", ["a", "b"]), ("cp -- -a b", ["b", "b", "b/**", "b/-a"]),
+    # an environment prefix naming the file the program appends to (git's traces: an absolute path only)
+    ("GIT_TRACE=/w/t.log git status", ["/w/t.log"]), ("SSLKEYLOGFILE=k.log curl https://x", ["k.log"]),
 ])
 def test_a_file_program_names_the_files_it_writes(command, paths):
     named, hazards = writes(command)
@@ -38,6 +40,11 @@ def test_a_file_program_names_the_files_it_writes(command, paths):
 @pytest.mark.parametrize("command", ["sed 's/a/b/' f", "sed -n 1p f", "cp", "cp a", "dd if=a", "unzip -l z.zip"])
 def test_and_writes_none_where_it_writes_none(command):
     assert writes(command) == ([], []), command
+
+
+@pytest.mark.parametrize("command", ["GIT_TRACE=1 git status", "GIT_TRACE2_PERF=2 git status", "GIT_TRACE= git status"])
+def test_a_git_trace_to_stderr_or_a_descriptor_writes_no_file(command):
+    assert writes(command)[0] == [], command
 
 
 @pytest.mark.parametrize("command, pattern", [
