@@ -901,6 +901,15 @@ class _Walker:
                 if row.first_operand_script and not operands_seen and not script_given:
                     scripts.append(text)
                     script_given = True
+                elif row.command_operands and word.dynamic and (":" not in text or "$" in text.partition(":")[0]):
+                    # `socat - "$ADDR"`: an address whose type is not written may be `EXEC:`
+                    raise _Opaque(f"`{name}` operand is an expansion that may be a command address")
+                elif row.command_operands and text.lower().startswith(row.command_operands):
+                    # `socat - EXEC:"rm x",pty`: the line up to the address's own options
+                    kind, _, line = text.partition(":")
+                    self.command_line_value(f"{name} {kind}:", _Word(line.split(",", 1)[0], word.dynamic,
+                                                                     word.unsafe), depth, (*order, index))
+                    hazard = hazard or f"`{name} {kind}:` runs a command"
                 else:
                     operands.append(word)
                     if not option_seen:

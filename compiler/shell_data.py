@@ -134,6 +134,8 @@ class Program:
     # and write option (it may be an alias of any)
     subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
     runs_rest_after: str = ""  # in a subcommand's row: the word after which the rest is a command line
+    # operand prefixes after which the operand is a command line it runs (socat's `EXEC:cmd`, `SYSTEM:cmd`)
+    command_operands: tuple = ()
     # (`git submodule foreach CMD…`), or with `runs_rest_as_argv` a command run as given (`git bisect run CMD…`)
     runs_rest_as_argv: bool = False
     # in a subcommand's row: it writes settings (`git config KEY VALUE`), each checked as `config` options' are;
@@ -152,6 +154,7 @@ class Program:
         of plain literal words then names every file it writes, and is no hazard."""
         return not (self.hazard_always or self.hazard or self.writes or self.chdir or self.commands or self.opaque
                     or self.exec or self.config or self.script or self.program_files or self.subcommands
+                    or self.command_operands
                     or self.remote_command or self.leading or self.safe_script or self.global_only)
 
     def runs_commands_after(self, skipped: frozenset) -> bool:
@@ -343,6 +346,7 @@ def _program_row(row: dict) -> Program:
                    values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
                    commands=frozenset(row.get("commands", ())), opaque=frozenset(row.get("opaque", ())),
                    program_files=frozenset(row.get("program_files", ())),
+                   command_operands=tuple(row.get("command_operands", ())),
                    config=frozenset(row.get("config", ())), config_from_env=frozenset(row.get("config_from_env", ())),
                    config_commands=tuple(row.get("config_commands", ())),
                    config_harmless=tuple(row.get("config_harmless", ())),

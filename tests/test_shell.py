@@ -488,3 +488,12 @@ def test_an_option_that_is_also_another_abbreviated_takes_one_value_word():
     found = analyse("curl --trace t.txt -o /etc/passwd http://x")
     paths = [f.path for f in found.files]
     assert "/etc/passwd" in paths and "-o" not in paths and set(paths) == {"t.txt", "/etc/passwd"}
+
+
+@pytest.mark.parametrize("command, ran", [
+    ("socat - EXEC:'ls -l',pty,stderr", ["ls", "-l"]),  # the address's own options are socat's
+    ("socat TCP-LISTEN:9 system:'git status'", ["git", "status"]),
+    ("nc -e 'cat x' h 1", ["cat", "x"]),
+])
+def test_a_command_an_address_or_option_runs_is_a_segment_of_its_own(command, ran):
+    assert ran in [list(seg.argv) for seg in command_segments(command)]
