@@ -985,7 +985,13 @@ class _Walker:
                     self.files.append(("write", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` writes a file that is not known"
-            value_at = max(command_value, written_value, setting_value)  # `git -c K=V`: V is no operand
+            read_options, read_value = _option_words(text, row.reads - skip, words, index, row.clusters)
+            for option, value in read_options:  # `grep -f .env x`, `du --files0-from=.env`
+                if value is not None and value.text:
+                    self.files.append(("read", value.text, order, _file_shape(value) if _unknown(value) else ()))
+                else:
+                    hazard = hazard or f"`{name} {option}` reads a file that is not known"
+            value_at = max(command_value, written_value, setting_value, read_value)  # `git -c K=V`: V is no operand
             if value_at > index:
                 index = value_at
             for option in row.script:

@@ -68,6 +68,7 @@ class Program:
     hazard: frozenset = frozenset()
     hazard_always: str = ""
     writes: frozenset = frozenset()
+    reads: frozenset = frozenset()  # options whose value is a file read (`grep -f PATTERNS`, `du --files0-from`)
     chdir: frozenset = frozenset()
     global_only: frozenset = frozenset()
     script: frozenset = frozenset()
@@ -165,7 +166,7 @@ class Program:
     @property
     def reads_files(self) -> bool:
         """Whether it reads files its words name (`cat F`, `dd if=F`, `tar -c F`)."""
-        return bool(self.read or self.read_assignments or self.creates)
+        return bool(self.read or self.read_assignments or self.creates or self.reads)
 
     @property
     def writes_files(self) -> bool:
@@ -340,6 +341,7 @@ def _program(row: dict) -> Program:
 def _program_row(row: dict) -> Program:
     return Program(exec=frozenset(row.get("exec", ())), hazard=frozenset(row.get("hazard", ())),
                    hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
+                   reads=frozenset(row.get("reads", ())),
                    chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
                    script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
                    safe_script=row.get("safe_script") or "", 
