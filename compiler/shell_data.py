@@ -130,7 +130,7 @@ class Program:
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
-    # subcommand -> this row with that subcommand's own `commands`, `writes`, `values` and `read` (`git clone -u`,
+    # subcommand -> this row with its own `commands`, `writes`, `values`, `read` and `reads` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
     # and write option (it may be an alias of any)
     subcommands: Mapping = field(default_factory=dict, hash=False, compare=False)
@@ -330,6 +330,7 @@ def _program(row: dict) -> Program:
                        runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
                        written_recursive=own.get("written_recursive", base.written_recursive),
                        read=own.get("read", base.read), recursive=base.recursive | frozenset(own.get("recursive", ())),
+                       reads=base.reads | frozenset(own.get("reads", ())),
                        read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
                        settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
     rows = dict.fromkeys(row.get("plain_subcommands", ()))
