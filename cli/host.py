@@ -222,7 +222,7 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
 
 
 def _run_later() -> tuple[str, ...]:
-    from ..runtime.sandbox.confine import RUN_LATER
+    from ..runtime.sandbox.files import RUN_LATER  # stdlib only: no planner to load for a description
     return RUN_LATER
 
 
