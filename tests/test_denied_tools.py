@@ -82,7 +82,8 @@ def test_a_path_is_named_in_its_canonical_form(program):
 
 def test_a_guard_that_fires_still_names_itself(program):
     decision = program.decide(REQUESTS[0], "grep", {"pattern": "my password"})
-    assert (decision.effect, decision.reason) == ("deny", "guard `secrets` denies it")
+    # (grep is a search: its reads are parts of their own where the policy has rules on `read`)
+    assert decision.effect == "deny" and decision.reason.endswith("guard `secrets` denies it")
 
 
 def test_a_shell_line_is_still_split(program):

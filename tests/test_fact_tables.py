@@ -62,14 +62,14 @@ def test_tabulated_groups_decide_as_their_conditions_one_by_one(lines, asked):
 
 def test_a_decider_made_before_an_index_numbered_its_tests_reads_them_again():
     program = Program.load(texts={"p.dsh": _policy(['  deny read when platform == "win32"',
-                                                    '  allow grep when scope == "child" and plan_mode'])})
+                                                    '  allow skill when scope == "child" and plan_mode'])})
     request = Request(preset="standard", policy="p", platform="win32", scope="child", plan=True)
     decider = program._decider(request)[0]  # made while no index has numbered a test: its mask reads none
     assert decider._known == 0
     read = program.catalog.by_name_or_alias["read"][0]
-    grep = program.catalog.by_name_or_alias["grep"][0]
+    skill = program.catalog.by_name_or_alias["skill"][0]
     assert decider.decide("read", read, {"file_path": "a"}).effect == "deny"
-    assert decider.decide("grep", grep, {"pattern": "x"}).effect == "allow"
+    assert decider.decide("skill", skill, {"name": "x"}).effect == "allow"
     assert decider._known == decider.compiled.atoms.count == 3
 
 

@@ -18,8 +18,8 @@ POLICY = """policy p "Fixed and conditional rules" {
   ask write when args.file_path matches "*.sh" and scope == "root"
   ask write when args.file_path matches "build/*"
   ask glob
-  allow grep when scope == "child"
-  ask grep when platform == "linux"
+  allow skill when scope == "child"
+  ask skill when platform == "linux"
   ask edit when scope == "child"
   deny edit when args.file_path matches "*.lock"
 }
@@ -27,7 +27,7 @@ POLICY = """policy p "Fixed and conditional rules" {
 CALLS = [("read", {"file_path": "src/a.py"}), ("read", {"file_path": "prod.env"}), ("write", {"file_path": "a.txt"}),
          ("write", {"file_path": "/etc/passwd"}), ("write", {"file_path": "run.sh"}),
          ("write", {"file_path": "build/x.txt"}), ("write", {"file_path": "build/run.sh"}), ("glob", {"pattern": "*"}),
-         ("grep", {"pattern": "x"}), ("edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
+         ("skill", {"name": "x"}), ("edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
          ("edit", {"file_path": "Cargo.lock", "old_string": "a", "new_string": "b"})]
 
 
@@ -72,8 +72,8 @@ def test_one_conditional_group_deciding_alone_is_shared_except_an_ask_under_neve
     child = program.decide(Request(preset="standard", policy="p", scope="child"), "edit",
                            {"file_path": "a.py", "old_string": "a", "new_string": "b"})
     assert child.effect == "deny" and [rule for rule, _ in child.deciding][-1] == "approval never"
-    first = program.decide(Request(preset="standard", policy="p", scope="child", platform="win32"), "grep",
-                           {"pattern": "x"})
-    other = program.decide(Request(preset="standard", policy="p", scope="child", platform="darwin"), "grep",
-                           {"pattern": "y"})
+    first = program.decide(Request(preset="standard", policy="p", scope="child", platform="win32"), "skill",
+                           {"name": "x"})
+    other = program.decide(Request(preset="standard", policy="p", scope="child", platform="darwin"), "skill",
+                           {"name": "y"})
     assert first is other and first.effect == "allow"

@@ -142,3 +142,36 @@ def test_dshc_s_own_write_tool_refuses_the_same_paths(file_ctx, workspace, path)
     assert not (workspace / path).exists()
     IMPLEMENTATIONS["tool-fs/write"]({"file_path": path, "content": "x"}, file_ctx("danger-full-access"))
     assert (workspace / path).read_text() == "x"
+
+
+def test_a_grep_of_a_file_a_read_rule_denies_is_denied(project):
+    # Claude Code applies Read rules to Grep; dshc decides the grep tool's path as a read too
+    (project / "p.dsh").write_text(POLICIES.replace("{outside}", "/tmp") +
+                                   'policy secrets "no .env" {\n  default allow\n  deny read when args.file_path matches "*.env"\n}\n')
+    assert hook(project, "secrets", "Grep", pattern="KEY", path="../.env")["permissionDecision"] == "deny"
+    assert hook(project, "secrets", "Grep", pattern="KEY", path=".")["permissionDecision"] == "allow"
+    assert hook(project, "secrets", "Read", file_path="../.env")["permissionDecision"] == "deny"
+
+
+SEARCH_POLICIES = '''policy quiet "says nothing of reads" {
+  default deny
+  allow grep
+}
+policy guarded "a guard on reads" {
+  default allow
+  guard secrets: deny read when args.file_path matches "*.env"
+}
+'''
+
+
+def test_a_search_is_a_read_only_where_the_policy_has_rules_on_reads():
+    from dshc.compiler.program import Program
+    from dshc.compiler.request import Request
+    program = Program.load(texts={"s.dsh": SEARCH_POLICIES})
+    quiet = Request(preset="standard", policy="quiet")
+    assert program.decide(quiet, "grep", {"pattern": "x", "path": ".env"}, workspace="/ws").effect == "allow"
+    guarded = Request(preset="standard", policy="guarded")
+    # the guard stage alone, as the runtime's pipeline runs it, fires for the file a search reads
+    fired = program.guard(guarded, "grep", {"pattern": "x", "path": ".env"}, workspace="/ws")
+    assert fired is not None and fired.reason == "guard `secrets` denies it"
+    assert program.guard(guarded, "grep", {"pattern": "x", "path": "src"}, workspace="/ws") is None

@@ -33,7 +33,7 @@ from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision
 from .fact_tables import FactAtoms
 from .guard_index import GuardIndex
-from .split import canonical, combine, shell_parts, with_paths
+from .split import SEARCHES, canonical, combine, search_parts, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
 DECIDED_CACHE = 1024  # decisions kept per tool index, by the rule groups that made them (shared by requests)
@@ -170,7 +170,8 @@ class _FieldIndex:
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
     __slots__ = ("guards", "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
-                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only", "denied")
+                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only", "denied",
+                 "searches")
 
     def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -195,6 +196,7 @@ class _ToolIndex:
         # a rule without condition denies the tool and its calls are not split: every call is denied by rules
         # (guards aside), whatever its arguments or request
         self.denied = False
+        self.searches = False  # a search tool: its calls read every file below their path (`split.SEARCHES`)
 
 
 class _Placed:
@@ -381,6 +383,7 @@ class CompiledPolicy:
         index.grouped_only = not (index.generic or index.placed or shell or
                                   any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
+        index.searches = tool is not None and tool.definition in SEARCHES
         index.denied = not shell and bool(index.plain) and index.plain[0][0] == "deny" and \
             any(test is None for test, _ in index.plain[0][1])
         return index
@@ -430,6 +433,19 @@ class RequestDecider:
         if self.compiled is None:
             return NO_POLICY
         index = self.compiled.index(name, tool)
+        if index.searches:  # `grep`: its call, and a read of every file below its path where reads have rules
+            made = canonical(tool, args, workspace)
+            reads = search_parts(tool, made, workspace, self.tool_for, self._names)
+            if reads:
+                return with_paths(combine([
+                    (f"`{name}`", self._decided(name, tool, index, made, workspace, include_guards), False),
+                    *((label, self.decide(part, part_tool, part_args, workspace, include_guards), False)
+                      for label, part, part_tool, part_args in reads)]), args, made)
+        return self._decided(name, tool, index, args, workspace, include_guards)
+
+    def _decided(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
+                 include_guards: bool) -> Decision:
+        """`decide` of the call itself (a search's reads aside)."""
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.denied and not (include_guards and index.guards):
@@ -660,6 +676,12 @@ class RequestDecider:
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
                         None)
         index = self.compiled.index(name, tool)
+        if index.searches:  # a guard on `read` fires for the files a search reads
+            fired = next((fired for _, part, part_tool, part_args in
+                          search_parts(tool, args, workspace, self.tool_for, self._names) or ()
+                          if (fired := self.guard(part, part_tool, part_args, workspace))), None)
+            if fired is not None:
+                return fired
         guards = index.guard_index.candidates(args) if index.guards else ()
         if not guards:
             return None

@@ -13,7 +13,7 @@ from ..frozen import replace
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
-from .split import canonical, combine, shell_parts, with_paths
+from .split import canonical, combine, search_parts, shell_parts, with_paths
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
@@ -39,6 +39,20 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
                                        replace(env, args=part_args), include_guards, tool_for, core), deny_only)
                         for label, part, part_tool, part_args, deny_only in parts])
+    reads = search_parts(tool, args, env.workspace, tool_for,
+                         names=lambda part, part_tool: any(core.relevant(part, part_tool)))
+    if reads:
+        return combine([(f"`{name}`", _own(policy, approval, approval_source, name, tool, env, include_guards, core),
+                         False),
+                        *((label, decide(policy, approval, approval_source, part, part_tool,
+                                         replace(env, args=part_args), include_guards, tool_for, core), False)
+                          for label, part, part_tool, part_args in reads)])
+    return _own(policy, approval, approval_source, name, tool, env, include_guards, core)
+
+
+def _own(policy, approval, approval_source, name, tool, env, include_guards, core) -> Decision:
+    """The call decided by its own rules and guards (a shell line's or a search's parts aside)."""
+    args = env.args
     rules, guards = core.relevant(name, tool)
     scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
     unsure = False

@@ -93,6 +93,30 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     return parts
 
 
+# a search tool reads the file its path argument names (and, a directory, every file below it): the
+# path argument by definition
+SEARCHES = {"tool-fs-search/grep": "path"}
+
+
+def search_parts(tool: ToolDef | None, args, workspace: str | None,
+                 tool_for: Callable[[str], ToolDef | None] | None,
+                 names: Callable[[str, ToolDef | None], bool] | None = None):
+    """[(label, "read", tool, args)]: the read of the path a search tool's call names, where the policy has
+    a rule on `read` (as a shell command's reads are parts): `deny read … "*.env"` keeps `grep` on `.env`
+    from printing its lines. None when the tool searches nothing or the policy says nothing of reads.
+    (The files below a directory are not yet parts: a read of `src/**` would not pass an allow that says
+    `not … matches "*/../*"`, as a file pattern's `**` is not known to exclude `..`.)"""
+    field = SEARCHES.get(tool.definition) if tool is not None else None
+    if field is None or not isinstance(args, Mapping):
+        return None
+    read_tool = tool_for("read") if tool_for else None
+    if names is not None and not names("read", read_tool):
+        return None
+    given = args.get(field)
+    path = canonical_path(given if isinstance(given, str) and given else ".", workspace)
+    return [(f"read of `{path}`", "read", read_tool, {"file_path": path})]
+
+
 def combine(decided: list[tuple[str, Decision, bool]]) -> Decision:
     """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
