@@ -241,6 +241,20 @@ def cedar_forbid_text(rules) -> str:
     return "\n".join(out)
 
 
+# dshc decides a search tool's call as itself plus a `read` of the path it names, where some rule names
+# `read` (compiler/policy/split.py SEARCHES): every peer is asked the same, and the strictest answer wins
+SEARCH_PATHS = {"grep": "path"}
+
+
+def search_read(tool_name: str, args: dict) -> dict | None:
+    """The read a search call makes, as the arguments of a `read` call; None for any other tool."""
+    field = SEARCH_PATHS.get(tool_name)
+    if field is None:
+        return None
+    value = args.get(field)
+    return {"file_path": value if isinstance(value, str) and value else "."}
+
+
 class PlainEvaluator:
     """The baseline: rules bucketed by tool name (package rules copied into each of its tools), each
     bucket tried in full per call; the strictest matching effect wins, none means deny."""
@@ -255,6 +269,13 @@ class PlainEvaluator:
                 self.buckets.setdefault(tool, []).append((TIERS.index(effect), conds))
 
     def decide(self, tool: str, args: dict, depth: int, platform: str, plan: bool) -> str:
+        effect = self._decide(tool, args, depth, platform, plan)
+        read = search_read(tool, args)
+        if read is not None and "read" in self.buckets:
+            effect = max(effect, self._decide("read", read, depth, platform, plan), key=TIERS.index)
+        return effect
+
+    def _decide(self, tool: str, args: dict, depth: int, platform: str, plan: bool) -> str:
         best = -1
         for rank, conds in self.buckets.get(tool, ()):
             if rank <= best:
@@ -356,7 +377,7 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
         if cedarpy is not None:
             # Cedar at N = 10,000 costs ~0.1 s a decision here: a tenth of the calls
             bench_cedar_decide(cedarpy, rules, tools, batch[:cedar_calls // (10 if n >= 10000 else 1)], ours, rows,
-                               checks, n)
+                               checks, n, "read" in plain.buckets)
     if 10 in cold_p50 and 10000 in cold_p50:
         # context for the target below: how the plain evaluator's own p50 grows over the same sizes
         rows.append(("decide p50 growth N = 10 -> 10,000, empty memos: dshc", cold_p50[10000] / cold_p50[10], "x",
@@ -372,26 +393,31 @@ def bench_decide(sizes, call_count: int, cedar_calls: int, passes_count: int, ta
                      f"{grow[10000][1] / grow[10][1]:.1f}x ({grow[10][1]:.2f} -> {grow[10000][1]:.2f} µs)"))
 
 
-def bench_cedar_decide(cedarpy, rules, tools, batch, ours, rows, checks, n) -> None:
+def bench_cedar_decide(cedarpy, rules, tools, batch, ours, rows, checks, n, names_read: bool) -> None:
     policies = cedarpy.PolicySet.from_str(cedar_forbid_text(rules))
     entities = cedarpy.Entities.from_json_str(json.dumps(cedar_entities(tools)))
     samples = []
-    for (tool, args, scope, system, plan), effect in zip(batch, ours):
-        context = {"platform": system, "plan": plan, "args": args}
-        answers = []
-        start = time.perf_counter_ns()
-        for action in ("call", "unasked"):
-            answers.append(cedarpy.is_authorized({"principal": f'Agent::"{scope}"', "action": f'Action::"{action}"',
-                                                  "resource": f'Tool::"{tool.name}"', "context": context},
-                                                 policies, entities))
-        samples.append((time.perf_counter_ns() - start) / 1000)
+
+    def tier(scope, resource, context) -> str:
+        answers = [cedarpy.is_authorized({"principal": f'Agent::"{scope}"', "action": f'Action::"{action}"',
+                                          "resource": f'Tool::"{resource}"', "context": context}, policies, entities)
+                   for action in ("call", "unasked")]
         if any(a.diagnostics.errors for a in answers):
             raise SystemExit(f"cedar reported errors: {answers[0].diagnostics.errors[:3]}")
         call, unasked = (a.decision == cedarpy.Decision.Allow for a in answers)
-        theirs = "deny" if not call else ("allow" if unasked else "ask")
+        return "deny" if not call else ("allow" if unasked else "ask")
+
+    for (tool, args, scope, system, plan), effect in zip(batch, ours):
+        start = time.perf_counter_ns()
+        theirs = tier(scope, tool.name, {"platform": system, "plan": plan, "args": args})
+        read = search_read(tool.name, args)
+        if read is not None and names_read:  # a search is a read too (`search_read`): two more queries
+            theirs = max(theirs, tier(scope, "read", {"platform": system, "plan": plan, "args": read}), key=TIERS.index)
+        samples.append((time.perf_counter_ns() - start) / 1000)
         checks["cedar_disagreements"] += theirs != effect
         checks["cedar_checked"] += 1
-    rows.append((f"cedarpy decide N = {n:,} (two queries: call, unasked)", p50(samples), "µs", ""))
+    rows.append((f"cedarpy decide N = {n:,} (two queries: call, unasked; four for a search)", p50(samples), "µs",
+                 ""))
 
 
 # --- a new request context, caches at 10,000 contexts, verify -------------------------------
