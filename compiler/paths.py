@@ -73,7 +73,8 @@ def canonical_args(args, names, workspace: str | None):
     out = None
     for name in names:
         value = args.get(name)
-        if isinstance(value, str) and type(value) is not FilePattern:  # a pattern was made canonical
+        # a pattern or a path made canonical already (a split call's parts are) is not resolved again
+        if isinstance(value, str) and type(value) is not FilePattern and type(value) is not CanonicalPath:
             made = canonical_path(value, workspace)
             if made is value:
                 continue
