@@ -196,7 +196,7 @@ class _ToolIndex:
         # a rule without condition denies the tool and its calls are not split: every call is denied by rules
         # (guards aside), whatever its arguments or request
         self.denied = False
-        self.searches = False  # a search tool: its calls read every file below their path (`split.SEARCHES`)
+        self.searches = False  # a search tool: its calls also read the path they name (`split.SEARCHES`)
 
 
 class _Placed:
@@ -429,23 +429,19 @@ class RequestDecider:
         self._groups: dict[int, tuple] = {}
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
-               include_guards: bool = True) -> Decision:
+               include_guards: bool = True, searched: bool = True) -> Decision:
+        """`searched`: a search tool's call is also a read of the path it names (False: the call alone)."""
         if self.compiled is None:
             return NO_POLICY
         index = self.compiled.index(name, tool)
-        if index.searches:  # `grep`: its call, and a read of every file below its path where reads have rules
+        if index.searches and searched:  # `grep`: its call, and a read of its path where reads have rules
             made = canonical(tool, args, workspace)
             reads = search_parts(tool, made, workspace, self.tool_for, self._names)
             if reads:
                 return with_paths(combine([
-                    (f"`{name}`", self._decided(name, tool, index, made, workspace, include_guards), False),
+                    (f"`{name}`", self.decide(name, tool, made, workspace, include_guards, False), False),
                     *((label, self.decide(part, part_tool, part_args, workspace, include_guards), False)
                       for label, part, part_tool, part_args in reads)]), args, made)
-        return self._decided(name, tool, index, args, workspace, include_guards)
-
-    def _decided(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                 include_guards: bool) -> Decision:
-        """`decide` of the call itself (a search's reads aside)."""
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.denied and not (include_guards and index.guards):
