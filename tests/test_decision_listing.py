@@ -1,5 +1,7 @@
 """A Decision lists its deciding rules on first read; a shared decision may be read by several threads."""
-from dshc.compiler.policy.decision import Decision
+import pytest
+
+from dshc.compiler.policy.decision import Decision, LaterDeny
 
 LISTED = (("team/deny@3", None),)
 
@@ -34,3 +36,37 @@ def test_the_listing_is_built_once_and_then_kept():
     decision = Decision("deny", "a rule matched", build=lambda: builds.append(1) or LISTED)
     assert decision.deciding == LISTED and decision.deciding == LISTED
     assert builds == [1]
+
+
+class _Counted(LaterDeny):
+    """A deny listed from what it holds: (the listing, a list of builds)."""
+    reason = "a rule matched"
+
+    def _list(self):
+        self[1].append(1)
+        return self[0]
+
+
+def test_a_deny_made_as_a_tuple_is_a_decision_equal_to_the_stored_one():
+    later, stored = _Counted((LISTED, [])), Decision("deny", "a rule matched", LISTED)
+    assert later == stored and stored == later and not later != stored and not stored != later
+    assert (later.effect, later.gate, later.matched, later.allowed) == ("deny", "allowed", True, False)
+    assert later != Decision("deny", "another reason", LISTED) and later != Decision("ask", "a rule matched", LISTED)
+    assert later != tuple(later) and not later == tuple(later)  # a decision, not the tuple it is made of
+    with pytest.raises(TypeError):
+        hash(later)  # a decision is never a key, whatever it is made of
+
+
+def test_a_tuple_made_deny_lists_once_and_keeps_the_listing():
+    builds: list = []
+    later = _Counted((LISTED, builds))
+    assert builds == []  # nothing is listed until read
+    assert later.deciding == LISTED and later.deciding == LISTED and builds == [1]
+
+
+def test_a_deny_that_cannot_list_its_rules_says_so():
+    class Unlisted(LaterDeny):
+        reason = "a rule matched"
+
+    with pytest.raises(TypeError, match="Unlisted does not say how its rules are listed"):
+        Unlisted(()).deciding

@@ -2,11 +2,33 @@
 from __future__ import annotations
 
 
-class Decision:
-    """An effect (allow | ask | deny | conditional) with its reason and deciding rules.
+class Verdict:
+    """What every decision offers: an effect (allow | ask | deny | conditional), its reason, the gate that
+    stopped the call (`gate`), whether a rule matched (`matched`) and the deciding rules — ((rule id, span),
+    …) in source order — in `deciding`. `Decision` holds them; `LaterDeny` lists its rules when first read."""
 
-    The deciding rules — ((rule id, span), …) in source order — may be listed only when first
-    read: a call's effect is known from the index without walking every rule that agreed.
+    __slots__ = ()
+
+    @property
+    def allowed(self) -> bool:
+        return self.effect == "allow"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Verdict) and (self.effect, self.reason, self.gate, self.deciding) == \
+            (other.effect, other.reason, other.gate, other.deciding)
+
+    def __ne__(self, other) -> bool:  # said here: `LaterDeny` would otherwise compare as a tuple
+        return not self == other
+
+    __hash__ = None  # equal decisions are equal by value; none is a key
+
+    def __repr__(self) -> str:
+        return f"Decision({self.effect!r}, {self.reason!r}, {self.deciding!r})"
+
+
+class Decision(Verdict):
+    """A verdict whose fields are stored. The deciding rules may be listed only when first read (`build`):
+    a call's effect is known from the index without walking every rule that agreed.
     A gate that stopped the call before the policy is named in `gate`.
     """
 
@@ -31,16 +53,25 @@ class Decision:
             self._build = None
         return deciding
 
+
+class LaterDeny(Verdict, tuple):
+    """A deny by rules whose deciding rules are listed when first read (`_list`), from the tuple it is made
+    of. A tuple, so making one runs no Python code: the most common call of a large policy is denied
+    without condition, and few of its decisions are ever read. A subclass names its `reason` and `_list`;
+    what it holds must not change afterwards (a call's own mapping is copied)."""
+
+    effect, gate, matched = "deny", "allowed", True
+    reason: str
+
+    def _list(self):
+        raise TypeError(f"{type(self).__name__} does not say how its rules are listed")
+
     @property
-    def allowed(self) -> bool:
-        return self.effect == "allow"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Decision) and (self.effect, self.reason, self.gate, self.deciding) == \
-            (other.effect, other.reason, other.gate, other.deciding)
-
-    def __repr__(self) -> str:
-        return f"Decision({self.effect!r}, {self.reason!r}, {self.deciding!r})"
+    def deciding(self) -> tuple:
+        listed = self.__dict__.get("listed")  # set once, whole: threads reading first each list them alike
+        if listed is None:
+            listed = self.__dict__["listed"] = tuple(self._list())
+        return listed
 
 
 NO_POLICY = Decision("allow", "no policy applies", ())

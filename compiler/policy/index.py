@@ -30,7 +30,7 @@ from ..paths import CanonicalPath, path_inside
 from .core import DENIED, Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .affixes import AffixIndex, literal_keys
 from .effects import RANK, RULE_EFFECTS
-from .decision import NO_POLICY, Decision
+from .decision import NO_POLICY, Decision, LaterDeny, Verdict
 from .fact_tables import FactAtoms
 from .guard_index import GuardIndex
 from .split import SEARCHES, canonical, combine, search_parts, shell_parts, with_paths
@@ -169,9 +169,10 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    __slots__ = ("guards", "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
-                 "decided", "globbed", "generic", "placed", "shell", "facts_only", "unnamed", "grouped_only", "denied",
-                 "searches")
+    # what every call reads first, side by side (one cache line of the object: a cold call's cost is its misses)
+    __slots__ = ("searches", "unnamed", "denied", "guards", "paths", "facts_only",
+                 "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
+                 "decided", "globbed", "generic", "placed", "shell", "grouped_only")
 
     def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -197,6 +198,7 @@ class _ToolIndex:
         # (guards aside), whatever its arguments or request
         self.denied = False
         self.searches = False  # a search tool: its calls also read the path they name (`split.SEARCHES`)
+        self.paths = False  # the tool has path parameters: a call's are made canonical before any rule reads them
 
 
 class _Placed:
@@ -322,7 +324,7 @@ class CompiledPolicy:
         last = self._last.get(name)
         if last is not None and last[0] is tool:
             return last[1]
-        key = (name, tool.definition, tool.risk) if tool is not None else (name, None, ())
+        key = (name, tool.definition, tool.risk, tool.path_parameters) if tool is not None else (name, None, (), ())
         found = self._tools.find(key)
         if found is MISSING:
             found = self._tools.put(key, self._build(name, tool))
@@ -384,29 +386,39 @@ class CompiledPolicy:
                                   any(f.other for f in index.globbed.values()))
         index.unnamed = index.facts_only and not index.plain and not guards
         index.searches = tool is not None and tool.definition in SEARCHES
+        index.paths = tool is not None and bool(tool.path_parameters)
         index.denied = not shell and bool(index.plain) and index.plain[0][0] == "deny" and \
             any(test is None for test, _ in index.plain[0][1])
         return index
 
 
-class _Later(tuple):
-    """(decider, method name, its arguments…): called when a denied decision's rules are first read. A
-    tuple, made without running a Python constructor (a denied call makes one and few are read)."""
+class _DeniedTool(LaterDeny):
+    """A call to a tool `_ToolIndex.denied`: (decider, name, tool, index, arguments as called, workspace)."""
+    reason = DENIED
 
-    __slots__ = ()
-
-    def __call__(self):
-        return getattr(self[0], self[1])(*self[2:])
+    def _list(self) -> tuple:
+        return self[0]._listing(*self[1:])
 
 
-_new_later = tuple.__new__
+class _DeniedByFacts(LaterDeny):
+    """A call `_decide_grouped` found denied by its fact-only rules: (decider, name, index, arguments as
+    called, those rules' parts, their undecided rules)."""
+    reason = DENIED
+
+    def _list(self) -> tuple:
+        return self[0]._grouped_listing(*self[1:])
 
 
 class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
+    # slots: a cold call reads its fields from the object itself, not through a dict
+    __slots__ = ("compiled", "_last", "tool_for", "core", "approval", "approval_source", "env", "mask", "_partial",
+                 "_known", "_atoms", "_summaries", "_facts", "_groups")
+
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
+        self._last = compiled._last if compiled is not None else None  # name -> (tool, its index)
         self.tool_for = tool_for  # name -> ToolDef, for the files a shell call redirects
         self.core = compiled.core if compiled is not None else None
         self.approval = approval
@@ -429,11 +441,12 @@ class RequestDecider:
         self._groups: dict[int, tuple] = {}
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
-               include_guards: bool = True, searched: bool = True) -> Decision:
+               include_guards: bool = True, searched: bool = True) -> Verdict:
         """`searched`: a search tool's call is also a read of the path it names (False: the call alone)."""
         if self.compiled is None:
             return NO_POLICY
-        index = self.compiled.index(name, tool)
+        last = self._last.get(name)  # the policy's own shortcut, read without a call (`CompiledPolicy.index`)
+        index = last[1] if last is not None and last[0] is tool else self.compiled.index(name, tool)
         if index.searches and searched:  # `grep`: its call, and a read of its path where reads have rules
             made = canonical(tool, args, workspace)
             reads = search_parts(tool, made, workspace, self.tool_for, self._names)
@@ -447,27 +460,25 @@ class RequestDecider:
         elif index.denied and not (include_guards and index.guards):
             # a rule denies the tool on every request and nothing is stricter: the call's arguments and facts
             # only choose which agreeing rules the decision lists, found when they are first read
-            kept = dict(args) if type(args) is dict else args  # as called: the caller may change its mapping
-            decision = Decision("deny", DENIED, (),
-                                _new_later(_Later, (self, "_listing", name, tool, index, kept, workspace)))
+            kept = args.copy() if type(args) is dict else args  # as called: the caller may change its mapping
+            decision = _DeniedTool((self, name, tool, index, kept, workspace))
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
         else:
             return self._decide_call(name, tool, index, args, workspace, include_guards)
         # the arguments cannot change these three; they are read only to name canonical paths in the reason
-        return decision if tool is None or not tool.path_parameters else \
-            with_paths(decision, args, canonical(tool, args, workspace))
+        return with_paths(decision, args, canonical(tool, args, workspace)) if index.paths else decision
 
     def _listing(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None) -> tuple:
         """The deciding rules of a call to a tool `_ToolIndex.denied`: as the call's own path finds them."""
         return self._decide_call(name, tool, index, args, workspace, False).deciding
 
     def _decide_call(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                     include_guards: bool) -> Decision:
+                     include_guards: bool) -> Verdict:
         """`decide` for a tool whose decision may read the call's arguments."""
         if index.facts_only and not (include_guards and index.guards):
             return self._facts_decide(name, index)
-        made = args if tool is None or not tool.path_parameters else canonical(tool, args, workspace)
+        made = canonical(tool, args, workspace) if index.paths else args
         decision = guards = None
         if index.grouped_only and type(made) is dict:  # never a shell tool: no split comes first
             guards = index.guard_index.candidates(made) if include_guards and index.guards else ()
@@ -478,7 +489,7 @@ class RequestDecider:
         return decision if made is args else with_paths(decision, args, made)
 
     def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                include_guards: bool, guards: tuple | None = None) -> Decision:
+                include_guards: bool, guards: tuple | None = None) -> Verdict:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
         parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self._names) \
@@ -551,7 +562,7 @@ class RequestDecider:
         tabled = self._tabled(placed.table)
         return tabled if tabled is not None else self._tiered(name, placed.plain)
 
-    def _decide_grouped(self, name: str, index: "_ToolIndex", args: dict) -> Decision | None:
+    def _decide_grouped(self, name: str, index: "_ToolIndex", args: dict) -> Verdict | None:
         """`_decide` for the common call, in one pass: every argument a rule reads is plain text and
         every rule on it is in a glob group, so the decision is the fact-only rules' and the hit
         groups' summaries (per request), tallied strictest-wins and concluded (`_concluded`). None when
@@ -560,9 +571,8 @@ class RequestDecider:
         if effect == "deny":
             # nothing is stricter than a deny the request's facts already make: the glob groups could only
             # add rules that agree, so they are found when the decision's rules are first read
-            kept = dict(args)  # as called: the caller may change its mapping afterwards
-            return Decision("deny", DENIED, (),
-                            _new_later(_Later, (self, "_grouped_listing", name, index, kept, parts, maybe)))
+            kept = args.copy()  # as called: the caller may change its mapping afterwards
+            return _DeniedByFacts((self, name, index, kept, parts, maybe))
         return self._grouped(name, index, args, effect, parts, maybe)
 
     def _grouped_listing(self, name: str, index: "_ToolIndex", args: dict, parts, maybe) -> tuple:
