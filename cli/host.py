@@ -82,6 +82,12 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         denial = program.guard(current(), call.name, arguments(call), workspace)
         return Deny(denial.reason, _rules(denial)) if denial else Abstain()
 
+    def may_read(path: str) -> bool:
+        # a search reads every file below its path: each is a read the policy judges. An ask cannot be put
+        # to anyone file by file, so only an allow lets the search open it.
+        return program.decide(current(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
+    reads_judged = program.names(request, "read")  # a policy silent on reads costs a search nothing
+
     import functools  # a session runs tools: decide and explain, which only describe, never load it
 
     @functools.lru_cache(maxsize=256)
@@ -99,7 +105,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
                            review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
-                           output_schema=output_schema, **sandbox_settings(policy))
+                           output_schema=output_schema, may_read=may_read if reads_judged else None,
+                           **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(turn_guard(state), policy_listener), approver=escalation.approver,

@@ -269,6 +269,12 @@ class Program:
         decider, tool, _ = self._decider_for(request, name)
         return decider.guard(name, tool, args, workspace)
 
+    def names(self, request: Request, name: str) -> bool:
+        """Whether some rule or guard of the request's policy names the tool: where none does, its every
+        call gets the policy's one unmatched answer."""
+        decider, tool, _ = self._decider_for(request, name)
+        return decider.compiled is not None and decider.names(name, tool)
+
     def _decider_for(self, request: Request, name: str):
         """(the request's decider, the tool definition, a gate's denial or None) — per request and tool."""
         # the only step of a call that can raise: composing the request

@@ -449,7 +449,7 @@ class RequestDecider:
         index = last[1] if last is not None and last[0] is tool else self.compiled.index(name, tool)
         if index.searches and searched:  # `grep`: its call, and a read of its path where reads have rules
             made = canonical(tool, args, workspace)
-            reads = search_parts(tool, made, workspace, self.tool_for, self._names)
+            reads = search_parts(tool, made, workspace, self.tool_for, self.names)
             if reads:
                 return with_paths(combine([
                     (f"`{name}`", self.decide(name, tool, made, workspace, include_guards, False), False),
@@ -492,7 +492,7 @@ class RequestDecider:
                 include_guards: bool, guards: tuple | None = None) -> Verdict:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
-        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self._names) \
+        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names) \
             if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
@@ -676,7 +676,7 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self._names)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names)
         if parts is not None:
             return next((fired for _, part, part_tool, part_args, _ in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
@@ -684,7 +684,7 @@ class RequestDecider:
         index = self.compiled.index(name, tool)
         if index.searches:  # a guard on `read` fires for the files a search reads
             fired = next((fired for _, part, part_tool, part_args in
-                          search_parts(tool, args, workspace, self.tool_for, self._names) or ()
+                          search_parts(tool, args, workspace, self.tool_for, self.names) or ()
                           if (fired := self.guard(part, part_tool, part_args, workspace))), None)
             if fired is not None:
                 return fired
@@ -695,7 +695,7 @@ class RequestDecider:
                               test=index.guard_index.holds)
         return self.core.guard_decision(fired) if fired is not None else None
 
-    def _names(self, name: str, tool: ToolDef | None) -> bool:
+    def names(self, name: str, tool: ToolDef | None) -> bool:
         """Whether some rule or guard of the policy names the tool (`split.shell_parts`)."""
         return not self.compiled.index(name, tool).unnamed
 

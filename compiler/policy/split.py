@@ -104,8 +104,9 @@ def search_parts(tool: ToolDef | None, args, workspace: str | None,
     """[(label, "read", tool, args)]: the read of the path a search tool's call names, where the policy has
     a rule on `read` (as a shell command's reads are parts): `deny read … "*.env"` keeps `grep` on `.env`
     from printing its lines. None when the tool searches nothing or the policy says nothing of reads.
-    (The files below a directory are not yet parts: a read of `src/**` would not pass an allow that says
-    `not … matches "*/../*"`, as a file pattern's `**` is not known to exclude `..`.)"""
+    The files below a directory are judged where the search runs, each as a read (the runtime's
+    `ToolContext.may_read`), not here: a read of `src/**` would not pass an allow that says `not … matches
+    "*/../*"`, as a file pattern's `**` is not known to exclude `..`."""
     field = SEARCHES.get(tool.definition) if tool is not None else None
     if field is None or not isinstance(args, Mapping):
         return None

@@ -316,6 +316,9 @@ class ToolContext:
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap
+    # whether the policy lets this call read a file it comes upon (a search reads every file below its
+    # path); None: the policy has no rule on reads. A file refused is not searched, and the result names it
+    may_read: Callable[[str], bool] | None = None
     web_provider: str | None = None   # the configured web provider id; None picks the one usable
     # the user-questions channel a plan is reviewed on: plan -> "approved" | "rejected" |
     # "unavailable"; None when the session has no one to ask

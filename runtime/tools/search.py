@@ -171,6 +171,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     includes = expand_braces(include) if include else None
     matches: list[dict[str, Any]] = []
     too_large: list[str] = []
+    withheld: list[str] = []  # files the policy does not let this call read
     truncated = False
     for seen, path in enumerate(_walk_files(root), start=1):
         _check_abort(ctx, seen)
@@ -178,6 +179,9 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if includes is not None and not _included(rel, includes):
             continue
         if not os.path.isfile(path) or not allowed_to_read(ctx, path):
+            continue
+        if ctx.may_read is not None and not _may_read(ctx, path):
+            withheld.append(shown(ctx, os.path.normpath(path)))
             continue
         try:
             lines = _text_lines(path)
@@ -200,7 +204,16 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     value: dict[str, Any] = {"matches": matches, "truncated": truncated}
     if too_large:
         value["not_searched"] = too_large  # over GREP_MAX_FILE_BYTES
+    if withheld:
+        value["withheld"] = withheld
     return value
+
+
+def _may_read(ctx: ToolContext, path: str) -> bool:
+    """The policy's read rules on a file a search comes upon: at the path it was found and, for a link, the
+    file it reads (a rule may name either)."""
+    real = os.path.realpath(path)
+    return ctx.may_read(path) and (real == path or ctx.may_read(real))
 
 
 def render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
@@ -222,6 +235,8 @@ def render_grep(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
         lines.append(f"[stopped after {len(value['matches'])} matches; narrow the pattern or the path]")
     if value.get("not_searched"):
         lines.append(f"[not searched, larger than {GREP_MAX_FILE_BYTES >> 20} MiB: {', '.join(value['not_searched'])}]")
+    if value.get("withheld"):
+        lines.append(f"[not searched, the policy does not allow reading them: {', '.join(value['withheld'])}]")
     return "\n".join(lines)
 
 
