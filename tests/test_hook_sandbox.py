@@ -147,7 +147,7 @@ def _in_process(project: Path, policy: str, command: str) -> dict:
 
 
 def test_where_nothing_can_confine_the_call_is_denied_unless_the_policy_opted_out(project, monkeypatch):
-    bare = sandbox.Probe("linux", 0, False, None, None)
+    bare = sandbox.Probe("linux", 0, False, None, None, False)
     monkeypatch.setattr(sandbox_record, "reported_probe", lambda: bare)
     denied = _in_process(project, "keep", "echo hi")
     assert denied["permissionDecision"] == "deny" and "updatedInput" not in denied

@@ -126,7 +126,7 @@ def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
 
 def absent(**found) -> Probe:
     return Probe(**{"platform": "linux", "landlock_abi": 3, "network_namespace": True, "bwrap": None,
-                    "sandbox_exec": None, **found})
+                    "sandbox_exec": None, "seccomp": True, **found})
 
 
 def test_each_mechanism_is_told_the_paths(tmp_path):

@@ -99,7 +99,7 @@ def test_a_folder_holding_a_protected_path_cannot_be_moved_aside(run, workspace)
 
 def absent(**found) -> Probe:
     return Probe(**{"platform": "linux", "landlock_abi": 3, "network_namespace": True, "bwrap": None,
-                    "sandbox_exec": None, **found})
+                    "sandbox_exec": None, "seccomp": True, **found})
 
 
 def test_only_what_exists_is_listed_and_each_mechanism_is_told(tmp_path):

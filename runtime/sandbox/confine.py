@@ -101,9 +101,11 @@ class Launch(Row):
 
 
 def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
-              roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> list[str]:
+              local_sockets: bool = True, roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (),
+              pins: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
-            *roots, *("+" + path for path in pins), *("!" + path for path in read_only), "--", *argv]
+            "1" if local_sockets else "0", *roots, *("+" + path for path in pins), *("!" + path for path in read_only),
+            "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -131,6 +133,9 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
 def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     """What this host lacks to confine `conf` as asked; None when a mechanism is there."""
     found = found or probe()
+    if found.platform.startswith("linux") and not conf.network and not found.seccomp:
+        # a network namespace leaves pathname sockets open: dockerd, the session bus (`seccomp.py`)
+        return "libseccomp (needed to keep local sockets closed while the network is off)"
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -160,7 +165,9 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
             raise SandboxUnavailable(conf.mode, lacking)
         return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
-        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd), "bwrap", True)
+        # the launcher closes local sockets before bubblewrap starts: the filter holds for what it runs
+        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, local_sockets=conf.network),
+                      "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
                                 [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)])
@@ -168,8 +175,9 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later is
     # then left to the write roots
     read_only = conf.read_only(run_later=found.network_namespace)
-    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, roots=(*conf.write_roots(), *DEVICES),
-                         read_only=read_only, pins=pinned(conf.write_roots(), read_only))
+    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, local_sockets=conf.network,
+                         roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
+                         pins=pinned(conf.write_roots(), read_only))
     mechanism = "landlock" if conf.network else "landlock+netns"
     return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else ""), True)
 

@@ -1,5 +1,5 @@
-"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK ROOT… [!READ_ONLY…] -- ARGV…`
-(stdlib only, no package import, nothing slow to import: it runs before every command):
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK LOCAL_SOCKETS ROOT… [!READ_ONLY…]
+-- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before every command):
 confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the writable
 roots and the paths kept read-only under them; out: the command's exit status, or status 125 and a
 reason on the report fd."""
@@ -13,20 +13,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import landlock  # noqa: E402 - a sibling file, found through the path set just above
 import netns  # noqa: E402
 import readonly  # noqa: E402
+import seccomp  # noqa: E402
 import supervise  # noqa: E402
 
 CONFINE_FAILED = 125
 
 
 def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = (),
-            pins: list[str] = ()) -> None:
+            pins: list[str] = (), local_sockets: bool = True) -> None:
     flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only else 0)
     if flags:
         netns.enter(flags)
     if read_only:
         readonly.keep_read_only(list(read_only), list(pins))
-    if use_landlock:  # last: it forbids the command to undo the mounts
+    if use_landlock:  # after the mounts: it forbids the command to undo them
         landlock.restrict_writes(roots, deny_tcp=not network)
+    if not local_sockets:  # last: the steps above may open sockets of their own
+        seccomp.close_local_sockets()
 
 
 def probe() -> int:
@@ -48,14 +51,15 @@ def main(argv: list[str]) -> int:
             os.set_inheritable(report, False)
         split = argv.index("--")
         use_landlock, network, command = argv[2] == "1", argv[3] == "1", argv[split + 1:]
+        local_sockets = argv[4] == "1"
         # a root given as `!PATH` is kept read-only, `+PATH` pinned in place (every root is absolute: none
         # starts with either)
-        roots = [root for root in argv[4:split] if root[:1] not in "!+"]
-        read_only = [root[1:] for root in argv[4:split] if root.startswith("!")]
-        pins = [root[1:] for root in argv[4:split] if root.startswith("+")]
+        roots = [root for root in argv[5:split] if root[:1] not in "!+"]
+        read_only = [root[1:] for root in argv[5:split] if root.startswith("!")]
+        pins = [root[1:] for root in argv[5:split] if root.startswith("+")]
         if not command:
             raise ValueError("no command to run")
-        confine(use_landlock, network, roots, read_only, pins)
+        confine(use_landlock, network, roots, read_only, pins, local_sockets)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())

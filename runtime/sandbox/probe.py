@@ -22,6 +22,7 @@ class Probe(Row):
         "network_namespace": REQUIRED,  # an unprivileged process can enter a new user + network namespace
         "bwrap": REQUIRED,              # path of bubblewrap when installed, or None
         "sandbox_exec": REQUIRED,       # macOS Seatbelt front end, or None
+        "seccomp": REQUIRED,            # libseccomp loads: local sockets can be closed with the network (Linux)
     }
 
 
@@ -68,7 +69,13 @@ def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = N
         network_namespace=namespaces() if linux else False,
         bwrap=_which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
+        seccomp=_seccomp_loads() if linux else False,
     )
+
+
+def _seccomp_loads() -> bool:
+    from . import seccomp  # ctypes: loaded only on Linux
+    return seccomp.available()
 
 
 def _which(name: str) -> str | None:
