@@ -295,8 +295,8 @@ def test_bwrap_command_line(tmp_path):
     assert launch.mechanism == "bwrap"
     tail = launch.argv[launch.argv.index("/usr/bin/bwrap"):]
     assert tail == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                    "--bind", str(tmp_path), str(tmp_path), "--unshare-net", "--cap-drop", "ALL", "--die-with-parent",
-                    "--", "/bin/true"]
+                    "--bind", str(tmp_path), str(tmp_path), "--unshare-net", "--unshare-pid", "--new-session",
+                    "--cap-drop", "ALL", "--die-with-parent", "--", "/bin/true"]
 
 
 @pytest.mark.skipif(PROBE.bwrap is None, reason="bubblewrap (`bwrap`) is not installed")

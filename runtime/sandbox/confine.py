@@ -125,6 +125,9 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
         command += [option, path.rstrip("/") or "/", path.rstrip("/") or "/"]
     if not conf.network:
         command.append("--unshare-net")
+    # its own processes: none outside can be signalled or traced (Landlock's scopes do that on the default
+    # mechanism); its own session: no input can be pushed into the terminal it came from (CVE-2017-5226)
+    command += ["--unshare-pid", "--new-session"]
     # run as root, bubblewrap keeps every capability: the command could then unmount or remount what
     # keeps it in (measured: `umount` succeeded under uid 0)
     return [*command, "--cap-drop", "ALL", "--die-with-parent", "--", *argv]
