@@ -38,6 +38,7 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     tmp = private_tmp()
     conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
+                          hidden=settings["hidden_roots"],
                           network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
     launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it

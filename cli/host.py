@@ -11,7 +11,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
 
 from ..compiler.facts import SANDBOX_MODES
-from ..compiler.policy.protected import protected_paths
+from ..compiler.policy.protected import hidden_paths, protected_paths
 from ..compiler.program import Program
 from ..compiler.request import Request
 
@@ -154,6 +154,8 @@ def sandbox_settings(policy) -> dict:
             "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
             # a policy's write deny on a literal directory is kept read-only by the sandbox too
             "protected_roots": protected_paths(policy),
+            # and a read deny on a literal path is hidden from processes (found empty)
+            "hidden_roots": hidden_paths(policy),
             # bubblewrap only when the user asks for it (DSHC_SANDBOX=bwrap)
             "sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
 
@@ -222,6 +224,9 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
             "writable": list(settings.get("writable_roots", ())),
             "read_only": list(settings.get("protected_roots", ())) if mode == "workspace-write" else [],
+            # what a read deny names, hidden from processes where it exists (files are the rules' alone)
+            "unreadable": list(settings.get("hidden_roots", ())) if mode != "danger-full-access" and
+            package in PROCESS_PACKAGES else [],
             # for processes, wherever they exist and the host can mount (`RUN_LATER`)
             "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
             package in PROCESS_PACKAGES else [],
@@ -239,7 +244,8 @@ def _process_mechanism(mode: str, settings: dict) -> str:
     conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
                        fallback_unsandboxed=settings.get("sandbox_fallback", False),
                        backend=settings.get("sandbox_backend", "auto"),
-                       protected=tuple(os.path.join(os.getcwd(), path) for path in settings.get("protected_roots", ())))
+                       protected=tuple(os.path.join(os.getcwd(), path) for path in settings.get("protected_roots", ())),
+                       hidden=tuple(os.path.join(os.getcwd(), path) for path in settings.get("hidden_roots", ())))
     try:
         return plan(conf, ["true"], -1, found=reported_probe()).mechanism
     except SandboxUnavailable as exc:
@@ -257,6 +263,8 @@ def sandbox_text(described: dict | None) -> str:
         text += ", kept read-only: " + ", ".join(described["read_only"])
     if described.get("read_only_where_present"):
         text += ", and where present " + ", ".join(described["read_only_where_present"])
+    if described.get("unreadable"):
+        text += ", unreadable: " + ", ".join(described["unreadable"])
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"

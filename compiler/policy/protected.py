@@ -1,4 +1,5 @@
-"""The paths a policy forbids writing inside the writable roots, for the OS sandbox to keep read-only.
+"""The paths a policy forbids writing inside the writable roots, for the OS sandbox to keep read-only, and
+those it forbids reading, for the sandbox to hide.
 
 `deny write, edit when args.file_path matches ".claude/*"` is enforced where a call is decided, but a
 process writes files no rule sees (`tar xf a.tar`, a build script, `python3 x.py`): the sandbox keeps
@@ -19,10 +20,21 @@ WILD = "*?"
 def protected_paths(policy) -> tuple[str, ...]:
     """The literal paths (relative ones are the workspace's; a directory's ends in `/`) a policy keeps from
     being written."""
+    return _named_paths(policy, "write")
+
+
+def hidden_paths(policy) -> tuple[str, ...]:
+    """The literal paths a policy keeps from being read, for the OS sandbox to hide (a process finds a
+    directory empty, a file empty): `deny read … "secrets/**"` holds for `python3 x.py` too. `~` is left for
+    the sandbox to expand."""
+    return _named_paths(policy, "read")
+
+
+def _named_paths(policy, tool: str) -> tuple[str, ...]:
     found: dict[str, None] = {}
     denying = [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards)
     for rule in denying:
-        if not any(target.kind == "tool" and glob_match(target.name.text, "write") for target in rule.targets):
+        if not any(target.kind == "tool" and glob_match(target.name.text, tool) for target in rule.targets):
             continue
         tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
         paths = [_path(test) for test in tests]

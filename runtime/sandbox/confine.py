@@ -43,6 +43,8 @@ class Confinement(Row):
         # what runs code later, found under the write roots (`RUN_LATER`): kept read-only where the host can
         # mount, never a reason to refuse (the policy did not ask for it)
         "run_later": (),
+        # what a policy's read deny names, where it exists: a process finds a directory empty, a file empty
+        "hidden": (),
         "network": False,
         "fallback_unsandboxed": False,  # the policy's explicit opt-out of failing closed
         "backend": "auto",              # auto | bwrap
@@ -78,18 +80,25 @@ def pinned(roots, kept) -> tuple[str, ...]:
     return tuple(sorted(found, key=lambda folder: folder.count("/")))
 
 
-def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), network: bool = False,
-                   fallback_unsandboxed: bool = False, backend: str = "auto") -> Confinement:
+def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), hidden=(),
+                   network: bool = False, fallback_unsandboxed: bool = False, backend: str = "auto") -> Confinement:
     """A policy's sandbox lines, as written, for the real directory `workspace`: writable roots with `~`
-    expanded, protected paths relative to the workspace (`.claude/`, as a policy glob's is; a directory
-    keeps its `/`), every path real."""
+    expanded, protected and hidden paths relative to the workspace (`.claude/`, as a policy glob's is; a
+    directory keeps its `/`), every path real. A hidden path that does not exist holds nothing to hide."""
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
-    kept = tuple(os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
-                 + ("/" if path.endswith("/") else "") for path in protected)
+    kept = tuple(_real_in(workspace, path) for path in protected)
+    unread = tuple(dict.fromkeys(path for path in map(lambda given: _real_in(workspace, given), hidden)
+                                 if os.path.lexists(path.rstrip("/") or "/")))
     later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
                   if os.path.lexists(path := os.path.join(root, name)))
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
-                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later)
+                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
+                       hidden=unread)
+
+
+def _real_in(workspace: str, path: str) -> str:
+    """`path` (relative to `workspace`, `~` expanded) made real; a directory's keeps its trailing `/`."""
+    return os.path.realpath(os.path.join(workspace, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
 
 
 class Launch(Row):
@@ -102,10 +111,10 @@ class Launch(Row):
 
 def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
               local_sockets: bool = True, roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (),
-              pins: tuple[str, ...] = ()) -> list[str]:
+              pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
             "1" if local_sockets else "0", *roots, *("+" + path for path in pins), *("!" + path for path in read_only),
-            "--", *argv]
+            *("-" + path for path in hidden), "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -123,6 +132,10 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
         # a directory must be mounted (bubblewrap refuses to start if it cannot be); a missing file is skipped
         option = "--ro-bind" if path.endswith("/") else "--ro-bind-try"
         command += [option, path.rstrip("/") or "/", path.rstrip("/") or "/"]
+    for path in conf.hidden:  # an empty read-only directory, or the null device, over what a read deny names
+        target = path.rstrip("/") or "/"
+        command += ["--tmpfs", target, "--remount-ro", target] if path.endswith("/") else \
+            ["--ro-bind", "/dev/null", target]
     if not conf.network:
         command.append("--unshare-net")
     # its own processes: none outside can be signalled or traced (Landlock's scopes do that on the default
@@ -148,6 +161,8 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
             return "unprivileged user namespaces (needed to turn the network off)"
         if conf.read_only() and not found.network_namespace:
             return f"unprivileged user namespaces (needed to keep `{conf.read_only()[0]}` read-only)"
+        if conf.hidden and not found.network_namespace:
+            return f"unprivileged user namespaces (needed to keep `{conf.hidden[0]}` unreadable)"
         return None
     if found.platform == "darwin":
         return None if found.sandbox_exec else "sandbox-exec (Seatbelt)"
@@ -173,16 +188,17 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
                       "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
-                                [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)])
+                                [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)], conf.hidden)
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
     # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later is
     # then left to the write roots
     read_only = conf.read_only(run_later=found.network_namespace)
     launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, local_sockets=conf.network,
                          roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
-                         pins=pinned(conf.write_roots(), read_only))
+                         pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
     mechanism = "landlock" if conf.network else "landlock+netns"
-    return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else ""), True)
+    return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""),
+                  True)
 
 
 def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:

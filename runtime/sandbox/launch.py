@@ -1,5 +1,5 @@
-"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK LOCAL_SOCKETS ROOT… [!READ_ONLY…]
--- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before every command):
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK LOCAL_SOCKETS ROOT… [+PIN…]
+[!READ_ONLY…] [-HIDDEN…] -- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before every command):
 confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the writable
 roots and the paths kept read-only under them; out: the command's exit status, or status 125 and a
 reason on the report fd."""
@@ -20,12 +20,19 @@ CONFINE_FAILED = 125
 
 
 def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = (),
-            pins: list[str] = (), local_sockets: bool = True) -> None:
-    flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only else 0)
+            pins: list[str] = (), local_sockets: bool = True, hidden: list[str] = ()) -> None:
+    flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only or hidden else 0)
     if flags:
         netns.enter(flags)
-    if read_only:
-        readonly.keep_read_only(list(read_only), list(pins))
+    if read_only or hidden:
+        cwd = os.getcwd()
+        if read_only:
+            readonly.keep_read_only(list(read_only), list(pins))
+        if hidden:
+            readonly.hide(list(hidden))
+        # the directory this process started in is what a mount covers if it lies within one: looked up again,
+        # it is the mount (else `cat token` in a hidden folder, or a write in a protected one, reaches below)
+        os.chdir(cwd)
     if use_landlock:  # after the mounts: it forbids the command to undo them
         landlock.restrict_writes(roots, deny_tcp=not network)
     if not local_sockets:  # last: the steps above may open sockets of their own
@@ -52,14 +59,16 @@ def main(argv: list[str]) -> int:
         split = argv.index("--")
         use_landlock, network, command = argv[2] == "1", argv[3] == "1", argv[split + 1:]
         local_sockets = argv[4] == "1"
-        # a root given as `!PATH` is kept read-only, `+PATH` pinned in place (every root is absolute: none
-        # starts with either)
-        roots = [root for root in argv[5:split] if root[:1] not in "!+"]
-        read_only = [root[1:] for root in argv[5:split] if root.startswith("!")]
-        pins = [root[1:] for root in argv[5:split] if root.startswith("+")]
+        # a root given as `!PATH` is kept read-only, `+PATH` pinned in place, `-PATH` hidden (every root is
+        # absolute: none starts with any of them)
+        given = argv[5:split]
+        roots = [root for root in given if root[:1] not in "!+-"]
+        read_only = [root[1:] for root in given if root.startswith("!")]
+        pins = [root[1:] for root in given if root.startswith("+")]
+        hidden = [root[1:] for root in given if root.startswith("-")]
         if not command:
             raise ValueError("no command to run")
-        confine(use_landlock, network, roots, read_only, pins, local_sockets)
+        confine(use_landlock, network, roots, read_only, pins, local_sockets, hidden)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {exc}".encode())

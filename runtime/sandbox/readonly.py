@@ -10,23 +10,30 @@ from __future__ import annotations
 import ctypes
 import os
 
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 
 
 class MountError(OSError):
     pass
 
 
-def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
-    """`paths` read-only; each of `pins` (the folders that hold them, shallowest first) a mount of itself,
-    still writable, so that it cannot be renamed or removed and a new one made in its place."""
+def _mounter():
+    """mount(2) through libc, raising MountError naming what failed."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 
-    def mount(source, target, flags: int, what: str) -> None:
-        if libc.mount(source, target, None, flags, None) != 0:
+    def mount(source, target, flags: int, what: str, kind=None) -> None:
+        if libc.mount(source, target, kind, flags, None) != 0:
             errno = ctypes.get_errno()
             raise MountError(errno, f"{what} `{os.fsdecode(target)}`: {os.strerror(errno)}")
+    return mount
+
+
+def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
+    """`paths` read-only; each of `pins` (the folders that hold them, shallowest first) a mount of itself,
+    still writable, so that it cannot be renamed or removed and a new one made in its place."""
+    mount = _mounter()
     # nothing mounted here reaches the host's namespace
     mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
     for path in paths:
@@ -50,3 +57,18 @@ def make_missing_directory(path: str) -> None:
     read-only; a file cannot be made in advance, and is left."""
     if path.endswith("/") and not os.path.lexists(path):
         os.makedirs(path, exist_ok=True)
+
+
+def hide(paths: list[str]) -> None:
+    """Each path a read deny names, hidden: an empty read-only file system over a directory (given with a
+    trailing `/`), the null device read-only over a file. The command reads nothing there, and cannot
+    rename, link or (under Landlock, applied after) unmount its way to what was there."""
+    mount = _mounter()
+    mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
+    for path in paths:
+        target = os.fsencode(path.rstrip("/") or "/")
+        if path.endswith("/"):
+            mount(b"tmpfs", target, _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hiding", kind=b"tmpfs")
+        else:
+            mount(b"/dev/null", target, _MS_BIND, "hiding")
+            mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")

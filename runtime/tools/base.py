@@ -313,6 +313,7 @@ class ToolContext:
     max_output_chars: int = 16000
     writable_roots: tuple[str, ...] = ()   # writable beside the workspace (workspace-write only)
     protected_roots: tuple[str, ...] = ()  # kept read-only under the writable roots (a policy's write deny)
+    hidden_roots: tuple[str, ...] = ()     # hidden from processes, found empty (a policy's read deny)
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap

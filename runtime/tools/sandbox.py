@@ -66,7 +66,7 @@ def shown(ctx: ToolContext, real: str) -> str:
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
-                          protected=ctx.protected_roots, network=ctx.network,
+                          protected=ctx.protected_roots, hidden=ctx.hidden_roots, network=ctx.network,
                           fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
 
 
