@@ -8,7 +8,7 @@ import os
 import sys
 
 from . import seatbelt
-from .files import RUN_LATER  # kept read-only where they exist and the mechanism can; a missing one is not made
+from .files import RUN_LATER, hooks_path  # kept read-only where they exist and the mechanism can
 from .probe import LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
@@ -91,6 +91,10 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
                                  if os.path.lexists(path.rstrip("/") or "/")))
     later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
                   if os.path.lexists(path := os.path.join(root, name)))
+    # the hooks folder a repository configures; one named but missing is made, empty, and kept (else a command
+    # makes it, and its hook runs at the next commit)
+    later += tuple(os.path.realpath(hooks) + ("" if os.path.isfile(hooks) else "/") for root in (workspace, *roots)
+                   if (hooks := hooks_path(root)) is not None)
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
                        fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
                        hidden=unread)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable, confinement_in
-from ..sandbox.files import runs_later, within
+from ..sandbox.files import runs_later_at, within
 from .base import ESCALATION_HINT, SANDBOX_MODES, ToolContext, ToolError, fail, invalid
 
 
@@ -45,7 +45,7 @@ def resolve_path(ctx: ToolContext, path: str, write: bool, escalates: bool = Fal
         raise fail("sandbox-read-only", path=path, hint=hint)
     if not within(real, root):
         raise fail("sandbox-outside", mode=ctx.sandbox, path=path, root=root, hint=hint)
-    if write and (name := runs_later(os.path.relpath(real, root))) is not None:  # as a confined process finds it
+    if write and (name := runs_later_at(root, real)) is not None:  # as a confined process finds it
         raise fail("sandbox-runs-later", path=path, name=name, hint=hint)
     return real
 
