@@ -106,6 +106,28 @@ def run_bash(workspace, state):
     return call
 
 
+def run_git(cwd, *args) -> str:
+    """git in `cwd` with a committer set, its output; a failure raises."""
+    import subprocess
+    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def git():
+    return run_git
+
+
+@pytest.fixture
+def repo(workspace):
+    """`workspace` as a git repository with one commit (a.txt)."""
+    run_git(workspace, "init", "-q")
+    (workspace / "a.txt").write_text("a\n")
+    run_git(workspace, "add", "a.txt")
+    run_git(workspace, "commit", "-qm", "one")
+    return workspace
+
+
 @pytest.fixture
 def outside(tmp_path) -> Path:
     out = tmp_path / "outside"

@@ -10,8 +10,6 @@ Reports: safedep/pmg#444 (core.hooksPath leaves the live hook directory writable
 at launch is created by the agent and fires on the next host commit). Real processes, real git."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from dshc.runtime import sandbox
@@ -24,20 +22,6 @@ needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.networ
 needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None, reason="needs bubblewrap")
 
 
-def _git(workspace, *args) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=workspace,
-                          check=True, capture_output=True, text=True).stdout
-
-
-@pytest.fixture
-def repo(workspace):
-    _git(workspace, "init", "-q")
-    (workspace / "a.txt").write_text("a\n")
-    _git(workspace, "add", "a.txt")
-    _git(workspace, "commit", "-qm", "one")
-    return workspace
-
-
 def _refused(output: str, *steps: str) -> None:
     for step in steps:
         assert f"{step}=0" not in output, (step, output)
@@ -48,8 +32,8 @@ COMMIT = "echo b > b.txt && git add b.txt && git -c user.email=t@example.com -c 
 
 @needs_namespaces
 @pytest.mark.parametrize("backend", ["auto", pytest.param("bwrap", marks=needs_bwrap)])
-def test_the_hooks_folder_git_reads_cannot_be_written(run_bash, repo, backend):
-    _git(repo, "config", "core.hooksPath", ".husky/_")
+def test_the_hooks_folder_git_reads_cannot_be_written(run_bash, repo, backend, git):
+    git(repo, "config", "core.hooksPath", ".husky/_")
     (repo / ".husky" / "_").mkdir(parents=True)
     (repo / ".husky" / "_" / "pre-commit").write_text("#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n")
     output = run_bash("echo 'touch pwned' >> .husky/_/pre-commit; echo hook=$?; "
@@ -60,8 +44,8 @@ def test_the_hooks_folder_git_reads_cannot_be_written(run_bash, repo, backend):
 
 
 @needs_namespaces
-def test_a_hooks_folder_named_but_missing_cannot_be_made(run_bash, repo):
-    _git(repo, "config", "core.hooksPath", ".githooks")
+def test_a_hooks_folder_named_but_missing_cannot_be_made(run_bash, repo, git):
+    git(repo, "config", "core.hooksPath", ".githooks")
     output = run_bash("mkdir -p .githooks && printf '#!/bin/sh\\ntouch pwned\\n' > .githooks/pre-commit "
                       "&& chmod +x .githooks/pre-commit; echo planted=$?; " + COMMIT)
     _refused(output, "planted")

@@ -7,8 +7,6 @@ hold a kept path are pinned: `mv .git x; git init` made a new .git with hooks of
 Real processes through the runtime's bash tool; git itself keeps working (objects, index and refs)."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from dshc.runtime import sandbox
@@ -26,20 +24,6 @@ def run(run_bash):
     return run_bash
 
 
-def _git(workspace, *args) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=workspace,
-                          check=True, capture_output=True, text=True).stdout
-
-
-@pytest.fixture
-def repo(workspace):
-    _git(workspace, "init", "-q")
-    (workspace / "a.txt").write_text("a\n")
-    _git(workspace, "add", "a.txt")
-    _git(workspace, "commit", "-qm", "one")
-    return workspace
-
-
 ATTACKS = ("echo 'touch pwned' > .git/hooks/pre-commit; echo hook=$?; "
            "git config core.fsmonitor 'touch pwned'; echo config=$?; "
            "mv .git/hooks h; echo mvhooks=$?; rm -rf .git/hooks; echo rmhooks=$?; "
@@ -54,13 +38,13 @@ def _refused(output: str, *steps: str) -> None:
 
 
 @needs_namespaces
-def test_git_hooks_and_settings_cannot_be_planted_and_git_still_commits(run, repo):
+def test_git_hooks_and_settings_cannot_be_planted_and_git_still_commits(run, repo, git):
     output = run(ATTACKS)
     _refused(output, "hook", "config", "mvhooks", "rmhooks", "mvgit")
     assert "commit=0" in output, output
     assert not (repo / ".git" / "hooks" / "pre-commit").exists() and not (repo / "moved").exists()
     assert "fsmonitor" not in (repo / ".git" / "config").read_text()
-    assert _git(repo, "log", "--format=%s").split() == ["two", "one"]
+    assert git(repo, "log", "--format=%s").split() == ["two", "one"]
 
 
 @needs_bwrap
