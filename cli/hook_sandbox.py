@@ -31,14 +31,22 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     policy, or remove the hook)."""
     if not declares_sandbox(policy):
         return None
-    from ..runtime.sandbox import confinement_in, plan
+    from ..compiler.policy.protected import hidden_globs, matching_files
+    from ..runtime.sandbox import SandboxUnavailable, confinement_in, plan
     from .host import policy_mode, sandbox_settings
     from .sandbox_record import reported_probe
     settings = sandbox_settings(policy)
+    hidden = settings["hidden_roots"]
+    if policy_mode(policy) != "danger-full-access" and (globs := hidden_globs(policy)):
+        found, complete = matching_files(os.path.realpath(workspace), globs)
+        if not complete:  # some would be readable: the call is denied, saying why
+            raise SandboxUnavailable(policy_mode(policy), "a search small enough to find every file the policy's "
+                                     "read rules name (too many entries under the workspace; name a path instead)")
+        hidden = (*hidden, *found)
     tmp = private_tmp()
     conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
-                          hidden=settings["hidden_roots"],
+                          hidden=hidden,
                           network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
     launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it

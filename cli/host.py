@@ -11,7 +11,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
 
 from ..compiler.facts import SANDBOX_MODES
-from ..compiler.policy.protected import hidden_paths, protected_paths
+from ..compiler.policy.protected import hidden_globs, hidden_paths, matching_files, protected_paths
 from ..compiler.program import Program
 from ..compiler.request import Request
 
@@ -87,6 +87,10 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         # to anyone file by file, so only an allow lets the search open it.
         return program.decide(current(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
     reads_judged = program.names(request, "read")  # a policy silent on reads costs a search nothing
+    globs = hidden_globs(policy) if policy is not None else ()
+
+    def hidden_found(root: str):
+        return matching_files(root, globs)
 
     import functools  # a session runs tools: decide and explain, which only describe, never load it
 
@@ -106,6 +110,7 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
                            review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
                            output_schema=output_schema, may_read=may_read if reads_judged else None,
+                           hidden_found=hidden_found if globs else None,
                            **sandbox_settings(policy))
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
@@ -227,6 +232,8 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             # what a read deny names, hidden from processes where it exists (files are the rules' alone)
             "unreadable": list(settings.get("hidden_roots", ())) if mode != "danger-full-access" and
             package in PROCESS_PACKAGES else [],
+            "unreadable_matching": list(hidden_globs(policy)) if policy is not None and mode != "danger-full-access"
+            and package in PROCESS_PACKAGES else [],
             # for processes, wherever they exist and the host can mount (`RUN_LATER`)
             "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
             package in PROCESS_PACKAGES else [],
@@ -263,8 +270,10 @@ def sandbox_text(described: dict | None) -> str:
         text += ", kept read-only: " + ", ".join(described["read_only"])
     if described.get("read_only_where_present"):
         text += ", and where present " + ", ".join(described["read_only_where_present"])
-    if described.get("unreadable"):
-        text += ", unreadable: " + ", ".join(described["unreadable"])
+    if described.get("unreadable") or described.get("unreadable_matching"):
+        text += ", unreadable: " + ", ".join([*described.get("unreadable", ()), *(
+            ["files matching " + ", ".join(described["unreadable_matching"]) + " (found when a command starts)"]
+            if described.get("unreadable_matching") else [])])
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +127,28 @@ def repo(workspace):
     run_git(workspace, "add", "a.txt")
     run_git(workspace, "commit", "-qm", "one")
     return workspace
+
+
+def claude_code_bash(project, command: str):
+    """A Claude Code Bash call in `project` through a real `dshc hook claude-code` process: (its answer, and when
+    it allows, the completed process of the command it hands back, run by `bash -c` as Claude Code runs it)."""
+    import subprocess
+    event = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": "PreToolUse",
+                        "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "toolu_1",
+                        "tool_input": {"command": command, "description": "d"}})
+    done = subprocess.run([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"],
+                          input=event, capture_output=True, text=True, timeout=120, cwd=project)
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    if answer["permissionDecision"] != "allow":
+        return answer, None
+    line = answer.get("updatedInput", {}).get("command", command)
+    return answer, subprocess.run(["bash", "-c", line], cwd=project, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def through_hook(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the hook's caches stay the test's
+    return claude_code_bash
 
 
 @pytest.fixture

@@ -143,11 +143,7 @@ def test_decide_names_what_processes_cannot_read():
 
 
 @needs_namespaces
-def test_claude_code_bash_through_the_hook_finds_them_hidden(tmp_path, monkeypatch):
-    import json
-    import subprocess
-    import sys
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def test_claude_code_bash_through_the_hook_finds_them_hidden(tmp_path, through_hook):
     project = tmp_path / "proj"
     (project / "secrets").mkdir(parents=True)
     (project / "secrets" / "token").write_text("TOKEN=hidden-token\n")
@@ -155,14 +151,6 @@ def test_claude_code_bash_through_the_hook_finds_them_hidden(tmp_path, monkeypat
     (project / ".dshc").write_text('load = ["p.dsh"]\npolicy = "secrets"\n')
     # the rules read the line, not the program: `python3 x.py` is the sandbox's to contain
     (project / "x.py").write_text("print(open('secrets/token').read())\n")
-    command = "python3 x.py; echo ran"
-    event = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": "PreToolUse",
-                        "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "toolu_1",
-                        "tool_input": {"command": command, "description": "d"}})
-    done = subprocess.run([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"],
-                          input=event, capture_output=True, text=True, timeout=120, cwd=project)
-    answer = json.loads(done.stdout)["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "allow", answer
-    ran = subprocess.run(["bash", "-c", answer["updatedInput"]["command"]], cwd=project, capture_output=True,
-                         text=True, timeout=60)
+    answer, ran = through_hook(project, "python3 x.py; echo ran")
+    assert answer["permissionDecision"] == "allow" and "updatedInput" in answer, answer
     assert "ran" in ran.stdout and "hidden-token" not in ran.stdout + ran.stderr, (ran.stdout, ran.stderr)

@@ -11,6 +11,8 @@ literal directory (`*.env`) names no path: both are left to the rules.
 """
 from __future__ import annotations
 
+import os
+
 from .. import ast
 from ..globs import glob_match
 
@@ -53,3 +55,53 @@ def _path(test) -> str | None:
         if pattern.endswith(tail) and not any(char in pattern[:-len(tail)] for char in WILD):
             return pattern[:-len(tail)].rstrip("/") + "/"
     return pattern if pattern and not any(char in pattern for char in WILD) else None
+
+
+SEARCH_LIMIT = 50_000  # entries a command's start may look through for the files a read-deny glob names
+SKIPPED = frozenset({".git"})  # git's own folder: its files are objects, not the project's
+
+
+def hidden_globs(policy) -> tuple[str, ...]:
+    """The globs of the read denies (or asks, or guards) that name no literal path (`*.env`, `*.pem`; every
+    pattern of an `or` that holds one): the sandbox hides the files they match when a command starts."""
+    found: dict[str, None] = {}
+    denying = [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards)
+    for rule in denying:
+        if not any(target.kind == "tool" and glob_match(target.name.text, "read") for target in rule.targets):
+            continue
+        tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
+        if not all(isinstance(test, ast.Matches) and ast.argument_field(test) == "file_path" for test in tests):
+            continue
+        if any(_path(test) is None for test in tests):  # all literal: `hidden_paths` mounts them already
+            found.update(dict.fromkeys(test.pattern for test in tests))
+    return tuple(found)
+
+
+def matching_files(root: str, globs, limit: int | None = None) -> tuple[tuple[str, ...], bool]:
+    """(the files under `root` a glob matches, whether every entry was looked at): a file matches as a call's
+    path does, in its relative or its absolute form. Linked folders are not entered (what they hold is
+    outside, or found through its own path); past `limit` entries the search stops and says so."""
+    limit = SEARCH_LIMIT if limit is None else limit
+    found, seen, stack = [], 0, [os.path.realpath(root)]
+    base = stack[0]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        seen += len(entries)
+        if seen > limit:
+            return tuple(found), False
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED:
+                        stack.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            relative = entry.path[len(base) + 1:] if base != "/" else entry.path[1:]  # every path is below `base`
+            if any(glob_match(pattern, relative) or glob_match(pattern, entry.path) for pattern in globs):
+                found.append(entry.path)
+    return tuple(found), True

@@ -314,6 +314,9 @@ class ToolContext:
     writable_roots: tuple[str, ...] = ()   # writable beside the workspace (workspace-write only)
     protected_roots: tuple[str, ...] = ()  # kept read-only under the writable roots (a policy's write deny)
     hidden_roots: tuple[str, ...] = ()     # hidden from processes, found empty (a policy's read deny)
+    # the files a policy's read-deny globs match under a root, found when a command starts: (paths, whether
+    # the search looked at every entry); None when no such glob
+    hidden_found: Callable[[str], tuple[tuple[str, ...], bool]] | None = None
     network: bool = False             # processes may open sockets beyond the machine's own IPC
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap

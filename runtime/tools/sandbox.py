@@ -66,8 +66,20 @@ def shown(ctx: ToolContext, real: str) -> str:
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
-                          protected=ctx.protected_roots, hidden=ctx.hidden_roots, network=ctx.network,
-                          fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
+                          protected=ctx.protected_roots, hidden=(*ctx.hidden_roots, *_found_hidden(ctx)),
+                          network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
+
+
+def _found_hidden(ctx: ToolContext) -> tuple[str, ...]:
+    """The files the policy's read-deny globs match now; a search that stopped short refuses the command
+    (some of them would be readable)."""
+    if ctx.hidden_found is None or ctx.sandbox == "danger-full-access":
+        return ()
+    found, complete = ctx.hidden_found(workspace_root(ctx))
+    if not complete:
+        raise fail("sandbox-failed", reason="the files the policy's read rules name could not all be found before "
+                   "it started (too many entries under the workspace); name a path in the rule (`secrets/**`)")
+    return found
 
 
 def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:
