@@ -126,3 +126,17 @@ def test_claude_code_bash_through_the_hook_finds_them_hidden(tmp_path, through_h
     policy = Program.load(texts={"p.dsh": POLICY}).composition(Request(host="web", policy="env")).policy
     with pytest.raises(SandboxUnavailable, match="read rules name"):
         sandboxed_command(policy, "true", str(project))
+
+
+def test_code_modes_worker_is_confined_with_them_too(tree, state, monkeypatch):
+    # a program reaches files through tools, but Node's `vm` is no security boundary
+    import threading
+    from dshc.runtime.tools import ToolContext, code
+    started = []
+    monkeypatch.setattr(code, "Worker", lambda conf, heap_mb, root, tmpdir: started.append(conf))
+    ctx = ToolContext(workspace=str(tree), sandbox="workspace-write", owner="agent-1", state=state,
+                      abort=threading.Event(), hidden_roots=("tls/",),
+                      hidden_found=lambda root: matching_files(root, ("*.env",)))
+    code._start(ctx, 64)
+    assert started[0].mode == "read-only" and not started[0].network
+    assert set(started[0].hidden) == {f"{tree}/tls/", f"{tree}/.env", f"{tree}/config/.env"}

@@ -1,5 +1,6 @@
 """The paths a policy forbids writing inside the writable roots, for the OS sandbox to keep read-only, and
-those it forbids reading, for the sandbox to hide.
+those it forbids reading, for the sandbox to hide (with the files its read-deny globs match, found when a
+command starts: `hidden_globs`, `matching_files`).
 
 `deny write, edit when args.file_path matches ".claude/*"` is enforced where a call is decided, but a
 process writes files no rule sees (`tar xf a.tar`, a build script, `python3 x.py`): the sandbox keeps
@@ -72,7 +73,7 @@ def hidden_globs(policy) -> tuple[str, ...]:
         tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
         if not all(isinstance(test, ast.Matches) and ast.argument_field(test) == "file_path" for test in tests):
             continue
-        if any(_path(test) is None for test in tests):  # all literal: `hidden_paths` mounts them already
+        if any(_path(test) is None for test in tests):  # (all literal, `hidden_paths` mounts them as paths)
             found.update(dict.fromkeys(test.pattern for test in tests))
     return tuple(found)
 

@@ -16,8 +16,9 @@ from ..code.dispatch import NestedDispatch
 from ..code.executor import Limits, nested_payload, run_program
 from ..code.worker import CodeRuntimeMissing, Worker
 from ..pipeline import Pipeline
-from ..sandbox import Confinement, SandboxFailure, SandboxUnavailable
+from ..sandbox import SandboxFailure, SandboxUnavailable, confinement_in
 from .base import ToolContext, ToolError, arg_str, fail
+from .sandbox import found_hidden
 
 DEFINITION = "tools/run_code"
 DEFAULT_MAX_PARALLEL = 10  # the catalog's `maxParallelSubCalls` default
@@ -104,11 +105,13 @@ class CodeRuntime:
 
 
 def _start(tctx: ToolContext, heap_mb: int) -> Worker:
-    """The worker, confined read-only with no network whatever the policy: it needs neither."""
+    """The worker, confined read-only with no network whatever the policy: it needs neither. What the policy's
+    read denies hide from processes is hidden from it too: a program reaches files through tools, but Node's
+    `vm` is no security boundary."""
     root = os.path.realpath(tctx.workspace)
     tmpdir = tctx.state.private_tmp()
-    conf = Confinement(mode="read-only", workspace=root, tmpdir=tmpdir, network=False,
-                       fallback_unsandboxed=tctx.sandbox_fallback, backend=tctx.sandbox_backend)
+    conf = confinement_in("read-only", root, tmpdir, hidden=(*tctx.hidden_roots, *found_hidden(tctx)),
+                          fallback_unsandboxed=tctx.sandbox_fallback, backend=tctx.sandbox_backend)
     try:
         return Worker(conf, heap_mb, root, tmpdir)
     except CodeRuntimeMissing as exc:

@@ -66,11 +66,11 @@ def shown(ctx: ToolContext, real: str) -> str:
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
-                          protected=ctx.protected_roots, hidden=(*ctx.hidden_roots, *_found_hidden(ctx)),
+                          protected=ctx.protected_roots, hidden=(*ctx.hidden_roots, *found_hidden(ctx)),
                           network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
 
 
-def _found_hidden(ctx: ToolContext) -> tuple[str, ...]:
+def found_hidden(ctx: ToolContext) -> tuple[str, ...]:
     """The files the policy's read-deny globs match now; a search that stopped short refuses the command
     (some of them would be readable)."""
     if ctx.hidden_found is None or ctx.sandbox == "danger-full-access":
