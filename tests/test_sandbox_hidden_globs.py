@@ -140,3 +140,17 @@ def test_code_modes_worker_is_confined_with_them_too(tree, state, monkeypatch):
     code._start(ctx, 64)
     assert started[0].mode == "read-only" and not started[0].network
     assert set(started[0].hidden) == {f"{tree}/tls/", f"{tree}/.env", f"{tree}/config/.env"}
+
+
+GLOBS = ["*", "*.env", "*.ENV", "*e?v", "conf*/.env", "*/.env", ".env", "*config/app.toml", "tls/*", "*.pem*"]
+
+
+@pytest.mark.parametrize("pattern", GLOBS)
+def test_the_search_finds_exactly_what_the_glob_matches(tree, pattern):
+    from dshc.compiler.globs import glob_match
+    expected = sorted(os.path.join(folder, name) for folder, dirs, names in os.walk(tree)
+                      if not dirs.__setitem__(slice(None), [d for d in dirs if d != ".git"])
+                      for name in names
+                      if glob_match(pattern, os.path.relpath(os.path.join(folder, name), tree))
+                      or glob_match(pattern, os.path.join(folder, name)))
+    assert sorted(matching_files(str(tree), (pattern,))[0]) == expected

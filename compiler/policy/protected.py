@@ -83,6 +83,9 @@ def matching_files(root: str, globs, limit: int | None = None) -> tuple[tuple[st
     path does, in its relative or its absolute form. Linked folders are not entered (what they hold is
     outside, or found through its own path); past `limit` entries the search stops and says so."""
     limit = SEARCH_LIMIT if limit is None else limit
+    # `*.env`, the common form, is a suffix test in C; any other glob goes through `glob_match`
+    ends = tuple(suffix for suffix in map(_suffix, globs) if suffix is not None)
+    others = tuple(pattern for pattern in globs if _suffix(pattern) is None)
     found, seen, stack = [], 0, [os.path.realpath(root)]
     base = stack[0]
     while stack:
@@ -100,9 +103,19 @@ def matching_files(root: str, globs, limit: int | None = None) -> tuple[tuple[st
                     if entry.name not in SKIPPED:
                         stack.append(entry.path)
                     continue
+                if entry.is_dir():  # a linked folder: neither entered nor a file
+                    continue
             except OSError:
                 continue
+            if ends and entry.path.endswith(ends):  # both forms end alike
+                found.append(entry.path)
+                continue
             relative = entry.path[len(base) + 1:] if base != "/" else entry.path[1:]  # every path is below `base`
-            if any(glob_match(pattern, relative) or glob_match(pattern, entry.path) for pattern in globs):
+            if any(glob_match(pattern, relative) or glob_match(pattern, entry.path) for pattern in others):
                 found.append(entry.path)
     return tuple(found), True
+
+
+def _suffix(pattern: str) -> str | None:
+    """`X` for a glob `*X` whose `X` holds no wildcard (it matches exactly the texts ending in `X`), else None."""
+    return pattern[1:] if pattern[:1] == "*" and not any(char in WILD for char in pattern[1:]) else None
