@@ -154,3 +154,14 @@ def test_claude_code_bash_through_the_hook_finds_them_hidden(tmp_path, through_h
     answer, ran = through_hook(project, "python3 x.py; echo ran")
     assert answer["permissionDecision"] == "allow" and "updatedInput" in answer, answer
     assert "ran" in ran.stdout and "hidden-token" not in ran.stdout + ran.stderr, (ran.stdout, ran.stderr)
+
+
+@needs_namespaces
+def test_a_hidden_file_gone_before_the_command_starts_is_no_reason_to_refuse(workspace, tmp_path):
+    # found when the plan was made, removed before the launcher mounts: nothing is left there to hide
+    import subprocess
+    from dshc.runtime.sandbox import Confinement
+    conf = Confinement("workspace-write", str(workspace), str(tmp_path), hidden=(f"{workspace}/gone.env",
+                                                                                 f"{workspace}/gone/"))
+    done = subprocess.run(plan(conf, ["/bin/echo", "ran"], -1).argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ran" in done.stdout, (done.returncode, done.stdout, done.stderr)

@@ -67,6 +67,8 @@ def hide(paths: list[str]) -> None:
     mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
     for path in paths:
         target = os.fsencode(path.rstrip("/") or "/")
+        if not os.path.lexists(target):  # gone since the plan was made: nothing is left there to hide
+            continue
         if path.endswith("/"):
             mount(b"tmpfs", target, _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hiding", kind=b"tmpfs")
         else:
