@@ -87,7 +87,7 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     directory keeps its `/`), every path real. A hidden path that does not exist holds nothing to hide."""
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
     kept = tuple(_real_in(workspace, path) for path in protected)
-    unread = tuple(dict.fromkeys(path for path in map(lambda given: _real_in(workspace, given), hidden)
+    unread = tuple(dict.fromkeys(path for path in (_real_in(workspace, given) for given in hidden)
                                  if os.path.lexists(path.rstrip("/") or "/")))
     later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
                   if os.path.lexists(path := os.path.join(root, name)))

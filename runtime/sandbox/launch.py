@@ -1,8 +1,8 @@
 """Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK LOCAL_SOCKETS ROOT… [+PIN…]
-[!READ_ONLY…] [-HIDDEN…] -- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before every command):
-confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the writable
-roots and the paths kept read-only under them; out: the command's exit status, or status 125 and a
-reason on the report fd."""
+[!READ_ONLY…] [-HIDDEN…] -- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before
+every command): confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the
+writable roots, the folders pinned, the paths kept read-only under them and the paths hidden; out: the
+command's exit status, or status 125 and a reason on the report fd."""
 from __future__ import annotations
 
 import os
