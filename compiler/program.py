@@ -9,6 +9,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from . import ast
 from .catalog import Catalog, load_catalog
@@ -27,7 +28,7 @@ from .view import ToolView, make_entry
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
     from pathlib import Path
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
@@ -262,6 +263,11 @@ class Program:
         problem = shape_problem(args)
         if problem is not None:
             return Decision("deny", f"{problem}, so the call is refused before any rule reads them", ())
+        if type(args) is not dict:
+            if not isinstance(args, Mapping):  # fail closed: no rule on an argument could be read
+                return Decision("deny", "the arguments are not an object, so the call is refused before any rule "
+                                "reads them", ())
+            args = dict(args)  # the index reads a dict's fields: in another mapping no argument rule would match
         return decider.decide(name, tool, args, workspace, include_guards)
 
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
