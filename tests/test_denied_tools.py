@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+import ctypes
+from types import MappingProxyType
+
+from dshc.compiler.policy.index import DENIED_OUTRIGHT, UNNAMED, _ToolIndex
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
@@ -28,6 +32,7 @@ POLICY = """policy p "Tools denied outright, beside rules that agree or would al
   allow skill when args.name matches "lint*"
   guard secrets: deny grep when args.pattern matches "*password*"
   deny grep
+  guard jobs: deny job_list when scope == "child"
 }
 """
 REQUESTS = [Request(preset="standard", policy="p"), Request(preset="standard", policy="p", scope="child"),
@@ -38,7 +43,7 @@ CALLS = [("web_search", {"query": "docs lark"}), ("web_search", {"query": "how x
          ("bash", {"command": "rm -rf x"}), ("bash", {"command": "ls; cat a.env"}), ("job_list", {}),
          ("write", {"file_path": "Cargo.lock", "content": ""}), ("write", {"file_path": "a.txt", "content": ""}),
          ("grep", {"pattern": "my password"}), ("grep", {"pattern": "x"}), ("skill", {"name": "lint"}),
-         ("skill", {"name": "x"})]
+         ("skill", {"name": "x"}), ("todo_write", {"todos": []}), ("glob", {"pattern": "*.py"})]
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +101,39 @@ def test_a_deny_that_depends_on_the_request_is_not_taken_for_every_request(progr
     assert program.decide(REQUESTS[0], "write", {"file_path": "a.txt", "content": ""}).effect == "allow"
     assert program.decide(REQUESTS[1], "write", {"file_path": "a.txt", "content": ""}).effect == "deny"
     assert program.decide(REQUESTS[2], "job_list", {}).effect == "deny"  # its rule without condition
+
+
+def test_a_later_call_through_the_policys_shortcut_decides_and_lists_as_the_first():
+    # the first call to a tool builds its index; later ones read `_ToolIndex.answer` from the policy's shortcut
+    program = Program.load(texts={"p.dsh": POLICY})
+    for turn in range(2):
+        args = {"query": "how x.onion"}
+        decision = program.decide(REQUESTS[0], "web_search", args)
+        args["query"] = "docs lark"
+        assert [rule for rule, _ in decision.deciding] == ["p/deny@3", "p/deny@5"], turn
+        unnamed = program.decide(REQUESTS[0], "todo_write", {"todos": []})
+        assert (unnamed.effect, unnamed.matched) == ("allow", False), turn
+
+
+def test_only_calls_whose_answer_reads_nothing_more_take_the_shortcut(program):
+    compiled = program._compiled_policy(program._context(REQUESTS[0]).composition.policy)
+    for name, args in CALLS:
+        program.decide(REQUESTS[0], name, args, workspace="/ws")
+    answers = {name: index.answer for name, (_, index) in compiled._last.items()}
+    # read and glob have paths, grep is a search, job_list has a guard, bash is split: none answers alone
+    assert answers == {"web_search": DENIED_OUTRIGHT, "read": None, "bash": None, "job_list": None,
+                       "write": None, "grep": None, "skill": None, "todo_write": UNNAMED, "glob": None}
+
+
+def test_the_answer_sits_beside_the_index_header():
+    # CPython lays slots out sorted by name; a cold call reads `answer` from the line its header is on
+    index = _ToolIndex("x", [], (), {}, [], False)
+    index.answer = marker = object()
+    assert ctypes.c_void_p.from_address(id(index) + object.__basicsize__).value == id(marker)
+
+
+def test_the_decider_itself_takes_arguments_of_any_type(program):
+    decider, tool, _ = program._decider_for(REQUESTS[0], "web_search")
+    for args in (MappingProxyType({"query": "how x.onion"}), ["how x.onion"], "how x.onion"):
+        for _ in range(2):  # the second call through the policy's shortcut
+            assert decider.decide("web_search", tool, args).effect == "deny"

@@ -169,8 +169,9 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
-    # what every call reads first, side by side (one cache line of the object: a cold call's cost is its misses)
-    __slots__ = ("searches", "unnamed", "denied", "guards", "paths", "facts_only",
+    # CPython lays slots out sorted by name: `answer`, what most calls read alone, sits beside the object's
+    # header, in the cache line that reading the index touches anyway (a cold call's cost is its misses)
+    __slots__ = ("answer", "searches", "unnamed", "denied", "guards", "paths", "facts_only",
                  "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
                  "decided", "globbed", "generic", "placed", "shell", "grouped_only")
 
@@ -199,6 +200,9 @@ class _ToolIndex:
         self.denied = False
         self.searches = False  # a search tool: its calls also read the path they name (`split.SEARCHES`)
         self.paths = False  # the tool has path parameters: a call's are made canonical before any rule reads them
+        # what a call gets whatever its arguments say, when nothing else needs reading: DENIED_OUTRIGHT
+        # (`denied`, no guard, no path, not a search), UNNAMED (`unnamed`, no path, not a search), else None
+        self.answer = None
 
 
 class _Placed:
@@ -389,15 +393,24 @@ class CompiledPolicy:
         index.paths = tool is not None and bool(tool.path_parameters)
         index.denied = not shell and bool(index.plain) and index.plain[0][0] == "deny" and \
             any(test is None for test, _ in index.plain[0][1])
+        if not (index.paths or index.searches):
+            index.answer = UNNAMED if index.unnamed else DENIED_OUTRIGHT if index.denied and not guards else None
         return index
 
 
+# `_ToolIndex.answer`
+DENIED_OUTRIGHT, UNNAMED = "denied outright", "unnamed"
+
+
 class _DeniedTool(LaterDeny):
-    """A call to a tool `_ToolIndex.denied`: (decider, name, tool, index, arguments as called, workspace)."""
+    """A call to a tool `_ToolIndex.denied`: (decider, name, (tool, its index), arguments as called,
+    workspace). The tool and its index are the policy's own pair (`CompiledPolicy._last`), so making one
+    touches neither object."""
     reason = DENIED
 
     def _list(self) -> tuple:
-        return self[0]._listing(*self[1:])
+        decider, name, (tool, index), args, workspace = self
+        return decider._listing(name, tool, index, args, workspace)
 
 
 class _DeniedByFacts(LaterDeny):
@@ -418,7 +431,7 @@ class RequestDecider:
 
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
-        self._last = compiled._last if compiled is not None else None  # name -> (tool, its index)
+        self._last = compiled._last if compiled is not None else {}  # name -> (tool, its index)
         self.tool_for = tool_for  # name -> ToolDef, for the files a shell call redirects
         self.core = compiled.core if compiled is not None else None
         self.approval = approval
@@ -443,10 +456,19 @@ class RequestDecider:
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True, searched: bool = True) -> Verdict:
         """`searched`: a search tool's call is also a read of the path it names (False: the call alone)."""
-        if self.compiled is None:
-            return NO_POLICY
         last = self._last.get(name)  # the policy's own shortcut, read without a call (`CompiledPolicy.index`)
-        index = last[1] if last is not None and last[0] is tool else self.compiled.index(name, tool)
+        if last is not None and last[0] is tool:
+            index = last[1]
+            answer = index.answer  # the two commonest calls, reading nothing else of the index or the tool
+            if answer is DENIED_OUTRIGHT and type(args) is dict:
+                # as called: the caller may change its mapping afterwards
+                return _DeniedTool((self, name, last, args.copy(), workspace))
+            if answer is UNNAMED:
+                return self.core.unmatched(self.approval, self.approval_source)
+        elif self.compiled is None:
+            return NO_POLICY
+        else:
+            index = self.compiled.index(name, tool)
         if index.searches and searched:  # `grep`: its call, and a read of its path where reads have rules
             made = canonical(tool, args, workspace)
             reads = search_parts(tool, made, workspace, self.tool_for, self.names)
@@ -461,7 +483,7 @@ class RequestDecider:
             # a rule denies the tool on every request and nothing is stricter: the call's arguments and facts
             # only choose which agreeing rules the decision lists, found when they are first read
             kept = args.copy() if type(args) is dict else args  # as called: the caller may change its mapping
-            decision = _DeniedTool((self, name, tool, index, kept, workspace))
+            decision = _DeniedTool((self, name, (tool, index), kept, workspace))
         elif index.facts_only and not (include_guards and index.guards):
             decision = self._facts_decide(name, index)
         else:
