@@ -9,7 +9,7 @@ Sources are parsed and resolved once; a request seen before is answered from a c
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from . import ast
 from .catalog import Catalog, load_catalog
