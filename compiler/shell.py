@@ -458,6 +458,33 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
     return read
 
 
+def _patch_option(text: str, row: Program) -> bool:
+    """Whether the word is one of `history_patch`; in a cluster of short flags only before a flag that takes
+    a value (`-pS x` is `-p`; in `-Spassword` the letters are `-S`'s value). A flag not known to take one
+    is read as a flag: the cluster then may print more, never less."""
+    if text.startswith("--") or not row.clusters:
+        return _uses(text, row.history_patch, row.clusters)
+    for letter in text[1:]:
+        if "-" + letter in row.history_patch:
+            return True
+        if "-" + letter in row.values:
+            return False
+    return False
+
+
+def _prints_history(row: Program, patch_given: bool, quiet_given: bool, own: list[_Word], dashes_at: int | None,
+                    count: int) -> bool:
+    """Whether a git subcommand prints files' content from the repository's history beyond the paths it
+    names (`Program.history`; `own`: its operands after the subcommand, `count` all of them). An operand
+    before `--` may be a revision (`git show HEAD`, `git diff main`): only `-- PATH…`, or operands that are
+    all `REV:PATH`, name what it prints, and those are read as paths (`_read_operands`)."""
+    if not (patch_given or row.history == "always" and not quiet_given):
+        return False
+    if dashes_at is not None and count > dashes_at:
+        return False
+    return not own or not all(":" in word.text and not _unknown(word) for word in own)
+
+
 def _name_globs(values: list) -> tuple:
     """The base-name globs a program reads below a directory (`--include='*.py'`), as file-pattern items;
     () when any is unknown or names a path, or none is given: then every file below is read. A negated
@@ -862,6 +889,8 @@ class _Walker:
         option_seen = removing = False  # `removing`: a `removes_below` option is given (`find -delete`)
         first_row = row  # the row before a subcommand's (whose first operand is the subcommand)
         tree_forced = tree_kept = False  # a `tree_options` / `tree_keeping` option is given
+        patch_given = quiet_given = False  # a `history_patch` / `history_quiet` option is given
+        dashes_at: int | None = None  # how many operands came before `--`
         index = 1
         while index < len(words):
             word = words[index]
@@ -870,6 +899,7 @@ class _Walker:
                 operands_seen = True
             if text == "--" and not options_done and not row.options_after_dashes:
                 options_done = True
+                dashes_at = len(operands)
                 index += 1
                 continue
             if word.optionable and not options_done and not text.startswith("-") and row.options_matter:
@@ -922,6 +952,9 @@ class _Walker:
             removing = removing or _uses(text, row.removes_below, row.clusters)
             tree_forced = tree_forced or _uses(text, row.tree_options, row.clusters)
             tree_kept = tree_kept or _uses(text, row.tree_keeping, row.clusters)
+            if row.history:  # a quiet option counts as the whole word only: `-Ssecret` is no `-s`
+                patch_given = patch_given or _patch_option(text, row)
+                quiet_given = quiet_given or text.partition("=")[0] in row.history_quiet
             if word.dynamic:
                 if row.runs_commands:  # `--to-command="$C"` runs what $C holds
                     raise _Opaque(f"`{name}` option is an expansion, and some of its options run commands")
@@ -1019,6 +1052,8 @@ class _Walker:
         if row.read or row.read_assignments:
             self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,
                             _name_globs(names_read))
+        if verb and _prints_history(row, patch_given, quiet_given, operands[1:], dashes_at, len(operands)):
+            self.read_files([], True, order)  # every file below, as the repository's history holds them
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):

@@ -127,6 +127,13 @@ class Program:
     bundled_first: bool = False
     read: str = ""
     read_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file read (`dd if=`)
+    # it prints the content of the repository's files from git's objects, which no sandbox mount hides
+    # (`git log -p`, `git show HEAD`): "always", unless a `history_quiet` option is given (`--stat`); "patch":
+    # with a `history_patch` option only. Read as every file below the working directory unless `-- PATH…`
+    # or only `REV:PATH` operands name what it prints (`Walk.history_read`)
+    history: str = ""
+    history_patch: frozenset = frozenset()
+    history_quiet: frozenset = frozenset()
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
@@ -318,7 +325,7 @@ def _program(row: dict) -> Program:
     def subcommand(own: dict | None) -> Program:
         if own is None:
             if not plain:
-                plain.append(replace(base, commands=frozenset(), writes=frozenset(), tree=""))
+                plain.append(replace(base, commands=frozenset(), writes=frozenset(), tree="", history=""))
             return plain[0]
         config = frozenset(own.get("config", ()))  # `git clone -c K=V`: clone's own, not git's skipped one
         return replace(base, commands=frozenset(own.get("commands", ())), writes=frozenset(own.get("writes", ())),
@@ -330,6 +337,9 @@ def _program(row: dict) -> Program:
                        runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
                        written_recursive=own.get("written_recursive", base.written_recursive),
                        read=own.get("read", base.read), recursive=base.recursive | frozenset(own.get("recursive", ())),
+                       history=own.get("history", ""),
+                       history_patch=frozenset(own.get("history_patch", base.history_patch)),
+                       history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
                        reads=base.reads | frozenset(own.get("reads", ())),
                        read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
                        settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
@@ -371,6 +381,8 @@ def _program_row(row: dict) -> Program:
                    read_assignments=frozenset(row.get("read_assignments", ())),
                    recursive=frozenset(row.get("recursive", ())),
                    read_only_names=frozenset(row.get("read_only_names", ())),
+                   history=row.get("history", ""), history_patch=frozenset(row.get("history_patch", ())),
+                   history_quiet=frozenset(row.get("history_quiet", ())),
                    leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
 
 

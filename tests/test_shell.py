@@ -286,7 +286,7 @@ def test_non_string_is_none():
     ("base64 -o out in", [FileAccess("write", "out"), FileAccess("read", "in")]),
     ("sort -o sorted f", [FileAccess("write", "sorted"), FileAccess("read", "f")]),
     ("find . -fprint list", [FileAccess("write", "list")]),
-    ("git diff --output=patch", [FileAccess("write", "patch")]),
+    ("git diff --stat --output=patch", [FileAccess("write", "patch")]),
     ("tee a b", [FileAccess("write", "a"), FileAccess("write", "b")]),
     ("strace -o trace ls", [FileAccess("write", "trace")]),
 ])
