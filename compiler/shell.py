@@ -458,6 +458,15 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
     return read
 
 
+def _local_repository(source: str) -> bool:
+    """Whether `git clone SOURCE` names a repository on this machine: a path, or a `file://` URL; not another
+    URL nor git's `[user@]host:path`, which have a colon before any slash."""
+    if source.startswith("file://"):
+        return True
+    colon, slash = source.find(":"), source.find("/")
+    return colon < 0 or 0 <= slash < colon
+
+
 def _patch_option(text: str, row: Program) -> bool:
     """Whether the word is one of `history_patch`; in a cluster of short flags only before a flag that takes
     a value (`-pS x` is `-p`; in `-Spassword` the letters are `-S`'s value). A flag not known to take one
@@ -480,6 +489,8 @@ def _prints_history(row: Program, patch_given: bool, quiet_given: bool, own: lis
     all `REV:PATH`, name what it prints, and those are read as paths (`_read_operands`)."""
     if not (patch_given or row.history == "always" and not quiet_given):
         return False
+    if row.history_verbs and (not own or not _unknown(own[0]) and own[0].text not in row.history_verbs):
+        return False  # `git worktree list`: only `add` checks the files out
     if dashes_at is not None and count > dashes_at:
         return False
     return not own or not all(":" in word.text and not _unknown(word) for word in own)
@@ -1052,6 +1063,12 @@ class _Walker:
         if row.read or row.read_assignments:
             self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,
                             _name_globs(names_read))
+        if row.read == "clone_source" and len(operands) > 1 and (_unknown(operands[1]) or
+                                                                  _local_repository(operands[1].text)):
+            source = operands[1]  # `git clone . /tmp/c`: every file of it is copied
+            if source.text.startswith("file://") and not _unknown(source):
+                source = _Word(source.text[len("file://"):])
+            self.read_files([source], True, order)
         if verb and _prints_history(row, patch_given, quiet_given, operands[1:], dashes_at, len(operands)):
             self.read_files([], True, order)  # every file below, as the repository's history holds them
         if row.safe_script:

@@ -134,6 +134,7 @@ class Program:
     history: str = ""
     history_patch: frozenset = frozenset()
     history_quiet: frozenset = frozenset()
+    history_verbs: frozenset = frozenset()  # only with one of these first operands (`git worktree add`)
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
@@ -339,6 +340,7 @@ def _program(row: dict) -> Program:
                        read=own.get("read", base.read), recursive=base.recursive | frozenset(own.get("recursive", ())),
                        history=own.get("history", ""),
                        history_patch=frozenset(own.get("history_patch", base.history_patch)),
+                       history_verbs=frozenset(own.get("history_verbs", ())),
                        history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
                        reads=base.reads | frozenset(own.get("reads", ())),
                        read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),

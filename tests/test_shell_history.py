@@ -26,7 +26,8 @@ def reads(command):
     "git stash show -p", "git stash list -p", "git archive HEAD", "git cat-file -p 3b18e512",
     "git cat-file --batch-all-objects --batch", "git format-patch -1", "git fast-export --all",
     "git bundle create x.bundle --all", "git range-diff a...b", "git grep KEY HEAD", "git lp", "git log -p --",
-    "git show HEAD:*.env",
+    "git show HEAD:*.env", "git worktree add /tmp/w HEAD", "git worktree add -b x ../w", "git checkout-index -a",
+    "git clone . /tmp/c",
 ])
 def test_a_command_printing_history_reads_every_file(command):
     assert EVERY_FILE in reads(command)
@@ -41,7 +42,8 @@ def test_a_command_printing_history_reads_every_file(command):
     "git diff HEAD:a.py HEAD~1:a.py", "git stash show", "git stash list", "git stash show --stat",
     "git cat-file -t HEAD", "git cat-file -e HEAD", "git cat-file -p HEAD:a.py", "git status", "git add -p",
     "git -c core.pager=cat status", "git branch -c x y", "git -p status", "git --paginate diff --stat",
-    "git stash push -m wip", "git stash show -u", "git commit -m x", "git push origin main",
+    "git stash push -m wip", "git stash show -u", "git commit -m x", "git push origin main", "git worktree list",
+    "git worktree remove /tmp/w", "git clone https://example.com/r.git /tmp/c",
 ])
 def test_a_command_printing_no_history_or_only_named_paths_does_not(command):
     assert EVERY_FILE not in reads(command)
@@ -65,3 +67,20 @@ def test_in_another_directory_every_file_below_it_is_read():
 @pytest.mark.parametrize("command", ['git show "$rev"', 'git show "$rev":a.py'])
 def test_a_revision_the_rules_cannot_read_makes_the_command_opaque(command):
     assert analyse(command).segments[0].opaque
+
+
+@pytest.mark.parametrize("command, source", [
+    ("git clone . /tmp/c", "./**"), ("git clone /srv/repo /tmp/c", "/srv/repo/**"),
+    ("git clone file:///srv/repo", "/srv/repo/**"), ("git clone ../sibling", "../sibling/**"),
+    ("git clone ./a:b c", "./a:b/**"),
+])
+def test_a_clone_of_a_repository_on_this_machine_reads_every_file_of_it(command, source):
+    # a copy outside the workspace is out of the sandbox's reach (its read-deny globs hide workspace files)
+    assert source in reads(command)
+
+
+@pytest.mark.parametrize("command", ["git clone https://example.com/r.git", "git clone ssh://host/r.git",
+                                     "git clone git@github.com:o/r.git", "git clone host:r.git /tmp/c",
+                                     "git clone --depth 1 https://example.com/r.git"])
+def test_a_clone_from_another_machine_reads_no_file_here(command):
+    assert reads(command) == set()
