@@ -481,19 +481,24 @@ def _patch_option(text: str, row: Program) -> bool:
     return False
 
 
-def _prints_history(row: Program, patch_given: bool, quiet_given: bool, own: list[_Word], dashes_at: int | None,
-                    count: int) -> bool:
-    """Whether a git subcommand prints files' content from the repository's history beyond the paths it
-    names (`Program.history`; `own`: its operands after the subcommand, `count` all of them). An operand
-    before `--` may be a revision (`git show HEAD`, `git diff main`): only `-- PATH…`, or operands that are
-    all `REV:PATH`, name what it prints, and those are read as paths (`_read_operands`)."""
+def _history_reads(row: Program, patch_given: bool, quiet_given: bool, operands: list[_Word],
+                   dashes_at: int | None) -> list[_Word] | None:
+    """The paths whose every file a git subcommand prints from the repository's history (`Program.history`;
+    `operands`: the subcommand's, itself first): its `-- PATH…`, else its operands' paths when all are
+    `REV:PATH` (a path may name a folder, or a tree), else [] (every file below the working directory: an
+    operand before `--` may be a revision, `git show HEAD`, `git diff main`); None when it prints none."""
+    own = operands[1:]
     if not (patch_given or row.history == "always" and not quiet_given):
-        return False
+        return None
     if row.history_verbs and (not own or not _unknown(own[0]) and own[0].text not in row.history_verbs):
-        return False  # `git worktree list`: only `add` checks the files out
-    if dashes_at is not None and count > dashes_at:
-        return False
-    return not own or not all(":" in word.text and not _unknown(word) for word in own)
+        return None  # `git worktree list`: only `add` checks the files out
+    if dashes_at is not None and len(operands) > dashes_at:
+        return operands[dashes_at:]
+    if own and all(":" in word.text and not _unknown(word) for word in own):
+        if row.history_lists_trees:  # `git show HEAD:src` lists a tree's names: a blob's path is read as a path
+            return None
+        return [_Word(word.text.partition(":")[2] or ".", word.dynamic, word.unsafe, word.glob) for word in own]
+    return []
 
 
 def _name_globs(values: list) -> tuple:
@@ -1069,8 +1074,12 @@ class _Walker:
             if source.text.startswith("file://") and not _unknown(source):
                 source = _Word(source.text[len("file://"):])
             self.read_files([source], True, order)
-        if verb and _prints_history(row, patch_given, quiet_given, operands[1:], dashes_at, len(operands)):
-            self.read_files([], True, order)  # every file below, as the repository's history holds them
+        history = _history_reads(row, patch_given, quiet_given, operands, dashes_at) if verb else None
+        if history is not None:  # every file below each, as the repository's history holds them
+            start = len(self.files)
+            self.read_files(history, True, order)
+            read = set(self.files[:start])  # what its operands' reads named already is not a second part
+            self.files[start:] = [access for access in self.files[start:] if access not in read]
         if row.safe_script:
             for script in scripts:
                 if not row.safe(script):

@@ -135,6 +135,7 @@ class Program:
     history_patch: frozenset = frozenset()
     history_quiet: frozenset = frozenset()
     history_verbs: frozenset = frozenset()  # only with one of these first operands (`git worktree add`)
+    history_lists_trees: bool = False  # a `REV:PATH` naming a tree is listed, not printed (`git show HEAD:src`)
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
@@ -341,6 +342,7 @@ def _program(row: dict) -> Program:
                        history=own.get("history", ""),
                        history_patch=frozenset(own.get("history_patch", base.history_patch)),
                        history_verbs=frozenset(own.get("history_verbs", ())),
+                       history_lists_trees=own.get("history_lists_trees", False),
                        history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
                        reads=base.reads | frozenset(own.get("reads", ())),
                        read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),

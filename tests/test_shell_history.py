@@ -55,9 +55,22 @@ def test_a_quiet_option_counts_as_a_whole_word_only():
     assert EVERY_FILE not in reads("git show -s HEAD")
 
 
-def test_named_paths_are_still_read_as_paths():
-    assert reads("git log -p -- src/a.py") == {"src/a.py"}
+def test_named_paths_are_read_with_every_file_below_them():
+    # a path may name a folder (or, as `REV:PATH`, a tree): git prints the history of every file below it
+    assert reads("git log -p -- src/a.py") == {"src/a.py", "src/a.py/**"}
+    assert reads("git diff HEAD:src HEAD~1:src") == {"src", "src/**"}
+    assert reads("git archive HEAD -- src") == {"HEAD", "src", "src/**"}
+
+
+@pytest.mark.parametrize("command", ["git grep -e K -- src", "git log -p -- d", "git show HEAD"])
+def test_what_an_operand_read_named_already_is_not_read_twice(command):
+    paths = [f.path for f in analyse(command).files if f.kind == "read"]
+    assert len(paths) == len(set(paths)), paths
+
+
+def test_a_tree_git_show_names_is_listed_not_printed():
     assert reads("git show HEAD:.env") == {".env"}
+    assert reads("git cat-file -p HEAD:src") == {"src"}
 
 
 def test_in_another_directory_every_file_below_it_is_read():

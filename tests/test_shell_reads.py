@@ -36,7 +36,7 @@ def reads(command):
     # a script or program file is read; git reads the paths its subcommands name, `REV:PATH`'s path
     ("python3 -u run.py arg", ["run.py"]), ("bash -x s.sh a", ["s.sh"]), ("perl -w p.pl in.txt", ["p.pl"]),
     ("git show HEAD:a/b.py HEAD", [".", "./**", "HEAD", "a/b.py"]), ("git show HEAD:", ["."]), ("git cat-file -p :x.env", ["x.env"]),
-    ("git blame -L 1,2 f.py", ["f.py"]), ("git grep -e K -- src", ["src", "src/**"]), ("git log -p -- d", ["d"]),
+    ("git blame -L 1,2 f.py", ["f.py"]), ("git grep -e K -- src", ["src", "src/**"]), ("git log -p -- d", ["d", "d/**"]),
     ("git status", []), ("git log --oneline", []),
     ("grep -rn K --include='*.py' src", ["src", "src/***.py"]),
     ("rg K -g '*.ts' -g '*.js'", [".", "./***.js", "./***.ts"]),
