@@ -154,6 +154,8 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
         effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
+        effect, reason = _searches(options.agent, program, request, name, tool_input or {},
+                                   payload.get("cwd") or workspace, workspace, effect, reason)
     mode = payload.get("permission_mode")
     if effect == "ask" and mode in UNPROMPTED_MODES:
         effect, reason = "deny", (f"dshc: deny: in permission mode `{mode}` Claude Code may run an `ask` without "
@@ -219,6 +221,19 @@ def _changes_files(agent: str, program, request, name: str, calls, workspace: st
     wider = "deny" if composition.approval == "never" else "ask"
     return wider, (f"dshc: {wider}: {refused}, and the policy's `sandbox {composition.policy.sandbox.text}` asks a "
                    f"human for a wider change; the rules alone said: {reason}")
+
+
+def _searches(agent: str, program, request, name: str, tool_input: dict, cwd: str, workspace: str, effect: str,
+              reason: str) -> tuple[str, str]:
+    """(effect, reason) for a search over a folder (Claude Code's Grep): the files below it the policy keeps
+    from being read decide it too (`hook_search`)."""
+    from ..compiler.interop.agents import load_mapping
+    tool = load_mapping(agent).tools.get(name)
+    if tool is None or tool.tool != "grep":
+        return effect, reason
+    from .hook_search import search_refusal
+    refused = search_refusal(program, request, tool_input, cwd, workspace)  # an ask or a deny: never wider
+    return (effect, reason) if refused is None else refused
 
 
 def decide_mapped(program, request, tool: str, args: dict, workspace: str):

@@ -78,16 +78,18 @@ def hidden_globs(policy) -> tuple[str, ...]:
     return tuple(found)
 
 
-def matching_files(root: str, globs, limit: int | None = None) -> tuple[tuple[str, ...], bool]:
+def matching_files(root: str, globs, limit: int | None = None, base: str | None = None) -> tuple[tuple[str, ...], bool]:
     """(the files under `root` a glob matches, whether every entry was looked at): a file matches as a call's
-    path does, in its relative or its absolute form. Linked folders are not entered (what they hold is
-    outside, or found through its own path); past `limit` entries the search stops and says so."""
+    path does, in its relative form (to `base`, the workspace: `root` when not given) or its absolute form.
+    Linked folders are not entered (what they hold is outside, or found through its own path); past `limit`
+    entries the search stops and says so."""
     limit = SEARCH_LIMIT if limit is None else limit
     # `*.env`, the common form, is a suffix test in C; any other glob goes through `glob_match`
     ends = tuple(suffix for suffix in map(_suffix, globs) if suffix is not None)
     others = tuple(pattern for pattern in globs if _suffix(pattern) is None)
     found, seen, stack = [], 0, [os.path.realpath(root)]
-    base = stack[0]
+    base = stack[0] if base is None else base
+    below = base.rstrip("/") + "/"  # where a file's relative form starts, when it lies below `base`
     while stack:
         folder = stack.pop()
         try:
@@ -110,7 +112,7 @@ def matching_files(root: str, globs, limit: int | None = None) -> tuple[tuple[st
             if ends and entry.path.endswith(ends):  # both forms end alike
                 found.append(entry.path)
                 continue
-            relative = entry.path[len(base) + 1:] if base != "/" else entry.path[1:]  # every path is below `base`
+            relative = entry.path[len(below):] if entry.path.startswith(below) else entry.path
             if any(glob_match(pattern, relative) or glob_match(pattern, entry.path) for pattern in others):
                 found.append(entry.path)
     return tuple(found), True
