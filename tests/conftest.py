@@ -145,6 +145,18 @@ def claude_code_bash(project, command: str):
     return answer, subprocess.run(["bash", "-c", line], cwd=project, capture_output=True, text=True, timeout=60)
 
 
+def claude_code_answer(project: Path, policy: str, tool: str, tool_input: dict, cwd: Path) -> dict:
+    """A Claude Code PreToolUse call through `dshc hook claude-code`, run in this process under `policy` of the
+    project's p.dsh: the hook's `hookSpecificOutput`."""
+    from dshc.cli.hook import main as hook_main
+    (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
+    event = {"session_id": "s", "cwd": str(cwd), "hook_event_name": "PreToolUse", "permission_mode": "default",
+             "tool_name": tool, "tool_use_id": "toolu_1", "tool_input": tool_input}
+    out = io.StringIO()
+    assert hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO()) == 0
+    return json.loads(out.getvalue())["hookSpecificOutput"]
+
+
 @pytest.fixture
 def through_hook(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the hook's caches stay the test's

@@ -8,15 +8,13 @@ tool), and Claude Code writes the file itself. Now what a confined process could
 about, and a denial where approval is `never`. dshc's own file tools refuse the same paths at execution."""
 from __future__ import annotations
 
-import io
-import json
 import os
 import threading
 from pathlib import Path
 
 import pytest
+from conftest import claude_code_answer
 
-from dshc.cli.hook import main as hook_main
 from dshc.runtime.sandbox.files import change_refused, runs_later
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
 
@@ -50,12 +48,7 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def hook(project: Path, policy: str, tool: str, **tool_input) -> dict:
-    (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
-    event = {"session_id": "s", "cwd": str(project / "src"), "hook_event_name": "PreToolUse",
-             "permission_mode": "default", "tool_name": tool, "tool_use_id": "toolu_1", "tool_input": tool_input}
-    out = io.StringIO()
-    assert hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO()) == 0
-    return json.loads(out.getvalue())["hookSpecificOutput"]
+    return claude_code_answer(project, policy, tool, tool_input, project / "src")
 
 
 def write(project: Path, policy: str, path) -> dict:

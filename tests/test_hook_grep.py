@@ -4,13 +4,11 @@ being read, the hook answers for them (cli/hook_search.py). Before, under `deny 
 Grep whose own `glob` leaves such files out stays allowed (anthropics/claude-code#91778)."""
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 
 import pytest
+from conftest import claude_code_answer
 
-from dshc.cli.hook import main as hook_main
 
 POLICIES = '''
 policy secrets "files kept from being read" {
@@ -45,13 +43,7 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def grep(project: Path, policy: str = "secrets", cwd: str = "", **tool_input) -> dict:
-    (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
-    event = {"session_id": "s", "cwd": str(project / cwd), "hook_event_name": "PreToolUse",
-             "permission_mode": "default", "tool_name": "Grep", "tool_use_id": "toolu_1",
-             "tool_input": {"pattern": "API_KEY", **tool_input}}
-    out = io.StringIO()
-    assert hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO()) == 0
-    return json.loads(out.getvalue())["hookSpecificOutput"]
+    return claude_code_answer(project, policy, "Grep", {"pattern": "API_KEY", **tool_input}, project / cwd)
 
 
 @pytest.mark.parametrize("path", [None, ".", "config", "keys"])
