@@ -1180,6 +1180,28 @@ class _Walker:
                 items = (member_dir.text.rstrip("/") or "/", "/", DEEP)
             self.files.append(("write", display(items), order, items))
 
+    def writing_wrapper(self, name: str, wrapper, words: list[_Word], i: int, strings: list, argv, depth: int,
+                        order, hazard: str, literal) -> bool:
+        """`script [-c CMD] [FILE]`: each operand (options may follow them) is a file it writes; it runs its
+        `-c` command line, else a shell that reads its commands from stdin, which no rule can read."""
+        while i < len(words):
+            if words[i].text.startswith("-") and words[i].text != "-":
+                i, late = _getopt(words, i, wrapper.options, name)
+                strings += [value for option, value in late if option in wrapper.string]
+                for option, value in late:
+                    if option in wrapper.writes and value:
+                        self.files.append(("write", value, order, ()))
+                continue
+            word = words[i]
+            self.files.append(("write", word.text, order, _file_shape(word) if _unknown(word) else ()))
+            i += 1
+        if not strings:
+            raise _Opaque(f"`{name}` without a command runs a shell that reads its commands from stdin")
+        self.emit(order, argv, hazard=hazard, literal=literal, wraps=len(argv))
+        for string in strings:
+            self.nested_shell(string, depth, (*order, len(argv)))
+        return True
+
     def read_files(self, operands: list[_Word], recursive: bool, order, names: tuple = ()) -> None:
         """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it
         cannot name is a read of a file pattern. Read recursively, a directory is itself and every file
@@ -1405,6 +1427,8 @@ class _Walker:
             if option in wrapper.chdir:
                 self.changes_directory()
         strings = [value for option, value in opts if option in wrapper.string]
+        if wrapper.operands_written:
+            return self.writing_wrapper(name, wrapper, words, i, strings, argv, depth, order, hazard, literal)
         if wrapper.dash_is_flag and i < len(words) and words[i].text == "-":
             i += 1
         if wrapper.assignments:

@@ -57,6 +57,9 @@ class Wrapper:
     command_options: frozenset = frozenset()
     permutes: bool = False  # options may follow its positional words (`kubectl exec POD -c C -- CMD`)
     each_string: bool = False  # every word after its options is a shell command line (`hyperfine 'make' 'ls'`)
+    # its operands are files it writes, never a command, and options may follow them; it runs its `string`
+    # option's command line, else a shell that reads stdin (`script [-c CMD] [FILE]`)
+    operands_written: bool = False
     # it runs nothing but through subcommands not among these (`tmux ls`): with any other, or a `;` chaining
     # another, it is opaque (`tmux new 'cmd'`, `tmux send-keys`)
     harmless_subcommands: frozenset = frozenset()
@@ -315,7 +318,8 @@ def _wrapper(row: dict) -> Wrapper:
                    coproc=row.get("coproc", False), placeholders=tuple(row.get("placeholders", ())),
                    appends=row.get("appends", False), runner=row.get("runner", False),
                    each_string=row.get("each_string", False), permutes=row.get("permutes", False),
-                   user_shell=row.get("user_shell", False), **sets)
+                   user_shell=row.get("user_shell", False), operands_written=row.get("operands_written", False),
+                   **sets)
 
 
 def _program(row: dict) -> Program:
