@@ -1171,7 +1171,8 @@ class _Walker:
                 if archive.text and archive.text != "-":
                     self.files.append(("write", archive.text, order, _file_shape(archive) if _unknown(archive) else ()))
             self.read_files([placed(word) for word in operands], True, order)
-        elif archived["extracts"] and not archived["lists"] and not (row.written and operands):
+        # both, where one word may read as either (`7z x a.7z -aoa`: `-aoa` is an overwrite mode, not `a`)
+        if archived["extracts"] and not archived["lists"] and not (row.written and operands):
             # (`patch FILE < x.diff` writes FILE, its `written` operand; with none, the files its diff names)
             self.read_files([archive for archive in archives if archive.text], False, order)
             if archived["anywhere"] or member_dir is None or _unknown(member_dir):
