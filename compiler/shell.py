@@ -1064,6 +1064,8 @@ class _Walker:
             for start in starts or [_Word(".")]:
                 self.written_below(start, order)
         if row.creates or row.extracts:
+            if row.archive_first:  # `7z a ARCHIVE FILES…`: the archive, then what goes in it
+                archives, operands = [*archives, *operands[:1]], operands[1:]
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
             self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,

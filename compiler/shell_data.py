@@ -128,6 +128,7 @@ class Program:
     lists: frozenset = frozenset()
     members_anywhere: frozenset = frozenset()
     bundled_first: bool = False
+    archive_first: bool = False  # its first operand is the archive (`7z a ARCHIVE FILES…`)
     read: str = ""
     read_assignments: frozenset = frozenset()  # operands `NAME=FILE` naming a file read (`dd if=`)
     # it prints the content of the repository's files from git's objects, which no sandbox mount hides
@@ -384,7 +385,7 @@ def _program_row(row: dict) -> Program:
                    archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),
                    extracts=frozenset(row.get("extracts", ())), lists=frozenset(row.get("lists", ())),
                    members_anywhere=frozenset(row.get("members_anywhere", ())),
-                   bundled_first=row.get("bundled_first", False),
+                   bundled_first=row.get("bundled_first", False), archive_first=row.get("archive_first", False),
                    read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
                    read_assignments=frozenset(row.get("read_assignments", ())),
                    recursive=frozenset(row.get("recursive", ())),

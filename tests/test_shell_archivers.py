@@ -29,3 +29,15 @@ def test_a_listing_or_an_archive_update_extracts_nothing(command):
 
 def test_7z_a_reads_every_file_it_packs():
     assert "src/**" in {f.path for f in analyse("7z a /tmp/x.7z src").files if f.kind == "read"}
+
+
+@pytest.mark.parametrize("command, archive", [("7z a .claude/settings.json src", ".claude/settings.json"),
+                                              ("7z u -t7z out.7z src", "out.7z")])
+def test_7z_a_writes_its_archive_its_first_operand(command, archive):
+    assert archive in _writes(command)
+
+
+def test_7z_x_reads_its_archive_and_extracts_nothing_into_it():
+    found = analyse("7z x secrets.env.7z -oout")
+    assert ("read", "secrets.env.7z") in {(f.kind, f.path) for f in found.files}
+    assert "secrets.env.7z/**" not in _writes("7z x secrets.env.7z -oout")
