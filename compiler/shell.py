@@ -674,6 +674,10 @@ class _Walker:
                 builder.nested_in(child)
             elif child.type in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<", "heredoc_content"):
                 continue
+            elif node.type == "heredoc_redirect":
+                # tree-sitter-bash hangs the rest of the line (`&& rm x`, `| sh`, `> ~/.bashrc`) under the
+                # heredoc node (tree-sitter-bash #305, #334): it is the rest of the command list, walked as such
+                nested.append(child)
             elif target is None and node.type == "file_redirect":
                 target = child
             elif node.type == "herestring_redirect":
@@ -1842,17 +1846,40 @@ def analyse(command: str) -> Analysis | None:
     stand_ins = _stand_ins(command)
     if stand_ins is None:
         return Analysis((Segment((), True, "characters outside the Basic Multilingual Plane are not analysed"),))
+    found = _read(command.translate(stand_ins[0]))
+    if found is not None and _CONTINUATION in command:
+        found = _with_continuations_joined(found, _read(command.translate(stand_ins[0]).replace(_CONTINUATION, "")))
+    return _restore(found, stand_ins[1]) if found is not None and stand_ins[1] else found
+
+
+def _read(command: str) -> Analysis | None:
     try:
         walker = _Walker(knowledge())
-        walker.walk(command.translate(stand_ins[0]).encode("utf-8", "surrogatepass"), 0, ())
-        found = walker.result()
-        return _restore(found, stand_ins[1]) if stand_ins[1] else found
+        walker.walk(command.encode("utf-8", "surrogatepass"), 0, ())
+        return walker.result()
     except _Unparseable as exc:
         if str(exc) == "too many segments":
             return Analysis((Segment((), True, f"more than {MAX_SEGMENTS} simple commands"),))
         return None
     except (RecursionError, UnicodeError, ValueError):
         return None
+
+
+_CONTINUATION = "\\\n"
+_JOINED = Segment((), True, "a line continuation joins words: bash reads the line otherwise than its text shows")
+
+
+def _with_continuations_joined(found: Analysis, joined: Analysis | None) -> Analysis:
+    """Bash drops every backslash-newline outside single quotes before it splits words, so `r\\⏎m -rf x`
+    runs `rm`; tree-sitter-bash reads two words. The line is read again with every continuation dropped
+    (wherever it stands, which over-approximates bash): when both readings agree, the line is what its
+    text shows; otherwise both readings count (a deny meets either) and the line is opaque (no allow
+    covers it)."""
+    if joined is not None and joined == found:
+        return found
+    extra = joined or Analysis(())
+    return Analysis((*found.segments, *(s for s in extra.segments if s not in found.segments), _JOINED),
+                    (*found.files, *(f for f in extra.files if f not in found.files)))
 
 
 _PRIVATE_USE = range(0xE000, 0xF900)
