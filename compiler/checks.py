@@ -10,9 +10,10 @@ from typing import Iterator
 
 from . import ast
 from .compose import tool_name
-from .conditions import Env, evaluate
+from .conditions import SHELL_FIELDS, Env, evaluate
 from .diagnostics import Diagnostic, DshError
 from .facts import PLATFORMS
+from .paths import never_canonical
 from .policy import RANK
 from .request import Request
 from .resolve import own_tool_name, target_matches_tool
@@ -188,6 +189,23 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
                                      f"write `\"{stem} *\"` to match `{stem}` and `{stem} …` only")
 
 
+def check_path_patterns_can_match(program) -> Iterator[Diagnostic]:
+    """DSH316: a glob on a path argument that no canonical path can match (`./src/*`, `~nobody/x`, `src/`):
+    arguments are compared in canonical form (`paths`), so such a rule never decides anything."""
+    for policy in program.resolved.tables["policy"].values():
+        for item in (*policy.rules, *policy.guards):
+            for atom in ast.atoms(item.condition):
+                field = ast.argument_field(atom) if isinstance(atom, ast.Matches) else None
+                if field is None or field in SHELL_FIELDS:
+                    continue
+                why = never_canonical(atom.pattern)
+                if why:
+                    yield Diagnostic("DSH316", f"pattern `{atom.pattern}` on `args.{field}` can never match: {why}",
+                                     atom.span or item.span,
+                                     "path arguments are compared relative to the workspace root inside it, "
+                                     "absolute outside it; `~/` and `$HOME/` name your home directory")
+
+
 def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
     """DSH315: the policy lets processes run unconfined where no OS sandbox is available."""
     for policy in program.resolved.tables["policy"].values():
@@ -203,6 +221,7 @@ CHECKS = (
     check_shadowed_rules,
     check_unreachable_rules,
     check_raw_prefix_command_patterns,
+    check_path_patterns_can_match,
     check_sandbox_fallback,
 )
 

@@ -12,7 +12,7 @@ from . import ast
 from .frozen import field, record
 from .file_pattern import FilePattern
 from .globs import glob_match
-from .paths import CanonicalPath, path_inside
+from .paths import CanonicalPath, home_glob, path_inside
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -108,14 +108,15 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     if isinstance(expr, ast.Matches):
         if not isinstance(value, str):
             return lenient  # fail closed: an odd value may match a deny, never an allow
-        if env.shell_tool and name in SHELL_FIELDS:
+        if env.shell_tool and name in SHELL_FIELDS:  # (a command's `~` is its text; any other glob's, a home)
             from .shell import segment_matches  # the shell analyser loads only for shell calls
             return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
         key = ("matches", expr.pattern, value, getattr(value, "absolute", None))
         matched = env.found.get(key)
         if matched is None:
             forms = value.forms() if isinstance(value, CanonicalPath) else (value,)
-            matched = env.found[key] = any(glob_match(expr.pattern, form) for form in forms)
+            pattern = home_glob(expr.pattern)
+            matched = env.found[key] = any(glob_match(pattern, form) for form in forms)
         return matched
     if isinstance(expr, ast.InClass):
         klass = next((c for c in env.classes if c.name == expr.name.text), None)
@@ -144,7 +145,8 @@ def _pattern_test(expr, value: FilePattern, env: Env, lenient: bool) -> bool | N
     match one of its files, on the allow side when it surely matches all; a place test by the
     directory holding them; any other test is not known (`file_pattern`)."""
     if isinstance(expr, ast.Matches):
-        return value.may_match(expr.pattern) if lenient else value.surely_matches(expr.pattern)
+        pattern = home_glob(expr.pattern)
+        return value.may_match(pattern) if lenient else value.surely_matches(pattern)
     if isinstance(expr, ast.Place):
         inside = value.inside(env.workspace) if env.workspace is not None else None
         if inside is None:

@@ -59,6 +59,43 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
     return CanonicalPath(full, full)
 
 
+_HOME_FORMS = ("$HOME", "${HOME}")
+
+
+@memoised(256)
+def home_glob(pattern: str) -> str:
+    """A path glob with a leading `~`, `~USER` or `$HOME` written as the home directory it names, as the
+    shell would expand it for the user dshc runs as: canonical paths are absolute outside the
+    workspace, so `~/.ssh/**` written as is would match nothing. `~USER` of an unknown user stays."""
+    if pattern[:1] == "~":
+        return os.path.expanduser(pattern)
+    for form in _HOME_FORMS:
+        if pattern == form or pattern.startswith(form + "/"):
+            return os.path.expanduser("~") + pattern[len(form):]
+    return pattern
+
+
+def tilde_glob(pattern: str) -> str:
+    """`pattern` with a leading `$HOME` written `~`, as the rule reads it (`home_glob`) and people write it."""
+    for form in _HOME_FORMS:
+        if pattern == form or pattern.startswith(form + "/"):
+            return "~" + pattern[len(form):]
+    return pattern
+
+
+def never_canonical(pattern: str) -> str:
+    """Why no canonical path can match the path glob `pattern` ("" when one can): canonical paths have no
+    `.`/`..` part, no empty part and no trailing `/`, and a leading `~` names no known user."""
+    expanded = home_glob(pattern)
+    if expanded[:1] == "~":
+        return f"`{expanded.split('/', 1)[0]}` names no user of this machine"
+    if any(part in (".", "..") for part in expanded.split("/")):
+        return "canonical paths have no `.` or `..` part"
+    if "//" in expanded or (expanded.endswith("/") and expanded != "/"):
+        return "canonical paths have no empty part and no trailing `/`"
+    return ""
+
+
 def _already_normal(value: str) -> bool:
     """normpath(value) == value, told without running it: no `~` to expand, no empty component (`//`,
     a trailing `/`, the empty text) and no `.` or `..` component (one starts the text or follows a `/`)."""

@@ -21,7 +21,7 @@ from .. import ast
 from ..conditions import SHELL_FIELDS, compile_condition
 from ..file_pattern import FilePattern
 from ..globs import glob_match
-from ..paths import CanonicalPath
+from ..paths import CanonicalPath, home_glob
 from .affixes import AffixIndex, literal_keys
 
 
@@ -81,8 +81,9 @@ class GuardIndex:
             key = _glob_key(guard.condition)
             if key is None:
                 always.append(ordinal)
-            else:
-                keyed.setdefault(key[0], []).append((ordinal, key[1]))
+            else:  # as the condition reads it (`conditions`): a path glob's `~` is the home directory
+                command = shell and key[0] in SHELL_FIELDS
+                keyed.setdefault(key[0], []).append((ordinal, key[1] if command else home_glob(key[1])))
         self.always = tuple(always)
         self.fields = {field: _FieldGuards(entries, shell and field in SHELL_FIELDS)
                        for field, entries in keyed.items()}

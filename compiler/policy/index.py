@@ -26,7 +26,7 @@ from ..frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
-from ..paths import CanonicalPath, path_inside
+from ..paths import CanonicalPath, home_glob, path_inside
 from .core import DENIED, Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
 from .affixes import AffixIndex, literal_keys
 from .effects import RANK, RULE_EFFECTS
@@ -364,8 +364,10 @@ class CompiledPolicy:
             if not globs:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
+                command = shell and field_name in SHELL_FIELDS
                 target.globbed.setdefault(field_name, _FieldIndex()).add(
-                    _Globbed(rule, self.compiled(facts, lenient(rule)), pattern), shell and field_name in SHELL_FIELDS)
+                    _Globbed(rule, self.compiled(facts, lenient(rule)), pattern if command else home_glob(pattern)),
+                    command)
         for place, placed in index.placed.items():
             placed.plain = self._tiers_of(plains.get(place, {}))
             placed.fixed = _fixed(placed.plain)

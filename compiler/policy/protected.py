@@ -16,6 +16,7 @@ import os
 
 from .. import ast
 from ..globs import glob_match
+from ..paths import home_glob, tilde_glob
 
 WILD = "*?"
 
@@ -28,8 +29,8 @@ def protected_paths(policy) -> tuple[str, ...]:
 
 def hidden_paths(policy) -> tuple[str, ...]:
     """The literal paths a policy keeps from being read, for the OS sandbox to hide (a process finds a
-    directory empty, a file empty): `deny read … "secrets/**"` holds for `python3 x.py` too. `~` is left for
-    the sandbox to expand."""
+    directory empty, a file empty): `deny read … "secrets/**"` holds for `python3 x.py` too. A leading `~` (or
+    `$HOME`, written `~`) is left for the sandbox to expand."""
     return _named_paths(policy, "read")
 
 
@@ -51,7 +52,7 @@ def _path(test) -> str | None:
     glob; None for any other test."""
     if not isinstance(test, ast.Matches) or ast.argument_field(test) != "file_path":
         return None
-    pattern = test.pattern
+    pattern = tilde_glob(test.pattern)
     for tail in ("/**", "/*"):
         if pattern.endswith(tail) and not any(char in pattern[:-len(tail)] for char in WILD):
             return pattern[:-len(tail)].rstrip("/") + "/"
@@ -74,7 +75,7 @@ def hidden_globs(policy) -> tuple[str, ...]:
         if not all(isinstance(test, ast.Matches) and ast.argument_field(test) == "file_path" for test in tests):
             continue
         if any(_path(test) is None for test in tests):  # (all literal, `hidden_paths` mounts them as paths)
-            found.update(dict.fromkeys(test.pattern for test in tests))
+            found.update(dict.fromkeys(home_glob(test.pattern) for test in tests))
     return tuple(found)
 
 
