@@ -34,6 +34,7 @@ class AgentTool:
     urls: tuple[str, ...]
     argv: tuple[str, ...]
     patch: str | None
+    cwd: str | None = None  # the catalog argument that takes the call's working directory (a shell's `workdir`)
 
 
 @record(slots=False)
@@ -59,7 +60,7 @@ def load_mapping(agent: str) -> AgentMapping:
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
-                             t.get("patch"))
+                             t.get("patch"), t.get("cwd"))
              for name, t in raw["tools"].items()}
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
 
@@ -107,6 +108,10 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
     for field in spec.paths:
         if field in args:
             args[field] = normal_path(args[field], cwd)
+    if spec.cwd and cwd and spec.cwd not in args:
+        # a relative path in a command line is where the shell is (`cd sub` earlier in the session), as a
+        # file tool's relative path is: `cat ../../.ssh/id_rsa` from `a/b` is the Read of that file
+        args[spec.cwd] = cwd
     for field in spec.urls:
         if field in args:
             args[field] = normal_url(args[field])
