@@ -13,7 +13,7 @@ from .memo import once
 from .patterns import Pattern, compiled
 from .shell_data import Interpreter, Knowledge, OptionSpec, Program, knowledge
 
-__all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches",
+__all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches", "with_redirections",
            "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
 
 MAX_DEPTH = 16  # nesting of command substitutions and `sh -c` strings
@@ -41,6 +41,7 @@ class Segment:
     wraps: int | None = None
     base: str = ""  # a program run by a path outside the system directories: its basename, for denies
     deny_only: bool = False
+    redirects: tuple[str, ...] = ()  # the command's redirections as written (`>>`, `.claude/f`; `3<.env`)
 
     @property
     def text(self) -> str:
@@ -597,6 +598,7 @@ class _Walker:
         self.line = b""
         self.seq = 0
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
+        self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
 
     def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None) -> None:
         self.seq += 1
@@ -607,7 +609,8 @@ class _Walker:
             base = posixpath.basename(posixpath.normpath(argv[0]))
         # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
         self.found.append(_Found((*order, -1, self.seq),
-                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base, self.runners > 0)))
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base, self.runners > 0,
+                                         self.redirects)))
 
     def walk(self, source: bytes, depth: int, base: tuple) -> None:
         plain = _plain_words(source)
@@ -788,10 +791,14 @@ class _Walker:
                     self.command_line_value(variable, value, depth, (*order, 0))
                 except _Opaque as exc:
                     self.emit(order, [f"{variable}={value.text}"], True, exc.reason)
-            if env_code:
+        outer, self.redirects = self.redirects, _redirections(node)
+        try:
+            if words and env_code:
                 self.emit(order, [w.text for w in words], True, env_code)
                 return
-        self.simple_command(words, depth, order, env_unsafe)
+            self.simple_command(words, depth, order, env_unsafe)
+        finally:
+            self.redirects = outer
 
     def command_line_value(self, variable: str, value: _Word, depth: int, order) -> None:
         """A variable or setting whose value a program runs as a shell command line (`PAGER`, git's
@@ -1700,6 +1707,42 @@ MAX_CDS = 3  # changes of directory followed in one line (2**3 candidate directo
 _UNFOLLOWED = Pattern(r"\b(?:for|while|until|select|function|CDPATH)\b|\(\s*\)")
 
 
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# where a redirection written around a statement stops applying: a substitution's commands write elsewhere,
+# and what tree-sitter hangs under a heredoc is the rest of the list, not redirected
+_REDIRECT_SCOPES = frozenset({"command_substitution", "process_substitution", "command", "program", "heredoc_redirect"})
+
+
+def _redirections(command) -> tuple[str, ...]:
+    """The words of the redirections that apply to a command node, as written: its own, and those of every
+    statement around it (`{ a; b; } > f`, and `cd a && b > f`, which tree-sitter hangs on the chain). A
+    heredoc counts as its operator and delimiter, not its body."""
+    words: list[str] = []
+    node = command
+    while True:
+        for child in node.children:
+            if child.type == "heredoc_redirect":  # (a redirection after `<<EOF` on its line hangs under it)
+                for part in child.children:
+                    if part.type in ("<<", "<<-", "heredoc_start"):
+                        words.append(part.text.decode("utf-8", "replace"))
+                    elif part.type in _REDIRECTS:
+                        words.extend(part.text.decode("utf-8", "replace").split())
+            elif child.type in _REDIRECTS:
+                words.extend(child.text.decode("utf-8", "replace").split())
+        node = node.parent
+        while node is not None and node.type != "redirected_statement" and node.type not in _REDIRECT_SCOPES:
+            node = node.parent
+        if node is None or node.type != "redirected_statement":
+            return tuple(words)
+
+
+def with_redirections(segment: Segment) -> Segment:
+    """The segment read with its redirections, as its author sees it (`echo x >> .claude/f`): a deny or ask
+    on the command's text applies to that too; an allow of the command alone does not need it."""
+    return Segment((*segment.argv, *segment.redirects), segment.opaque, segment.reason, segment.hazard,
+                   segment.literal, segment.wraps, segment.base, True)
+
+
 def _cd_target(name: str, words: list[_Word]) -> str | None:
     """Where `cd`/`pushd` goes, as written ("~" for a bare `cd`), "" for `popd` (back to an earlier
     directory); None when not known: an expansion or a pattern, `cd -`, a bare `pushd` (a swap)."""
@@ -1899,7 +1942,8 @@ def _stand_ins(command: str):
 
 def _restore(found: Analysis, back: dict) -> Analysis:
     segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
-                             s.literal, s.wraps, s.base.translate(back), s.deny_only) for s in found.segments)
+                             s.literal, s.wraps, s.base.translate(back), s.deny_only,
+                             tuple(r.translate(back) for r in s.redirects)) for s in found.segments)
     files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern),
                              f.why.translate(back)) for f in found.files)
     return Analysis(segments, files)

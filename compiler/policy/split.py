@@ -71,6 +71,10 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
         return None  # empty: decided on the text
     parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only)
              for seg in found.segments]
+    if any(seg.redirects for seg in found.segments):  # a deny of `*.claude/*` meets `echo x >> .claude/f`
+        from ..shell import with_redirections
+        parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True)
+                  for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
