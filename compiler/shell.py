@@ -600,7 +600,8 @@ class _Walker:
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
         self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
 
-    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None) -> None:
+    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None,
+             deny_only=False) -> None:
         self.seq += 1
         if len(self.found) >= MAX_SEGMENTS:
             raise _Unparseable("too many segments")
@@ -609,8 +610,8 @@ class _Walker:
             base = posixpath.basename(posixpath.normpath(argv[0]))
         # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
         self.found.append(_Found((*order, -1, self.seq),
-                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base, self.runners > 0,
-                                         self.redirects)))
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base,
+                                         deny_only or self.runners > 0, self.redirects)))
 
     def walk(self, source: bytes, depth: int, base: tuple) -> None:
         plain = _plain_words(source)
@@ -1445,8 +1446,10 @@ class _Walker:
             return self.writing_wrapper(name, wrapper, words, i, strings, argv, depth, order, hazard, literal)
         if wrapper.dash_is_flag and i < len(words) and words[i].text == "-":
             i += 1
+        assigned = False
         if wrapper.assignments:
             while i < len(words) and "=" in words[i].text and _is_name(words[i].text.partition("=")[0]):
+                assigned = True
                 if words[i].dynamic:
                     raise _Opaque(f"`{name}` assignment is an expansion")
                 variable, _, value = words[i].text.partition("=")
@@ -1510,7 +1513,9 @@ class _Walker:
             if not wrapper.default:
                 return False
             rest = [_Word(wrapper.default)]
-        self.emit(order, argv, hazard=hazard, literal=literal, wraps=i)
+        transparent = wrapper.transparent and not hazard and not assigned and (
+            wrapper.transparent_options is None or names <= wrapper.transparent_options)
+        self.emit(order, argv, hazard=hazard, literal=literal, wraps=i, deny_only=transparent)
         self.runners += wrapper.runner
         try:
             if wrapper.joins and not names & wrapper.no_join:
@@ -1584,6 +1589,7 @@ class _Walker:
     def shell(self, words, argv, depth, order, hazard) -> None:
         """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""
         n, i, has_c, reads_stdin = len(words), 1, False, False
+        plain = True  # only `-c` and transparent one-letter options so far
         while i < n:
             word = words[i]
             text = word.text
@@ -1593,8 +1599,10 @@ class _Walker:
                 raise _Opaque(f"shell argument {_may_be_option(word)} or the script")
             if text in ("--", "-"):
                 i += 1
+                plain = False
                 break
             if text.startswith("--"):
+                plain = False
                 if text in ("--version", "--help"):
                     self.emit(order, argv, hazard=hazard)
                     return
@@ -1604,6 +1612,7 @@ class _Walker:
                 continue
             if len(text) > 1 and text[0] in "-+":
                 letters = text[1:]
+                plain = plain and text[0] == "-" and set(letters) <= self.data.transparent_shell_flags
                 has_c |= text[0] == "-" and "c" in letters
                 reads_stdin |= text[0] == "-" and "s" in letters
                 i += 1 + letters.count("o") + letters.count("O")
@@ -1615,7 +1624,8 @@ class _Walker:
             string = words[i]
             if string.dynamic or string.unsafe:
                 raise _Opaque("shell -c string is not a literal")
-            self.emit(order, argv, hazard=hazard, wraps=len(argv))
+            # `bash -c 'ls'` runs what `ls` runs: the allow of `ls` covers it, a deny of `bash *` still applies
+            self.emit(order, argv, hazard=hazard, wraps=len(argv), deny_only=plain and not hazard)
             self.nested_shell(string.text, depth, (*order, i))
             return
         if reads_stdin or i >= n or _names_stdin(words[i].text):

@@ -63,6 +63,11 @@ class Wrapper:
     # it runs nothing but through subcommands not among these (`tmux ls`): with any other, or a `;` chaining
     # another, it is opaque (`tmux new 'cmd'`, `tmux send-keys`)
     harmless_subcommands: frozenset = frozenset()
+    # it changes nothing of what it runs (`timeout 30 CMD`): the allow of what it runs covers its line, its own
+    # segment is decided for denies and asks only; with `transparent_options`, only when it is given no
+    # option but these (None: any), and never with an assignment (`env X=1 CMD`)
+    transparent: bool = False
+    transparent_options: frozenset | None = None
 
 
 @record(slots=False)
@@ -271,6 +276,7 @@ class Knowledge:
     chdir_programs: frozenset
     assigning_programs: frozenset
     shells: frozenset
+    transparent_shell_flags: frozenset  # a shell given only these one-letter options and `-c` is transparent
     trusted_dirs: frozenset
     harmless_files: frozenset
     env_hazard_prefixes: tuple
@@ -320,6 +326,8 @@ def _wrapper(row: dict) -> Wrapper:
                    appends=row.get("appends", False), runner=row.get("runner", False),
                    each_string=row.get("each_string", False), permutes=row.get("permutes", False),
                    user_shell=row.get("user_shell", False), operands_written=row.get("operands_written", False),
+                   transparent=row.get("transparent", False),
+                   transparent_options=frozenset(row["transparent_options"]) if "transparent_options" in row else None,
                    **sets)
 
 
@@ -433,6 +441,7 @@ def knowledge() -> Knowledge:
         chdir_programs=frozenset(commands["chdir_programs"]),
         assigning_programs=frozenset(commands["assigning_programs"]),
         shells=frozenset(commands["shells"]),
+        transparent_shell_flags=frozenset(commands["transparent_shell_flags"]),
         trusted_dirs=frozenset(commands["trusted_dirs"]),
         harmless_files=frozenset(commands["harmless_files"]),
         env_hazard_prefixes=tuple(commands["env_hazard_prefixes"]),
