@@ -23,7 +23,9 @@ USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-
 
 Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
 the permission decision; PostToolUse appends the result to the event log. Flags override the
-`.dshc` project file found from the call's cwd upward. Always exits 0: a problem is a deny.
+`.dshc` project file: the one of the project folder (--workspace, else $CLAUDE_PROJECT_DIR) or above it,
+and a `.dshc` between the call's cwd and that folder denies the call; with neither, the one found from
+the call's cwd upward. Always exits 0: a problem is a deny.
 """
 
 
@@ -96,7 +98,7 @@ def _parsed_options(argv: list[str]):
     from .help_format import HelpFormatter
     p = Parser(prog="dshc hook", add_help=False, formatter_class=HelpFormatter)
     p.add_argument("agent", choices=["claude-code"])
-    p.add_argument("--config", help="the .dshc project file (default: found from the call's cwd upward)")
+    p.add_argument("--config", help="the .dshc project file (default: the project folder's)")
     p.add_argument("--load", action="append", default=[])
     p.add_argument("--no-shipped", action="store_true")
     for flag in VALUE_FLAGS:
