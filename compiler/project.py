@@ -114,16 +114,19 @@ def _parsed(path: str, raw: bytes) -> dict:
 
 def locate(explicit: str | None, cwd: str | None, root: str | None = None) -> Project:
     """The explicit file; else, for a caller that knows its project folder `root`, the nearest `.dshc` from
-    `root` upward; else the nearest from cwd upward; else an empty project rooted at `root` or cwd.
+    `root` upward; else the outermost from cwd upward (its folder is then the project folder); else an empty
+    project rooted at `root` or cwd.
 
-    With `root` known, a `.dshc` between cwd and `root` is refused (ProjectError naming it): a file that
-    appeared below the project folder — planted by a command the policy let run — would otherwise choose the
-    policy of every call made from there."""
+    A `.dshc` between cwd and the project folder is refused (ProjectError naming it): a file that appeared
+    below the project folder — planted by a command the policy let run — would otherwise choose the policy of
+    every call made from there."""
     if explicit:
         return read(explicit)
     if root is None:
-        path = find(cwd) if cwd else None
-        return read(path) if path else Project(None, os.path.abspath(cwd or os.getcwd()))
+        outermost = _outermost(cwd) if cwd else None
+        if outermost is None:
+            return Project(None, os.path.abspath(cwd or os.getcwd()))
+        root = os.path.dirname(outermost)
     root = os.path.abspath(root)
     planted = below(cwd, root) if cwd else None
     if planted is not None:
@@ -132,6 +135,19 @@ def locate(explicit: str | None, cwd: str | None, root: str | None = None) -> Pr
                            f"remove it, or move its settings to `{os.path.join(root, FILE_NAME)}`")
     path = find(root)
     return read(path) if path else Project(None, root)
+
+
+def _outermost(start: str) -> str | None:
+    """The `.dshc` farthest up from `start`, or None."""
+    found = None
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(folder, FILE_NAME)):
+            found = os.path.join(folder, FILE_NAME)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return found
+        folder = parent
 
 
 def below(cwd: str, root: str) -> str | None:

@@ -77,6 +77,15 @@ def test_the_hooks_workspace_flag_names_the_project_folder_too(project, monkeypa
     assert found["permissionDecision"] == "deny" and str(planted) in found["permissionDecisionReason"]
 
 
+def test_where_claude_code_names_no_project_folder_the_outermost_dshc_is_the_projects(project, monkeypatch):
+    # CLAUDE_PROJECT_DIR is missing in some hook processes (anthropics/claude-code#33815)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert "updatedInput" in answer(project / "sub", "Bash", command="make", description="d")
+    planted = plant(project / "sub")
+    found = answer(project / "sub", "Bash", command="make", description="d")
+    assert found["permissionDecision"] == "deny" and str(planted) in found["permissionDecisionReason"], found
+
+
 def test_outside_the_project_folder_its_own_file_still_decides(project, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
