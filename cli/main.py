@@ -102,7 +102,7 @@ class _Unbuilt:
 
 # a command whose module defines its arguments (`commands.MODULES`) -> the shared flag adders it takes
 _FLAGS_OF = {"ls": (_load_flags,), "audit": (_load_flags,), "build": (_load_flags,), "test": (_load_flags,),
-             "lsp": (), "suggest": (_context_flags, _load_flags), "upstream": (_load_flags,)}
+             "lsp": (), "suggest": (_context_flags, _load_flags), "upstream": ()}
 
 
 def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
