@@ -24,8 +24,8 @@ USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-
 Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
 the permission decision; PostToolUse appends the result to the event log. Flags override the
 `.dshc` project file: the one of the project folder (--workspace, else $CLAUDE_PROJECT_DIR) or above it,
-and a `.dshc` between the call's cwd and that folder denies the call; with neither, the one found from
-the call's cwd upward. Always exits 0: a problem is a deny.
+and a `.dshc` between the call's cwd and that folder denies the call; with neither, the folder of the
+outermost `.dshc` from the call's cwd upward is the project folder. Always exits 0: a problem is a deny.
 """
 
 
@@ -129,8 +129,8 @@ def _setup(options, payload: dict):
 
 def _project(options, payload: dict):
     """The project file this hook trusts: `--config`, else the one of the project folder it serves (`--workspace`,
-    else the folder Claude Code names in CLAUDE_PROJECT_DIR), refusing a `.dshc` below that folder; with
-    neither, the nearest from the call's cwd up."""
+    else the folder Claude Code names in CLAUDE_PROJECT_DIR; with neither, the folder of the outermost `.dshc`
+    from the call's cwd up), refusing a `.dshc` below that folder."""
     import os
     from ..compiler.project import locate
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
