@@ -23,16 +23,15 @@ def catalog_of(args: Namespace):
 
 def program_of(args: Namespace, paths=()) -> Program:
     files = (shipped_sources() if not args.no_shipped else []) + read_paths(list(paths) + list(args.load))
-    return from_files(files, catalog_of(args), args)
+    return from_files(files, catalog_of(args))
 
 
-def from_files(files, catalog, args: Namespace | None = None) -> Program:
-    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare."""
-    if any(b"upstream" in f.data for f in files):  # the MCP client is loaded only for sources that need it
-        from .gateway import with_upstreams
-        catalog, answering = with_upstreams(files, catalog or load_catalog())
-        if answering and hasattr(args, "with_services"):  # an upstream that answered is a present provider
-            args.with_services = list(args.with_services) + sorted(answering)
+def from_files(files, catalog) -> Program:
+    """A Program whose catalog also holds the packages of the upstream MCP servers the files declare, from the
+    tool lists remembered for them: reading a file never starts the command it names (`upstream_lists`)."""
+    if any(b"upstream" in f.data for f in files):
+        from .upstream_lists import remembered
+        catalog = remembered(files, catalog or load_catalog())
     return Program.from_files_cached(files, catalog)
 
 

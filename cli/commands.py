@@ -430,7 +430,7 @@ def cmd_codes(args, out, err) -> int:
 
 # commands defined in modules of their own, loaded only when that command runs (or for the whole help)
 MODULES = {"ls": ".ls", "suggest": ".suggest", "audit": ".audit", "test": ".test_runner", "build": ".bundle",
-           "lsp": ".lsp.command"}
+           "lsp": ".lsp.command", "upstream": ".upstream_refresh"}
 
 
 def _later(command: str, function: str):
@@ -457,6 +457,7 @@ COMMANDS = {
     "suggest": _later("suggest", "cmd_suggest"),
     "audit": _later("audit", "cmd_audit"),
     "test": _later("test", "cmd_test"),
+    "upstream": _later("upstream", "cmd_upstream"),
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,
     "export": interop.cmd_export,

@@ -1,28 +1,20 @@
 """Upstream MCP servers: connect as a client (official SDK), list their tools, forward allowed calls.
 
-In: the `upstream` Endpoints of the loaded sources. Out: a catalog with one `mcp:NAME` package per
-upstream, the set of upstreams that answer (each is the provider service `mcp:NAME` gate 5 reads),
-and, for `dshc serve`, an UpstreamPool that keeps them connected and tool bodies that forward calls.
+In: the `upstream` Endpoints of the loaded sources. Out: one connection's tool list (`fetch_tools`, for
+`dshc upstream refresh`), and, for `dshc serve`, an UpstreamPool that keeps them connected (the set of
+upstreams that answer: each is the provider service `mcp:NAME` gate 5 reads) and tool bodies that forward calls.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import json
-import os
-import sys
 import threading
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import anyio
 from mcp import Client, StdioServerParameters
 
 from ..compiler import upstream
-from ..compiler.catalog import Catalog
-from ..compiler.diagnostics import DshError
-from ..compiler.program import SourceFile, parse_files
-from ..compiler.render import human
+from .upstream_lists import build_catalog, known_tools, source_endpoints  # noqa: F401 - `serve` reads them here
 
 LIST_TIMEOUT_S = 20.0  # a cold `uvx`/`python -m` start of an upstream can take seconds
 PING_EVERY_S = 1.0  # how often a connected upstream is asked for its tools (liveness and changes)
@@ -59,97 +51,6 @@ async def fetch_tools(endpoint: upstream.Endpoint, timeout_s: float = LIST_TIMEO
                 return await _list_tools(client)
     except Exception:  # noqa: BLE001 - any failure to connect or list means: not reachable now
         return None
-
-
-def _cache_file(endpoint: upstream.Endpoint) -> str:
-    root = os.environ.get("DSHC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dshc")
-    key = json.dumps([endpoint.name, endpoint.command, endpoint.args, endpoint.env, endpoint.url])
-    return os.path.join(root, "upstreams", f"{endpoint.name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json")
-
-
-def known_tools(endpoint: upstream.Endpoint, live: list | None) -> list | None:
-    """The live tool list (remembered on disk), else the last one this endpoint answered, else None.
-
-    A server that is down keeps its tools listed (the wire list does not move) and gate 5 fails them."""
-    path = _cache_file(endpoint)
-    if live is not None:
-        with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            with os.fdopen(os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
-                           encoding="utf-8") as handle:
-                json.dump(live, handle)
-            os.replace(path + ".tmp", path)
-        return live
-    try:
-        if not _private(path) or not _private(os.path.dirname(path)):
-            return None  # descriptions reach the model: never from a file someone else could have written
-        with open(path, encoding="utf-8") as handle:
-            remembered = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return remembered if isinstance(remembered, list) else None
-
-
-def _private(path: str) -> bool:
-    info = os.lstat(path)
-    return info.st_uid == os.getuid() and not info.st_mode & 0o022 and not os.path.islink(path)
-
-
-async def fetch_all(endpoints) -> dict[str, list | None]:
-    """Every endpoint's live tool list (None: no answer), fetched side by side."""
-    found: dict[str, list | None] = {}
-
-    async def one(endpoint) -> None:
-        found[endpoint.name] = await fetch_tools(endpoint)
-
-    async with anyio.create_task_group() as group:
-        for endpoint in endpoints:
-            group.start_soon(one, endpoint)
-    return found
-
-
-def source_endpoints(files: Iterable[SourceFile]) -> tuple[upstream.Endpoint, ...]:
-    """The upstreams the files declare; only files that mention `upstream` are parsed here."""
-    candidates = [f for f in files if b"upstream" in f.data]
-    if not candidates:
-        return ()
-    documents, diags, _ = parse_files(candidates)
-    if any(d.severity == "error" for d in diags):
-        return ()  # the Program reports syntax errors with every other file
-    found, problems = upstream.endpoints(documents)
-    if problems:
-        raise DshError(problems)
-    return found
-
-
-def build_catalog(catalog: Catalog, endpoints, tool_lists: dict[str, list | None], warn: Callable | None = None):
-    """The catalog with a package per endpoint (an unreachable one has none of its tools yet)."""
-    packages = []
-    for endpoint in endpoints:
-        package, diags = upstream.package(endpoint, tool_lists.get(endpoint.name))
-        errors = [d for d in diags if d.severity == "error"]
-        if errors:
-            raise DshError(errors)
-        if diags and warn is not None:
-            warn(diags)
-        packages.append(package)
-    return upstream.with_packages(catalog, packages)
-
-
-def with_upstreams(files: list[SourceFile], catalog: Catalog, err=None) -> tuple[Catalog, frozenset[str]]:
-    """For the one-shot commands: connect to every declared upstream once.
-
-    Returns the catalog with their packages and the services of those that answered."""
-    endpoints = source_endpoints(files)
-    if not endpoints:
-        return catalog, frozenset()
-    live = anyio.run(fetch_all, endpoints)
-    tool_lists = {e.name: known_tools(e, live.get(e.name)) for e in endpoints}
-    stream = err or sys.stderr
-    catalog = build_catalog(catalog, endpoints, tool_lists, lambda diags: stream.write(human(diags) + "\n"))
-    # a server that answers with no tools provides no service a request could name
-    return catalog, frozenset(e.service for e in endpoints if live.get(e.name) is not None) & catalog.services
 
 
 class UpstreamDown(Exception):

@@ -23,7 +23,9 @@ USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-
 
 Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
 the permission decision; PostToolUse appends the result to the event log. Flags override the
-`.dshc` project file found from the call's cwd upward. Always exits 0: a problem is a deny.
+`.dshc` project file: the one of the project folder (--workspace, else $CLAUDE_PROJECT_DIR) or above it,
+and a `.dshc` between the call's cwd and that folder denies the call; with neither, the folder of the
+outermost `.dshc` from the call's cwd upward is the project folder. Always exits 0: a problem is a deny.
 """
 
 
@@ -96,7 +98,7 @@ def _parsed_options(argv: list[str]):
     from .help_format import HelpFormatter
     p = Parser(prog="dshc hook", add_help=False, formatter_class=HelpFormatter)
     p.add_argument("agent", choices=["claude-code"])
-    p.add_argument("--config", help="the .dshc project file (default: found from the call's cwd upward)")
+    p.add_argument("--config", help="the .dshc project file (default: the project folder's)")
     p.add_argument("--load", action="append", default=[])
     p.add_argument("--no-shipped", action="store_true")
     for flag in VALUE_FLAGS:
@@ -108,10 +110,8 @@ def _setup(options, payload: dict):
     """Project file + flags → (project, program, request, workspace, log path)."""
     from ..compiler import program_cache
     from ..compiler.catalog_overlay import overlaid_catalog
-    from ..compiler.project import locate
     from ..compiler.request import Request
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    project = locate(options.config, cwd)
+    project = _project(options, payload)
     # the same sources every call: a cached Program skips parse and resolve
     program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped,
                                  catalog=overlaid_catalog(project.catalog))
@@ -125,6 +125,16 @@ def _setup(options, payload: dict):
     if log and "{session}" in log:
         log = log.replace("{session}", _safe(payload.get("session_id")))
     return project, program, request, workspace, log
+
+
+def _project(options, payload: dict):
+    """The project file this hook trusts: `--config`, else the one of the project folder it serves (`--workspace`,
+    else the folder Claude Code names in CLAUDE_PROJECT_DIR; with neither, the folder of the outermost `.dshc`
+    from the call's cwd up), refusing a `.dshc` below that folder."""
+    import os
+    from ..compiler.project import locate
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    return locate(options.config, cwd, options.workspace or os.environ.get("CLAUDE_PROJECT_DIR") or None)
 
 
 def _safe(text) -> str:
@@ -150,6 +160,9 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     effect, reason, decided, call = worst
     updated = None
     if effect != "deny":
+        effect, reason = _changes_policy(options.agent, name, calls, tool_input or {}, payload.get("cwd") or workspace,
+                                         _policy_files(project, options), effect, reason)
+    if effect != "deny":
         keep = _configuration(project, workspace)
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
@@ -171,6 +184,54 @@ def _configuration(project, workspace: str) -> tuple[str, ...]:
     missing: a settings file created there would be read as one."""
     import os
     return tuple(path for path in (project.path, *project.load, os.path.join(workspace, ".claude") + "/") if path)
+
+
+def _policy_files(project, options) -> tuple[str, ...]:
+    """What decides this hook's policy besides its flags: the project file, the declarations it and the flags
+    load, the catalog overlays it adds."""
+    return tuple(path for path in (project.path, *project.load, *options.load, *project.catalog) if path)
+
+
+def _changes_policy(agent: str, name: str, calls, tool_input: dict, cwd: str, files: tuple[str, ...], effect: str,
+                    reason: str) -> tuple[str, str]:
+    """(effect, reason) for a call that would change what decides this hook's policy: a `.dshc` anywhere (one
+    below the project folder is refused when read, one at it is the project file) or a file the project loads.
+    A Write, an Edit, or a shell line naming such a file as one it writes is denied, under any policy: an agent
+    that chose its own policy would need no other escape."""
+    import os
+    from ..compiler.interop.agents import load_mapping
+    from ..compiler.project import FILE_NAME
+    tool = load_mapping(agent).tools.get(name)
+    if tool is None:
+        return effect, reason
+    if tool.family == "edit":
+        paths = [call.args.get("file_path") for call in calls]
+    elif tool.family == "shell" and isinstance(tool_input.get("command"), str):
+        paths = _written_by(tool_input["command"], (FILE_NAME, *(os.path.basename(f.rstrip("/")) for f in files)))
+    else:
+        return effect, reason
+    kept = [os.path.realpath(path) for path in files]
+    for path in paths:
+        if not isinstance(path, str) or not path:
+            continue
+        path = os.path.join(cwd, os.path.expanduser(path))
+        real = os.path.realpath(path)
+        if FILE_NAME in (os.path.basename(path).lower(), os.path.basename(real).lower()) or \
+                any(real == each or real.startswith(each.rstrip("/") + "/") for each in kept):
+            return "deny", (f"dshc: deny: `{os.path.normpath(path)}` decides this hook's policy (a `.dshc` project "
+                            "file, or a file the project loads), and the agent may not change what decides its own "
+                            f"policy: edit it yourself; the rules alone said: {reason}")
+    return effect, reason
+
+
+def _written_by(command: str, names: tuple[str, ...]) -> list[str]:
+    """The files a shell line names as ones it writes, when its text holds one of `names` at all (the analysis
+    is skipped for every other line)."""
+    if not any(each and each in command for each in names):
+        return []
+    from ..compiler.shell import analyse
+    found = analyse(command)
+    return [access.path for access in found.files if access.kind == "write"] if found is not None else []
 
 
 def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,
@@ -293,11 +354,9 @@ def _log_session(payload: dict) -> str:
 
 
 def _post(options, payload: dict) -> None:
-    import os
     from ..compiler.interop.agents import map_call
-    from ..compiler.project import locate
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    project = locate(options.config, cwd)
+    project = _project(options, payload)
     path = options.log or project.log
     if not path:
         return

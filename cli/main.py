@@ -102,7 +102,7 @@ class _Unbuilt:
 
 # a command whose module defines its arguments (`commands.MODULES`) -> the shared flag adders it takes
 _FLAGS_OF = {"ls": (_load_flags,), "audit": (_load_flags,), "build": (_load_flags,), "test": (_load_flags,),
-             "lsp": (), "suggest": (_context_flags, _load_flags)}
+             "lsp": (), "suggest": (_context_flags, _load_flags), "upstream": ()}
 
 
 def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
@@ -225,7 +225,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("codes", help="list every diagnostic code")
     p.add_argument("--json", action="store_true")
 
-    _add_parsers_elsewhere(sub, only, ("ls", "audit", "build", "test"))
+    _add_parsers_elsewhere(sub, only, ("ls", "audit", "build", "test", "upstream"))
     interop.add_parsers(sub, _context_flags, _load_flags)
     _add_parsers_elsewhere(sub, only, ("lsp", "suggest"))
     if only in (None, "ui"):  # the explorer's module loads for its own command (or the whole help) only

@@ -72,7 +72,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH509": ("error", "a catalog overlay clashes with the catalog it extends"),
     "DSH520": ("error", "invalid upstream MCP server declaration"),
     "DSH521": ("warning", "an upstream MCP tool is left out of its package"),
-    "DSH522": ("warning", "an upstream MCP server cannot be reached; its package has no tools yet"),
+    "DSH522": ("warning", "no tool list of an upstream MCP server is known; its package has no tools yet"),
     "DSH523": ("error", "a risk override names a tool the upstream does not have"),
 }
 

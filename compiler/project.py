@@ -112,9 +112,54 @@ def _parsed(path: str, raw: bytes) -> dict:
     return data
 
 
-def locate(explicit: str | None, cwd: str | None) -> Project:
-    """The explicit file, else the nearest `.dshc` from cwd upward, else an empty project rooted at cwd."""
-    path = explicit or (find(cwd) if cwd else None)
-    if path:
-        return read(path)
-    return Project(None, os.path.abspath(cwd or os.getcwd()))
+def locate(explicit: str | None, cwd: str | None, root: str | None = None) -> Project:
+    """The explicit file; else, for a caller that knows its project folder `root`, the nearest `.dshc` from
+    `root` upward; else the outermost from cwd upward (its folder is then the project folder); else an empty
+    project rooted at `root` or cwd.
+
+    A `.dshc` between cwd and the project folder is refused (ProjectError naming it): a file that appeared
+    below the project folder — planted by a command the policy let run — would otherwise choose the policy of
+    every call made from there."""
+    if explicit:
+        return read(explicit)
+    if root is None:
+        outermost = _outermost(cwd) if cwd else None
+        if outermost is None:
+            return Project(None, os.path.abspath(cwd or os.getcwd()))
+        root = os.path.dirname(outermost)
+    root = os.path.abspath(root)
+    planted = below(cwd, root) if cwd else None
+    if planted is not None:
+        raise ProjectError(f"`{planted}` lies below the project folder `{root}`, whose `.dshc` alone is trusted: "
+                           "a project file that appears below it could widen the policy, so the call is refused; "
+                           f"remove it, or move its settings to `{os.path.join(root, FILE_NAME)}`")
+    path = find(root)
+    return read(path) if path else Project(None, root)
+
+
+def _outermost(start: str) -> str | None:
+    """The `.dshc` farthest up from `start`, or None."""
+    found = None
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(folder, FILE_NAME)):
+            found = os.path.join(folder, FILE_NAME)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return found
+        folder = parent
+
+
+def below(cwd: str, root: str) -> str | None:
+    """The deepest `.dshc` in cwd or a folder between it and `root` (`root`'s own excluded), or None, also when
+    cwd is not inside `root`. Compared through links: a linked cwd is where it leads."""
+    real_root = os.path.realpath(root)
+    folder = os.path.realpath(os.path.join(real_root, cwd))
+    if not folder.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None
+    while folder != real_root:
+        candidate = os.path.join(folder, FILE_NAME)
+        if os.path.lexists(candidate):  # a link or a folder by that name too: nothing below the root decides
+            return candidate
+        folder = os.path.dirname(folder)
+    return None

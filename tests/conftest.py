@@ -18,6 +18,9 @@ from dshc.compiler.request import Request
 from dshc.runtime import sandbox
 from dshc.runtime.tools import ToolState
 
+# the hook trusts the project folder Claude Code names: a suite run from inside Claude Code must not inherit it
+os.environ.pop("CLAUDE_PROJECT_DIR", None)
+
 if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
     # rehearse a host without Landlock, namespaces or bubblewrap (in-process calls only)
     _bare = sandbox.probe().replace(landlock_abi=0, network_namespace=False, bwrap=None)

@@ -57,11 +57,19 @@ def write(project: Path, policy: str, path) -> dict:
 
 @pytest.mark.parametrize("path", ["/root/.bashrc", "~/.bashrc", "../../outside.txt", "../.git/hooks/pre-commit",
                                   "../.git/config", "../.GIT/hooks/post-checkout", "../.claude/settings.json",
-                                  "../.vscode/tasks.json", "../.mcp.json", "../.dshc", "../p.dsh"])
+                                  "../.vscode/tasks.json", "../.mcp.json"])
 def test_a_change_a_confined_process_could_not_make_is_asked(project, path):
     answer = write(project, "open_sandboxed", path)
     assert answer["permissionDecision"] == "ask", answer
     assert "asks a human for a wider change" in answer["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("path", ["../.dshc", "../p.dsh"])
+def test_a_change_of_what_decides_the_policy_is_denied(project, path):
+    # (tests/test_hook_project_trust.py: under any policy, with or without a sandbox)
+    answer = write(project, "open_sandboxed", path)
+    assert answer["permissionDecision"] == "deny" and "decides this hook's policy" in \
+        answer["permissionDecisionReason"], answer
 
 
 def test_a_link_inside_the_workspace_is_judged_where_it_leads(project, tmp_path):

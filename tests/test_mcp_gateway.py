@@ -65,15 +65,23 @@ def test_explain_names_the_gate_for_an_upstream_tool_hidden_by_a_scope(gateway, 
     from dshc.cli.main import main
     root, _, _ = gateway
     monkeypatch.setenv("DSHC_CACHE_DIR", str(root / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))  # (the sandbox's private temp folder)
+    monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
+    # reading never starts an upstream: `upstream refresh` lists its tools, in the sandbox (both answer here)
+    assert main(["upstream", "refresh", str(root / "gw.dsh")], out, err) == 0, out.getvalue() + err.getvalue()
+    out = io.StringIO()
     code = main(["explain", "git__git_status", "gw", "--scope", "nogit", "--policy", "gwp",
                  "--load", str(root / "gw.dsh"), "--json"], out, err)
     report = json.loads(out.getvalue())
     assert code == 1 and report["failed_gate"] == "visible", err.getvalue()
     assert report["gates"][1]["source"].startswith(str(root / "gw.dsh"))
-    out = io.StringIO()  # at the root scope the same tool passes every gate: the upstream answered
+    out = io.StringIO()  # at the root scope the same tool passes every gate the files decide
     assert main(["explain", "git__git_status", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"), "--json"],
-                out, err) == 0
+                out, err) == 1 and json.loads(out.getvalue())["failed_gate"] == "ready"
+    out = io.StringIO()  # and every gate, where the caller says it answers
+    assert main(["explain", "git__git_status", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"),
+                 "--with", "mcp:git", "--json"], out, err) == 0
 
 
 def _own_descendant(marker: str) -> psutil.Process:

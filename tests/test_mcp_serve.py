@@ -174,7 +174,12 @@ def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monk
         (workspace / "gw.dsh").write_text(f'upstream self {{ url "{url}" }}\n'
                                           "preset viaurl extends standard { mount mcp:self }\n")
         out, err = io.StringIO(), io.StringIO()
-        assert dshc(["compile", "viaurl", "--load", str(workspace / "gw.dsh"), "--json"], out, err) == 0, err.getvalue()
+        # reading never reaches an upstream: `upstream refresh` connects to the url and remembers its tools
+        assert dshc(["upstream", "refresh", str(workspace / "gw.dsh")], out, err) == 0, err.getvalue()
+        assert f"connected to {url} (no command runs)" in out.getvalue()
+        out = io.StringIO()
+        assert dshc(["compile", "viaurl", "--load", str(workspace / "gw.dsh"), "--with", "mcp:self", "--json"], out,
+                    err) == 0, err.getvalue()
         tools = {t["name"]: t for t in json.loads(out.getvalue())["tools"]}
         assert tools["self__read"]["package"] == "mcp:self" and tools["self__read"]["ready"] == "ready"
         assert "self__grep" not in tools  # the served scope hides grep since the edit

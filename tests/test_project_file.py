@@ -83,3 +83,17 @@ def test_a_hook_reading_a_parsed_file_imports_no_toml_parser(tmp_path, cache_hom
             for _ in range(2)]
     assert [run.stdout.split() for run in runs] == [["team", "True"], ["team", "False"]], runs[1].stderr
     assert user_cache.usable()
+
+
+def test_below_the_project_folder_nothing_named_dshc_is_read(tmp_path, cache_home):
+    (tmp_path / ".dshc").write_text('policy = "team"\n')
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    assert project.locate(None, str(deep), str(tmp_path)).policy == "team"
+    assert project.locate(None, str(deep), None).policy == "team"
+    (tmp_path / "a" / ".dshc").mkdir()  # not even a folder of that name: it is not the project's
+    for root in (str(tmp_path), None):
+        with pytest.raises(project.ProjectError, match=r"a/\.dshc` lies below the project folder"):
+            project.locate(None, str(deep), root)
+    assert project.locate(None, "/", str(tmp_path)).policy == "team"  # a cwd elsewhere: the folder's own file
+    assert project.locate(str(tmp_path / ".dshc"), str(deep), None).policy == "team"  # named: nothing else read

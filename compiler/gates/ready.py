@@ -23,7 +23,8 @@ def check(ctx: GateContext, name: str) -> GateResult:
     if provider.startswith(UPSTREAM_PREFIX):  # the service of an upstream MCP server is present while it answers
         return GateResult(GATE, "fail", f"listed, but the upstream MCP server `{provider[len(UPSTREAM_PREFIX):]}` is "
                           "not answering: calls answer unavailable until it is back", _mount_span(ctx, name),
-                          "start the server, or check its `upstream` declaration", value="unavailable")
+                          f"`dshc serve` connects to it (a command that reads declarations never starts it: "
+                          f"`--with {provider}` reads it as answering)", value="unavailable")
     return GateResult(GATE, "fail", f"listed, but service `{provider}` is not present: calls answer unavailable",
                       ctx.composition.host.name.span, f"--with {provider}", value="unavailable")
 
