@@ -112,3 +112,10 @@ def test_the_python_api_page_runs_as_written():
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/python-api.md", "exec"), {"__name__": "docs_example"})
+
+
+def test_the_readme_links_to_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    assert any(target.startswith("docs/") for target in targets)
+    assert [target for target in targets if "://" not in target and not (ROOT / target).exists()] == []
