@@ -83,7 +83,7 @@ def shell_rows() -> list[tuple[str, str, str]]:
             in_table = False
         elif in_table and not line.startswith("|---"):
             command, policy, effect = (cell.strip() for cell in line.strip("|").split(" | ")[:3])
-            rows.append((command.strip("`"), policy.strip("`"), effect))
+            rows.append((command.strip("`").replace("\\|", "|"), policy.strip("`"), effect))  # GitHub's `\|`
     return rows
 
 
