@@ -2,7 +2,7 @@
 
 The AST builder (to_ast) notices while it parses that a text went past a limit, converts no literal
 past one, and lets nothing past the parser see that text; its parse tree is then built to place each
-problem here. The README's "Limits" table lists the same numbers.
+problem here. docs/limits.md lists the same numbers.
 """
 from __future__ import annotations
 

@@ -2,7 +2,9 @@
 every `dsh` example checks clean, and its test-file example passes against those examples."""
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from importlib import resources
 from pathlib import Path
 
@@ -45,16 +47,9 @@ def test_every_diagnostic_code_the_doc_names_exists():
     assert named and named <= set(CODES)
 
 
-def test_every_example_checks_without_errors(cli, tmp_path):
-    # the examples declare distinct names, so one `check` of them all (the lints compose every context once)
+def test_the_doc_has_examples():
+    # tests/test_docs_site.py checks every `dsh` example of the docs pages, this one's included
     assert len(EXAMPLES) >= 6
-    paths = []
-    for index, example in enumerate(EXAMPLES):
-        paths.append(tmp_path / f"example{index}.dsh")
-        paths[-1].write_text(example)
-    result = cli("check", *map(str, paths), "--json")
-    errors = [d for d in result.json()["diagnostics"] if d["severity"] == "error"]
-    assert result.code in (0, 1) and not errors, errors
 
 
 def test_the_test_file_example_passes_against_the_examples(cli, tmp_path):
@@ -69,11 +64,13 @@ def test_the_test_file_example_passes_against_the_examples(cli, tmp_path):
     assert "3 passed, 0 failed" in result.out
 
 
-def test_the_readme_walkthrough_runs_as_written(cli, tmp_path):
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Walkthrough"):readme.index("## The Python API")]
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_tour_runs_as_written(cli, tmp_path, page):
+    text = (Path(__file__).parent.parent / page).read_text(encoding="utf-8")
+    section = text[text.index("## A five-minute tour"):]
+    section = section[:section.index("\n## ", 1)]
     declarations = next(b for b in re.findall(r"```\n(.*?)```", section, re.S) if b.startswith("# A code reviewer"))
-    first, more = re.findall(r"```toml\n(.*?)```", section, re.S)
+    first, more, project = re.findall(r"```toml\n(.*?)```", section, re.S)
     team = tmp_path / "team"
     team.mkdir()
     (team / "reviewer.dsh").write_text(declarations)
@@ -84,7 +81,14 @@ def test_the_readme_walkthrough_runs_as_written(cli, tmp_path):
     (team / "reviewer.test.toml").write_text(first + "\n" + more)
     after = cli("test", str(team), "--coverage", "--json").json()
     assert after["passed"] == 4 and after["coverage"]["uncovered"] == [] and after["coverage"]["items"] == 12
+    load = ("--load", str(team / "reviewer.dsh"))
     for tool, extra, gate in (("web_fetch", (), "registered"), ("write", ("--scope", "review-child"), "visible")):
-        shown = cli("explain", tool, "reviewer", *extra, "--load", str(team / "reviewer.dsh"), "--json")
+        shown = cli("explain", tool, "reviewer", *extra, *load, "--json")
         assert shown.code == 1 and shown.json()["failed_gate"] == gate
         assert f"`{tool}` is not available: gate `{gate}` fails" in section
+    for tool, args, effect in (("bash", {"command": "git log --oneline | head", "description": "history"}, "allow"),
+                               ("read", {"file_path": "config/prod.env"}, "deny")):
+        decided = cli("decide", tool, "--args", json.dumps(args), "reviewer", "--policy", "review-only", *load,
+                      "--workspace", str(tmp_path), "--json")
+        assert decided.json()["decision"] == effect and f"$ dshc decide {tool} --args '{json.dumps(args)}'" in section
+    assert tomllib.loads(project)["load"] == ["team/reviewer.dsh"]
