@@ -1,7 +1,8 @@
 """The decision API served beside MCP by `dshc serve --http`: JSON requests in, decisions out.
 
 POST /v1/decide, /v1/view, /v1/explain answer from the Program `Served` holds (so --watch reloads
-apply); /healthz, /readyz and Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
+apply), in the server's context (its policy and workspace unless --caller-context); /healthz, /readyz and
+Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..compiler.request import CONTEXT_FIELDS, Request
 MAX_BODY = 256 * 1024  # bytes: a decision request is small; a larger body is refused unread
 CONTEXT_KEYS = frozenset(CONTEXT_FIELDS)
 VIEW_FORMATS = ("openai", "anthropic", "gemini", "mcp", "json")
+CALLER_CONTEXT_HELP = "start `dshc serve` with --caller-context to let each request name its policy and workspace"
 _log = logging.getLogger("dshc.decision_api")
 
 
@@ -42,8 +44,9 @@ def _bad(message: str, help: str) -> DshError:
     return DshError([invalid_request(message, help)])
 
 
-def _as_request(context) -> Request:
-    """The body's `context` object → a Request; an unknown key or a bad value is refused."""
+def _as_request(context, base: Request, caller_context: bool) -> Request:
+    """The body's `context` object over the server's own Request; an unknown key or a bad value is refused,
+    and so is a `policy` unless the server lets callers choose it (--caller-context)."""
     if context is None:
         context = {}
     if not isinstance(context, dict):
@@ -51,13 +54,27 @@ def _as_request(context) -> Request:
     unknown = sorted(set(context) - CONTEXT_KEYS)
     if unknown:
         raise _bad(f"unknown context key `{unknown[0]}`", f"keys: {', '.join(sorted(CONTEXT_KEYS))}")
+    if "policy" in context and not caller_context:
+        raise _bad(f"this server decides under its own policy `{base.policy or '(the host default)'}`; "
+                   "a request cannot name another", CALLER_CONTEXT_HELP)
     fields = {CONTEXT_FIELDS[key]: value for key, value in context.items()}
     try:
-        return Request(**fields)
+        return base.model_copy(update=fields)
     except (ValueError, TypeError) as exc:
         first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise _bad(f"context `{where}`: {first.get('msg')}", "see `dshc compile --help` for each option's values")
+
+
+def _not_a_number(text: str):
+    raise ValueError(f"`{text}` is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number `{text[:40]}` is too large")
+    return value
 
 
 async def _body(http: HttpRequest) -> dict:
@@ -71,11 +88,16 @@ async def _body(http: HttpRequest) -> dict:
         if len(raw) > MAX_BODY:
             raise _bad(f"request body is over {MAX_BODY} bytes", "send one call per request")
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _bad(f"request body is not valid JSON: {exc}", 'e.g. {"tool": "bash", "args": {"command": "ls"}}')
+        value = json.loads(raw, parse_constant=_not_a_number, parse_float=_finite)
+        # a lone surrogate (`"\\ud800"`) parses but has no UTF-8 bytes: refused here, wherever it is,
+        # rather than failing the answer that would echo it
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
     except RecursionError:
         raise _bad(f"request body nests deeper than {MAX_DEPTH} levels", "flatten the call's arguments")
+    except UnicodeEncodeError:
+        raise _bad("request body holds an unpaired surrogate (`\\ud800`…`\\udfff`)", "send UTF-8 text")
+    except ValueError as exc:  # JSONDecodeError, bad UTF-8, and an integer past Python's 4,300-digit limit
+        raise _bad(f"request body is not valid JSON: {exc}", 'e.g. {"tool": "bash", "args": {"command": "ls"}}')
     if not isinstance(value, dict):
         raise _bad("request body must be a JSON object", 'e.g. {"tool": "bash", "args": {}, "context": {}}')
     return value
@@ -92,7 +114,7 @@ def _args(body: dict) -> dict:
     args = body.get("args", {})
     if not isinstance(args, dict):
         raise _bad("`args` must be a JSON object", 'e.g. {"args": {"command": "ls"}}')
-    problem = shape_problem(args)
+    problem = shape_problem(args, text=True)  # a NUL or a lone surrogate, refused as the runtime refuses it
     if problem is not None:
         raise _bad(f"`args`: {problem}", "flatten the call's arguments")
     return args
@@ -102,9 +124,17 @@ def routes(served) -> list[Route]:
     """The API's routes over `served` (its `.program` is read per request, so reloads apply)."""
     metrics = _Metrics()
 
+    caller_context = served.options.caller_context
+
+    def request_of(body: dict) -> Request:
+        return _as_request(body.get("context"), served.request(), caller_context)
+
     def decide(body: dict) -> dict:
-        program, request, tool, args = served.program, _as_request(body.get("context")), _tool(body), _args(body)
+        program, request, tool, args = served.program, request_of(body), _tool(body), _args(body)
         workspace = body.get("workspace", served.options.workspace)
+        if "workspace" in body and not caller_context:
+            raise _bad("this server decides for its own workspace; a request cannot name another",
+                       CALLER_CONTEXT_HELP)
         if not isinstance(workspace, str):
             raise _bad("`workspace` must be a path", 'e.g. {"workspace": "/srv/project"}')
         program.require_tool(request, tool)
@@ -120,7 +150,7 @@ def routes(served) -> list[Route]:
         fmt = body.get("format", "json")
         if fmt not in VIEW_FORMATS:
             raise _bad(f"unknown format `{fmt}`", f"formats: {', '.join(VIEW_FORMATS)}")
-        frozen = served.program.view(_as_request(body.get("context")))
+        frozen = served.program.view(request_of(body))
         if fmt == "json":
             return Response(frozen.canonical_json(), media_type="application/json")
         from ..compiler.interop.exports import export
@@ -130,7 +160,7 @@ def routes(served) -> list[Route]:
     def explain(body: dict) -> dict:
         from .commands import explain_json
         tool = _tool(body)
-        return explain_json(tool, served.program.explain(_as_request(body.get("context")), tool))
+        return explain_json(tool, served.program.explain(request_of(body), tool))
 
     def endpoint(name: str, answer):
         async def handle(http: HttpRequest) -> Response:

@@ -15,7 +15,7 @@ from http_serve import serving
 
 DENY = "policy mine extends workspace-write {\n  deny bash\n}\n"
 ALLOW = "policy mine extends workspace-write {\n  allow bash\n}\n"
-DECIDE = {"tool": "bash", "args": {"command": "ls"}, "context": {"preset": "standard", "policy": "mine"}}
+DECIDE = {"tool": "bash", "args": {"command": "ls"}, "context": {"preset": "standard"}}
 CLIENTS, SWAPS = 6, 6
 
 
@@ -48,7 +48,8 @@ def setup(tmp_path):
     blobs = {"deny": _bundle(tmp_path, key, DENY, "deny"), "allow": _bundle(tmp_path, key, ALLOW, "allow")}
     served = tmp_path / "served.tar.gz"
     served.write_bytes(blobs["deny"])
-    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path)], tmp_path) as (
+    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), "--policy", "mine"],
+                 tmp_path) as (
             base, proc):
         yield base, served, blobs, proc
 
