@@ -6,7 +6,6 @@ Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -18,6 +17,7 @@ from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.render import diagnostics_json
 from ..compiler.request import CONTEXT_FIELDS, Request
+from .request_body import strict_json
 
 MAX_BODY = 256 * 1024  # bytes: a decision request is small; a larger body is refused unread
 CONTEXT_KEYS = frozenset(CONTEXT_FIELDS)
@@ -66,17 +66,6 @@ def _as_request(context, base: Request, caller_context: bool) -> Request:
         raise _bad(f"context `{where}`: {first.get('msg')}", "see `dshc compile --help` for each option's values")
 
 
-def _not_a_number(text: str):
-    raise ValueError(f"`{text}` is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"the number `{text[:40]}` is too large")
-    return value
-
-
 async def _body(http: HttpRequest) -> dict:
     """The request's JSON object, refused when too large, not JSON, too deep or not an object."""
     size = http.headers.get("content-length")
@@ -88,15 +77,10 @@ async def _body(http: HttpRequest) -> dict:
         if len(raw) > MAX_BODY:
             raise _bad(f"request body is over {MAX_BODY} bytes", "send one call per request")
     try:
-        value = json.loads(raw, parse_constant=_not_a_number, parse_float=_finite)
-        # a lone surrogate (`"\\ud800"`) parses but has no UTF-8 bytes: refused here, wherever it is,
-        # rather than failing the answer that would echo it
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        value = strict_json(raw)
     except RecursionError:
         raise _bad(f"request body nests deeper than {MAX_DEPTH} levels", "flatten the call's arguments")
-    except UnicodeEncodeError:
-        raise _bad("request body holds an unpaired surrogate (`\\ud800`…`\\udfff`)", "send UTF-8 text")
-    except ValueError as exc:  # JSONDecodeError, bad UTF-8, and an integer past Python's 4,300-digit limit
+    except ValueError as exc:
         raise _bad(f"request body is not valid JSON: {exc}", 'e.g. {"tool": "bash", "args": {"command": "ls"}}')
     if not isinstance(value, dict):
         raise _bad("request body must be a JSON object", 'e.g. {"tool": "bash", "args": {}, "context": {}}')

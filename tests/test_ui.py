@@ -267,3 +267,14 @@ def test_diff_compares_the_loaded_tree_and_the_trees_named_with_against(live, tr
     assert post(client, "/api/diff", {"old": "@current", "new": str(wider)}).json()["widening"]
     same = post(client, "/api/diff", {"old": str(tree), "new": "@current"}).json()
     assert same["changes"] == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
+    b'{"tool": "read", "args": {"n": NaN}}',
+    b'{"tool": "\\ud800"}',  # a lone surrogate, echoed by the answer's error text
+])
+def test_bodies_no_answer_could_carry_are_400(live, raw):
+    client = TestClient(build_app(live), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    answer = client.post("/api/explain", content=raw, headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and "error" in answer.json()

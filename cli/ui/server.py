@@ -24,6 +24,7 @@ from ...compiler.diagnostics import DshError
 from ...compiler.graph import composition_graph
 from ...compiler.render import diagnostics_json, human
 from ..listener import Guard
+from ..request_body import strict_json
 from . import diffs, surface, svg
 from .live import LiveProgram
 
@@ -54,12 +55,14 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
             if request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send the body as application/json"}, status_code=415)
             try:
-                body = await request.json() if request.method == "POST" else {}
+                body = strict_json(await request.body()) if request.method == "POST" else {}
+            except (ValueError, RecursionError) as exc:
+                return JSONResponse({"error": f"the body is not usable JSON: {getattr(exc, 'msg', exc)}"},
+                                    status_code=400)
+            try:
                 if not isinstance(body, dict):
                     raise _BadInput("the body must be a JSON object")
                 return JSONResponse(await run_in_threadpool(compute, body))
-            except json.JSONDecodeError as exc:
-                return JSONResponse({"error": f"the body is not JSON: {exc.msg}"}, status_code=400)
             except _BadInput as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             except DshError as exc:
