@@ -78,6 +78,19 @@ def _url_host(ip) -> str:
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
 
+def listen(bind: Bind, help: str = "choose another port") -> socket.socket:
+    """A listening socket on `bind`, or a diagnostic (a busy port, an address this machine does not have)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in bind.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bind.host, bind.port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise _bad(f"cannot listen on {bind.url_host}:{bind.port}: {exc.strerror or exc}", help) from None
+    return sock
+
+
 def listener_token(bind: Bind, allow_remote: bool, token_file: str | None, environ=os.environ) -> str | None:
     """The bearer token every request must carry (None: none asked); a non-loopback bind needs
     --allow-remote and a token, from --token-file or $DSHC_TOKEN."""

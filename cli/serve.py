@@ -360,16 +360,17 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
 
     from .decision_api import routes
     from .listener import Guard, timely_protocol
-    bind, token, hosts = http
+    sock, token, hosts = http
     # the Guard checks Host and Origin on every route, /mcp and /v1/* alike; the SDK's own check would
     # only know the loopback names, so it is off rather than a second, narrower list
-    app = server.streamable_http_app(host=bind.host, transport_security=TransportSecuritySettings(
+    app = server.streamable_http_app(transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=False))
     app.router.routes.extend(routes(served))  # the decision API beside /mcp
-    web = uvicorn.Server(uvicorn.Config(Guard(app, token, hosts), host=bind.host, port=bind.port,
-                                        log_level="warning", lifespan="on", http=timely_protocol()))
-    ready(f"http://{bind.url_host}:{bind.port}/mcp")
-    await web.serve()
+    web = uvicorn.Server(uvicorn.Config(Guard(app, token, hosts), log_level="warning", lifespan="on",
+                                        http=timely_protocol()))
+    host, port = sock.getsockname()[:2]
+    ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
+    await web.serve(sockets=[sock])
 
 
 def cmd_serve(args, out, err) -> int:
@@ -378,7 +379,8 @@ def cmd_serve(args, out, err) -> int:
     if args.http:
         from .listener import listener_token, parse_address
         bind = parse_address(args.http)
-        http = (bind, listener_token(bind, args.allow_remote, args.token_file), tuple(args.allow_host))
+        token = listener_token(bind, args.allow_remote, args.token_file)
+        http = (bind, token, tuple(args.allow_host))
     elif args.allow_remote or args.token_file or args.allow_host:
         from ..compiler.diagnostics import invalid_request
         raise DshError([invalid_request("--allow-remote, --token-file and --allow-host apply to --http only",
@@ -402,8 +404,14 @@ def cmd_serve(args, out, err) -> int:
         err.write(f"dshc serve: serving {where}\n")
         err.flush()
 
+    if http is not None:
+        from .listener import listen
+        http = (listen(http[0]), *http[1:])  # bound before the sources load: a busy port is refused at once
     try:
         anyio.run(serve, options, http, ready)
     except KeyboardInterrupt:
         pass
+    finally:
+        if http is not None:
+            http[0].close()
     return 0

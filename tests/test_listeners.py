@@ -62,6 +62,16 @@ def test_an_unusable_address_is_a_diagnostic_not_a_traceback(tmp_path, argv, wor
     assert "DSH405" in err.getvalue() and words in err.getvalue() and "Traceback" not in err.getvalue()
 
 
+def test_a_busy_port_is_a_diagnostic_not_a_traceback(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        err = io.StringIO()
+        argv = ["serve", "--http", f"127.0.0.1:{taken.getsockname()[1]}", "--workspace", str(tmp_path)]
+        assert main(argv, io.StringIO(), err) == 2
+    assert "cannot listen on 127.0.0.1:" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
 def test_a_remote_bind_needs_allow_remote_and_a_long_enough_token(tmp_path, monkeypatch):
     monkeypatch.delenv(listener.TOKEN_ENV, raising=False)
     remote = listener.parse_address("0.0.0.0:8765")

@@ -33,26 +33,12 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _listen(port: int) -> socket.socket:
-    import socket  # only `dshc ui` listens; every other command merely registers its arguments
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise DshError([invalid_request(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}",
-                                        "choose another port with --port, or --port 0 for any free one")])
-    sock.listen(64)
-    return sock
-
-
 def cmd_ui(args, out, err) -> int:
     import uvicorn
 
     from ..commands import _catalog
     from .live import LiveProgram
-    from ..listener import timely_protocol
+    from ..listener import Bind, listen, timely_protocol
     from .server import build_app
 
     catalog = _catalog(args)
@@ -60,7 +46,8 @@ def cmd_ui(args, out, err) -> int:
     for path in paths + list(args.against):  # a typo in a path is a usage error now, not an empty page later
         if not Path(path).exists():
             raise DshError([invalid_request(f"`{path}` does not exist", "name .dsh files or folders holding them")])
-    sock = _listen(args.port)  # before loading: a busy port is refused at once
+    sock = listen(Bind("127.0.0.1", args.port, False),  # before loading: a busy port is refused at once
+                  "choose another port with --port, or --port 0 for any free one")
     port = sock.getsockname()[1]
     live = LiveProgram(lambda: Program.load(paths, catalog=catalog, shipped=not args.no_shipped), paths)
     if live.error:
