@@ -168,6 +168,27 @@ def test_a_foreign_host_or_origin_runs_no_tool(tmp_path, address):
             assert answer.status_code == 200 and marker.exists(), answer.text
 
 
+def test_all_interfaces_with_allow_remote_answer_only_the_token_and_the_dialled_address(tmp_path):
+    """`0.0.0.0` ran bash for any Host and Origin; now it needs --allow-remote and a token, and checks both."""
+    (tmp_path / "p.dsh").write_text(BASH)
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    args = ["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path),
+            "--allow-remote", "--token-file", str(tmp_path / "token")]
+    with serving(args, tmp_path, host="0.0.0.0") as (base, _):
+        here = base.split("//", 1)[1]
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        refused = [({}, 401), ({**bearer, "Origin": "http://evil.example"}, 403),
+                   ({**bearer, "Host": f"evil.example:{here.rsplit(':', 1)[1]}"}, 400)]
+        with httpx.Client(base_url=base, timeout=30) as client:
+            for index, (headers, status) in enumerate(refused):
+                marker = tmp_path / f"refused-{index}"
+                answer = client.post("/mcp", json=_tools_call(f"touch {marker}"), headers=_mcp_headers(**headers))
+                assert answer.status_code == status and not marker.exists(), answer.text
+            marker = tmp_path / "with-token"
+            answer = client.post("/mcp", json=_tools_call(f"touch {marker}"), headers=_mcp_headers(**bearer))
+            assert answer.status_code == 200 and marker.exists(), answer.text
+
+
 def test_a_token_from_the_environment_guards_mcp_and_the_decision_api(tmp_path):
     (tmp_path / "p.dsh").write_text(BASH)
     with serving(["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path)],
