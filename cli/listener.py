@@ -106,7 +106,7 @@ def listener_token(bind: Bind, allow_remote: bool, token_file: str | None, envir
         raise _bad(f"`{bind.url_host}` is not a loopback address: other machines could reach this server",
                    f"bind 127.0.0.1, or pass --allow-remote with a token (--token-file FILE or ${TOKEN_ENV})")
     if bind.remote and token is None:
-        raise _bad(f"--allow-remote needs a token: clients send it as `Authorization: Bearer TOKEN`",
+        raise _bad("--allow-remote needs a token: clients send it as `Authorization: Bearer TOKEN`",
                    f"--token-file FILE or ${TOKEN_ENV}")
     if token is not None and (len(token) < MIN_TOKEN_CHARS or not token.isascii() or not token.isprintable()):
         raise _bad(f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters",
