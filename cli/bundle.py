@@ -1,7 +1,8 @@
-"""Signed policy bundles: sources + catalog overlays + a signed manifest of view fingerprints.
+"""Signed policy bundles: sources + catalog overlays + a signed manifest of view fingerprints and a revision.
 
 In: declaration files, overlay folders, an ed25519 key. Out: a deterministic bundle.tar.gz; and back,
-a verified Program (signature, member digests, safe members, fingerprints) held by `BundleHolder`.
+a verified Program (size limits, signature, member digests, safe members, fingerprints) held by
+`BundleHolder`, which never swaps to a bundle of an older revision than the one it serves.
 """
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ from ..compiler.request import Request
 if TYPE_CHECKING:  # cryptography loads when a key or a signature is used, not with every dshc command
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-FORMAT = 1
+FORMAT = 2  # 2: the manifest carries `revision`
 MANIFEST, SIGNATURE = "manifest.json", "manifest.sig"
-MAX_MEMBER = 8 * 1024 * 1024  # a policy source or overlay file is kilobytes; more is an attack or a mistake
-MAX_TOTAL = 64 * 1024 * 1024
-MAX_MEMBERS = 10_000
+MAX_MEMBER = 4 * 1024 * 1024  # a policy source or overlay file is kilobytes; more is an attack or a mistake
+MAX_TOTAL = 16 * 1024 * 1024
+MAX_MEMBERS = 2_000
+# what the tar stream may inflate to: the members plus a header block, a PAX header and padding each;
+# checked while decompressing, so a small file that inflates to gigabytes is refused after this many bytes
+MAX_UNPACKED = MAX_TOTAL + MAX_MEMBERS * 4 * 512
 
 
 def _refuse(message: str, help: str | None = None) -> DshError:
@@ -107,9 +111,17 @@ def _program(sources: list[SourceFile], overlay_dirs: list[str], shipped: bool) 
 
 
 # --- build ---------------------------------------------------------------------------------
-def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> dict:
-    """Write the signed bundle; returns its manifest."""
+def default_revision(environ=os.environ) -> int:
+    """$SOURCE_DATE_EPOCH (reproducible builds), else the current Unix time in seconds."""
+    import time
+    text = environ.get("SOURCE_DATE_EPOCH", "")
+    return int(text) if text.isascii() and text.isdigit() else int(time.time())
+
+
+def build(paths, catalogs, output: str, key_path: str, shipped: bool = True, revision: int | None = None) -> dict:
+    """Write the signed bundle; returns its manifest. `revision`: a server never swaps to a lower one."""
     key = _private_key(key_path)
+    revision = default_revision() if revision is None else revision
     members: dict[str, bytes] = {}
     sources = read_paths(paths)
     for index, f in enumerate(sources):
@@ -123,7 +135,7 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True) -> 
             raise _refuse(f"cannot read the catalog overlay `{folder}`: {exc.strerror or exc}", "check --catalog")
     program = _program([SourceFile(n, d) for n, d in members.items() if n.startswith("sources/")],
                        [str(Path(c)) for c in catalogs], shipped)
-    manifest = {"format": FORMAT, "dshc_version": _version(),
+    manifest = {"format": FORMAT, "dshc_version": _version(), "revision": revision,
                 "shipped": {"included": False, "digest": shipped_digest()} if shipped else None,
                 "members": {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in sorted(members.items())},
                 "views": view_fingerprints(program)}
@@ -160,16 +172,39 @@ def _version() -> str:
 
 
 # --- load ----------------------------------------------------------------------------------
+class _Capped:
+    """A decompressed stream that refuses to yield more than `limit` bytes (never reads past limit + 1)."""
+
+    def __init__(self, stream, limit: int, path: str):
+        self.stream, self.left, self.limit, self.path = stream, limit, limit, path
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left + 1 if size is None or size < 0 else min(size, self.left + 1)
+        data = self.stream.read(size)
+        self.left -= len(data)
+        if self.left < 0:
+            raise _refuse(f"bundle `{self.path}` unpacks to more than {self.limit} bytes, over the limit")
+        return data
+
+
 def read_members(path: str) -> dict[str, bytes]:
     """The regular members of the tar at `path`, in memory (never extracted: CVE-2007-4559), or a refusal.
 
-    Refused: absolute or `..` names, links, devices, directories, fifos, duplicates, oversized members.
+    Refused: a file or a decompressed stream over the limits (checked while reading, before any member or
+    header is held whole), absolute or `..` names, links, devices, directories, fifos, duplicates,
+    oversized members.
     """
+    import gzip
     import tarfile
+    import zlib
     members: dict[str, bytes] = {}
     total = 0
     try:
-        with tarfile.open(path, mode="r:gz") as tar:
+        if os.stat(path).st_size > MAX_UNPACKED:
+            raise _refuse(f"bundle `{path}` is over {MAX_UNPACKED} bytes, over the limit")
+        # a stream read ("r|"): tarfile never seeks, so every byte it sees passed through the cap
+        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as unzipped, \
+                tarfile.open(fileobj=_Capped(unzipped, MAX_UNPACKED, path), mode="r|") as tar:
             for count, info in enumerate(tar, 1):
                 name = info.name
                 parts = PurePosixPath(name).parts
@@ -190,7 +225,7 @@ def read_members(path: str) -> dict[str, bytes]:
                     raise _refuse(f"bundle `{path}` has member `{name}` whose size does not match its header")
                 total += info.size
                 members[name] = data
-    except (OSError, tarfile.TarError, EOFError) as exc:
+    except (OSError, tarfile.TarError, EOFError, zlib.error) as exc:
         raise _refuse(f"bundle `{path}` is not a readable tar.gz: {exc}")
     return members
 
@@ -202,10 +237,14 @@ class LoadedBundle:
     manifest: dict
     program: Program
 
+    @property
+    def revision(self) -> int:
+        return self.manifest["revision"]
 
-def load(path: str, trust: str) -> LoadedBundle:
-    """Verify and load the bundle at `path` signed by the key in `trust`; raises DshError."""
-    import tempfile
+
+def _signed(path: str, trust: str) -> tuple[dict[str, bytes], bytes, dict]:
+    """The bundle's members (manifest and signature taken out), its manifest's text and value, once the
+    signature, format and revision are checked; nothing is compiled yet."""
     key = _public_key(trust)
     members = read_members(path)
     if MANIFEST not in members or SIGNATURE not in members:
@@ -218,8 +257,21 @@ def load(path: str, trust: str) -> LoadedBundle:
         raise _refuse(f"bundle `{path}` is not signed by the trusted key `{trust}`",
                       "check --trust, or rebuild the bundle; a changed manifest breaks the signature")
     manifest = json.loads(text)
+    if manifest.get("format") != FORMAT:
+        raise _refuse(f"bundle `{path}` is of format {manifest.get('format')}, not {FORMAT} (it has no revision)",
+                      "rebuild it with this dshc")
+    revision = manifest.get("revision")
+    if type(revision) is not int or revision < 0:
+        raise _refuse(f"bundle `{path}` has no revision in its manifest", "rebuild it with this dshc")
+    return members, text, manifest
+
+
+def load(path: str, trust: str) -> LoadedBundle:
+    """Verify and load the bundle at `path` signed by the key in `trust`; raises DshError."""
+    import tempfile
+    members, text, manifest = _signed(path, trust)
     listed = manifest.get("members", {})
-    if manifest.get("format") != FORMAT or set(listed) != set(members):
+    if set(listed) != set(members):
         raise _refuse(f"bundle `{path}` holds members its manifest does not list, or lacks some it lists")
     for name, data in members.items():
         if listed[name] != "sha256:" + hashlib.sha256(data).hexdigest():
@@ -243,26 +295,43 @@ def load(path: str, trust: str) -> LoadedBundle:
     return LoadedBundle(path, "sha256:" + hashlib.sha256(text).hexdigest(), manifest, program)
 
 
-def newest(path: str) -> str:
-    """FILE itself, or the newest `*.tar.gz` in DIR (by mtime, then name)."""
-    if not os.path.isdir(path):
-        return path
+def _bundles(path: str) -> list[Path]:
     found = sorted(Path(path).glob("*.tar.gz"), key=lambda p: (p.stat().st_mtime_ns, p.name))
     if not found:
         raise _refuse(f"no `*.tar.gz` bundle in `{path}`", "build one with `dshc build -o DIR/NAME.tar.gz`")
-    return str(found[-1])
+    return found
+
+
+def newest(path: str) -> str:
+    """FILE itself, or the newest `*.tar.gz` in DIR (by mtime, then name): what a poll looks at."""
+    return str(_bundles(path)[-1]) if os.path.isdir(path) else path
+
+
+def highest(path: str, trust: str) -> str:
+    """FILE itself, or DIR's validly signed bundle of the highest revision (the newest of those): where a
+    server starts, so an old bundle given a fresh mtime is not chosen at a restart either."""
+    if not os.path.isdir(path):
+        return path
+    ranked = []
+    for order, found in enumerate(_bundles(path)):
+        try:
+            ranked.append((_signed(str(found), trust)[2]["revision"], order, str(found)))
+        except DshError:
+            continue  # a bad bundle is refused when it is the newest; here it is just not a candidate
+    return max(ranked)[2] if ranked else newest(path)
 
 
 # --- the hot swap --------------------------------------------------------------------------
 class BundleHolder:
-    """The bundle being served; `poll()` swaps in a newer verified one atomically, a bad one is refused.
+    """The bundle being served; `poll()` swaps in a newer verified one atomically; a bad one, or one of an
+    older revision (a validly signed bundle of last month, dropped in again), is refused.
 
     Readers take `current()` once per decision, so an in-flight decision finishes on the Program it began on.
     """
 
     def __init__(self, path: str, trust: str, warn: Callable[[str], None]):
         self.path, self.trust, self.warn = path, trust, warn
-        chosen = newest(path)
+        chosen = highest(path, trust)
         try:  # stamped before the load: a bundle replaced meanwhile is seen as new by the next poll
             self._seen = _stamp(chosen)
         except OSError as exc:
@@ -294,6 +363,11 @@ class BundleHolder:
                 return False
             if loaded.digest == self._current.digest:
                 return False
+            if loaded.revision <= self._current.revision:
+                self.warn(f"dshc serve: refused the bundle `{chosen}` of revision {loaded.revision}: "
+                          f"`{self._current.path}` of revision {self._current.revision} is served, and a "
+                          "bundle only replaces an older one (build the next with a higher --revision)")
+                return False
             self._current = loaded  # one reference store: readers see the old or the new bundle, never a mix
             return True
 
@@ -319,7 +393,16 @@ def add_parser(sub, load_flags) -> None:
     p.add_argument("--key", metavar="KEYFILE", help="the ed25519 private key that signs the manifest")
     p.add_argument("--new-key", metavar="KEYFILE", help="write a new keypair (KEYFILE, mode 0600, and KEYFILE.pub)")
     p.add_argument("--no-shipped", action="store_true", help="the bundle carries every declaration itself")
+    p.add_argument("--revision", type=_revision, metavar="N", help="the bundle's revision, signed in its "
+                   "manifest; a server swaps only to a higher one (default: $SOURCE_DATE_EPOCH, else the time)")
     p.add_argument("--json", action="store_true")
+
+
+def _revision(text: str) -> int:
+    import argparse
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"`{text}` is not a revision (a whole number, 0 or more)")
+    return int(text)
 
 
 def cmd_build(args, out, err) -> int:
@@ -331,10 +414,12 @@ def cmd_build(args, out, err) -> int:
             return 0
     if not args.output or not (args.key or args.new_key):
         raise _refuse("`dshc build` needs -o BUNDLE and --key KEYFILE", "or --new-key KEYFILE to make a keypair")
-    manifest = build(args.paths, args.catalog, args.output, args.key or args.new_key, shipped=not args.no_shipped)
+    manifest = build(args.paths, args.catalog, args.output, args.key or args.new_key, shipped=not args.no_shipped,
+                     revision=args.revision)
     if args.json:
-        out.write(json.dumps({"bundle": args.output, "views": len(manifest["views"]),
-                              "members": len(manifest["members"])}) + "\n")
+        out.write(json.dumps({"bundle": args.output, "revision": manifest["revision"],
+                              "views": len(manifest["views"]), "members": len(manifest["members"])}) + "\n")
     else:
-        out.write(f"wrote {args.output}: {len(manifest['members'])} members, {len(manifest['views'])} views\n")
+        out.write(f"wrote {args.output}: revision {manifest['revision']}, {len(manifest['members'])} members, "
+                  f"{len(manifest['views'])} views\n")
     return 0

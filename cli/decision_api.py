@@ -1,11 +1,11 @@
 """The decision API served beside MCP by `dshc serve --http`: JSON requests in, decisions out.
 
 POST /v1/decide, /v1/view, /v1/explain answer from the Program `Served` holds (so --watch reloads
-apply); /healthz, /readyz and Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
+apply), in the server's context (its policy and workspace unless --caller-context); /healthz, /readyz and
+Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -17,10 +17,12 @@ from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.policy import MAX_DEPTH, shape_problem
 from ..compiler.render import diagnostics_json
 from ..compiler.request import CONTEXT_FIELDS, Request
+from .request_body import strict_json
 
 MAX_BODY = 256 * 1024  # bytes: a decision request is small; a larger body is refused unread
 CONTEXT_KEYS = frozenset(CONTEXT_FIELDS)
 VIEW_FORMATS = ("openai", "anthropic", "gemini", "mcp", "json")
+CALLER_CONTEXT_HELP = "start `dshc serve` with --caller-context to let each request name its policy and workspace"
 _log = logging.getLogger("dshc.decision_api")
 
 
@@ -42,8 +44,9 @@ def _bad(message: str, help: str) -> DshError:
     return DshError([invalid_request(message, help)])
 
 
-def _as_request(context) -> Request:
-    """The body's `context` object → a Request; an unknown key or a bad value is refused."""
+def _as_request(context, base: Request, caller_context: bool) -> Request:
+    """The body's `context` object over the server's own Request; an unknown key or a bad value is refused,
+    and so is a `policy` unless the server lets callers choose it (--caller-context)."""
     if context is None:
         context = {}
     if not isinstance(context, dict):
@@ -51,9 +54,12 @@ def _as_request(context) -> Request:
     unknown = sorted(set(context) - CONTEXT_KEYS)
     if unknown:
         raise _bad(f"unknown context key `{unknown[0]}`", f"keys: {', '.join(sorted(CONTEXT_KEYS))}")
+    if "policy" in context and not caller_context:
+        raise _bad(f"this server decides under its own policy `{base.policy or '(the host default)'}`; "
+                   "a request cannot name another", CALLER_CONTEXT_HELP)
     fields = {CONTEXT_FIELDS[key]: value for key, value in context.items()}
     try:
-        return Request(**fields)
+        return base.model_copy(update=fields)
     except (ValueError, TypeError) as exc:
         first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -71,11 +77,11 @@ async def _body(http: HttpRequest) -> dict:
         if len(raw) > MAX_BODY:
             raise _bad(f"request body is over {MAX_BODY} bytes", "send one call per request")
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _bad(f"request body is not valid JSON: {exc}", 'e.g. {"tool": "bash", "args": {"command": "ls"}}')
+        value = strict_json(raw)
     except RecursionError:
         raise _bad(f"request body nests deeper than {MAX_DEPTH} levels", "flatten the call's arguments")
+    except ValueError as exc:
+        raise _bad(f"request body is not valid JSON: {exc}", 'e.g. {"tool": "bash", "args": {"command": "ls"}}')
     if not isinstance(value, dict):
         raise _bad("request body must be a JSON object", 'e.g. {"tool": "bash", "args": {}, "context": {}}')
     return value
@@ -92,7 +98,7 @@ def _args(body: dict) -> dict:
     args = body.get("args", {})
     if not isinstance(args, dict):
         raise _bad("`args` must be a JSON object", 'e.g. {"args": {"command": "ls"}}')
-    problem = shape_problem(args)
+    problem = shape_problem(args, text=True)  # a NUL or a lone surrogate, refused as the runtime refuses it
     if problem is not None:
         raise _bad(f"`args`: {problem}", "flatten the call's arguments")
     return args
@@ -102,9 +108,17 @@ def routes(served) -> list[Route]:
     """The API's routes over `served` (its `.program` is read per request, so reloads apply)."""
     metrics = _Metrics()
 
+    caller_context = served.options.caller_context
+
+    def request_of(body: dict) -> Request:
+        return _as_request(body.get("context"), served.request(), caller_context)
+
     def decide(body: dict) -> dict:
-        program, request, tool, args = served.program, _as_request(body.get("context")), _tool(body), _args(body)
+        program, request, tool, args = served.program, request_of(body), _tool(body), _args(body)
         workspace = body.get("workspace", served.options.workspace)
+        if "workspace" in body and not caller_context:
+            raise _bad("this server decides for its own workspace; a request cannot name another",
+                       CALLER_CONTEXT_HELP)
         if not isinstance(workspace, str):
             raise _bad("`workspace` must be a path", 'e.g. {"workspace": "/srv/project"}')
         program.require_tool(request, tool)
@@ -120,7 +134,7 @@ def routes(served) -> list[Route]:
         fmt = body.get("format", "json")
         if fmt not in VIEW_FORMATS:
             raise _bad(f"unknown format `{fmt}`", f"formats: {', '.join(VIEW_FORMATS)}")
-        frozen = served.program.view(_as_request(body.get("context")))
+        frozen = served.program.view(request_of(body))
         if fmt == "json":
             return Response(frozen.canonical_json(), media_type="application/json")
         from ..compiler.interop.exports import export
@@ -130,7 +144,7 @@ def routes(served) -> list[Route]:
     def explain(body: dict) -> dict:
         from .commands import explain_json
         tool = _tool(body)
-        return explain_json(tool, served.program.explain(_as_request(body.get("context")), tool))
+        return explain_json(tool, served.program.explain(request_of(body), tool))
 
     def endpoint(name: str, answer):
         async def handle(http: HttpRequest) -> Response:

@@ -211,7 +211,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the compiled view as an MCP server (stdio, or --http HOST:PORT)")
     _context_flags(p, preset=False)
     p.add_argument("--preset", help="preset to join")
-    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio")
+    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio "
+                   "(an IP address or localhost; IPv6 in brackets)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="let --http bind a non-loopback address (needs a token: --token-file or $DSHC_TOKEN)")
+    p.add_argument("--token-file", metavar="FILE", help="every HTTP request must carry `Authorization: Bearer "
+                   "TOKEN`, TOKEN read from FILE (default: $DSHC_TOKEN, if set)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST[:PORT]",
+                   help="a further Host header value to answer (a proxy's name); repeatable")
+    p.add_argument("--caller-context", action="store_true",
+                   help="the decision API lets each request name its `policy` and `workspace` "
+                        "(default: the server's own)")
     p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
     p.add_argument("--bundle", metavar="FILE|DIR", help="serve a signed bundle (the newest in DIR); hot-swap to newer ones")
     p.add_argument("--trust", metavar="PUBKEY", help="the key --bundle must be signed by")

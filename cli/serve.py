@@ -56,6 +56,7 @@ class ServeOptions:
     watch: bool
     bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
     output_schema: dict | None = None  # what `structured_output` must be called with (a child's result)
+    caller_context: bool = False  # the decision API lets a request name its policy and workspace
 
 
 @dataclass
@@ -322,7 +323,7 @@ def _version() -> str:
         return "0"
 
 
-async def serve(options: ServeOptions, http: tuple[str, int] | None, ready: Callable[[str], None]) -> None:
+async def serve(options: ServeOptions, http: tuple | None, ready: Callable[[str], None]) -> None:
     warn = lambda text: sys.stderr.write(text.rstrip("\n") + "\n")  # noqa: E731 - stdout may be the protocol
     served = Served(options, warn)
     server = build_server(served)
@@ -355,23 +356,35 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
             await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
         return
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from .decision_api import routes
-    app = server.streamable_http_app(host=http[0])
+    from .listener import Guard, timely_protocol
+    sock, token, hosts = http
+    # the Guard checks Host and Origin on every route, /mcp and /v1/* alike; the SDK's own check would
+    # only know the loopback names, so it is off rather than a second, narrower list
+    app = server.streamable_http_app(transport_security=TransportSecuritySettings(
+        enable_dns_rebinding_protection=False))
     app.router.routes.extend(routes(served))  # the decision API beside /mcp
-    web = uvicorn.Server(uvicorn.Config(app, host=http[0], port=http[1], log_level="warning", lifespan="on"))
-    ready(f"http://{http[0]}:{http[1]}/mcp")
-    await web.serve()
+    web = uvicorn.Server(uvicorn.Config(Guard(app, token, hosts), log_level="warning", lifespan="on",
+                                        http=timely_protocol()))
+    host, port = sock.getsockname()[:2]
+    ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
+    await web.serve(sockets=[sock])
 
 
 def cmd_serve(args, out, err) -> int:
     from .commands import _request
     http = None
     if args.http:
-        host, _, port = args.http.rpartition(":")
-        if not host or not port.isdigit():
-            from ..compiler.diagnostics import invalid_request
-            raise DshError([invalid_request(f"--http `{args.http}` is not HOST:PORT", "e.g. --http 127.0.0.1:8765")])
-        http = (host, int(port))
+        from .listener import listener_token, parse_address
+        bind = parse_address(args.http)
+        token = listener_token(bind, args.allow_remote, args.token_file)
+        http = (bind, token, tuple(args.allow_host))
+    elif args.allow_remote or args.token_file or args.allow_host:
+        from ..compiler.diagnostics import invalid_request
+        raise DshError([invalid_request("--allow-remote, --token-file and --allow-host apply to --http only",
+                                        "add --http HOST:PORT")])
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
@@ -384,14 +397,21 @@ def cmd_serve(args, out, err) -> int:
         from .commands import _output_schema
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema)
+                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema,
+                           args.caller_context)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")
         err.flush()
 
+    if http is not None:
+        from .listener import listen
+        http = (listen(http[0]), *http[1:])  # bound before the sources load: a busy port is refused at once
     try:
         anyio.run(serve, options, http, ready)
     except KeyboardInterrupt:
         pass
+    finally:
+        if http is not None:
+            http[0].close()
     return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -19,12 +20,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(args: list[str], cwd):
-    """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards."""
+def serving(args: list[str], cwd, host: str = "127.0.0.1", env: dict | None = None):
+    """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards.
+    `host`: the --http address as written (`[::1]`, `LOCALHOST`, `0.0.0.0` …; a wildcard is dialled on
+    loopback); `env`: added to the environment."""
     port = free_port()
-    proc = subprocess.Popen([*SERVE, *args, "--http", f"127.0.0.1:{port}"], cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([*SERVE, *args, "--http", f"{host}:{port}"], cwd=cwd,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dialled = {"localhost": "127.0.0.1", "0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host.lower(), host)
+    base = f"http://{dialled}:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -1,4 +1,5 @@
-"""Signed bundles: round trip, determinism, refusals (tamper, key, unsigned, tar bypasses), hot swap under load."""
+"""Signed bundles: round trip, determinism, refusals (tamper, key, unsigned, tar bypasses, an older revision, a
+decompression bomb), hot swap under load."""
 from __future__ import annotations
 
 import io
@@ -28,13 +29,20 @@ def keys(tmp_path_factory):
     return private, private + ".pub", other + ".pub"
 
 
-def _build(tmp_path, keys, text, name="b.tar.gz"):
+def _build(tmp_path, keys, text, name="b.tar.gz", revision=1):
     src = tmp_path / ("src-" + name.replace("/", "-"))
     src.mkdir(exist_ok=True)
     (src / "p.dsh").write_text(text)
     out = str(tmp_path / name)
-    assert main(["build", str(src), "-o", out, "--key", keys[0]], io.StringIO(), io.StringIO()) == 0
+    argv = ["build", str(src), "-o", out, "--key", keys[0], "--revision", str(revision)]
+    assert main(argv, io.StringIO(), io.StringIO()) == 0
     return out
+
+
+def _digest(path) -> str:
+    """Which bundle this is, as `LoadedBundle.digest` says, without loading it."""
+    import hashlib
+    return "sha256:" + hashlib.sha256(_members(path)["manifest.json"]).hexdigest()
 
 
 def _members(path):
@@ -183,18 +191,17 @@ def test_verify_against_bundles_finds_the_widening(tmp_path, keys):
 
 def test_hot_swap_under_load(tmp_path, keys):
     """Readers decide through the holder while the bundle is replaced; each answer is wholly old or new."""
-    deny_bytes = open(_build(tmp_path, keys, DENY, "deny.tar.gz"), "rb").read()
-    allow_bytes = open(_build(tmp_path, keys, ALLOW, "allow.tar.gz"), "rb").read()
+    # each deploy a higher revision, alternating deny (revision 1, 3, …) and allow (2, 4, …)
+    paths = [_build(tmp_path, keys, ALLOW if revision % 2 == 0 else DENY, f"r{revision}.tar.gz", revision)
+             for revision in range(1, 12)]
+    expected = {_digest(path): "allow" if revision % 2 == 0 else "deny"
+                for revision, path in enumerate(paths, 1)}
     served = tmp_path / "served.tar.gz"
-    served.write_bytes(deny_bytes)
+    served.write_bytes(open(paths[0], "rb").read())
     warnings: list[str] = []
     holder = bundle.BundleHolder(str(served), keys[1], warnings.append)
-    expected = {}
-    for data in (deny_bytes, allow_bytes):
-        (tmp_path / "probe.tar.gz").write_bytes(data)
-        loaded = bundle.load(str(tmp_path / "probe.tar.gz"), keys[1])
-        expected[loaded.digest] = loaded.program.decide(REQUEST, "bash", {"command": "ls"}).effect
-    assert sorted(expected.values()) == ["allow", "deny"]
+    assert expected[holder.current().digest] == holder.current().program.decide(
+        REQUEST, "bash", {"command": "ls"}).effect == "deny"
     stop, failures, answers = threading.Event(), [], []
 
     def reader():
@@ -214,7 +221,7 @@ def test_hot_swap_under_load(tmp_path, keys):
     swaps = 0
     for round_ in range(10):
         tmp = tmp_path / "next.tar.gz"
-        tmp.write_bytes(allow_bytes if round_ % 2 == 0 else deny_bytes)
+        tmp.write_bytes(open(paths[round_ + 1], "rb").read())
         os.replace(tmp, served)  # how a deploy drops a bundle in: an atomic rename
         swaps += holder.poll()
         if round_ == 4:  # a bad bundle in between is refused and the last good one stays
@@ -234,7 +241,7 @@ def test_newest_bundle_in_a_folder(tmp_path, keys):
     first = _build(tmp_path, keys, DENY, "bundles/1.tar.gz")
     holder = bundle.BundleHolder(str(folder), keys[1], lambda text: None)
     assert holder.current().path == first
-    second = _build(tmp_path, keys, ALLOW, "bundles/2.tar.gz")
+    second = _build(tmp_path, keys, ALLOW, "bundles/2.tar.gz", revision=2)
     os.utime(second, ns=(os.stat(first).st_mtime_ns + 10**9,) * 2)
     assert holder.poll() and holder.current().path == second
 
@@ -251,7 +258,7 @@ def test_serve_reads_the_holder_and_swaps(tmp_path, keys):
     served.start()
     assert served.pre_decision("bash", {"command": "ls"}) == "deny"
     next_path = tmp_path / "next.tar.gz"
-    next_path.write_bytes(open(_build(tmp_path, keys, ALLOW, "allow.tar.gz"), "rb").read())
+    next_path.write_bytes(open(_build(tmp_path, keys, ALLOW, "allow.tar.gz", revision=2), "rb").read())
     os.replace(next_path, served_path)
     assert holder.poll()
     anyio.run(served.rebuild, served.files)
@@ -285,3 +292,94 @@ def test_a_failed_bundle_write_leaves_no_partial_file(tmp_path, keys, monkeypatc
     assert main(["build", str(tmp_path / "src"), "-o", str(out_dir / "b.tar.gz"), "--key", keys[0]],
                 io.StringIO(), err) == 2
     assert "No space left" in err.getvalue() and list(out_dir.iterdir()) == []
+
+
+# --- an older bundle (M2) and a decompression bomb (M3) --------------------------------------------
+def test_an_older_validly_signed_bundle_does_not_replace_the_served_one(tmp_path, keys):
+    """A deploy of last month's bundle (signed by the same key) used to replace today's policy."""
+    old = _build(tmp_path, keys, ALLOW, "old.tar.gz", revision=4)
+    served = tmp_path / "served.tar.gz"
+    served.write_bytes(open(_build(tmp_path, keys, DENY, "new.tar.gz", revision=5), "rb").read())
+    warnings: list[str] = []
+    holder = bundle.BundleHolder(str(served), keys[1], warnings.append)
+    for attempt in (old, _build(tmp_path, keys, ALLOW, "same.tar.gz", revision=5)):  # older, then equal
+        staged = tmp_path / "staged.tar.gz"
+        staged.write_bytes(open(attempt, "rb").read())
+        os.replace(staged, served)
+        assert not holder.poll()
+        assert holder.current().revision == 5
+        assert holder.current().program.decide(REQUEST, "bash", {"command": "ls"}).effect == "deny"
+    assert len(warnings) == 2 and all("bundle only replaces an older one" in w for w in warnings)
+    assert "revision 4" in warnings[0]
+
+
+def test_an_older_bundle_dropped_into_the_served_folder_is_refused(tmp_path, keys):
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    newer = _build(tmp_path, keys, DENY, "bundles/b-7.tar.gz", revision=7)
+    holder = bundle.BundleHolder(str(folder), keys[1], lambda text: None)
+    older = _build(tmp_path, keys, ALLOW, "bundles/b-3.tar.gz", revision=3)
+    os.utime(older, ns=(os.stat(newer).st_mtime_ns + 10**9,) * 2)  # the newest file, the oldest policy
+    assert not holder.poll() and holder.current().path == newer
+    (folder / "garbage.tar.gz").write_bytes(b"not a bundle")
+    restarted = bundle.BundleHolder(str(folder), keys[1], lambda text: None)  # a restart starts from revision 7
+    assert restarted.current().path == newer and restarted.current().revision == 7
+
+
+def test_a_manifest_without_a_revision_is_refused(tmp_path, keys):
+    members = _members(_build(tmp_path, keys, DENY))
+    manifest = json.loads(members["manifest.json"])
+    del manifest["revision"]
+    manifest["format"] = 1
+    text = json.dumps(manifest, sort_keys=True, indent=1).encode()
+    members["manifest.json"], members["manifest.sig"] = text, bundle._private_key(keys[0]).sign(text).hex().encode()
+    _write(tmp_path / "t.tar.gz", members)
+    _refused(str(tmp_path / "t.tar.gz"), keys[1], "no revision")
+
+
+def test_the_revision_defaults_to_source_date_epoch(monkeypatch):
+    assert bundle.default_revision({"SOURCE_DATE_EPOCH": "1700000000"}) == 1700000000
+    assert bundle.default_revision({}) > 1700000000
+
+
+BOMB_INFLATES_TO = 400 * 1024 * 1024
+MEASURE = """
+import resource, sys
+from dshc.cli import bundle
+from dshc.compiler.diagnostics import DshError
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    bundle.load(sys.argv[1], sys.argv[2])
+except DshError as exc:
+    print(exc.diagnostics[0].message)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+
+
+def _bomb(path) -> int:
+    """A tar.gz of a few hundred KB whose first header is a PAX header claiming 400 MB of zeros: tarfile reads
+    such a header whole. Built from one gzip member of zeros repeated (gzip readers chain members)."""
+    import gzip
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type, header.size = tarfile.XHDTYPE, BOMB_INFLATES_TO
+    chunk = 16 * 1024 * 1024
+    zeros = gzip.compress(bytes(chunk), compresslevel=9)
+    with open(path, "wb") as out:
+        out.write(gzip.compress(header.tobuf(tarfile.USTAR_FORMAT)))
+        for _ in range(BOMB_INFLATES_TO // chunk + 1):
+            out.write(zeros)
+    return os.path.getsize(path)
+
+
+def test_a_decompression_bomb_is_refused_without_inflating_it(tmp_path, keys):
+    """A 0.4 MB unsigned bundle made the server allocate 1.3 GB: the cap applies while decompressing."""
+    import subprocess
+    import sys
+    size = _bomb(tmp_path / "bomb.tar.gz")
+    assert size < 1024 * 1024  # small on disk, 400 MB inflated
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(tmp_path / "bomb.tar.gz"), keys[1]],
+                          capture_output=True, text=True, timeout=300)
+    message, grown_mb = done.stdout.strip().splitlines()
+    assert "over the limit" in message, done.stdout + done.stderr
+    # what the refusal may hold is the cap (20 MB) once or twice over; inflating the header took > 400 MB
+    assert int(grown_mb) < 2.5 * bundle.MAX_UNPACKED / 2**20, grown_mb

@@ -15,16 +15,17 @@ from http_serve import serving
 
 DENY = "policy mine extends workspace-write {\n  deny bash\n}\n"
 ALLOW = "policy mine extends workspace-write {\n  allow bash\n}\n"
-DECIDE = {"tool": "bash", "args": {"command": "ls"}, "context": {"preset": "standard", "policy": "mine"}}
+DECIDE = {"tool": "bash", "args": {"command": "ls"}, "context": {"preset": "standard"}}
 CLIENTS, SWAPS = 6, 6
 
 
-def _bundle(tmp_path, key, text, name):
-    src = tmp_path / f"src-{name}"
+def _bundle(tmp_path, key, text, revision):
+    src = tmp_path / f"src-{revision}"
     src.mkdir()
     (src / "p.dsh").write_text(text)
-    out = tmp_path / f"{name}.tar.gz"
-    assert main(["build", str(src), "-o", str(out), "--key", key], io.StringIO(), io.StringIO()) == 0
+    out = tmp_path / f"{revision}.tar.gz"
+    argv = ["build", str(src), "-o", str(out), "--key", key, "--revision", str(revision)]
+    assert main(argv, io.StringIO(), io.StringIO()) == 0
     return out.read_bytes()
 
 
@@ -45,10 +46,12 @@ def _until(client, effect) -> bool:
 def setup(tmp_path):
     key = str(tmp_path / "release.key")
     bundle.new_key(key)
-    blobs = {"deny": _bundle(tmp_path, key, DENY, "deny"), "allow": _bundle(tmp_path, key, ALLOW, "allow")}
+    # revision 1 denies; each deploy is the next revision, alternating allow (2, 4, …) and deny (3, 5, …)
+    blobs = [_bundle(tmp_path, key, ALLOW if revision % 2 == 0 else DENY, revision) for revision in range(1, SWAPS + 2)]
     served = tmp_path / "served.tar.gz"
-    served.write_bytes(blobs["deny"])
-    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path)], tmp_path) as (
+    served.write_bytes(blobs[0])
+    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), "--policy", "mine"],
+                 tmp_path) as (
             base, proc):
         yield base, served, blobs, proc
 
@@ -80,10 +83,10 @@ def test_hot_swap_under_http_load_fails_no_request(setup):
             for round_ in range(SWAPS):
                 want = "allow" if round_ % 2 == 0 else "deny"
                 staged = served.with_name("next.tar.gz")
-                staged.write_bytes(blobs[want])
+                staged.write_bytes(blobs[round_ + 1])
                 os.replace(staged, served)  # a deploy drops the new bundle in with an atomic rename
                 seen_swaps += _until(probe, want)
-            tampered = bytearray(blobs["allow"])
+            tampered = bytearray(blobs[-1])
             tampered[len(tampered) // 2] ^= 0xFF
             staged = served.with_name("next.tar.gz")
             staged.write_bytes(bytes(tampered))

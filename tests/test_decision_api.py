@@ -1,4 +1,5 @@
-"""The decision API of `dshc serve --http`: a real server subprocess answers like Program.decide."""
+"""The decision API of `dshc serve --http`: a real server subprocess answers like Program.decide, under the
+server's own policy and workspace unless started with --caller-context; bad bodies are 400s, never 500s."""
 from __future__ import annotations
 
 import json
@@ -35,8 +36,8 @@ CALLS = [  # (tool, args, context): a spread over allow / ask / deny, presets an
 def server(tmp_path_factory):
     ws = tmp_path_factory.mktemp("ws")
     (ws / "policy.dsh").write_text(POLICY)
-    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--log", str(ws / "events.jsonl")],
-                 ws) as (base, _):
+    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--log", str(ws / "events.jsonl"),
+                  "--caller-context"], ws) as (base, _):
         program = Program.load([ws / "policy.dsh"])
         with httpx.Client(base_url=base, timeout=30) as client:
             yield client, program, str(ws)
@@ -110,3 +111,56 @@ def test_health_and_metrics_move(server):
         client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls"}, "context": {"policy": "apitest"}})
     assert denied_count() == before + 3
     assert "dshc_request_seconds_bucket" in client.get("/metrics").text
+
+
+@pytest.fixture(scope="module")
+def own_policy_server(tmp_path_factory):
+    """A server started with --policy and no --caller-context: callers cannot pick a wider policy."""
+    ws = tmp_path_factory.mktemp("ws-own")
+    (ws / "policy.dsh").write_text(POLICY)
+    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--policy", "apitest"], ws) as (base, _):
+        with httpx.Client(base_url=base, timeout=30) as client:
+            yield client, Program.load([ws / "policy.dsh"]), str(ws)
+
+
+def test_policy_and_workspace_are_the_servers_unless_caller_context(own_policy_server):
+    client, program, ws = own_policy_server
+    bash = {"tool": "bash", "args": {"command": "ls"}}
+    answer = client.post("/v1/decide", json=bash)
+    assert answer.status_code == 200 and answer.json()["decision"] == "deny"  # the server's `apitest`
+    want = program.decide(Request(policy="apitest"), "bash", {"command": "ls"}, ws)
+    assert (answer.json()["decision"], answer.json()["reason"]) == (want.effect, want.reason)
+    # naming a wider policy or another workspace is refused, not silently obeyed
+    wider = _codes(client.post("/v1/decide", json={**bash, "context": {"policy": "danger-full-access"}}))
+    assert wider == ["DSH405"]
+    assert "--caller-context" in client.post("/v1/decide", json={**bash, "context": {"policy": "x"}}).text
+    assert _codes(client.post("/v1/decide", json={**bash, "workspace": "/"})) == ["DSH405"]
+    assert _codes(client.post("/v1/view", json={"context": {"policy": "danger-full-access"}})) == ["DSH405"]
+    # the other context keys stay the caller's
+    assert client.post("/v1/decide", json={"tool": "read", "args": {"file_path": "a"},
+                                           "context": {"platform": "darwin"}}).json()["decision"] == "allow"
+
+
+def test_caller_context_lets_the_body_name_policy_and_workspace(server, tmp_path):
+    client, program, _ = server
+    body = {"tool": "write", "args": {"file_path": str(tmp_path / "a.txt"), "content": "x"},
+            "context": {"policy": "workspace-write"}, "workspace": str(tmp_path)}
+    answer = client.post("/v1/decide", json=body)
+    want = program.decide(Request(policy="workspace-write"), "write", body["args"], str(tmp_path))
+    assert answer.status_code == 200 and answer.json()["decision"] == want.effect
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
+    b'{"tool": "read", "args": {"n": 1e999}}',  # infinity
+    b'{"tool": "read", "args": {"n": NaN}}',  # not JSON at all, though Python's parser takes it
+    b'{"tool": "bash", "args": {"command": "ls\\u0000 /"}}',  # a NUL: no command or path can hold one
+    b'{"tool": "bash", "args": {"command": "ls \\ud800"}}',  # a lone surrogate: no UTF-8 bytes for it
+    b'{"tool": "bash", "args": {"cmd": ["ok", {"deep": "\\udfff"}]}}',
+    b'{"tool": "\\ud800", "args": {}}',  # echoed in the diagnostic: must not break the answer
+    b'{"tool": "read", "args": {"\\ud800": "x"}}',
+])
+def test_numbers_nul_and_surrogates_are_400_not_500(server, raw):
+    client, _, _ = server
+    answer = client.post("/v1/decide", content=raw, headers={"content-type": "application/json"})
+    assert _codes(answer) == ["DSH405"], raw

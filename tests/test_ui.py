@@ -119,9 +119,10 @@ def test_explain_with_arguments_shows_the_deciding_rule(client):
     assert any("has args.sandbox_permissions" in line["text"] for line in rule["excerpt"]["lines"] if line["hl"])
 
 
-def test_diff_of_two_trees_shows_the_fetch_widening(client, tmp_path):
+def test_diff_of_two_trees_shows_the_fetch_widening(live, tmp_path):
     wider = shipped_tree(tmp_path / "wider")
     with_fetch(wider)
+    client = TestClient(build_app(live, trees=[wider]), base_url="http://127.0.0.1")
     data = post(client, "/api/diff", {"old": "@current", "new": str(wider)}).json()
     assert data["widening"] and data["kind"] == "trees"
     [change] = data["changes"]
@@ -207,6 +208,9 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
 def test_only_loopback_hosts_and_json_bodies_are_answered(live, client):
     foreign = TestClient(build_app(live), base_url="http://attacker.example")
     assert foreign.get("/api/state").status_code == 400
+    other_site = {"origin": "http://attacker.example"}  # a page elsewhere posting to the local server
+    assert client.post("/api/matrix", json={"base": {}}, headers=other_site).status_code == 403
+    assert client.get("/api/state", headers={"origin": "http://127.0.0.1"}).status_code == 200
     response = client.post("/api/matrix", content='{"base": {}}', headers={"content-type": "text/plain"})
     assert response.status_code == 415
 
@@ -240,3 +244,37 @@ def test_cli_refuses_an_unusable_port_or_path(cli, tmp_path):
         taken.listen(1)
         busy = cli("ui", "--port", str(taken.getsockname()[1]))
     assert busy.code == 2 and "cannot listen" in busy.err
+
+
+def test_diff_reads_no_file_the_page_was_not_given(client, tmp_path, monkeypatch):
+    """A local page (or any local client) named an arbitrary path as a diff side and got its text back."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN-4711 lives here\n")
+    monkeypatch.setenv("DSHC_UI_TEST_SECRET", "SECRET-ENV-4712")
+    for path in (str(secret), "/proc/self/environ", str(tmp_path), "/"):  # a folder used to hang the server
+        answer = post(client, "/api/diff", {"old": "@current", "new": path})
+        assert answer.status_code == 400, path
+        assert "SECRET" not in answer.text and "not a tree this page was given" in answer.json()["error"]
+
+
+def test_diff_compares_the_loaded_tree_and_the_trees_named_with_against(live, tree, tmp_path):
+    wider = shipped_tree(tmp_path / "wider")
+    with_fetch(wider)
+    refused = post(TestClient(build_app(live), base_url="http://127.0.0.1"), "/api/diff",
+                   {"old": "@current", "new": str(wider)})
+    assert refused.status_code == 400
+    client = TestClient(build_app(live, trees=[wider]), base_url="http://127.0.0.1")
+    assert post(client, "/api/diff", {"old": "@current", "new": str(wider)}).json()["widening"]
+    same = post(client, "/api/diff", {"old": str(tree), "new": "@current"}).json()
+    assert same["changes"] == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
+    b'{"tool": "read", "args": {"n": NaN}}',
+    b'{"tool": "\\ud800"}',  # a lone surrogate, echoed by the answer's error text
+])
+def test_bodies_no_answer_could_carry_are_400(live, raw):
+    client = TestClient(build_app(live), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    answer = client.post("/api/explain", content=raw, headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and "error" in answer.json()

@@ -66,13 +66,13 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """`dshc ui decls --no-shipped --port 0` in a folder of its own; ended by its pid."""
+    """`dshc ui decls --no-shipped --port 0 --against wider` in a folder of its own; ended by its pid."""
     work = tmp_path_factory.mktemp("ui")
     shipped_tree(work / "decls")
     with_fetch(shipped_tree(work / "wider"))
     log = open(work / "server.err", "w")
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from dshc.cli.main import main; sys.exit(main())",
-                             "ui", "decls", "--no-shipped", "--port", "0"], cwd=work, stdout=subprocess.PIPE,
+                             "ui", "decls", "--no-shipped", "--port", "0", "--against", "wider"], cwd=work, stdout=subprocess.PIPE,
                             stderr=log, text=True)
     try:
         started = Server(proc, work)

@@ -1,4 +1,5 @@
-"""`dshc ui [PATH…] [--port P]`: load and watch declarations, serve the explorer on the loopback address.
+"""`dshc ui [PATH…] [--port P] [--against TREE…]`: load and watch declarations, serve the explorer on the
+loopback address.
 
 Prints the address once it listens (the port is known even with `--port 0`), then serves until
 interrupted; a port that cannot be bound is unusable input (exit 2).
@@ -20,6 +21,9 @@ def add_parser(sub, load_flags) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="declaration files or folders to add and watch")
     p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; "
                    "0 picks a free one)")
+    p.add_argument("--against", action="append", default=[], metavar="TREE",
+                   help="a further declaration tree the diff tab may compare with (repeatable); "
+                        "the page reads no other path")
     load_flags(p)
 
 
@@ -29,42 +33,30 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _listen(port: int) -> socket.socket:
-    import socket  # only `dshc ui` listens; every other command merely registers its arguments
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise DshError([invalid_request(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}",
-                                        "choose another port with --port, or --port 0 for any free one")])
-    sock.listen(64)
-    return sock
-
-
 def cmd_ui(args, out, err) -> int:
     import uvicorn
 
     from ..commands import _catalog
     from .live import LiveProgram
+    from ..listener import Bind, listen, timely_protocol
     from .server import build_app
 
     catalog = _catalog(args)
     paths = list(args.paths) + list(args.load)
-    for path in paths:  # a typo in a path is a usage error now, not an empty page later
+    for path in paths + list(args.against):  # a typo in a path is a usage error now, not an empty page later
         if not Path(path).exists():
             raise DshError([invalid_request(f"`{path}` does not exist", "name .dsh files or folders holding them")])
-    sock = _listen(args.port)  # before loading: a busy port is refused at once
+    sock = listen(Bind("127.0.0.1", args.port, False),  # before loading: a busy port is refused at once
+                  "choose another port with --port, or --port 0 for any free one")
     port = sock.getsockname()[1]
     live = LiveProgram(lambda: Program.load(paths, catalog=catalog, shipped=not args.no_shipped), paths)
     if live.error:
         err.write(live.error + "\n")
         err.write("dshc ui: serving anyway; fix the file and the page updates\n")
     running: dict = {}  # the app reads the server's stop flag, and the server needs the app
-    app = build_app(live, catalog, stopping=lambda: running["server"].should_exit)
+    app = build_app(live, catalog, stopping=lambda: running["server"].should_exit, trees=args.against)
     server = running["server"] = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                                                 timeout_graceful_shutdown=2))
+                                                                 timeout_graceful_shutdown=2, http=timely_protocol()))
     out.write(f"dshc ui: serving http://127.0.0.1:{port}/ (Ctrl-C to stop)\n")
     out.flush()
     live.start()

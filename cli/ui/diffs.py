@@ -1,7 +1,8 @@
 """Two sides named on the page (trees or contexts) → `diff_programs`' answer, with a witness per widening.
 
-A side is `@current` (what the page shows), `@shipped`, a path of a complete tree of declarations, or a context
-`key=value,…` of the current declarations; both sides must be of one kind, as in `dshc diff`.
+A side is `@current` (what the page shows), `@shipped`, one of the trees `dshc ui` was given (its PATHs and
+`--against` trees), or a context `key=value,…` of the current declarations; both sides must be of one kind,
+as in `dshc diff`. No other path is read: the page's callers choose among trees, never files.
 """
 from __future__ import annotations
 
@@ -17,20 +18,35 @@ CURRENT = "@current"
 MAX_CELLS_SHOWN = 6  # per change; the page says how many more
 
 
-def _is_tree(spec: str) -> bool:
-    return spec in (CURRENT, "@shipped") or os.path.exists(spec)
+def _tree(spec: str, trees: dict[str, str]) -> str | None:
+    """The tree `spec` names (`@current`, `@shipped`, or a given tree's path), or None for a context."""
+    if spec in (CURRENT, "@shipped"):
+        return spec
+    found = trees.get(os.path.realpath(spec)) if "\0" not in spec else None
+    if found is None and "=" not in spec:
+        given = ", ".join(f"`{t}`" for t in sorted(set(trees.values()))) or "none"
+        raise DshError([invalid_request(f"`{spec}` is not a tree this page was given",
+                                        f"trees: `{CURRENT}`, `@shipped`, {given}; start `dshc ui` with "
+                                        "--against PATH to compare another")])
+    return found
 
 
-def diff(program: Program, old: str, new: str, catalog=None, only=None) -> dict:
-    """`only`: a Request to compare trees in that one context instead of over every cell."""
+def given_trees(paths) -> dict[str, str]:
+    """Real path → the path as given, for each tree the diff may read."""
+    return {os.path.realpath(p): str(p) for p in paths}
+
+
+def diff(program: Program, old: str, new: str, catalog=None, only=None, trees: dict[str, str] | None = None) -> dict:
+    """`only`: a Request to compare trees in that one context instead of over every cell;
+    `trees`: the trees a side may name (`given_trees`)."""
     old, new = old.strip(), new.strip()
-    kinds = {_is_tree(old), _is_tree(new)}
-    if kinds == {True}:
-        sides = [program if spec == CURRENT else side_program(spec, catalog, shipped=False) for spec in (old, new)]
+    sides = [_tree(spec, trees or {}) for spec in (old, new)]
+    if None not in sides:
+        programs = [program if side == CURRENT else side_program(side, catalog, shipped=False) for side in sides]
         cells = [only] if only is not None else None
-        result = diff_programs(*sides, cells, cells)
+        result = diff_programs(*programs, cells, cells)
         result["kind"] = "trees"
-    elif kinds == {False}:
+    elif sides == [None, None]:
         contexts = [_context(spec) for spec in (old, new)]
         for context in contexts:
             program.composition(context)  # an unknown name is an error, not an empty diff
@@ -38,7 +54,8 @@ def diff(program: Program, old: str, new: str, catalog=None, only=None) -> dict:
         result["kind"] = "contexts"
     else:
         raise DshError([invalid_request("OLD and NEW must both be trees or both contexts",
-                                        f"trees: `{CURRENT}`, `@shipped` or a path; contexts: `key=value,…`")])
+                                        f"trees: `{CURRENT}`, `@shipped` or a tree `dshc ui` was given; "
+                                        "contexts: `key=value,…`")])
     result.update(old=old, new=new)
     for change in result["changes"]:
         change["cells_total"] = len(change["cells"])

@@ -1,7 +1,8 @@
 """A LiveProgram → the Starlette app: the page, its static assets, a JSON API and a server-sent event stream.
 
-Requests only read: nothing on disk is written. The app answers only to a loopback host name, and its
-POST routes take only `application/json`, so another site's page can neither read nor drive it.
+Requests only read: nothing on disk is written, and only the declaration trees `dshc ui` was given are read.
+The listeners' Guard answers only to this server's own loopback names and origin, and the POST routes take only
+`application/json`, so another site's page can neither read nor drive it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from typing import Callable
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request as HttpRequest
 from starlette.responses import FileResponse, JSONResponse, StreamingResponse
 from starlette.routing import Mount, Route
@@ -23,21 +23,26 @@ from starlette.staticfiles import StaticFiles
 from ...compiler.diagnostics import DshError
 from ...compiler.graph import composition_graph
 from ...compiler.render import diagnostics_json, human
+from ..listener import Guard
+from ..request_body import strict_json
 from . import diffs, surface, svg
 from .live import LiveProgram
 
 STATIC = Path(str(resources.files("dshc.cli.ui") / "static"))
 EVENT_POLL_SECONDS = 0.2
 HEARTBEAT_SECONDS = 15.0
-LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"]
 
 
 class _BadInput(Exception):
     pass
 
 
-def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = lambda: False) -> Starlette:
-    """`stopping()` turns true when the server shuts down: event streams then end instead of holding it up."""
+def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = lambda: False,
+              trees=()) -> Starlette:
+    """`stopping()` turns true when the server shuts down: event streams then end instead of holding it up;
+    `trees`: further declaration trees the diff may compare with (beside the watched ones)."""
+    comparable = diffs.given_trees([*live.watched, *trees])
+
     def current():
         program = live.program
         if program is None:
@@ -50,12 +55,14 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
             if request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send the body as application/json"}, status_code=415)
             try:
-                body = await request.json() if request.method == "POST" else {}
+                body = strict_json(await request.body()) if request.method == "POST" else {}
+            except (ValueError, RecursionError) as exc:
+                return JSONResponse({"error": f"the body is not usable JSON: {getattr(exc, 'msg', exc)}"},
+                                    status_code=400)
+            try:
                 if not isinstance(body, dict):
                     raise _BadInput("the body must be a JSON object")
                 return JSONResponse(await run_in_threadpool(compute, body))
-            except json.JSONDecodeError as exc:
-                return JSONResponse({"error": f"the body is not JSON: {exc.msg}"}, status_code=400)
             except _BadInput as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             except DshError as exc:
@@ -94,7 +101,7 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
         if not isinstance(old, str) or not isinstance(new, str) or not old.strip() or not new.strip():
             raise _BadInput("give both sides: a tree (`@current`, `@shipped`, a path) or a context `key=value,…`")
         only = surface.to_request(body["only"]) if isinstance(body.get("only"), dict) else None
-        return diffs.diff(current(), old, new, catalog, only)
+        return diffs.diff(current(), old, new, catalog, only, comparable)
 
     def graph(body):
         program = current()
@@ -139,7 +146,7 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
         Route("/api/events", events),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)])
+    return Starlette(routes=routes, middleware=[Middleware(Guard)])
 
 
 def _object(body: dict, key: str) -> dict:

@@ -41,7 +41,7 @@ def main() -> int:
         expected = [program.decide(Request(**ctx), tool, args, str(ws)).effect for tool, args, ctx in CALLS]
         stack = contextlib.ExitStack()
         servers = [stack.enter_context(serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws),
-                                                "--log", str(ws / f"events-{n}.jsonl")], ws))
+                                                "--log", str(ws / f"events-{n}.jsonl"), "--caller-context"], ws))
                    for n in range(opts.servers)]
         latencies: list[float] = []
         disagreements, errors = [0], [0]
