@@ -15,6 +15,7 @@ from ..compiler import json_io
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES, PLATFORMS
 from ..compiler.policy import MAX_DEPTH, shape_problem
+from ..compiler.resolve import RESERVED_TOOL
 from .command_context import program_of, request_of, write_json
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -28,7 +29,7 @@ ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "
 def cmd_decide(args: Namespace, out: TextIO, err: TextIO) -> int:
     call_args = call_arguments(args.args)
     program = program_of(args)
-    request = request_of(args)
+    request = request_of(args, code_worker_matters=args.tool == RESERVED_TOOL)
     program.require_tool(request, args.tool)
     decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
     rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
