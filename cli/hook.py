@@ -70,6 +70,9 @@ class _HookInputError(ValueError):
 
 def _describe(exc: BaseException) -> str:
     from ..compiler.diagnostics import DshError
+    if isinstance(exc, ModuleNotFoundError):  # a module of an optional extra (a PostgreSQL log): name the extra
+        from .extras import translated
+        exc = translated(exc, "hook")
     if isinstance(exc, DshError):
         from ..compiler.render import human
         return human(exc.diagnostics).strip().splitlines()[0]

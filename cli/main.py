@@ -269,7 +269,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
         except SystemExit as exc:  # --help and --version exit through argparse
             return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
-        return _run(args, stdout, stderr)
+        try:
+            return _run(args, stdout, stderr)
+        except ModuleNotFoundError as exc:  # a module of an optional extra: say which extra to install
+            from .extras import translated
+            raise translated(exc, args.command) from None
     return answer(parsed_then_run, wants_json, debug, stdout, stderr)
 
 
