@@ -31,8 +31,8 @@ def extra_of(module: str, command: str | None = None) -> str | None:
 
 def missing_extra(extra: str, module: str, what: str) -> DshError:
     """DSH407: `what` (a command, a feature) needs `module`, which `extra` installs."""
-    return DshError([Diagnostic("DSH407", f"{what} needs `{module}`, from the optional extra `{extra}`, "
-                                "which is not installed",
+    return DshError([Diagnostic("DSH407", f"{what} needs the optional extra `{extra}`, which is not installed "
+                                f"(no module `{module}`)",
                                 help=f"pip install 'dshc[{extra}]'  (or 'dshc[all]')")])
 
 

@@ -62,7 +62,7 @@ def test_a_postgres_log_without_psycopg_refuses_before_any_call_runs(monkeypatch
     calls.write_text(json.dumps({"id": "a", "name": "write", "arguments": {"file_path": "made", "content": "x"}}) + "\n")
     code, text = _run("run", str(calls), "--workspace", str(tmp_path), "--log", "postgresql://127.0.0.1:1/none",
                       "--approve", "once")
-    assert code == 2 and "a postgresql:// event log needs `psycopg`" in text and not (tmp_path / "made").exists()
+    assert code == 2 and "a postgresql:// event log needs the optional extra `postgres`" in text and not (tmp_path / "made").exists()
 
 
 def test_a_module_of_no_extra_is_still_a_bug():
