@@ -9,12 +9,13 @@ import json
 from collections import Counter
 
 from ..compiler.diagnostics import Diagnostic, DshError
+from .preset_argument import add_preset
 
 
 def add_parser(sub, load_flags) -> None:
     p = sub.add_parser("audit", help="denials by rule, tools never used, a session's timeline, from a log or DSN")
     p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN")
-    p.add_argument("--preset", metavar="PRESET", help="list the tools of this preset's view that no call used")
+    add_preset(p, help="list the tools of this preset's view that no call used")
     p.add_argument("--session", metavar="ID", help="show this session's timeline")
     load_flags(p)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..compiler.catalog import load_catalog
 from ..compiler.catalog_overlay import overlaid_catalog
+from ..compiler.facts import CODE_WORKER
 from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.request import Request
 
@@ -35,10 +36,21 @@ def from_files(files, catalog) -> Program:
     return Program.from_files_cached(files, catalog)
 
 
-def request_of(args: Namespace) -> Request:
+def request_of(args: Namespace, code_worker_matters: bool = True) -> Request:
+    """The request the flags describe; `code_worker_matters=False` skips probing this machine for
+    run_code's worker (a decision about another tool, which must not pay for the look-up)."""
+    without = local_without(args) if code_worker_matters else args.without_services
     return Request(host=args.host, preset=args.preset, platform=args.platform,
-                   with_services=args.with_services, without_services=args.without_services, flags=args.flags,
+                   with_services=args.with_services, without_services=without, flags=args.flags,
                    scope=args.scope, mode=args.mode, policy=args.policy, plan=args.plan)
+
+
+def local_without(args: Namespace) -> list[str]:
+    """--without, plus the code worker where this machine cannot run programs (unless --with names it)."""
+    from ..runtime.code.node_runtime import missing_runtime
+    if CODE_WORKER in args.with_services or CODE_WORKER in args.without_services or missing_runtime() is None:
+        return list(args.without_services)
+    return [*args.without_services, CODE_WORKER]
 
 
 def write_json(out: TextIO, value) -> None:

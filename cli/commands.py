@@ -326,11 +326,6 @@ def cmd_run(args, out, err) -> int:
     from ..runtime.calls_file import CallsFileError, read_calls
     from .host import pick_approver
     from .run_calls import RunOptions, RunStop, run_calls
-    if args.preset_option is not None:  # `--preset P` is the older spelling of the PRESET argument
-        if args.preset is not None and args.preset != args.preset_option:
-            raise DshError([invalid_request(f"two presets: `{args.preset}` and --preset `{args.preset_option}`",
-                                            "name the preset once, as `dshc run CALLS.jsonl PRESET`")])
-        args.preset = args.preset_option
     try:
         calls = read_calls(args.calls)
     except CallsFileError as exc:

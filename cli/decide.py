@@ -15,6 +15,7 @@ from ..compiler import json_io
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES, PLATFORMS
 from ..compiler.policy import MAX_DEPTH, shape_problem
+from ..compiler.resolve import RESERVED_TOOL
 from .command_context import program_of, request_of, write_json
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -28,7 +29,7 @@ ARGS_HELP = 'a JSON object of the call\'s arguments, e.g. --args \'{"command": "
 def cmd_decide(args: Namespace, out: TextIO, err: TextIO) -> int:
     call_args = call_arguments(args.args)
     program = program_of(args)
-    request = request_of(args)
+    request = request_of(args, code_worker_matters=args.tool == RESERVED_TOOL)
     program.require_tool(request, args.tool)
     decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
     rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
@@ -64,7 +65,7 @@ def call_arguments(text: str) -> dict:
 
 # decide's flags as the full command line declares them (cli/main.py: decide, _context_flags, _load_flags)
 _VALUES = {"--args": "args", "--workspace": "workspace", "--host": "host", "--platform": "platform",
-           "--scope": "scope", "--mode": "mode", "--policy": "policy"}
+           "--scope": "scope", "--mode": "mode", "--policy": "policy", "--preset": "preset_option"}
 _REPEATED = {"--with": "with_services", "--without": "without_services", "--flag": "flags", "--load": "load",
              "--catalog": "catalog"}
 _SWITCHES = {"--plan": "plan", "--no-shipped": "no_shipped", "--json": "json"}
@@ -73,14 +74,15 @@ _CHOICES = {"platform": PLATFORMS, "mode": MODES}
 
 def fast_arguments(argv: list[str]):
     """decide's arguments (after `decide`) as argparse reads them, or None when they are not written
-    plainly: `TOOL [PRESET]` first, then exact long flags each with its value as the next word."""
+    plainly: `TOOL [PRESET]` first, then exact long flags each with its value as the next word
+    (`--preset P` among them, the other spelling of PRESET)."""
     from types import SimpleNamespace
     mode = os.environ.get("DSH_TOOLS_MODE") or None
     if mode is not None and mode not in MODES:
         return None  # argparse reports the bad default
     values: dict = {"command": "decide", "debug": False, "version": None, "tool": None, "preset": None,
                     "args": "{}", "workspace": None, "host": "web", "platform": "linux", "scope": "root",
-                    "mode": mode, "policy": None,
+                    "mode": mode, "policy": None, "preset_option": None,
                     **{name: [] for name in _REPEATED.values()}, **{name: False for name in _SWITCHES.values()}}
     index, positional = 0, []
     while index < len(argv) and not argv[index].startswith("-") and len(positional) < 2:
@@ -107,4 +109,9 @@ def fast_arguments(argv: list[str]):
         else:
             values[name] = value
         index += 2
+    option = values.pop("preset_option")
+    if option is not None:
+        if values["preset"] not in (None, option):
+            return None  # two presets: the full command line reports it
+        values["preset"] = option
     return SimpleNamespace(**values)

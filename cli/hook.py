@@ -18,8 +18,9 @@ from ..compiler import json_io  # the json package imports `re` (~30M instructio
 # #77212: `bypassPermissions` before 2.1.233) or cannot prompt (`dontAsk`): an ask there is a denial
 UNPROMPTED_MODES = frozenset({"auto", "bypassPermissions", "dontAsk"})
 
-USAGE = """usage: dshc hook claude-code [--config .dshc] [--load PATH]... [--no-shipped] [--preset P] [--host H]
-                            [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]
+USAGE = """usage: dshc hook claude-code [PRESET] [--config .dshc] [--load PATH]... [--no-shipped] [--preset P]
+                            [--host H] [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl]
+                            [--workspace DIR]
 
 Reads one Claude Code hook event (PreToolUse or PostToolUse) as JSON on stdin. PreToolUse prints
 the permission decision; PostToolUse appends the result to the event log. Flags override the
@@ -32,7 +33,7 @@ outermost `.dshc` from the call's cwd upward is the project folder. Always exits
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     event = "PreToolUse"
-    if argv[:1] in (["-h"], ["--help"]):
+    if "-h" in argv or "--help" in argv:  # help wherever it is asked for, never a decision
         stdout.write(USAGE)
         return 0
     try:
@@ -71,6 +72,9 @@ class _HookInputError(ValueError):
 
 def _describe(exc: BaseException) -> str:
     from ..compiler.diagnostics import DshError
+    if isinstance(exc, ModuleNotFoundError):  # a module of an optional extra (a PostgreSQL log): name the extra
+        from .extras import translated
+        exc = translated(exc, "hook")
     if isinstance(exc, DshError):
         from ..compiler.render import human
         return human(exc.diagnostics).strip().splitlines()[0]
@@ -96,14 +100,16 @@ def _parsed_options(argv: list[str]):
             raise _HookInputError(f"bad hook command line: {message}")
 
     from .help_format import HelpFormatter
+    from .preset_argument import add_preset, one_preset
     p = Parser(prog="dshc hook", add_help=False, formatter_class=HelpFormatter)
     p.add_argument("agent", choices=["claude-code"])
+    add_preset(p)
     p.add_argument("--config", help="the .dshc project file (default: the project folder's)")
     p.add_argument("--load", action="append", default=[])
     p.add_argument("--no-shipped", action="store_true")
-    for flag in VALUE_FLAGS:
+    for flag in (f for f in VALUE_FLAGS if f != "--preset"):  # --preset: add_preset's
         p.add_argument(flag)
-    return p.parse_args(argv)
+    return one_preset(p.parse_args(argv))
 
 
 def _setup(options, payload: dict):

@@ -19,6 +19,7 @@ from ..compiler.frozen import replace
 from ..runtime.events import EventLog, LogRead, read_log
 from ..runtime.log_format import blob_dir
 from ..runtime.pg_log import is_dsn
+from .extras import require
 
 SPOOL_FOLDER = "spool"
 
@@ -28,6 +29,7 @@ def open_log(target: str | None, session: str | None = None) -> EventLog:
         if target:
             os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         return EventLog(target, session=session)
+    require("postgres", "a postgresql:// event log")  # before spooling: records must not wait for a driver never there
     from ..runtime.pg_log import PostgresEventLog
     session = session or uuid.uuid4().hex[:12]
     folder, prefix = spool_folder(target), _prefix(target)
@@ -37,7 +39,9 @@ def open_log(target: str | None, session: str | None = None) -> EventLog:
 
 def read_log_target(target: str, calls_digest: str | None = None) -> LogRead:
     """The whole log, from a JSONL path or a DSN (from a DSN, with `calls_digest`, only the sessions of
-    runs of that calls file); DSH107 when it cannot be read."""
+    runs of that calls file); DSH107 when it cannot be read, DSH407 without the `postgres` extra."""
+    if is_dsn(target):
+        require("postgres", "a postgresql:// event log")
     try:
         if is_dsn(target):
             from ..runtime.pg_log import read_postgres
@@ -58,6 +62,7 @@ def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
     sessions and every record a writer fsynced to its spool but never shipped (the database was away, or
     the run died first), each (session, seq) once. A database that cannot be read is DSH107: the run
     refuses rather than re-run."""
+    require("postgres", "a postgresql:// event log")
     try:
         stored = read_log_target(target, calls_digest)
     except DshError as exc:

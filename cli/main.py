@@ -18,6 +18,7 @@ from .help_format import HelpFormatter
 from ..compiler.diagnostics import invalid_request
 from ..compiler.facts import MODES
 from . import interop_commands as interop
+from .preset_argument import add_preset, one_preset
 from .outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_NEGATIVE, EXIT_OK, answer, report  # noqa: F401 - re-exported
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -49,19 +50,18 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> arg
     commands_action = _commands(parser)
     command = commands_action.choices.get(argv[index]) if index is not None and commands_action else None
     if command is None or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in command._actions):
-        return parser.parse_args(argv)  # no command, an unknown one (argparse names the choices), or `hook`
+        return one_preset(parser.parse_args(argv))  # no command, an unknown one (argparse names the choices), or `hook`
     namespace = parser.parse_args(argv[:index])
     namespace.command = argv[index]
-    return command.parse_intermixed_args(argv[index + 1:], namespace)
+    return one_preset(command.parse_intermixed_args(argv[index + 1:], namespace))
 
 
 def _commands(parser: argparse.ArgumentParser):
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
-def _context_flags(p: argparse.ArgumentParser, preset: bool = True) -> None:
-    if preset:
-        p.add_argument("preset", nargs="?", metavar="PRESET", help="preset to join (default: the host's roster default)")
+def _context_flags(p: argparse.ArgumentParser) -> None:
+    add_preset(p)
     p.add_argument("--host", default="web", help="host profile (default: web)")
     p.add_argument("--platform", default="linux", choices=["linux", "darwin", "win32"])
     p.add_argument("--with", dest="with_services", action="append", default=[], metavar="SVC",
@@ -193,7 +193,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run model tool calls through the pipeline over the compiled view")
     p.add_argument("calls", metavar="CALLS.jsonl", help='one call per line {"id","name","arguments"}, or {"batch": […]}')
     _context_flags(p)
-    p.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same as the PRESET argument")
     p.add_argument("--log", metavar="EVENTS.jsonl|DSN", help="append the durable event log here (a file, or postgresql://…)")
     p.add_argument("--approve", choices=["once", "never"], help="answer every ask (default: ask on a terminal)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace root (default: the current directory)")
@@ -209,8 +208,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _load_flags(p)
 
     p = sub.add_parser("serve", help="serve the compiled view as an MCP server (stdio, or --http HOST:PORT)")
-    _context_flags(p, preset=False)
-    p.add_argument("--preset", help="preset to join")
+    _context_flags(p)
     p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on HOST:PORT instead of stdio "
                    "(an IP address or localhost; IPv6 in brackets)")
     p.add_argument("--allow-remote", action="store_true",
@@ -273,14 +271,19 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
     def parsed_then_run() -> int:
         try:
-            args = parse_arguments(parser_for(argv), argv)
+            with contextlib.redirect_stdout(stdout):  # argparse prints help and --version to sys.stdout
+                args = parse_arguments(parser_for(argv), argv)
         except _UsageError as exc:
             command = next((a for a in argv if not a.startswith("-")), None)
             where = f"dshc {command} --help" if command in commands.COMMANDS else "dshc --help"
             return report([invalid_request(str(exc), f"`{where}` lists the arguments")], wants_json, stdout, stderr)
-        except SystemExit as exc:  # --help and --version exit through argparse (and print to sys.stdout)
+        except SystemExit as exc:  # --help and --version exit through argparse
             return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
-        return _run(args, stdout, stderr)
+        try:
+            return _run(args, stdout, stderr)
+        except ModuleNotFoundError as exc:  # a module of an optional extra: say which extra to install
+            from .extras import translated
+            raise translated(exc, args.command) from None
     return answer(parsed_then_run, wants_json, debug, stdout, stderr)
 
 

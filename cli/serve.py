@@ -375,6 +375,8 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
 
 def cmd_serve(args, out, err) -> int:
     from .commands import _request
+    from .extras import require
+    require("serve", "`dshc serve`")  # all of it now: a module first imported inside a task would fail there
     http = None
     if args.http:
         from .listener import listener_token, parse_address

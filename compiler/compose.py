@@ -10,6 +10,7 @@ from . import ast
 from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
+from .facts import CODE_RUNTIME, CODE_WORKER
 from .frozen import field, record, replace
 from .lru import LRU, MISSING
 from .memo import cached_property
@@ -147,6 +148,8 @@ def _composed(resolved: Resolved, request: Request) -> tuple:
         if source is not None:
             services |= frozenset(n.text for n in source.provides)
     services = (services | request.with_services) - request.without_services
+    if CODE_RUNTIME in services and CODE_WORKER not in request.without_services:
+        services |= {CODE_WORKER}  # a code runtime comes with its worker unless the request says this one has none
     chain = _scope_chain(resolved, request.scope)
     mode, mode_source = _mode(request, host, preset, chain)
     policy_name = request.policy or (host.policy.text if host.policy else None)

@@ -61,6 +61,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH404": ("error", "no preset and no host rows to compose"),
     "DSH405": ("error", "invalid request"),
     "DSH406": ("error", "unknown tool name"),
+    "DSH407": ("error", "the command needs an optional extra that is not installed"),
     "DSH501": ("error", "catalog file is not valid JSON"),
     "DSH502": ("error", "catalog file violates the catalog schema"),
     "DSH503": ("error", "tool parameters are not a valid JSON Schema"),

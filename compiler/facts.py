@@ -20,7 +20,12 @@ HOST_SERVICES = {
     "subagent-provider-fork": "the in-process provider that forks the caller's conversation",
     "subagent-provider-codex": "the Codex product provider",
     "subagent-provider-claude-code": "the Claude Code product provider",
+    # run_code's provider: present with `code-runtime` unless the request removes it, as the CLI
+    # does where this machine has no Node.js worker
+    "code-worker": "a worker that runs `run_code` programs is installed (Node.js and its npm dependency)",
 }
+CODE_WORKER = "code-worker"
+CODE_RUNTIME = "code-runtime"
 
 # fact -> (type, allowed values or None); `args.*` facts are typed by the tool schemas
 COMPOSITION_FACTS: dict[str, tuple[str, tuple[str, ...] | None]] = {

@@ -13,7 +13,7 @@ import pytest
 
 from dshc.compiler.view import ToolEntry, ToolView
 from dshc.runtime.code.channel import FrameError, FrameReader, encode
-from dshc.runtime.code.worker import node_executable
+from dshc.runtime.code.node_runtime import missing_runtime
 from dshc.runtime.context import PipelineContext
 from dshc.runtime.deadline import deadline_wrapper
 from dshc.runtime.events import EventLog, read_log
@@ -26,7 +26,8 @@ from dshc.runtime.types import Allow, Deny, ToolCall, thaw
 
 from conftest import NO_OS_SANDBOX
 
-needs_node = pytest.mark.skipif(node_executable() is None, reason="Node.js (`node`) is not installed on this host")
+MISSING = missing_runtime()
+needs_node = pytest.mark.skipif(MISSING is not None, reason=f"run_code cannot run here: no {MISSING}")
 
 
 # --- through the CLI, with the shipped code preset ---------------------------------------------
@@ -160,10 +161,13 @@ def test_a_code_mode_native_call_is_still_unknown_tool_and_a_calls_file_cannot_f
     assert out["error"]["code"] == "UNKNOWN_TOOL" and "run_code" in out["content"]
 
 
-def test_a_host_without_node_answers_code_run_failed(cli, tmp_path, monkeypatch):
+def test_a_host_without_node_refuses_at_gate_5_or_answers_code_run_failed(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("DSHC_NODE", str(tmp_path / "no-such-node"))
     results, _ = run_programs(cli, tmp_path, {"c1": "return 1"})
-    assert results["c1"]["error"]["code"] == "CODE_RUN_FAILED" and "Node.js" in results["c1"]["content"]
+    assert "gate `ready` fails" in results["c1"]["content"] and "Node.js" in results["c1"]["content"]
+    # told a worker is there when none is, the call still fails closed, naming what is missing
+    results, _ = run_programs(cli, tmp_path, {"c2": "return 1"}, "--with", "code-worker")
+    assert results["c2"]["error"]["code"] == "CODE_RUN_FAILED" and "Node.js" in results["c2"]["content"]
 
 
 # --- through a session context with stand-in tools ---------------------------------------------

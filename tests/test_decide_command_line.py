@@ -13,7 +13,7 @@ from dshc.cli.decide import fast_arguments
 from dshc.cli.main import parse_arguments, parser_for
 
 VALUE_FLAGS = ["--args", "--workspace", "--host", "--platform", "--scope", "--mode", "--policy", "--with", "--without",
-               "--flag", "--load", "--catalog"]
+               "--flag", "--load", "--catalog", "--preset"]
 SWITCHES = ["--plan", "--no-shipped", "--json"]
 ODD = ["--help", "-h", "--hos", "--host=web", "--", "-x", "--debug", "--all", "--args=", "-1"]
 values = st.sampled_from(['{"file_path": "a.md"}', "{}", "web", "linux", "darwin", "win32", "solaris", "root", "both", "code",

@@ -198,9 +198,9 @@ def test_bad_http_address_is_a_usage_error(workspace):
 
 def test_code_mode_over_mcp_runs_a_program_whose_nested_calls_pass_the_policy(workspace):
     """`dshc serve --preset code`: the view is `run_code` alone; a program's nested calls re-enter the pipeline."""
-    from dshc.runtime.code.worker import node_executable
-    if node_executable() is None:
-        pytest.skip("Node.js (`node`) is not installed on this host")
+    from dshc.runtime.code.node_runtime import missing_runtime
+    if missing_runtime() is not None:
+        pytest.skip(f"run_code cannot run here: no {missing_runtime()}")
     (workspace / "code.dsh").write_text("policy codetest extends mcptest {\n  allow run_code\n}\n")
     argv = [*SERVE, "--preset", "code", "--load", str(workspace / "policy.dsh"), "--load", str(workspace / "code.dsh"),
             "--policy", "codetest", "--workspace", str(workspace), "--log", str(workspace / "events.jsonl")]

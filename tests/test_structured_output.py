@@ -9,7 +9,7 @@ import pytest
 
 from dshc.cli.host import session
 from dshc.compiler.request import Request
-from dshc.runtime.code.worker import node_executable
+from dshc.runtime.code.node_runtime import missing_runtime
 from dshc.runtime.events import read_log
 from dshc.runtime.scheduler import run_batch
 from dshc.runtime.tools import IMPLEMENTATIONS
@@ -243,7 +243,7 @@ def test_dshc_run_reports_a_1000_deep_calls_line_as_a_diagnostic(cli, tmp_path):
     assert diagnostic["code"] == "DSH405" and diagnostic["line"] == 2 and "deeper than" in diagnostic["message"]
 
 
-@pytest.mark.skipif(node_executable() is None, reason="Node.js (`node`) is not installed on this host")
+@pytest.mark.skipif(missing_runtime() is not None, reason=f"run_code cannot run here: no {missing_runtime()}")
 def test_in_code_mode_a_nested_result_ends_the_turn_for_nested_and_later_calls(cli, tmp_path):
     program = """
         await tools.structured_output({ answer: 9 });

@@ -1,6 +1,8 @@
 """Gate 5 — ready: the provider behind the tool is present; otherwise listed but unavailable."""
 from __future__ import annotations
 
+from ..facts import CODE_WORKER
+from ..resolve import RESERVED_TOOL
 from ..upstream import PREFIX as UPSTREAM_PREFIX
 from .base import GateContext, GateResult
 
@@ -16,6 +18,12 @@ def check(ctx: GateContext, name: str) -> GateResult:
                           "and has no local body: calls answer unavailable", None,
                           "run it where its package is implemented", value="unavailable")
     provider = tool.provider if tool else None
+    if name == RESERVED_TOOL:
+        if CODE_WORKER in ctx.composition.services:
+            return GateResult(GATE, "pass", f"provider service `{CODE_WORKER}` is present", value="ready")
+        return GateResult(GATE, "fail", f"listed, but service `{CODE_WORKER}` is not present: no worker runs "
+                          "programs here (Node.js and the worker's npm dependency); calls answer unavailable",
+                          None, "install Node.js, then reinstall dshc where `npm` is on PATH", value="unavailable")
     if provider is None:
         return GateResult(GATE, "pass", "no provider needed beyond the registered package", value="ready")
     if provider in ctx.composition.services:

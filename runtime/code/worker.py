@@ -2,44 +2,22 @@
 running worker under the process sandbox (frames on `events`, `send`, `kill`), or
 CodeRuntimeMissing naming what this host lacks.
 
-The node_modules the worker loads are package data beside runner.js (`npm ci` in node/ fills
-them before the Python package is built); nothing is looked up on PATH but `node` itself.
+The node_modules the worker loads are package data beside runner.js (the package build runs
+`npm ci` in node/); nothing is looked up on PATH but `node` itself.
 """
 from __future__ import annotations
 
 import os
 import queue
-import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 from ..sandbox import Confinement
 from ..tools.procs import kill_tree, spawn_confined
 from .channel import FrameError, FrameReader, encode
+from .node_runtime import NODE_DIR, RUNNER, check_runtime
 
-NODE_DIR = Path(__file__).resolve().parent / "node"
-RUNNER = NODE_DIR / "runner.js"
-TRANSPILER = NODE_DIR / "node_modules" / "sucrase" / "package.json"
 _STDERR_KEEP = 4000
-
-
-class CodeRuntimeMissing(Exception):
-    """This host cannot run programs: `node` or the worker's npm dependencies are missing."""
-
-
-def node_executable() -> str | None:
-    return shutil.which(os.environ.get("DSHC_NODE", "node"))
-
-
-def check_runtime() -> str:
-    """The node executable; raises CodeRuntimeMissing with what to install."""
-    node = node_executable()
-    if node is None:
-        raise CodeRuntimeMissing("Node.js (`node` on PATH)")
-    if not TRANSPILER.is_file():
-        raise CodeRuntimeMissing(f"npm dependencies for the worker (run `npm ci` in {NODE_DIR})")
-    return node
 
 
 def worker_argv(node: str, heap_mb: int) -> list[str]:

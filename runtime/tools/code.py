@@ -14,7 +14,8 @@ from typing import Any
 
 from ..code.dispatch import NestedDispatch
 from ..code.executor import Limits, nested_payload, run_program
-from ..code.worker import CodeRuntimeMissing, Worker
+from ..code.node_runtime import CodeRuntimeMissing
+from ..code.worker import Worker
 from ..pipeline import Pipeline
 from ..sandbox import SandboxFailure, SandboxUnavailable, confinement_in
 from .base import ToolContext, ToolError, arg_str, fail
