@@ -113,12 +113,12 @@ class Launch(Row):
     }
 
 
-def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
-              local_sockets: bool = True, roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (),
-              pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
-            "1" if local_sockets else "0", *roots, *("+" + path for path in pins), *("!" + path for path in read_only),
-            *("-" + path for path in hidden), "--", *argv]
+def _launcher(argv: list[str], report_fd: int, *, how: str = "none", network: bool = True,
+              local_sockets: bool = True, parent: int = 0, roots: tuple[str, ...] = (),
+              read_only: tuple[str, ...] = (), pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), how, "1" if network else "0",
+            "1" if local_sockets else "0", str(parent), *roots, *("+" + path for path in pins),
+            *("!" + path for path in read_only), *("-" + path for path in hidden), "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -153,9 +153,11 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
 def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     """What this host lacks to confine `conf` as asked; None when a mechanism is there."""
     found = found or probe()
-    if found.platform.startswith("linux") and not conf.network and not found.seccomp:
-        # a network namespace leaves pathname sockets open: dockerd, the session bus (`seccomp.py`)
-        return "libseccomp (needed to keep local sockets closed while the network is off)"
+    if found.platform.startswith("linux") and not found.seccomp:
+        # a network namespace leaves pathname sockets open (dockerd, the session bus), and a terminal the command
+        # controls takes input without any capability (`seccomp.py`)
+        return "libseccomp (needed to refuse local sockets with the network off, device nodes, mounts, VSOCK " \
+               "sockets and input pushed into a terminal)"
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -173,31 +175,34 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     return f"a supported sandbox for platform `{found.platform}`"
 
 
-def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None) -> Launch:
-    """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out."""
+def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0) -> Launch:
+    """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out. `parent`: the pid
+    of the process that starts the launcher (0: whichever does), which must still be there when the command
+    starts."""
     if conf.mode not in MODES:
         raise SandboxUnavailable(conf.mode, "the mode is not one of " + ", ".join(MODES))
     found = found or probe()
     linux = found.platform.startswith("linux")
     if conf.mode == "danger-full-access":
-        return Launch(_launcher(argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
+        return Launch(_launcher(argv, report_fd, parent=parent), "none", True) if linux else Launch(argv, "none", False)
     lacking = missing(conf, found)
     if lacking is not None:
         if not conf.fallback_unsandboxed:
             raise SandboxUnavailable(conf.mode, lacking)
-        return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
+        return Launch(_launcher(argv, report_fd, parent=parent) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
-        # the launcher closes local sockets before bubblewrap starts: the filter holds for what it runs
-        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, local_sockets=conf.network),
-                      "bwrap", True)
+        # the launcher installs the filter before bubblewrap starts: it holds for what it runs
+        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, how="bwrap",
+                                local_sockets=conf.network, parent=parent), "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
                                 [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)], conf.hidden)
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
-    # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later is
-    # then left to the write roots
+    # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later, and the
+    # mode, times and attributes of files outside the write roots (the seal), are then left unguarded
     read_only = conf.read_only(run_later=found.network_namespace)
-    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, local_sockets=conf.network,
+    launcher = _launcher(argv, report_fd, how="landlock+mounts" if found.network_namespace else "landlock",
+                         network=conf.network, local_sockets=conf.network, parent=parent,
                          roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
                          pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
     mechanism = "landlock" if conf.network else "landlock+netns"

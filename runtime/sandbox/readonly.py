@@ -1,4 +1,8 @@
-"""Paths kept read-only inside the writable roots (stdlib ctypes only): each becomes a read-only bind mount of
+"""Everything outside the writable roots read-only, and paths kept read-only inside them (stdlib ctypes only).
+`seal`: every mount of the process's own mount namespace remounted read-only, the writable roots bind-mounted
+writable again: Landlock refuses writes, not a change of a file's mode, times or extended attributes, which a
+read-only mount refuses (EROFS) — `chmod` of a file outside, as its owner, in any mode. `keep_read_only`: each
+path becomes a read-only bind mount of
 itself in the process's own mount namespace (`netns.enter(CLONE_NEWNS)` first). In: existing paths; out: writes
 under them fail (EROFS), renaming them fails (a mount point), and so does renaming a folder that holds them
 (each is pinned: a writable mount of itself). Landlock, applied after, forbids the command
@@ -12,6 +16,11 @@ import os
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME, _MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
+# a mount's flags as statvfs(3) shows them -> as mount(2) takes them: a remount in a user namespace must keep
+# the ones the parent namespace set (they are locked), or it is refused
+_KEPT = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
+         (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME), (os.ST_RELATIME, _MS_RELATIME))
 
 
 class MountError(OSError):
@@ -49,6 +58,43 @@ def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
         target = os.fsencode(path)
         mount(target, target, _MS_BIND | _MS_REC, "bind-mounting")
         mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")
+
+
+def seal(writable: list[str]) -> None:
+    """Every mount read-only but `writable` (the roots that exist), which stay as they were."""
+    mount = _mounter()
+    mount(None, b"/", _MS_REC | _MS_PRIVATE, "making the mounts private at")
+    roots = [(root, _flags(root)) for root in writable if os.path.exists(root)]  # before anything changes
+    for point in _mount_points():
+        try:
+            flags = _flags(point)
+        except OSError:  # gone, or out of this process's reach: not a path it can name either
+            continue
+        mount(None, point, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags, "making read-only")
+    for root, flags in roots:
+        target = os.fsencode(root)
+        mount(target, target, _MS_BIND | _MS_REC, "binding the writable root")
+        if not flags & _MS_RDONLY:
+            mount(None, target, _MS_BIND | _MS_REMOUNT | flags, "making writable")
+
+
+def _flags(path) -> int:
+    """The flags of the mount holding `path` that a remount must keep, and whether it is read-only."""
+    found = os.statvfs(path).f_flag
+    flags = sum(ms for st, ms in _KEPT if found & st) | (_MS_RDONLY if found & os.ST_RDONLY else 0)
+    return flags if flags & (_MS_NOATIME | _MS_RELATIME) else flags | _MS_STRICTATIME
+
+
+def _mount_points() -> list[bytes]:
+    """The mount points of this namespace, parents first (mountinfo's fifth field, octal escapes undone)."""
+    with open("/proc/self/mountinfo", "rb") as handle:
+        lines = handle.read().splitlines()
+    points = []
+    for line in lines:
+        field = line.split(b" ")[4]
+        points.append(field.replace(b"\\040", b" ").replace(b"\\011", b"\t").replace(b"\\012", b"\n")
+                      .replace(b"\\134", b"\\"))
+    return list(dict.fromkeys(points))
 
 
 def make_missing_directory(path: str) -> None:
