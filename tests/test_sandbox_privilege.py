@@ -93,19 +93,6 @@ else:
 '''
 
 
-@pytest.fixture
-def run(workspace, state):
-    """The runtime's bash tool in `workspace`: its output. Keyword arguments are the ToolContext's."""
-    import threading
-    from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
-
-    def call(command, **context):
-        ctx = ToolContext(**{"workspace": str(workspace), "sandbox": "workspace-write", "owner": "agent-1",
-                             "state": state, "abort": threading.Event(), "timeout_s": 60, **context})
-        return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "t"}, ctx)["output"]
-    return call
-
-
 def attempts(run, tmp_path, **context) -> tuple[dict, bytes]:
     """Run the attempts confined, with a terminal of their own: (name -> `ok` or the errno's name, what reached
     the terminal's other side)."""
@@ -147,16 +134,16 @@ def _check(found: dict, echoed: bytes, bounding: bool = True) -> None:
 @needs_numbers
 @pytest.mark.parametrize("context", [{"network": True}, {}, {"sandbox": "read-only", "network": True}],
                          ids=["network-allow", "network-off", "read-only"])
-def test_a_confined_command_holds_no_privilege(run, tmp_path, context):
-    found, echoed = attempts(run, tmp_path, **context)
+def test_a_confined_command_holds_no_privilege(run_bash, tmp_path, context):
+    found, echoed = attempts(run_bash, tmp_path, **context)
     _check(found, echoed)
     assert found["unix_high"] == ("ok" if context.get("network") else "EPERM"), found
 
 
 @needs_bwrap
 @needs_numbers
-def test_bubblewrap_holds_no_privilege_either(run, tmp_path):
-    found, echoed = attempts(run, tmp_path, network=True, sandbox_backend="bwrap")
+def test_bubblewrap_holds_no_privilege_either(run_bash, tmp_path):
+    found, echoed = attempts(run_bash, tmp_path, network=True, sandbox_backend="bwrap")
     # bubblewrap's own /dev has no terminal of the caller's to open (the next test hands one over)
     assert found["tiocsti"] == found["tiocsti_high"] == "ENOENT", found
     _check({**found, "tiocsti": "EPERM", "tiocsti_high": "EPERM"}, echoed, bounding=False)
