@@ -8,12 +8,14 @@ import os
 import sys
 
 from . import seatbelt
-from .files import RUN_LATER, hooks_path  # kept read-only where they exist and the mechanism can
+from .files import RUN_LATER, hooks_path, within  # kept read-only where they exist and the mechanism can
 from .probe import LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
 MODES = ("read-only", "workspace-write", "danger-full-access")
 # written to even under read-only: the null-like devices and the terminal
+# dshc's own packages (one folder each in an editable install, one `dshc` folder otherwise)
+PACKAGES = ("dshc.cli", "dshc.compiler", "dshc.runtime", "dshc.presets", "dshc.policies", "dshc.catalogs")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
 
@@ -60,8 +62,12 @@ class Confinement(Row):
         `run_later`, what runs code later too."""
         roots = self.write_roots()
         paths = (*self.protected, *self.run_later) if run_later else self.protected
-        return tuple(path for path in dict.fromkeys(paths)
-                     if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots))
+        held = [path for path in dict.fromkeys(paths)
+                if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots)]
+        # one inside another is read-only with it; listed too, the folders pinned to hold it would stay writable
+        # inside the outer one (`pinned`)
+        return tuple(path for path in held
+                     if not any(path.rstrip("/").startswith(other.rstrip("/") + "/") for other in held))
 
 
 def pinned(roots, kept) -> tuple[str, ...]:
@@ -89,6 +95,10 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     kept = tuple(_real_in(workspace, path) for path in protected)
     unread = tuple(dict.fromkeys(path for path in (_real_in(workspace, given) for given in hidden)
                                  if os.path.lexists(path.rstrip("/") or "/")))
+    # dshc itself, where a write root holds it (installed in the project's own `.venv`): a command that rewrote
+    # the launcher would run every later one bare
+    kept += tuple(path for path in installation()
+                  if any(within(path.rstrip("/"), root) for root in (workspace, tmpdir, *roots)))
     later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
                   if os.path.lexists(path := os.path.join(root, name)))
     # the hooks folder a repository configures; one named but missing is made, empty, and kept (else a command
@@ -98,6 +108,16 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
                        fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
                        hidden=unread)
+
+
+def installation() -> tuple[str, ...]:
+    """What dshc runs from, as real folders (`/`-ended): its packages (the launcher among them, the shipped
+    presets and policies) and the environment of the interpreter running it (`sys.prefix`: its scripts, its
+    site-packages, the `.pth` files every start of it runs)."""
+    from importlib.util import find_spec
+    folders = [folder for name in PACKAGES if (spec := find_spec(name)) is not None
+               for folder in spec.submodule_search_locations or ()]
+    return tuple(dict.fromkeys(os.path.realpath(folder) + "/" for folder in (*folders, sys.prefix)))
 
 
 def _real_in(workspace: str, path: str) -> str:
