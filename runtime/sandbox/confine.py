@@ -95,6 +95,9 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     kept = tuple(_real_in(workspace, path) for path in protected)
     unread = tuple(dict.fromkeys(path for path in (_real_in(workspace, given) for given in hidden)
                                  if os.path.lexists(path.rstrip("/") or "/")))
+    if unread:  # what git holds of them, it holds in its object store too
+        from .gitstore import objects_to_hide
+        unread += objects_to_hide(workspace, unread)
     # dshc itself, where a write root holds it (installed in the project's own `.venv`): a command that rewrote
     # the launcher would run every later one bare
     kept += tuple(path for path in installation()

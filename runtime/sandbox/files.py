@@ -70,11 +70,16 @@ def hooks_path(root: str) -> str | None:
 
 
 def _config_file(root: str) -> str | None:
-    """The config of the repository whose `.git` is at `root`: `.git/config`, or for a worktree or submodule
-    (a `.git` file saying `gitdir: …`) the config its git folder shares."""
+    folder = git_folder(root)
+    return None if folder is None else os.path.join(folder, "config")
+
+
+def git_folder(root: str) -> str | None:
+    """The git folder of the repository whose `.git` is at `root`, where its config and objects are: `.git`, or
+    for a worktree or submodule (a `.git` file saying `gitdir: …`) the folder its git folder shares."""
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
-        return os.path.join(dot_git, "config")
+        return dot_git
     try:
         with open(dot_git, encoding="utf-8", errors="replace") as handle:
             first = handle.readline(4096).strip()
@@ -88,7 +93,7 @@ def _config_file(root: str) -> str | None:
             folder = os.path.join(folder, handle.readline(4096).strip())  # a worktree: the main repository's
     except OSError:
         pass
-    return os.path.join(folder, "config")
+    return folder
 
 
 def _config_value(text: str) -> str:
