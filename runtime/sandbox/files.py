@@ -11,11 +11,15 @@ import os
 # settings (`core.hooksPath`, `core.fsmonitor`, an alias), the submodules a checkout fetches, the hook
 # managers whose installed hook runs what their files say (husky's scripts, pre-commit's and lefthook's
 # configuration), an editor's project tasks and dev container (`initializeCommand` runs on the host), an
-# agent's project configuration (its hooks, commands, MCP servers). The hooks folder a repository's
-# `core.hooksPath` names is one too (`hooks_path`).
+# agent's project configuration (its hooks, commands, MCP servers), what a shell runs on entering the folder
+# (direnv's `.envrc`) or sources to use the project's environment (a virtual environment's activation scripts:
+# the rest of `.venv` is written by every `pip install`, and is the project's code as its sources are). The
+# hooks folder a repository's `core.hooksPath` names is one too (`hooks_path`).
 RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".husky", ".pre-commit-config.yaml", "lefthook.yml",
              ".lefthook.yml", "lefthook-local.yml", ".mcp.json", ".vscode", ".idea", ".devcontainer",
-             ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini")
+             ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini", ".envrc", ".venv/bin/activate",
+             ".venv/bin/activate.fish", ".venv/bin/activate.csh", ".venv/bin/activate.nu", ".venv/bin/activate.ps1",
+             ".venv/bin/activate_this.py")
 
 
 def within(path: str, root: str) -> bool:
