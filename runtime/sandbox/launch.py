@@ -93,9 +93,17 @@ def main(argv: list[str]) -> int:
         confine(how, network, roots, read_only, pins, local_sockets, hidden)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
-            os.write(report, f"cannot confine the command: {exc}".encode())
+            os.write(report, f"cannot confine the command: {_reason(exc)}".encode())
         return CONFINE_FAILED
     return supervise.run(command, report, parent)
+
+
+def _reason(exc: Exception) -> str:
+    """What stopped confinement, in words: an OSError's own text and file, not Python's `[Errno N] …` form
+    (a folder removed while the command was being started, a mount refused)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": `{os.fsdecode(exc.filename)}`" if exc.filename else "")
+    return str(exc)
 
 
 if __name__ == "__main__":

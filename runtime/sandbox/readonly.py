@@ -12,6 +12,7 @@ what the command names)."""
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
@@ -34,8 +35,8 @@ def _mounter():
 
     def mount(source, target, flags: int, what: str, kind=None) -> None:
         if libc.mount(source, target, kind, flags, None) != 0:
-            errno = ctypes.get_errno()
-            raise MountError(errno, f"{what} `{os.fsdecode(target)}`: {os.strerror(errno)}")
+            code = ctypes.get_errno()
+            raise MountError(code, f"{what} `{os.fsdecode(target)}`: {os.strerror(code)}")
     return mount
 
 
@@ -68,9 +69,11 @@ def seal(writable: list[str]) -> None:
     for point in _mount_points():
         try:
             flags = _flags(point)
-        except OSError:  # gone, or out of this process's reach: not a path it can name either
-            continue
-        mount(None, point, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags, "making read-only")
+            mount(None, point, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags, "making read-only")
+        except OSError as exc:
+            # unmounted since the listing, or out of this process's reach: not a path it can name either
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                raise
     for root, flags in roots:
         target = os.fsencode(root)
         mount(target, target, _MS_BIND | _MS_REC, "binding the writable root")
