@@ -181,6 +181,9 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
         # controls takes input without any capability (`seccomp.py`)
         return "libseccomp (needed to refuse local sockets with the network off, device nodes, mounts, VSOCK " \
                "sockets and input pushed into a terminal)"
+    linked = next((path for path in conf.hidden if not path.endswith("/") and _links(path) > 1), None)
+    if linked is not None:  # its other names, wherever they are, would still read it
+        return f"a way to hide `{linked}`: it has other hard links, which no mechanism can find and hide"
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -196,6 +199,13 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     if found.platform == "darwin":
         return None if found.sandbox_exec else "sandbox-exec (Seatbelt)"
     return f"a supported sandbox for platform `{found.platform}`"
+
+
+def _links(path: str) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:  # gone since the plan was made: nothing is left there to read
+        return 1
 
 
 def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0) -> Launch:
