@@ -20,8 +20,10 @@ _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME, _MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
 # a mount's flags as statvfs(3) shows them -> as mount(2) takes them: a remount in a user namespace must keep
 # the ones the parent namespace set (they are locked), or it is refused
+_ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW = 8192, 256  # not in `os`; a remount without it would follow links again
 _KEPT = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
-         (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME), (os.ST_RELATIME, _MS_RELATIME))
+         (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME), (os.ST_RELATIME, _MS_RELATIME),
+         (_ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW))
 
 
 class MountError(OSError):
@@ -58,7 +60,7 @@ def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
             continue
         target = os.fsencode(path)
         mount(target, target, _MS_BIND | _MS_REC, "bind-mounting")
-        mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")
+        mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _flags(target), "making read-only")
 
 
 def seal(writable: list[str]) -> None:
@@ -71,8 +73,10 @@ def seal(writable: list[str]) -> None:
             flags = _flags(point)
             mount(None, point, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags, "making read-only")
         except OSError as exc:
-            # unmounted since the listing, or out of this process's reach: not a path it can name either
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+            # unmounted since the listing, out of this process's reach (then not a path it can name either), or
+            # one the kernel will not remount here: left as it was, under Landlock still; the root never is
+            if point == b"/" or exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM,
+                                                  errno.EINVAL):
                 raise
     for root, flags in roots:
         target = os.fsencode(root)
@@ -122,4 +126,4 @@ def hide(paths: list[str]) -> None:
             mount(b"tmpfs", target, _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hiding", kind=b"tmpfs")
         else:
             mount(b"/dev/null", target, _MS_BIND, "hiding")
-            mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, "making read-only")
+            mount(None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _flags(target), "making read-only")
