@@ -71,3 +71,12 @@ def test_what_is_hidden_follows_what_git_holds(committed, git, tmp_path):
 def test_where_git_cannot_answer_the_store_is_hidden(committed, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")  # no git to ask
     assert objects_to_hide(str(committed), (f"{committed}/secret.txt",)) == (f"{committed}/.git/objects/",)
+
+
+def test_asking_git_runs_nothing_the_repository_configures(committed, git, tmp_path):
+    # a command that could write `.git/config` (a host without mount namespaces) sets a command git runs when it
+    # reads the index; dshc asks git unconfined
+    marker = tmp_path / "ran"
+    git(committed, "config", "core.fsmonitor", f"touch {marker}; echo")
+    assert objects_to_hide(str(committed), (f"{committed}/secret.txt",)) == (f"{committed}/.git/objects/",)
+    assert not marker.exists()

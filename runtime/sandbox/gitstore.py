@@ -31,10 +31,13 @@ def objects_to_hide(workspace: str, hidden: tuple[str, ...]) -> tuple[str, ...]:
 def _held(workspace: str, relative: list[str]) -> bool:
     """Whether git's index or HEAD names any of `relative` (or a file below one); True when git cannot say."""
     env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
+    # git runs unconfined here, on a repository the commands it confines write to: reading the index runs the
+    # command `core.fsmonitor` names, so it is turned off
+    git = ["git", "-c", "core.fsmonitor=false", "-C", workspace, "ls-files", "-z"]
     # before the first commit there is no HEAD to overlay: the index alone
     for overlay in (["--with-tree=HEAD"], []):
         try:
-            done = subprocess.run(["git", "-C", workspace, "ls-files", "-z", *overlay, "--", *relative],
+            done = subprocess.run([*git, *overlay, "--", *relative],
                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env=env)
         except (OSError, subprocess.SubprocessError):
             return True
