@@ -40,7 +40,7 @@ class Confinement(Row):
         "tmpdir": REQUIRED,             # the private temp dir, writable in every mode
         "writable": (),                 # extra roots the policy names (workspace-write only)
         # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
-        # directory's with a trailing `/`)
+        # directory's with a trailing `/`; dshc's own installation)
         "protected": (),
         # what runs code later, found under the write roots (`RUN_LATER`): kept read-only where the host can
         # mount, never a reason to refuse (the policy did not ask for it)
