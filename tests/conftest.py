@@ -99,13 +99,13 @@ def workspace(tmp_path) -> Path:
 @pytest.fixture
 def run_bash(workspace, state):
     """The runtime's bash tool in `workspace` under `sandbox workspace-write`: its output. Keyword
-    arguments are the ToolContext's (`protected_roots`, `sandbox_backend`…)."""
+    arguments are the ToolContext's (`protected_roots`, `sandbox_backend`, another `sandbox`…)."""
     import threading
     from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
 
     def call(command, **kwargs):
-        ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
-                          abort=threading.Event(), timeout_s=60, **kwargs)
+        ctx = ToolContext(**{"workspace": str(workspace), "sandbox": "workspace-write", "owner": "agent-1",
+                             "state": state, "abort": threading.Event(), "timeout_s": 60, **kwargs})
         return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "t"}, ctx)["output"]
     return call
 

@@ -9,6 +9,8 @@ martymcenroe/AssemblyZero#693 (a Bash command printed the API key `Read(.dev.var
 GSA-TTS/agentic-coding-quickstart#178 (`rg "" ~/.aws/` read what the read denylist named). Real processes."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from dshc.compiler.policy.protected import hidden_paths
@@ -165,3 +167,16 @@ def test_a_hidden_file_gone_before_the_command_starts_is_no_reason_to_refuse(wor
                                                                                  f"{workspace}/gone/"))
     done = subprocess.run(plan(conf, ["/bin/echo", "ran"], -1).argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ran" in done.stdout, (done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("backend", ["auto", "bwrap"])
+def test_a_hidden_file_with_another_hard_link_refuses_the_command(run_bash, workspace, backend):
+    # hiding one name leaves the other reading the same file (`cat backup/token`): refused, not run
+    from dshc.runtime.tools import ToolError
+    (workspace / "token").write_text("s3cret\n")
+    (workspace / "backup").mkdir()
+    os.link(workspace / "token", workspace / "backup" / "token")
+    with pytest.raises(ToolError) as caught:
+        run_bash("cat backup/token > seen", hidden_roots=("token",), sandbox_backend=backend)
+    assert caught.value.code == "SANDBOX_UNAVAILABLE" and "hard links" in caught.value.message
+    assert not (workspace / "seen").exists()

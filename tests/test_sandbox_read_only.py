@@ -162,3 +162,33 @@ def test_bubblewrap_keeps_it_read_only_for_real(run, workspace):
                  sandbox_backend="bwrap")
     assert "wrote=0" not in output and "umount=0" not in output and "other=0" in output, output
     assert not (workspace / ".claude" / "settings.json").exists()
+
+
+NOSUID_SCRIPT = """
+import subprocess, sys
+from dshc.runtime.sandbox import confinement_in, plan
+conf = confinement_in("workspace-write", sys.argv[1] + "/ws", sys.argv[1] + "/t", protected=(".claude/",),
+                      hidden=("token",))
+launch = plan(conf, ["/bin/sh", "-c", "echo x > .claude/a; echo claude=$?; cat token; echo ok > f; echo f=$?"], -1)
+done = subprocess.run(launch.argv, cwd=sys.argv[1] + "/ws", capture_output=True, text=True)
+print(done.returncode, done.stdout, done.stderr)
+"""
+
+
+@needs_namespaces
+def test_a_workspace_on_a_nosuid_nodev_mount_keeps_its_paths_read_only(tmp_path):
+    # a remount in a user namespace must keep the flags the parent namespace set (/tmp is often a nosuid,nodev
+    # tmpfs): without them it was refused, and so was every command
+    import shutil
+    import subprocess
+    import sys
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1)")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    line = (f"mount -t tmpfs -o nosuid,nodev,noexec tmpfs {folder} && mkdir -p {folder}/ws/.claude {folder}/t && "
+            f"echo s3cret > {folder}/ws/token && {sys.executable} -c '{NOSUID_SCRIPT}' {folder}")
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", line],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("0 ") and "claude=0" not in done.stdout and "f=0" in done.stdout, done
+    assert "s3cret" not in done.stdout, done

@@ -8,12 +8,14 @@ import os
 import sys
 
 from . import seatbelt
-from .files import RUN_LATER, hooks_path  # kept read-only where they exist and the mechanism can
+from .files import RUN_LATER, hooks_path, within  # kept read-only where they exist and the mechanism can
 from .probe import LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
 MODES = ("read-only", "workspace-write", "danger-full-access")
 # written to even under read-only: the null-like devices and the terminal
+# dshc's own packages (one folder each in an editable install, one `dshc` folder otherwise)
+PACKAGES = ("dshc.cli", "dshc.compiler", "dshc.runtime", "dshc.presets", "dshc.policies", "dshc.catalogs")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
 
@@ -38,7 +40,7 @@ class Confinement(Row):
         "tmpdir": REQUIRED,             # the private temp dir, writable in every mode
         "writable": (),                 # extra roots the policy names (workspace-write only)
         # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
-        # directory's with a trailing `/`)
+        # directory's with a trailing `/`; dshc's own installation)
         "protected": (),
         # what runs code later, found under the write roots (`RUN_LATER`): kept read-only where the host can
         # mount, never a reason to refuse (the policy did not ask for it)
@@ -60,8 +62,12 @@ class Confinement(Row):
         `run_later`, what runs code later too."""
         roots = self.write_roots()
         paths = (*self.protected, *self.run_later) if run_later else self.protected
-        return tuple(path for path in dict.fromkeys(paths)
-                     if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots))
+        held = [path for path in dict.fromkeys(paths)
+                if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots)]
+        # one inside another is read-only with it; listed too, the folders pinned to hold it would stay writable
+        # inside the outer one (`pinned`)
+        return tuple(path for path in held
+                     if not any(path.rstrip("/").startswith(other.rstrip("/") + "/") for other in held))
 
 
 def pinned(roots, kept) -> tuple[str, ...]:
@@ -89,6 +95,13 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     kept = tuple(_real_in(workspace, path) for path in protected)
     unread = tuple(dict.fromkeys(path for path in (_real_in(workspace, given) for given in hidden)
                                  if os.path.lexists(path.rstrip("/") or "/")))
+    if unread:  # what git holds of them, it holds in its object store too
+        from .gitstore import objects_to_hide
+        unread += objects_to_hide(workspace, unread)
+    # dshc itself, where a write root holds it (installed in the project's own `.venv`): a command that rewrote
+    # the launcher would run every later one bare
+    kept += tuple(path for path in installation()
+                  if any(within(path.rstrip("/"), root) for root in (workspace, tmpdir, *roots)))
     later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
                   if os.path.lexists(path := os.path.join(root, name)))
     # the hooks folder a repository configures; one named but missing is made, empty, and kept (else a command
@@ -98,6 +111,16 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
                        fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
                        hidden=unread)
+
+
+def installation() -> tuple[str, ...]:
+    """What dshc runs from, as real folders (`/`-ended): its packages (the launcher among them, the shipped
+    presets and policies) and the environment of the interpreter running it (`sys.prefix`: its scripts, its
+    site-packages, the `.pth` files every start of it runs)."""
+    from importlib.util import find_spec
+    folders = [folder for name in PACKAGES if (spec := find_spec(name)) is not None
+               for folder in spec.submodule_search_locations or ()]
+    return tuple(dict.fromkeys(os.path.realpath(folder) + "/" for folder in (*folders, sys.prefix)))
 
 
 def _real_in(workspace: str, path: str) -> str:
@@ -113,12 +136,12 @@ class Launch(Row):
     }
 
 
-def _launcher(argv: list[str], report_fd: int, *, landlock: bool = False, network: bool = True,
-              local_sockets: bool = True, roots: tuple[str, ...] = (), read_only: tuple[str, ...] = (),
-              pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), "1" if landlock else "0", "1" if network else "0",
-            "1" if local_sockets else "0", *roots, *("+" + path for path in pins), *("!" + path for path in read_only),
-            *("-" + path for path in hidden), "--", *argv]
+def _launcher(argv: list[str], report_fd: int, *, how: str = "none", network: bool = True,
+              local_sockets: bool = True, parent: int = 0, roots: tuple[str, ...] = (),
+              read_only: tuple[str, ...] = (), pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), how, "1" if network else "0",
+            "1" if local_sockets else "0", str(parent), *roots, *("+" + path for path in pins),
+            *("!" + path for path in read_only), *("-" + path for path in hidden), "--", *argv]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -153,9 +176,14 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
 def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     """What this host lacks to confine `conf` as asked; None when a mechanism is there."""
     found = found or probe()
-    if found.platform.startswith("linux") and not conf.network and not found.seccomp:
-        # a network namespace leaves pathname sockets open: dockerd, the session bus (`seccomp.py`)
-        return "libseccomp (needed to keep local sockets closed while the network is off)"
+    if found.platform.startswith("linux") and not found.seccomp:
+        # a network namespace leaves pathname sockets open (dockerd, the session bus), and a terminal the command
+        # controls takes input without any capability (`seccomp.py`)
+        return "libseccomp (needed to refuse local sockets with the network off, device nodes, mounts, VSOCK " \
+               "sockets and input pushed into a terminal)"
+    linked = next((path for path in conf.hidden if not path.endswith("/") and _links(path) > 1), None)
+    if linked is not None:  # its other names, wherever they are, would still read it
+        return f"a way to hide `{linked}`: it has other hard links, which no mechanism can find and hide"
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -173,31 +201,41 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     return f"a supported sandbox for platform `{found.platform}`"
 
 
-def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None) -> Launch:
-    """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out."""
+def _links(path: str) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:  # gone since the plan was made: nothing is left there to read
+        return 1
+
+
+def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0) -> Launch:
+    """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out. `parent`: the pid
+    of the process that starts the launcher (0: whichever does), which must still be there when the command
+    starts."""
     if conf.mode not in MODES:
         raise SandboxUnavailable(conf.mode, "the mode is not one of " + ", ".join(MODES))
     found = found or probe()
     linux = found.platform.startswith("linux")
     if conf.mode == "danger-full-access":
-        return Launch(_launcher(argv, report_fd), "none", True) if linux else Launch(argv, "none", False)
+        return Launch(_launcher(argv, report_fd, parent=parent), "none", True) if linux else Launch(argv, "none", False)
     lacking = missing(conf, found)
     if lacking is not None:
         if not conf.fallback_unsandboxed:
             raise SandboxUnavailable(conf.mode, lacking)
-        return Launch(_launcher(argv, report_fd) if linux else argv, "unsandboxed", linux)
+        return Launch(_launcher(argv, report_fd, parent=parent) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
-        # the launcher closes local sockets before bubblewrap starts: the filter holds for what it runs
-        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, local_sockets=conf.network),
-                      "bwrap", True)
+        # the launcher installs the filter before bubblewrap starts: it holds for what it runs
+        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, how="bwrap",
+                                local_sockets=conf.network, parent=parent), "bwrap", True)
     if not linux:
         text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
                                 [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)], conf.hidden)
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
-    # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later is
-    # then left to the write roots
+    # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later, and the
+    # mode, times and attributes of files outside the write roots (the seal), are then left unguarded
     read_only = conf.read_only(run_later=found.network_namespace)
-    launcher = _launcher(argv, report_fd, landlock=True, network=conf.network, local_sockets=conf.network,
+    launcher = _launcher(argv, report_fd, how="landlock+mounts" if found.network_namespace else "landlock",
+                         network=conf.network, local_sockets=conf.network, parent=parent,
                          roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
                          pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
     mechanism = "landlock" if conf.network else "landlock+netns"

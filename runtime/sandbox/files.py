@@ -11,11 +11,15 @@ import os
 # settings (`core.hooksPath`, `core.fsmonitor`, an alias), the submodules a checkout fetches, the hook
 # managers whose installed hook runs what their files say (husky's scripts, pre-commit's and lefthook's
 # configuration), an editor's project tasks and dev container (`initializeCommand` runs on the host), an
-# agent's project configuration (its hooks, commands, MCP servers). The hooks folder a repository's
-# `core.hooksPath` names is one too (`hooks_path`).
+# agent's project configuration (its hooks, commands, MCP servers), what a shell runs on entering the folder
+# (direnv's `.envrc`) or sources to use the project's environment (a virtual environment's activation scripts:
+# the rest of `.venv` is written by every `pip install`, and is the project's code as its sources are). The
+# hooks folder a repository's `core.hooksPath` names is one too (`hooks_path`).
 RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".husky", ".pre-commit-config.yaml", "lefthook.yml",
              ".lefthook.yml", "lefthook-local.yml", ".mcp.json", ".vscode", ".idea", ".devcontainer",
-             ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini")
+             ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini", ".envrc", ".venv/bin/activate",
+             ".venv/bin/activate.fish", ".venv/bin/activate.csh", ".venv/bin/activate.nu", ".venv/bin/activate.ps1",
+             ".venv/bin/activate_this.py")
 
 
 def within(path: str, root: str) -> bool:
@@ -70,11 +74,16 @@ def hooks_path(root: str) -> str | None:
 
 
 def _config_file(root: str) -> str | None:
-    """The config of the repository whose `.git` is at `root`: `.git/config`, or for a worktree or submodule
-    (a `.git` file saying `gitdir: …`) the config its git folder shares."""
+    folder = git_folder(root)
+    return None if folder is None else os.path.join(folder, "config")
+
+
+def git_folder(root: str) -> str | None:
+    """The git folder of the repository whose `.git` is at `root`, where its config and objects are: `.git`, or
+    for a worktree or submodule (a `.git` file saying `gitdir: …`) the folder its git folder shares."""
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
-        return os.path.join(dot_git, "config")
+        return dot_git
     try:
         with open(dot_git, encoding="utf-8", errors="replace") as handle:
             first = handle.readline(4096).strip()
@@ -88,7 +97,7 @@ def _config_file(root: str) -> str | None:
             folder = os.path.join(folder, handle.readline(4096).strip())  # a worktree: the main repository's
     except OSError:
         pass
-    return os.path.join(folder, "config")
+    return folder
 
 
 def _config_value(text: str) -> str:

@@ -1,8 +1,10 @@
-"""Child-side entry, run as `python -I -S launch.py REPORT_FD LANDLOCK NETWORK LOCAL_SOCKETS ROOT… [+PIN…]
+"""Child-side entry, run as `python -I -S launch.py REPORT_FD CONFINE NETWORK LOCAL_SOCKETS PARENT ROOT… [+PIN…]
 [!READ_ONLY…] [-HIDDEN…] -- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before
-every command): confine this process, then supervise ARGV. In: the report fd (-1: none), 0/1 switches, the
-writable roots, the folders pinned, the paths kept read-only under them and the paths hidden; out: the
-command's exit status, or status 125 and a reason on the report fd."""
+every command): confine this process, then supervise ARGV. In: the report fd (-1: none), how to confine (`none`;
+`landlock`; `landlock+mounts`: in a mount namespace of its own too, every mount but the writable roots
+read-only; `bwrap`: what bubblewrap, started next, leaves to it), 0/1 switches, the pid of the process that
+started it (0: whichever did), the writable roots, the folders pinned, the paths kept read-only under them and
+the paths hidden; out: the command's exit status, or status 125 and a reason on the report fd."""
 from __future__ import annotations
 
 import os
@@ -12,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import landlock  # noqa: E402 - a sibling file, found through the path set just above
 import netns  # noqa: E402
+import privilege  # noqa: E402
 import readonly  # noqa: E402
 import seccomp  # noqa: E402
 import supervise  # noqa: E402
@@ -19,13 +22,24 @@ import supervise  # noqa: E402
 CONFINE_FAILED = 125
 
 
-def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list[str] = (),
-            pins: list[str] = (), local_sockets: bool = True, hidden: list[str] = ()) -> None:
-    flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if read_only or hidden else 0)
+CONFINE = ("none", "landlock", "landlock+mounts", "bwrap")
+
+
+def confine(how: str, network: bool, roots: list[str], read_only: list[str] = (), pins: list[str] = (),
+            local_sockets: bool = True, hidden: list[str] = ()) -> None:
+    if how == "bwrap":  # it mounts, then drops every capability itself: the filter leaves it the mount calls
+        seccomp.install(close_local_sockets=not local_sockets, mounts=True)
+        return
+    if how == "none":
+        return
+    sealed = how == "landlock+mounts"
+    flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if sealed or read_only or hidden else 0)
     if flags:
         netns.enter(flags)
-    if read_only or hidden:
+    if sealed or read_only or hidden:
         cwd = os.getcwd()
+        if sealed:
+            readonly.seal(list(roots))  # the devices among them: a bind of itself changes nothing
         if read_only:
             readonly.keep_read_only(list(read_only), list(pins))
         if hidden:
@@ -33,10 +47,11 @@ def confine(use_landlock: bool, network: bool, roots: list[str], read_only: list
         # the directory this process started in is what a mount covers if it lies within one: looked up again,
         # it is the mount (else `cat token` in a hidden folder, or a write in a protected one, reaches below)
         os.chdir(cwd)
-    if use_landlock:  # after the mounts: it forbids the command to undo them
-        landlock.restrict_writes(roots, deny_tcp=not network)
-    if not local_sockets:  # last: the steps above may open sockets of their own
-        seccomp.close_local_sockets()
+    # after the mounts: it forbids the command to undo them
+    landlock.restrict_writes(roots, deny_tcp=not network)
+    privilege.drop_all()
+    # last: the steps above may open sockets of their own and mount
+    seccomp.install(close_local_sockets=not local_sockets)
 
 
 def probe() -> int:
@@ -57,23 +72,38 @@ def main(argv: list[str]) -> int:
         if report is not None:
             os.set_inheritable(report, False)
         split = argv.index("--")
-        use_landlock, network, command = argv[2] == "1", argv[3] == "1", argv[split + 1:]
+        how, network, command = argv[2], argv[3] == "1", argv[split + 1:]
         local_sockets = argv[4] == "1"
+        # the process that started this one, asked as early as can be: once it is gone (even by SIGKILL, while
+        # this one was still confining itself) the command must not start, or must not outlive it (`supervise`)
+        parent = int(argv[5]) or os.getppid()
+        if os.getppid() != parent:
+            raise ProcessLookupError(f"the process that started it ({parent}) is gone")
+        if how not in CONFINE:
+            raise ValueError(f"no way to confine named `{how}`")
         # a root given as `!PATH` is kept read-only, `+PATH` pinned in place, `-PATH` hidden (every root is
         # absolute: none starts with any of them)
-        given = argv[5:split]
+        given = argv[6:split]
         roots = [root for root in given if root[:1] not in "!+-"]
         read_only = [root[1:] for root in given if root.startswith("!")]
         pins = [root[1:] for root in given if root.startswith("+")]
         hidden = [root[1:] for root in given if root.startswith("-")]
         if not command:
             raise ValueError("no command to run")
-        confine(use_landlock, network, roots, read_only, pins, local_sockets, hidden)
+        confine(how, network, roots, read_only, pins, local_sockets, hidden)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
-            os.write(report, f"cannot confine the command: {exc}".encode())
+            os.write(report, f"cannot confine the command: {_reason(exc)}".encode())
         return CONFINE_FAILED
-    return supervise.run(command, report)
+    return supervise.run(command, report, parent)
+
+
+def _reason(exc: Exception) -> str:
+    """What stopped confinement, in words: an OSError's own text and file, not Python's `[Errno N] …` form
+    (a folder removed while the command was being started, a mount refused)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": `{os.fsdecode(exc.filename)}`" if exc.filename else "")
+    return str(exc)
 
 
 if __name__ == "__main__":

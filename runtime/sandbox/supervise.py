@@ -1,6 +1,7 @@
 """The process that stands between dshc and a command: it starts the command, adopts every
 orphan below it (child subreaper) and kills them all when the command ends or dshc dies.
-In: an argv; out: the command's exit status, and no process left behind (stdlib only)."""
+In: an argv and the pid of dshc (or whoever started the launcher); out: the command's exit status, and no
+process left behind (stdlib only)."""
 from __future__ import annotations
 
 import ctypes
@@ -9,7 +10,7 @@ import select
 import signal
 import time
 
-_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _POLL_S = 0.1
 # after the command exits, what it left running gets this long to finish writing its output
 STRAGGLER_GRACE_S = 0.25
@@ -73,13 +74,22 @@ def _status_code(status: int) -> int:
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-def run(argv: list[str], report_fd: int | None) -> int:
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    parent = os.getppid()
+def run(argv: list[str], report_fd: int | None, parent: int) -> int:
+    """`parent` is dshc's pid, read before this process confined itself: dshc killed meanwhile (its pid no
+    longer this one's parent) means nothing starts."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if os.getppid() != parent:
+        return 137
+    supervisor = os.getpid()
     command = os.fork()
     if command == 0:
         for sig in _RESET:
             signal.signal(sig, signal.SIG_DFL)
+        # the command dies with this process (killed by anyone, the OOM killer too); it may already be gone
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != supervisor:
+            os._exit(137)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:

@@ -111,7 +111,7 @@ def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callabl
     # ptyprocess keeps pass_fds open but, unlike subprocess, does not clear close-on-exec
     os.set_inheritable(write_fd, True)
     try:
-        launch = plan(conf, list(argv), write_fd) if conf is not None else Launch(list(argv), "bare", False)
+        launch = plan(conf, list(argv), write_fd, parent=os.getpid()) if conf is not None else Launch(list(argv), "bare", False)
         child = spawn(launch.argv, (write_fd,) if launch.report else ())
     except BaseException:
         os.close(read_fd)
