@@ -86,3 +86,4 @@ def test_a_one_entry_lru_shared_by_threads():
     for _ in range(10):  # a round is a few thousand lookups: several rounds make a lost race unlikely
         racing(8, work)
     assert failures == [] and len(cache) == 1
+
