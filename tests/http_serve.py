@@ -19,10 +19,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(args: list[str], cwd):
-    """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards."""
+def serving(args: list[str], cwd, env: dict | None = None):
+    """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards.
+    `env`: the server's environment (default: this process's)."""
     port = free_port()
-    proc = subprocess.Popen([*SERVE, *args, "--http", f"127.0.0.1:{port}"], cwd=cwd,
+    proc = subprocess.Popen([*SERVE, *args, "--http", f"127.0.0.1:{port}"], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
