@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import secrets
+import socket
 import sys
 import threading
 import uuid
@@ -56,6 +57,7 @@ class ServeOptions:
     watch: bool
     bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
     output_schema: dict | None = None  # what `structured_output` must be called with (a child's result)
+    reuse_port: bool = False  # --http on a port other `dshc serve` processes listen on too
 
 
 @dataclass
@@ -359,8 +361,23 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
     app = server.streamable_http_app(host=http[0])
     app.router.routes.extend(routes(served))  # the decision API beside /mcp
     web = uvicorn.Server(uvicorn.Config(app, host=http[0], port=http[1], log_level="warning", lifespan="on"))
+    shared = [_shared_socket(http)] if options.reuse_port else None  # listening before it says it serves
     ready(f"http://{http[0]}:{http[1]}/mcp")
-    await web.serve()
+    await web.serve(sockets=shared)
+
+
+def _shared_socket(http: tuple[str, int]):
+    """A listening socket other processes may bind too (SO_REUSEPORT): N instances behind one port, the
+    kernel handing each new connection to one of them. The decision API keeps no state between requests."""
+    family = socket.AF_INET6 if ":" in http[0] else socket.AF_INET
+    # the protocol named: asyncio sets TCP_NODELAY only on sockets that say they are TCP (else Nagle's
+    # algorithm and delayed ACKs add ~40 ms to every answer)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(http)
+    sock.listen(2048)
+    return sock
 
 
 def cmd_serve(args, out, err) -> int:
@@ -372,6 +389,10 @@ def cmd_serve(args, out, err) -> int:
             from ..compiler.diagnostics import invalid_request
             raise DshError([invalid_request(f"--http `{args.http}` is not HOST:PORT", "e.g. --http 127.0.0.1:8765")])
         http = (host, int(port))
+    if args.reuse_port and (http is None or not hasattr(socket, "SO_REUSEPORT")):
+        from ..compiler.diagnostics import invalid_request
+        raise DshError([invalid_request("--reuse-port needs --http, on a system with SO_REUSEPORT (Linux, BSD, macOS)",
+                                        "e.g. --http 127.0.0.1:8765 --reuse-port, one per process")])
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
@@ -384,7 +405,8 @@ def cmd_serve(args, out, err) -> int:
         from .commands import _output_schema
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema)
+                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema,
+                           args.reuse_port)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")

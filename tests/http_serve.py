@@ -19,14 +19,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(args: list[str], cwd, env: dict | None = None):
+def serving(args: list[str], cwd, env: dict | None = None, port: int | None = None):
     """Yields the base URL once /readyz answers 200; ends the process (ours, by pid) afterwards.
-    `env`: the server's environment (default: this process's)."""
-    port = free_port()
+    `env`: the server's environment (default: this process's); `port`: a given one (default: a free one)."""
+    shared = port is not None
+    port = port or free_port()
     proc = subprocess.Popen([*SERVE, *args, "--http", f"127.0.0.1:{port}"], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
+        if shared:  # another process may answer /readyz on this port: wait for this one's own word
+            line = proc.stderr.readline().decode()
+            assert line.startswith("dshc serve: serving"), line + proc.stderr.read().decode()
         deadline = time.monotonic() + 60
         while True:
             assert proc.poll() is None, proc.stderr.read().decode()

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 import threaded_decisions
 from dshc.cli.decision_api import routes
 from dshc.compiler.program import Program
-from http_serve import serving
+from http_serve import free_port, serving
 
 CLIENTS = 8
 SERVED = """policy served {
@@ -137,3 +137,19 @@ def test_a_served_program_answers_rest_and_mcp_clients_at_once_as_one_client(tmp
     assert len(mcp_found) == 3 * 3 * len(calls)
     assert [(i, *rest) for i, *rest in mcp_found if rest != mcp_expected[i]] == []
     assert {is_error for is_error, _ in mcp_expected.values()} == {True, False}
+
+
+def test_two_servers_share_one_port_with_reuse_port(tmp_path):
+    """N instances behind one port: the second binds where the first listens, and either may answer."""
+    port = free_port()
+    args = ["--workspace", str(tmp_path), "--reuse-port"]
+    with serving(args, tmp_path, port=port) as (base, first), serving(args, tmp_path, port=port) as (_, second):
+        for _ in range(20):  # a new connection each: the kernel picks the instance
+            got = httpx.post(base + "/v1/decide", json={"tool": "read", "args": {"file_path": "a"}})
+            assert got.status_code == 200 and got.json()["decision"] in ("allow", "ask", "deny")
+        assert first.poll() is None and second.poll() is None
+
+
+def test_reuse_port_needs_http(cli, tmp_path):
+    result = cli("serve", "--workspace", str(tmp_path), "--reuse-port")
+    assert result.code == 2 and "--reuse-port needs --http" in result.err
