@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
+import anyio.to_thread
+
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -150,7 +152,10 @@ def routes(served) -> list[Route]:
         async def handle(http: HttpRequest) -> Response:
             started = time.perf_counter()
             try:
-                result = answer(await _body(http))
+                body = await _body(http)
+                # on a worker thread, as MCP calls are: a cold context's first decision (a composition, a
+                # policy's index) does not hold up the requests and streams the event loop is serving
+                result = await anyio.to_thread.run_sync(answer, body)
                 return result if isinstance(result, Response) else JSONResponse(result)
             except DshError as exc:
                 metrics.rejected.labels(name).inc()

@@ -78,13 +78,20 @@ def _url_host(ip) -> str:
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
 
-def listen(bind: Bind, help: str = "choose another port") -> socket.socket:
-    """A listening socket on `bind`, or a diagnostic (a busy port, an address this machine does not have)."""
-    sock = socket.socket(socket.AF_INET6 if ":" in bind.host else socket.AF_INET, socket.SOCK_STREAM)
+def listen(bind: Bind, help: str = "choose another port", reuse_port: bool = False) -> socket.socket:
+    """A listening socket on `bind`, or a diagnostic (a busy port, an address this machine does not have).
+    `reuse_port`: other processes may listen on it too (SO_REUSEPORT), the kernel handing each new
+    connection to one of them: the decision API keeps no state between requests."""
+    # the protocol named: asyncio sets TCP_NODELAY only on sockets that say they are TCP (else Nagle's
+    # algorithm and delayed ACKs add ~40 ms to every answer)
+    sock = socket.socket(socket.AF_INET6 if ":" in bind.host else socket.AF_INET, socket.SOCK_STREAM,
+                         socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((bind.host, bind.port))
-        sock.listen(128)
+        sock.listen(2048 if reuse_port else 128)
     except OSError as exc:
         sock.close()
         raise _bad(f"cannot listen on {bind.url_host}:{bind.port}: {exc.strerror or exc}", help) from None

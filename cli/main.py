@@ -220,6 +220,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--caller-context", action="store_true",
                    help="the decision API lets each request name its `policy` and `workspace` "
                         "(default: the server's own)")
+    p.add_argument("--reuse-port", action="store_true",
+                   help="with --http: let several `dshc serve` processes listen on one port (SO_REUSEPORT); "
+                        "the kernel spreads connections among them")
     p.add_argument("--watch", action="store_true", help="recompile when the loaded files change; notify clients")
     p.add_argument("--bundle", metavar="FILE|DIR", help="serve a signed bundle (the newest in DIR); hot-swap to newer ones")
     p.add_argument("--trust", metavar="PUBKEY", help="the key --bundle must be signed by")

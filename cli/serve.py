@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import secrets
+import socket
 import sys
 import threading
 import uuid
@@ -57,6 +58,7 @@ class ServeOptions:
     bundle: Any = None  # a bundle.BundleHolder: serve its current Program and hot-swap to newer bundles
     output_schema: dict | None = None  # what `structured_output` must be called with (a child's result)
     caller_context: bool = False  # the decision API lets a request name its policy and workspace
+    reuse_port: bool = False  # --http on a port other `dshc serve` processes listen on too
 
 
 @dataclass
@@ -387,6 +389,10 @@ def cmd_serve(args, out, err) -> int:
         from ..compiler.diagnostics import invalid_request
         raise DshError([invalid_request("--allow-remote, --token-file and --allow-host apply to --http only",
                                         "add --http HOST:PORT")])
+    if args.reuse_port and (http is None or not hasattr(socket, "SO_REUSEPORT")):
+        from ..compiler.diagnostics import invalid_request
+        raise DshError([invalid_request("--reuse-port needs --http, on a system with SO_REUSEPORT (Linux, BSD, macOS)",
+                                        "e.g. --http 127.0.0.1:8765 --reuse-port, one per process")])
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
@@ -400,7 +406,7 @@ def cmd_serve(args, out, err) -> int:
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
                            os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema,
-                           args.caller_context)
+                           args.caller_context, args.reuse_port)
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")
@@ -408,7 +414,7 @@ def cmd_serve(args, out, err) -> int:
 
     if http is not None:
         from .listener import listen
-        http = (listen(http[0]), *http[1:])  # bound before the sources load: a busy port is refused at once
+        http = (listen(http[0], reuse_port=args.reuse_port), *http[1:])  # bound before the sources load: a busy port is refused at once
     try:
         anyio.run(serve, options, http, ready)
     except KeyboardInterrupt:

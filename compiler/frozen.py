@@ -19,10 +19,13 @@ afterwards: a slot's descriptor is what `object.__setattr__` ends in.
 from __future__ import annotations
 
 import reprlib
+from _thread import allocate_lock  # not `threading`: a hook process loads neither it nor what it imports
 from types import MemberDescriptorType
 
 _FROZEN = "__frozen_record__"  # marks a class `record` made
-_UNCOMPILED: dict = {}  # record class -> [its `init` option, calls of its stand-ins], until its methods are compiled
+# record class -> [its `init` option, calls of its stand-ins], until its methods are compiled and set on it
+_UNCOMPILED: dict = {}
+_COMPILING = allocate_lock()  # one thread compiles a class; another calling it meanwhile waits for the methods
 COMPILE_AFTER = 64  # calls of a class's interpreted methods before they are compiled
 _FIELDS = "__record_fields__"  # name -> Field, inherited fields first, in declaration order
 
@@ -174,11 +177,17 @@ _INTERPRETED = {"__init__": _interpreted_init, "__eq__": _interpreted_eq, "__has
 def _compile_methods(made) -> None:
     """`__init__` (the class's own signature, unless it keeps its own), `__eq__` and `__hash__`
     (called by the million while compiling a policy), compiled as dataclasses writes them, in one
-    `exec`; once per class (a stand-in called after that finds nothing left to do)."""
-    state = _UNCOMPILED.pop(made, None)
-    if state is None:
-        return
-    init = state[0]
+    `exec`; once per class (a stand-in called after that finds nothing left to do). The class leaves
+    `_UNCOMPILED` only once its compiled methods are set: a stand-in that no longer finds it there
+    calls them, never itself again."""
+    with _COMPILING:
+        state = _UNCOMPILED.get(made)
+        if state is not None:
+            _set_compiled(made, state[0])
+            del _UNCOMPILED[made]
+
+
+def _set_compiled(made, init: bool) -> None:
     items = tuple(getattr(made, _FIELDS).values())
     env: dict = {}
     if init:

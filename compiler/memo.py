@@ -4,6 +4,8 @@
 hook that decides one call) for what these few lines do: every dshc module a hook loads takes
 them from here. What they remember is cheap to make again, so a full `memoised` table is emptied
 rather than kept in least-recently-used order (no bookkeeping on the hit path).
+Threads may share them: a value is made whole, then stored with one operation, so threads racing
+on a first read each make an equal value (`once` hands every caller the first one stored).
 """
 from __future__ import annotations
 

@@ -112,6 +112,16 @@ def _owns_sources(method):
 
 
 class Program:
+    """Loaded sources answering views, explanations and decisions per Request.
+
+    Threads may share one Program (`dshc serve` decides on worker threads): it never changes once
+    loaded, and every cache it and its decisions fill is safe to share — an LRU (lock-free hits, a
+    lock around stores and evictions), a per-request memo whose racing writers store equal values,
+    or a value built whole and then published with one store. Two threads asking the same thing
+    get equal answers, the same as one thread would. Reloading makes a new Program; a caller that
+    takes the Program once per decision gets its whole answer from one of them.
+    """
+
     def __init__(self, resolved: Resolved, sources: Mapping[str, str] | None = None, cache_size: int | None = None):
         """`cache_size`: request contexts remembered per cache (LRU; default DSHC_CACHE_SIZE, else 1024)."""
         self.resolved = resolved

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import posixpath
+from _thread import allocate_lock  # not `threading`: a hook process loads neither it nor what it imports
 
 from .bash_grammar import bash_parser
 from .file_pattern import ANY, DEEP, NAME, ONE, display
@@ -89,6 +90,8 @@ class _Opaque(Exception):
 
 
 _parser = once(bash_parser)  # the process's one Bash parser
+# a tree-sitter parser is one parse at a time (its C state is the parse's): threads deciding take turns
+_PARSING = allocate_lock()
 
 
 # ------------------------------------------------------------------------------------- words
@@ -619,7 +622,9 @@ class _Walker:
             start, texts = plain
             self.simple_command([_Word(text) for text in texts], depth, (*base, start))
             return
-        tree = _parser().parse(source)
+        parser = _parser()
+        with _PARSING:
+            tree = parser.parse(source)
         if tree.root_node.has_error:
             raise _Unparseable("the command does not parse")
         if _skipped_text(tree.root_node, source):

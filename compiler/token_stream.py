@@ -139,13 +139,14 @@ class TokenStream:
                     if action is Shift:
                         gotos.setdefault(symbol, {})[state] = arg
             reductions = _reductions(callbacks, gotos)
-            self._actions = {
+            actions = {
                 state: {symbol: (True, arg) if action is Shift else (False, reductions[arg])
                         for symbol, (action, arg) in row.items()}
                 for state, row in states.items()}
             for goto in gotos.values():  # the state after a reduction, with its row: one lookup less a reduction
                 for below, following in goto.items():
-                    goto[below] = (following, self._actions[following])
+                    goto[below] = (following, actions[following])
+            self._actions = actions  # published whole: a thread parsing meanwhile never reads a goto half made
         return self._actions
 
     @staticmethod

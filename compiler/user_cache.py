@@ -10,6 +10,7 @@ import errno
 import os
 import stat
 import sys
+from _thread import get_ident  # not `threading`: a hook process loads neither it nor what it imports
 
 SAFE_OPEN = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -83,7 +84,7 @@ def read(folder: int, name: str) -> bytes:
 
 def write(folder: int, name: str, data: bytes) -> None:
     """Store `data` as `name`, mode 0600; a reader sees the old file or the whole new one, never a torn one."""
-    temp = f".{name}.{os.getpid()}.tmp"
+    temp = f".{name}.{os.getpid()}.{get_ident()}.tmp"  # per thread too: two threads may store one name
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o600, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as handle:

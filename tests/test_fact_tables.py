@@ -65,12 +65,12 @@ def test_a_decider_made_before_an_index_numbered_its_tests_reads_them_again():
                                                     '  allow skill when scope == "child" and plan_mode'])})
     request = Request(preset="standard", policy="p", platform="win32", scope="child", plan=True)
     decider = program._decider(request)[0]  # made while no index has numbered a test: its mask reads none
-    assert decider._known == 0
+    assert decider._facts_read[0] == 0
     read = program.catalog.by_name_or_alias["read"][0]
     skill = program.catalog.by_name_or_alias["skill"][0]
     assert decider.decide("read", read, {"file_path": "a"}).effect == "deny"
     assert decider.decide("skill", skill, {"name": "x"}).effect == "allow"
-    assert decider._known == decider.compiled.atoms.count == 3
+    assert decider._facts_read[0] == decider.compiled.atoms.count == 3
 
 
 def _tiers_reading(text):

@@ -309,10 +309,13 @@ class CompiledPolicy:
         """The closure evaluating an interned fact condition on one side (None for no condition)."""
         if facts is None:
             return None
-        found = self._compiled.get((id(facts), lenient_))
+        key = (id(facts), lenient_)
+        found = self._compiled.get(key)
         if found is None:
-            found = self._compiled[(id(facts), lenient_)] = (facts, compile_facts(facts, lenient_))
-            self._source[found[1]] = facts
+            made = (facts, compile_facts(facts, lenient_))
+            self._source[made[1]] = facts  # before it is published: whoever finds the closure finds its source
+            # the first closure published wins: rules of one condition group under one test in every index
+            found = self._compiled.setdefault(key, made)
         return found[1]
 
     def analysed(self, command: str):
@@ -428,8 +431,8 @@ class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
     # slots: a cold call reads its fields from the object itself, not through a dict
-    __slots__ = ("compiled", "_last", "tool_for", "core", "approval", "approval_source", "env", "mask", "_partial",
-                 "_known", "_atoms", "_summaries", "_facts", "_groups")
+    __slots__ = ("compiled", "_last", "tool_for", "core", "approval", "approval_source", "env", "_facts_read",
+                 "_atoms", "_summaries", "_facts", "_groups")
 
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
@@ -441,8 +444,10 @@ class RequestDecider:
         self.env = env
         # the request's fact tests read once, when its decider is made (`FactAtoms`): tabulated rule
         # groups are looked up by the mask; read again only when an index built since numbers a new test
-        self.mask = self._partial = None  # the mask when every test is decided; else (holds, undecided bits)
-        self._known, self._atoms = -1, None
+        # (how many tests were numbered when read, the mask when every test is decided else None, (holds,
+        # undecided bits)): one tuple, stored whole, so a thread never pairs one reading's count with another's mask
+        self._facts_read = (-1, None, None)
+        self._atoms = None
         if compiled is not None:
             self._atoms = compiled.atoms
             self._fact_mask()
@@ -608,7 +613,8 @@ class RequestDecider:
 
     def _grouped(self, name: str, index: "_ToolIndex", args: dict, effect, parts, maybe) -> Decision | None:
         """`_decide_grouped` from the fact-only rules' summary on: the hit glob groups' summaries tallied."""
-        mask = self.mask if self._known == self._atoms.count else self._fact_mask()
+        facts_read = self._facts_read
+        mask = facts_read[1] if facts_read[0] == self._atoms.count else self._fact_mask()
         for field_name, field_index in index.globbed.items():
             value = args.get(field_name, MISSING)
             if value is MISSING:
@@ -765,21 +771,28 @@ class RequestDecider:
         a fact test this request cannot decide."""
         if table is None:
             return None
-        mask = self.mask if self._known == self._atoms.count else self._fact_mask()
+        facts_read = self._facts_read
+        if facts_read[0] != self._atoms.count:
+            facts_read = self._read_facts()
+        mask = facts_read[1]
         if mask is None:
-            mask, undecided = self._partial
+            mask, undecided = facts_read[2]
             if undecided & table[0]:
                 return None
         return table[1].get(mask & table[0])
 
     def _fact_mask(self) -> int | None:
-        """The request's fact mask when every numbered test is decided (else None: see `_partial`)."""
-        atoms = self._atoms
-        if self._known != atoms.count:  # an index built since numbered a new test: read them all again
+        """The request's fact mask when every numbered test is decided (else None: see `_facts_read`)."""
+        return self._read_facts()[1]
+
+    def _read_facts(self) -> tuple:
+        """`_facts_read`, read again when an index built since numbered a new test."""
+        atoms, facts_read = self._atoms, self._facts_read
+        if facts_read[0] != atoms.count:
             known = atoms.count  # read first: a test numbered meanwhile makes the next call read again
             holds, undecided = atoms.mask(self.env)
-            self.mask, self._partial, self._known = (None if undecided else holds), (holds, undecided), known
-        return self.mask
+            facts_read = self._facts_read = (known, None if undecided else holds, (holds, undecided))
+        return facts_read  # this thread's reading: another may have stored an older one since
 
     def _plain_tiered(self, name: str, index: _ToolIndex):
         """`_tiered` of the index's fact-only rules: a single condition's made summaries, else their generated
