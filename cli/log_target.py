@@ -25,9 +25,13 @@ SPOOL_FOLDER = "spool"
 
 def open_log(target: str | None, session: str | None = None) -> EventLog:
     if not is_dsn(target):
-        if target:
-            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        return EventLog(target, session=session)
+        try:
+            if target:
+                os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+            return EventLog(target, session=session)
+        except OSError as exc:  # a link or a foreign file planted where the log goes (`state_files`) among them
+            raise DshError([Diagnostic("DSH107", f"cannot open the event log: {exc.strerror or exc}",
+                                       path=target)]) from None
     from ..runtime.pg_log import PostgresEventLog
     session = session or uuid.uuid4().hex[:12]
     folder, prefix = spool_folder(target), _prefix(target)

@@ -4,7 +4,8 @@
 Every append holds an exclusive `flock`, so concurrent writers never interleave bytes and
 `seq` stays one increasing sequence across writers and restarts; each record also names its
 writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` before the
-next append, so it is never buried under whole records.
+next append, so it is never buried under whole records. The log, the marker and the blobs are
+opened relative to the log's folder and never through a link (`state_files`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from . import log_format
+from . import log_format, state_files
 from .log_format import BadRecord
 
 _TAIL_CHUNK = 64 * 1024
@@ -38,10 +39,17 @@ class EventLog:
         self.open_calls: dict[str, str] = {}  # callId -> name: recorded by this session, no outcome yet
         self.open_nested: dict[str, tuple[str, str]] = {}  # the same for run_code's nested calls: (name, parent)
         self.records: list[dict] = []  # kept in memory too, for callers without a file
-        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644) if path else None
-        if self._fd is not None:
-            with self._exclusive():
-                self._sync_tail()
+        self._folder = self._fd = None
+        if path:
+            self._folder = state_files.open_folder(os.path.dirname(os.path.abspath(path)))
+            try:
+                self._fd = state_files.open_file(self._folder, os.path.basename(path),
+                                                 os.O_RDWR | os.O_APPEND | os.O_CREAT, path, 0o644)
+                with self._exclusive():
+                    self._sync_tail()
+            except BaseException:
+                self.close()
+                raise
 
     def append(self, type_: str, **fields: Any) -> dict:
         with self._lock:
@@ -95,9 +103,10 @@ class EventLog:
 
     def close(self) -> None:
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            for fd in (self._fd, self._folder):
+                if fd is not None:
+                    os.close(fd)
+            self._fd = self._folder = None
 
     def _exclusive(self):
         return _Flock(self._fd)
@@ -107,10 +116,14 @@ class EventLog:
         size = os.fstat(self._fd).st_size
         start, last = _last_line(self._fd, size)
         if last and not last.endswith(b"\n"):
-            with open(self.path + ".torn", "ab") as side:
-                side.write(last + b"\n")
-                side.flush()
-                os.fsync(side.fileno())
+            marker = self.path + ".torn"
+            side = state_files.open_file(self._folder, os.path.basename(marker),
+                                         os.O_WRONLY | os.O_APPEND | os.O_CREAT, marker)
+            try:
+                os.write(side, last + b"\n")
+                os.fsync(side)
+            finally:
+                os.close(side)
             os.ftruncate(self._fd, start)
             os.fsync(self._fd)
             size = start

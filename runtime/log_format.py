@@ -14,6 +14,8 @@ import threading
 import zlib
 from typing import Any
 
+from . import state_files
+
 BLOB_MIN_BYTES = 64 * 1024
 _SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time
 _CRC_KEY = b',"crc32":"'
@@ -110,20 +112,42 @@ def _blob_path(directory: str, ref: str) -> str:
 
 def _store_blob(directory: str, text: str) -> tuple[str, int]:
     """Write `text` as UTF-8 under its SHA-256, a slice at a time, so a large value is never
-    held a second time as bytes. Returns (reference, size in bytes)."""
-    os.makedirs(directory, exist_ok=True)
+    held a second time as bytes. Returns (reference, size in bytes). The folder is opened without
+    following a link (`state_files`), and a failed write leaves no partial file behind."""
+    parent = state_files.open_folder(os.path.dirname(os.path.abspath(directory)))
+    try:
+        folder = state_files.open_subfolder(parent, os.path.basename(directory), directory, create=True)
+    finally:
+        os.close(parent)
+    try:
+        return _write_blob(folder, directory, text)
+    finally:
+        os.close(folder)
+
+
+def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
     digest, size = hashlib.sha256(), 0
-    partial = os.path.join(directory, f".{os.getpid()}.{threading.get_ident()}.partial")
-    with open(partial, "wb") as handle:
-        for start in range(0, len(text), _SLICE_CHARS):
-            chunk = text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")  # decoded alike
-            digest.update(chunk)
-            size += len(chunk)
-            handle.write(chunk)
-        handle.flush()
-        os.fsync(handle.fileno())
-    ref = "sha256:" + digest.hexdigest()
-    os.replace(partial, _blob_path(directory, ref))  # a blob is whole under its name or absent
+    partial = f".{os.getpid()}.{threading.get_ident()}.partial"
+    fd = state_files.open_file(folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                               os.path.join(directory, partial), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for start in range(0, len(text), _SLICE_CHARS):
+                chunk = text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")  # decoded alike
+                digest.update(chunk)
+                size += len(chunk)
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        ref = "sha256:" + digest.hexdigest()
+        # a blob is whole under its name or absent; a link planted under that name is replaced, not followed
+        os.replace(partial, os.path.basename(_blob_path(directory, ref)), src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(partial, dir_fd=folder)
+        except OSError:
+            pass
+        raise
     return ref, size
 
 
@@ -131,7 +155,7 @@ def _load_blob(directory: str, ref: Any, size: Any) -> str:
     if not isinstance(ref, str) or not _REF.fullmatch(ref) or not isinstance(size, int):
         raise BadRecord("a blob reference needs `$blob: sha256:…` and an integer `size`")
     try:
-        with open(_blob_path(directory, ref), "rb") as handle:
+        with open(os.open(_blob_path(directory, ref), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None
