@@ -150,7 +150,7 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     effect, reason, decided, call = worst
     updated = None
     if effect != "deny":
-        keep = _configuration(project, workspace)
+        keep = (*_configuration(project, workspace), *_log_files(log))
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
         effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
@@ -171,6 +171,13 @@ def _configuration(project, workspace: str) -> tuple[str, ...]:
     missing: a settings file created there would be read as one."""
     import os
     return tuple(path for path in (project.path, *project.load, os.path.join(workspace, ".claude") + "/") if path)
+
+
+def _log_files(log: str | None) -> tuple[str, ...]:
+    """The event log's own files, kept from the commands it records (a DSN's spool is in the private cache)."""
+    from ..runtime.pg_log import is_dsn
+    from ..runtime.state_files import kept_paths
+    return kept_paths(log) if log and not is_dsn(log) else ()
 
 
 def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,

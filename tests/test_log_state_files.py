@@ -33,9 +33,7 @@ def bashrc(tmp_path) -> Path:
 
 
 @pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+def workspace(tmp_path, private_state) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "calls.jsonl").write_text(json.dumps({"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}})
