@@ -13,9 +13,8 @@ import fcntl
 import os
 import threading
 import time
-import uuid
-from dataclasses import dataclass
-from typing import Any, Iterator
+from collections import namedtuple
+from collections.abc import Iterator
 
 from . import log_format, state_files
 from .log_format import BadRecord
@@ -30,7 +29,7 @@ class LogSealed(RuntimeError):
 class EventLog:
     def __init__(self, path: str | None, session: str | None = None):
         self.path = path
-        self.session = session or uuid.uuid4().hex[:12]
+        self.session = session or os.urandom(6).hex()  # os.urandom, not uuid: a hook call pays for each import
         self.blobs = log_format.blob_dir(path) if path else None
         self._lock = threading.Lock()
         self._seq = 0
@@ -51,7 +50,7 @@ class EventLog:
                 self.close()
                 raise
 
-    def append(self, type_: str, **fields: Any) -> dict:
+    def append(self, type_: str, **fields: object) -> dict:
         with self._lock:
             if self._sealed:
                 raise LogSealed(f"the run has stopped; `{type_}` was not recorded")
@@ -176,12 +175,10 @@ def _highest_seq(fd: int, end: int) -> int:
     return best
 
 
-@dataclass(frozen=True)
-class LogRead:
-    records: tuple[dict, ...]
-    lines: tuple[int, ...]  # the line number of each record
-    problems: tuple[tuple[int, str], ...]  # (line, why) for every line that is not a whole record
-    torn_tail: bool  # the last line was incomplete (a writer was killed mid-append; the next one repairs it)
+# records; the line number of each; (line, why) for every line that is not a whole record; whether the last
+# line was incomplete (a writer was killed mid-append; the next one repairs it). A tuple, not a dataclass:
+# the hook, which writes a log on every call, does not load dataclasses' machinery for it.
+LogRead = namedtuple("LogRead", ("records", "lines", "problems", "torn_tail"))
 
 
 def read_log(path: str, resolve_blobs: bool = True) -> LogRead:

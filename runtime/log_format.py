@@ -12,8 +12,6 @@ import os
 import re
 import threading
 import zlib
-from typing import Any
-
 from . import state_files
 
 BLOB_MIN_BYTES = 64 * 1024
@@ -70,7 +68,7 @@ def _object(raw: bytes) -> dict:
     return record
 
 
-def externalise(value: Any, directory: str | None) -> Any:
+def externalise(value: object, directory: str | None) -> object:
     """Large strings → blob references (written, fsynced and renamed into place first).
 
     Objects that already look like a reference are wrapped in `$literal`, so a model cannot
@@ -93,7 +91,7 @@ def externalise(value: Any, directory: str | None) -> Any:
     return value
 
 
-def internalise(value: Any, directory: str) -> Any:
+def internalise(value: object, directory: str) -> object:
     """Blob references → their strings; a missing or altered blob raises BadRecord."""
     if isinstance(value, dict):
         if _LITERAL in value and len(value) == 1 and isinstance(value[_LITERAL], dict):
@@ -151,7 +149,7 @@ def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
     return ref, size
 
 
-def _load_blob(directory: str, ref: Any, size: Any) -> str:
+def _load_blob(directory: str, ref: object, size: object) -> str:
     if not isinstance(ref, str) or not _REF.fullmatch(ref) or not isinstance(size, int):
         raise BadRecord("a blob reference needs `$blob: sha256:…` and an integer `size`")
     try:

