@@ -5,7 +5,9 @@ Every append holds an exclusive `flock`, so concurrent writers never interleave 
 `seq` stays one increasing sequence across writers and restarts; each record also names its
 writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` before the
 next append, so it is never buried under whole records. The log, the marker and the blobs are
-opened relative to the log's folder and never through a link (`state_files`).
+opened relative to the log's folder and never through a link (`state_files`). Each record links to the
+one before it in the file by its hash (`log_chain`): the writer keeps the last hash, so an append hashes one
+record and reads the file only when another writer appended since.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 from collections import namedtuple
 from collections.abc import Iterator
 
-from . import log_format, state_files
+from . import log_chain, log_format, state_files
 from .log_format import BadRecord
 
 _TAIL_CHUNK = 64 * 1024
@@ -34,6 +36,7 @@ class EventLog:
         self._lock = threading.Lock()
         self._seq = 0
         self._end = -1  # file size after our last append; another size means another writer wrote
+        self._chain: tuple[str, str] | None = None  # (log id, hash) of the file's last record, if it is chained
         self._sealed = False
         self.open_calls: dict[str, str] = {}  # callId -> name: recorded by this session, no outcome yet
         self.open_nested: dict[str, tuple[str, str]] = {}  # the same for run_code's nested calls: (name, parent)
@@ -66,10 +69,13 @@ class EventLog:
                 self._sync_tail()
             self._seq += 1
             head = {"seq": self._seq, "session": self.session, "type": type_, "time": round(time.time(), 6)}
-            line = log_format.encode({**head, **stored})
+            link = ({log_chain.LOG: self._chain[0], log_chain.PREV: self._chain[1]} if self._chain
+                    else log_chain.first_link(fields.get("fingerprint")))
+            line = log_format.encode({**head, **stored, **link})
             os.write(self._fd, line)
             os.fsync(self._fd)
             self._end = os.fstat(self._fd).st_size
+            self._chain = (link[log_chain.LOG], log_chain.record_hash(log_format.decode(line[:-1])))
         return self._remember({**head, **fields})
 
     def _remember(self, record: dict) -> dict:
@@ -127,8 +133,12 @@ class EventLog:
             os.fsync(self._fd)
             size = start
             start, last = _last_line(self._fd, size)
+        self._chain = None  # an empty file, or an unchained or damaged last record: a new chain starts
         try:
-            seq = log_format.decode(last.rstrip(b"\n")).get("seq", 0) if last.strip() else 0
+            record = log_format.decode(last.rstrip(b"\n")) if last.strip() else {}
+            seq = record.get("seq", 0)
+            if isinstance(record.get(log_chain.LOG), str):
+                self._chain = (record[log_chain.LOG], log_chain.record_hash(record))
         except BadRecord:
             seq = _highest_seq(self._fd, size)  # a damaged last line: the slow path over the whole file
         self._seq = max(self._seq, seq if isinstance(seq, int) else 0)

@@ -76,19 +76,43 @@ def externalise(value: object, directory: str | None) -> object:
     """
     if directory is None:
         return value
+    return _externalised(value, lambda text: _store_blob(directory, text))
+
+
+def stored_form(value: object) -> object:
+    """The value as `externalise` stores it, with no blob written: what the hash chain covers of a record
+    read back with its blobs resolved (a database log holds them resolved)."""
+    return _externalised(value, _blob_reference)
+
+
+def _externalised(value: object, store) -> object:
     if isinstance(value, str):
         # at most 4 bytes per character: only a string that may reach the threshold is measured
         if len(value) * 4 < BLOB_MIN_BYTES or (len(value) < BLOB_MIN_BYTES
                                               and len(value.encode("utf-8", "surrogatepass")) < BLOB_MIN_BYTES):
             return value
-        ref, size = _store_blob(directory, value)
+        ref, size = store(value)
         return {_BLOB: ref, "size": size}
     if isinstance(value, dict):
-        inner = {k: externalise(v, directory) for k, v in value.items()}
+        inner = {k: _externalised(v, store) for k, v in value.items()}
         return {_LITERAL: inner} if (_BLOB in value or _LITERAL in value) else inner
     if isinstance(value, (list, tuple)):
-        return [externalise(v, directory) for v in value]
+        return [_externalised(v, store) for v in value]
     return value
+
+
+def _blob_reference(text: str) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    for chunk in _utf8_slices(text):
+        digest.update(chunk)
+        size += len(chunk)
+    return "sha256:" + digest.hexdigest(), size
+
+
+def _utf8_slices(text: str):
+    """A large value's UTF-8, a slice at a time (lone surrogates kept: they are decoded alike)."""
+    for start in range(0, len(text), _SLICE_CHARS):
+        yield text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")
 
 
 def internalise(value: object, directory: str) -> object:
@@ -130,8 +154,7 @@ def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
                                os.path.join(directory, partial), 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
-            for start in range(0, len(text), _SLICE_CHARS):
-                chunk = text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")  # decoded alike
+            for chunk in _utf8_slices(text):
                 digest.update(chunk)
                 size += len(chunk)
                 handle.write(chunk)
