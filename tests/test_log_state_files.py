@@ -203,3 +203,14 @@ def test_a_state_folder_planted_as_a_link_is_refused(workspace, private_state, b
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "not a folder of this user's" in answer["permissionDecisionReason"]
     assert sorted(p.name for p in bashrc.parent.iterdir()) == [".bashrc"]
+
+
+def test_the_hook_asks_before_claude_code_itself_writes_the_log(workspace):
+    (workspace / ".dshc").write_text('policy = "workspace-write"\nlog = "events.jsonl"\n')
+    payload = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
+               "tool_name": "Write", "tool_use_id": "toolu_1",
+               "tool_input": {"file_path": str(workspace / "events.jsonl.blobs" / "x"), "content": "forged"}}
+    out = io.StringIO()
+    hook_main(["claude-code"], io.StringIO(json.dumps(payload)), out, io.StringIO())
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["permissionDecision"] != "allow" and "holds its event log" in answer["permissionDecisionReason"]
