@@ -3,8 +3,8 @@
 `tool/call` is on disk before anything runs, `tool/result` (or `tool/interrupted`) after.
 Every append holds an exclusive `flock`, so concurrent writers never interleave bytes and
 `seq` stays one increasing sequence across writers and restarts; each record also names its
-writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` before the
-next append, so it is never buried under whole records. The log, the marker and the blobs are
+writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` (made, empty, with the log)
+before the next append, so it is never buried under whole records. The log, the marker and the blobs are
 opened relative to the log's folder and never through a link (`state_files`). Each record links to the
 one before it in the file by its hash (`log_chain`): the writer keeps the last hash, so an append hashes one
 record and reads the file only when another writer appended since.
@@ -47,6 +47,9 @@ class EventLog:
             try:
                 self._fd = state_files.open_file(self._folder, os.path.basename(path),
                                                  os.O_RDWR | os.O_APPEND | os.O_CREAT, path, 0o644)
+                # the marker exists from the start, empty: the sandbox can then keep it read-only (a file
+                # missing when a command starts cannot be), and one planted before it is refused here
+                os.close(self._torn_marker(os.O_RDONLY | os.O_CREAT))
                 with self._exclusive():
                     self._sync_tail()
             except BaseException:
@@ -116,14 +119,16 @@ class EventLog:
     def _exclusive(self):
         return _Flock(self._fd)
 
+    def _torn_marker(self, flags: int) -> int:
+        marker = self.path + ".torn"
+        return state_files.open_file(self._folder, os.path.basename(marker), flags, marker)
+
     def _sync_tail(self) -> None:
         """Under the lock: keep a torn tail aside, truncate it, and continue after the last `seq`."""
         size = os.fstat(self._fd).st_size
         start, last = _last_line(self._fd, size)
         if last and not last.endswith(b"\n"):
-            marker = self.path + ".torn"
-            side = state_files.open_file(self._folder, os.path.basename(marker),
-                                         os.O_WRONLY | os.O_APPEND | os.O_CREAT, marker)
+            side = self._torn_marker(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 os.write(side, last + b"\n")
                 os.fsync(side)

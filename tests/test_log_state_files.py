@@ -55,9 +55,15 @@ def _with_torn_tail(ws: Path) -> None:
         handle.write(TORN)
 
 
+def _plant_torn_link(ws: Path, target: Path) -> None:
+    """The empty marker the log was made with, replaced by a link (where no sandbox kept it read-only)."""
+    (ws / "events.jsonl.torn").unlink()
+    (ws / "events.jsonl.torn").symlink_to(target)
+
+
 def test_a_planted_torn_marker_link_is_refused_and_its_target_unchanged(cli, workspace, bashrc):
     _with_torn_tail(workspace)
-    (workspace / "events.jsonl.torn").symlink_to(bashrc)
+    _plant_torn_link(workspace, bashrc)
     done = _run(cli, workspace)
     assert done.code == 2, done
     assert "events.jsonl.torn" in done.out and "symbolic link" in done.out, done
@@ -142,7 +148,7 @@ def _hook(ws: Path, **event) -> dict:
 
 def test_the_hook_refuses_a_planted_torn_marker_link(workspace, bashrc):
     _with_torn_tail(workspace)
-    (workspace / "events.jsonl.torn").symlink_to(bashrc)
+    _plant_torn_link(workspace, bashrc)
     answer = _hook(workspace)
     assert answer["permissionDecision"] == "deny" and "symbolic link" in answer["permissionDecisionReason"], answer
     assert bashrc.read_text() == BASHRC

@@ -1,7 +1,6 @@
 """The event log is out of reach of the commands it records (issue 49, M8): wherever it lives, a command the
 sandbox confines cannot rewrite it, plant its torn-tail marker or fill its blob folder. Real confined
-commands, through `dshc run` and through the Claude Code hook. (A torn-tail marker that does not exist yet
-cannot be mounted read-only; one planted there is refused, never written through: test_log_state_files.)"""
+commands, through `dshc run` and through the Claude Code hook."""
 from __future__ import annotations
 
 import json
@@ -19,6 +18,7 @@ pytestmark = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_name
                                 reason="needs Landlock and unprivileged user namespaces (mount namespaces)")
 DSHC = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()"]
 ATTACK = ("echo '{\"seq\":99,\"type\":\"tool/result\"}' >> events.jsonl; echo log=$?; "
+          "ln -sf ../home/.bashrc events.jsonl.torn; echo torn=$?; "
           "echo x > events.jsonl.blobs/planted; echo blobs=$?; "
           "mv events.jsonl moved.jsonl; echo moved=$?; "
           "echo ok > mine.txt; echo own=$?")
@@ -33,7 +33,7 @@ def workspace(tmp_path, private_state) -> Path:
 
 def _refused_everything_but_its_own(stdout: str) -> None:
     words = set(stdout.split())
-    assert "own=0" in words and not {"log=0", "blobs=0", "moved=0"} & words, stdout
+    assert "own=0" in words and not {"log=0", "torn=0", "blobs=0", "moved=0"} & words, stdout
 
 
 def test_a_command_run_by_dshc_run_cannot_write_the_log_it_is_recorded_in(workspace):
@@ -46,7 +46,7 @@ def test_a_command_run_by_dshc_run_cannot_write_the_log_it_is_recorded_in(worksp
     _refused_everything_but_its_own(result["content"])
     read = read_log(str(workspace / "events.jsonl"))
     assert read.problems == () and all(r.get("seq") != 99 for r in read.records)
-    assert not (workspace / "moved.jsonl").exists()
+    assert not (workspace / "events.jsonl.torn").is_symlink() and not (workspace / "moved.jsonl").exists()
     assert list((workspace / "events.jsonl.blobs").iterdir()) == []
 
 
