@@ -12,6 +12,7 @@ import os
 import re
 import threading
 import zlib
+
 from . import state_files
 
 BLOB_MIN_BYTES = 64 * 1024

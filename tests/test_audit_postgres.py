@@ -387,12 +387,17 @@ TAMPERING = {  # (SQL over the session's rows, the kind `dshc audit verify` repo
 @pytest.mark.parametrize("tampering", sorted(TAMPERING))
 def test_verify_catches_a_database_log_tampered_with(cli, dsn, tampering):
     from dshc.cli.log_target import open_log
-    log = open_log(dsn, session="v")
-    log.append("request/header", reason="initial", fingerprint="sha256:" + "a" * 64, context={}, workspace="/w")
-    _write(log, 3)
-    log.close()
+    logs = [open_log(dsn, session=session) for session in ("v", "w")]  # two writers, their rows interleaved
+    for log in logs:
+        log.append("request/header", reason="initial", fingerprint="sha256:" + "a" * 64, context={}, workspace="/w")
+    for n in range(3):
+        for log in logs:
+            _write(log, 1, start=n)
+    for log in logs:
+        log.close()
     intact = cli("audit", "verify", dsn, "--json")
-    assert intact.code == 0 and intact.json()["records"] == 7 and intact.json()["logs"][0]["head_seq"] == 7, intact.out
+    assert intact.code == 0 and intact.json()["records"] == 14, intact.out
+    assert [chain["head_seq"] for chain in intact.json()["logs"]] == [7, 7], intact.out
     sql, kind = TAMPERING[tampering]
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(sql)
