@@ -20,6 +20,7 @@ _SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time
 _CRC_KEY = b',"crc32":"'
 _BLOB, _LITERAL = "$blob", "$literal"
 _REF = re.compile(r"sha256:[0-9a-f]{64}")
+_PARTIAL = re.compile(r"\.(\d+)\.\d+\.partial")  # `_write_blob`'s name for a blob being written
 
 
 class BadRecord(ValueError):
@@ -171,6 +172,41 @@ def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
             pass
         raise
     return ref, size
+
+
+def sweep_partials(directory: str) -> int:
+    """Remove the partial blobs writers that died mid-write left in `directory` (named by their pid, which
+    is no longer running); a live writer's is left. Returns how many were removed."""
+    try:
+        parent = state_files.open_folder(os.path.dirname(os.path.abspath(directory)))
+    except OSError:
+        return 0
+    try:
+        folder = state_files.open_subfolder(parent, os.path.basename(directory), directory, create=False)
+    except OSError:
+        return 0  # no blob folder (or one dshc does not use): nothing of its own to clean
+    finally:
+        os.close(parent)
+    removed = 0
+    try:
+        for name in os.listdir(folder):
+            pid = _PARTIAL.fullmatch(name)
+            if pid and not _running(int(pid.group(1))):
+                os.unlink(name, dir_fd=folder)
+                removed += 1
+    finally:
+        os.close(folder)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: running
+    return True
 
 
 def _load_blob(directory: str, ref: object, size: object) -> str:

@@ -220,3 +220,15 @@ def test_the_hook_asks_before_claude_code_itself_writes_the_log(workspace):
     hook_main(["claude-code"], io.StringIO(json.dumps(payload)), out, io.StringIO())
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
     assert answer["permissionDecision"] != "allow" and "holds its event log" in answer["permissionDecisionReason"]
+
+
+def test_a_run_removes_the_partial_blobs_of_writers_that_died_mid_write(cli, workspace):
+    import subprocess
+    import sys
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    blobs = workspace / "events.jsonl.blobs"
+    blobs.mkdir()
+    (blobs / f".{int(dead.stdout)}.1.partial").write_text("half a value")  # its writer was killed
+    (blobs / f".{os.getpid()}.1.partial").write_text("being written")  # a live writer's
+    assert _run(cli, workspace).code == 0
+    assert sorted(p.name for p in blobs.iterdir()) == [f".{os.getpid()}.1.partial"]
