@@ -7,6 +7,7 @@ log writes to `project_log`, in the user's state folder: outside the workspace i
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -52,6 +53,8 @@ def project_log(root: str) -> str:
     key = f"{_safe(os.path.basename(real))[:40]}-{digest}"  # the name to find it by, the digest to tell them apart
     folder = os.path.join(base, "dshc", key)
     try:
+        if not os.path.isabs(folder):  # no home to speak of: never a log relative to the working folder
+            raise FileNotFoundError(errno.ENOENT, "no home folder for the user's state folder")
         os.makedirs(folder, mode=0o700, exist_ok=True)
         for path in (os.path.dirname(folder), folder):
             info = os.lstat(path)
