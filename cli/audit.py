@@ -1,4 +1,5 @@
 """`dshc audit LOG|DSN`: a log's records → denials by rule, tools of a preset's view never called, one session's timeline.
+`dshc audit verify LOG|DSN` checks the log's hash chain instead (`audit_verify`).
 
 In: a JSONL event log or a postgresql:// DSN (read by `log_target`), optionally a preset whose
 view the calls are held against. Out: text, or the same as JSON (`--json`).
@@ -8,13 +9,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ..compiler.diagnostics import Diagnostic, DshError
+from ..compiler.diagnostics import Diagnostic, DshError, invalid_request
 from .preset_argument import add_preset
 
 
 def add_parser(sub, load_flags) -> None:
     p = sub.add_parser("audit", help="denials by rule, tools never used, a session's timeline, from a log or DSN")
-    p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN")
+    p.add_argument("log", metavar="EVENTS.jsonl|DSN", help="a JSONL event log or a postgresql:// DSN; or `verify`, "
+                   "then the log: check its hash chain (exit 1 at the first edited, missing, moved or cut record)")
+    p.add_argument("target", nargs="?", metavar="LOG|DSN", help="after `verify`: the log whose chain is checked")
+    p.add_argument("--head", action="append", metavar="SHA256",
+                   help="with `verify`: a head an earlier verify printed, which the log must still hold (repeatable)")
     add_preset(p, help="list the tools of this preset's view that no call used")
     p.add_argument("--session", metavar="ID", help="show this session's timeline")
     load_flags(p)
@@ -45,6 +50,12 @@ def timeline(records, session: str) -> list[dict]:
 
 def cmd_audit(args, out, err) -> int:
     from .commands import _line_diagnostics, _program
+    if args.log == "verify":
+        from .audit_verify import cmd_verify
+        return cmd_verify(args, out, err)
+    if args.target is not None or args.head:
+        raise DshError([invalid_request(f"`{args.target or '--head'}` is only taken by `dshc audit verify`",
+                                        "dshc audit EVENTS.jsonl|DSN, or dshc audit verify EVENTS.jsonl|DSN")])
     from .log_target import read_log_target  # the log readers load for `dshc audit` alone
     log = read_log_target(args.log)
     if log.problems:  # as replay: figures over a log with unreadable records would undercount silently

@@ -352,7 +352,11 @@ def cmd_run(args, out, err) -> int:
             out.write((json.dumps({"context": context}) if args.json else f"(context) {context}") + "\n")
         out.flush()
 
-    report = run_calls(program, request, calls, options, emit, getattr(args, "stop", None) or RunStop())
+    from ..runtime.state_files import UnsafeStateFile
+    try:
+        report = run_calls(program, request, calls, options, emit, getattr(args, "stop", None) or RunStop())
+    except UnsafeStateFile as exc:  # a link planted where the log writes (its blobs): nothing more runs
+        raise DshError([Diagnostic("DSH107", f"cannot write the event log: {exc.strerror}", path=args.log)]) from None
     if report.stopped_by is not None:
         from .run_calls import interrupted_result
         emit([interrupted_result(call_id, name) for call_id, name in report.interrupted], ())

@@ -127,10 +127,21 @@ def _setup(options, payload: dict):
     plan = payload.get("permission_mode") == "plan"
     request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=plan)
     workspace = options.workspace or project.root
+    return project, program, request, workspace, _log_path(options, project, payload)
+
+
+def _log_path(options, project, payload: dict) -> str | None:
+    """`--log`, else the project file's `log`, else the project's log in the user's state folder, outside
+    the workspace (`log_target.project_log`); None for `off`. `{session}` in a given name is the agent's
+    session id."""
+    from ..compiler.project import LOG_OFF
     log = options.log or project.log
-    if log and "{session}" in log:
-        log = log.replace("{session}", _safe(payload.get("session_id")))
-    return project, program, request, workspace, log
+    if log == LOG_OFF:
+        return None
+    if not log:
+        from .log_target import project_log
+        return project_log(project.root)
+    return log.replace("{session}", _safe(payload.get("session_id"))) if "{session}" in log else log
 
 
 def _project(options, payload: dict):
@@ -169,7 +180,7 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         effect, reason = _changes_policy(options.agent, name, calls, tool_input or {}, payload.get("cwd") or workspace,
                                          _policy_files(project, options), effect, reason)
     if effect != "deny":
-        keep = _configuration(project, workspace)
+        keep = (*_configuration(project, workspace), *_log_files(log))
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
         effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
@@ -238,6 +249,15 @@ def _written_by(command: str, names: tuple[str, ...]) -> list[str]:
     from ..compiler.shell import analyse
     found = analyse(command)
     return [access.path for access in found.files if access.kind == "write"] if found is not None else []
+
+
+def _log_files(log: str | None) -> tuple[str, ...]:
+    """The event log's own files, kept from the commands it records (a DSN's spool is in the private cache)."""
+    if not log:
+        return ()
+    from ..runtime.pg_log import is_dsn
+    from ..runtime.state_files import kept_paths
+    return () if is_dsn(log) else kept_paths(log)
 
 
 def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,
@@ -363,11 +383,9 @@ def _post(options, payload: dict) -> None:
     from ..compiler.interop.agents import map_call
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = _project(options, payload)
-    path = options.log or project.log
+    path = _log_path(options, project, payload)
     if not path:
         return
-    if "{session}" in path:
-        path = path.replace("{session}", _safe(payload.get("session_id")))
     from .log_target import open_log
     name = str(payload.get("tool_name") or "")
     calls = map_call(options.agent, name, payload.get("tool_input") or {}, cwd) if name else []

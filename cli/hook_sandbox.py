@@ -60,7 +60,7 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
 def change_refusal(policy, paths, workspace: str, keep: tuple[str, ...] = ()) -> str | None:
     """Why the policy's sandbox keeps a file change the agent makes itself (Claude Code's Write and Edit)
     from running unasked, or None: the lines a confined process meets (`runtime.sandbox.files`),
-    and `keep` (what configures the hook) besides. None when the policy declares no sandbox."""
+    and `keep` (what configures the hook, and its event log) besides. None when the policy declares no sandbox."""
     if not declares_sandbox(policy):
         return None
     from ..runtime.sandbox.files import change_refused, within
@@ -79,7 +79,7 @@ def change_refusal(policy, paths, workspace: str, keep: tuple[str, ...] = ()) ->
             return refused
         real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
         if any(within(real, each) for each in kept):
-            return f"`{real}` configures this hook"
+            return f"`{real}` configures this hook or holds its event log"
     return None
 
 

@@ -105,13 +105,18 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
 
     review = plan_reviewer(approver)
 
+    settings = sandbox_settings(policy)
+    if log.path:  # the log the commands are recorded in stays out of their reach (a DSN's: its spool)
+        from ..runtime.state_files import kept_paths
+        settings["protected_roots"] = (*settings.get("protected_roots", ()), *kept_paths(log.path))
+
     def tool_context(signal):
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
                            state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
                            review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
                            output_schema=output_schema, may_read=may_read if reads_judged else None,
                            hidden_found=hidden_found if globs else None,
-                           **sandbox_settings(policy))
+                           **settings)
 
     ctx = PipelineContext(view=view, log=log, implementations=IMPLEMENTATIONS, tool_context=tool_context,
                           render=render, pre_execute=(turn_guard(state), policy_listener), approver=escalation.approver,

@@ -2,16 +2,17 @@
 
 A DSN's spool lives in the user's private cache folder (<cache>/dshc/spool, 0700, files 0600,
 checked as every dshc cache is), one file per (database, session). `read_log_target` and
-`log_records` are the one reader for both stores (replay, audit and suggest use them).
+`log_records` are the one reader for both stores (replay, audit and suggest use them). A hook given no
+log writes to `project_log`, in the user's state folder: outside the workspace its commands may write.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
 import stat
-import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
@@ -26,15 +27,45 @@ SPOOL_FOLDER = "spool"
 
 def open_log(target: str | None, session: str | None = None) -> EventLog:
     if not is_dsn(target):
-        if target:
-            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        return EventLog(target, session=session)
+        try:
+            if target:
+                os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+            return EventLog(target, session=session)
+        except OSError as exc:  # a link or a foreign file planted where the log goes (`state_files`) among them
+            raise DshError([Diagnostic("DSH107", f"cannot open the event log: {exc.strerror or exc}",
+                                       path=target)]) from None
     require("postgres", "a postgresql:// event log")  # before spooling: records must not wait for a driver never there
     from ..runtime.pg_log import PostgresEventLog
-    session = session or uuid.uuid4().hex[:12]
+    session = session or os.urandom(6).hex()
     folder, prefix = spool_folder(target), _prefix(target)
     _ship_leftovers(target, folder, prefix, session)
     return PostgresEventLog(target, _spool_file(folder, f"{prefix}{_safe(session)}.jsonl"), session)
+
+
+def project_log(root: str) -> str:
+    """<state>/dshc/<project key>/events.jsonl: the hook's log for the project at `root` when none is
+    configured (state: XDG_STATE_HOME, else ~/.local/state), keyed by a digest of the project's real path.
+    Its folders are made 0700 and refused unless they are this user's folders (not links); DSH107 if not."""
+    from ..runtime.state_files import UnsafeStateFile
+    base = os.environ.get("XDG_STATE_HOME")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    key = f"{_safe(os.path.basename(real))[:40]}-{digest}"  # the name to find it by, the digest to tell them apart
+    folder = os.path.join(base, "dshc", key)
+    try:
+        if not os.path.isabs(folder):  # no home to speak of: never a log relative to the working folder
+            raise FileNotFoundError(errno.ENOENT, "no home folder for the user's state folder")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for path in (os.path.dirname(folder), folder):
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                raise UnsafeStateFile(path, "it is not a folder of this user's")
+    except OSError as exc:
+        raise DshError([Diagnostic("DSH107", f"no state folder for the event log: {exc.strerror or exc}",
+                                   help="give the hook a log: `--log FILE` or `log = \"FILE\"` in .dshc")]) from None
+    return os.path.join(folder, "events.jsonl")
 
 
 def read_log_target(target: str, calls_digest: str | None = None) -> LogRead:

@@ -15,7 +15,7 @@ from typing import Callable
 from ..runtime import orphans
 from ..runtime.calls_file import CallsFile
 from ..runtime.events import LogSealed, read_log
-from ..runtime.log_format import BadRecord, blob_dir, internalise
+from ..runtime.log_format import BadRecord, blob_dir, internalise, sweep_partials
 from ..runtime.log_records import PriorRun, prior_run
 from ..runtime.pg_log import is_dsn
 from ..runtime.scheduler import run_batch
@@ -101,6 +101,8 @@ def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Cal
     prior = _prior(options, calls)
     if options.log_path:
         orphans.sweep_dead_runs(options.log_path)
+        if not is_dsn(options.log_path):
+            sweep_partials(blob_dir(options.log_path))  # what writers killed mid-blob left
     with orphans.marked_children(options.log_path):
         return _run_marked(program, request, calls, options, emit, stop, prior)
 

@@ -6,7 +6,8 @@ The file is TOML:
     load = ["policy/team.dsh"]   # declaration files, relative to this file
     preset = "standard"          # host, platform, scope, policy likewise (all optional)
     policy = "team"
-    log = "events.jsonl"         # event log for hook calls, relative to this file (optional;
+    log = "events.jsonl"         # event log for hook calls, relative to this file (optional: by default
+                                 # the user's state folder, outside the workspace; "off" keeps none;
                                  # `{session}` in the name becomes the agent's session id)
     unmapped = "ask"             # ask | deny: an agent tool with no catalog mapping that no rule names
     catalog = ["catalog/"]       # catalog overlays, relative to this file: their packages and services are
@@ -22,6 +23,7 @@ from .frozen import record
 
 FILE_NAME = ".dshc"
 KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped", "catalog"}
+LOG_OFF = "off"  # `log = "off"`: the hook keeps no event log
 PARSED_PREFIX = "project-"  # parsed project files in the user's cache, by the hash of their bytes
 PARSED_KEEP = 64
 
@@ -84,8 +86,16 @@ def read(path: str) -> Project:
         raise ProjectError(f"{path}: `unmapped` is `ask` or `deny` (an unmapped tool is never allowed silently)")
     return Project(path, root, tuple(os.path.join(root, p) for p in load), data.get("preset"), data.get("host"),
                    data.get("platform"), data.get("scope"), data.get("policy"),
-                   os.path.join(root, data["log"]) if data.get("log") else None, unmapped,
+                   _log(root, data.get("log")), unmapped,
                    tuple(os.path.join(root, p) for p in catalog))
+
+
+def _log(root: str, given: str | None) -> str | None:
+    """The project's event log: a path relative to the project file, `off` (no log), or None (the hook's
+    default: a log in the user's state folder)."""
+    if not given:
+        return None
+    return LOG_OFF if given == LOG_OFF else os.path.join(root, given)
 
 
 def _parsed(path: str, raw: bytes) -> dict:

@@ -3,8 +3,11 @@
 `tool/call` is on disk before anything runs, `tool/result` (or `tool/interrupted`) after.
 Every append holds an exclusive `flock`, so concurrent writers never interleave bytes and
 `seq` stays one increasing sequence across writers and restarts; each record also names its
-writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` before the
-next append, so it is never buried under whole records.
+writer's `session`. A torn tail left by a killed writer is moved to `<log>.torn` (made, empty, with the log)
+before the next append, so it is never buried under whole records. The log, the marker and the blobs are
+opened relative to the log's folder and never through a link (`state_files`). Each record links to the
+one before it in the file by its hash (`log_chain`): the writer keeps the last hash, so an append hashes one
+record and reads the file only when another writer appended since.
 """
 from __future__ import annotations
 
@@ -12,11 +15,10 @@ import fcntl
 import os
 import threading
 import time
-import uuid
-from dataclasses import dataclass
-from typing import Any, Iterator
+from collections import namedtuple
+from collections.abc import Iterator
 
-from . import log_format
+from . import log_chain, log_format, state_files
 from .log_format import BadRecord
 
 _TAIL_CHUNK = 64 * 1024
@@ -29,21 +31,32 @@ class LogSealed(RuntimeError):
 class EventLog:
     def __init__(self, path: str | None, session: str | None = None):
         self.path = path
-        self.session = session or uuid.uuid4().hex[:12]
+        self.session = session or os.urandom(6).hex()  # os.urandom, not uuid: a hook call pays for each import
         self.blobs = log_format.blob_dir(path) if path else None
         self._lock = threading.Lock()
         self._seq = 0
         self._end = -1  # file size after our last append; another size means another writer wrote
+        self._chain: tuple[str, str] | None = None  # (log id, hash) of the file's last record, if it is chained
         self._sealed = False
         self.open_calls: dict[str, str] = {}  # callId -> name: recorded by this session, no outcome yet
         self.open_nested: dict[str, tuple[str, str]] = {}  # the same for run_code's nested calls: (name, parent)
         self.records: list[dict] = []  # kept in memory too, for callers without a file
-        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644) if path else None
-        if self._fd is not None:
-            with self._exclusive():
-                self._sync_tail()
+        self._folder = self._fd = None
+        if path:
+            self._folder = state_files.open_folder(os.path.dirname(os.path.abspath(path)))
+            try:
+                self._fd = state_files.open_file(self._folder, os.path.basename(path),
+                                                 os.O_RDWR | os.O_APPEND | os.O_CREAT, path, 0o644)
+                # the marker exists from the start, empty: the sandbox can then keep it read-only (a file
+                # missing when a command starts cannot be), and one planted before it is refused here
+                os.close(self._torn_marker(os.O_RDONLY | os.O_CREAT))
+                with self._exclusive():
+                    self._sync_tail()
+            except BaseException:
+                self.close()
+                raise
 
-    def append(self, type_: str, **fields: Any) -> dict:
+    def append(self, type_: str, **fields: object) -> dict:
         with self._lock:
             if self._sealed:
                 raise LogSealed(f"the run has stopped; `{type_}` was not recorded")
@@ -59,10 +72,13 @@ class EventLog:
                 self._sync_tail()
             self._seq += 1
             head = {"seq": self._seq, "session": self.session, "type": type_, "time": round(time.time(), 6)}
-            line = log_format.encode({**head, **stored})
+            link = ({log_chain.LOG: self._chain[0], log_chain.PREV: self._chain[1]} if self._chain
+                    else log_chain.first_link(fields.get("fingerprint")))
+            line = log_format.encode({**head, **stored, **link})
             os.write(self._fd, line)
             os.fsync(self._fd)
             self._end = os.fstat(self._fd).st_size
+            self._chain = (link[log_chain.LOG], log_chain.record_hash(log_format.decode(line[:-1])))
         return self._remember({**head, **fields})
 
     def _remember(self, record: dict) -> dict:
@@ -95,28 +111,39 @@ class EventLog:
 
     def close(self) -> None:
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            for fd in (self._fd, self._folder):
+                if fd is not None:
+                    os.close(fd)
+            self._fd = self._folder = None
 
     def _exclusive(self):
         return _Flock(self._fd)
+
+    def _torn_marker(self, flags: int) -> int:
+        marker = self.path + ".torn"
+        return state_files.open_file(self._folder, os.path.basename(marker), flags, marker)
 
     def _sync_tail(self) -> None:
         """Under the lock: keep a torn tail aside, truncate it, and continue after the last `seq`."""
         size = os.fstat(self._fd).st_size
         start, last = _last_line(self._fd, size)
         if last and not last.endswith(b"\n"):
-            with open(self.path + ".torn", "ab") as side:
-                side.write(last + b"\n")
-                side.flush()
-                os.fsync(side.fileno())
+            side = self._torn_marker(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(side, last + b"\n")
+                os.fsync(side)
+            finally:
+                os.close(side)
             os.ftruncate(self._fd, start)
             os.fsync(self._fd)
             size = start
             start, last = _last_line(self._fd, size)
+        self._chain = None  # an empty file, or an unchained or damaged last record: a new chain starts
         try:
-            seq = log_format.decode(last.rstrip(b"\n")).get("seq", 0) if last.strip() else 0
+            record = log_format.decode(last.rstrip(b"\n")) if last.strip() else {}
+            seq = record.get("seq", 0)
+            if isinstance(record.get(log_chain.LOG), str):
+                self._chain = (record[log_chain.LOG], log_chain.record_hash(record))
         except BadRecord:
             seq = _highest_seq(self._fd, size)  # a damaged last line: the slow path over the whole file
         self._seq = max(self._seq, seq if isinstance(seq, int) else 0)
@@ -163,12 +190,10 @@ def _highest_seq(fd: int, end: int) -> int:
     return best
 
 
-@dataclass(frozen=True)
-class LogRead:
-    records: tuple[dict, ...]
-    lines: tuple[int, ...]  # the line number of each record
-    problems: tuple[tuple[int, str], ...]  # (line, why) for every line that is not a whole record
-    torn_tail: bool  # the last line was incomplete (a writer was killed mid-append; the next one repairs it)
+# records; the line number of each; (line, why) for every line that is not a whole record; whether the last
+# line was incomplete (a writer was killed mid-append; the next one repairs it). A tuple, not a dataclass:
+# the hook, which writes a log on every call, does not load dataclasses' machinery for it.
+LogRead = namedtuple("LogRead", ("records", "lines", "problems", "torn_tail"))
 
 
 def read_log(path: str, resolve_blobs: bool = True) -> LogRead:

@@ -12,13 +12,15 @@ import os
 import re
 import threading
 import zlib
-from typing import Any
+
+from . import state_files
 
 BLOB_MIN_BYTES = 64 * 1024
 _SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time
 _CRC_KEY = b',"crc32":"'
 _BLOB, _LITERAL = "$blob", "$literal"
 _REF = re.compile(r"sha256:[0-9a-f]{64}")
+_PARTIAL = re.compile(r"\.(\d+)\.\d+\.partial")  # `_write_blob`'s name for a blob being written
 
 
 class BadRecord(ValueError):
@@ -68,7 +70,7 @@ def _object(raw: bytes) -> dict:
     return record
 
 
-def externalise(value: Any, directory: str | None) -> Any:
+def externalise(value: object, directory: str | None) -> object:
     """Large strings → blob references (written, fsynced and renamed into place first).
 
     Objects that already look like a reference are wrapped in `$literal`, so a model cannot
@@ -76,22 +78,46 @@ def externalise(value: Any, directory: str | None) -> Any:
     """
     if directory is None:
         return value
+    return _externalised(value, lambda text: _store_blob(directory, text))
+
+
+def stored_form(value: object) -> object:
+    """The value as `externalise` stores it, with no blob written: what the hash chain covers of a record
+    read back with its blobs resolved (a database log holds them resolved)."""
+    return _externalised(value, _blob_reference)
+
+
+def _externalised(value: object, store) -> object:
     if isinstance(value, str):
         # at most 4 bytes per character: only a string that may reach the threshold is measured
         if len(value) * 4 < BLOB_MIN_BYTES or (len(value) < BLOB_MIN_BYTES
                                               and len(value.encode("utf-8", "surrogatepass")) < BLOB_MIN_BYTES):
             return value
-        ref, size = _store_blob(directory, value)
+        ref, size = store(value)
         return {_BLOB: ref, "size": size}
     if isinstance(value, dict):
-        inner = {k: externalise(v, directory) for k, v in value.items()}
+        inner = {k: _externalised(v, store) for k, v in value.items()}
         return {_LITERAL: inner} if (_BLOB in value or _LITERAL in value) else inner
     if isinstance(value, (list, tuple)):
-        return [externalise(v, directory) for v in value]
+        return [_externalised(v, store) for v in value]
     return value
 
 
-def internalise(value: Any, directory: str) -> Any:
+def _blob_reference(text: str) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    for chunk in _utf8_slices(text):
+        digest.update(chunk)
+        size += len(chunk)
+    return "sha256:" + digest.hexdigest(), size
+
+
+def _utf8_slices(text: str):
+    """A large value's UTF-8, a slice at a time (lone surrogates kept: they are decoded alike)."""
+    for start in range(0, len(text), _SLICE_CHARS):
+        yield text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")
+
+
+def internalise(value: object, directory: str) -> object:
     """Blob references → their strings; a missing or altered blob raises BadRecord."""
     if isinstance(value, dict):
         if _LITERAL in value and len(value) == 1 and isinstance(value[_LITERAL], dict):
@@ -110,28 +136,84 @@ def _blob_path(directory: str, ref: str) -> str:
 
 def _store_blob(directory: str, text: str) -> tuple[str, int]:
     """Write `text` as UTF-8 under its SHA-256, a slice at a time, so a large value is never
-    held a second time as bytes. Returns (reference, size in bytes)."""
-    os.makedirs(directory, exist_ok=True)
+    held a second time as bytes. Returns (reference, size in bytes). The folder is opened without
+    following a link (`state_files`), and a failed write leaves no partial file behind."""
+    parent = state_files.open_folder(os.path.dirname(os.path.abspath(directory)))
+    try:
+        folder = state_files.open_subfolder(parent, os.path.basename(directory), directory, create=True)
+    finally:
+        os.close(parent)
+    try:
+        return _write_blob(folder, directory, text)
+    finally:
+        os.close(folder)
+
+
+def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
     digest, size = hashlib.sha256(), 0
-    partial = os.path.join(directory, f".{os.getpid()}.{threading.get_ident()}.partial")
-    with open(partial, "wb") as handle:
-        for start in range(0, len(text), _SLICE_CHARS):
-            chunk = text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")  # decoded alike
-            digest.update(chunk)
-            size += len(chunk)
-            handle.write(chunk)
-        handle.flush()
-        os.fsync(handle.fileno())
-    ref = "sha256:" + digest.hexdigest()
-    os.replace(partial, _blob_path(directory, ref))  # a blob is whole under its name or absent
+    partial = f".{os.getpid()}.{threading.get_ident()}.partial"
+    fd = state_files.open_file(folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                               os.path.join(directory, partial), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in _utf8_slices(text):
+                digest.update(chunk)
+                size += len(chunk)
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        ref = "sha256:" + digest.hexdigest()
+        # a blob is whole under its name or absent; a link planted under that name is replaced, not followed
+        os.replace(partial, os.path.basename(_blob_path(directory, ref)), src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(partial, dir_fd=folder)
+        except OSError:
+            pass
+        raise
     return ref, size
 
 
-def _load_blob(directory: str, ref: Any, size: Any) -> str:
+def sweep_partials(directory: str) -> int:
+    """Remove the partial blobs writers that died mid-write left in `directory` (named by their pid, which
+    is no longer running); a live writer's is left. Returns how many were removed."""
+    try:
+        parent = state_files.open_folder(os.path.dirname(os.path.abspath(directory)))
+    except OSError:
+        return 0
+    try:
+        folder = state_files.open_subfolder(parent, os.path.basename(directory), directory, create=False)
+    except OSError:
+        return 0  # no blob folder (or one dshc does not use): nothing of its own to clean
+    finally:
+        os.close(parent)
+    removed = 0
+    try:
+        for name in os.listdir(folder):
+            pid = _PARTIAL.fullmatch(name)
+            if pid and not _running(int(pid.group(1))):
+                os.unlink(name, dir_fd=folder)
+                removed += 1
+    finally:
+        os.close(folder)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: running
+    return True
+
+
+def _load_blob(directory: str, ref: object, size: object) -> str:
     if not isinstance(ref, str) or not _REF.fullmatch(ref) or not isinstance(size, int):
         raise BadRecord("a blob reference needs `$blob: sha256:…` and an integer `size`")
     try:
-        with open(_blob_path(directory, ref), "rb") as handle:
+        with open(os.open(_blob_path(directory, ref), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None

@@ -191,3 +191,14 @@ def read_postgres(dsn: str, calls_digest: str | None = None) -> LogRead:
                                 (calls_digest,)).fetchall()
     records = tuple(row[0] if isinstance(row[0], dict) else json.loads(row[0]) for row in rows)
     return LogRead(records, tuple(range(1, len(records) + 1)), (), False)
+
+
+def read_postgres_rows(dsn: str) -> list[tuple[int, str, int, str, dict]]:
+    """Every row of `events` as (id, session, seq, type, record), in the order stored: what `dshc audit verify`
+    checks the hash chain and the columns against."""
+    with _connect(dsn) as conn:
+        conn.autocommit = True
+        migrate(conn)
+        rows = conn.execute("SELECT id, session, seq, type, record FROM events ORDER BY id").fetchall()
+    return [(i, session, seq, kind, record if isinstance(record, dict) else json.loads(record))
+            for i, session, seq, kind, record in rows]

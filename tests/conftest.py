@@ -171,3 +171,17 @@ def outside(tmp_path) -> Path:
     out = tmp_path / "outside"
     out.mkdir()
     return out
+
+
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path_factory, monkeypatch):
+    """Every test's user state folder is the run's own: a hook with no log configured writes its log there."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
+
+
+@pytest.fixture
+def private_state(tmp_path, monkeypatch) -> Path:
+    """The user's cache and state folders inside the test's own: a hook's default event log lands there."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state"

@@ -157,7 +157,7 @@ def _check(result: TrialResult, log: Path, workspace: Path, ids: list[str]) -> N
         return
     read = read_log(str(log), resolve_blobs=False)
     result.torn_records = len(read.problems) + int(read.torn_tail)
-    result.torn_repaired = Path(str(log) + ".torn").exists()
+    result.torn_repaired = Path(str(log) + ".torn").stat().st_size > 0  # the marker is made empty with the log
     out, err = io.StringIO(), io.StringIO()
     result.replay_exit = main(["replay", str(log), "--policy", "workspace-write"], out, err)
     effects = Counter((workspace / EFFECTS).read_text().split()) if (workspace / EFFECTS).exists() else Counter()

@@ -92,7 +92,8 @@ def dsn(server, monkeypatch, tmp_path):
 
 
 def _without_time(records):
-    return [{k: v for k, v in r.items() if k != "time"} for r in records]
+    # each log has its own id and chain (the hashes cover `time`)
+    return [{k: v for k, v in r.items() if k not in ("time", "log", "prev")} for r in records]
 
 
 def _write(log, n, start=0):
@@ -368,3 +369,48 @@ def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
     assert [r["seq"] for r in stored] == list(range(1, len(stored) + 1))  # one session, nothing lost or doubled
     decisions = {r["name"]: r["decision"] for r in stored if r.get("type") == "tool/decision"}
     assert decisions.get("read") == "allow" and decisions.get("write") in ("deny", "ask")
+
+
+TAMPERING = {  # (SQL over the session's rows, the kind `dshc audit verify` reports)
+    "edited": ("UPDATE events SET record = jsonb_set(record, '{content}', '\"forged\"') "
+               "WHERE session = 'v' AND seq = 3", "edited"),
+    "edited-columns": ("UPDATE events SET type = 'tool/call' WHERE session = 'v' AND seq = 3", "edited"),
+    "deleted": ("DELETE FROM events WHERE session = 'v' AND seq = 3", "gap"),
+    "reordered": ("UPDATE events SET id = -id WHERE session = 'v' AND seq IN (3, 4); "  # ids are unique row by row
+                  "UPDATE events SET id = CASE WHEN seq = 3 THEN -(SELECT id FROM events WHERE session = 'v' AND "
+                  "seq = 4) ELSE -(SELECT id FROM events WHERE session = 'v' AND seq = 3) END "
+                  "WHERE session = 'v' AND seq IN (3, 4)", "reordered"),
+    "truncated": ("DELETE FROM events WHERE session = 'v' AND seq = (SELECT max(seq) FROM events)", "truncated"),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERING))
+def test_verify_catches_a_database_log_tampered_with(cli, dsn, tampering):
+    from dshc.cli.log_target import open_log
+    logs = [open_log(dsn, session=session) for session in ("v", "w")]  # two writers, their rows interleaved
+    for log in logs:
+        log.append("request/header", reason="initial", fingerprint="sha256:" + "a" * 64, context={}, workspace="/w")
+    for n in range(3):
+        for log in logs:
+            _write(log, 1, start=n)
+    for log in logs:
+        log.close()
+    intact = cli("audit", "verify", dsn, "--json")
+    assert intact.code == 0 and intact.json()["records"] == 14, intact.out
+    assert [chain["head_seq"] for chain in intact.json()["logs"]] == [7, 7], intact.out
+    sql, kind = TAMPERING[tampering]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql)
+    done = cli("audit", "verify", dsn, "--json")
+    assert done.code == 1 and done.json()["problem"]["kind"] == kind, done.out
+    assert "***" not in dsn or "***" in done.json()["log"]
+
+
+def test_a_dsn_run_verifies_and_big_values_hash_alike_in_the_database(cli, dsn, tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "1", "name": "write", "arguments": {"file_path": "b.txt",
+                                                                          "content": "é" * 70_000}}) + "\n")
+    cli("run", str(calls), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--json")
+    done = cli("audit", "verify", dsn)
+    assert done.code == 0 and "intact" in done.out, done.out + done.err

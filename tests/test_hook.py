@@ -153,7 +153,8 @@ import sys
 from dshc.cli.entry import run  # the entry point short of ending the process
 run(["hook", "claude-code"])
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
-       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log")
+       and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log",
+                     "dshc.runtime.state_files", "dshc.runtime.log_chain")
        and not m.startswith("dshc.runtime.sandbox")])
 """
 

@@ -277,7 +277,8 @@ def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_hom
     dataclasses, SHA-256 without OpenSSL, no shutil for help widths, the Bash grammar without
     importlib.resources, no pathlib, the project file's parse kept, no argparse for the bare hook
     command line …): each is milliseconds of every tool call."""
-    (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
+    # deciding alone: an event log (the hook's default) loads hashing, threads and the view's fingerprint
+    (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\nlog = "off"\n')
     event = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
                         "tool_input": {"command": "git status"}, "tool_use_id": "t"})
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}

@@ -81,7 +81,8 @@ def test_a_cached_decision_of_a_file_tool_imports_none_of_the_avoided_modules(tm
     `read` imports none of the modules its start-up was cut free of."""
     import json
     (tmp_path / "team.dsh").write_text('policy team "Team" {\n  default ask\n}\n')
-    (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\n')
+    # deciding alone: an event log (the hook's default) loads hashing, threads and the view's fingerprint
+    (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\nlog = "off"\n')
     probe = ("import sys\nfrom dshc.cli.entry import run\nrun(sys.argv[1:])\n"
              f"print(sorted(set(sys.modules) & set({sorted(HOOK_AVOIDED)!r})), file=sys.stderr)")
     argv = (["hook", "claude-code"] if command == "hook" else

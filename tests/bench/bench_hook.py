@@ -50,7 +50,9 @@ def main() -> None:
                               "tool_input": {"command": "git status"}, "tool_use_id": "toolu_bench"}).encode()
         hook = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"]
         cache = os.path.join(root, "cache")
-        bytecode = {"PYTHONPYCACHEPREFIX": os.path.join(root, "pyc"), "PYTHONDONTWRITEBYTECODE": ""}
+        # the hook's default event log goes to the user's state folder: here, the run's own
+        bytecode = {"PYTHONPYCACHEPREFIX": os.path.join(root, "pyc"), "PYTHONDONTWRITEBYTECODE": "",
+                    "XDG_STATE_HOME": os.path.join(root, "state")}
         commands = {  # name: (argv, extra environment)
             "python3 -c pass": ([sys.executable, "-c", "pass"], bytecode),
             "dshc hook claude-code": (hook, {**bytecode, "XDG_CACHE_HOME": cache}),
