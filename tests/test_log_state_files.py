@@ -178,7 +178,7 @@ def test_the_hooks_default_log_is_in_the_users_state_folder_keyed_by_project(wor
     assert _hook_log_records(folder / "events.jsonl") == ["request/header", "tool/call", "tool/decision",
                                                           "tool/result"]
     assert sorted(p.name for p in workspace.iterdir()) == [".dshc", "a.txt", "calls.jsonl"]  # nothing in the workspace
-    other = workspace / "sub"
+    other = workspace.parent / "other-project"  # (a `.dshc` below the project folder is refused, not a project)
     other.mkdir()
     (other / ".dshc").write_text('policy = "workspace-write"\n')
     hook_main(["claude-code"], io.StringIO(json.dumps({**event, "cwd": str(other)})), io.StringIO(), io.StringIO())

@@ -147,21 +147,24 @@ def test_a_bundle_swap_under_load_answers_from_one_program_at_a_time(tmp_path):
     (tmp_path / "hello.txt").write_text("hello\n")
     key = str(tmp_path / "release.key")
     bundle.new_key(key)
+    # a served bundle is only replaced by a higher revision: each swap deploys the next one, its sources
+    # alternating between the two versions
     blobs, versions = {}, {}
-    for version, text in (("old", OLD), ("new", NEW)):
+    for revision, version in enumerate(["old", *(("new", "old") * (SWAPS // 2))], start=1):
         src = tmp_path / f"src-{version}"
-        src.mkdir()
-        (src / "live.dsh").write_text(text)
-        out = tmp_path / f"{version}.tar.gz"
-        assert main(["build", str(src), "-o", str(out), "--key", key], io.StringIO(), io.StringIO()) == 0
-        blobs[version] = out.read_bytes()
+        src.mkdir(exist_ok=True)
+        (src / "live.dsh").write_text(OLD if version == "old" else NEW)
+        out = tmp_path / f"{revision}.tar.gz"
+        assert main(["build", str(src), "-o", str(out), "--key", key, "--revision", str(revision)],
+                    io.StringIO(), io.StringIO()) == 0
+        blobs.setdefault(version, []).append(out.read_bytes())
         versions[version] = _expected(bundle.load(str(out), key + ".pub").program, str(tmp_path))
     served = tmp_path / "served.tar.gz"
-    served.write_bytes(blobs["old"])
+    served.write_bytes(blobs["old"].pop(0))
 
     def swap(version: str) -> None:
         staged = tmp_path / "staged.tmp"
-        staged.write_bytes(blobs[version])
+        staged.write_bytes(blobs[version].pop(0))
         os.replace(staged, served)  # a deploy drops the new bundle in with an atomic rename
 
     with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), *SERVE_CONTEXT],

@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 import threaded_decisions
 from dshc.cli.decision_api import routes
 from dshc.compiler.program import Program
+from dshc.compiler.request import Request
 from http_serve import free_port, serving
 
 CLIENTS = 8
@@ -70,14 +71,15 @@ def test_the_decision_api_handler_answers_eight_clients_as_one(monkeypatch, tmp_
     text, _ = threaded_decisions.jobs(5)
     bodies = _bodies(5, 60)
     single = Program.load(texts={"p.dsh": text})
-    options = SimpleNamespace(workspace=str(tmp_path))
-    with TestClient(Starlette(routes=routes(SimpleNamespace(program=single, options=options)))) as http:
+    # the bodies name their own policies: a server started with --caller-context
+    options = SimpleNamespace(workspace=str(tmp_path), caller_context=True)
+    with TestClient(Starlette(routes=routes(SimpleNamespace(program=single, options=options, request=Request)))) as http:
         expected = {i: (status, body) for i, status, body in
                     _answers(lambda body: http.post("/v1/decide", json=body), bodies, range(len(bodies)))}
     assert {status for status, _ in expected.values()} <= {200, 400} and any(
         status == 200 for status, _ in expected.values())
     shared = Program(single.resolved, single.sources, cache_size=1)
-    with TestClient(Starlette(routes=routes(SimpleNamespace(program=shared, options=options)))) as http:
+    with TestClient(Starlette(routes=routes(SimpleNamespace(program=shared, options=options, request=Request)))) as http:
         found = _clients_at_once(bodies, lambda body: http.post("/v1/decide", json=body), 5)
     assert len(found) == CLIENTS * len(bodies)
     assert [(i, status, body) for i, status, body in found if (status, body) != expected[i]] == []
