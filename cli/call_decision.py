@@ -111,16 +111,17 @@ def runtime_sandbox(program: Program, request: Request) -> FileSandbox:
 
 def decide_call(program: Program, request: Request, tool: str, args, workspace: str | None, *,
                 gates: bool = True, include_guards: bool = True, sandbox: FileSandbox | None | bool = True,
-                required: tuple[str, ...] | None = None) -> CallDecision:
+                agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> CallDecision:
     """The call's one effect. `gates=False`: an agent that composes its tools itself (the hook), so only the
     arguments, the rules and the sandbox apply. `sandbox`: how file changes are confined (True: as dshc's
-    runtime confines them; None: not at all). `required`: the schema's required keys this caller's agent
-    must send (None: all of them)."""
+    runtime confines them; None: not at all). `agent_fields`: for another agent's call translated to a catalog
+    call, (the fields its input filled, the required ones it must send): only those are checked, the rest
+    being the translation's own words (None: every argument, every required field)."""
     if gates:
         stop = program.gate_stop(request, tool)
         if stop is not None:
             return CallDecision("deny", stop.reason, stop.gate, tuple(stop.deciding))
-    found = argument_problem(program, request, tool, args, required)
+    found = argument_problem(program, request, tool, args, agent_fields)
     if found is not None:
         return CallDecision("deny", invalid_text(tool, found), "arguments", (), invalid=found)
     decision = program.decide(request, tool, args, workspace, include_guards, gates=gates)
@@ -147,14 +148,15 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
                         "sandbox", (*rules, line), decision, sandbox=verdict)
 
 
-def argument_problem(program: Program, request: Request, tool: str, args, required=None) -> ArgumentProblem | None:
+def argument_problem(program: Program, request: Request, tool: str, args, agent_fields=None) -> ArgumentProblem | None:
     """The first way the call's arguments miss the tool's schema, or None (also for a tool no catalog
     defines: only rules naming it can decide it)."""
     schema = program.parameters(request, tool)
     if schema is None:
         return None
-    if required is not None:
-        schema = _requiring(schema, required)
+    if agent_fields is not None and isinstance(args, dict):
+        filled, required = agent_fields
+        schema, args = _requiring(schema, required), {key: value for key, value in args.items() if key in filled}
     return check(schema, args)
 
 
@@ -182,8 +184,11 @@ def sandbox_verdict(program: Program, request: Request, tool: str, args, workspa
     if definition.endswith("/str_replace_editor") and args.get("command") == "view":
         return None  # a read: the editor's view changes nothing
     path = args.get(field)
-    if not isinstance(path, str) or not path or "\x00" in path:
-        return None  # no file the sandbox can judge: the tool refuses it itself
+    if path is None:
+        return None  # the call names no file: the tool refuses it itself
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:  # as the file tools refuse it
+        return SandboxVerdict(confined.mode, "a file it cannot judge", f"the file path `{path!r}` names no file",
+                              None, confined.source)
     return file_verdict(confined, workspace, path)
 
 

@@ -9,12 +9,18 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import jsonschema
-
 
 @lru_cache(maxsize=512)
 def _validator(parameters_json: str):
+    import jsonschema  # for a schema beyond `_KEYWORDS` only: a decision process never loads it
     return jsonschema.Draft202012Validator(json.loads(parameters_json))
+
+
+@lru_cache(maxsize=512)
+def _schema(parameters_json: str):
+    """The parsed schema when every keyword in it is one `_errors` checks itself, else None."""
+    schema = json.loads(parameters_json)
+    return schema if _plain(schema) else None
 
 
 @dataclass(frozen=True)
@@ -50,13 +56,112 @@ def check(parameters_json: str, arguments) -> ArgumentProblem | None:
     if unusable is not None:
         where, what = unusable
         return ArgumentProblem(where, "", what)
-    errors = sorted(_validator(parameters_json).iter_errors(arguments), key=lambda e: list(e.path))
+    plain = _schema(parameters_json)
+    found = _errors(plain, arguments, (), ()) if plain is not None else _validator(parameters_json).iter_errors(arguments)
+    errors = sorted(found, key=lambda e: list(e.path))  # as jsonschema orders them: the same first problem
     if not errors:
         return None
     error = errors[0]
     where = "/".join(map(str, error.absolute_path)) or "arguments"
     schema_path = "/" + "/".join(map(str, error.absolute_schema_path))
     return ArgumentProblem(where, schema_path, error.message, _close_key(error, arguments))
+
+
+# The keywords the catalog's parameter schemas use, checked here as jsonschema's Draft 2020-12 validator
+# checks them (its messages, its order), so deciding a call loads no validation library; a schema with any
+# other keyword goes to jsonschema itself.
+_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "enum", "const", "items",
+                       "description", "title", "default", "examples"})
+_TYPES = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
+          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+          "null": lambda v: v is None,
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or
+          (isinstance(v, float) and v.is_integer())}
+
+
+def _plain(schema) -> bool:
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict) or not _KEYWORDS.issuperset(schema) or schema.get("items") is False:
+        return False  # `items: false` reads `prefixItems`: jsonschema's
+    types = schema.get("type", "object")
+    if not all(t in _TYPES for t in (types if isinstance(types, list) else [types])):
+        return False
+    children = [*schema.get("properties", {}).values(), schema.get("items", True), schema.get("additionalProperties", True)]
+    return all(_plain(child) for child in children)
+
+
+@dataclass(frozen=True)
+class _Error:
+    """One failed keyword, with the fields of jsonschema's ValidationError that callers read."""
+    path: tuple
+    schema_path: tuple
+    message: str
+    validator: str
+    validator_value: object
+    instance: object
+    schema: object
+
+    @property
+    def absolute_path(self) -> tuple:
+        return self.path
+
+    @property
+    def absolute_schema_path(self) -> tuple:
+        return self.schema_path
+
+
+def _equal(one, two) -> bool:
+    """JSON equality as jsonschema reads it: a boolean is never a number."""
+    if isinstance(one, bool) or isinstance(two, bool):
+        return type(one) is type(two) and one == two
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
+    return one == two
+
+
+def _errors(schema, instance, path: tuple, at: tuple):
+    """Every keyword `instance` fails, in the schema's key order, descending as jsonschema does."""
+    if schema is True:
+        return
+    if schema is False:
+        yield _Error(path, at, f"False schema does not allow {instance!r}", "false", False, instance, schema)
+        return
+    for key, value in schema.items():
+        here = (*at, key)
+        if key == "type":
+            types = value if isinstance(value, list) else [value]
+            if not any(_TYPES[t](instance) for t in types):
+                yield _Error(path, here, f"{instance!r} is not of type {', '.join(repr(t) for t in types)}", key,
+                             value, instance, schema)
+        elif key == "required" and isinstance(instance, dict):
+            for name in value:
+                if name not in instance:
+                    yield _Error(path, here, f"{name!r} is a required property", key, value, instance, schema)
+        elif key == "properties" and isinstance(instance, dict):
+            for name, child in value.items():
+                if name in instance:
+                    yield from _errors(child, instance[name], (*path, name), (*here, name))
+        elif key == "additionalProperties" and isinstance(instance, dict):
+            extras = [name for name in instance if name not in schema.get("properties", {})]
+            if isinstance(value, dict):
+                for name in extras:
+                    yield from _errors(value, instance[name], (*path, name), here)
+            elif value is False and extras:
+                names = sorted(extras, key=str)
+                yield _Error(path, here, "Additional properties are not allowed (%s %s unexpected)" % (
+                    ", ".join(repr(n) for n in names), "was" if len(names) == 1 else "were"), key, value, instance,
+                    schema)
+        elif key == "items" and isinstance(instance, list):
+            for index, item in enumerate(instance):
+                yield from _errors(value, item, (*path, index), here)
+        elif key == "enum" and not any(_equal(each, instance) for each in value):
+            yield _Error(path, here, f"{instance!r} is not one of {value!r}", key, value, instance, schema)
+        elif key == "const" and not _equal(value, instance):
+            yield _Error(path, here, f"{value!r} was expected", key, value, instance, schema)
 
 
 def _close_key(error, arguments) -> tuple[str, str] | None:
