@@ -79,6 +79,12 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         rules = tuple((rule, str(span) if span else None) for rule, span in decided.deciding)
         if decided.invalid is not None:
             return Deny(decided.reason, rules, "INVALID_ARGS")
+        if decided.gate == "ready":  # the tool's own answer without its provider, as its body gives it
+            from ..runtime.tools.unavailable import unready
+            tool = program.catalog.definitions.get(entry.definition)
+            error = unready(entry.definition, call.name, f"`{tool.provider}`" if tool else "provider")
+            return Deny(f"{error.message} ({decided.reason}; decided by {decided.by_text()})", rules, error.code,
+                        error.name)
         if decided.sandbox is not None and decided.sandbox.escalate_to:
             escalation.needs(call.id, decided.sandbox.escalate_to)  # what an approval of this call grants
         if decided.effect == "deny":
