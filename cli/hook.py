@@ -226,7 +226,7 @@ def _agent_fields(agent: str, name: str) -> tuple[tuple[str, ...], tuple[str, ..
     if spec is None:
         return None
     filled = (*spec.args.values(), *spec.paths)
-    return filled, (*(ours for theirs, ours in spec.args.items() if theirs in spec.argv), *spec.paths)
+    return filled, (*spec.paths, *spec.urls, *(("command",) if "command" in spec.args.values() else ()))
 
 
 def _searches(agent: str, program, request, name: str, tool_input: dict, cwd: str, workspace: str, effect: str,
