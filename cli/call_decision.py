@@ -9,9 +9,9 @@ hook all call `decide_call`; none re-derives an effect.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from ..compiler.facts import SANDBOX_MODES
+from ..compiler.frozen import record
 from ..compiler.policy import Decision
 from ..runtime.arguments import ArgumentProblem, check
 
@@ -27,7 +27,7 @@ ESCALATE = ("retry this exact operation once with `sandbox_permissions: \"{mode}
             "`justification`; a human is asked to approve it")
 
 
-@dataclass(frozen=True)
+@record
 class FileSandbox:
     """How the executor confines a file change: its mode, the roots besides the workspace it may change,
     and files it keeps (what configures a hook); `source` is the policy's `sandbox` line, if it has one."""
@@ -37,7 +37,7 @@ class FileSandbox:
     source: object = None
 
 
-@dataclass(frozen=True)
+@record
 class SandboxVerdict:
     """Why the sandbox refuses a change in `mode`, and the narrowest mode that would run it (None: none)."""
     mode: str
@@ -51,7 +51,7 @@ class SandboxVerdict:
                 "source": str(self.source) if self.source else None}
 
 
-@dataclass(frozen=True)
+@record
 class CallDecision:
     """The one effect (allow | ask | deny) of a call, why, and what decided it: `gate` names the stage that
     settled it (a gate, `arguments`, `allowed` for the policy, `sandbox`); `policy` is the policy's own
@@ -160,15 +160,13 @@ def argument_problem(program: Program, request: Request, tool: str, args, agent_
     return check(schema, args)
 
 
-def _requiring(schema: str, required: tuple[str, ...]) -> str:
-    """The schema text with its root's `required` narrowed to `required`."""
-    import json
-    data = json.loads(schema)
-    kept = [key for key in data.get("required", ()) if key in required]
-    data.pop("required", None)
+def _requiring(schema: dict, required: tuple[str, ...]) -> dict:
+    """The schema with its root's `required` narrowed to `required` (a new object: the schema is shared)."""
+    narrowed = {key: value for key, value in schema.items() if key != "required"}
+    kept = [key for key in schema.get("required", ()) if key in required]
     if kept:
-        data["required"] = kept
-    return json.dumps(data, sort_keys=True)
+        narrowed["required"] = kept
+    return narrowed
 
 
 def sandbox_verdict(program: Program, request: Request, tool: str, args, workspace: str | None,

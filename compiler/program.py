@@ -24,7 +24,7 @@ from .package_data import package_path
 from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, collector_paused, resolve
-from .view import ToolView, make_entry, parameter_text
+from .view import ToolView, make_entry
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -204,18 +204,18 @@ class Program:
         return _tool_of(ctx, name)[1].definition
 
     @_owns_sources
-    def parameters(self, request: Request, name: str) -> str | None:
-        """The canonical JSON text of the parameter schema a call of `name` is checked against (the view
-        entry's, as the runtime's body checks it; the catalog's for a tool the request does not list), or
-        None for a name no catalog defines."""
+    def parameters(self, request: Request, name: str) -> dict | None:
+        """The parameter schema a call of `name` is checked against (the view entry's, as the runtime's body
+        checks it; the catalog's for a tool the request does not list), or None for a name no catalog
+        defines. Not to be changed: it is the composition's own."""
         built = self._views.find(request)
         entry = built.entry(name) if built is not MISSING else None
         if entry is not None:
-            return entry.parameters_json
+            return entry.parameters
         registration, tool = _tool_of(self._context(request), name)
         if tool is None:
             return None
-        return parameter_text(registration.parameters if registration is not None else tool.parameters)
+        return registration.parameters if registration is not None else tool.parameters
 
     def _build_view(self, request: Request) -> ToolView:
         ctx = self._context(request)

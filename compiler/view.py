@@ -89,10 +89,10 @@ def make_entry(name: str, registration, tool, policy: str, ready: str) -> ToolEn
     return ToolEntry(
         name=name, package=tool.package, definition=tool.definition,
         execution="parallel" if tool.parallel_safe is True else "exclusive",  # only an exact true is parallel
-        parameters_json=parameter_text(parameters), description=description, policy=policy, ready=ready)
+        parameters_json=_parameter_text(parameters), description=description, policy=policy, ready=ready)
 
 
-def parameter_text(parameters: dict) -> str:
+def _parameter_text(parameters: dict) -> str:
     """Canonical JSON of a schema, once per schema object: compositions share their shaped schemas and
     never mutate them (`compose._shape`), so a new request context does not re-serialise every tool."""
     found = _PARAMETER_TEXT.find(id(parameters))

@@ -4,34 +4,56 @@ by the scheduler (a call with invalid arguments is never run in parallel) and, t
 (the same problem with its schema path and a did-you-mean), by every door that decides a call."""
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from functools import lru_cache
+# no json, re or functools at import: the Claude Code hook checks a call's arguments in a process that loads
+# none of them (its schemas come parsed; `_parsed` and `_validator` keep what the runtime's texts need)
 
 
-@lru_cache(maxsize=512)
-def _validator(parameters_json: str):
+_CACHE_SIZE = 512
+_parsed_cache: dict = {}
+_validators: dict = {}
+
+
+def _remember(cache: dict, key, make):
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()  # a bound, not an order: the view's schemas are few
+        found = cache[key] = make()
+    return found
+
+
+def _parsed(schema) -> tuple:
+    """(the schema as an object, whether every keyword in it is one `_errors` checks itself)."""
+    if not isinstance(schema, str):
+        return schema, _plain(schema)
+
+    def parse():
+        import json
+        value = json.loads(schema)
+        return value, _plain(value)
+    return _remember(_parsed_cache, schema, parse)
+
+
+def _validator(schema):
     import jsonschema  # for a schema beyond `_KEYWORDS` only: a decision process never loads it
-    return jsonschema.Draft202012Validator(json.loads(parameters_json))
+    if not isinstance(schema, str):
+        return jsonschema.Draft202012Validator(schema)
+    return _remember(_validators, schema, lambda: jsonschema.Draft202012Validator(_parsed(schema)[0]))
 
 
-@lru_cache(maxsize=512)
-def _schema(parameters_json: str):
-    """The parsed schema when every keyword in it is one `_errors` checks itself, else None."""
-    schema = json.loads(parameters_json)
-    return schema if _plain(schema) else None
-
-
-@dataclass(frozen=True)
 class ArgumentProblem:
     """The first reason a call's arguments do not fit the schema: the argument (`where`), the schema
     keyword that refuses it (`schema_path`, a JSON pointer), the message, and a close key when a
-    required or unknown one looks misspelt (`did_you_mean`: (given, meant))."""
-    where: str
-    schema_path: str
-    message: str
-    did_you_mean: tuple[str, str] | None = None
+    required or unknown one looks misspelt (`did_you_mean`: (given, meant)). A plain class: a hook
+    process checks one call, and dataclasses would cost it `inspect`."""
+
+    __slots__ = ("where", "schema_path", "message", "did_you_mean")
+
+    def __init__(self, where: str, schema_path: str, message: str, did_you_mean: tuple[str, str] | None = None):
+        self.where, self.schema_path, self.message, self.did_you_mean = where, schema_path, message, did_you_mean
+
+    def __repr__(self) -> str:
+        return f"ArgumentProblem({self.where!r}, {self.schema_path!r}, {self.message!r}, {self.did_you_mean!r})"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
@@ -50,14 +72,14 @@ def problem(parameters_json: str, arguments) -> str | None:
     return str(found) if found is not None else None
 
 
-def check(parameters_json: str, arguments) -> ArgumentProblem | None:
-    """The first problem of `arguments` (plain JSON) against the schema text, or None."""
+def check(parameters, arguments) -> ArgumentProblem | None:
+    """The first problem of `arguments` (plain JSON) against the schema (its JSON text, or the object), or None."""
     unusable = _unusable_string(arguments)
     if unusable is not None:
         where, what = unusable
         return ArgumentProblem(where, "", what)
-    plain = _schema(parameters_json)
-    found = _errors(plain, arguments, (), ()) if plain is not None else _validator(parameters_json).iter_errors(arguments)
+    schema, plain = _parsed(parameters)
+    found = _errors(schema, arguments, (), ()) if plain else _validator(parameters).iter_errors(arguments)
     errors = sorted(found, key=lambda e: list(e.path))  # as jsonschema orders them: the same first problem
     if not errors:
         return None
@@ -92,16 +114,15 @@ def _plain(schema) -> bool:
     return all(_plain(child) for child in children)
 
 
-@dataclass(frozen=True)
 class _Error:
     """One failed keyword, with the fields of jsonschema's ValidationError that callers read."""
-    path: tuple
-    schema_path: tuple
-    message: str
-    validator: str
-    validator_value: object
-    instance: object
-    schema: object
+
+    __slots__ = ("path", "schema_path", "message", "validator", "validator_value", "instance", "schema")
+
+    def __init__(self, path: tuple, schema_path: tuple, message: str, validator: str, validator_value, instance,
+                 schema):
+        self.path, self.schema_path, self.message, self.validator = path, schema_path, message, validator
+        self.validator_value, self.instance, self.schema = validator_value, instance, schema
 
     @property
     def absolute_path(self) -> tuple:
@@ -130,7 +151,7 @@ def _errors(schema, instance, path: tuple, at: tuple):
     if schema is False:
         yield _Error(path, at, f"False schema does not allow {instance!r}", "false", False, instance, schema)
         return
-    for key, value in schema.items():
+    for key, value in sorted(schema.items()):  # in the canonical text's order, whichever object it came from
         here = (*at, key)
         if key == "type":
             types = value if isinstance(value, list) else [value]
@@ -142,7 +163,7 @@ def _errors(schema, instance, path: tuple, at: tuple):
                 if name not in instance:
                     yield _Error(path, here, f"{name!r} is a required property", key, value, instance, schema)
         elif key == "properties" and isinstance(instance, dict):
-            for name, child in value.items():
+            for name, child in sorted(value.items()):
                 if name in instance:
                     yield from _errors(child, instance[name], (*path, name), (*here, name))
         elif key == "additionalProperties" and isinstance(instance, dict):
@@ -209,14 +230,20 @@ def _unusable_string(arguments) -> tuple[str, str] | None:
     return None
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_lone_surrogate = None  # compiled on the first text that is not ASCII
 
 
 def _string_problem(text: str) -> str | None:
+    global _lone_surrogate
     if "\0" in text:
         return f"contains a NUL character at offset {text.index(chr(0))}"
+    if text.isascii():
+        return None
+    if _lone_surrogate is None:
+        import re
+        _lone_surrogate = re.compile("[\ud800-\udfff]")
     # a search, not an encode: a large argument is never copied to be checked
-    found = _LONE_SURROGATE.search(text)
+    found = _lone_surrogate.search(text)
     if found:
         return f"contains an invalid character (U+{ord(found.group()):04X}, an unpaired surrogate) at offset {found.start()}"
     return None

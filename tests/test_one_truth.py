@@ -287,3 +287,26 @@ def test_an_approved_sandbox_ask_runs_escalated_and_a_rejected_one_writes_nothin
         call = ToolCall.from_model(f"w-{answer}", "write", {"file_path": str(outside / "a.txt"), "content": "x"})
         outcomes, _ = run_batch([call], ctx)
         assert outcomes[0].result.is_error is not written and (outside / "a.txt").exists() is written
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from((1.0, 1.5)), st.text(max_size=3),
+                   st.lists(st.sampled_from(("a", 1)), max_size=2), st.just({"a": 1}))
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.data())
+def test_the_argument_check_finds_the_problem_jsonschema_finds_first(program, data):
+    """The one argument check (runtime.arguments) reads the catalog's schema keywords itself, so a deciding
+    process loads no validation library; its first problem is jsonschema's, for the texts the runtime
+    passes and the objects the doors pass alike."""
+    import jsonschema
+    from dshc.runtime.arguments import check
+    entry = data.draw(st.sampled_from(program.view(Request(host="web")).tools))
+    keys = [*entry.parameters.get("properties", {}), "comand", "extra"]
+    args = data.draw(st.dictionaries(st.sampled_from(keys), VALUES, max_size=4))
+    errors = sorted(jsonschema.Draft202012Validator(entry.parameters).iter_errors(args), key=lambda e: list(e.path))
+    want = ("/".join(map(str, errors[0].absolute_path)) or "arguments",
+            "/" + "/".join(map(str, errors[0].absolute_schema_path)), errors[0].message) if errors else None
+    for schema in (entry.parameters_json, entry.parameters):
+        found = check(schema, args)
+        assert (None if found is None else (found.where, found.schema_path, found.message)) == want
