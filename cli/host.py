@@ -85,7 +85,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
             error = unready(entry.definition, call.name, f"`{tool.provider}`" if tool else "provider")
             return Deny(f"{error.message} ({decided.reason}; decided by {decided.by_text()})", rules, error.code,
                         error.name)
-        if decided.sandbox is not None and decided.sandbox.escalate_to:
+        if decided.effect == "ask" and decided.sandbox is not None and decided.sandbox.escalate_to \
+                and escalation.approver is not None:  # with no one to ask, the ask is a denial
             escalation.needs(call.id, decided.sandbox.escalate_to)  # what an approval of this call grants
         if decided.effect == "deny":
             return Deny(decided.text(), rules)
@@ -196,9 +197,11 @@ class Escalation:
 
     def _approve(self, call, reason: str) -> str:
         outcome = self._approver(call, reason)
-        if outcome == "allowed-once":
-            with self._lock:
+        with self._lock:
+            if outcome == "allowed-once":
                 self._approved.add(call.id)
+            else:  # never runs: what it would have needed is forgotten now
+                self._needed.pop(call.id, None)
         return outcome
 
     def needs(self, call_id: str, mode: str) -> None:
