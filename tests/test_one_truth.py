@@ -310,3 +310,25 @@ def test_the_argument_check_finds_the_problem_jsonschema_finds_first(program, da
     for schema in (entry.parameters_json, entry.parameters):
         found = check(schema, args)
         assert (None if found is None else (found.where, found.schema_path, found.message)) == want
+
+
+def test_the_mcp_server_names_the_rule_of_a_denial_and_refuses_invalid_arguments(tmp_path):
+    """What `tools/call` answers (`Served.run_call`, the text the CallToolResult carries)."""
+    (tmp_path / "p.dsh").write_text('policy p extends workspace-write {\n  deny bash when args.command matches "rm *"\n}\n')
+    options = ServeOptions((str(tmp_path / "p.dsh"),), True, None, Request(policy="p"), str(tmp_path), None, 10.0,
+                           False)
+    served = Served(options, lambda text: None)
+    served.start()
+    try:
+        denied = served.run_call(ToolCall.from_model("d", "bash", {"command": "rm -rf x", "description": "d"}), None)
+        assert denied.result.is_error
+        assert f"rule `deny` matched (decided by p/deny@2 at {tmp_path / 'p.dsh'}:2:3)" in denied.result.content
+        invalid = served.run_call(ToolCall.from_model("i", "bash", {"comand": "ls"}), None)
+        assert invalid.result.is_error and invalid.result.error["code"] == "INVALID_ARGS"
+        assert "did you mean `command`" in invalid.result.content
+        outside = served.run_call(ToolCall.from_model("w", "write", {"file_path": "/etc/passwd", "content": "x"}),
+                                  None)
+        assert outside.result.is_error and "sandbox refuses writes outside the workspace" in outside.result.content
+        assert served.pre_decision("write", {"file_path": "/etc/passwd", "content": "x"})[0] == "ask"
+    finally:
+        served.close()
