@@ -89,6 +89,11 @@ class CallDecision:
         return data
 
 
+def runtime_effect(effect: str) -> str:
+    """What a call gets of a policy's decision: `conditional` (unresolved at call time) is a deny."""
+    return "deny" if effect == "conditional" else effect
+
+
 def invalid_json(found: ArgumentProblem) -> dict:
     return {"where": found.where, "schema_path": found.schema_path, "message": found.message,
             "did_you_mean": found.did_you_mean[1] if found.did_you_mean else None}
@@ -125,7 +130,7 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     if found is not None:
         return CallDecision("deny", invalid_text(tool, found), "arguments", (), invalid=found)
     decision = program.decide(request, tool, args, workspace, include_guards, gates=gates)
-    effect = "deny" if decision.effect == "conditional" else decision.effect  # unresolved at call time: fail closed
+    effect = runtime_effect(decision.effect)
     result = CallDecision(effect, decision.reason, decision.gate, tuple(decision.deciding), decision)
     if effect == "deny" or sandbox is None:
         return result

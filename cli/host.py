@@ -29,11 +29,6 @@ def wider_mode(wanted, mode: str) -> str | None:
     return None
 
 
-def runtime_effect(effect: str) -> str:
-    """What the runtime does with a decision: `conditional` (unresolved at call time) is a deny."""
-    return "deny" if effect == "conditional" else effect
-
-
 def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 

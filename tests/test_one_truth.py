@@ -13,9 +13,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from conftest import claude_code_answer
-from dshc.cli.call_decision import decide_call
+from dshc.cli.call_decision import decide_call, runtime_effect
 from dshc.cli.decision_api import routes
-from dshc.cli.host import runtime_effect
 from dshc.cli.serve import Served, ServeOptions
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
