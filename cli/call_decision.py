@@ -25,6 +25,7 @@ CHANGED_FILE = {"tool-fs/write": "file_path", "tool-fs/edit": "file_path",
                 "tool-str-replace-editor/str_replace_editor": "path"}
 ESCALATE = ("retry this exact operation once with `sandbox_permissions: \"{mode}\"` and a one-sentence "
             "`justification`; a human is asked to approve it")
+ASKED = "a human is asked to approve it; approved, it runs in `{mode}` once"  # a tool without `sandbox_permissions`
 
 
 @record
@@ -140,7 +141,11 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
         return result
     composition = program.composition(request)
     never = composition.approval == "never"
-    hint = ESCALATE.format(mode=verdict.escalate_to) if verdict.escalate_to else "no sandbox mode would run it"
+    # the retry the reference's tools hint at, for a tool of dshc's that takes it (another agent's asks its user)
+    takes = agent_fields is None and "sandbox_permissions" in (program.parameters(request, tool) or {}).get(
+        "properties", {})
+    hint = "no sandbox mode would run it" if verdict.escalate_to is None else \
+        (ESCALATE if takes else ASKED).format(mode=verdict.escalate_to)
     lead = f"the `{verdict.mode}` sandbox refuses {verdict.refuses} ({verdict.why})"
     line = ((f"{composition.policy.name}/sandbox" if composition.policy else "sandbox") + f" {verdict.mode}",
             verdict.source)
