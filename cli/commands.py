@@ -86,18 +86,24 @@ def _table(out, entries) -> None:
 
 # --- explain -------------------------------------------------------------------------------
 def _gate_json(result) -> dict:
-    return {"gate": result.gate, "status": result.status, "reason": result.reason,
+    data = {"gate": result.gate, "status": result.status, "reason": result.reason,
             "source": str(result.source) if result.source else None, "counterfactual": result.counterfactual}
+    if result.detail is not None:  # a conditional tool: the rules its calls turn on
+        data["per_call"] = result.detail
+    return data
 
 
 def explain_json(tool: str, results) -> dict:
     failed = next((r.gate for r in results if r.status == "fail"), None)
-    return {"tool": tool, "available": failed is None, "failed_gate": failed, "gates": [_gate_json(r) for r in results]}
+    policy = next((r.value for r in results if r.gate == "allowed" and r.status != "not-reached"), None)
+    return {"tool": tool, "available": failed is None, "failed_gate": failed, "policy": policy,
+            "gates": [_gate_json(r) for r in results]}
 
 
 def explain_text(tool: str, results) -> str:
     data = explain_json(tool, results)
-    head = f"`{tool}` is available" if data["available"] else f"`{tool}` is not available: gate `{data['failed_gate']}` fails"
+    head = f"`{tool}` is not available: gate `{data['failed_gate']}` fails" if not data["available"] else \
+        f"`{tool}` is available for some calls" if data["policy"] == "conditional" else f"`{tool}` is available"
     lines = [head]
     for r in results:
         mark = {"pass": "pass", "fail": "FAIL", "not-reached": "  - "}[r.status]

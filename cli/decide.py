@@ -31,19 +31,25 @@ def cmd_decide(args: Namespace, out: TextIO, err: TextIO) -> int:
     program = program_of(args)
     request = request_of(args, code_worker_matters=args.tool == RESERVED_TOOL)
     program.require_tool(request, args.tool)
-    decision = program.decide(request, args.tool, call_args, workspace=args.workspace or os.getcwd())
-    rules = [{"rule": rid, "source": str(span) if span else None} for rid, span in decision.deciding]
+    from .call_decision import decide_call, invalid_text
+    decided = decide_call(program, request, args.tool, call_args, args.workspace or os.getcwd())
+    if decided.invalid is not None:  # not a call the runtime would run: the input cannot be used
+        found = decided.invalid
+        raise DshError([invalid_request(f"--args: {invalid_text(args.tool, found, hint=False)}",
+                                        found.hint or ARGS_HELP)])
     from .host import describe_sandbox, sandbox_text
     sandbox = describe_sandbox(program, request, args.tool, call_args)
     if args.json:
-        write_json(out, {"tool": args.tool, "decision": decision.effect, "gate": decision.gate,
-                         "reason": decision.reason, "rules": rules, "sandbox": sandbox})
+        rules = decided.rules()
+        write_json(out, {"tool": args.tool, **decided.to_json(), "rules": rules, "sandbox": sandbox})
     else:
-        out.write(f"{decision.effect}: {decision.reason}\n")
-        for rule in rules:
+        out.write(f"{decided.effect}: {decided.reason}\n")
+        for rule in decided.rules():
             out.write(f"  decided by {rule['rule']}" + (f" at {rule['source']}" if rule["source"] else "") + "\n")
+        if decided.policy is not None and decided.policy_effect != decided.effect:
+            out.write(f"  the policy alone: {decided.policy_effect}: {decided.policy.reason}\n")
         out.write(sandbox_text(sandbox))
-    return 0 if decision.effect == "allow" else 1
+    return 0 if decided.effect == "allow" else 1
 
 
 def call_arguments(text: str) -> dict:

@@ -124,13 +124,14 @@ def routes(served) -> list[Route]:
         if not isinstance(workspace, str):
             raise _bad("`workspace` must be a path", 'e.g. {"workspace": "/srv/project"}')
         program.require_tool(request, tool)
-        decision = program.decide(request, tool, args, workspace)
-        rules = [rule for rule, _ in decision.deciding]
-        metrics.decisions.labels(decision.effect, rules[0] if rules else decision.gate).inc()
-        return {"decision": decision.effect, "gate": decision.gate, "reason": decision.reason,
-                "decided_by": [{"rule": rule, "source": str(span) if span else None}
-                               for rule, span in decision.deciding],
-                "fingerprint": program.view(request).fingerprint}
+        from .call_decision import decide_call, invalid_text
+        decided = decide_call(program, request, tool, args, workspace)
+        if decided.invalid is not None:  # not a call the runtime would run: a bad request
+            raise _bad(f"`args`: {invalid_text(tool, decided.invalid, hint=False)}",
+                       decided.invalid.hint or "send the arguments the tool's schema names (`POST /v1/view`)")
+        rules = [rule for rule, _ in decided.deciding]
+        metrics.decisions.labels(decided.effect, rules[0] if rules else decided.gate).inc()
+        return {**decided.to_json(), "fingerprint": program.view(request).fingerprint}
 
     def view(body: dict):
         fmt = body.get("format", "json")

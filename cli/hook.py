@@ -4,7 +4,7 @@ In: the hook's JSON on stdin (PreToolUse or PostToolUse). Out: for PreToolUse, t
 answer `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow|ask|deny,
 "permissionDecisionReason": …}}` on stdout, exit 0; for a Bash call under a policy that declares a
 sandbox, also `updatedInput`: the same call, its command run inside that sandbox (`hook_sandbox`); a file
-change Claude Code makes itself that the sandbox would refuse is asked about (`_changes_files`).
+change Claude Code makes itself that the sandbox would refuse is asked about (`call_decision`).
 It never crashes: any problem, including bad input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
 Imports stay inside functions: the process pays only for what this event needs.
 """
@@ -169,9 +169,12 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         raise _HookInputError("`tool_input` is not a JSON object")
     project, program, request, workspace, log = _setup(options, payload)
     calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
+    keep = (*_configuration(project, workspace), *_log_files(log))  # what configures the hook, and its log
+    sandbox = _file_sandbox(program, request, keep)
     worst = None
     for call in calls:
-        effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped)
+        effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped,
+                                              sandbox, options.agent)
         if worst is None or stricter(effect, worst[0]):
             worst = (effect, reason, decided, call)
     effect, reason, decided, call = worst
@@ -180,10 +183,8 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         effect, reason = _changes_policy(options.agent, name, calls, tool_input or {}, payload.get("cwd") or workspace,
                                          _policy_files(project, options), effect, reason)
     if effect != "deny":
-        keep = (*_configuration(project, workspace), *_log_files(log))
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
                                             effect, reason, keep)
-        effect, reason = _changes_files(options.agent, program, request, name, calls, workspace, effect, reason, keep)
         effect, reason = _searches(options.agent, program, request, name, tool_input or {},
                                    payload.get("cwd") or workspace, workspace, effect, reason)
     mode = payload.get("permission_mode")
@@ -290,24 +291,29 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
         {**tool_input, "command": line}
 
 
-def _changes_files(agent: str, program, request, name: str, calls, workspace: str, effect: str, reason: str,
-                   keep: tuple[str, ...]) -> tuple[str, str]:
-    """(effect, reason) for a file change the agent makes itself (Write, Edit, a patch) under a policy that
-    declares a sandbox: what a confined process could not change — anything under `sandbox read-only`, outside
-    the workspace, what runs code later, what configures the hook — is the wider change the policy asks a
-    human about (`sandbox_permissions` in dshc's own tools), a denial where approval is `never`."""
+def _file_sandbox(program, request, keep: tuple[str, ...]):
+    """How the policy's sandbox judges a file change the agent makes itself (Write, Edit, a patch): what a
+    confined process could not change — anything under `sandbox read-only`, outside the workspace and the
+    writable roots, what runs code later, what configures the hook (`keep`) — is asked about as a wider
+    change (a denial where approval is `never`). None when the policy declares no sandbox."""
+    from .hook_sandbox import declares_sandbox
+    policy = program.composition(request).policy
+    if not declares_sandbox(policy):
+        return None
+    from .call_decision import FileSandbox
+    from .host import sandbox_settings
+    return FileSandbox(policy.sandbox.text, sandbox_settings(policy)["writable_roots"], keep, policy.sandbox.span)
+
+
+def _agent_fields(agent: str, name: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(the catalog arguments the agent's input fills, those it must send: the ones naming the command or the
+    file — its other fields are the agent's own and may be left out); None for a tool with no mapping."""
     from ..compiler.interop.agents import load_mapping
-    tool = load_mapping(agent).tools.get(name)
-    if tool is None or tool.family != "edit":
-        return effect, reason
-    from .hook_sandbox import change_refusal
-    composition = program.composition(request)
-    refused = change_refusal(composition.policy, [call.args.get("file_path") for call in calls], workspace, keep)
-    if refused is None:
-        return effect, reason
-    wider = "deny" if composition.approval == "never" else "ask"
-    return wider, (f"dshc: {wider}: {refused}, and the policy's `sandbox {composition.policy.sandbox.text}` asks a "
-                   f"human for a wider change; the rules alone said: {reason}")
+    spec = load_mapping(agent).tools.get(name)
+    if spec is None:
+        return None
+    filled = (*spec.args.values(), *spec.paths)
+    return filled, (*spec.paths, *spec.urls, *(("command",) if "command" in spec.args.values() else ()))
 
 
 def _searches(agent: str, program, request, name: str, tool_input: dict, cwd: str, workspace: str, effect: str,
@@ -323,29 +329,33 @@ def _searches(agent: str, program, request, name: str, tool_input: dict, cwd: st
     return (effect, reason) if refused is None else refused
 
 
-def decide_mapped(program, request, tool: str, args: dict, workspace: str):
-    """The policy's decision for another agent's call: Program.decide without dshc's own gates (that
-    agent composes its tools itself), with `conditional` read as deny (fail closed)."""
-    decision = program.decide(request, tool, args, workspace=workspace, gates=False)
-    return ("deny" if decision.effect == "conditional" else decision.effect), decision
+def decide_mapped(program, request, tool: str, args: dict, workspace: str, sandbox=None, agent_fields=None):
+    """The one call decision (`call_decision`) for another agent's call, without dshc's own gates (that agent
+    composes its tools itself); `conditional` is a deny there (fail closed)."""
+    from .call_decision import decide_call as decide
+    return decide(program, request, tool, args, workspace, gates=False, sandbox=sandbox, agent_fields=agent_fields)
 
 
-def decide_call(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str = "ask"):
-    """(effect, reason, deciding rules) for one mapped call, as the hook answers it."""
+def decide_call(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str = "ask",
+                sandbox=None, agent: str = "claude-code"):
+    """(effect, reason, deciding rules) for one mapped call, as the hook answers it; `sandbox`: how the policy's
+    sandbox judges a file change (`_file_sandbox`), None when it declares none."""
     if call.tool is not None:
-        effect, decision = decide_mapped(program, request, call.tool, call.args, workspace)
+        decided = decide_mapped(program, request, call.tool, call.args, workspace, sandbox,
+                                _agent_fields(agent, agent_name))
+        effect = decided.effect
         note = f"`{agent_name}` decided as `{call.tool}`"
     else:
         # no catalog counterpart (MCP tools, new agent tools): only rules naming it, else the default,
         # and a default of allow is not enough to let an unknown tool through
-        effect, decision = decide_mapped(program, request, agent_name, tool_input, workspace)
+        decided = decide_mapped(program, request, agent_name, tool_input, workspace)
+        effect = decided.effect
         note = f"`{agent_name}` has no catalog mapping"
-        if effect == "allow" and decision.reason.startswith("no rule matched"):
+        if effect == "allow" and decided.reason.startswith("no rule matched"):
             effect = unmapped
             note += f"; no rule names it, so it is `{unmapped}` (the project's `unmapped` setting)"
-    rules = [f"{rid} at {span}" if span else rid for rid, span in decision.deciding]
-    reason = f"dshc: {effect}: {decision.reason} ({note}); decided by " + ", ".join(rules)
-    return effect, reason, [[rid, str(span) if span else None] for rid, span in decision.deciding]
+    reason = f"dshc: {effect}: {decided.reason} ({note}); decided by {decided.by_text()}"
+    return effect, reason, [[rid, str(span) if span else None] for rid, span in decided.deciding]
 
 
 def _log_pre(path, program, request, workspace, payload, agent_name, call, effect, reason, decided) -> None:

@@ -57,32 +57,6 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
 
 
-def change_refusal(policy, paths, workspace: str, keep: tuple[str, ...] = ()) -> str | None:
-    """Why the policy's sandbox keeps a file change the agent makes itself (Claude Code's Write and Edit)
-    from running unasked, or None: the lines a confined process meets (`runtime.sandbox.files`),
-    and `keep` (what configures the hook, and its event log) besides. None when the policy declares no sandbox."""
-    if not declares_sandbox(policy):
-        return None
-    from ..runtime.sandbox.files import change_refused, within
-    from .host import policy_mode, sandbox_settings
-    mode = policy_mode(policy)
-    workspace = os.path.realpath(workspace)
-    writable = tuple(os.path.realpath(os.path.expanduser(root)) for root in sandbox_settings(policy)["writable_roots"])
-    kept = [os.path.realpath(path) for path in keep]
-    for path in paths:
-        if path is None:
-            continue  # the call names no file: the agent's tool refuses it
-        if not isinstance(path, str) or not path or "\x00" in path:
-            return f"the file path `{path!r}` cannot be judged"
-        refused = change_refused(mode, workspace, path, writable)
-        if refused is not None:
-            return refused
-        real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
-        if any(within(real, each) for each in kept):
-            return f"`{real}` configures this hook or holds its event log"
-    return None
-
-
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 

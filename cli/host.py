@@ -29,11 +29,6 @@ def wider_mode(wanted, mode: str) -> str | None:
     return None
 
 
-def runtime_effect(effect: str) -> str:
-    """What the runtime does with a decision: `conditional` (unresolved at call time) is a deny."""
-    return "deny" if effect == "conditional" else effect
-
-
 def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 
@@ -74,13 +69,30 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
             # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
             # has nothing to say and dispatch answers UNKNOWN_TOOL, as the reference does
             return None
-        decision = program.decide(current(), call.name, arguments(call), workspace, include_guards=False)
-        kind = {"allow": Allow, "ask": Ask, "deny": Deny}[runtime_effect(decision.effect)]
-        return kind(reason=decision.reason, decided_by=_rules(decision))
+        from .call_decision import decide_call  # the one effect decide, the hook and the decision API give
+        decided = decide_call(program, current(), call.name, arguments(call), workspace, include_guards=False)
+        rules = tuple((rule, str(span) if span else None) for rule, span in decided.deciding)
+        if decided.invalid is not None:
+            return Deny(decided.reason, rules, "INVALID_ARGS")
+        if decided.gate == "ready":  # the tool's own answer without its provider, as its body gives it
+            from ..runtime.tools.unavailable import unready
+            tool = program.catalog.definitions.get(entry.definition)
+            error = unready(entry.definition, call.name, f"`{tool.provider}`" if tool else "provider")
+            return Deny(f"{error.message} ({decided.reason}; decided by {decided.by_text()})", rules, error.code,
+                        error.name)
+        if decided.effect == "ask" and decided.sandbox is not None and decided.sandbox.escalate_to \
+                and escalation.approver is not None:  # with no one to ask, the ask is a denial
+            escalation.needs(call.id, decided.sandbox.escalate_to)  # what an approval of this call grants
+        if decided.effect == "deny":
+            return Deny(decided.text(), rules)
+        return (Ask if decided.effect == "ask" else Allow)(reason=decided.reason, decided_by=rules)
 
     def policy_guard(call, entry):
         denial = program.guard(current(), call.name, arguments(call), workspace)
-        return Deny(denial.reason, _rules(denial)) if denial else Abstain()
+        if not denial:
+            return Abstain()
+        rules = _rules(denial)
+        return Deny(f"{denial.reason} (decided by {', '.join(f'{r} at {at}' if at else r for r, at in rules)})", rules)
 
     def may_read(path: str) -> bool:
         # a search reads every file below its path: each is a read the policy judges. An ask cannot be put
@@ -177,6 +189,7 @@ class Escalation:
     def __init__(self, approver: Callable | None) -> None:
         self._approver = approver
         self._approved: set[str] = set()
+        self._needed: dict[str, str] = {}  # call id -> the mode the sandbox needs to run it (its ask says so)
         self._lock = allocate_lock()
         import contextvars  # with a session only
         self._current: contextvars.ContextVar = contextvars.ContextVar("dshc_call", default=None)
@@ -184,10 +197,16 @@ class Escalation:
 
     def _approve(self, call, reason: str) -> str:
         outcome = self._approver(call, reason)
-        if outcome == "allowed-once":
-            with self._lock:
+        with self._lock:
+            if outcome == "allowed-once":
                 self._approved.add(call.id)
+            else:  # never runs: what it would have needed is forgotten now
+                self._needed.pop(call.id, None)
         return outcome
+
+    def needs(self, call_id: str, mode: str) -> None:
+        with self._lock:
+            self._needed[call_id] = mode
 
     def wrapper(self, call, signal, proceed):
         # the body runs in this thread, below this frame; tool_context reads the call from here
@@ -198,6 +217,7 @@ class Escalation:
             self._current.reset(token)
             with self._lock:
                 self._approved.discard(call.id)
+                self._needed.pop(call.id, None)
 
     def mode(self, policy_mode: str) -> str:
         call = self._current.get()
@@ -205,8 +225,10 @@ class Escalation:
             return policy_mode
         with self._lock:
             approved = call.id in self._approved
-        wider = wider_mode(call.arguments.get("sandbox_permissions"), policy_mode)
-        return wider if approved and wider else policy_mode
+            needed = self._needed.get(call.id)
+        # an approved call runs in the mode it asked for, or the one its question said it needs
+        asked = [mode for mode in (call.arguments.get("sandbox_permissions"), needed) if wider_mode(mode, policy_mode)]
+        return max(asked, key=SANDBOX_MODES.index) if approved and asked else policy_mode
 
 
 PROCESS_PACKAGES = ("tool-bash", "tool-pwsh", "tool-bash-persistent")

@@ -1,7 +1,8 @@
 """Replay: a read event log and a Program → each logged decision decided again under another policy.
 
-Every malformed record is a problem with its line, never a crash. A `conditional` decision
-counts as `deny`, as the runtime treats it (fail closed).
+Every malformed record is a problem with its line, never a crash. Each call is decided by the one call
+decision its door used (`call_decision`): a `conditional` counts as `deny`, as the runtime treats it (fail
+closed).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from ..runtime.events import LogRead
 from ..runtime.log_records import replay_input
 from ..compiler.diagnostics import DshError
-from .host import runtime_effect
+from .call_decision import decide_call
 from ..compiler.request import InvalidRequest, Request
 
 
@@ -42,16 +43,27 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
             problems.append((logged.line, f"the arguments of `{logged.call_id}` are not a JSON object"))
             continue
         try:
-            decision = program.decide(request, logged.name, logged.arguments, header.workspace)
+            decision = _decide(program, request, logged, header.workspace)
         except DshError as exc:  # e.g. a tool name the program does not know
             problems.append((logged.line, exc.diagnostics[0].message if exc.diagnostics else str(exc)))
             continue
-        effect = runtime_effect(decision.effect)
+        effect = decision.effect
         if effect != logged.recorded:
             changes.append({"callId": logged.call_id, "name": logged.name, "before": logged.recorded,
                             "after": effect, "reason": decision.reason,
                             "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding]})
     return ReplayReport(tuple(changes), given.calls, tuple(sorted(set(problems))))
+
+
+def _decide(program, request: Request, logged, workspace: str | None):
+    """The call decided again as the door that logged it decided it: the runtime's own calls by the one call
+    decision, a hook's (another agent's tool) as the hook does (`hook.decide_mapped`, the project's sandbox
+    without the hook's own files)."""
+    if logged.agent_tool is None:
+        return decide_call(program, request, logged.name, logged.arguments, workspace)
+    from .hook import _agent_fields, _file_sandbox, decide_mapped
+    return decide_mapped(program, request, logged.name, logged.arguments, workspace or "",
+                         _file_sandbox(program, request, ()), _agent_fields("claude-code", logged.agent_tool))
 
 
 def _first_error(exc: Exception) -> str:

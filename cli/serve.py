@@ -36,7 +36,7 @@ from ..compiler.request import Request
 from ..runtime.scheduler import run_batch
 from ..runtime.types import ToolCall
 from . import gateway
-from .host import runtime_effect, session
+from .host import session
 
 WATCH_EVERY_S = 0.3
 STRUCTURED_OUTPUT = "structured_output"
@@ -229,10 +229,13 @@ class Served:
                     found.responders.pop(call.id, None)
                 return outcomes[0]
 
-    def pre_decision(self, name: str, arguments: dict) -> str:
+    def pre_decision(self, name: str, arguments: dict) -> tuple[str, str]:
+        """(effect, reason) of a call before it runs: the pipeline's own listener decides it the same way."""
+        from .call_decision import decide_call
         found = self.current()
-        decision = found.program.decide(found.request, name, arguments, self.options.workspace, include_guards=False)
-        return runtime_effect(decision.effect)
+        decided = decide_call(found.program, found.request, name, arguments, self.options.workspace,
+                              include_guards=False)
+        return decided.effect, decided.text()
 
 
 def _digest(files: list[SourceFile]) -> str:
@@ -290,8 +293,8 @@ def build_server(served: Served) -> Server:
         if elicit and modern:
             answer = (params.input_responses or {}).get(APPROVAL_KEY)
             if answer is None:
-                if await anyio.to_thread.run_sync(served.pre_decision, name, arguments) == "ask":
-                    reason = f"`{name}` needs approval"
+                effect, reason = await anyio.to_thread.run_sync(served.pre_decision, name, arguments)
+                if effect == "ask":
                     return types.InputRequiredResult(input_requests={APPROVAL_KEY: _approval_request(name, reason)},
                                                      request_state=_call_digest(served.secret, name, arguments))
             else:

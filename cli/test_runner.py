@@ -15,6 +15,7 @@ from ..compiler.program import Program, shipped_sources
 from ..compiler.request import Request
 from ..compiler.source import Span
 from . import test_coverage as coverage
+from .call_decision import decide_call
 from .test_files import SUFFIX, Case, TestFile, find_test_files, read_test_file
 
 # an unknown name in a context is reported at the key that named it
@@ -105,13 +106,17 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
             why = f"gate `{failed.gate}` fails: {failed.reason}" if failed else "every gate passes"
             outcome.failures.append((case.keys[f"explain.{name}"], f"`{name}`: expected {expected}, got {got} ({why})"))
     for call in case.calls:
-        decision = program.decide(request, call.tool, call.args, workspace=case.workspace)
+        decision = decide_call(program, request, call.tool, call.args, case.workspace)
         deciding = decision.deciding
         touched.extend(span for _, span in deciding if isinstance(span, Span))
         ids = [rule for rule, _ in deciding]
         problems = []
-        if decision.effect != call.expect:
-            problems.append(f"expected {call.expect}, got {decision.effect}")
+        # `conditional` is the policy's word for a call it cannot resolve; the call's own effect is a deny
+        effect = decision.policy_effect if call.expect == "conditional" else decision.effect
+        if decision.invalid is not None:
+            problems.append(f"expected {call.expect}, but the arguments are invalid")
+        elif effect != call.expect:
+            problems.append(f"expected {call.expect}, got {effect}")
         if call.gate is not None and decision.gate != call.gate:
             problems.append(f"expected gate `{call.gate}`, got `{decision.gate}`")
         if call.by is not None and call.by not in ids:

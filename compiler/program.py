@@ -213,6 +213,20 @@ class Program:
             return None
         return _tool_of(ctx, name)[1].definition
 
+    @_owns_sources
+    def parameters(self, request: Request, name: str) -> dict | None:
+        """The parameter schema a call of `name` is checked against (the view entry's, as the runtime's body
+        checks it; the catalog's for a tool the request does not list), or None for a name no catalog
+        defines. Not to be changed: it is the composition's own."""
+        built = self._views.find(request)
+        entry = built.entry(name) if built is not MISSING else None
+        if entry is not None:
+            return entry.parameters
+        registration, tool = _tool_of(self._context(request), name)
+        if tool is None:
+            return None
+        return registration.parameters if registration is not None else tool.parameters
+
     def _build_view(self, request: Request) -> ToolView:
         ctx = self._context(request)
         comp = ctx.composition
@@ -279,6 +293,10 @@ class Program:
                                 "reads them", ())
             args = dict(args)  # the index reads a dict's fields: in another mapping no argument rule would match
         return decider.decide(name, tool, args, workspace, include_guards)
+
+    def gate_stop(self, request: Request, name: str) -> Decision | None:
+        """The deny of the first gate besides the policy that a call of `name` fails, or None."""
+        return self._decider_for(request, name)[2]
 
     def guard(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision | None:
         """The policy's guards alone for one call (the runtime's guard stage): a deny, or None."""

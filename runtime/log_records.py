@@ -31,6 +31,7 @@ class LoggedDecision:
     arguments: Any
     recorded: str  # allow | ask | deny, with a guard's denial (its own stage, after the policy's) counted
     plan_left: bool = False  # an approved exit_plan_mode came earlier in its session: plan mode was off
+    agent_tool: str | None = None  # another agent's tool the call stands for (a hook's record), else None
 
     @property
     def context(self) -> dict:
@@ -103,8 +104,9 @@ def replay_input(read: LogRead) -> ReplayInput:
                 problems.append((line, f"a tool/decision names `{name}` but its tool/call is `{call['name']}`"))
                 continue
             arguments = call.get("arguments")
+            agent = call.get("agentTool")
             decisions.append(LoggedDecision(line, header, call_id, name, arguments if arguments is not None else {},
-                                            recorded, session in plan_left))
+                                            recorded, session in plan_left, agent if isinstance(agent, str) else None))
             sessions.append(session)
     decisions = [replace(d, recorded="deny") if (session, d.call_id) in guarded else d
                  for d, session in zip(decisions, sessions)]

@@ -107,6 +107,7 @@ class Deny:
     reason: str
     decided_by: tuple = ()
     code: str | None = None  # denials carry no code, except where a caller must tell this one apart
+    name: str = "ToolDenied"  # the error's class: a tool's own where the denial is the tool's error (its provider absent)
 
 
 PreDecision = Union[Allow, Ask, Deny]

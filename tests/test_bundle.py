@@ -256,14 +256,14 @@ def test_serve_reads_the_holder_and_swaps(tmp_path, keys):
     options = ServeOptions((), True, None, request, str(tmp_path), None, 10.0, False, holder)
     served = Served(options, lambda text: None)
     served.start()
-    assert served.pre_decision("bash", {"command": "ls"}) == "deny"
+    assert served.pre_decision("bash", {"command": "ls", "description": "list"})[0] == "deny"
     next_path = tmp_path / "next.tar.gz"
     next_path.write_bytes(open(_build(tmp_path, keys, ALLOW, "allow.tar.gz", revision=2), "rb").read())
     os.replace(next_path, served_path)
     assert holder.poll()
     anyio.run(served.rebuild, served.files)
     assert served.program is holder.current().program
-    assert served.pre_decision("bash", {"command": "ls"}) == "allow"
+    assert served.pre_decision("bash", {"command": "ls", "description": "list"})[0] == "allow"
 
 
 @pytest.mark.parametrize("argv", [

@@ -77,8 +77,9 @@ def test_a_nested_write_denied_by_policy_is_a_rejected_binding_and_a_logged_deni
         "caught": """try { await tools.write({ file_path: "out.txt", content: "x" }); return "wrote"; }
                      catch (e) { return { message: e.message, name: e.name, tool: e.tool }; }""",
         "uncaught": """await tools.write({ file_path: "out.txt", content: "x" }); return "wrote";"""})
-    assert results["caught"]["value"]["value"] == {"message": "rule `deny` matched", "name": "ToolError",
-                                                   "tool": "write"}
+    assert results["caught"]["value"]["value"] == {
+        "message": "rule `deny` matched (decided by read-only/deny@9 at policies/permissions.dsh:9:3)",
+        "name": "ToolError", "tool": "write"}
     assert error_class(results["uncaught"]) == "exception" and "rule `deny` matched" in results["uncaught"]["content"]
     assert not (tmp_path / "out.txt").exists()
     for parent in ("caught", "uncaught"):

@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from dshc.cli.call_decision import decide_call
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from http_serve import serving
@@ -23,9 +24,9 @@ CALLS = [  # (tool, args, context): a spread over allow / ask / deny, presets an
     ("read", {"file_path": "a.txt"}, {"policy": "apitest"}),
     ("grep", {"pattern": "x"}, {"policy": "apitest", "preset": "standard"}),
     ("write", {"file_path": "a.txt", "content": "x"}, {"policy": "apitest"}),
-    ("bash", {"command": "ls"}, {"policy": "apitest"}),
-    ("bash", {"command": "ls"}, {"policy": "workspace-write"}),
-    ("bash", {"command": "rm -rf /"}, {"policy": "read-only"}),
+    ("bash", {"command": "ls", "description": "list"}, {"policy": "apitest"}),
+    ("bash", {"command": "ls", "description": "list"}, {"policy": "workspace-write"}),
+    ("bash", {"command": "rm -rf /", "description": "remove"}, {"policy": "read-only"}),
     ("write", {"file_path": "/etc/passwd", "content": "x"}, {"policy": "workspace-write"}),
     ("read", {"file_path": "a.txt"}, {"preset": "minimal"}),
     ("web_search", {"query": "x"}, {"policy": "apitest", "scope": "root"}),
@@ -54,12 +55,44 @@ def test_decide_equals_program_decide(server):
         answer = client.post("/v1/decide", json={"tool": tool, "args": args, "context": context})
         assert answer.status_code == 200, answer.text
         got = answer.json()
-        want = program.decide(_request(context), tool, args, ws)
+        want = decide_call(program, _request(context), tool, args, ws)
         assert (got["decision"], got["gate"], got["reason"]) == (want.effect, want.gate, want.reason), (tool, context)
         assert [r["rule"] for r in got["decided_by"]] == [rule for rule, _ in want.deciding]
+        assert got["policy_effect"] == want.policy_effect
         assert got["fingerprint"] == program.view(_request(context)).fingerprint
         effects.add(got["decision"])
     assert effects == {"allow", "ask", "deny"}
+
+
+def test_a_write_the_sandbox_refuses_is_not_an_allow_and_keeps_the_policy_word(server):
+    client, _, _ = server
+    got = client.post("/v1/decide", json={"tool": "write", "args": {"file_path": "/etc/passwd", "content": "x"},
+                                          "context": {"policy": "workspace-write"}}).json()
+    assert (got["decision"], got["gate"], got["policy_effect"]) == ("ask", "sandbox", "allow")
+    assert got["reason"].startswith("the `workspace-write` sandbox refuses writes outside the workspace")
+    assert "sandbox_permissions" in got["reason"] and got["sandbox_verdict"]["escalate_to"] == "danger-full-access"
+    assert got["decided_by"] == [{"rule": "workspace-write/sandbox workspace-write",
+                                  "source": "policies/permissions.dsh:16:11"}]
+
+
+def test_arguments_that_miss_the_schema_are_a_400_naming_the_schema_path_and_the_close_key(server):
+    client, _, _ = server
+    answer = client.post("/v1/decide", json={"tool": "bash", "args": {"comand": "git push"},
+                                             "context": {"policy": "workspace-write"}})
+    assert answer.status_code == 400
+    diagnostic = answer.json()["diagnostics"][0]
+    assert "'command' is a required property (schema `/required`)" in diagnostic["message"]
+    assert "did you mean `command`" in diagnostic["help"]
+    wrong = client.post("/v1/decide", json={"tool": "read", "args": {"file_path": 3}})
+    assert wrong.status_code == 400 and "/properties/file_path/type" in wrong.json()["diagnostics"][0]["message"]
+
+
+def test_a_denial_names_its_rule_and_where(server):
+    client, _, _ = server
+    got = client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls", "description": "list"},
+                                          "context": {"policy": "apitest"}}).json()
+    assert got["decision"] == "deny" and got["decided_by"][0]["rule"] == "apitest/deny@6"
+    assert got["decided_by"][0]["source"].endswith("policy.dsh:6:3")
 
 
 def test_view_and_explain(server):
@@ -108,7 +141,7 @@ def test_health_and_metrics_move(server):
         return total
     before = denied_count()
     for _ in range(3):
-        client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls"}, "context": {"policy": "apitest"}})
+        client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls", "description": "list"}, "context": {"policy": "apitest"}})
     assert denied_count() == before + 3
     assert "dshc_request_seconds_bucket" in client.get("/metrics").text
 

@@ -108,29 +108,34 @@ def _run_rows(cli, tmp_path, calls, *flags):
     return rows, [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def test_a_write_outside_the_workspace_is_refused_at_execution_with_an_escalation_hint_and_the_escalated_retry_asks(
+def test_a_write_outside_the_workspace_asks_as_an_escalation_and_is_refused_with_the_hint_unless_approved(
         cli, tmp_path):
+    # the reference refuses it at execution with a hint to escalate (the tool bodies still do, below); dshc
+    # says so before it runs, the effect `decide`, the decision API and the hook give: an ask whose approval
+    # runs it escalated
     workspace, outside = tmp_path / "ws", tmp_path / "outside"
     workspace.mkdir()
     outside.mkdir()
     plain = {"id": "w1", "name": "write", "arguments": {"file_path": str(outside / "a.txt"), "content": "x"}}
     escalated = {"id": "w2", "name": "write", "arguments": {
-        "file_path": str(outside / "a.txt"), "content": "x", "sandbox_permissions": "danger-full-access",
+        "file_path": str(outside / "b.txt"), "content": "x", "sandbox_permissions": "danger-full-access",
         "justification": "the file belongs next to the workspace"}}
     rows, events = _run_rows(cli, tmp_path, [plain, escalated], "--workspace", str(workspace),
-                             "--policy", "workspace-write", "--approve", "once")
+                             "--policy", "workspace-write", "--approve", "never")
     refused = rows["w1"]
-    assert refused["isError"] and refused["error"]["code"] == "FS_SANDBOX_DENIED"
-    assert refused["content"].startswith("Error: [sandbox: file access denied under workspace-write mode]")
-    assert "[sandbox: escalation available" in refused["content"] and "sandbox_permissions" in refused["content"]
+    assert refused["isError"] and not (outside / "a.txt").exists()
+    assert "the `workspace-write` sandbox refuses writes outside the workspace" in refused["content"]
+    assert "sandbox_permissions" in refused["content"] and "justification" in refused["content"]
     decisions = {e["callId"]: e["decision"] for e in events if e["type"] == "tool/decision"}
-    assert decisions == {"w1": "allow", "w2": "ask"}  # the plain write was never a question
-    assert rows["w2"]["isError"] is False and (outside / "a.txt").read_text() == "x"
+    assert decisions == {"w1": "ask", "w2": "ask"}
+    assert rows["w2"]["isError"] and "code" not in rows["w2"]["error"] and not (outside / "b.txt").exists()
 
-    (outside / "a.txt").unlink()
-    rows, _ = _run_rows(cli, tmp_path, [escalated], "--workspace", str(workspace), "--policy", "workspace-write",
-                        "--approve", "never")
-    assert rows["w2"]["isError"] and "code" not in rows["w2"]["error"] and not (outside / "a.txt").exists()
+    again = tmp_path / "again"
+    again.mkdir()  # a log of its own: a run resumes the calls its log already answered
+    rows, _ = _run_rows(cli, again, [plain, escalated], "--workspace", str(workspace),
+                        "--policy", "workspace-write", "--approve", "once")
+    assert rows["w1"]["isError"] is False and (outside / "a.txt").read_text() == "x"
+    assert rows["w2"]["isError"] is False and (outside / "b.txt").read_text() == "x"
 
 
 def test_an_edit_outside_the_workspace_carries_the_hint_and_str_replace_editor_refuses_without_one(

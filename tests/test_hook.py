@@ -104,8 +104,11 @@ def _fill(value, project: Path):
 MAPPED = [  # (Claude Code tool, its input, catalog tool, catalog args, expected)
     ("Bash", {"command": "git status", "description": "Show status"}, "bash",
      {"command": "git status", "description": "Show status"}, "allow"),
-    ("Bash", {"command": "git push origin main"}, "bash", {"command": "git push origin main"}, "ask"),
-    ("Bash", {"command": "rm -rf build"}, "bash", {"command": "rm -rf build"}, "deny"),
+    # Claude Code's Bash may leave out `description`, which dshc's own `bash` requires (the hook checks the fields
+    # that name the command or the file)
+    ("Bash", {"command": "git push origin main"}, "bash", {"command": "git push origin main", "description": "d"},
+     "ask"),
+    ("Bash", {"command": "rm -rf build"}, "bash", {"command": "rm -rf build", "description": "d"}, "deny"),
     ("Read", {"file_path": "notes.md"}, "read", {"file_path": "{root}/src/notes.md"}, "allow"),
     ("Write", {"file_path": "{root}/src/a.py", "content": "x = 1\n"}, "write",
      {"file_path": "{root}/src/a.py", "content": "x = 1\n"}, "ask"),
@@ -146,7 +149,7 @@ def processes(project):
 
 
 # what a PreToolUse call loads: of the runtime only its event-log modules (records, their framing, and the
-# PostgreSQL sink's module, which loads psycopg only for a DSN) and, for a shell call under a policy that
+# PostgreSQL sink's module, which loads psycopg only for a DSN), its argument check and, for a shell call under a policy that
 # declares a sandbox (this one does), the sandbox's planner; no templates, no command modules
 MODULES_PROBE = """
 import sys
@@ -154,7 +157,7 @@ from dshc.cli.entry import run  # the entry point short of ending the process
 run(["hook", "claude-code"])
 print([m for m in sys.modules if m.startswith(("dshc.runtime", "dshc.cli.commands", "jinja2"))
        and m not in ("dshc.runtime", "dshc.runtime.events", "dshc.runtime.log_format", "dshc.runtime.pg_log",
-                     "dshc.runtime.state_files", "dshc.runtime.log_chain")
+                     "dshc.runtime.state_files", "dshc.runtime.log_chain", "dshc.runtime.arguments")
        and not m.startswith("dshc.runtime.sandbox")])
 """
 

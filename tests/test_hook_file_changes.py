@@ -61,7 +61,7 @@ def write(project: Path, policy: str, path) -> dict:
 def test_a_change_a_confined_process_could_not_make_is_asked(project, path):
     answer = write(project, "open_sandboxed", path)
     assert answer["permissionDecision"] == "ask", answer
-    assert "asks a human for a wider change" in answer["permissionDecisionReason"]
+    assert "a human is asked to approve it" in answer["permissionDecisionReason"]
 
 
 @pytest.mark.parametrize("path", ["../.dshc", "../p.dsh"])

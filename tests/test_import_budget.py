@@ -71,7 +71,7 @@ def _decide(tool: str, args: str) -> list[str]:
 
 
 # a process tool's decision describes its sandbox, which probes the host: only then may the sandbox load
-DECISIONS = [(_decide("bash", '{"command": "git status"}'), "allow", ("dshc.runtime.sandbox", *SHELL_ANALYSIS)),
+DECISIONS = [(_decide("bash", '{"command": "git status", "description": "status"}'), "allow", ("dshc.runtime.sandbox", *SHELL_ANALYSIS)),
              (_decide("read", '{"file_path": "notes.md"}'), "ask", ())]  # team's default
 
 

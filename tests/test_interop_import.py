@@ -207,7 +207,7 @@ def test_import_command_writes_loadable_policy_and_lists_notes_on_stderr(tmp_pat
     result = run_cli("import", "claude-code", str(claude / "settings.json"), "--name", "team", "-o", str(out))
     assert result.code == 0, result.err
     assert "Frobnicate(x): `Frobnicate` is not a Claude Code tool" in result.err
-    decided = run_cli("decide", "bash", "--args", '{"command": "npm ci"}', "--load", str(out), "--policy", "team",
+    decided = run_cli("decide", "bash", "--args", '{"command": "npm ci", "description": "install"}', "--load", str(out), "--policy", "team",
                       "--workspace", str(tmp_path), "--json")
     assert decided.json()["decision"] == "allow"
     assert run_cli("import", "claude-code", str(tmp_path / "missing.json")).code == 2

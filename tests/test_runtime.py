@@ -338,7 +338,8 @@ def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):
              {"id": "w2", "name": "write", "arguments": {"file_path": "link/x.txt", "content": "x"}},
              {"id": "ok", "name": "write", "arguments": {"file_path": "inside.txt", "content": "x"}}]
     calls.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    result = cli("run", str(calls), "--workspace", str(workspace), "--approve", "once", "--json")
+    # an escape asks as an escalation before it runs (only an approval runs it): refused here
+    result = cli("run", str(calls), "--workspace", str(workspace), "--approve", "never", "--json")
     rows = {row["id"]: row for row in map(json.loads, result.out.splitlines())}
     for call_id in ("r1", "r2", "w1", "w2"):
         assert rows[call_id]["isError"], call_id

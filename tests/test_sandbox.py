@@ -318,8 +318,8 @@ def test_file_write_escalation_widens_only_when_approved(workspace, outside, app
              {"id": "plain", "name": "write", "arguments": {"file_path": str(outside / "plain.txt"), "content": "x"}}]
     _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", approve)
     assert target.exists() is escaped
-    # approved but without an escalation the sandbox still refuses the path
-    assert not (outside / "plain.txt").exists() and results[1]["isError"]
+    # without `sandbox_permissions` the call asks as the escalation the sandbox needs: approved, it runs escalated
+    assert (outside / "plain.txt").exists() is escaped and results[1]["isError"] is not escaped
 
 
 @pytest.mark.skipif(PROBE.landlock_abi < 6, reason="Landlock scopes need ABI 6")

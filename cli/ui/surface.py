@@ -131,7 +131,10 @@ def _cell(program: Program, column: dict, table, name: str, colour: str, args: d
     failed = next((r.gate for r in results if r.status == "fail"), None)
     sdk = column["sdk"] is not None and name in column["sdk"]
     label = "sdk" if failed == "projected" and sdk else GATE_LABELS[failed]
-    cell = {"gate": failed, "wire": failed in ON_THE_WIRE, "sdk": sdk, "label": label}
+    policy = next((r.value for r in results if r.gate == "allowed" and r.status != "not-reached"), None)
+    if failed is None and policy == "conditional":  # on the wire; the policy decides call by call
+        label = "on · conditional"
+    cell = {"gate": failed, "wire": failed in ON_THE_WIRE, "sdk": sdk, "label": label, "policy": policy}
     if colour == "decision":
         decision = program.decide(to_request(column["context"]), name, args or {}, workspace=WORKSPACE)
         stopped = decision.gate if decision.gate != "allowed" else None

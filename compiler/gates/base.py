@@ -21,6 +21,7 @@ class GateResult:
     source: Any = None  # Span of the deciding declaration
     counterfactual: str | None = None
     value: str | None = None  # gate-specific outcome: the policy decision, the readiness
+    detail: Any = None  # gate-specific facts for explain: a conditional tool's per-call rules
 
 
 class GateContext:

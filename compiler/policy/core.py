@@ -208,12 +208,15 @@ class PolicyCore:
             self._unmatched = self.conclude(approval, approval_source, Tally())
         return self._unmatched
 
-    def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False) -> Decision:
+    def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False,
+                 static: bool = False) -> Decision:
         """The decision from the strictest matched effect (none: the default, else deny)."""
-        return self.conclude_parts(approval, approval_source, tally.effect, tally.parts, maybe, unsure)
+        return self.conclude_parts(approval, approval_source, tally.effect, tally.parts, maybe, unsure, static)
 
     def conclude_parts(self, approval: str, approval_source, effect: str | None, parts, maybe=(),
-                       unsure: bool = False) -> Decision:
+                       unsure: bool = False, static: bool = False) -> Decision:
+        """`static`: a tool's verdict for no call in particular, where an undecided allow or ask over a
+        default deny makes it `conditional` (at call time such a rule fails closed: the deny stands)."""
         """`conclude` of a tally's strictest effect and its groups of rules, given as they are."""
         matched = effect is not None
         if matched:
@@ -227,6 +230,8 @@ class PolicyCore:
         extra = ()
         if effect != "deny" and (unsure or maybe and any(not matched or stricter(r.effect, effect) for r in maybe)):
             effect, reason = "conditional", "depends on the call's arguments or request"
+        elif static and not matched and any(_widens_default(r.effect, approval) for r in maybe):
+            effect, reason = "conditional", "depends on the call's arguments or request"
         elif effect == "ask" and approval == "never":
             effect, reason = "deny", f"{reason}, and approval is pinned to `never`, so the ask is a denial"
             extra = (("approval never", approval_source),)
@@ -238,6 +243,11 @@ class PolicyCore:
         if default is not None:
             return ((f"{self.policy.name}/default", default.span),)
         return ((self.policy.name, self.policy.decl.span),)
+
+
+def _widens_default(effect: str, approval: str) -> bool:
+    """Would a rule with this effect, once it holds, let a call through that the default denies?"""
+    return effect == "allow" or effect == "ask" and approval != "never"
 
 
 class _Listing(tuple):

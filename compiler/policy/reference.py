@@ -65,4 +65,20 @@ def _own(policy, approval, approval_source, name, tool, env, include_guards, cor
         buckets.add(rule, holds(rule, scoped))
     tally = Tally()
     tally.add_matched(buckets.matched)
-    return core.conclude(approval, approval_source, tally, buckets.maybe, unsure)
+    return core.conclude(approval, approval_source, tally, buckets.maybe, unsure, static=args is None)
+
+
+def per_call(policy: EffectivePolicy, approval: str, approval_source, name: str, tool: ToolDef | None, env: Env,
+             core: PolicyCore | None = None) -> tuple[tuple, tuple, Decision]:
+    """What a `conditional` tool's calls turn on: (the rules whose condition reads the call, the guards that
+    may fire, each in source order; the decision of a call that none of them matches)."""
+    core = core or PolicyCore(policy)
+    rules, guards = core.relevant(name, tool)
+    scoped = tool_env(env, name, is_shell(tool), None, env.workspace, policy.classes)
+    buckets = Buckets()
+    for rule in rules:
+        buckets.add(rule, holds(rule, scoped))
+    tally = Tally()
+    tally.add_matched(buckets.matched)
+    unsure = tuple(guard for guard in guards if holds(guard, scoped) is None)
+    return tuple(buckets.maybe), unsure, core.conclude(approval, approval_source, tally)

@@ -17,9 +17,9 @@ def error_result(state: CallState, message: str, code: str | None = None, name: 
     return ToolResult(state.call.id, state.call.name, True, f"Error: {message}", None, error, state.decided_by)
 
 
-def denial(state: CallState, reason: str, code: str | None = None) -> CallState:
+def denial(state: CallState, reason: str, code: str | None = None, name: str = "ToolDenied") -> CallState:
     """A denial is an error result, without a code unless its decider gives one; it still goes through post-execute."""
-    error = {"name": "ToolDenied", "message": reason, **({"code": code} if code else {})}
+    error = {"name": name, "message": reason, **({"code": code} if code else {})}
     result = ToolResult(state.call.id, state.call.name, True, f"Error: {reason}", None, error, state.decided_by)
     return replace(state, decision="deny", reason=reason, result=result)
 

@@ -63,7 +63,7 @@ def run(state: CallState, ctx) -> CallState:
                        decidedBy=[list(d) for d in decision.decided_by], fingerprint=ctx.view.fingerprint,
                        **({"sandbox": ctx.sandbox_of(state.call)} if ctx.sandbox_of else {}))
         if isinstance(decision, Deny):
-            return note(denial(state, decision.reason, decision.code), STAGE, "deny")
+            return note(denial(state, decision.reason, decision.code, decision.name), STAGE, "deny")
         if isinstance(decision, Ask):
             return note(replace(state, decision="ask", reason=decision.reason), STAGE, "ask")
         if isinstance(decision, Allow):

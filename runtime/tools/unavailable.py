@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Body, ToolContext, fail
+from .base import Body, ToolContext, ToolError, fail
 
 _SUBAGENTS = "subagent runtime (no child agents can be started or reached)"
 _CORDIS = "dynamic Cordis runner"
@@ -57,4 +57,15 @@ def _unavailable(kind: str, tool: str, provider: str) -> Body:
 
 
 BODIES = {definition: _unavailable(*row) for definition, row in MISSING.items()}
+
+
+def unready(definition: str, tool: str, provider: str) -> ToolError:
+    """What a call answers when the request lacks the provider behind its tool: the tool's own error, as its
+    body raises it with no provider (the web tools: WEB_PROVIDER_UNAVAILABLE)."""
+    if definition.startswith("tool-web/"):
+        return fail("web-unavailable")
+    row = MISSING.get(definition)
+    if row is not None:
+        return fail(row[0], tool=row[1], provider=row[2])
+    return fail("provider-unavailable", tool=tool, provider=provider)
 RENDERERS: dict = {}

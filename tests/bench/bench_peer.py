@@ -84,7 +84,7 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
             "dshc hook claude-code, sandboxed": (dshc + ["hook", "claude-code"],
                                                  event.replace(json.dumps(root).encode(), json.dumps(confined).encode())),
             # a shell tool's decision also names the sandbox the call would get (probing the host)
-            "dshc decide bash": (dshc + ["decide", "bash", "--args", '{"command": "git status"}'], b""),
+            "dshc decide bash": (dshc + ["decide", "bash", "--args", '{"command": "git status", "description": "status"}'], b""),
         }
         commands = {(name, bytecode): (argv, stdin, env) for bytecode, env in (("warm", warm), ("cold", cold))
                     for name, (argv, stdin) in programs.items()

@@ -85,6 +85,7 @@ function cellClass(cell) {
   if (cell === null) return "";
   if (state.colour === "decision") return DECISION_CLASS[cell.decision] || "";
   if (cell.label === "sdk") return "g-sdk";
+  if (cell.gate === null && cell.policy === "conditional") return "d-conditional";
   return cell.gate === null ? "g-on" : `g-${cell.gate}`;
 }
 
@@ -121,7 +122,7 @@ function renderMatrix() {
   if (start) start.tabIndex = 0;
   $("#legend").replaceChildren(...(state.colour === "decision"
     ? ["allow", "ask", "deny"].map((d) => el("span", { class: DECISION_CLASS[d], text: d })).concat([" @gate: a gate stopped the call before the policy"])
-    : [["g-on", "on: on the wire, allowed"], ["g-allowed", "on · deny: listed, the policy denies"], ["g-ready", "on · n/a: listed, provider absent"],
+    : [["g-on", "on: on the wire, allowed"], ["d-conditional", "on · conditional: the policy decides call by call"], ["g-allowed", "on · deny: listed, the policy denies"], ["g-ready", "on · n/a: listed, provider absent"],
        ["g-registered", "✗ reg: not registered"], ["g-visible", "✗ vis: hidden by the scope"], ["g-projected", "✗ proj: not on the wire in this mode"],
        ["g-sdk", "sdk: behind run_code"]].map(([cls, text]) => el("span", { class: cls, text }))));
 }
