@@ -212,7 +212,7 @@ def file_verdict(confined: FileSandbox, workspace: str, path: str) -> SandboxVer
     elif not any(within(real, root) for root in (real_workspace, *_roots(confined))):
         refuses = "writes outside the workspace"
     else:
-        refuses = "changes to what runs code later or configures this hook"
+        refuses = "changes to what runs code later, configures this hook or holds its event log"
     wider = SANDBOX_MODES[SANDBOX_MODES.index(confined.mode) + 1:] if confined.mode in SANDBOX_MODES else ()
     escalate_to = next((mode for mode in wider
                         if change_refused(mode, real_workspace, path, _roots(confined)) is None
@@ -235,4 +235,4 @@ def _refused(confined: FileSandbox, workspace: str, path: str) -> str | None:
     if refused is not None:
         return refused
     real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
-    return f"`{real}` configures this hook" if _kept(confined, real) else None
+    return f"`{real}` configures this hook or holds its event log" if _kept(confined, real) else None

@@ -158,10 +158,10 @@ def own_policy_server(tmp_path_factory):
 
 def test_policy_and_workspace_are_the_servers_unless_caller_context(own_policy_server):
     client, program, ws = own_policy_server
-    bash = {"tool": "bash", "args": {"command": "ls"}}
+    bash = {"tool": "bash", "args": {"command": "ls", "description": "list"}}
     answer = client.post("/v1/decide", json=bash)
     assert answer.status_code == 200 and answer.json()["decision"] == "deny"  # the server's `apitest`
-    want = program.decide(Request(policy="apitest"), "bash", {"command": "ls"}, ws)
+    want = program.decide(Request(policy="apitest"), "bash", bash["args"], ws)
     assert (answer.json()["decision"], answer.json()["reason"]) == (want.effect, want.reason)
     # naming a wider policy or another workspace is refused, not silently obeyed
     wider = _codes(client.post("/v1/decide", json={**bash, "context": {"policy": "danger-full-access"}}))

@@ -197,9 +197,10 @@ def test_a_token_from_the_environment_guards_mcp_and_the_decision_api(tmp_path):
             marker = tmp_path / "no-token"
             answer = client.post("/mcp", json=_tools_call(f"touch {marker}"), headers=_mcp_headers())
             assert answer.status_code == 401 and not marker.exists()
-            assert client.post("/v1/decide", json={"tool": "read", "args": {}}).status_code == 401
+            read = {"tool": "read", "args": {"file_path": "a.txt"}}
+            assert client.post("/v1/decide", json=read).status_code == 401
             bearer = {"Authorization": f"Bearer {TOKEN}"}
-            assert client.post("/v1/decide", json={"tool": "read", "args": {}}, headers=bearer).status_code == 200
+            assert client.post("/v1/decide", json=read, headers=bearer).status_code == 200
 
 
 # --- slowloris -----------------------------------------------------------------------------

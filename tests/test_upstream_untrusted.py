@@ -73,7 +73,7 @@ def test_reading_a_file_never_starts_its_upstream_command(planted, command, caps
 
 def test_the_explorer_and_the_language_server_never_start_it_either(planted):
     from dshc.cli.lsp.sources import SourceSet
-    from dshc.cli.ui.diffs import diff
+    from dshc.cli.ui.diffs import diff, given_trees
     from dshc.compiler.program import Program
     source, marker = planted
     SourceSet().analyse(str(source))
@@ -83,7 +83,8 @@ def test_the_explorer_and_the_language_server_never_start_it_either(planted):
     (old / "p.dsh").write_text("policy evp { default deny }\n")
     (new / "p.dsh").write_text(declaration(marker).split("preset")[0] +
                                "policy evp { default deny\n allow package(mcp:evil) }\n")
-    assert diff(Program.load(), str(old), str(new))["kind"] == "trees"
+    # (the trees the explorer was started with: it reads no other path)
+    assert diff(Program.load(), str(old), str(new), trees=given_trees([old, new]))["kind"] == "trees"
     assert not marker.exists()
 
 
