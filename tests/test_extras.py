@@ -21,8 +21,9 @@ OPTIONAL = sorted({m for modules in extras.EXTRAS.values() for m in modules})
 
 def _without(monkeypatch, *modules: str) -> None:
     """These modules cannot be imported, and dshc's modules that import them load afresh."""
-    for name in modules:
-        monkeypatch.setitem(sys.modules, name, None)
+    for name in modules:  # and its submodules another test imported: `from a.b import c` finds `a.b` loaded
+        for loaded in [n for n in sys.modules if n == name or n.startswith(name + ".")] or [name]:
+            monkeypatch.setitem(sys.modules, loaded, None)
     for name in [n for n in sys.modules if n.startswith(("dshc.cli.serve", "dshc.cli.ui", "dshc.cli.lsp",
                                                             "dshc.cli.gateway", "dshc.cli.decision_api",
                                                             "dshc.runtime.pg_log"))]:
