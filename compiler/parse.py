@@ -262,13 +262,17 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
 
 _FACT_BEFORE = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*)\s+$")
 _TEST_WORDS = ("matches", "in", "inside", "outside", "is", "==", "!=")
+_LOOK_BACK = 512  # characters around an unexpected token read for what was probably meant
 
 
 def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
     """(label, help) for condition mistakes whose parser state alone points elsewhere: the text
     before the unexpected token says what was probably meant."""
-    before = text[:token.start_pos]
-    after = text[token.end_pos:].split("\n", 1)[0].split("#", 1)[0].strip() if token.end_pos is not None else ""
+    # the few words before it (a fact, a test word): searching the whole text before the token from every
+    # start is quadratic in a long word (a 32,000-character comment cost a `check` minutes)
+    before = text[max(0, token.start_pos - _LOOK_BACK):token.start_pos]
+    after = text[token.end_pos:token.end_pos + _LOOK_BACK].split("\n", 1)[0].split("#", 1)[0].strip() \
+        if token.end_pos is not None else ""
     word = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
     fact = _FACT_BEFORE.search(before)
     if token.type == "STRING" and word in ("inside", "outside"):

@@ -139,3 +139,26 @@ def test_cli_check_json_lists_every_diagnostic_field():
     for d in diags:
         assert {"code", "severity", "message", "path", "line", "col", "end_line", "end_col", "help"} <= d.keys()
         assert d["path"] == str(path) and d["severity"] == "error"
+
+
+def test_a_long_word_before_a_mistake_is_read_in_a_bounded_window(monkeypatch):
+    """A 32,000-character word in a comment before a syntax error cost `dshc check` minutes: the hint's
+    patterns searched the whole text before the token from every start. They now read a window of it."""
+    from dshc.compiler import parse
+    searched: list[int] = []
+
+    class Recording:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def search(self, text):
+            searched.append(len(text))
+            return self.pattern.search(text)
+
+    monkeypatch.setattr(parse, "_FACT_BEFORE", Recording(parse._FACT_BEFORE))
+    word = "x" * 32_000
+    text = f"policy p extends workspace-write {{ # {word}\n  default allow\n  oops\n}}\n"
+    with pytest.raises(DshError) as caught:
+        Program.load(texts={"long.dsh": text})
+    assert [d.code for d in caught.value.diagnostics] == ["DSH101"] and caught.value.diagnostics[0].span.line == 3
+    assert searched and max(searched) <= parse._LOOK_BACK
