@@ -251,7 +251,7 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
         label = BLOCK_LABELS[block]  # parser states are shared between blocks; the text says which one we are in
     elif label is None and token is not None and token.start_pos is not None and _depth(text, token.start_pos) == 0:
         label = TOP_LEVEL_LABEL
-    shown = f"`{token}`" if token is not None else "input"
+    shown = "input" if token is None else f"`{token}`" if len(token) <= 60 else f"`{token[:60]}…` ({len(token)} characters)"
     message = f"unexpected {shown}" + (f": {label}" if label else "")
     expected = sorted(getattr(exc, "expected", None) or getattr(exc, "accepts", None) or ())
     help_text = _keyword_hint(str(token), block) if token is not None and token.type == "NAME" else None

@@ -29,6 +29,22 @@ def human(diags: Iterable[Diagnostic], limit: int = MAX_REPORTED, sources: Mappi
     return "\n".join(blocks)
 
 
+SHOWN = 160  # characters of a source line shown under a diagnostic; a longer line is cut around the spot
+
+
+def _window(line: str, start: int, width: int) -> tuple[int, str, int]:
+    """(caret offset, the line as shown, caret width): a long line cut to SHOWN characters around the spot,
+    `…` marking each cut, so a 32,000-character word prints one line, not 32 KB of carets."""
+    if len(line) <= SHOWN:
+        return start, line, width
+    width = min(width, SHOWN // 2)
+    left = max(0, start - SHOWN // 4)
+    shown = line[left:left + SHOWN]
+    head = "…" if left else ""
+    tail = "…" if left + SHOWN < len(line) else ""
+    return start - left + len(head), head + shown + tail, width
+
+
 def _one(d: Diagnostic, sources: Mapping[str, str]) -> str:
     where = ""
     if d.span is not None:
@@ -43,9 +59,10 @@ def _one(d: Diagnostic, sources: Mapping[str, str]) -> str:
             if 0 < d.span.line <= len(source_lines):
                 line = source_lines[d.span.line - 1].expandtabs(1)
                 width = (d.span.end_col - d.span.col) if d.span.end_line == d.span.line else len(line) - d.span.col + 1
+                start, line, width = _window(line, d.span.col - 1, max(1, width))
                 gutter = f"{d.span.line:>4} | "
                 lines.append(gutter + line)
-                lines.append(" " * (len(gutter) + d.span.col - 1) + "^" * max(1, width))
+                lines.append(" " * (len(gutter) + start) + "^" * width)
     if d.help:
         lines.append(f"  help: {d.help}")
     return "\n".join(lines)

@@ -162,3 +162,13 @@ def test_a_long_word_before_a_mistake_is_read_in_a_bounded_window(monkeypatch):
         Program.load(texts={"long.dsh": text})
     assert [d.code for d in caught.value.diagnostics] == ["DSH101"] and caught.value.diagnostics[0].span.line == 3
     assert searched and max(searched) <= parse._LOOK_BACK
+
+
+def test_a_long_line_is_shown_cut_around_the_mistake():
+    from dshc.compiler.render import SHOWN, human
+    word = "y" * 32_000
+    text = f"policy p extends workspace-write {{\n  default allow\n  {word}\n}}\n"
+    with pytest.raises(DshError) as caught:
+        Program.load(texts={"long.dsh": text})
+    shown = human(caught.value.diagnostics, sources={"long.dsh": text})
+    assert "(32000 characters)" in shown and max(len(line) for line in shown.splitlines()) < SHOWN + 300
