@@ -385,6 +385,10 @@ def test_frames_are_length_prefixed_json_and_bad_ones_are_named():
     with pytest.raises(FrameError) as bad:
         FrameReader().feed(b"\x00\x00\x00\x02{x")
     assert bad.value.kind == "invalid-output"
+    deep = b'{"type": "call", "args": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # a program's value, nested deep
+    with pytest.raises(FrameError) as nested:
+        FrameReader(max_bytes=1 << 20).feed(len(deep).to_bytes(4, "big") + deep)
+    assert nested.value.kind == "invalid-output" and "too deep" in str(nested.value)
 
 
 @needs_node

@@ -46,6 +46,8 @@ class FrameReader:
                 frame = json.loads(body.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
                 raise FrameError("invalid-output", f"the worker sent a frame that is not JSON: {exc}") from None
+            except RecursionError:  # a program's value nested thousands deep: refused, never a traceback
+                raise FrameError("invalid-output", "the worker sent a value nested too deep to read") from None
             if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
                 raise FrameError("invalid-output", "the worker sent a frame without a `type`")
             frames.append(frame)
