@@ -15,7 +15,7 @@ from http_serve import serving
 
 DENY = "policy mine extends workspace-write {\n  deny bash\n}\n"
 ALLOW = "policy mine extends workspace-write {\n  allow bash\n}\n"
-DECIDE = {"tool": "bash", "args": {"command": "ls"}, "context": {"preset": "standard"}}
+DECIDE = {"tool": "bash", "args": {"command": "ls", "description": "list"}, "context": {"preset": "standard"}}
 CLIENTS, SWAPS = 6, 6
 
 

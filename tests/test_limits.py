@@ -169,7 +169,8 @@ def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program
                 result = Pipeline(STAGES_FROM_DECISION).run(call, ctx).result
                 parameter = call.id.split(".", 1)[1]
                 assert (result.error or {}).get("code") == "INVALID_ARGS", (call, result)
-                assert result.content == f"Error: invalid arguments for `{call.name}`: {parameter}: {words}", result
+                assert result.content == f"Error: the arguments of `{call.name}` do not fit its schema: {parameter}: {words}", \
+                    result
                 tools.add(call.name)
         finally:
             state.close()

@@ -33,7 +33,8 @@ NEW = OLD.replace("hide web_search", "hide web_search, glob").replace("deny grep
     .replace('deny bash when', 'ask bash when')
 CONTEXT = {"policy": "live", "scope": "s1", "preset": "standard"}
 CALLS = [("grep", {"pattern": "hello"}), ("bash", {"command": "rm -rf build", "description": "d"}),
-         ("glob", {"pattern": "*.txt"}), ("read", {"file_path": "hello.txt"}), ("bash", {"command": "ls"})]
+         ("glob", {"pattern": "*.txt"}), ("read", {"file_path": "hello.txt"}),
+         ("bash", {"command": "ls", "description": "d"})]
 REST_CLIENTS, MCP_CLIENTS, SWAPS = 4, 2, 2
 SERVE_CONTEXT = ["--policy", "live", "--scope", "s1", "--preset", "standard", "--caller-context"]
 
