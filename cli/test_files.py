@@ -108,7 +108,7 @@ def parse_test_file(path: str, text: str) -> TestFile:
     return result
 
 
-def _toml_error(path: str, text: str, exc: tomllib.TOMLDecodeError) -> Diagnostic:
+def _toml_error(path: str, text: str, exc: "tomllib.TOMLDecodeError") -> Diagnostic:  # noqa: F821 - imported late
     found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
     message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
     if found:

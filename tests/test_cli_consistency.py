@@ -142,7 +142,7 @@ def test_ls_one_kind_and_one_name_and_loaded_files(cli, tmp_path):
     path = tmp_path / "careful.dsh"
     path.write_text(EXTENDS_SHIPPED)
     text = cli("ls", "policies", "--load", str(path)).out
-    assert f"careful" in text and f"({path}:1:8)" in text and "extends workspace-write" in text
+    assert "careful" in text and f"({path}:1:8)" in text and "extends workspace-write" in text
     one = cli("ls", "policy", "careful", "--load", str(path), "--json").json()["items"]
     assert [i["name"] for i in one] == ["careful"]
 

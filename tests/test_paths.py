@@ -72,7 +72,7 @@ def test_the_catalog_marks_path_parameters():
     assert marked["bash"] == ("workdir",) and marked["grep"] == ("path",)
 
 
-def test_a_path_parameter_that_is_not_a_parameter_is_refused(catalog_copy):
+def test_a_path_parameter_that_is_not_a_parameter_is_refused(catalog_copy):  # noqa: F811 - the fixture
     file = catalog_copy / "packages" / "tool-fs.json"
     data = json.loads(file.read_text())
     data["tools"][0]["path_parameters"] = ["no_such_field"]

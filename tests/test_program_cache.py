@@ -17,7 +17,6 @@ import pytest
 from dshc.compiler import ast
 from dshc.compiler import catalog as catalog_module
 from dshc.compiler import data_codec, program_cache
-from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from test_hook import POLICY  # the hook's team policy: allow, ask and deny on shell commands
 

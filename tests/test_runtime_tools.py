@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from dshc.runtime import tools as runtime_tools
-from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, ToolState, render, resolve_path,
+from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, render, resolve_path,
                                 unavailable_definitions)
 from dshc.runtime.tools import ask_user
 

@@ -15,7 +15,7 @@ import tomllib
 
 from ..globs import glob_match
 from .claude_settings import Imported, Note
-from .dsl_out import PolicyText, any_of, q
+from .dsl_out import PolicyText, any_of
 
 DECISIONS = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
 # commands Codex runs without asking under `untrusted` (its known-safe list, without the ones

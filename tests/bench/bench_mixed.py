@@ -6,7 +6,6 @@ Part `mixed` of bench_peer.py; every decision is cross-checked against the refer
 """
 from __future__ import annotations
 
-import os
 import random
 import statistics
 import tempfile
