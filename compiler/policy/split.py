@@ -75,6 +75,9 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
         from ..shell import with_redirections
         parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True)
                   for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
+    from ..shell import with_options  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
+    parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None, {**args, field: SegmentArg(command, read)},
+               True) for read in map(with_options, found.segments) if read is not None]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
