@@ -110,9 +110,22 @@ def _spellings(word: str, grammar: Grammar) -> tuple[str, ...]:
     return tuple(dict.fromkeys(matches)) or (word,)
 
 
+def _glob_named(word: str, grammar: Grammar) -> bool:
+    """Whether a pattern's word has `*` or `?` where it names options (`-r*`, `--f*`): then it is an operand
+    glob. In an option's value it is the value's glob (`--orphan=x*`, `-mfix*`)."""
+    if word.startswith("--"):
+        return bool(_GLOB & set(word.partition("=")[0]))
+    for char in word[1:]:
+        if char in _GLOB:
+            return True
+        if grammar.spelled.get("-" + char, ("",))[0] in grammar.values:
+            return False
+    return False
+
+
 def read_options(words, grammar: Grammar, pattern: bool = False):
     """(canonical options, ((option, value), …), operands) of the words after the program name. In a
-    pattern, a word holding `*` or `?` is an operand glob (unless it is an option's value)."""
+    pattern, a word holding `*` or `?` where it names options is an operand glob (`_glob_named`)."""
     options: list = []
     valued: list = []
     operands: list = []
@@ -120,7 +133,7 @@ def read_options(words, grammar: Grammar, pattern: bool = False):
     while i < n:
         word = words[i]
         i += 1
-        if ended or word == "-" or not word.startswith("-") or (pattern and _GLOB & set(word)):
+        if ended or word == "-" or not word.startswith("-") or (pattern and _glob_named(word, grammar)):
             operands.append(word)
             ended = ended or not grammar.permutes
             continue
