@@ -188,6 +188,33 @@ def pattern_reading(pattern: str) -> OptionReading | None:
     return OptionReading(name, options, valued, operands) if options else None
 
 
+def except_problem(pattern: str, excepted) -> str:
+    """Why `matches PATTERN except OPTIONS` cannot be read ("" when it can): no grammar reads the pattern's
+    program, or a word is not one of its options."""
+    found = _program(pattern.split(" "))
+    if found is None:
+        return (f"no option grammar reads `{pattern}`: `except` is for "
+                + ", ".join(f"`{name}`" for name in sorted(grammars())))
+    grammar = grammars()[found[0]]
+    for option in excepted:
+        if not option.startswith("-") or option == "--" or " " in option:
+            return f"`{option}` is not an option"
+        if not read_options([option], grammar)[0] <= {c for each in grammar.spelled.values() for c in each}:
+            return f"`{option}` is not an option of `{found[0]}`"
+    return ""
+
+
+def gives_excepted(segment, pattern: str, excepted, possibly: bool) -> bool:
+    """Whether the command gives one of the options `except` names, however spelled: possibly (an expansion
+    may be any option; a command no grammar of the pattern's program reads may be anything) or surely."""
+    found = _program(pattern.split(" "))
+    reading = segment.options or option_reading(segment.argv, segment.literal_words)
+    if found is None or reading is None or reading.program != found[0] or reading.open:
+        return possibly
+    grammar = grammars()[found[0]]
+    return any(read_options([option], grammar)[0] <= reading.options for option in excepted)
+
+
 def options_match(reading: OptionReading, pattern: str) -> bool:
     """Whether the command may be one the pattern names (the deny side): the same program, every option of
     the pattern given (a valued one with a value its glob matches), and the operands matching the pattern's

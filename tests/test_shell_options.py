@@ -12,7 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshc.compiler.program import Program
+from dshc.cli.main import main
+from dshc.compiler.argclasses import argument_classes
+from dshc.compiler.fmt import format_document
+from dshc.compiler.program import Program, SourceFile, parse_files
 from dshc.compiler.request import Request
 from dshc.compiler.shell import analyse, with_options
 from dshc.compiler.shell_data import knowledge
@@ -60,14 +63,12 @@ def program() -> Program:
     return Program.load(texts={"p.dsh": POLICY})
 
 
-@pytest.mark.parametrize(("command", "effect"), CASES)
-def test_a_pattern_with_options_meets_them_however_spelled(program, tmp_path, command, effect):
+def _decided(program, command, tmp_path):
+    """The decision under policy `p` by the index, and by the reference evaluator."""
     request = Request(preset="standard", policy="p")
     args = {"command": command, "description": "d"}
-    decided = program.decide(request, "bash", args, str(tmp_path))
-    reference = program.decide_unindexed(request, "bash", args, str(tmp_path))
-    assert (decided.effect, reference.effect) == (effect, effect), decided.reason
-    assert decided.reason == reference.reason
+    return (program.decide(request, "bash", args, str(tmp_path)),
+            program.decide_unindexed(request, "bash", args, str(tmp_path)))
 
 
 @pytest.mark.parametrize("command", ["rm -rf build", "rm -fr build", "rm -r -f build"])
@@ -167,3 +168,78 @@ def test_every_grammar_is_a_known_program_and_spells_each_option_once():
         named = set(row["options"])
         assert set(row.get("values", ())) <= named and set(row.get("optional_values", ())) <= named, name
         assert all(set(parts) <= named for parts in row.get("expands", {}).values()), name
+
+
+EXCEPT = '''policy p "An allow with options it does not admit" {
+  default deny
+  allow bash when args.command matches "git branch *" except "-D", "--delete"
+  deny bash when args.command matches "rm *" except "-i"
+}
+'''
+
+# (command, effect): `except` names options however spelled; an expansion may be one of them
+EXCEPT_CASES = [
+    ("git branch", "allow"), ("git branch -a --list", "allow"), ("git branch -- -D", "allow"),
+    ("git branch -D main", "deny"), ("git branch -d main", "deny"), ("git branch --del main", "deny"),
+    ("git branch -fd main", "deny"), ("git branch main -D", "deny"), ("git branch $FLAG main", "deny"),
+    ("git branch && git branch -D x", "deny"), ("bash -c 'git branch -D x'", "deny"),
+    ("rm x", "deny"), ("rm -ri x", "deny"), ("rm $X", "deny"),
+]
+
+
+@pytest.fixture(scope="module")
+def excepting() -> Program:
+    return Program.load(texts={"p.dsh": EXCEPT})
+
+
+@pytest.mark.parametrize(("text", "command", "effect"),
+                         [(POLICY, *case) for case in CASES] + [(EXCEPT, *case) for case in EXCEPT_CASES])
+def test_options_match_however_spelled(program, excepting, tmp_path, text, command, effect):
+    """A deny or ask written with options meets them however spelled; `except` names options an allow or
+    deny does not admit, however spelled. The index decides as the reference evaluator."""
+    decided, reference = _decided(program if text is POLICY else excepting, command, tmp_path)
+    assert (decided.effect, reference.effect) == (effect, effect), decided.reason
+    assert decided.reason == reference.reason
+
+
+def test_a_deny_with_except_spares_only_commands_giving_the_option(excepting, tmp_path):
+    """`deny … "rm *" except "-i"`: `rm -ri x` is not denied by it (the policy's default decides)."""
+    assert "default" in _decided(excepting, "rm -ri x", tmp_path)[0].reason
+    assert "rule `deny`" in _decided(excepting, "rm x", tmp_path)[0].reason
+
+
+@pytest.mark.parametrize(("condition", "message"), [
+    ('args.command matches "ls *" except "-l"', "no option grammar reads `ls *`"),
+    ('args.command matches "git branch *" except "-Z"', "`-Z` is not an option of `git branch`"),
+    ('args.command matches "git branch *" except "D"', "`D` is not an option"),
+    ('args.description matches "*" except "-x"', "`except` names options of a shell command"),
+])
+def test_check_refuses_an_except_it_cannot_read(tmp_path, capsys, condition, message):
+    source = tmp_path / "p.dsh"
+    source.write_text(f'policy p {{\n  default deny\n  allow bash when {condition}\n}}\n')
+    assert main(["check", str(source), "--json"]) == 2
+    out = capsys.readouterr().out
+    assert '"DSH109"' in out and message in out and '"line": 3' in out
+
+
+def _parsed(text: str):
+    (document,), diagnostics, _ = parse_files([SourceFile("p.dsh", text.encode("utf-8"))])
+    assert not diagnostics
+    return document
+
+
+def test_except_formats_and_parses_back():
+    document = _parsed(EXCEPT)
+    formatted = format_document(document)
+    assert 'matches "git branch *" except "-D", "--delete"' in formatted
+    assert _parsed(formatted) == document
+
+
+def test_the_verifier_does_not_claim_a_proof_over_option_patterns():
+    rule = Program.load(texts={"p.dsh": EXCEPT}).resolved.tables["policy"]["p"].rules[0]
+    found = argument_classes([rule.condition], shell_tool=True)
+    assert not found.exact and any("option grammar" in note for note in found.notes)
+    assert any(w.get("command") == "git branch x -D" for w in found.witnesses)
+    found = argument_classes([Program.load(texts={"p.dsh": POLICY}).resolved.tables["policy"]["p"].rules[0].condition],
+                             shell_tool=True)
+    assert not found.exact and any(w.get("command") == "rm -f -r -- /x" for w in found.witnesses)
