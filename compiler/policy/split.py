@@ -7,7 +7,8 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. What a runner
 # runs (`uv run rm x`) is deny-only: a deny or ask matching it decides, an allow of the runner's
 # line covers it. A redirected file carries the shell call's escalation fields, so workspace rules
-# apply to it as to a write.
+# apply to it as to a write. A command a program's option grammar reads is also read by its options
+# (`rm -fr /` as -f -r and /): deny-only, and counted only where stricter than the command as written.
 from __future__ import annotations
 
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
@@ -22,6 +23,15 @@ from .effects import RANK
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+class Stricter:
+    """A deny-only part that counts only where it is stricter than part `part` of the same call: a simple
+    command read by its option grammar adds only what its options make a deny or ask meet."""
+    __slots__ = ("part",)
+
+    def __init__(self, part: int) -> None:
+        self.part = part
+
 
 FILE_TOOLS = {"read": "read", "write": "write"}  # a file access kind → the tool it is decided as
 CARRIED = ("sandbox_permissions", "justification")  # escalation fields a file access inherits
@@ -77,7 +87,7 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                   for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
     from ..shell import with_options  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
     parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None, {**args, field: SegmentArg(command, read)},
-               True) for read in map(with_options, found.segments) if read is not None]
+               Stricter(at)) for at, read in enumerate(map(with_options, found.segments)) if read is not None]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
@@ -125,12 +135,13 @@ def search_parts(tool: ToolDef | None, args, workspace: str | None,
     return [(f"read of `{path}`", "read", read_tool, {"file_path": path})]
 
 
-def combine(decided: list[tuple[str, Decision, bool]]) -> Decision:
+def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
     """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
-    however made: some deny or ask may match)."""
-    decided = [(label, decision) for label, decision, deny_only in decided
-               if not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")]
+    however made: some deny or ask may match), a `Stricter` one only when also stricter than its part."""
+    decided = [(label, decision) for label, decision, deny_only in parts
+               if not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
+               and (type(deny_only) is not Stricter or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect])]
     if len(decided) == 1:
         return decided[0][1]
     label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
