@@ -10,7 +10,7 @@ from .bash_grammar import bash_parser
 from .file_pattern import ANY, DEEP, NAME, ONE, display
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
-from .memo import once
+from .memo import memoised, once
 from .patterns import Pattern, compiled
 from .shell_data import Interpreter, Knowledge, OptionSpec, Program, knowledge
 
@@ -1983,6 +1983,7 @@ def by_base(segment: Segment) -> Segment:
     return replace(segment, argv=(segment.base, *segment.argv[1:]), base="")
 
 
+@memoised(4096)  # a policy's calls repeat their commands, and its analyses keep equal segments
 def with_options(segment: Segment) -> Segment | None:
     """The segment with its reading by its program's option grammar, deny-only (`rm -fr /` read as the
     options -f -r and the operand /); None when no grammar reads it or what runs is not known."""

@@ -9,7 +9,7 @@ import posixpath
 from . import json_io
 from .frozen import record
 from .globs import glob_match
-from .memo import memoised, once
+from .memo import cached_property, memoised, once
 from .package_data import package_path
 
 _GLOB = frozenset("*?")
@@ -38,7 +38,7 @@ class OptionReading:
     operands: str
     open: bool = False
 
-    @property
+    @cached_property  # a part's label, made per call from a remembered reading
     def text(self) -> str:
         given = sorted(self.options - {name for name, _ in self.valued})
         given += sorted(f"{name}={value}" for name, value in self.valued)

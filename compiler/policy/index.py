@@ -534,7 +534,8 @@ class RequestDecider:
                 include_guards: bool, guards: tuple | None = None) -> Verdict:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
-        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names) \
+        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names,
+                            self.core.option_programs()) \
             if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
@@ -719,7 +720,8 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names,
+                            self.core.option_programs())
         if parts is not None:
             return next((fired for _, part, part_tool, part_args, _ in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),

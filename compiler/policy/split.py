@@ -55,13 +55,14 @@ def with_paths(decision: Decision, before, after) -> Decision:
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None,
-                names: Callable[[str, ToolDef | None], bool] | None = None):
+                names: Callable[[str, ToolDef | None], bool] | None = None, optioned: frozenset | None = None):
     """[(label, tool name or None for the call's own tool, tool, args, deny-only)] or None when not split.
 
     `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
     `names(tool name, tool)`: whether the policy has a rule or guard for that tool. A file the command reads
     is a part only where the policy has one for `read`: a policy that says nothing of reads leaves `cat x`
-    to its rules on the command, as it leaves the read tool to its default.
+    to its rules on the command, as it leaves the read tool to its default. `optioned`: the programs whose
+    commands are also read by their options (`PolicyCore.option_programs`; None: every program).
     """
     if not tool_is_shell or not isinstance(args, Mapping):
         return None
@@ -85,9 +86,12 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
         from ..shell import with_redirections
         parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True)
                   for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
-    from ..shell import with_options  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
-    parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None, {**args, field: SegmentArg(command, read)},
-               Stricter(at)) for at, read in enumerate(map(with_options, found.segments)) if read is not None]
+    if optioned is None or optioned:  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
+        from ..shell import with_options
+        parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None,
+                   {**args, field: SegmentArg(command, read)}, Stricter(at))
+                  for at, read in enumerate(map(with_options, found.segments))
+                  if read is not None and (optioned is None or read.options.program in optioned)]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
