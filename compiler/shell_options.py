@@ -24,6 +24,7 @@ class Grammar:
     values: frozenset  # canonical options that take a value
     optional: frozenset  # canonical long options whose value is only ever attached (`--color=WHEN`)
     permutes: bool
+    operand_options: tuple = ()  # (prefix, canonical options): an operand so starting gives them (`+main`)
 
 
 @record(slots=False)
@@ -62,7 +63,8 @@ def _grammar(row: dict) -> Grammar:
     for spelling, canonicals in row.get("expands", {}).items():
         spelled[spelling] = tuple(canonicals)
     return Grammar(spelled, tuple(s for s in spelled if s.startswith("--")), frozenset(row.get("values", ())),
-                   frozenset(row.get("optional_values", ())), row.get("permutes", False))
+                   frozenset(row.get("optional_values", ())), row.get("permutes", False),
+                   tuple((prefix, tuple(given)) for prefix, given in row.get("operand_options", {}).items()))
 
 
 def _program(words) -> tuple[str, int] | None:
@@ -136,6 +138,9 @@ def read_options(words, grammar: Grammar, pattern: bool = False):
         if ended or word == "-" or not word.startswith("-") or (pattern and _glob_named(word, grammar)):
             operands.append(word)
             ended = ended or not grammar.permutes
+            if not pattern:  # (a pattern's `+*` is a glob of operands, not a force)
+                options += [option for prefix, given in grammar.operand_options if word.startswith(prefix)
+                            for option in given]
             continue
         if word == "--":
             ended = True

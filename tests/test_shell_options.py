@@ -50,6 +50,7 @@ CASES = [
     ("git push -f", "deny"), ("git push origin main --force", "deny"), ("git -C repo push -f origin", "deny"),
     ("git --git-dir=.git push --forc", "deny"), ("git push origin main", "allow"),
     ("git push --force-with-lease origin", "allow"), ("git push origin -- --force", "allow"),
+    ("git push origin +main", "deny"), ("git push -- origin +HEAD:main", "deny"), ("git push origin a+b", "allow"),
     ("git reset HEAD --hard", "deny"), ("git reset --soft HEAD", "allow"),
     ("git branch -D main", "ask"), ("git branch --delete --force main", "ask"), ("git branch -df main", "ask"),
     ("git branch -d main", "allow"), ("git branch -f main HEAD", "allow"),
@@ -168,6 +169,7 @@ def test_every_grammar_is_a_known_program_and_spells_each_option_once():
         named = set(row["options"])
         assert set(row.get("values", ())) <= named and set(row.get("optional_values", ())) <= named, name
         assert all(set(parts) <= named for parts in row.get("expands", {}).values()), name
+        assert all(set(given) <= named for given in row.get("operand_options", {}).values()), name
 
 
 EXCEPT = '''policy p "An allow with options it does not admit" {
