@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +22,7 @@ from dshc.compiler.shell import analyse, with_options
 from dshc.compiler.shell_data import knowledge
 from dshc.compiler.shell_options import grammars, options_match, pattern_reading, read_options
 from dshc.compiler.package_data import package_path
+from dshc.compiler.policy.core import PolicyCore
 
 POLICY = '''policy p "Denies and asks written with options" {
   default allow
@@ -245,3 +247,26 @@ def test_the_verifier_does_not_claim_a_proof_over_option_patterns():
     found = argument_classes([Program.load(texts={"p.dsh": POLICY}).resolved.tables["policy"]["p"].rules[0].condition],
                              shell_tool=True)
     assert not found.exact and any(w.get("command") == "rm -f -r -- /x" for w in found.witnesses)
+
+
+WORDS = {"rm": ["-r", "-f", "-rf", "-R", "--force", "--recursive", "--rec", "-v", "-i", "-Z"],
+         "git push": ["-f", "--force", "--forc", "-u", "--force-with-lease", "-o", "+main", "origin"],
+         "git branch": ["-D", "-d", "-f", "--delete", "--del", "-a", "main"],
+         "chown": ["-R", "--recursive", "root", "-h"], "ls": ["-la", "-R"]}
+_LOADED: dict = {}  # policy text -> its Program, loaded once across examples
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from(sorted(WORDS)).flatmap(lambda name: st.tuples(
+    st.just(name), st.lists(st.sampled_from(WORDS[name] + ["/", "/srv", "x", "--", "$V"]), max_size=5))),
+    st.sampled_from([POLICY, EXCEPT]))
+def test_readings_decide_alike_indexed_or_not_and_only_where_they_can_matter(command, text):
+    """The index decides as the reference; reading every program's commands by options, not only those some
+    pattern names with options (`PolicyCore.option_programs`), changes no decision."""
+    program = _LOADED.get(text) or _LOADED.setdefault(text, Program.load(texts={"p.dsh": text}))
+    line = " ".join([command[0], *command[1]])
+    decided, reference = _decided(program, line, "/ws")
+    with patch.object(PolicyCore, "option_programs", lambda self: None):
+        every = _decided(program, line, "/ws")[1]
+    assert decided.effect == reference.effect == every.effect, line
+    assert decided.reason == reference.reason == every.reason, line
