@@ -21,8 +21,7 @@ class Grammar:
 
     spelled: dict  # every spelling -> the canonical options it stands for (`-R` -> ("-r",); `-D` -> two)
     longs: tuple  # every long spelling, for abbreviations
-    values: frozenset  # canonical options that take a value
-    optional: frozenset  # canonical long options whose value is only ever attached (`--color=WHEN`)
+    values: frozenset  # canonical options that take a value (any other takes one only attached: `--color=WHEN`)
     permutes: bool
     operand_options: tuple = ()  # (prefix, canonical options): an operand so starting gives them (`+main`)
 
@@ -63,7 +62,7 @@ def _grammar(row: dict) -> Grammar:
     for spelling, canonicals in row.get("expands", {}).items():
         spelled[spelling] = tuple(canonicals)
     return Grammar(spelled, tuple(s for s in spelled if s.startswith("--")), frozenset(row.get("values", ())),
-                   frozenset(row.get("optional_values", ())), row.get("permutes", False),
+                   row.get("permutes", False),
                    tuple((prefix, tuple(given)) for prefix, given in row.get("operand_options", {}).items()))
 
 
