@@ -88,6 +88,24 @@ def test_the_reading_names_the_options_in_the_reason(program, tmp_path):
     assert decided.effect == "deny" and "read as `rm -f -r -- /`" in decided.reason
 
 
+RUNNER = '''policy p "A runner allowed, its command denied by options, under a default deny" {
+  default deny
+  allow bash when args.command matches "uv run *"
+  allow write
+  deny bash when args.command matches "rm -rf /*"
+}
+'''
+
+
+@pytest.mark.parametrize(("command", "effect"), [("uv run rm -fr /", "deny"), ("uv run rm -r -f /x", "deny"),
+                                                 ("uv run rm -f /x", "allow")])
+def test_a_runners_command_is_read_by_its_options(tmp_path, command, effect):
+    """A runner's command is deny-only: its text meeting no rule counts for nothing, so its option
+    reading is weighed against nothing, not against the default deny it was not counted with."""
+    decided, reference = _decided(Program.load(texts={"p.dsh": RUNNER}), command, tmp_path)
+    assert (decided.effect, reference.effect) == (effect, effect), decided.reason
+
+
 def _grammar(name):
     return grammars()[name]
 

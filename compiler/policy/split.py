@@ -142,10 +142,13 @@ def search_parts(tool: ToolDef | None, args, workspace: str | None,
 def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
     """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
-    however made: some deny or ask may match), a `Stricter` one only when also stricter than its part."""
-    decided = [(label, decision) for label, decision, deny_only in parts
-               if not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
-               and (type(deny_only) is not Stricter or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect])]
+    however made: some deny or ask may match), a `Stricter` one only when also stricter than its part
+    counts (a runner's command whose text met no rule counts for nothing)."""
+    counts = [not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
+              for _, decision, deny_only in parts]
+    decided = [(label, decision) for (label, decision, deny_only), counted in zip(parts, counts)
+               if counted and (type(deny_only) is not Stricter or not counts[deny_only.part]
+                               or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect])]
     if len(decided) == 1:
         return decided[0][1]
     label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
