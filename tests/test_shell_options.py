@@ -106,6 +106,16 @@ def test_a_runners_command_is_read_by_its_options(tmp_path, command, effect):
     assert (decided.effect, reference.effect) == (effect, effect), decided.reason
 
 
+@pytest.mark.parametrize(("command", "effect"), [("rm -fr /", "deny"), ("ls && rm -r -f /x", "deny"),
+                                                 ("rm -f /x", "allow")])
+def test_a_guard_written_with_options_fires_however_they_are_spelled(tmp_path, command, effect):
+    guarded = Program.load(texts={"p.dsh": 'policy p "P" {\n  default allow\n'
+                                           '  guard g: deny bash when args.command matches "rm -rf /*"\n}\n'})
+    decided, reference = _decided(guarded, command, tmp_path)
+    assert (decided.effect, reference.effect) == (effect, effect), decided.reason
+    assert decided.reason == reference.reason
+
+
 def _grammar(name):
     return grammars()[name]
 
