@@ -43,6 +43,9 @@ class FieldTests:
     literals: list[Any] = field(default_factory=list)
     place: bool = False
     classes: list[str] = field(default_factory=list)  # `args.FIELD is CLASS`
+    # patterns matched by an option grammar too (`rm -rf /*` meets `rm -fr /`; `… except "-D"`): the
+    # option spellings are samples, not classes of the patterns' languages
+    optioned: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,10 @@ def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
             tests = found.setdefault(atom.fact.path[1], FieldTests())
             if isinstance(atom, ast.Matches):
                 tests.patterns.append(atom.pattern)
+            elif isinstance(atom, ast.MatchesExcept):
+                tests.patterns.append(atom.pattern)
+                stem = atom.pattern.replace("*", "x").replace("?", "x")
+                tests.optioned += [f"{stem} {option}" for option in atom.excepted]
             elif isinstance(atom, ast.Compare):
                 tests.literals.append(atom.value)
             elif isinstance(atom, ast.Member):
@@ -276,6 +283,15 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
             values += list(tests.literals)
         if tests.place:
             values += [INSIDE_PATH, OUTSIDE_PATH]
+        if shell:
+            from .shell_options import pattern_reading
+            # the pattern's options apart and sorted, then `--` and its operands: named by options, not by text
+            tests.optioned += [reading.text.replace("*", "x").replace("?", "x") for reading in
+                               map(pattern_reading, tests.patterns) if reading is not None]
+        if tests.optioned:
+            exact = False
+            notes.append(f"`args.{name}` has patterns read by an option grammar; their spellings are checked on samples")
+            values += tests.optioned
         if tests.classes and not shell:
             exact = False
             notes.append(f"`args.{name} is …` tests a value that is not a shell command; checked on samples")

@@ -64,6 +64,16 @@ class Matches:
 
 
 @record
+class MatchesExcept:
+    """`args.command matches "GLOB" except "-D", "--delete"`: the glob, unless the command gives one of those
+    options, however spelled (the program's option grammar, `shell_options`)."""
+    fact: Fact
+    pattern: str
+    excepted: tuple[str, ...]
+    span: Span | None = span_field()
+
+
+@record
 class Place:
     """`fact inside|outside PLACE` — a path test against a named place (`workspace`)."""
     fact: Fact
@@ -122,7 +132,7 @@ class InClass:
     span: Span | None = span_field()
 
 
-Expr = Compare | Member | Matches | Place | Has | Flag | Truthy | Not | And | Or | InClass
+Expr = Compare | Member | Matches | MatchesExcept | Place | Has | Flag | Truthy | Not | And | Or | InClass
 
 
 def argument_field(test) -> str | None:

@@ -118,6 +118,14 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             pattern = home_glob(expr.pattern)
             matched = env.found[key] = any(glob_match(pattern, form) for form in forms)
         return matched
+    if isinstance(expr, ast.MatchesExcept):  # options of a shell command: any other value fails closed
+        if not (isinstance(value, str) and env.shell_tool and name in SHELL_FIELDS):
+            return lenient
+        from .shell import segment_matches
+        from .shell_options import gives_excepted
+        pattern, excepted = expr.pattern, expr.excepted
+        return _shell_test(value, lambda seg, side: segment_matches(seg, pattern, side) and (
+            seg.opaque or not gives_excepted(seg, pattern, excepted, not side)), lenient)
     if isinstance(expr, ast.InClass):
         klass = next((c for c in env.classes if c.name == expr.name.text), None)
         if not isinstance(value, str) or klass is None:

@@ -222,6 +222,9 @@ def expr_text(expr, parent: int = 0) -> str:
         text = f"{expr.fact.dotted} in {value_text(expr.values)}"
     elif isinstance(expr, ast.Matches):
         text = f"{expr.fact.dotted} matches {_string(expr.pattern)}"
+    elif isinstance(expr, ast.MatchesExcept):
+        text = (f"{expr.fact.dotted} matches {_string(expr.pattern)} except "
+                + ", ".join(_string(option) for option in expr.excepted))
     elif isinstance(expr, ast.Place):
         text = f"{expr.fact.dotted} {'inside' if expr.inside else 'outside'} {expr.place.text}"
     elif isinstance(expr, ast.InClass):

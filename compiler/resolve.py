@@ -430,6 +430,13 @@ class _Resolver:
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
                 out.append(Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span,
                                       "the place is `workspace`"))
+            if isinstance(expr, ast.MatchesExcept):
+                from .conditions import SHELL_FIELDS
+                from .shell_options import except_problem
+                problem = ("`except` names options of a shell command: write it on `args.command`"
+                           if fact.path[-1] not in SHELL_FIELDS else except_problem(expr.pattern, expr.excepted))
+                if problem:
+                    out.append(Diagnostic("DSH109", problem, expr.span))
             if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
                 out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes},
                                    expr.name.span))

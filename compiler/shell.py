@@ -10,12 +10,12 @@ from .bash_grammar import bash_parser
 from .file_pattern import ANY, DEEP, NAME, ONE, display
 from .frozen import record, replace
 from .globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
-from .memo import once
+from .memo import memoised, once
 from .patterns import Pattern, compiled
 from .shell_data import Interpreter, Knowledge, OptionSpec, Program, knowledge
 
 __all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches", "with_redirections",
-           "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
+           "with_options", "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
 
 MAX_DEPTH = 16  # nesting of command substitutions and `sh -c` strings
 MAX_COMMAND_CHARS = 100_000  # beyond: the whole command is opaque
@@ -43,6 +43,9 @@ class Segment:
     base: str = ""  # a program run by a path outside the system directories: its basename, for denies
     deny_only: bool = False
     redirects: tuple[str, ...] = ()  # the command's redirections as written (`>>`, `.claude/f`; `3<.env`)
+    # the command read by its program's option grammar (`shell_options`), on the deny-only part that adds
+    # that reading: a deny or ask pattern written with options also meets the same options spelled otherwise
+    options: object = None
 
     @property
     def text(self) -> str:
@@ -60,7 +63,7 @@ class Segment:
     def plain(self) -> bool:
         """Literal words run by name, nothing hidden: every glob reads it as its text, on either side
         (`segment_matches` is then `glob_match(pattern, text, shell=True)`)."""
-        return self.allowable and self.literal_words == len(self.argv) and not self.base
+        return self.allowable and self.literal_words == len(self.argv) and not self.base and self.options is None
 
 
 @record(slots=False)
@@ -1980,16 +1983,36 @@ def by_base(segment: Segment) -> Segment:
     return replace(segment, argv=(segment.base, *segment.argv[1:]), base="")
 
 
+@memoised(4096)  # a policy's calls repeat their commands, and its analyses keep equal segments
+def with_options(segment: Segment) -> Segment | None:
+    """The segment with its reading by its program's option grammar, deny-only (`rm -fr /` read as the
+    options -f -r and the operand /); None when no grammar reads it or what runs is not known."""
+    if segment.opaque:
+        return None
+    from .shell_options import option_reading
+    reading = option_reading(segment.argv, segment.literal_words)
+    return None if reading is None else replace(segment, options=reading, deny_only=True)
+
+
 def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     """Whether `pattern` covers the segment: possibly (lenient, deny/ask side) or surely (allow).
 
     An expansion word `$X` may become anything: the deny side matches when some value could
-    match; the allow side only when every value does.
+    match; the allow side only when every value does. A segment read by its option grammar also
+    matches, on the deny side, a pattern naming options it gives however spelled (`options_match`).
     """
+    if lenient and segment.options is not None:
+        from .shell_options import options_match
+        if options_match(segment.options, pattern):
+            return True
+    return _text_matches(segment, pattern, lenient)
+
+
+def _text_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     if not segment.allowable:
         if segment.opaque or not lenient:
             return lenient
-    if lenient and segment.base and segment_matches(by_base(segment), pattern, True):
+    if lenient and segment.base and _text_matches(by_base(segment), pattern, True):
         return True  # `./rm x` is denied where `rm *` is
     literal = segment.literal_words
     if literal == len(segment.argv):

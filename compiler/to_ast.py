@@ -23,8 +23,9 @@ from .source import Span
 # The nodes each rule makes, built without the frozen record __init__'s object.__setattr__ per field
 # (frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
 new = SimpleNamespace(**{cls.__name__: constructor(cls) for cls in (
-    Span, ast.Name, ast.Rule, ast.Guard, ast.Target, ast.Fact, ast.Compare, ast.Member, ast.Matches, ast.Place,
-    ast.Has, ast.Flag, ast.Truthy, ast.Not, ast.And, ast.Or, ast.InClass, ast.ConfigEntry, ast.CommandEntry)})
+    Span, ast.Name, ast.Rule, ast.Guard, ast.Target, ast.Fact, ast.Compare, ast.Member, ast.Matches, ast.MatchesExcept,
+    ast.Place, ast.Has, ast.Flag, ast.Truthy, ast.Not, ast.And, ast.Or, ast.InClass, ast.ConfigEntry,
+    ast.CommandEntry)})
 
 # What one reduction leaves for its parent: a `Built` tuple (AST value, first token, last token, nesting
 # height). A plain tuple — no token is one (lark's Token is a str) — costs a tenth of an object's __init__.
@@ -354,6 +355,10 @@ class _ToAst:
 
     def matches(self, node, children):
         return new.Matches(children[0], _unquote(children[1]), self._span(node))
+
+    def matches_except(self, node, children):
+        return new.MatchesExcept(children[0], _unquote(children[1]), tuple(_unquote(c) for c in children[2:]),
+                                 self._span(node))
 
     def inside(self, node, children):
         return new.Place(children[0], True, self._name(children[1]), self._span(node))

@@ -26,6 +26,8 @@ def _atom():
         st.builds(lambda f, op, v: f"{f} {op} {v}", facts, st.sampled_from(["==", "!="]), scalars),
         st.builds(lambda f, vs: f"{f} in [{', '.join(vs)}]", facts, st.lists(scalars, min_size=1, max_size=3)),
         st.builds(lambda f, p: f"{f} matches {p}", facts, strings),
+        st.builds(lambda f, p, xs: f"{f} matches {p} except {', '.join(xs)}", facts, strings,
+                  st.lists(strings, min_size=1, max_size=3)),
         st.builds(lambda f, w: f"{f} {w} workspace", facts, st.sampled_from(["inside", "outside"])),
         st.builds(lambda n: f"has {n}", st.sampled_from(["attachments", "web", "args.command"])),
         st.builds(lambda n: f"flag {n}", names),

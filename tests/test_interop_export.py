@@ -161,3 +161,4 @@ def test_export_claude_code_writes_exact_rules_and_names_the_rest(cli, tmp_path)
     assert "team/allow@5" in result.err and "also covers write" in result.err  # `Edit` would allow Write too
     assert "team/ask@8" in result.err and f"{source}:8:3" in result.err
     assert "team/guard:g" in result.err and "team/default" in result.err
+    assert "team/deny@7" in result.err and "other spellings of its options (`rm -f -r -- *`)" in result.err

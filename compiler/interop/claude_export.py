@@ -68,6 +68,10 @@ def export_policy(policy) -> tuple[dict, list[str]]:
             notes.append(f"{where(rule)}: its condition has no exact Claude Code form")
             continue
         lists[rule.effect] += [f"{tool}({p})" for tool in shells for p in patterns]
+        if rule.effect != "allow":  # dshc also meets other spellings of a pattern's options; Claude Code does not
+            from ..shell_options import pattern_reading
+            notes += [f"{where(rule)}: other spellings of its options (`{reading.text}`): Claude Code matches "
+                      f"`{p}` as text" for p in patterns if (reading := pattern_reading(p)) is not None]
     for guard in policy.guards:
         notes.append(f"{where(guard)}: guards have no Claude Code form")
     if policy.default is not None:

@@ -180,6 +180,7 @@ class PolicyCore:
         self._ids: dict[int, tuple] = {}  # id(item) -> (item, text); the item is kept so its id is never reused
         self._by_target: tuple[TargetIndex, TargetIndex] | None = None  # (rules, guards), made on first use
         self._unmatched: Decision | None = None  # the decision when no rule names a tool (made on first use)
+        self._optioned: frozenset | None = None  # `option_programs()`, made on first use
 
     def relevant(self, name: str, tool: ToolDef | None) -> tuple[list, list]:
         """(rules, guards) that name this tool, each in source order."""
@@ -187,6 +188,20 @@ class PolicyCore:
             self._by_target = (TargetIndex(self.policy.rules), TargetIndex(self.policy.guards))
         rules, guards = self._by_target
         return rules.naming(name, tool), guards.naming(name, tool)
+
+    def option_programs(self) -> frozenset:
+        """The programs whose option grammar reads some command pattern of the policy (`rm` for `"rm -rf /*"`):
+        only their commands are read by their options (`split.shell_parts`); no other's reading could match
+        more than its text does."""
+        found = self._optioned
+        if found is None:
+            from ..conditions import SHELL_FIELDS
+            from ..shell_options import pattern_reading
+            readings = (pattern_reading(atom.pattern) for item in (*self.policy.rules, *self.policy.guards)
+                        for atom in ast.atoms(item.condition)
+                        if isinstance(atom, ast.Matches) and ast.argument_field(atom) in SHELL_FIELDS)
+            found = self._optioned = frozenset(reading.program for reading in readings if reading is not None)
+        return found
 
     def rule_id(self, item) -> str:
         """`policy/effect@line` (or `policy/guard:name`), remembered: decisions name rules on every call."""

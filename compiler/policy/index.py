@@ -53,13 +53,16 @@ class _Globbed:
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
     __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed", "every",
-                 "_unseen", "_exact_sorted", "_tabulate")
+                 "optioned", "_unseen", "_exact_sorted", "_tabulate")
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
         self.prefix: dict = {}  # literal prefix -> [entry]  ("abc*")
         self.suffix: dict = {}  # literal suffix -> [entry]  ("*abc")
         self.other: list = []  # any other glob: tried as written
+        # a shell command's denies and asks written with options, by the program whose grammar reads them
+        # (`rm -rf /*` under `rm`): tried one by one on a command read by that grammar (`shell.with_options`)
+        self.optioned: dict = {}
         self.tiers: dict = {}  # id(group) -> the group's rules as `_tiers`
         # id(group) -> (bits, {mask & bits: summary}) (`FactAtoms.tabulate`); a group no fact condition
         # changes (`_fixed`) is one summary under every mask
@@ -76,6 +79,11 @@ class _FieldIndex:
             self.other.append(entry)
         for kind, key in keys:
             getattr(self, kind).setdefault(key, []).append(entry)
+        if shell and lenient(entry.rule):
+            from ..shell_options import pattern_reading
+            reading = pattern_reading(entry.pattern)
+            if reading is not None:
+                self.optioned.setdefault(reading.program, []).append(entry)
 
     def seal(self, tabulate) -> None:
         for table in (self.exact, self.prefix, self.suffix):
@@ -138,6 +146,11 @@ class _FieldIndex:
         for entry in self.other:
             if segment_matches(segment, entry.pattern, lenient(entry.rule)):
                 found[id(entry)] = entry
+        if segment.options is not None:
+            from ..shell_options import options_match
+            for entry in self.optioned.get(segment.options.program, ()):
+                if options_match(segment.options, entry.pattern):
+                    found[id(entry)] = entry
         return list(found.values())
 
     def _possibly(self, segment) -> list[_Globbed]:
@@ -521,7 +534,8 @@ class RequestDecider:
                 include_guards: bool, guards: tuple | None = None) -> Verdict:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
-        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names) \
+        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names,
+                            self.core.option_programs()) \
             if index.shell else None
         if parts is not None:
             return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
@@ -706,7 +720,8 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names)
+        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names,
+                            self.core.option_programs())
         if parts is not None:
             return next((fired for _, part, part_tool, part_args, _ in parts
                          if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),

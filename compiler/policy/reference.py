@@ -34,7 +34,8 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
 def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core) -> Decision:
     args = env.args
     parts = shell_parts(is_shell(tool), args, env.workspace, tool_for,
-                        names=lambda part, part_tool: any(core.relevant(part, part_tool)))
+                        names=lambda part, part_tool: any(core.relevant(part, part_tool)),
+                        optioned=core.option_programs())
     if parts is not None:
         return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
                                        replace(env, args=part_args), include_guards, tool_for, core), deny_only)

@@ -7,7 +7,8 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # yields both `sudo rm` and `rm`: a deny of either decides, an allow needs both. What a runner
 # runs (`uv run rm x`) is deny-only: a deny or ask matching it decides, an allow of the runner's
 # line covers it. A redirected file carries the shell call's escalation fields, so workspace rules
-# apply to it as to a write.
+# apply to it as to a write. A command a program's option grammar reads is also read by its options
+# (`rm -fr /` as -f -r and /): deny-only, and counted only where stricter than the command as written.
 from __future__ import annotations
 
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
@@ -22,6 +23,15 @@ from .effects import RANK
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+class Stricter:
+    """A deny-only part that counts only where it is stricter than part `part` of the same call: a simple
+    command read by its option grammar adds only what its options make a deny or ask meet."""
+    __slots__ = ("part",)
+
+    def __init__(self, part: int) -> None:
+        self.part = part
+
 
 FILE_TOOLS = {"read": "read", "write": "write"}  # a file access kind → the tool it is decided as
 CARRIED = ("sandbox_permissions", "justification")  # escalation fields a file access inherits
@@ -45,13 +55,14 @@ def with_paths(decision: Decision, before, after) -> Decision:
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None,
-                names: Callable[[str, ToolDef | None], bool] | None = None):
+                names: Callable[[str, ToolDef | None], bool] | None = None, optioned: frozenset | None = None):
     """[(label, tool name or None for the call's own tool, tool, args, deny-only)] or None when not split.
 
     `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
     `names(tool name, tool)`: whether the policy has a rule or guard for that tool. A file the command reads
     is a part only where the policy has one for `read`: a policy that says nothing of reads leaves `cat x`
-    to its rules on the command, as it leaves the read tool to its default.
+    to its rules on the command, as it leaves the read tool to its default. `optioned`: the programs whose
+    commands are also read by their options (`PolicyCore.option_programs`; None: every program).
     """
     if not tool_is_shell or not isinstance(args, Mapping):
         return None
@@ -75,6 +86,12 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
         from ..shell import with_redirections
         parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True)
                   for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
+    if optioned is None or optioned:  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
+        from ..shell import with_options
+        parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None,
+                   {**args, field: SegmentArg(command, read)}, Stricter(at))
+                  for at, read in enumerate(map(with_options, found.segments))
+                  if read is not None and (optioned is None or read.options.program in optioned)]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
     accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
@@ -122,12 +139,16 @@ def search_parts(tool: ToolDef | None, args, workspace: str | None,
     return [(f"read of `{path}`", "read", read_tool, {"file_path": path})]
 
 
-def combine(decided: list[tuple[str, Decision, bool]]) -> Decision:
+def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
     """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
-    however made: some deny or ask may match)."""
-    decided = [(label, decision) for label, decision, deny_only in decided
-               if not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")]
+    however made: some deny or ask may match), a `Stricter` one only when also stricter than its part
+    counts (a runner's command whose text met no rule counts for nothing)."""
+    counts = [not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
+              for _, decision, deny_only in parts]
+    decided = [(label, decision) for (label, decision, deny_only), counted in zip(parts, counts)
+               if counted and (type(deny_only) is not Stricter or not counts[deny_only.part]
+                               or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect])]
     if len(decided) == 1:
         return decided[0][1]
     label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
