@@ -80,7 +80,7 @@ _CHOICES = {"platform": PLATFORMS, "mode": MODES}
 
 def fast_arguments(argv: list[str]):
     """decide's arguments (after `decide`) as argparse reads them, or None when they are not written
-    plainly: `TOOL [PRESET]` first, then exact long flags each with its value as the next word
+    plainly: `TOOL [PRESET]` and exact long flags each with its value as the next word, in any order
     (`--preset P` among them, the other spelling of PRESET)."""
     from types import SimpleNamespace
     mode = os.environ.get("DSH_TOOLS_MODE") or None
@@ -91,30 +91,33 @@ def fast_arguments(argv: list[str]):
                     "mode": mode, "policy": None, "preset_option": None,
                     **{name: [] for name in _REPEATED.values()}, **{name: False for name in _SWITCHES.values()}}
     index, positional = 0, []
-    while index < len(argv) and not argv[index].startswith("-") and len(positional) < 2:
-        positional.append(argv[index])
-        index += 1
-    if not positional:
-        return None
-    values["tool"] = positional[0]
-    values["preset"] = positional[1] if len(positional) > 1 else None
     while index < len(argv):
-        flag = argv[index]
-        if flag in _SWITCHES:
-            values[_SWITCHES[flag]] = True
+        word = argv[index]
+        if not word.startswith("-"):  # TOOL, then PRESET, anywhere among the flags (argparse intermixes them)
+            if len(positional) == 2:
+                return None  # argparse reports the extra word
+            positional.append(word)
             index += 1
             continue
-        name = _VALUES.get(flag) or _REPEATED.get(flag)
+        if word in _SWITCHES:
+            values[_SWITCHES[word]] = True
+            index += 1
+            continue
+        name = _VALUES.get(word) or _REPEATED.get(word)
         if name is None or index + 1 >= len(argv) or argv[index + 1].startswith("-"):
             return None  # not a flag of decide, a value missing, or one argparse may read as a flag
         value = argv[index + 1]
         if value not in _CHOICES.get(name, (value,)):
             return None
-        if flag in _REPEATED:
+        if word in _REPEATED:
             values[name].append(value)
         else:
             values[name] = value
         index += 2
+    if not positional:
+        return None
+    values["tool"] = positional[0]
+    values["preset"] = positional[1] if len(positional) > 1 else None
     option = values.pop("preset_option")
     if option is not None:
         if values["preset"] not in (None, option):

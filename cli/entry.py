@@ -19,6 +19,10 @@ def run(argv: list[str]) -> int:
     if argv[:1] == ["hook"]:
         from .hook import main
         return main(argv[1:])
+    if argv == ["--version"]:  # the whole command line: no parser or command table to build for it
+        from .package_version import installed_version
+        sys.stdout.write(f"dshc {installed_version()}\n")
+        return 0
     from ..compiler.program import use_disk_cache
     use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
     if argv[:1] == ["decide"]:

@@ -8,12 +8,11 @@ log writes to `project_log`, in the user's state folder: outside the workspace i
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import re
 import stat
 from collections.abc import Iterator
 
+from ..compiler.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
 from ..compiler.frozen import replace
@@ -51,7 +50,7 @@ def project_log(root: str) -> str:
     if not base or not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".local", "state")
     real = os.path.realpath(root)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     key = f"{_safe(os.path.basename(real))[:40]}-{digest}"  # the name to find it by, the digest to tell them apart
     folder = os.path.join(base, "dshc", key)
     try:
@@ -177,15 +176,20 @@ def _ship_leftovers(dsn: str, folder: str, prefix: str, session: str) -> None:
 
 def _prefix(dsn: str) -> str:
     # the spool's name never carries the password, only a digest of the whole DSN
-    return "pg-" + hashlib.sha256(dsn.encode()).hexdigest()[:16] + "-"
+    return "pg-" + sha256(dsn.encode()).hexdigest()[:16] + "-"
+
+
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
+    """`text` with every character but ASCII letters, digits, `_`, `.` and `-` made `_`, cut to 120."""
+    return "".join(c if c in _SAFE else "_" for c in text[:120])
 
 
 def _shown(target: str) -> str:
     """A DSN as diagnostics show it: without its password."""
+    import re
     return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", target)
 
 

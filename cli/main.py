@@ -246,7 +246,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """--version, read from the package metadata only when asked (importlib.metadata is slow to load)."""
+    """--version, read from the package's metadata folder only when asked (`package_version`)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         parser._print_message(f"dshc {_version()}\n", sys.stdout)  # where argparse's own version action prints
@@ -254,11 +254,8 @@ class _Version(argparse.Action):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("dshc")
-    except PackageNotFoundError:
-        return "unknown"
+    from .package_version import installed_version
+    return installed_version()
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

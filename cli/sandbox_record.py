@@ -5,7 +5,8 @@ namespaces work, which a child Python finds out (~33 ms of a `dshc decide bash`)
 "they work" is remembered for the boot (a stamp in the private cache folder, keyed by boot id,
 kernel release, uid, interpreter and launcher); a failure is never remembered, so a host opened up
 since is seen at once. The Landlock ABI is remembered for the boot likewise (asking the kernel loads
-ctypes, and a Claude Code hook plans a confinement on every shell call). Descriptions and the hook's plan
+ctypes, and a Claude Code hook plans a confinement on every shell call), and so is a "yes" to whether
+libseccomp loads (ctypes again, on every shell call's description). Descriptions and the hook's plan
 read the record; the launcher a plan starts confines itself by asking the kernel, so a record that lies
 can only make a command fail closed, and the runtime's own launches probe afresh.
 """
@@ -25,13 +26,15 @@ def reported_probe():
     yes. Once per process, as the runtime's own probe (a session describes every call's sandbox)."""
     from ..runtime import sandbox
     stamp = works_stamp()
-    return sandbox.probe_with(lambda: remembered_yes(stamp, sandbox.netns_works), lambda: remembered_abi(stamp))
+    from ..runtime.sandbox.probe import seccomp_loads
+    return sandbox.probe_with(lambda: remembered_yes(stamp, sandbox.netns_works), lambda: remembered_abi(stamp),
+                              lambda: remembered_yes(_record(stamp, "seccomp-loads-"), seccomp_loads))
 
 
 def remembered_abi(stamp: str | None) -> int:
     """The kernel's Landlock ABI, remembered for the boot (a hook asks on every shell call, and asking
     loads ctypes). A record that lies can only make a launch fail closed: the launcher asks the kernel."""
-    name = None if stamp is None else stamp.replace("netns-works-", "landlock-abi-", 1)
+    name = _record(stamp, "landlock-abi-")
     known = user_cache.fetch(name) if name is not None else None
     if known is not None and known.isdigit():
         return int(known)
@@ -50,6 +53,11 @@ def remembered_yes(stamp: str | None, test) -> bool:
     if passed and stamp is not None:
         user_cache.put_stamp(stamp)
     return passed
+
+
+def _record(stamp: str | None, kind: str) -> str | None:
+    """The name of this boot's record of another fact than namespaces (the same key, another prefix)."""
+    return None if stamp is None else stamp.replace("netns-works-", kind, 1)
 
 
 def works_stamp() -> str | None:

@@ -59,15 +59,40 @@ def loads(text: str | bytes | bytearray):
     return value
 
 
-def dumps(value, ensure_ascii: bool = True) -> str:
-    """`json.dumps(value, ensure_ascii=ensure_ascii)` (every other option at its default)."""
+def dumps(value, ensure_ascii: bool = True, *, sort_keys: bool = False, separators: tuple[str, str] = (", ", ": "),
+          default=None) -> str:
+    """`json.dumps(value, ensure_ascii=…, sort_keys=…, separators=…, default=…)` (every other option at its default)."""
     if _json is None:
         import json
-        return json.dumps(value, ensure_ascii=ensure_ascii)
-    encode = _json.make_encoder({}, _not_serializable,
+        return json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators,
+                          default=default)
+    item, key = separators
+    encode = _json.make_encoder({}, default or _not_serializable,
                                 _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring,
-                                None, ": ", ", ", False, False, True)
+                                None, key, item, sort_keys, False, True)
     return "".join(encode(value, 0))
+
+
+def canonical(value) -> bytes | None:
+    """RFC 8785 canonical JSON of a value whose every character is below U+D800 and that holds no float and
+    no integer beyond 2**53, through the C encoder; None for any other (rfc8785 decides). For such values
+    the forms agree: members sorted by key (UTF-16 order is code point order there), no whitespace, only
+    `"`, `\\` and control characters escaped, lowercase `\\u00xx`."""
+    if not _plain(value, 0):
+        return None
+    return dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def _plain(value, depth: int) -> bool:
+    kind = type(value)
+    if kind is str:
+        return not value or max(value) < "\ud800"
+    if kind is dict:
+        return depth < 100 and all(type(k) is str and _plain(k, depth) and _plain(v, depth + 1)
+                                   for k, v in value.items())
+    if kind is list or kind is tuple:
+        return depth < 100 and all(_plain(v, depth + 1) for v in value)
+    return (kind is int and -2 ** 53 < value < 2 ** 53) or kind is bool or value is None  # rfc8785's integer range
 
 
 def _not_serializable(value):

@@ -16,7 +16,12 @@ _PARAMETER_TEXT = LRU(4096)  # id(parameters) -> (parameters, canonical text): s
 
 
 def canonical(value) -> bytes:
-    import rfc8785  # with the first view: a hook that only decides builds none (~3 ms of its start-up)
+    """RFC 8785 canonical JSON: by the C encoder where its form is the same (`json_io.canonical`: no float,
+    no string beyond the Basic Multilingual Plane), else by rfc8785 (with `re` and `typing`, ~4 ms to load)."""
+    text = json_io.canonical(value)
+    if text is not None:
+        return text
+    import rfc8785
     return rfc8785.dumps(value)
 
 

@@ -10,9 +10,10 @@ can rebuild the chain: that is why the log is kept out of the reach of the comma
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
+
+from ..compiler.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
+from ..compiler import json_io  # not the json package: it loads `re` (a hook writes these records)
 
 LOG, PREV, PROGRAM = "log", "prev", "program"
 
@@ -21,8 +22,8 @@ def record_hash(record: dict) -> str:
     """SHA-256 of the record's canonical JSON (keys sorted, ASCII, no spaces), its framing checksum aside:
     the same value whether the record is read back from a JSONL line or a database's JSONB."""
     body = {key: value for key, value in record.items() if key != "crc32"}
-    text = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+    text = json_io.dumps(body, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + sha256(text.encode("ascii")).hexdigest()
 
 
 def first_link(fingerprint: object) -> dict:

@@ -6,21 +6,18 @@ beside the log, named by their SHA-256 (`{"$blob": "sha256:…", "size": n}` in 
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
 import threading
 import zlib
 
 from . import state_files
+from ..compiler import json_io  # not the json package: it loads `re` (a hook writes records)
 
 BLOB_MIN_BYTES = 64 * 1024
 _SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time
 _CRC_KEY = b',"crc32":"'
 _BLOB, _LITERAL = "$blob", "$literal"
-_REF = re.compile(r"sha256:[0-9a-f]{64}")
-_PARTIAL = re.compile(r"\.(\d+)\.\d+\.partial")  # `_write_blob`'s name for a blob being written
+_HEX = frozenset("0123456789abcdef")
 
 
 class BadRecord(ValueError):
@@ -33,12 +30,12 @@ def blob_dir(log_path: str) -> str:
 
 def encode(record: dict) -> bytes:
     """One framed line: `{…,"crc32":"xxxxxxxx"}\\n`; the CRC covers the bytes before the member."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json_io.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
     try:
         body = text.encode("utf-8")
     except UnicodeEncodeError:
         # a lone surrogate (model-supplied text) has no UTF-8 form: JSON's \u escape keeps it exactly
-        body = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
+        body = json_io.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
     if not body.startswith(b"{") or body == b"{}":
         raise ValueError("a record is a non-empty JSON object")
     head = body[:-1]
@@ -60,7 +57,7 @@ def decode(raw: bytes) -> dict:
 
 def _object(raw: bytes) -> dict:
     try:
-        record = json.loads(raw)
+        record = json_io.loads(raw)
     except ValueError as exc:
         raise BadRecord(f"the record is not JSON: {exc}") from None
     except RecursionError:
@@ -104,7 +101,8 @@ def _externalised(value: object, store) -> object:
 
 
 def _blob_reference(text: str) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
+    from hashlib import sha256  # OpenSSL's, for large values; loaded only when a blob is written or read
+    digest, size = sha256(), 0
     for chunk in _utf8_slices(text):
         digest.update(chunk)
         size += len(chunk)
@@ -150,7 +148,8 @@ def _store_blob(directory: str, text: str) -> tuple[str, int]:
 
 
 def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
+    from hashlib import sha256  # OpenSSL's, for large values; loaded only when a blob is written or read
+    digest, size = sha256(), 0
     partial = f".{os.getpid()}.{threading.get_ident()}.partial"
     fd = state_files.open_file(folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                                os.path.join(directory, partial), 0o644)
@@ -190,13 +189,26 @@ def sweep_partials(directory: str) -> int:
     removed = 0
     try:
         for name in os.listdir(folder):
-            pid = _PARTIAL.fullmatch(name)
-            if pid and not _running(int(pid.group(1))):
+            pid = _partial_writer(name)
+            if pid is not None and not _running(pid):
                 os.unlink(name, dir_fd=folder)
                 removed += 1
     finally:
         os.close(folder)
     return removed
+
+
+def _partial_writer(name: str) -> int | None:
+    """The writer's pid in `_write_blob`'s name for a blob being written (`.PID.N.partial`), else None."""
+    parts = name.split(".")
+    if len(parts) != 4 or parts[0] or parts[3] != "partial" or not all(p.isascii() and p.isdigit() for p in parts[1:3]):
+        return None
+    return int(parts[1])
+
+
+def _is_ref(ref: str) -> bool:
+    """`sha256:` and 64 lowercase hex digits."""
+    return len(ref) == 71 and ref.startswith("sha256:") and _HEX.issuperset(ref[7:])
 
 
 def _running(pid: int) -> bool:
@@ -210,13 +222,14 @@ def _running(pid: int) -> bool:
 
 
 def _load_blob(directory: str, ref: object, size: object) -> str:
-    if not isinstance(ref, str) or not _REF.fullmatch(ref) or not isinstance(size, int):
+    if not isinstance(ref, str) or not _is_ref(ref) or not isinstance(size, int):
         raise BadRecord("a blob reference needs `$blob: sha256:…` and an integer `size`")
     try:
         with open(os.open(_blob_path(directory, ref), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None
-    if len(data) != size or "sha256:" + hashlib.sha256(data).hexdigest() != ref:
+    from hashlib import sha256
+    if len(data) != size or "sha256:" + sha256(data).hexdigest() != ref:
         raise BadRecord(f"blob `{ref}` does not match its hash and size")
     return data.decode("utf-8", "surrogatepass")

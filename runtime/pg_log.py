@@ -8,10 +8,10 @@ the next ship sends it all, in order. psycopg is imported only here, only when a
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 
+from ..compiler import json_io  # not the json package: a hook's log path imports this module
 from .events import EventLog, LogRead, read_log
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -189,7 +189,7 @@ def read_postgres(dsn: str, calls_digest: str | None = None) -> LogRead:
             rows = conn.execute("SELECT record FROM events WHERE session IN (SELECT session FROM events WHERE "
                                 "type = 'request/header' AND record->>'calls' = %s) ORDER BY id",
                                 (calls_digest,)).fetchall()
-    records = tuple(row[0] if isinstance(row[0], dict) else json.loads(row[0]) for row in rows)
+    records = tuple(row[0] if isinstance(row[0], dict) else json_io.loads(row[0]) for row in rows)
     return LogRead(records, tuple(range(1, len(records) + 1)), (), False)
 
 
@@ -200,5 +200,5 @@ def read_postgres_rows(dsn: str) -> list[tuple[int, str, int, str, dict]]:
         conn.autocommit = True
         migrate(conn)
         rows = conn.execute("SELECT id, session, seq, type, record FROM events ORDER BY id").fetchall()
-    return [(i, session, seq, kind, record if isinstance(record, dict) else json.loads(record))
+    return [(i, session, seq, kind, record if isinstance(record, dict) else json_io.loads(record))
             for i, session, seq, kind, record in rows]

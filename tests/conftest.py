@@ -25,7 +25,7 @@ if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
     # rehearse a host without Landlock, namespaces or bubblewrap (in-process calls only)
     _bare = sandbox.probe().replace(landlock_abi=0, network_namespace=False, bwrap=None)
     sandbox.probe = sandbox.confine.probe = lambda: _bare
-    sandbox.probe_with = lambda namespaces: _bare  # what decide and explain describe
+    sandbox.probe_with = lambda *asked: _bare  # what decide and explain describe
 
 # where this host cannot confine processes, tests about shell behaviour (not confinement) run
 # them bare through the policy's explicit opt-out

@@ -111,3 +111,25 @@ def test_the_context_flags_mean_the_same_in_every_command_that_takes_a_host():
 def test_version_is_the_package_version():
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert _main("--version") == (0, f"dshc {version}\n", "")
+
+
+def test_version_read_off_the_metadata_folder_is_importlib_metadatas(tmp_path, monkeypatch):
+    """`dshc --version` skips importlib.metadata where the first dshc metadata on sys.path is one
+    `dshc-VERSION.dist-info`; anywhere else (an egg-info first, none at all) it asks importlib.metadata."""
+    import importlib.metadata
+    import subprocess
+    import sys
+    from dshc.cli import package_version
+    assert package_version.installed_version() == importlib.metadata.version("dshc")
+    entry = subprocess.run([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "--version"],
+                           capture_output=True, text=True, timeout=60)
+    assert (entry.returncode, entry.stdout) == (0, f"dshc {importlib.metadata.version('dshc')}\n")
+    asked = []
+    monkeypatch.setattr(package_version, "_from_metadata", lambda: asked.append(1) or "from-metadata")
+    (tmp_path / "dshc-9.8.7.dist-info").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
+    assert package_version.installed_version() == "9.8.7" and not asked
+    (tmp_path / "dshc.egg-info").mkdir()
+    assert package_version.installed_version() == "from-metadata"
+    monkeypatch.setattr(sys, "path", [])
+    assert package_version.installed_version() == "from-metadata" and len(asked) == 2

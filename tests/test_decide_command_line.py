@@ -31,9 +31,13 @@ def _argparse(argv: list[str]) -> dict:
 
 @settings(max_examples=300)
 @given(st.sampled_from(["read", "bash", "web_fetch", "-", "--json"]), st.sampled_from([[], ["standard"], ["a", "b"]]),
-       pieces)
-def test_a_plain_command_line_reads_as_argparse_reads_it(tool, presets, flags):
-    argv = [tool, *presets, *(word for piece in flags for word in piece)]
+       pieces, st.integers(min_value=0, max_value=6))
+def test_a_plain_command_line_reads_as_argparse_reads_it(tool, presets, flags, at):
+    """The preset words go anywhere among the flags' pieces (argparse intermixes positionals)."""
+    words = [word for piece in flags for word in piece]
+    at = min(at, len(flags))
+    before = [word for piece in flags[:at] for word in piece]
+    argv = [tool, *before, *presets, *words[len(before):]]
     fast = fast_arguments(argv)
     if fast is None:
         return
@@ -45,6 +49,9 @@ def test_a_plain_command_line_reads_as_argparse_reads_it(tool, presets, flags):
     ["bash", "standard", "--args", '{"command": "ls"}', "--host", "ci", "--policy", "read-only", "--json"],
     ["read", "--load", "a.dsh", "--load", "b.dsh", "--no-shipped", "--with", "net", "--plan", "--workspace", "w"],
     ["read", "--mode", "code", "--platform", "darwin", "--flag", "x", "--scope", "child", "--catalog", "c"],
+    ["bash", "--args", '{"command": "git status"}', "standard"],  # the preset after the flags
+    ["read", "--json", "standard"],
+    ["--json", "read", "--host", "ci", "standard", "--plan"],
 ])
 def test_common_command_lines_take_the_lean_path(argv):
     fast = fast_arguments(argv)
@@ -53,7 +60,7 @@ def test_common_command_lines_take_the_lean_path(argv):
 
 @pytest.mark.parametrize("argv", [[], ["--help"], ["read", "-h"], ["read", "--host=web"], ["read", "--hos", "web"],
                                   ["read", "--args"], ["read", "--platform", "solaris"], ["read", "x", "y"],
-                                  ["read", "--host", "-v"], ["read", "--json", "standard"]])
+                                  ["read", "--host", "-v"], ["read", "--json", "a", "b"], ["--json"]])
 def test_anything_else_goes_to_argparse(argv):
     assert fast_arguments(argv) is None
 

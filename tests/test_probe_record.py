@@ -113,3 +113,18 @@ def test_the_landlock_abi_is_remembered_for_the_boot(private_cache, monkeypatch)
     (private_cache / "landlock-abi-boot").write_bytes(b"lies")  # a record that is not a number is asked again
     assert sandbox_record.remembered_abi("netns-works-boot") == 4 and len(asked) == 2
     assert sandbox_record.remembered_abi(None) == 4 and len(asked) == 3  # no boot id: nothing remembered
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libseccomp is probed on Linux only")
+def test_libseccomp_loading_is_remembered_for_the_boot_and_a_failure_never(private_cache, monkeypatch):
+    """Describing a shell call's sandbox asks whether libseccomp loads (ctypes): a "yes" is kept for the
+    boot; a "no" is asked again. The launcher loads libseccomp itself, so a record that lies fails closed."""
+    monkeypatch.setattr(sandbox_record, "works_stamp", lambda: "netns-works-boot")
+    monkeypatch.setattr(sandbox, "netns_works", ChildTest(True))
+    monkeypatch.setattr(sandbox_record, "remembered_abi", lambda stamp: 4)
+    for answer, runs in ((False, 2), (True, 1)):
+        loads = ChildTest(answer)
+        monkeypatch.setattr(probe_module, "seccomp_loads", loads)
+        seen = [sandbox_record.reported_probe.__wrapped__().seccomp for _ in range(2)]
+        assert seen == [answer, answer] and loads.runs == runs
+    assert (private_cache / "seccomp-loads-boot").exists()

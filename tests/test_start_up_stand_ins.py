@@ -6,7 +6,7 @@ import functools
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dshc.compiler import json_io, memo, patterns
@@ -162,3 +162,32 @@ def test_unusable_text_is_what_the_nul_and_surrogate_expression_finds(text):
     import re
     from dshc.compiler.policy.arguments import _usable
     assert _usable(text) == (re.search("[\x00\ud800-\udfff]", text) is None)
+
+
+canonical_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2 ** 60, max_value=2 ** 60) | st.floats(allow_nan=False)
+    | st.text(st.characters(max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(canonical_values)
+def test_canonical_is_rfc8785_or_leaves_the_value_to_it(value):
+    """The view's fingerprint: the C encoder's form where it is RFC 8785's, else None (rfc8785 writes it)."""
+    import rfc8785
+    ours = json_io.canonical(value)
+    try:
+        theirs = rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, ValueError):
+        theirs = None  # a value RFC 8785 cannot write: the fast form must not write it either
+    assert ours is None or ours == theirs, (ours, theirs)
+
+
+def test_canonical_writes_the_forms_that_differ_as_rfc8785_does():
+    from dshc.compiler.view import canonical
+    import rfc8785
+    for value in ({"b": 1, "a": [True, None, "x\u0001\n\"\\"]}, {"\ue000": 1, "\U0001f600": 2}, [1.5, 1e21, -0.0, 2 ** 53 - 1],
+                  {"text": "é中"}):
+        assert canonical(value) == rfc8785.dumps(value)
+    assert json_io.canonical({"\U0001f600": 2}) is None and json_io.canonical([1.5]) is None
+    assert json_io.canonical({"b": 1, "a": "é"}) == rfc8785.dumps({"b": 1, "a": "é"})

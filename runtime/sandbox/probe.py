@@ -56,9 +56,11 @@ probe.__wrapped__ = _probe_here  # a probe made afresh, as a cached function exp
 probe.cache_clear = _PROBED.clear
 
 
-def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = None) -> Probe:
-    """The probe, with the namespace question answered by `namespaces` and the Landlock ABI by `abi`
-    (asked on Linux only; by default the kernel is asked, through ctypes)."""
+def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = None,
+               seccomp: Callable[[], bool] | None = None) -> Probe:
+    """The probe, with the namespace question answered by `namespaces`, the Landlock ABI by `abi` and
+    whether libseccomp loads by `seccomp` (asked on Linux only; by default the kernel and the loader
+    are asked, through ctypes)."""
     linux = sys.platform.startswith("linux")
     if linux and abi is None:
         from . import landlock  # ctypes: loaded only when the kernel is asked
@@ -69,11 +71,11 @@ def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = N
         network_namespace=namespaces() if linux else False,
         bwrap=_which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,
-        seccomp=_seccomp_loads() if linux else False,
+        seccomp=(seccomp or seccomp_loads)() if linux else False,
     )
 
 
-def _seccomp_loads() -> bool:
+def seccomp_loads() -> bool:
     from . import seccomp  # ctypes: loaded only on Linux
     return seccomp.available()
 
