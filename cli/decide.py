@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..compiler import json_io
+from ..common import json_io
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.facts import MODES, PLATFORMS
 from ..compiler.policy import MAX_DEPTH, shape_problem

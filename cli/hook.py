@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ..compiler import json_io  # the json package imports `re` (~30M instructions) for nothing a hook needs
+from ..common import json_io  # the json package imports `re` (~30M instructions) for nothing a hook needs
 
 # permission modes in which Claude Code may run a hook's `ask` unprompted (anthropics/claude-code#89561: `auto`;
 # #77212: `bypassPermissions` before 2.1.233) or cannot prompt (`dontAsk`): an ask there is a denial

@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-from ..compiler.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
+from ..common.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
 from ..compiler.frozen import replace

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..compiler import user_cache
-from ..compiler.digest import sha256
+from ..common.digest import sha256
 from ..compiler.memo import once
 
 

@@ -10,7 +10,7 @@ import os
 
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
-from .digest import sha256
+from ..common.digest import sha256
 from .frozen import asdict, field, record, replace
 from .memo import cached_property, once
 from .package_data import package_dir

@@ -16,7 +16,7 @@ import _thread
 import gc
 import sys
 
-from . import json_io
+from ..common import json_io
 from .frozen import is_record
 from .lazy_graph import LazyGraph
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import data_codec, user_cache
-from .digest import sha256
+from ..common.digest import sha256
 from .package_data import package_path
 from .program import Program, SourceFile, read_paths, shipped_sources
 
@@ -35,7 +35,7 @@ def _code_files():
                 elif entry.name.endswith((".py", ".lark", ".json", ".j2")):
                     facts = entry.stat()
                     yield f"{prefix}{entry.name}", facts.st_size, facts.st_mtime_ns, facts.st_ino
-    for package in ("dshc.compiler", "dshc.catalogs"):
+    for package in ("dshc.common", "dshc.compiler", "dshc.catalogs"):
         yield from walk(package_path(package), package + "/")
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 
-from . import json_io, user_cache
-from .digest import sha256
+from . import user_cache
+from ..common import json_io
+from ..common.digest import sha256
 from .frozen import record
 
 FILE_NAME = ".dshc"

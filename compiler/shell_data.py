@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
-from . import json_io
+from ..common import json_io
 from .frozen import field, record, replace
 from .memo import cached_property, once
 from .patterns import compiled

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from . import json_io
+from ..common import json_io
 from .frozen import record
 from .globs import glob_match
 from .memo import cached_property, memoised, once

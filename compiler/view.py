@@ -6,8 +6,8 @@ is the request-cache prefix: plan mode, readiness and policy never change it.
 """
 from __future__ import annotations
 
-from . import json_io
-from .digest import sha256
+from ..common import json_io
+from ..common.digest import sha256
 from .frozen import record
 from .lru import LRU, MISSING
 from .memo import cached_property

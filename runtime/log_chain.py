@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-from ..compiler.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
-from ..compiler import json_io  # not the json package: it loads `re` (a hook writes these records)
+from ..common.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
+from ..common import json_io  # not the json package: it loads `re` (a hook writes these records)
 
 LOG, PREV, PROGRAM = "log", "prev", "program"
 

@@ -11,7 +11,7 @@ import threading
 import zlib
 
 from . import state_files
-from ..compiler import json_io  # not the json package: it loads `re` (a hook writes records)
+from ..common import json_io  # not the json package: it loads `re` (a hook writes records)
 
 BLOB_MIN_BYTES = 64 * 1024
 _SLICE_CHARS = 1 << 20  # a large value is encoded and hashed a slice at a time

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from ..compiler import json_io  # not the json package: a hook's log path imports this module
+from ..common import json_io  # not the json package: a hook's log path imports this module
 from .events import EventLog, LogRead, read_log
 
 SCHEMES = ("postgresql://", "postgres://")

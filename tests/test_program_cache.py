@@ -98,7 +98,7 @@ def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
 
 def test_the_digest_is_sha256_with_or_without_hashlib_loaded(monkeypatch):
     import hashlib
-    from dshc.compiler import digest
+    from dshc.common import digest
     for loaded in (True, False):  # OpenSSL's once hashlib is loaded, CPython's own before
         if not loaded:
             monkeypatch.delitem(sys.modules, "hashlib")

@@ -61,7 +61,7 @@ def _bare_interpreter_env(tmp_path):
     import sysconfig
     package = tmp_path / "package" / "dshc"
     package.mkdir(parents=True)
-    for part in ("catalogs", "cli", "compiler", "policies", "presets", "runtime"):
+    for part in ("catalogs", "cli", "common", "compiler", "policies", "presets", "runtime"):
         os.symlink(importlib.import_module(f"dshc.{part}").__path__[0], package / part)
     paths = [str(package.parent), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "XDG_CACHE_HOME": str(tmp_path / "cache")}

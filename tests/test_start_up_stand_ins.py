@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshc.compiler import json_io, memo, patterns
+from dshc.common import json_io
+from dshc.compiler import memo, patterns
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -54,7 +55,7 @@ def test_loads_edge_cases_as_json(data):
 def test_loads_reports_json_errors_in_a_process_that_never_imported_json():
     import subprocess
     import sys
-    probe = ("import sys\nfrom dshc.compiler import json_io\nassert 'json' not in sys.modules\n"
+    probe = ("import sys\nfrom dshc.common import json_io\nassert 'json' not in sys.modules\n"
              "for text in ('{bad', '[1,', '', '[1] x'):\n"
              "    try:\n        json_io.loads(text)\n    except ValueError as exc:\n"
              "        print(type(exc).__name__, exc.pos)\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
-from .. import json_io
+from ...common import json_io
 from ..frozen import record
 from ..memo import memoised
 from ..package_data import package_path

@@ -16,7 +16,7 @@ import sys
 import sysconfig
 
 # the installed package's parts (pyproject's package-dir): dshc itself is a namespace package
-PARTS = ("catalogs", "cli", "compiler", "policies", "presets", "runtime")
+PARTS = ("catalogs", "cli", "common", "compiler", "policies", "presets", "runtime")
 
 
 def clean_python(root: str) -> str:
