@@ -123,9 +123,11 @@ def _setup(options, payload: dict):
                                  catalog=overlaid_catalog(project.catalog))
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
-    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed
-    plan = payload.get("permission_mode") == "plan"
-    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=plan)
+    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed; every mode is also a
+    # flag (`flag permission-mode-acceptEdits`), so an imported `defaultMode` follows the session's mode
+    from ..compiler.interop.agents import mode_flags
+    mode = payload.get("permission_mode")
+    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=mode == "plan", flags=mode_flags(mode))
     workspace = options.workspace or project.root
     return project, program, request, workspace, _log_path(options, project, payload)
 

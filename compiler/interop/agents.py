@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 AGENTS = ("claude-code", "codex")
+MODE_FLAG = "permission-mode-"  # + the agent's permission mode: the flag a session in that mode decides under
+
+
+def mode_flags(mode: Any) -> frozenset:
+    """The request flags of an agent session's permission mode (`acceptEdits` → `permission-mode-acceptEdits`)."""
+    return frozenset({MODE_FLAG + mode}) if isinstance(mode, str) and mode.isalnum() else frozenset()
 
 
 @record(slots=False)
@@ -35,6 +41,8 @@ class AgentTool:
     argv: tuple[str, ...]
     patch: str | None
     cwd: str | None = None  # the catalog argument that takes the call's working directory (a shell's `workdir`)
+    only: Mapping[str, str] | None = None  # catalog argument -> glob (`!glob`: not it) marking this tool's calls
+    specifier: str | None = None  # the catalog argument a `Tool(specifier)` rule of the plain family names
 
 
 @record(slots=False)
@@ -60,7 +68,7 @@ def load_mapping(agent: str) -> AgentMapping:
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
-                             t.get("patch"), t.get("cwd"))
+                             t.get("patch"), t.get("cwd"), t.get("only"), t.get("specifier"))
              for name, t in raw["tools"].items()}
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
 
