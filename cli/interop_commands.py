@@ -28,8 +28,8 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, or Codex config.toml")
     p.add_argument("rules", nargs="*", metavar="RULES", help="Codex execpolicy files with prefix_rule(...) calls")
     p.add_argument("--name", help="policy name (default: the agent's name)")
-    p.add_argument("--root", metavar="DIR", help="project folder `/x` and `./x` rules are relative to "
-                   "(default: the folder holding .claude/)")
+    p.add_argument("--root", metavar="DIR", help="the project folder (default: the folder holding .claude/); its "
+                   "`/x` and `./x` rules are written relative to the workspace the policy decides for")
     p.add_argument("-o", "--output", metavar="FILE.dsh", help="write the policy here instead of stdout")
 
     p = sub.add_parser("export", help="write a policy as an agent's settings, or the code-mode SDK as TypeScript")
