@@ -299,6 +299,9 @@ class _Importer:
         if head in WRAPPERS and effect == "allow":
             self.note(text, f"dshc reads through `{head}` to the command it runs: this allow covers a line only "
                       "where that command is allowed too (stricter)")
+        if effect == "allow" and "*" in spec and any(c in spec for c in "'\""):
+            self.note(text, "dshc compares a command's words, not its quotes: a `*` inside quotes may also cover "
+                      "further words (slightly wider)")
         if "?" in spec and effect == "allow":
             self.note(text, "`?` is literal in Claude Code but one character in dshc globs: this allow is slightly wider")
         policy.rule(origin, effect, [target], any_of("args.command", patterns))
