@@ -104,3 +104,43 @@ def test_default_mode_is_not_written_as_a_permanent_rule(places):
     assert "default ask" in result.text and "default allow" not in result.text
     result, _ = _import(places, {"permissions": {"defaultMode": "dontAsk"}}, "quiet")
     assert "default ask" in result.text and "approval ask" in result.text
+
+
+# --- a settings hierarchy: user < project < local < managed ---------------------------------------
+def _write(path: Path, settings: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+    return path
+
+
+def test_a_hierarchy_merges_rules_and_the_highest_scalar_wins(places, cli, tmp_path):
+    root, home, folder = places
+    user = _write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(git push:*)", "Bash(ls:*)"]},
+                                                       "sandbox": {"enabled": True}})
+    project = _write(root / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(git push:*)"]}})
+    local = _write(root / ".claude" / "settings.local.json", {"permissions": {"allow": ["Bash(make:*)"]},
+                                                              "sandbox": {"enabled": False}})
+    out = folder / "merged.dsh"
+    folder.mkdir(exist_ok=True)
+    done = cli("import", "claude-code", str(user), str(project), str(local), "--name", "merged", "-o", str(out))
+    assert done.code == 0, done.err
+    text = out.read_text()
+    assert "sandbox danger-full-access" in text  # local's `enabled: false` outranks the user's `true`
+    assert "(from .claude/settings.local.json)" in text and "(from ~/.claude/settings.json)" in text
+    decide = lambda command: hook_decision(places, out, "merged", "Bash", command, "default")  # noqa: E731
+    assert decide("git push origin main") == "deny"  # a deny in any file wins over an allow in another
+    assert decide("make test") == "allow" and decide("ls -la") == "allow"
+    assert decide("curl https://x.example") == "ask"
+
+
+def test_hierarchy_flag_finds_the_projects_files(places, cli):
+    root, home, folder = places
+    _write(home / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(curl:*)"]}})
+    project = _write(root / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
+    _write(root / ".claude" / "settings.local.json", {"permissions": {"ask": ["Bash(ls -R:*)"]}})
+    folder.mkdir(exist_ok=True)
+    out = folder / "found.dsh"
+    done = cli("import", "claude-code", str(project), "--hierarchy", "--name", "found", "-o", str(out))
+    assert done.code == 0, done.err
+    decide = lambda command: hook_decision(places, out, "found", "Bash", command, "default")  # noqa: E731
+    assert decide("curl https://x.example") == "deny" and decide("ls -la") == "allow" and decide("ls -R") == "ask"

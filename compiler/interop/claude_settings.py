@@ -95,9 +95,12 @@ def _portable(path: str, root: str, home: str) -> str:
 
 
 class _Importer:
-    def __init__(self, settings: dict, source: str, root: str, home: str, name: str):
+    def __init__(self, settings: dict, sources: list[str], root: str, home: str, name: str,
+                 origins: dict | None = None):
         self.settings = settings
-        self.source = _portable(source, root, home)
+        self.sources = [_portable(source, root, home) for source in sources]
+        # (effect, rule text) -> the file of a hierarchy the rule came from, shown beside it
+        self.origins = {key: _portable(path, root, home) for key, path in (origins or {}).items()}
         self.home = home.rstrip("/")
         self.mapping = load_mapping("claude-code")
         self.notes: list[Note] = []
@@ -116,9 +119,9 @@ class _Importer:
         enabled = sandbox.get("enabled") is True
         # the policy is the `default` mode's; the other modes are the session's (`flag permission-mode-…`,
         # `plan_mode`), which the hook reads from every call, so a session that leaves a mode leaves its rules
-        policy = PolicyText(self.name, f"Claude Code settings: {os.path.basename(self.source)}",
+        policy = PolicyText(self.name, "Claude Code settings: " + ", ".join(os.path.basename(s) for s in self.sources),
                             "workspace-write" if enabled else "danger-full-access", "ask", "ask",
-                            header=[f"Imported from {self.source} by `dshc import claude-code`.",
+                            header=[f"Imported from {', '.join(self.sources)} by `dshc import claude-code`.",
                                     "Each rule is preceded by the setting it came from."])
         if mode not in ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"):
             self.note(f"defaultMode {mode}", "not a Claude Code permission mode; sessions decide by the mode they are in")
@@ -200,6 +203,8 @@ class _Importer:
     # --- one rule ---
     def _rule(self, policy: PolicyText, effect: str, text: str) -> None:
         origin = f"permissions.{effect}: {text}"
+        if (effect, text) in self.origins:
+            origin += f"  (from {self.origins[effect, text]})"
         match = RULE.match(text)
         if not match:
             self.note(text, "not a `Tool` or `Tool(specifier)` rule; skipped" +
@@ -374,6 +379,67 @@ class _Importer:
         policy.rule(origin, effect, ["*"], condition)
 
 
+# where Claude Code reads managed settings, which outrank every other file
+MANAGED = {"linux": "/etc/claude-code/managed-settings.json",
+           "darwin": "/Library/Application Support/ClaudeCode/managed-settings.json",
+           "win32": "C:\\ProgramData\\ClaudeCode\\managed-settings.json"}
+RULE_ARRAYS = ("allow", "ask", "deny", "additionalDirectories")
+
+
+def hierarchy(settings_file: str, home: str, platform: str) -> list[str]:
+    """The settings files Claude Code reads for the project of `settings_file` that exist, lowest precedence
+    first: the user's, the project's, the project's local one, the managed one."""
+    folder = os.path.dirname(os.path.abspath(settings_file))
+    candidates = (os.path.join(home, ".claude", "settings.json"), os.path.join(folder, "settings.json"),
+                  os.path.abspath(settings_file), os.path.join(folder, "settings.local.json"), MANAGED.get(platform))
+    return [path for path in dict.fromkeys(candidates) if path and os.path.isfile(path)]
+
+
+def merge_settings(layers: list[tuple[str, dict]]) -> tuple[dict, dict]:
+    """Settings files, lowest precedence first → (one settings object, (effect, rule) → the file it came from).
+    As Claude Code merges scopes: the rule arrays and `additionalDirectories` of every file are joined (a deny in
+    any file stands), any other value is the highest file's that sets it (`sandbox`, key by key)."""
+    merged: dict = {"permissions": {}}
+    origins: dict = {}
+    for path, settings in layers:
+        if not isinstance(settings, dict):
+            raise ValueError(f"{path}: a settings file is a JSON object")
+        for key, value in settings.items():
+            if key == "permissions" and isinstance(value, dict):
+                perms = merged["permissions"]
+                for field, entry in value.items():
+                    if field in RULE_ARRAYS and isinstance(entry, list):
+                        joined = perms.setdefault(field, [])
+                        for rule in entry:
+                            if rule not in joined:
+                                joined.append(rule)
+                                if isinstance(rule, str):
+                                    origins[field, rule] = path
+                    else:
+                        perms[field] = entry
+            elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+    return merged, origins
+
+
+def import_hierarchy(layers: list[tuple[str, dict]], root: str | None = None, home: str | None = None,
+                     name: str = "claude-code") -> Imported:
+    """Several settings files (lowest precedence first) as one policy: `merge_settings`, each rule marked with
+    its file."""
+    if len(layers) == 1:
+        return import_settings(layers[0][1], layers[0][0], root, home, name)
+    settings, origins = merge_settings(layers)
+    return _Importer(settings, [path for path, _ in layers], root or _project_of(layers[-1][0]),
+                     home or os.path.expanduser("~"), name, origins).run()
+
+
+def _project_of(source: str) -> str:
+    folder = os.path.dirname(os.path.abspath(source))
+    return os.path.dirname(folder) if os.path.basename(folder) == ".claude" else folder
+
+
 def import_settings(settings: dict, source: str, root: str | None = None, home: str | None = None,
                     name: str = "claude-code") -> Imported:
     """`root`: the project folder (default: the one holding `.claude/`). Its `/x` and `./x` rules are written
@@ -381,6 +447,5 @@ def import_settings(settings: dict, source: str, root: str | None = None, home: 
     if not isinstance(settings, dict):
         raise ValueError("a settings file is a JSON object")
     if root is None:
-        folder = os.path.dirname(os.path.abspath(source))
-        root = os.path.dirname(folder) if os.path.basename(folder) == ".claude" else folder
-    return _Importer(settings, source, root, home or os.path.expanduser("~"), name).run()
+        root = _project_of(source)
+    return _Importer(settings, [source], root, home or os.path.expanduser("~"), name).run()
