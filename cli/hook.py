@@ -31,9 +31,9 @@ outermost `.dshc` from the call's cwd upward is the project folder. Always exits
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
-    if argv[:1] == ["gemini"]:  # Gemini CLI's protocol, the same decisions
-        from .hook_gemini import main as gemini
-        return gemini(argv, stdin, stdout, stderr)
+    if argv[:1] in (["gemini"], ["codex"]):  # their own protocols, the same decisions
+        from .hook_agents import main as other_agent
+        return other_agent(argv, stdin, stdout, stderr)
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     event = "PreToolUse"
     if "-h" in argv or "--help" in argv:  # help wherever it is asked for, never a decision

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import hook_project
 from dshc.cli.hook import main as hook_main
 from dshc.runtime import sandbox
 
@@ -34,13 +35,7 @@ policy boxed "every command, in the sandbox" extends workspace-write {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    root = tmp_path / "proj"
-    (root / "src").mkdir(parents=True)
-    (root / "p.dsh").write_text(POLICIES)
-    (root / ".dshc").write_text('load = ["p.dsh"]\npolicy = "team"\nlog = "off"\n')
-    return root
+    return hook_project(tmp_path, monkeypatch, POLICIES, "team")
 
 
 def _run(argv: list[str], payload) -> tuple[int, str, str]:

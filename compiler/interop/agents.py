@@ -39,7 +39,7 @@ class AgentTool:
     paths: tuple[str, ...]
     urls: tuple[str, ...]
     argv: tuple[str, ...]
-    patch: str | None
+    patch: tuple[str, ...] | None  # the arguments that may hold an apply_patch text, the first present used
     cwd: str | None = None  # the catalog argument that takes the call's working directory (a shell's `workdir`)
     only: Mapping[str, str] | None = None  # catalog argument -> glob (`!glob`: not it) marking this tool's calls
     specifier: str | None = None  # the catalog argument a `Tool(specifier)` rule of the plain family names
@@ -59,6 +59,10 @@ class CatalogCall:
     args: dict
 
 
+def _names(value) -> tuple[str, ...] | None:
+    return None if value is None else (value,) if isinstance(value, str) else tuple(value)
+
+
 @memoised(64)
 def load_mapping(agent: str) -> AgentMapping:
     if agent not in AGENTS:
@@ -68,7 +72,7 @@ def load_mapping(agent: str) -> AgentMapping:
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
-                             t.get("patch"), t.get("cwd"), t.get("only"), t.get("specifier"))
+                             _names(t.get("patch")), t.get("cwd"), t.get("only"), t.get("specifier"))
              for name, t in raw["tools"].items()}
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
 
@@ -125,7 +129,7 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
             args[field] = normal_url(args[field])
     if spec.patch is None:
         return [CatalogCall(spec.tool, args)]
-    text = source.get(spec.patch)
+    text = next((source[name] for name in spec.patch if isinstance(source.get(name), str)), None)
     files = [a or b for a, b in _PATCH_FILE.findall(text)] if isinstance(text, str) else []
     if not files:  # a patch we cannot read still gets a decision, on no particular file
         return [CatalogCall(spec.tool, args)]
