@@ -31,7 +31,7 @@ outermost `.dshc` from the call's cwd upward is the project folder. Always exits
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
-    if argv[:1] in (["gemini"], ["codex"]):  # their own protocols, the same decisions
+    if argv[:1] in (["gemini"], ["codex"], ["cursor"]):  # their own protocols, the same decisions
         from .hook_agents import main as other_agent
         return other_agent(argv, stdin, stdout, stderr)
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr

@@ -19,9 +19,9 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub, context_flags, load_flags) -> None:
     p = sub.add_parser("hook", help="agent hook: decide a tool call from the agent's hook JSON on stdin",
-                       description="dshc hook claude-code|gemini|codex [PRESET] [--config .dshc] [--load PATH]… [--preset P] [--host H] "
+                       description="dshc hook claude-code|gemini|codex|cursor [PRESET] [--config .dshc] [--load PATH]… [--preset P] [--host H] "
                        "[--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]")
-    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code|gemini|codex …")
+    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code|gemini|codex|cursor …")
 
     p = sub.add_parser("import", help="translate an agent's permission settings into a .dsh policy")
     p.add_argument("agent", choices=["claude-code", "codex"])

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from typing import Any
 
-AGENTS = ("claude-code", "codex", "gemini")
+AGENTS = ("claude-code", "codex", "cursor", "gemini")
 MODE_FLAG = "permission-mode-"  # + the agent's permission mode: the flag a session in that mode decides under
 
 
