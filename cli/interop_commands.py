@@ -122,6 +122,37 @@ def _read(path: str) -> str:
         raise DshError([Diagnostic("DSH107", f"cannot read an input file: {exc}", path=path)])
 
 
+def agent_source(spec: str):
+    """An agent's permission settings as one side of `dshc diff`: Claude Code's `settings*.json` or
+    `managed-settings.json`, Codex's `*.toml`, imported to a `.dsh` source; None for anything else."""
+    name = os.path.basename(spec)
+    if not os.path.isfile(spec):
+        return None
+    if name.endswith(".json") and (name.startswith("settings") or name == "managed-settings.json"):
+        agent = "claude-code"
+    elif name.endswith(".toml"):
+        agent = "codex"
+    else:
+        return None
+    from ..compiler.diagnostics import Diagnostic, DshError
+    from ..compiler.program import SourceFile
+    text = _read(spec)
+    try:
+        if agent == "claude-code":
+            from ..compiler.interop.claude_settings import import_settings
+            try:
+                settings = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"{spec} is not JSON: {exc}") from None
+            policy = import_settings(settings, os.path.abspath(spec)).text
+        else:
+            from ..compiler.interop.codex_config import import_codex
+            policy = import_codex(text, os.path.abspath(spec)).text
+    except ValueError as exc:
+        raise DshError([Diagnostic("DSH405", str(exc), path=spec)])
+    return SourceFile(f"{spec} ({agent} import)", policy.encode("utf-8"))
+
+
 def cmd_export(args, out, err) -> int:
     from .commands import _program, _request
     program = _program(args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,21 @@ SHAPES = json.loads((Path(__file__).parent / "fixtures" / "interop" / "claude_sh
 
 @pytest.fixture
 def places(tmp_path, monkeypatch):
-    root, home = tmp_path / "proj", tmp_path / "home"
+    """(project, home, policy folder). The home is the real one, only named in probes, never written: a
+    policy's `~/` is expanded once per process."""
+    root = tmp_path / "proj"
     (root / ".claude").mkdir(parents=True)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    return root, Path(os.path.expanduser("~")), tmp_path / "policies"
+
+
+@pytest.fixture
+def own_home(places, tmp_path, monkeypatch):
+    """`places` with a home of its own, for files a settings hierarchy reads there."""
+    home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    return root, home, tmp_path / "policies"
+    return places[0], home, places[2]
 
 
 def _import(places, settings: dict, name: str):
@@ -113,8 +123,8 @@ def _write(path: Path, settings: dict) -> Path:
     return path
 
 
-def test_a_hierarchy_merges_rules_and_the_highest_scalar_wins(places, cli, tmp_path):
-    root, home, folder = places
+def test_a_hierarchy_merges_rules_and_the_highest_scalar_wins(own_home, cli):
+    root, home, folder = places = own_home
     user = _write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(git push:*)", "Bash(ls:*)"]},
                                                        "sandbox": {"enabled": True}})
     project = _write(root / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(git push:*)"]}})
@@ -133,8 +143,8 @@ def test_a_hierarchy_merges_rules_and_the_highest_scalar_wins(places, cli, tmp_p
     assert decide("curl https://x.example") == "ask"
 
 
-def test_hierarchy_flag_finds_the_projects_files(places, cli):
-    root, home, folder = places
+def test_hierarchy_flag_finds_the_projects_files(own_home, cli):
+    root, home, folder = places = own_home
     _write(home / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(curl:*)"]}})
     project = _write(root / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
     _write(root / ".claude" / "settings.local.json", {"permissions": {"ask": ["Bash(ls -R:*)"]}})
@@ -144,3 +154,24 @@ def test_hierarchy_flag_finds_the_projects_files(places, cli):
     assert done.code == 0, done.err
     decide = lambda command: hook_decision(places, out, "found", "Bash", command, "default")  # noqa: E731
     assert decide("curl https://x.example") == "deny" and decide("ls -la") == "allow" and decide("ls -R") == "ask"
+
+
+# --- change review: `dshc diff` reads agent settings directly ---------------------------------------
+def test_diff_fails_a_change_that_widens_claude_code_settings(tmp_path, cli):
+    old = _write(tmp_path / "old" / ".claude" / "settings.json",
+                 {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Bash(sudo:*)"]}})
+    undenied = _write(tmp_path / "undenied" / ".claude" / "settings.json",
+                      {"permissions": {"allow": ["Bash(npm run test:*)"]}})
+    widened = cli("diff", str(old), str(undenied), "--fail-on-widen", "--json")
+    assert widened.code == 1, widened.err
+    assert any(c["witness"].get("command", "").startswith("sudo") for c in widened.json()["changes"] if c["widening"])
+
+
+def test_diff_reads_a_codex_config_as_its_imported_policy(tmp_path):
+    from dshc.cli.interop_commands import agent_source
+    config = tmp_path / "config.toml"
+    config.write_text('approval_policy = "never"\nsandbox_mode = "danger-full-access"\n')
+    source = agent_source(str(config))
+    assert source.path.endswith("(codex import)") and b"policy codex" in source.data
+    (tmp_path / "notes.json").write_text("{}")
+    assert agent_source(str(tmp_path / "notes.json")) is None  # neither agent's settings file name

@@ -7,6 +7,7 @@ then Program.decide) and must get the decision Claude Code's documented semantic
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -196,12 +197,12 @@ def test_sandbox_auto_allow_keeps_excluded_commands_and_deny_rules():
     assert any(str(n).startswith("sandbox.network") for n in result.notes)
 
 
-def test_path_forms_home_absolute_and_project_relative(monkeypatch):
-    monkeypatch.setenv("HOME", HOME)  # the policy names `~/.aws`: the home of whoever decides
+def test_path_forms_home_absolute_and_project_relative():
+    home = os.path.expanduser("~")  # the policy names `~/.aws`: the home of whoever decides
     settings = {"permissions": {"deny": ["Read(~/.aws/**)", "Read(//etc/**)", "Edit(/build/**)", "Read(*.key)"]}}
     result = import_settings(settings, SETTINGS, ROOT, HOME, name="paths")
     program = Program.load(texts={"p.dsh": result.text})
-    assert _decide(program, "paths", "Read", HOME + "/.aws/credentials") == "deny"
+    assert _decide(program, "paths", "Read", home + "/.aws/credentials") == "deny"
     assert _decide(program, "paths", "Read", "/etc/passwd") == "deny"
     assert _decide(program, "paths", "Edit", ROOT + "/build/out.js") == "deny"
     assert _decide(program, "paths", "Edit", "/build/out.js") == "ask"  # `/x` is the project's, not the root's

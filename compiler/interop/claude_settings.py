@@ -23,10 +23,11 @@ WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohu
                       "timeout", "xargs"})
 # what may follow a `prefix:*` allow's text inside an argument (`npm run test:*` covers `npm run test:unit`);
 # after the program name itself only a space: `npm:*` never covers `npmx` or `npm-check`
-SEPARATORS = (" ", ":", "-", ".", "/", "=", ",", "@", "+")
-# in bypassPermissions mode writes to these folders still ask, except the three Claude Code writes itself
-PROTECTED = (".git", ".claude", ".vscode", ".idea")
-PROTECTED_EXEMPT = (".claude/commands", ".claude/agents", ".claude/skills")
+SEPARATORS = (" ", ":", "-", ".", "/")
+# in bypassPermissions mode Claude Code still asks before writes to .git, .claude, .vscode and .idea; dshc asks
+# for every folder whose name starts with a dot (stricter, and two globs: each glob on a path doubles the
+# argument classes `dshc diff` and `verify` split the paths into)
+PROTECTED = (".*/*", "*/.*/*")
 MAX_PORT_DIGITS = 5
 
 
@@ -182,11 +183,8 @@ class _Importer:
         bypass = f"flag {MODE_FLAG}bypassPermissions"
         policy.rule("bypassPermissions mode: every mapped tool runs without asking", "allow",
                     sorted({t.tool for t in self.mapping.tools.values()}), bypass)
-        protected = [g for folder in PROTECTED for g in (f"{folder}/*", f"*/{folder}/*")]
-        exempt = [g for folder in PROTECTED_EXEMPT for g in (f"{folder}/*", f"*/{folder}/*")]
-        policy.rule("bypassPermissions mode: writes to .git, .claude, .vscode and .idea still ask", "ask",
-                    ["edit", "write"], f"{bypass} and {any_of('args.file_path', protected)} and not "
-                    f"{any_of('args.file_path', exempt)}")
+        policy.rule("bypassPermissions mode: writes to .git, .claude, .vscode and .idea still ask (here: to any "
+                    "dot-folder)", "ask", ["edit", "write"], f"{bypass} and {any_of('args.file_path', PROTECTED)}")
 
     def _sandbox(self, policy: PolicyText, sandbox: dict) -> None:
         if sandbox.get("autoAllowBashIfSandboxed", True) is True:
