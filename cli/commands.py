@@ -219,7 +219,10 @@ def side_program(spec: str, catalog=None, load=(), shipped: bool = True) -> Prog
     paths = list(load) if spec == "@shipped" else [spec, *load]
     shipped = shipped or spec == "@shipped"
     try:
-        return _from_files((shipped_sources() if shipped else []) + read_paths(paths), catalog)
+        # an agent's own settings (Claude Code settings.json, Codex config.toml) are imported on the fly
+        imported = interop.agent_source(spec) if spec != "@shipped" else None
+        own = [imported, *read_paths(load)] if imported is not None else read_paths(paths)
+        return _from_files((shipped_sources() if shipped else []) + own, catalog)
     except DshError as exc:
         if spec != "@shipped" and shipped and any(d.code == "DSH210" for d in exc.diagnostics):
             hint = invalid_request(f"`{spec}` declares names the shipped files declare too",

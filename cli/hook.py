@@ -31,6 +31,9 @@ outermost `.dshc` from the call's cwd upward is the project folder. Always exits
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
+    if argv[:1] in (["gemini"], ["codex"], ["cursor"]):  # their own protocols, the same decisions
+        from .hook_agents import main as other_agent
+        return other_agent(argv, stdin, stdout, stderr)
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     event = "PreToolUse"
     if "-h" in argv or "--help" in argv:  # help wherever it is asked for, never a decision
@@ -123,9 +126,11 @@ def _setup(options, payload: dict):
                                  catalog=overlaid_catalog(project.catalog))
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
-    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed
-    plan = payload.get("permission_mode") == "plan"
-    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=plan)
+    # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed; every mode is also a
+    # flag (`flag permission-mode-acceptEdits`), so an imported `defaultMode` follows the session's mode
+    from ..compiler.interop.agents import mode_flags
+    mode = payload.get("permission_mode")
+    request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=mode == "plan", flags=mode_flags(mode))
     workspace = options.workspace or project.root
     return project, program, request, workspace, _log_path(options, project, payload)
 

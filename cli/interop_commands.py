@@ -19,17 +19,22 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub, context_flags, load_flags) -> None:
     p = sub.add_parser("hook", help="agent hook: decide a tool call from the agent's hook JSON on stdin",
-                       description="dshc hook claude-code [PRESET] [--config .dshc] [--load PATH]… [--preset P] [--host H] "
+                       description="dshc hook claude-code|gemini|codex|cursor [PRESET] [--config .dshc] [--load PATH]… [--preset P] [--host H] "
                        "[--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl] [--workspace DIR]")
-    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code …")
+    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code|gemini|codex|cursor …")
 
     p = sub.add_parser("import", help="translate an agent's permission settings into a .dsh policy")
     p.add_argument("agent", choices=["claude-code", "codex"])
     p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, or Codex config.toml")
-    p.add_argument("rules", nargs="*", metavar="RULES", help="Codex execpolicy files with prefix_rule(...) calls")
+    p.add_argument("rules", nargs="*", metavar="MORE",
+                   help="Codex: execpolicy files with prefix_rule(...) calls; Claude Code: more settings files, each "
+                   "outranking the ones before it (user, project, local, managed)")
+    p.add_argument("--hierarchy", action="store_true",
+                   help="Claude Code: also read the user's, the project's local and the managed settings files, in "
+                   "Claude Code's precedence")
     p.add_argument("--name", help="policy name (default: the agent's name)")
-    p.add_argument("--root", metavar="DIR", help="project folder `/x` and `./x` rules are relative to "
-                   "(default: the folder holding .claude/)")
+    p.add_argument("--root", metavar="DIR", help="the project folder (default: the folder holding .claude/); its "
+                   "`/x` and `./x` rules are written relative to the workspace the policy decides for")
     p.add_argument("-o", "--output", metavar="FILE.dsh", help="write the policy here instead of stdout")
 
     p = sub.add_parser("export", help="write a policy as an agent's settings, or the code-mode SDK as TypeScript")
@@ -72,15 +77,10 @@ def cmd_import(args, out, err) -> int:
     name = args.name or args.agent
     try:
         if args.agent == "claude-code":
-            if args.rules:
-                raise _usage("RULES files are Codex execpolicy files; `import claude-code` takes one settings file")
-            from ..compiler.interop.claude_settings import import_settings
-            try:
-                settings = json.loads(text)
-            except ValueError as exc:
-                raise ValueError(f"{args.source} is not JSON: {exc}") from None
-            result = import_settings(settings, os.path.abspath(args.source), args.root, name=name)
+            result = _import_claude(args, text, rules, name)
         else:
+            if args.hierarchy:
+                raise _usage("--hierarchy reads Claude Code settings files; Codex has one config.toml")
             from ..compiler.interop.codex_config import import_codex
             result = import_codex(text, os.path.abspath(args.source), rules, name=name)
     except ValueError as exc:
@@ -91,6 +91,66 @@ def cmd_import(args, out, err) -> int:
     for note in result.notes:
         err.write(f"dshc import: not expressed exactly: {note}\n")
     return 0
+
+
+def _import_claude(args, text: str, more: dict[str, str], name: str):
+    """The settings file, and the others given or found (`--hierarchy`), lowest precedence first."""
+    import sys
+    from ..compiler.interop.claude_settings import hierarchy, import_hierarchy
+    source = os.path.abspath(args.source)
+    texts = {source: text, **{os.path.abspath(path): body for path, body in more.items()}}
+    paths = list(texts)
+    if args.hierarchy:
+        found = hierarchy(source, os.path.expanduser("~"), sys.platform)
+        paths = [*found, *(path for path in paths if path not in found)]
+    layers = []
+    for path in paths:
+        try:
+            body = texts[path] if path in texts else _read(path)
+            layers.append((path, json.loads(body)))
+        except ValueError as exc:
+            raise ValueError(f"{path} is not JSON: {exc}") from None
+    return import_hierarchy(layers, args.root, name=name)
+
+
+def _read(path: str) -> str:
+    from ..compiler.diagnostics import Diagnostic, DshError
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DshError([Diagnostic("DSH107", f"cannot read an input file: {exc}", path=path)])
+
+
+def agent_source(spec: str):
+    """An agent's permission settings as one side of `dshc diff`: Claude Code's `settings*.json` or
+    `managed-settings.json`, Codex's `*.toml`, imported to a `.dsh` source; None for anything else."""
+    name = os.path.basename(spec)
+    if not os.path.isfile(spec):
+        return None
+    if name.endswith(".json") and (name.startswith("settings") or name == "managed-settings.json"):
+        agent = "claude-code"
+    elif name.endswith(".toml"):
+        agent = "codex"
+    else:
+        return None
+    from ..compiler.diagnostics import Diagnostic, DshError
+    from ..compiler.program import SourceFile
+    text = _read(spec)
+    try:
+        if agent == "claude-code":
+            from ..compiler.interop.claude_settings import import_settings
+            try:
+                settings = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"{spec} is not JSON: {exc}") from None
+            policy = import_settings(settings, os.path.abspath(spec)).text
+        else:
+            from ..compiler.interop.codex_config import import_codex
+            policy = import_codex(text, os.path.abspath(spec)).text
+    except ValueError as exc:
+        raise DshError([Diagnostic("DSH405", str(exc), path=spec)])
+    return SourceFile(f"{spec} ({agent} import)", policy.encode("utf-8"))
 
 
 def cmd_export(args, out, err) -> int:

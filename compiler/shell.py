@@ -869,12 +869,17 @@ class _Walker:
                                                                               hazard, literal):
             return
         if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
-            # `git -C x push` is seen as itself and as `git push`: a deny of either decides
+            # `git -C x push` is seen as itself and as `git push`: a deny or ask of either decides, and an
+            # allow of the whole line covers it (`git -C x push` is not the `git push` an allow of that names)
             at, _ = _getopt(words, 1, row.leading, name)
             if 1 < at < len(words):
                 own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
                 self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
-                self.simple([head, *words[at:]], depth, (*order, at), env_hazard)
+                self.runners += 1
+                try:
+                    self.simple([head, *words[at:]], depth, (*order, at), env_hazard)
+                finally:
+                    self.runners -= 1
                 return
         hazard = hazard or self.program_hazard(name, words, order, depth)
         self.emit(order, argv, hazard=hazard, literal=literal)

@@ -61,6 +61,17 @@ def cli():
     return run_cli
 
 
+def hook_project(tmp_path: Path, monkeypatch, policies: str, policy: str) -> Path:
+    """A project folder whose `.dshc` loads `policies` and picks `policy`, with no event log, for hook tests."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "p.dsh").write_text(policies)
+    (root / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\nlog = "off"\n')
+    return root
+
+
 def request(**kwargs) -> Request:
     return Request(**kwargs)
 

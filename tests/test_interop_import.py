@@ -7,12 +7,14 @@ then Program.decide) and must get the decision Claude Code's documented semantic
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from dshc.cli.hook import decide_call
-from dshc.compiler.interop.agents import map_call
+from dshc.cli.hook import UNPROMPTED_MODES
+from dshc.compiler.interop.agents import map_call, mode_flags
 from dshc.compiler.interop.claude_settings import import_settings
 from dshc.compiler.interop.codex_config import import_codex
 from dshc.compiler.policy import RANK, strictest
@@ -42,13 +44,15 @@ def imported():
     return program, results
 
 
-def _decide(program, policy: str, tool: str, tool_input, unmapped="ask") -> str:
+def _decide(program, policy: str, tool: str, tool_input, unmapped="ask", mode="default") -> str:
+    """As the hook decides a call of a session in permission mode `mode`."""
     if isinstance(tool_input, str):
         tool_input = {"command": tool_input} if tool in ("Bash", "PowerShell") else {"file_path": tool_input}
-    request = Request(policy=policy)
+    request = Request(policy=policy, plan=mode == "plan", flags=mode_flags(mode))
     effects = [decide_call(program, request, tool, call, tool_input, ROOT, unmapped)[0]
                for call in map_call("claude-code", tool, tool_input, ROOT)]
-    return strictest(effects)
+    effect = strictest(effects)
+    return "deny" if effect == "ask" and mode in UNPROMPTED_MODES else effect
 
 
 def test_at_least_twenty_real_settings_files_with_cited_sources():
@@ -64,9 +68,10 @@ def test_at_least_twenty_real_settings_files_with_cited_sources():
 def test_probe_calls_get_claude_code_decisions(imported, path):
     program, _ = imported
     data = json.loads(path.read_text())
+    mode = data["settings"]["permissions"].get("defaultMode", "default")  # a session started in its default mode
     wrong = []
     for tool, tool_input, expected, *deviation in data["probes"]:
-        got = _decide(program, _policy_name(path), tool, tool_input)
+        got = _decide(program, _policy_name(path), tool, tool_input, mode=mode)
         if deviation:  # a documented case where dshc is stricter than Claude Code, never wider
             assert RANK[deviation[0]["dshc"]] > RANK[expected], deviation
             expected = deviation[0]["dshc"]
@@ -78,12 +83,12 @@ def test_probe_calls_get_claude_code_decisions(imported, path):
 def test_what_cannot_be_expressed_is_listed_with_the_rule_text(imported):
     _, results = imported
     notes = {stem: [str(n) for n in r.notes] for stem, r in results.items()}
-    assert any(n.startswith("Bash(sudo:*)") and "reads through `sudo`" in n for n in notes["glucosight"])
+    assert "# permissions.deny: Bash(sudo:*)" in results["glucosight"].text  # a deny is never dropped
     assert any(n.startswith("Bash(command *)") for n in notes["dotfiles"])
     assert any(n.startswith("permissions.allowFileAccess") for n in notes["dotfiles"])
     assert any("additionalDirectories \\tmp" in n for n in notes["foundry"])
     assert any("additionalDirectories C:\\Users" in n for n in notes["codementor"])
-    assert any(n.startswith("Bash(env *)") for n in notes["sala"])
+    assert "# permissions.deny: Bash(env *)" in results["sala"].text
 
 
 # --- bypass tests: each defence of the translation, attacked -----------------------------------
@@ -148,27 +153,33 @@ def test_raw_dotdot_paths_never_satisfy_an_imported_allow(bypass):
     assert decision.effect == "ask"
 
 
-def test_unmapped_tool_is_never_allowed_by_a_permissive_default():
+def test_unmapped_tool_is_never_allowed_by_a_permissive_mode():
     result = import_settings({"permissions": {"defaultMode": "bypassPermissions"}}, SETTINGS, ROOT, HOME, name="yolo")
     program = Program.load(texts={"yolo.dsh": result.text})
-    assert _decide(program, "yolo", "Bash", "rm -rf build") == "allow"  # bypassPermissions: mapped tools run
+    bypass = "bypassPermissions"
+    assert _decide(program, "yolo", "Bash", "rm -rf build", mode=bypass) == "allow"  # mapped tools run
+    assert _decide(program, "yolo", "Bash", "rm -rf build") == "ask"  # the session left bypassPermissions
     assert _decide(program, "yolo", "BrandNewTool", {"x": 1}) == "ask"
-    assert _decide(program, "yolo", "BrandNewTool", {"x": 1}, unmapped="deny") == "deny"
-    assert _decide(program, "yolo", "mcp__db__drop", {}) == "ask"
+    assert _decide(program, "yolo", "BrandNewTool", {"x": 1}, mode=bypass) == "deny"  # nobody is asked there
+    assert _decide(program, "yolo", "BrandNewTool", {"x": 1}, unmapped="deny", mode=bypass) == "deny"
+    assert _decide(program, "yolo", "mcp__db__drop", {}, mode=bypass) == "deny"
 
 
-def test_modes_plan_and_dont_ask():
+def test_modes_plan_and_dont_ask_follow_the_session():
     plan = import_settings({"permissions": {"defaultMode": "plan", "allow": ["Bash(npm:*)", "Edit"]}}, SETTINGS, ROOT, HOME,
                            name="planning")
     strict = import_settings({"permissions": {"defaultMode": "dontAsk", "allow": ["Bash(npm:*)"],
                                               "ask": ["Bash(git push:*)"]}}, SETTINGS, ROOT, HOME, name="quiet")
     program = Program.load(texts={"p.dsh": plan.text, "q.dsh": strict.text})
-    assert _decide(program, "planning", "Bash", "npm test") == "deny"
-    assert _decide(program, "planning", "Edit", ROOT + "/a") == "deny"
-    assert _decide(program, "planning", "Read", ROOT + "/a") == "allow"
-    assert _decide(program, "quiet", "Bash", "npm test") == "allow"
-    assert _decide(program, "quiet", "Bash", "git push") == "deny"  # nobody to ask
-    assert _decide(program, "quiet", "Bash", "make") == "deny"
+    assert _decide(program, "planning", "Bash", "npm test", mode="plan") == "deny"
+    assert _decide(program, "planning", "Edit", ROOT + "/a", mode="plan") == "deny"
+    assert _decide(program, "planning", "Read", ROOT + "/a", mode="plan") == "allow"
+    assert _decide(program, "planning", "Bash", "npm test") == "allow"  # out of plan mode, the rules decide
+    assert _decide(program, "planning", "Edit", ROOT + "/a") == "allow"
+    assert _decide(program, "quiet", "Bash", "npm test", mode="dontAsk") == "allow"
+    assert _decide(program, "quiet", "Bash", "git push", mode="dontAsk") == "deny"  # nobody to ask
+    assert _decide(program, "quiet", "Bash", "make", mode="dontAsk") == "deny"
+    assert _decide(program, "quiet", "Bash", "make") == "ask"
 
 
 def test_sandbox_auto_allow_keeps_excluded_commands_and_deny_rules():
@@ -187,10 +198,11 @@ def test_sandbox_auto_allow_keeps_excluded_commands_and_deny_rules():
 
 
 def test_path_forms_home_absolute_and_project_relative():
+    home = os.path.expanduser("~")  # the policy names `~/.aws`: the home of whoever decides
     settings = {"permissions": {"deny": ["Read(~/.aws/**)", "Read(//etc/**)", "Edit(/build/**)", "Read(*.key)"]}}
     result = import_settings(settings, SETTINGS, ROOT, HOME, name="paths")
     program = Program.load(texts={"p.dsh": result.text})
-    assert _decide(program, "paths", "Read", HOME + "/.aws/credentials") == "deny"
+    assert _decide(program, "paths", "Read", home + "/.aws/credentials") == "deny"
     assert _decide(program, "paths", "Read", "/etc/passwd") == "deny"
     assert _decide(program, "paths", "Edit", ROOT + "/build/out.js") == "deny"
     assert _decide(program, "paths", "Edit", "/build/out.js") == "ask"  # `/x` is the project's, not the root's

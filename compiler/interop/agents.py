@@ -18,7 +18,13 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from typing import Any
 
-AGENTS = ("claude-code", "codex")
+AGENTS = ("claude-code", "codex", "cursor", "gemini")
+MODE_FLAG = "permission-mode-"  # + the agent's permission mode: the flag a session in that mode decides under
+
+
+def mode_flags(mode: Any) -> frozenset:
+    """The request flags of an agent session's permission mode (`acceptEdits` → `permission-mode-acceptEdits`)."""
+    return frozenset({MODE_FLAG + mode}) if isinstance(mode, str) and mode.isalnum() else frozenset()
 
 
 @record(slots=False)
@@ -33,8 +39,10 @@ class AgentTool:
     paths: tuple[str, ...]
     urls: tuple[str, ...]
     argv: tuple[str, ...]
-    patch: str | None
+    patch: tuple[str, ...] | None  # the arguments that may hold an apply_patch text, the first present used
     cwd: str | None = None  # the catalog argument that takes the call's working directory (a shell's `workdir`)
+    only: Mapping[str, str] | None = None  # catalog argument -> glob (`!glob`: not it) marking this tool's calls
+    specifier: str | None = None  # the catalog argument a `Tool(specifier)` rule of the plain family names
 
 
 @record(slots=False)
@@ -51,6 +59,10 @@ class CatalogCall:
     args: dict
 
 
+def _names(value) -> tuple[str, ...] | None:
+    return None if value is None else (value,) if isinstance(value, str) else tuple(value)
+
+
 @memoised(64)
 def load_mapping(agent: str) -> AgentMapping:
     if agent not in AGENTS:
@@ -60,7 +72,7 @@ def load_mapping(agent: str) -> AgentMapping:
     tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
                              dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
                              tuple(t.get("argv", ())),
-                             t.get("patch"), t.get("cwd"))
+                             _names(t.get("patch")), t.get("cwd"), t.get("only"), t.get("specifier"))
              for name, t in raw["tools"].items()}
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
 
@@ -117,7 +129,7 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
             args[field] = normal_url(args[field])
     if spec.patch is None:
         return [CatalogCall(spec.tool, args)]
-    text = source.get(spec.patch)
+    text = next((source[name] for name in spec.patch if isinstance(source.get(name), str)), None)
     files = [a or b for a, b in _PATCH_FILE.findall(text)] if isinstance(text, str) else []
     if not files:  # a patch we cannot read still gets a decision, on no particular file
         return [CatalogCall(spec.tool, args)]
