@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from ..compiler import json_io
+from ..common import json_io
 
 USAGE = """usage: dshc hook gemini|codex|cursor [PRESET] [--config .dshc] [--load PATH]... [--no-shipped] [--preset P]
                              [--host H] [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl]
