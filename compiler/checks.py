@@ -183,7 +183,8 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
                     continue
                 pattern = atom.pattern
                 stem = pattern[:-1]
-                if pattern.endswith("*") and stem and stem[-1] not in " *?" and not any(c in stem for c in "*?"):
+                # after `=` or `/` the `*` is a value or a path going on (`PATH=*`), not a longer name
+                if pattern.endswith("*") and stem and stem[-1] not in " *?=/" and not any(c in stem for c in "*?"):
                     yield Diagnostic("DSH309", f"pattern `{pattern}` also matches longer program or argument "
                                      f"names (`{stem}x`)", atom.span or item.span,
                                      f"write `\"{stem} *\"` to match `{stem}` and `{stem} …` only")
@@ -191,12 +192,14 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
 
 def check_path_patterns_can_match(program) -> Iterator[Diagnostic]:
     """DSH316: a glob on a path argument that no canonical path can match (`./src/*`, `~nobody/x`, `src/`):
-    arguments are compared in canonical form (`paths`), so such a rule never decides anything."""
+    arguments are compared in canonical form (`paths`), so such a rule never decides anything. Only a path
+    parameter is canonical: a URL's `//` is no empty part."""
+    paths = {name for tool in program.catalog.definitions.values() for name in tool.path_parameters}
     for policy in program.resolved.tables["policy"].values():
         for item in (*policy.rules, *policy.guards):
             for atom in ast.atoms(item.condition):
                 field = ast.argument_field(atom) if isinstance(atom, ast.Matches) else None
-                if field is None or field in SHELL_FIELDS:
+                if field is None or field in SHELL_FIELDS or field not in paths:
                     continue
                 why = never_canonical(atom.pattern)
                 if why:
