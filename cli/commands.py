@@ -438,7 +438,7 @@ def cmd_codes(args, out, err) -> int:
 
 # commands defined in modules of their own, loaded only when that command runs (or for the whole help)
 MODULES = {"ls": ".ls", "suggest": ".suggest", "audit": ".audit", "test": ".test_runner", "build": ".bundle",
-           "lsp": ".lsp.command", "upstream": ".upstream_refresh"}
+           "lsp": ".lsp.command", "upstream": ".upstream_refresh", "init": ".init"}
 
 
 def _later(command: str, function: str):
@@ -466,6 +466,7 @@ COMMANDS = {
     "audit": _later("audit", "cmd_audit"),
     "test": _later("test", "cmd_test"),
     "upstream": _later("upstream", "cmd_upstream"),
+    "init": _later("init", "cmd_init"),
     "hook": interop.cmd_hook,
     "import": interop.cmd_import,
     "export": interop.cmd_export,

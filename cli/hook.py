@@ -84,6 +84,7 @@ def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, (_HookInputError, ValueError)) else f"{exc.__class__.__name__}: {exc}"
 
 
+DEFAULT_POLICY = "guarded"  # policies/guarded.dsh
 VALUE_FLAGS = ("--preset", "--host", "--platform", "--scope", "--policy", "--log", "--workspace")
 
 
@@ -126,6 +127,8 @@ def _setup(options, payload: dict):
                                  catalog=overlaid_catalog(project.catalog))
     fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
                                                                                  "policy")}
+    if project.path is None and fields["policy"] is None and not options.no_shipped:
+        fields["policy"] = DEFAULT_POLICY  # no project file and no --policy: the shipped protective default
     # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed; every mode is also a
     # flag (`flag permission-mode-acceptEdits`), so an imported `defaultMode` follows the session's mode
     from ..compiler.interop.agents import mode_flags

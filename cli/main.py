@@ -102,7 +102,7 @@ class _Unbuilt:
 
 # a command whose module defines its arguments (`commands.MODULES`) -> the shared flag adders it takes
 _FLAGS_OF = {"ls": (_load_flags,), "audit": (_load_flags,), "build": (_load_flags,), "test": (_load_flags,),
-             "lsp": (), "suggest": (_context_flags, _load_flags), "upstream": ()}
+             "lsp": (), "suggest": (_context_flags, _load_flags), "upstream": (), "init": ()}
 
 
 def _add_parsers_elsewhere(sub, only: str | None, names) -> None:
@@ -238,7 +238,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     _add_parsers_elsewhere(sub, only, ("ls", "audit", "build", "test", "upstream"))
     interop.add_parsers(sub, _context_flags, _load_flags)
-    _add_parsers_elsewhere(sub, only, ("lsp", "suggest"))
+    _add_parsers_elsewhere(sub, only, ("lsp", "suggest", "init"))
     if only in (None, "ui"):  # the explorer's module loads for its own command (or the whole help) only
         from .ui.command import add_parser as add_ui_parser
         add_ui_parser(sub, _load_flags)

@@ -407,7 +407,11 @@ def cmd_serve(args, out, err) -> int:
     if args.output_schema:
         from .commands import _output_schema
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
-    options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, _request(args),
+    request = _request(args)
+    if args.policy is None and not args.no_shipped and not args.bundle:
+        from .hook import DEFAULT_POLICY  # the same protective default as the hook's
+        request = request.model_copy(update={"policy": DEFAULT_POLICY})
+    options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, request,
                            os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema,
                            args.caller_context, args.reuse_port)
 

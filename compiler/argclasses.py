@@ -27,6 +27,11 @@ SHELL_UNIVERSE = rf"{SHELL_WORD}( {SHELL_WORD})*"
 TEXT_UNIVERSE = r"[ -~]*"
 MAX_SEGMENT_ATOMS = 8  # all non-empty subsets of up to 8 segment classes are enumerated
 MAX_CLASSES = 4096
+# past this many patterns on one field, refining the universe by all of them builds automata whose states
+# multiply (the guard library's path globs, or 14 `*ADDRESS*` URL globs, took minutes): each pattern then gives
+# its own witness
+MAX_REFINED_PATTERNS = 8
+MAX_PATTERN_WITNESSES = 48  # and at most this many of them, an even spread over the patterns
 SEARCH_SAMPLES = 500
 OPAQUE_COMMAND = "echo x | sh"
 UNPARSEABLE_COMMAND = "echo 'unterminated"
@@ -224,6 +229,9 @@ def _string_classes(tests: FieldTests, shell: bool, notes: list[str], classes=()
     others = [v for v in tests.literals if not isinstance(v, str)]
     regexes = [glob_regex(p, shell) for p in tests.patterns] + [_literal_regex(s) for s in strings]
     universe = SHELL_UNIVERSE if shell else TEXT_UNIVERSE
+    if len(regexes) > MAX_REFINED_PATTERNS:
+        notes.append(f"{len(regexes)} patterns on one argument: one witness per pattern, not every class they make")
+        return _witness_per_pattern(universe, regexes, shell) + others, False
     try:
         regions = _atoms(universe, regexes)
     except Exception as exc:  # noqa: BLE001 - an automaton we cannot build is a reason, not a crash
@@ -255,6 +263,16 @@ def _string_classes(tests: FieldTests, shell: bool, notes: list[str], classes=()
         commands = [" && ".join(combo) for combo in combos] + [OPAQUE_COMMAND, UNPARSEABLE_COMMAND]
         return commands + others, exact
     return witnesses + others, exact
+
+
+def _witness_per_pattern(universe: str, regexes: list[str], shell: bool) -> list[Any]:
+    """A value each pattern matches (and one none need match): a sample of the classes, never a proof. A
+    shell command is checked one segment at a time, with the opaque and unparseable commands."""
+    whole = _fsm(universe)
+    step = -(-len(regexes) // MAX_PATTERN_WITNESSES)
+    found = [w for w in (_shortest(whole & _fsm(regex)) for regex in regexes[::step]) if w is not None]
+    found = list(dict.fromkeys(found + ["x"]))
+    return found + [OPAQUE_COMMAND, UNPARSEABLE_COMMAND] if shell else found
 
 
 def _literal_regex(text: str) -> str:
@@ -312,7 +330,10 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
     for combo in itertools.islice(itertools.product(*(values for _, values in per_field)), MAX_CLASSES):
         witnesses.append({name: value for (name, _), value in zip(per_field, combo) if value is not _ABSENT})
     if not exact:
-        extra = _random_search(per_field, SEARCH_SAMPLES)
+        # fields sampled one witness per pattern already hold many classes: fewer recombinations keep
+        # `dshc verify` of a large guard library within minutes
+        sampled = any("patterns on one argument" in note for note in notes)
+        extra = _random_search(per_field, SEARCH_SAMPLES // 5 if sampled else SEARCH_SAMPLES)
         witnesses += extra
         notes.append(f"not exact, so not a proof: also searched {len(extra)} seeded random argument objects")
     return ArgumentClasses(tuple(witnesses), exact, tuple(dict.fromkeys(notes)))

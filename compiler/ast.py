@@ -273,6 +273,7 @@ class Policy:
     network: Name | None = None            # allow | deny
     writable: tuple[Name, ...] = ()        # extra writable roots (path text)
     fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
+    includes: tuple[Name, ...] = ()        # policies whose rules and guards this one adds
 
 
 @record

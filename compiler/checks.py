@@ -183,7 +183,8 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
                     continue
                 pattern = atom.pattern
                 stem = pattern[:-1]
-                # a stem ending in punctuation (`git log:*`, `npm run test-*`) is a deliberate argument prefix
+                # a stem ending in punctuation (`git log:*`, `npm run test-*`, `PATH=*`, `src/*`) is a deliberate
+                # argument prefix, a value or a path going on: not a longer name
                 if pattern.endswith("*") and stem and (stem[-1].isalnum() or stem[-1] == "_") and \
                         not any(c in stem for c in "*?"):
                     yield Diagnostic("DSH309", f"pattern `{pattern}` also matches longer program or argument "

@@ -106,7 +106,10 @@ class FilePattern(str):
 
     def may_match(self, glob: str) -> bool:
         pattern = glob_items(glob)
-        return any(languages_meet(_flatten(form), pattern) for form in self.forms)
+        # a relative form names files inside the workspace, whose text never starts with `/`: an absolute
+        # glob (`~/.ssh/*`) is met by the absolute form or not at all
+        return any(languages_meet(_flatten(form), pattern) for form in self.forms
+                   if not (glob[:1] == "/" and _relative(form)))
 
     def surely_matches(self, glob: str) -> bool:
         """Every file matches `glob`: told for a literal prefix and suffix around one `*` (`src/*`, `*.py`,
@@ -134,6 +137,12 @@ class FilePattern(str):
             return True
         # the workspace inside the directory: some files may be in it
         return None if path_inside(os.path.realpath(workspace), self.within.absolute) else False
+
+
+def _relative(form) -> bool:
+    """A form made relative to the workspace: it starts with neither `/` nor `ANY` (any file at all)."""
+    first = _flatten(form)[:1]
+    return first != ["/"] and first != [ANY]
 
 
 def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -> FilePattern:

@@ -140,6 +140,7 @@ def _items(decl) -> list[_Item]:
         items = _singles([("sandbox", decl.sandbox), ("sandbox fallback", decl.fallback), ("network", decl.network),
                           ("approval", decl.approval), ("default", decl.default)])
         items += [_item("writable", root.span, _string(root.text)) for root in decl.writable]
+        items += _list_item("include", decl.includes)
         items += [_Item(_line(r.span), _end_line(r.span), _col(r.span), _rule(r)) for r in decl.rules]
         items += [_Item(_line(g.span), _end_line(g.span), _col(g.span), _guard(g)) for g in decl.guards]
         return items
@@ -185,13 +186,31 @@ def _targets(targets) -> str:
 
 
 def _rule(rule: ast.Rule) -> str:
-    text = f"{rule.effect} {_targets(rule.targets)}"
-    return text + (" when " + expr_text(rule.condition) if rule.condition is not None else "")
+    return _conditional(f"{rule.effect} {_targets(rule.targets)}", rule.condition)
 
 
 def _guard(guard: ast.Guard) -> str:
-    text = f"guard {guard.name.text}: deny {_targets(guard.targets)}"
-    return text + (" when " + expr_text(guard.condition) if guard.condition is not None else "")
+    return _conditional(f"guard {guard.name.text}: deny {_targets(guard.targets)}", guard.condition)
+
+
+def _conditional(head: str, condition) -> str:
+    """`HEAD when CONDITION` on one line; past the width, an `or` of tests one line each group:
+    `HEAD` / `  when A or B` / `    or C` (newlines are insignificant to the parser)."""
+    if condition is None:
+        return head
+    text = f"{head} when {expr_text(condition)}"
+    if len(INDENT) + len(text) <= WIDTH or not isinstance(condition, ast.Or):
+        return text
+    lines, current = [head], "  when"
+    for index, item in enumerate(condition.items):
+        piece = expr_text(item, PRECEDENCE[ast.Or])
+        joined = f"{current} {piece}" if index == 0 else f"{current} or {piece}"
+        if index and len(INDENT) + len(joined) > WIDTH:
+            lines.append(current)
+            joined = f"    or {piece}"
+        current = joined
+    lines.append(current)
+    return "\n".join(lines)
 
 
 def _string(text: str) -> str:

@@ -122,7 +122,7 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
     presets = _flatten_all(tables["preset"], _flatten_preset)
     scopes = _flatten_all(tables["scope"], _flatten_scope)
     classes = tuple(r.classes)
-    policies = _flatten_all(tables["policy"], lambda decl, parent: _flatten_policy(decl, parent, classes))
+    policies = _flatten_policies(tables["policy"], classes)
     return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])
 
 
@@ -327,6 +327,8 @@ class _Resolver:
     # --- policies ---
     def check_policy(self, decl: ast.Policy, tables) -> Iterator[Diagnostic]:
         yield from self.ref("policy", decl.extends, tables)
+        for name in decl.includes:
+            yield from self.ref("policy", name, tables)
         if decl.sandbox is not None and decl.sandbox.text not in SANDBOX_MODES:
             yield Diagnostic("DSH109", f"unknown sandbox mode `{decl.sandbox.text}`", decl.sandbox.span,
                              did_you_mean(decl.sandbox.text, SANDBOX_MODES) or "modes are " + ", ".join(SANDBOX_MODES))
@@ -479,6 +481,9 @@ class _Resolver:
             for decl in tables[kind].values():
                 if decl.extends is not None and decl.extends.text in tables[kind]:
                     edges.append(((kind, decl.name.text), (kind, decl.extends.text), "extends", decl.extends.span))
+        for decl in tables["policy"].values():
+            edges += [(("policy", decl.name.text), ("policy", n.text), "include", n.span)
+                      for n in decl.includes if n.text in tables["policy"]]
         for decl in tables["scope"].values():
             if decl.parent is not None and decl.parent.text in tables["scope"]:
                 edges.append((("scope", decl.name.text), ("scope", decl.parent.text), "parent", decl.parent.span))
@@ -494,7 +499,7 @@ class _Resolver:
             found.append({"relation": relation, "span": span})
             keyed.append((u, v, len(found) - 1, found[-1]))
         graph = LazyGraph("MultiDiGraph", [(node, {}) for node in nodes], keyed)
-        chains = [(u, v) for u, v, relation, _ in edges if relation in ("extends", "parent")]
+        chains = [(u, v) for u, v, relation, _ in edges if relation in ("extends", "parent", "include")]
         cyclic = _on_or_before_cycles(chains)
         if not cyclic:
             return graph  # the usual case: networkx is needed only to name the cycles
@@ -579,12 +584,45 @@ def _flatten_scope(decl: ast.Scope, parent: EffectiveScope | None) -> EffectiveS
         _nearest(decl, parent, "present"))
 
 
-def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, classes=()) -> EffectivePolicy:
+def _flatten_policies(table: dict, classes) -> dict:
+    """`_flatten_all` for policies, whose `include`s are flattened before them as their parent is."""
+    done: dict = {}
+    for name in table:
+        stack = [name]
+        while stack:
+            item = stack[-1]
+            decl = table[item]
+            waiting = [n for n in ([decl.extends.text] if decl.extends else []) + [n.text for n in decl.includes]
+                       if n not in done]  # unknown names and cycles were errors before this runs
+            if waiting:
+                stack += waiting
+                continue
+            stack.pop()
+            if item not in done:
+                done[item] = _flatten_policy(decl, done.get(decl.extends.text) if decl.extends else None,
+                                             [done[n.text] for n in decl.includes if n.text in done], classes)
+    return {name: done[name] for name in table}
+
+
+def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, included=(), classes=()) -> EffectivePolicy:
+    rules, guards = _once((parent.rules if parent else ()), *(p.rules for p in included), decl.rules), \
+        _once((parent.guards if parent else ()), *(p.guards for p in included), decl.guards)
     return EffectivePolicy(decl.name.text, decl, _nearest(decl, parent, "sandbox"), _nearest(decl, parent, "approval"),
-                           _nearest(decl, parent, "default"),
-                           (parent.rules if parent else ()) + decl.rules, (parent.guards if parent else ()) + decl.guards,
+                           _nearest(decl, parent, "default"), rules, guards,
                            _nearest(decl, parent, "network"), (parent.writable if parent else ()) + decl.writable,
                            _nearest(decl, parent, "fallback"), classes=classes)
+
+
+def _once(*groups) -> tuple:
+    """The items of every group in order, each object once: two included policies may share an ancestor."""
+    seen: set[int] = set()
+    out = []
+    for group in groups:
+        for item in group:
+            if id(item) not in seen:
+                seen.add(id(item))
+                out.append(item)
+    return tuple(out)
 
 
 def own_tool_name(text: str) -> str:

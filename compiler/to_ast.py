@@ -241,7 +241,11 @@ class _ToAst:
             network=first.get("network"),
             writable=tuple(tagged.get("writable", ())),
             fallback=first.get("fallback"),
+            includes=tuple(n for group in tagged.get("include", ()) for n in group),
         )
+
+    def include(self, node, children):
+        return ("include", children[0])
 
     def sandbox_fallback(self, node, children):
         return ("fallback", self._name(children[0]))

@@ -240,8 +240,11 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
                 theirs = decider.decisions(policy, parent_composition, name, tool_def, plan, classes)
                 _compare(report, "narrowing", mine, theirs, classes, request, name, plan, policy.name,
                          f"scope `{scope.name}` may do more than its parent `{scope.parent}`")
+            aliases = tool_def.aliases if tool_def else ()
             for item in (*policy.rules, *policy.guards):
                 if isinstance(item, ast.Rule) and item.effect != "deny":
+                    continue
+                if not _may_decide(item, name, tool_def, aliases):
                     continue
                 without = decider.without(policy, item)
                 looser = decider.decisions(without, composition, name, tool_def, plan, classes)
@@ -254,6 +257,16 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
         progress(len(domain), len(domain))
     report.violations = _first_per_message(report.violations)
     return report
+
+
+SPLIT_TOOLS = ("read", "write")  # a shell line's file accesses and a search's path are decided as these
+
+
+def _may_decide(item, name: str, tool_def, aliases) -> bool:
+    """Whether a rule or guard can take part in a decision of tool `name`: it names the tool, or a tool a call
+    is split into, or it targets a package or a risk axis (kept, as its tools are not looked up here)."""
+    return any(t.kind != "tool" or target_matches_tool(t, name, tool_def, aliases)
+               or any(target_matches_tool(t, split, None) for split in SPLIT_TOOLS) for t in item.targets)
 
 
 def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):

@@ -108,7 +108,7 @@ policy inside "allow-list on the place alone" {
   allow bash when args.command matches "cp *"
   allow write when args.file_path inside workspace
 }
-policy guarded "a guard" {
+policy guard-demo "a guard" {
   default allow
   guard settings: deny write when args.file_path matches ".claude/*"
 }
@@ -126,8 +126,8 @@ CASES = [
     ("placed", "cp -t backup -- *.py", "allow"), ("placed", "cp -t .. -- *.py", "deny"),  # `../*.py`: maybe outside
     ("inside", "cp -t backup -- *.py", "allow"), ("inside", "cp -t .. -- *.py", "deny"),
     ("inside", 'cp -t backup -- "$f"', "allow"), ("inside", 'cp -- x "$d"', "deny"),
-    ("guarded", 'cp "$f" .claude/', "deny"), ("guarded", 'cp "$f" backup/', "allow"),
-    ("guarded", 'cp x "$d"/settings.json', "deny"),  # `**settings.json`: no literal part a guard is found by
+    ("guard-demo", 'cp "$f" .claude/', "deny"), ("guard-demo", 'cp "$f" backup/', "allow"),
+    ("guard-demo", 'cp x "$d"/settings.json', "deny"),  # `**settings.json`: no literal part a guard is found by
 ]
 
 

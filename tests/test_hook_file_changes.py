@@ -158,7 +158,7 @@ SEARCH_POLICIES = '''policy quiet "says nothing of reads" {
   default deny
   allow grep
 }
-policy guarded "a guard on reads" {
+policy read-guard "a guard on reads" {
   default allow
   guard secrets: deny read when args.file_path matches "*.env"
 }
@@ -171,7 +171,7 @@ def test_a_search_is_a_read_only_where_the_policy_has_rules_on_reads():
     program = Program.load(texts={"s.dsh": SEARCH_POLICIES})
     quiet = Request(preset="standard", policy="quiet")
     assert program.decide(quiet, "grep", {"pattern": "x", "path": ".env"}, workspace="/ws").effect == "allow"
-    guarded = Request(preset="standard", policy="guarded")
+    guarded = Request(preset="standard", policy="read-guard")
     # the guard stage alone, as the runtime's pipeline runs it, fires for the file a search reads
     fired = program.guard(guarded, "grep", {"pattern": "x", "path": ".env"}, workspace="/ws")
     assert fired is not None and fired.reason == "guard `secrets` denies it"

@@ -22,7 +22,7 @@ needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.networ
                                       reason="needs Landlock and unprivileged user namespaces")
 
 POLICIES = '''
-policy guarded "keeps .claude" extends workspace-write {
+policy keeps-claude "keeps .claude" extends workspace-write {
   default allow
   deny write, edit when args.file_path matches ".claude/*"
 }
@@ -49,7 +49,7 @@ def test_only_what_a_rule_alone_decides_becomes_a_path(program):
     # `*.env` names no directory, `… and plan_mode` and `… or plan_mode` are not the glob alone, `edit` is not a
     # process's write
     assert protected_paths(policy) == ("config/", "/srv/app/.env", ".git/hooks/")  # a directory's ends in `/`
-    guarded = program.composition(Request(host="web", policy="guarded")).policy
+    guarded = program.composition(Request(host="web", policy="keeps-claude")).policy
     assert protected_paths(guarded) == (".claude/",)
 
 
@@ -110,7 +110,7 @@ def test_without_protection_the_same_script_writes(run, workspace):
 def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
     (tmp_path / ".claude").mkdir()
     (tmp_path / "w.sh").write_text("echo x > .claude/settings.json; echo wrote=$?\n")
-    ctx, state = session(program, Request(host="web", policy="guarded"), str(tmp_path))
+    ctx, state = session(program, Request(host="web", policy="keeps-claude"), str(tmp_path))
     try:
         tool_ctx = ctx.tool_context(ctx.signal)
         assert tool_ctx.protected_roots == (".claude/",)
@@ -118,10 +118,10 @@ def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
     finally:
         state.close()
     assert "wrote=0" not in output and not (tmp_path / ".claude" / "settings.json").exists()
-    described = describe_sandbox(program, Request(host="web", policy="guarded"), "bash")
+    described = describe_sandbox(program, Request(host="web", policy="keeps-claude"), "bash")
     assert described["read_only"] == [".claude/"] and described["mechanism"].endswith("+read-only-mounts")
     assert ".git/hooks" in described["read_only_where_present"]  # whatever the policy says (RUN_LATER)
-    assert describe_sandbox(program, Request(host="web", policy="guarded"), "read")["read_only_where_present"] == []
+    assert describe_sandbox(program, Request(host="web", policy="keeps-claude"), "read")["read_only_where_present"] == []
 
 
 def absent(**found) -> Probe:

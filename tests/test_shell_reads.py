@@ -72,7 +72,7 @@ policy placed "reads asked outside the workspace" {
   default allow
   ask read when args.file_path outside workspace
 }
-policy guarded "a guard on reads" {
+policy read-guard "a guard on reads" {
   default allow
   guard secrets: deny read when args.file_path matches "*.env"
 }
@@ -85,7 +85,7 @@ CASES = [
     ("secrets", "grep -r KEY src", "deny"),  # src/x.env may be below
     ("secrets", "grep KEY -- src/a.py", "allow"), ("secrets", "cd sub && cat .env", "deny"),
     ("silent", "cat .env", "allow"), ("silent", 'cat "$V"', "allow"), ("silent", "cat < .env", "allow"),
-    ("guarded", "cat .env", "deny"), ("guarded", 'cat "$V"', "deny"), ("guarded", "cat a.py", "allow"),
+    ("read-guard", "cat .env", "deny"), ("read-guard", 'cat "$V"', "deny"), ("read-guard", "cat a.py", "allow"),
 ]
 
 

@@ -1,0 +1,36 @@
+"""`dshc init`: a project under `guarded` whose own tests pass, the hook merged into Claude Code's settings
+without losing a key, and no file overwritten without --force."""
+from __future__ import annotations
+
+import json
+
+
+def test_init_in_an_empty_project_gives_a_hook_setup_whose_tests_pass(cli, tmp_path):
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
+        {"model": "opus", "permissions": {"deny": ["Read(./.env)"]},
+         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}}))
+    result = cli("init", str(tmp_path), "--claude-code", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["written"] == [".dshc", "team.dsh", "team.test.toml", ".claude/settings.json"]
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus" and settings["permissions"] == {"deny": ["Read(./.env)"]}
+    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify"}]}]
+    for event in ("PreToolUse", "PostToolUse"):
+        assert settings["hooks"][event] == [{"matcher": "*", "hooks": [{"type": "command",
+                                                                          "command": "dshc hook claude-code"}]}]
+    tested = cli("test", str(tmp_path / "team.test.toml"))
+    assert tested.code == 0, tested.out
+    assert "2 passed, 0 failed" in tested.out
+
+
+def test_init_refuses_to_overwrite_without_force_and_never_registers_the_hook_twice(cli, tmp_path):
+    assert cli("init", str(tmp_path), "--claude-code").code == 0
+    (tmp_path / "team.dsh").write_text("# mine\n")
+    refused = cli("init", str(tmp_path), "--json")
+    assert refused.code == 2 and refused.json()["diagnostics"][0]["code"] == "DSH405"
+    assert (tmp_path / "team.dsh").read_text() == "# mine\n"
+    assert cli("init", str(tmp_path), "--claude-code", "--force").code == 0
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert len(settings["hooks"]["PreToolUse"]) == 1
+    assert "extends guarded" in (tmp_path / "team.dsh").read_text()
