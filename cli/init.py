@@ -26,7 +26,7 @@ policy team "Our agents" extends guarded {
   # ask bash when args.command matches "kubectl apply *" or args.command matches "terraform apply *"
   # never touch production settings:
   # guard production: deny write, edit when args.file_path matches "deploy/production/*"
-  # one more set of the library on its own, in a policy of yours: include secrets, destructive
+  # one more set of the library on its own, in a policy of yours: include guard-secrets, guard-destructive
 }
 """
 
