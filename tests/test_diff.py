@@ -62,9 +62,10 @@ def test_a_new_deny_is_a_narrowing_not_a_widening(cli, shipped_tree, tmp_path):
     data = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert data.code == 0
     changes = data.json()["changes"]
-    # the label on the wire (host policy workspace-write), and the calls under `plan`, which extends it
+    # the label on the wire (host policy workspace-write), and the calls under `plan` and `guarded`, which extend it
     assert {(c["kind"], c["tool"], c["detail"], c["widening"], c["policy"]) for c in changes} == {
-        ("policy", "glob", "allow → deny", False, None), ("decision", "glob", "allow → deny", False, "plan")}
+        ("policy", "glob", "allow → deny", False, None), ("decision", "glob", "allow → deny", False, "plan"),
+        ("decision", "glob", "allow → deny", False, "guarded")}
 
 
 def test_two_contexts_of_the_same_sources(cli):
