@@ -105,6 +105,14 @@ def _script(tmp_path) -> Path:
     return script
 
 
+def _drained(main: int) -> bytes:
+    """What reached a terminal's other side, read until it has been quiet for 0.2 s."""
+    echoed = b""
+    while select.select([main], [], [], 0.2)[0]:
+        echoed += os.read(main, 1024)
+    return echoed
+
+
 def attempts(run, tmp_path, **context) -> tuple[dict, bytes]:
     """Run the attempts confined, with a terminal of their own: (name -> `ok` or the errno's name, what reached
     the terminal's other side)."""
@@ -112,9 +120,7 @@ def attempts(run, tmp_path, **context) -> tuple[dict, bytes]:
     main, secondary = os.openpty()
     try:
         output = run(f"python3 {script} {os.ttyname(secondary)} 2>&1", **context)
-        echoed = b""
-        while select.select([main], [], [], 0.2)[0]:
-            echoed += os.read(main, 1024)
+        echoed = _drained(main)
     finally:
         os.close(main)
         os.close(secondary)
@@ -176,9 +182,7 @@ def test_the_terminal_a_command_is_started_in_takes_no_input_from_it(tmp_path, b
         done = subprocess.run(launch.argv, stdin=secondary, capture_output=True, text=True, timeout=60,
                               cwd=tmp_path / "ws", env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
                               preexec_fn=take_the_terminal)
-        echoed = b""
-        while select.select([main], [], [], 0.2)[0]:
-            echoed += os.read(main, 1024)
+        echoed = _drained(main)
     finally:
         os.close(main)
         os.close(secondary)
