@@ -136,7 +136,7 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     if effect == "deny" or sandbox is None:
         return result
     confined = runtime_sandbox(program, request) if sandbox is True else sandbox
-    verdict = sandbox_verdict(program, request, tool, args, workspace, confined)
+    verdict = escalation_verdict(args, confined) or sandbox_verdict(program, request, tool, args, workspace, confined)
     if verdict is None:
         return result
     composition = program.composition(request)
@@ -147,6 +147,9 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     hint = "no sandbox mode would run it" if verdict.escalate_to is None else \
         (ESCALATE if takes else ASKED).format(mode=verdict.escalate_to)
     lead = f"the `{verdict.mode}` sandbox refuses {verdict.refuses} ({verdict.why})"
+    if verdict.refuses == ESCALATION:  # the call asked for it itself: no retry to hint at
+        hint = ASKED.format(mode=verdict.escalate_to)
+        lead = f"the call asks to leave the policy's `{verdict.mode}` sandbox ({verdict.why})"
     line = ((f"{composition.policy.name}/sandbox" if composition.policy else "sandbox") + f" {verdict.mode}",
             verdict.source)
     if never or verdict.escalate_to is None:
@@ -156,6 +159,26 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     return CallDecision("ask", f"{lead}; {hint}" + (f"; the rules alone said: {decision.reason}"
                                                    if effect == "ask" else ""),
                         "sandbox", (*rules, line), decision, sandbox=verdict)
+
+
+ESCALATION = "this call in its own mode"  # `SandboxVerdict.refuses` of an escalation the call asks for
+# how other agents ask to leave the sandbox (Claude Code's `dangerouslyDisableSandbox`, the reference's retry)
+ESCALATION_MODES = {"require_escalated": "danger-full-access"}
+
+
+def escalation_verdict(args, confined: FileSandbox) -> SandboxVerdict | None:
+    """A call that asks for a wider sandbox mode than the policy's (`sandbox_permissions`) is its own decision,
+    never inherited from an allow: it asks a human, who grants that mode to this call once (anthropics/
+    claude-code#13583, #34315: a retry outside the sandbox ran without a prompt). None when it asks nothing
+    wider."""
+    wanted = args.get("sandbox_permissions") if isinstance(args, dict) else None
+    wanted = ESCALATION_MODES.get(wanted, wanted) if isinstance(wanted, str) else None
+    if wanted not in SANDBOX_MODES or confined.mode not in SANDBOX_MODES or \
+            SANDBOX_MODES.index(wanted) <= SANDBOX_MODES.index(confined.mode):
+        return None
+    why = args.get("justification")
+    why = f"`{wanted}`, because: {why}" if isinstance(why, str) and why.strip() else f"`{wanted}`, giving no reason"
+    return SandboxVerdict(confined.mode, ESCALATION, why, wanted, confined.source)
 
 
 def argument_problem(program: Program, request: Request, tool: str, args, agent_fields=None) -> ArgumentProblem | None:

@@ -192,7 +192,7 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
                                          _policy_files(project, options), effect, reason)
     if effect != "deny":
         effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
-                                            effect, reason, keep)
+                                            effect, reason, keep, _escalated(effect, call, sandbox))
         effect, reason = _searches(options.agent, program, request, name, tool_input or {},
                                    payload.get("cwd") or workspace, workspace, effect, reason)
     mode = payload.get("permission_mode")
@@ -269,11 +269,22 @@ def _log_files(log: str | None) -> tuple[str, ...]:
     return () if is_dsn(log) else kept_paths(log)
 
 
+def _escalated(effect: str, call, sandbox) -> str | None:
+    """The wider mode the call asks for (`dangerouslyDisableSandbox`), when its answer asks a human: their
+    approval is what grants it, so the line they approve runs in it."""
+    if effect != "ask" or sandbox is None or call.tool is None:
+        return None
+    from .call_decision import escalation_verdict
+    verdict = escalation_verdict(call.args, sandbox)
+    return verdict.escalate_to if verdict is not None else None
+
+
 def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,
-              keep: tuple[str, ...] = ()):
+              keep: tuple[str, ...] = (), mode: str | None = None):
     """(effect, reason, updated input) for a call the policy lets run: a shell command of a policy that
     declares a sandbox runs in it (`hook_sandbox`), with the files that configure the hook read-only
-    (`keep`), and where no sandbox can be had here it is denied."""
+    (`keep`), and where no sandbox can be had here it is denied. `mode`: a wider mode the call asked for, which
+    the human who answers the ask grants (danger-full-access: the command as written)."""
     from ..compiler.interop.agents import load_mapping
     tool = load_mapping(agent).tools.get(name)
     command = tool_input.get("command")
@@ -285,8 +296,10 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
         return effect, reason, None
     from ..compiler.user_cache import UntrustedCache
     from ..runtime.sandbox import SandboxUnavailable
+    if mode == "danger-full-access":
+        return effect, f"{reason}; approved, it runs outside the sandbox", None
     try:
-        found = sandboxed_command(policy, command, workspace, keep)
+        found = sandboxed_command(policy, command, workspace, keep, mode)
     except SandboxUnavailable as exc:
         return "deny", f"dshc: deny: the policy's `sandbox {exc.mode}` cannot be kept here ({exc.missing})", None
     except (OSError, UntrustedCache) as exc:
@@ -295,8 +308,8 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     if found is None:
         return effect, reason, None
     line, mechanism = found
-    return effect, f"{reason}; runs in the policy's `sandbox {policy.sandbox.text}` ({mechanism})", \
-        {**tool_input, "command": line}
+    where = f"approved, it runs in `sandbox {mode}`" if mode else f"runs in the policy's `sandbox {policy.sandbox.text}`"
+    return effect, f"{reason}; {where} ({mechanism})", {**tool_input, "command": line}
 
 
 def _file_sandbox(program, request, keep: tuple[str, ...]):

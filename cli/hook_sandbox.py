@@ -24,11 +24,12 @@ def declares_sandbox(policy) -> bool:
     return policy is not None and policy.sandbox is not None and policy.sandbox.text != "danger-full-access"
 
 
-def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...] = ()) -> tuple[str, str] | None:
+def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...] = (),
+                      mode: str | None = None) -> tuple[str, str] | None:
     """(the confined command line, the mechanism's name), or None when the policy declares no sandbox,
     or opted out of one on a host that has none. `keep`: files kept read-only besides the policy's own
     protected paths (what configures the hook: a command that rewrote them would choose the next call's
-    policy, or remove the hook)."""
+    policy, or remove the hook). `mode`: a wider mode a human approved for this call (`escalation_verdict`)."""
     if not declares_sandbox(policy):
         return None
     from ..compiler.policy.protected import hidden_globs, matching_files
@@ -37,14 +38,15 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     from .sandbox_record import reported_probe
     settings = sandbox_settings(policy)
     hidden = settings["hidden_roots"]
-    if policy_mode(policy) != "danger-full-access" and (globs := hidden_globs(policy)):
+    mode = mode or policy_mode(policy)
+    if mode != "danger-full-access" and (globs := hidden_globs(policy)):
         found, complete = matching_files(os.path.realpath(workspace), globs)
         if not complete:  # some would be readable: the call is denied, saying why
-            raise SandboxUnavailable(policy_mode(policy), "a search small enough to find every file the policy's "
+            raise SandboxUnavailable(mode, "a search small enough to find every file the policy's "
                                      "read rules name (too many entries under the workspace; name a path instead)")
         hidden = (*hidden, *found)
     tmp = private_tmp()
-    conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
+    conf = confinement_in(mode, os.path.realpath(workspace), tmp,
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
                           hidden=hidden,
                           network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],

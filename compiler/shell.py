@@ -74,6 +74,9 @@ class FileAccess:
     path: str
     pattern: tuple = ()  # a file the line cannot name, as `file_pattern` items (`path` shows it)
     why: str = ""  # why the access may be to any file, when no word of the line names it (a branch switch)
+    # every file below a directory, read because it is there (`grep -r x src`, `git diff`), or any file a branch
+    # switch rewrites, not named: the rule layer may leave to the sandbox what it enforces (`policy.deferral`)
+    tree: bool = False
 
 
 @record(slots=False)
@@ -596,6 +599,7 @@ class _Walker:
         # (kind, path, order, file pattern items or () for a name) before anchoring
         self.files: list[tuple] = []
         self.file_reasons: dict[int, str] = {}  # position in `files` -> why that access is any file
+        self.trees: set[tuple] = set()  # the entries of `files` that read a whole tree (`FileAccess.tree`)
         self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
         self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
         # each change of directory's literal target, in text order ("": back to an earlier one, `popd`; None:
@@ -1094,7 +1098,7 @@ class _Walker:
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
             self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,
-                            _name_globs(names_read))
+                            _name_globs(names_read), tree=True)
         if row.read == "clone_source" and len(operands) > 1 and (_unknown(operands[1]) or
                                                                   _local_repository(operands[1].text)):
             source = operands[1]  # `git clone . /tmp/c`: every file of it is copied
@@ -1104,7 +1108,10 @@ class _Walker:
         history = _history_reads(row, patch_given, quiet_given, operands, dashes_at) if verb else None
         if history is not None:  # every file below each, as the repository's history holds them
             start = len(self.files)
-            self.read_files(history, True, order)
+            # what the work tree, the index and HEAD hold (`git diff`, no revision named) is all the sandbox
+            # must hide (`gitstore`); any other history may print a file deleted long ago
+            revisions = operands[1:dashes_at] if dashes_at is not None else operands[1:]
+            self.read_files(history, True, order, tree=row.history_worktree and not revisions)
             read = set(self.files[:start])  # what its operands' reads named already is not a second part
             self.files[start:] = [access for access in self.files[start:] if access not in read]
         if row.safe_script:
@@ -1197,7 +1204,7 @@ class _Walker:
             for archive in archives:
                 if archive.text and archive.text != "-":
                     self.files.append(("write", archive.text, order, _file_shape(archive) if _unknown(archive) else ()))
-            self.read_files([placed(word) for word in operands], True, order)
+            self.read_files([placed(word) for word in operands], True, order, tree=True)
         # both, where one word may read as either (`7z x a.7z -aoa`: `-aoa` is an overwrite mode, not `a`)
         if archived["extracts"] and not archived["lists"] and not (row.written and operands):
             # (`patch FILE < x.diff` writes FILE, its `written` operand; with none, the files its diff names)
@@ -1230,11 +1237,12 @@ class _Walker:
             self.nested_shell(string, depth, (*order, len(argv)))
         return True
 
-    def read_files(self, operands: list[_Word], recursive: bool, order, names: tuple = ()) -> None:
+    def read_files(self, operands: list[_Word], recursive: bool, order, names: tuple = (), tree: bool = False) -> None:
         """The files a program reads, decided as `read` calls of them (`cat .env`, `grep KEY .env`); one it
         cannot name is a read of a file pattern. Read recursively, a directory is itself and every file
         below it (`src/**`), or each file below it whose base name one of `names` matches (`src/**.py`,
-        `grep -r --include='*.py'`); with no operand, the working directory's."""
+        `grep -r --include='*.py'`); with no operand, the working directory's. `tree`: the files below are read
+        because they are there, not named (`FileAccess.tree`)."""
         if recursive and not operands:
             operands = [_Word(".")]
         for word in operands:
@@ -1247,11 +1255,14 @@ class _Walker:
                 for name in names or ((),):  # `DEEP` may end in `/`: `src/` + `**` + `*.py` is any depth
                     below = (*_below(word), *name)
                     self.files.append(("read", display(below), order, below))
+                    if tree:
+                        self.trees.add(self.files[-1])
 
     def tree_rewritten(self, words: list[_Word], order) -> None:
         """A command that may rewrite any file of its repository (`git checkout BRANCH`, `git merge`): a write
         of any file, as the repository's root may be any directory above the working one."""
         self.written_anywhere(f"`{' '.join(w.text for w in words)}` may rewrite any file of its repository", order)
+        self.trees.add(self.files[-1])  # whichever files differ, none named: the sandbox keeps what it protects
 
     def env_file_written(self, variable: str, value: _Word, order) -> None:
         """`GIT_TRACE=/x git status`: the program appends to the file the variable names (for git's traces only
@@ -1679,10 +1690,12 @@ class _Walker:
         # `cd DIR && …` and no other change of directory: a relative file is DIR's
         base = self.head_cd if self.chdirs == 1 else None
         dirs = self.candidate_dirs() if self.chdirs and base is None else None
-        for position, (kind, path, order, items) in enumerate(self.files):
+        for position, access in enumerate(self.files):
+            kind, path, order, items = access
             if not items and path in self.data.harmless_files:
                 continue
             why = self.file_reasons.get(position, "")
+            tree = access in self.trees
             relative = not (items[0] if items else path).startswith(("/", "~"))
             if base is not None and relative:
                 if items:
@@ -1694,12 +1707,12 @@ class _Walker:
                     for directory in dirs:
                         moved = (directory, "/", *items) if items and directory != "." else items
                         named = path if items or directory == "." else posixpath.join(directory, path)
-                        files.append(FileAccess(kind, display(moved) if moved else named, tuple(moved), why))
+                        files.append(FileAccess(kind, display(moved) if moved else named, tuple(moved), why, tree))
                     continue
                 # a change of directory the line does not follow: the file of that name in any directory
                 if items[:1] != (ANY,):  # (any file is any file wherever the line is)
                     items = (ANY, *(items or (path,)))
-            files.append(FileAccess(kind, display(items) if items else path, tuple(items), why))
+            files.append(FileAccess(kind, display(items) if items else path, tuple(items), why, tree))
         return Analysis(tuple(ordered), tuple(files))
 
 
@@ -1968,7 +1981,7 @@ def _restore(found: Analysis, back: dict) -> Analysis:
                              s.literal, s.wraps, s.base.translate(back), s.deny_only,
                              tuple(r.translate(back) for r in s.redirects)) for s in found.segments)
     files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern),
-                             f.why.translate(back)) for f in found.files)
+                             f.why.translate(back), f.tree) for f in found.files)
     return Analysis(segments, files)
 
 

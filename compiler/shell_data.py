@@ -145,6 +145,8 @@ class Program:
     history_quiet: frozenset = frozenset()
     history_verbs: frozenset = frozenset()  # only with one of these first operands (`git worktree add`)
     history_lists_trees: bool = False  # a `REV:PATH` naming a tree is listed, not printed (`git show HEAD:src`)
+    # with no revision named it prints only what the work tree, the index and HEAD hold (`git diff`)
+    history_worktree: bool = False
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
@@ -356,6 +358,7 @@ def _program(row: dict) -> Program:
                        history_patch=frozenset(own.get("history_patch", base.history_patch)),
                        history_verbs=frozenset(own.get("history_verbs", ())),
                        history_lists_trees=own.get("history_lists_trees", False),
+                       history_worktree=own.get("history_worktree", False),
                        history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
                        reads=base.reads | frozenset(own.get("reads", ())),
                        read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),

@@ -334,12 +334,17 @@ def test_confined_processes_cannot_signal_outside_their_sandbox(run):
 
 
 @needs_landlock
-def test_an_escalation_allowed_by_a_rule_alone_keeps_the_policy_mode(workspace, outside, tmp_path):
+@pytest.mark.parametrize("approve, escaped", [("once", True), ("never", False)])
+def test_an_escalation_is_asked_even_where_a_rule_allows_the_call(workspace, outside, tmp_path, approve, escaped):
+    # the rule allows `bash`; leaving the sandbox is a decision of its own, put to whoever answers asks
+    # (anthropics/claude-code#13583, #34315: a retry outside the sandbox ran without a prompt)
     loose = tmp_path / "loose.dsh"
     loose.write_text("policy loose {\n  sandbox workspace-write\n  approval ask\n  default allow\n}\n")
     calls = [{"id": "wide", "name": "bash", "arguments": bash(f"touch {outside}/wide; echo rc=$?",
                                                              sandbox_permissions="danger-full-access",
-                                                             justification="no human saw this")}]
-    _, (result,) = dshc_run(workspace, calls, "--load", str(loose), "--policy", "loose", "--approve", "once")
-    assert not result["isError"] and "rc=1" in result["content"]
-    assert not (outside / "wide").exists()
+                                                             justification="needs the home folder")}]
+    _, (result,) = dshc_run(workspace, calls, "--load", str(loose), "--policy", "loose", "--approve", approve)
+    assert (outside / "wide").exists() is escaped
+    assert result["isError"] is not escaped, result
+    if not escaped:
+        assert "asks to leave the policy's `workspace-write` sandbox" in result["content"], result

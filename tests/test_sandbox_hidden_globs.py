@@ -56,17 +56,25 @@ def tree(workspace):
     (workspace / "tls" / "server.pem").write_text("pem-secret\n")
     (workspace / ".git").mkdir()
     (workspace / ".git" / "x.env").write_text("git's own\n")
-    os.symlink("/etc", workspace / "etc-link")  # a linked folder is not walked into
+    outside = workspace.parent / "outside"  # reached through links: `grep -R`, a build, follow them
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "prod.env").write_text("KEY=linked-secret\n")
+    (outside / "notes.txt").write_text("linked notes\n")
+    os.symlink(outside, workspace / "linked")
+    os.symlink(outside / "deep" / "prod.env", workspace / "config" / "settings")  # a linked file, by its target's name
     return workspace
 
 
 def test_the_files_a_glob_matches_are_found_in_the_workspace(tree):
     found, complete = matching_files(str(tree), ("*.env", "*.pem"))
-    assert complete and sorted(found) == [f"{tree}/.env", f"{tree}/config/.env", f"{tree}/tls/server.pem"]
+    # a match is its real path, what a mount hides: the linked folder's file once, however many names reach it
+    assert complete and sorted(found) == sorted([f"{tree}/.env", f"{tree}/config/.env", f"{tree}/tls/server.pem",
+                                                 f"{tree.parent}/outside/deep/prod.env"])
     # a glob is read against the workspace-relative form as a call's path is (the absolute one too)
     assert matching_files(str(tree), ("tls/*.pem",)) == ((f"{tree}/tls/server.pem",), True)
-    assert sorted(matching_files(str(tree), (f"{tree}/config/*",))[0]) == [f"{tree}/config/.env",
-                                                                           f"{tree}/config/app.toml"]
+    # `config/settings` is read by that name: its target is hidden
+    assert sorted(matching_files(str(tree), (f"{tree}/config/*",))[0]) == sorted([
+        f"{tree}/config/.env", f"{tree}/config/app.toml", f"{tree.parent}/outside/deep/prod.env"])
 
 
 def test_the_search_says_when_it_stopped_short(tree):
@@ -84,6 +92,10 @@ def test_a_program_finds_the_files_a_glob_denies_empty(run_bash, tree):
     for secret in ("root-secret", "nested-secret", "pem-secret"):
         assert secret not in output, output
     assert "config/app.toml \"name = 'app'\\n\"" in output, output
+    # what a link reaches outside the workspace is hidden at its real path: `grep -R` follows links
+    output = run_bash("grep -R KEY . ; cat linked/deep/prod.env config/settings; cat linked/notes.txt",
+                      hidden_found=lambda root: matching_files(root, ("*.env",)))
+    assert "secret" not in output and "linked notes" in output, output
 
 
 @needs_namespaces
@@ -139,7 +151,8 @@ def test_code_modes_worker_is_confined_with_them_too(tree, state, monkeypatch):
                       hidden_found=lambda root: matching_files(root, ("*.env",)))
     code._start(ctx, 64)
     assert started[0].mode == "read-only" and not started[0].network
-    assert set(started[0].hidden) == {f"{tree}/tls/", f"{tree}/.env", f"{tree}/config/.env"}
+    assert set(started[0].hidden) == {f"{tree}/tls/", f"{tree}/.env", f"{tree}/config/.env",
+                                      f"{tree.parent}/outside/deep/prod.env"}
 
 
 GLOBS = ["*", "*.env", "*.ENV", "*e?v", "conf*/.env", "*/.env", ".env", "*config/app.toml", "tls/*", "*.pem*"]
@@ -148,9 +161,18 @@ GLOBS = ["*", "*.env", "*.ENV", "*e?v", "conf*/.env", "*/.env", ".env", "*config
 @pytest.mark.parametrize("pattern", GLOBS)
 def test_the_search_finds_exactly_what_the_glob_matches(tree, pattern):
     from dshc.compiler.globs import glob_match
-    expected = sorted(os.path.join(folder, name) for folder, dirs, names in os.walk(tree)
-                      if not dirs.__setitem__(slice(None), [d for d in dirs if d != ".git"])
-                      for name in names
-                      if glob_match(pattern, os.path.relpath(os.path.join(folder, name), tree))
-                      or glob_match(pattern, os.path.join(folder, name)))
+    # every file a command reaches, through links too, by its name there or its real path; given as the real path
+    expected = sorted({os.path.realpath(os.path.join(folder, name)) for folder, dirs, names in os.walk(tree, followlinks=True)
+                       if not dirs.__setitem__(slice(None), [d for d in dirs if d != ".git"])
+                       for name in names
+                       if glob_match(pattern, os.path.relpath(os.path.join(folder, name), tree))
+                       or glob_match(pattern, os.path.join(folder, name))
+                       or glob_match(pattern, os.path.realpath(os.path.join(folder, name)))})
     assert sorted(matching_files(str(tree), (pattern,))[0]) == expected
+
+
+def test_a_linked_cycle_is_searched_once(tree):
+    os.symlink(tree, tree / "config" / "loop")
+    os.symlink(tree / "linked", tree / "again")  # two links to one folder
+    found, complete = matching_files(str(tree), ("*.env",))
+    assert complete and len(found) == len(set(found)) == 3 and f"{tree.parent}/outside/deep/prod.env" in found

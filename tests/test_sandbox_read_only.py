@@ -46,9 +46,9 @@ def program() -> Program:
 
 def test_only_what_a_rule_alone_decides_becomes_a_path(program):
     policy = program.composition(Request(host="web", policy="several")).policy
-    # `*.env` names no directory, `… and plan_mode` and `… or plan_mode` are not the glob alone, `edit` is not a
-    # process's write
-    assert protected_paths(policy) == ("config/", "/srv/app/.env", ".git/hooks/")  # a directory's ends in `/`
+    # `*.env` names no directory, `… and plan_mode` is not the glob alone, `edit` is not a process's write; each
+    # test of an `or` decides alone, so `logs/*` in `… or plan_mode` is always denied
+    assert protected_paths(policy) == ("config/", "/srv/app/.env", "logs/", ".git/hooks/")  # a directory's ends in `/`
     guarded = program.composition(Request(host="web", policy="keeps-claude")).policy
     assert protected_paths(guarded) == (".claude/",)
 

@@ -314,6 +314,26 @@ class CompiledPolicy:
         self._compiled: dict = {}  # (interned condition's id, side) -> (condition, its closure)
         self._source: dict = {}  # a closure -> the condition it was made from (for `tier_code`)
         self.atoms = FactAtoms()  # a request's facts as one bitmask, for the rule groups tabulated by it
+        self._enforced: dict = {}  # "read" | "write" -> the rules the sandbox enforces (`protected.enforced_rules`)
+        self._without: dict = {}  # rules left out -> this policy compiled without them (`deferral.without`)
+
+    def deferred(self, kind: str, pattern, workspace: str | None):
+        """What an access to a whole tree may leave to the sandbox (`deferral.deferral`), or None."""
+        enforced = self._enforced.get(kind)
+        if enforced is None:
+            from .protected import enforced_rules
+            enforced = self._enforced.setdefault(kind, enforced_rules(self.policy, kind))
+        if not (enforced[0] or enforced[1]):
+            return None
+        from .deferral import deferral
+        return deferral(self.policy, enforced, kind, pattern, workspace)
+
+    def without(self, rules: frozenset) -> "CompiledPolicy":
+        found = self._without.get(rules)
+        if found is None:
+            from .deferral import without
+            found = self._without.setdefault(rules, CompiledPolicy(without(self.policy, rules)))
+        return found
 
     def _intern(self, facts):
         return None if facts is None else self._interned.setdefault(facts, facts)
@@ -445,7 +465,7 @@ class RequestDecider:
 
     # slots: a cold call reads its fields from the object itself, not through a dict
     __slots__ = ("compiled", "_last", "tool_for", "core", "approval", "approval_source", "env", "_facts_read",
-                 "_atoms", "_summaries", "_facts", "_groups")
+                 "_atoms", "_summaries", "_facts", "_groups", "_deferring")
 
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
@@ -472,6 +492,17 @@ class RequestDecider:
         # id(glob group) -> (the group, its summary): the entry holds the group, so its id cannot be
         # reused by another while remembered (an index the policy's LRU drops is built anew, new groups)
         self._groups: dict[int, tuple] = {}
+        self._deferring: dict = {}  # rules left to the sandbox -> the decider without them (`_leaving`)
+
+    def _leaving(self, left) -> "RequestDecider":
+        """The decider of a part (`split.shell_parts`): this one, or one without the rules the sandbox enforces."""
+        if left is None:
+            return self
+        found = self._deferring.get(left.rules)
+        if found is None:
+            found = self._deferring.setdefault(left.rules, RequestDecider(
+                self.compiled.without(left.rules), self.approval, self.approval_source, self.env, self.tool_for))
+        return found
 
     def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
                include_guards: bool = True, searched: bool = True) -> Verdict:
@@ -535,12 +566,12 @@ class RequestDecider:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
         parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names,
-                            self.core.option_programs()) \
+                            self.core.option_programs(), self.compiled.deferred) \
             if index.shell else None
         if parts is not None:
-            return combine([(label, self.decide(part or name, part_tool if part else tool, part_args, workspace,
-                                                include_guards), deny_only)
-                            for label, part, part_tool, part_args, deny_only in parts])
+            return combine([(label, self._leaving(left).decide(part or name, part_tool if part else tool, part_args,
+                                                               workspace, include_guards), deny_only)
+                            for label, part, part_tool, part_args, deny_only, left in parts])
         if guards is None:
             guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
         if not index.globbed and not index.generic and not index.placed and not guards:
@@ -721,10 +752,11 @@ class RequestDecider:
             return None
         args = canonical(tool, args, workspace)
         parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names,
-                            self.core.option_programs())
+                            self.core.option_programs(), self.compiled.deferred)
         if parts is not None:
-            return next((fired for _, part, part_tool, part_args, _ in parts
-                         if (fired := self.guard(part or name, part_tool if part else tool, part_args, workspace))),
+            return next((fired for _, part, part_tool, part_args, _, left in parts
+                         if (fired := self._leaving(left).guard(part or name, part_tool if part else tool, part_args,
+                                                                 workspace))),
                         None)
         index = self.compiled.index(name, tool)
         if index.searches:  # a guard on `read` fires for the files a search reads

@@ -13,6 +13,8 @@ from ..frozen import replace
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision
+from .deferral import deferral, without
+from .protected import enforced_rules
 from .split import canonical, combine, search_parts, shell_parts, with_paths
 
 
@@ -35,11 +37,13 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
     args = env.args
     parts = shell_parts(is_shell(tool), args, env.workspace, tool_for,
                         names=lambda part, part_tool: any(core.relevant(part, part_tool)),
-                        optioned=core.option_programs())
+                        optioned=core.option_programs(),
+                        deferred=lambda kind, pattern, workspace: deferral(policy, enforced_rules(policy, kind), kind,
+                                                                           pattern, workspace))
     if parts is not None:
-        return combine([(label, decide(policy, approval, approval_source, part or name, part_tool if part else tool,
-                                       replace(env, args=part_args), include_guards, tool_for, core), deny_only)
-                        for label, part, part_tool, part_args, deny_only in parts])
+        return combine([(label, _part(policy, approval, approval_source, part or name, part_tool if part else tool,
+                                      replace(env, args=part_args), include_guards, tool_for, core, left), deny_only)
+                        for label, part, part_tool, part_args, deny_only, left in parts])
     reads = search_parts(tool, args, env.workspace, tool_for,
                          names=lambda part, part_tool: any(core.relevant(part, part_tool)))
     if reads:
@@ -49,6 +53,14 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
                                          replace(env, args=part_args), include_guards, tool_for, core), False)
                           for label, part, part_tool, part_args in reads)])
     return _own(policy, approval, approval_source, name, tool, env, include_guards, core)
+
+
+def _part(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core, left) -> Decision:
+    """A shell line's part, without the rules the sandbox enforces for it (`deferral`) when it has some."""
+    if left is not None:
+        policy = without(policy, left.rules)
+        core = PolicyCore(policy)
+    return decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core)
 
 
 def _own(policy, approval, approval_source, name, tool, env, include_guards, core) -> Decision:

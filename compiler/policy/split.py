@@ -55,14 +55,18 @@ def with_paths(decision: Decision, before, after) -> Decision:
 
 def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None,
-                names: Callable[[str, ToolDef | None], bool] | None = None, optioned: frozenset | None = None):
-    """[(label, tool name or None for the call's own tool, tool, args, deny-only)] or None when not split.
+                names: Callable[[str, ToolDef | None], bool] | None = None, optioned: frozenset | None = None,
+                deferred: Callable | None = None):
+    """[(label, tool name or None for the call's own tool, tool, args, deny-only, deferral)] or None when not
+    split.
 
     `analysed(command)`: the command's analysis from a cache of the caller's (a policy's), else parsed here.
     `names(tool name, tool)`: whether the policy has a rule or guard for that tool. A file the command reads
     is a part only where the policy has one for `read`: a policy that says nothing of reads leaves `cat x`
     to its rules on the command, as it leaves the read tool to its default. `optioned`: the programs whose
     commands are also read by their options (`PolicyCore.option_programs`; None: every program).
+    `deferred(kind, pattern, workspace)`: for an access to a whole tree (`FileAccess.tree`), the rules the
+    sandbox enforces for it (`deferral.Deferral`) or None; a part's deferral is None when it is judged whole.
     """
     if not tool_is_shell or not isinstance(args, Mapping):
         return None
@@ -80,28 +84,28 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
         found = Analysis((Segment((command,), True, "the command does not parse"),))
     if not (found.segments or found.files):
         return None  # empty: decided on the text
-    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only)
+    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only, None)
              for seg in found.segments]
     if any(seg.redirects for seg in found.segments):  # a deny of `*.claude/*` meets `echo x >> .claude/f`
         from ..shell import with_redirections
-        parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True)
+        parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True, None)
                   for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
     if optioned is None or optioned:  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
         from ..shell import with_options
         parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None,
-                   {**args, field: SegmentArg(command, read)}, Stricter(at))
+                   {**args, field: SegmentArg(command, read)}, Stricter(at), None)
                   for at, read in enumerate(map(with_options, found.segments))
                   if read is not None and (optioned is None or read.options.program in optioned)]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
-    accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "")
+    accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "", access.tree)
                 for access in found.files]
     hidden = next((seg for seg in found.segments if seg.opaque), None)
     if hidden is not None:  # what runs is not known: it may read and write any file
         why = f" (`{hidden.text}`: {hidden.reason})" if hidden.reason else f" (`{hidden.text}`)"
-        accesses += [("read", "", (ANY,), why), ("write", "", (ANY,), why)]
+        accesses += [("read", "", (ANY,), why, False), ("write", "", (ANY,), why, False)]
     named: dict = {}
-    for kind, text, pattern, unseen in accesses:  # `unseen`: why an opaque command's access is any file
+    for kind, text, pattern, unseen, tree in accesses:  # `unseen`: why an opaque command's access is any file
         name = FILE_TOOLS[kind]
         if (kind == "read" or unseen) and names is not None:  # a part only where the policy has a rule on it
             if name not in named:
@@ -109,8 +113,9 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
             if not named[name]:
                 continue
         path = pattern_path(pattern, workspace, base) if pattern else canonical_path(text, workspace, base)
-        parts.append((f"{kind} of `{path}`{unseen}", name, tool_for(name) if tool_for else None,
-                      {"file_path": path, **carried}, False))
+        left = deferred(kind, path, workspace) if tree and deferred is not None else None
+        parts.append((f"{kind} of `{path}`{unseen}{left.note if left else ''}", name,
+                      tool_for(name) if tool_for else None, {"file_path": path, **carried}, False, left))
     return parts
 
 

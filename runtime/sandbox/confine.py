@@ -124,8 +124,10 @@ def installation() -> tuple[str, ...]:
 
 
 def _real_in(workspace: str, path: str) -> str:
-    """`path` (relative to `workspace`, `~` expanded) made real; a directory's keeps its trailing `/`."""
-    return os.path.realpath(os.path.join(workspace, os.path.expanduser(path))) + ("/" if path.endswith("/") else "")
+    """`path` (relative to `workspace`, `~` expanded) made real; a directory's ends in `/`, as written or as
+    found (`matches "/home/me/.ssh"` names a folder: the null device cannot be mounted over it)."""
+    real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
+    return real + ("/" if path.endswith("/") or real != "/" and os.path.isdir(real) else "")
 
 
 class Launch(Row):

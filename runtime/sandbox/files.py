@@ -19,7 +19,7 @@ RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".husky", ".pre-commit-
              ".lefthook.yml", "lefthook-local.yml", ".mcp.json", ".vscode", ".idea", ".devcontainer",
              ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini", ".envrc", ".venv/bin/activate",
              ".venv/bin/activate.fish", ".venv/bin/activate.csh", ".venv/bin/activate.nu", ".venv/bin/activate.ps1",
-             ".venv/bin/activate_this.py")
+             ".venv/bin/activate.xsh", ".venv/bin/activate_this.py")
 
 
 def within(path: str, root: str) -> bool:
