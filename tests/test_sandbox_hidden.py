@@ -180,3 +180,16 @@ def test_a_hidden_file_with_another_hard_link_refuses_the_command(run_bash, work
         run_bash("cat backup/token > seen", hidden_roots=("token",), sandbox_backend=backend)
     assert caught.value.code == "SANDBOX_UNAVAILABLE" and "hard links" in caught.value.message
     assert not (workspace / "seen").exists()
+
+
+@needs_namespaces
+def test_a_deny_on_a_folder_by_its_own_path_hides_the_folder(run_bash, tree, tmp_path):
+    # `matches "/home/me/.ssh"` names a folder without a trailing `/`: the null device cannot be mounted over
+    # it, and every sandboxed command failed with "Not a directory"
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "id_rsa").write_text("PRIVATE-KEY\n")
+    conf = confinement_in("workspace-write", str(tree), "/tmp/t", hidden=(str(keys),))
+    assert conf.hidden == (f"{keys}/",)
+    output = run_bash(f"cat {keys}/id_rsa; ls -A {keys}; echo ran; cat src/app.py", hidden_roots=(str(keys),))
+    assert "PRIVATE-KEY" not in output and "ran" in output and "print('app')" in output, output
