@@ -296,6 +296,8 @@ def cmd_verify(args, out, err) -> int:
     for name in args.policies or ():
         if name not in program.resolved.policies:
             raise DshError([unknown("DSH207", "policy", name, program.resolved.policies, None)])
+    if args.enforcement or args.require or args.mechanism:
+        return _enforcement(program, args, out)
     from .progress import ProgressBar
     bar = ProgressBar(err, "verify")
     try:
@@ -321,6 +323,40 @@ def cmd_verify(args, out, err) -> int:
             out.write(f"no violation found for {properties} over {report.cells} cells and {report.decisions} "
                       "decisions — not a proof: some argument classes are not exact (see notes)\n")
     return 1 if report.violations else 0
+
+
+def _enforcement(program, args, out) -> int:
+    """`verify --enforcement`: the map of each policy (`compiler.enforcement`); 1 when a required rule is not
+    the OS's to hold."""
+    from ..compiler.enforcement import enforcement_map, gaps
+    from .host import host_mechanism
+    mechanism = args.mechanism or host_mechanism()
+    names = args.policies or sorted(program.resolved.policies)
+    maps = {name: enforcement_map(program.resolved.policies[name], mechanism) for name in names}
+    ids = {row.rule for rows in maps.values() for row in rows}
+    for wanted in args.require:
+        if wanted != "*" and wanted not in ids:
+            raise DshError([invalid_request(f"`--require {wanted}` names no row of the map",
+                                            "give a rule id the map prints (`POLICY/deny@LINE`, `POLICY/guard:NAME`), "
+                                            "or `*`")])
+    missing = [row for rows in maps.values() for row in gaps(rows, set(args.require))]
+    if args.json:
+        _write_json(out, {"mechanism": mechanism, "policies": {name: [row.to_json() for row in rows]
+                                                                for name, rows in maps.items()},
+                          "gaps": [row.to_json() for row in missing]})
+        return 1 if missing else 0
+    out.write(f"sandbox mechanism: {mechanism}\n")
+    for name, rows in maps.items():
+        if not rows:
+            continue
+        out.write(f"policy {name}\n")
+        for row in rows:
+            out.write(f"  {row.layer:<16} {row.rule}: {row.concerns} — {row.how}\n")
+            if row.witness:
+                out.write(f"  {'':<16} not stopped: {row.witness}\n")
+    for row in missing:
+        out.write(f"GAP {row.rule} is required of the OS, and is held by {row.layer}: {row.how}\n")
+    return 1 if missing else 0
 
 
 # --- run -----------------------------------------------------------------------------------

@@ -286,6 +286,19 @@ def _process_mechanism(mode: str, settings: dict) -> str:
         return f"unavailable ({exc.missing}): the call fails closed"
 
 
+def host_mechanism() -> str:
+    """This host's sandbox mechanism, as the enforcement map names it (`compiler.enforcement.MECHANISMS`)."""
+    from .sandbox_record import reported_probe
+    found = reported_probe()
+    if os.environ.get("DSHC_SANDBOX") == "bwrap":
+        return "bwrap" if found.bwrap and found.seccomp else "none"
+    if found.platform.startswith("linux"):
+        if found.landlock_abi < 1 or not found.seccomp:
+            return "none"
+        return "landlock+mounts" if found.network_namespace else "landlock"
+    return "seatbelt" if found.platform == "darwin" and found.sandbox_exec else "none"
+
+
 def sandbox_text(described: dict | None) -> str:
     if described is None:
         return "sandbox: not applicable (no process, no file access)\n"

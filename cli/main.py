@@ -188,6 +188,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--against", metavar="OLD", help="also prove nothing is wider than OLD (a path or `@shipped`)")
     p.add_argument("--policy", action="append", dest="policies", metavar="POLICY", help="only these policies")
     p.add_argument("--trust", metavar="PUBKEY", help="the key a bundle (`.tar.gz`) must be signed by")
+    p.add_argument("--enforcement", action="store_true",
+                   help="print which layer holds each deny for processes (the OS, dshc's file tools, a command's "
+                        "text), with a witness for each gap, instead of proving narrowing")
+    p.add_argument("--require", action="append", default=[], metavar="RULE",
+                   help="with --enforcement: exit 1 unless the OS holds this rule (its id, `team/deny@4`; `*`: every "
+                        "row) (repeatable)")
+    p.add_argument("--mechanism", choices=["landlock+mounts", "landlock", "bwrap", "seatbelt", "none"],
+                   help="with --enforcement: the map for a host with this sandbox mechanism (default: this host's)")
     _load_flags(p)
 
     p = sub.add_parser("run", help="run model tool calls through the pipeline over the compiled view")

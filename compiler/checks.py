@@ -220,6 +220,18 @@ def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
                              "without this line such calls fail with SANDBOX_UNAVAILABLE instead")
 
 
+def check_text_denies_the_sandbox_could_hold(program) -> Iterator[Diagnostic]:
+    """DSH317: a deny on a command's text whose resource (the network, a file) the sandbox could hold for
+    every process, where a rule of another form would let it (`compiler.enforcement`)."""
+    from .enforcement import text_deny_hints
+    seen = set()
+    for policy in program.resolved.policies.values():
+        for span, what, way in text_deny_hints(policy):
+            if span is not None and span not in seen:
+                seen.add(span)
+                yield Diagnostic("DSH317", f"{what}: another program or spelling walks around it", span, way)
+
+
 CHECKS = (
     check_mount_conditions_can_hold,
     check_restrictions_name_inherited_tools,
@@ -228,6 +240,7 @@ CHECKS = (
     check_raw_prefix_command_patterns,
     check_path_patterns_can_match,
     check_sandbox_fallback,
+    check_text_denies_the_sandbox_could_hold,
 )
 
 

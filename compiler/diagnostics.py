@@ -55,6 +55,7 @@ CODES: dict[str, tuple[str, str]] = {
     "DSH309": ("warning", "command pattern is a raw prefix (`ls*` also matches `lsblk`)"),
     "DSH315": ("warning", "policy runs commands unsandboxed where no OS sandbox is available"),
     "DSH316": ("warning", "path pattern can never match a canonical path"),
+    "DSH317": ("warning", "deny on a command's text that the sandbox could hold for every process"),
     "DSH401": ("error", "a mounted package waits for a service the host does not provide"),
     "DSH402": ("error", "code presentation needs the `code-runtime` service"),
     "DSH403": ("error", "host has no preset roster"),
