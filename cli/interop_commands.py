@@ -38,9 +38,11 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("-o", "--output", metavar="FILE.dsh", help="write the policy here instead of stdout")
 
     p = sub.add_parser("export", help="write a policy as an agent's settings, or the code-mode SDK as TypeScript")
-    p.add_argument("target", choices=["claude-code", "typescript"])
+    p.add_argument("target", choices=["claude-code", "codex", "typescript"])
     context_flags(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (codex: the .rules file)")
+    p.add_argument("--toml", metavar="FILE", help="codex: write the config.toml lines here (else they close the "
+                   "rules as comments)")
 
 
 def _emit(text: str, output: str | None, out) -> None:
@@ -165,14 +167,42 @@ def cmd_export(args, out, err) -> int:
             raise _usage(str(exc))
         _emit(text, args.output, out)
         return 0
-    from ..compiler.interop.claude_export import export_policy
     policy = program.composition(request).policy
     if policy is None:
         raise _usage("no policy applies to this request; pass --policy")
+    if args.target == "codex":
+        return _export_codex(args, policy, out, err)
+    if args.toml:
+        raise _usage("--toml writes Codex's config.toml lines: use it with `export codex`")
+    from ..compiler.interop.claude_export import export_policy
     settings, notes = export_policy(policy)
     _emit(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", args.output, out)
     for note in notes:
         err.write(f"dshc export: not exported: {note}\n")
+    return 0
+
+
+def _export_codex(args, policy, out, err) -> int:
+    """The rules on stdout (or -o), the config lines in --toml or as closing comments, the notes on stderr
+    (`--json`: all three, and whether some deny or ask has no Codex form at least as strict)."""
+    from ..compiler.interop.codex_export import export_codex
+    result = export_codex(policy)
+    rules = result.rules
+    if args.toml:
+        _emit(result.config, args.toml, out)
+    elif not args.json:
+        rules += "\n" + "".join(line + "\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
+                                 for line in result.config.splitlines())
+    if args.json:
+        data = {"rules": result.rules, "config": result.config, "weaker": result.weaker,
+                "notes": [{"where": n.where, "kind": n.kind, "message": n.message} for n in result.notes]}
+        if args.output:
+            _emit(result.rules, args.output, out)
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _emit(rules, args.output, out)
+        for note in result.notes:
+            err.write(f"dshc export: {note.text()}\n")
     return 0
 
 
