@@ -2,7 +2,8 @@
 
 In: an EffectivePolicy. Out: the rules text, the config text and one note per rule that did not
 translate exactly, with its kind: `stricter` (Codex holds something at least as strict), `dropped`
-(an allow left out, so Codex asks) or `weaker` (a deny or ask Codex has no way to hold).
+(an allow left out, so Codex asks), `moot` (a rule on a tool Codex does not have) or `weaker` (a deny or
+ask Codex has no way to hold).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ MAX_GROUPED = 5  # a pattern with more words than this gets no rules for its wor
 @record
 class ExportNote:
     where: str
-    kind: str  # stricter | dropped | weaker
+    kind: str  # stricter | dropped | moot | weaker
     message: str
 
     def text(self) -> str:
@@ -151,7 +152,7 @@ class _Writer:
                 self.note(item, "weaker", f"`{tool}`: Codex's rules read command lines only; this {effect} has no "
                                           "Codex form (shell commands reaching the same files are not held either)")
             else:
-                self.note(item, "dropped", f"`{tool}` is not a Codex tool: nothing to export")
+                self.note(item, "moot", f"`{tool}` is not a Codex tool: nothing to export")
 
     def shell(self, item, effect: str, condition) -> None:
         if condition is None:
