@@ -7,13 +7,14 @@ ask Codex has no way to hold).
 """
 from __future__ import annotations
 
-import itertools
 import json
 
 from .. import ast
 from ..frozen import record
 from ..policy.core import PolicyCore
 from .agents import load_mapping
+from .prefix_rules import (ExportNote, command_globs, escalation, groupings, heads, outside_workspace, prefix_of,
+                           wrappers)
 
 DECISIONS = {"allow": "allow", "ask": "prompt", "deny": "forbidden"}
 FILE_TOOLS = ("read", "read_image", "glob", "grep", "write", "edit")
@@ -21,17 +22,6 @@ FILE_TOOLS = ("read", "read_image", "glob", "grep", "write", "edit")
 # `|` (codex-rs/shell-command/src/bash.rs); any other script meets no rule but one on the shell itself
 SHELLS = ("bash", "sh", "zsh")
 SHELL_FLAGS = ("-c", "-lc")
-MAX_GROUPED = 5  # a pattern with more words than this gets no rules for its words quoted together
-
-
-@record
-class ExportNote:
-    where: str
-    kind: str  # stricter | dropped | moot | weaker
-    message: str
-
-    def text(self) -> str:
-        return f"{self.where}: {self.kind}: {self.message}"
 
 
 @record
@@ -43,67 +33,6 @@ class CodexExport:
     @property
     def weaker(self) -> bool:
         return any(note.kind == "weaker" for note in self.notes)
-
-
-def _knowledge():
-    from ..shell_data import knowledge
-    return knowledge()
-
-
-def _heads(program: str) -> list[str]:
-    """dshc reads `/usr/bin/git` as `git`: the rule names the program by every path dshc trusts."""
-    if "/" in program:
-        return [program]
-    return [program] + [f"{d}/{program}" for d in sorted(_knowledge().trusted_dirs)]
-
-
-def _wrappers(transparent: bool) -> list[str]:
-    """Wrappers whose next word, given no option, is the command they run (`sudo rm`, `nohup rm`);
-    `transparent`: only those that change nothing of it, which an allow of the command covers."""
-    out = []
-    for name, wrapper in _knowledge().wrappers.items():
-        if wrapper.positional or wrapper.subcommands or wrapper.user_shell or wrapper.operands_written \
-                or wrapper.each_string or wrapper.opaque_always:
-            continue
-        # input appended or substituted into the command is unknown to dshc: no allow covers it
-        if transparent and (not wrapper.transparent or wrapper.appends or wrapper.replaces or wrapper.placeholders):
-            continue
-        out.append(name)
-    return sorted(out)
-
-
-def _literal_prefix(glob: str) -> tuple[list[str], bool]:
-    """The glob's literal words before its first wildcard, and whether the glob is exactly those words
-    followed by anything (`git status *`), which is what a Codex prefix rule matches."""
-    words = glob.split(" ")
-    open_end = len(words) >= 2 and words[-1] == "*"
-    body = words[:-1] if open_end else words
-    literal = list(itertools.takewhile(lambda w: w and "*" not in w and "?" not in w, body))
-    return literal, open_end and len(literal) == len(body)
-
-
-def _command_globs(condition) -> list[ast.Matches | ast.MatchesExcept] | None:
-    """The globs of a condition that is `args.command matches` (with `except`) or an `or` of them."""
-    items = condition.items if isinstance(condition, ast.Or) else (condition,)
-    if all(isinstance(i, (ast.Matches, ast.MatchesExcept)) and i.fact.path == ("args", "command") for i in items):
-        return list(items)
-    return None
-
-
-def _outside_workspace(condition) -> bool:
-    return isinstance(condition, ast.Place) and not condition.inside and condition.fact.path == ("args", "file_path") \
-        and condition.place.text == "workspace"
-
-
-def _escalation(condition) -> bool | None:
-    """True: the condition needs an escalation (`has args.sandbox_permissions`, alone or in an `and`);
-    False: it is `not has args.sandbox_permissions`; None: neither."""
-    def has(c) -> bool:
-        return isinstance(c, ast.Has) and c.fact.path == ("args", "sandbox_permissions")
-    if isinstance(condition, ast.Not) and has(condition.item):
-        return False
-    items = condition.items if isinstance(condition, ast.And) else (condition,)
-    return True if any(has(i) for i in items) else None
 
 
 class _Writer:
@@ -131,20 +60,20 @@ class _Writer:
 
     def item(self, item, effect: str, targets: list[str]) -> None:
         condition = item.condition
-        escalation = _escalation(condition) if condition is not None else None
+        escalated = escalation(condition) if condition is not None else None
         for tool in targets:
-            if escalation is True and effect == "ask":
+            if escalated is True and effect == "ask":
                 continue  # Codex's approval policy asks before a command or patch leaves the sandbox
-            if effect == "ask" and tool in ("write", "edit") and _outside_workspace(condition) \
+            if effect == "ask" and tool in ("write", "edit") and outside_workspace(condition) \
                     and self.sandbox() == "workspace-write":
                 continue  # so does Codex's workspace-write sandbox before a write outside the workspace
             if tool == "bash":
                 self.shell(item, effect, condition)
-            elif tool in ("write", "edit") and effect != "allow" and (condition is None or escalation is False):
+            elif tool in ("write", "edit") and effect != "allow" and (condition is None or escalated is False):
                 self.read_only = True
-                if effect == "deny" and escalation is not False and self.approval() != "never":
+                if effect == "deny" and escalated is not False and self.approval() != "never":
                     self.note(item, "weaker", f"`{tool}` asks in Codex's read-only sandbox: Codex has no per-tool deny")
-                elif escalation is not False:
+                elif escalated is not False:
                     self.note(item, "stricter", f"`{tool}` needs an approval in Codex's read-only sandbox")
             elif effect == "allow":
                 self.note(item, "dropped", f"`{tool}`: Codex has no per-tool allow; its sandbox and approval policy decide")
@@ -162,10 +91,10 @@ class _Writer:
                 self.note(item, "weaker", "a prefix rule needs a program: `untrusted` asks for every command but "
                                           "Codex's known-safe ones")
             return
-        globs = _command_globs(condition)
+        globs = command_globs(condition)
         if globs is None and effect != "allow" and isinstance(condition, ast.And):
             # a deny or ask on one conjunct alone holds more calls: at least as strict
-            globs = next((g for c in condition.items if (g := _command_globs(c)) is not None), None)
+            globs = next((g for c in condition.items if (g := command_globs(c)) is not None), None)
             if globs is not None:
                 self.note(item, "stricter", "only its `args.command matches` part is exported: it meets more commands")
         if globs is None:
@@ -178,33 +107,23 @@ class _Writer:
             self.glob(item, effect, glob)
 
     def glob(self, item, effect: str, test) -> None:
-        from ..shell_options import pattern_reading
-        literal, exact = _literal_prefix(test.pattern)
-        excepted = isinstance(test, ast.MatchesExcept)
-        if effect == "allow":
-            if not exact or excepted:
-                why = "its `except` options" if excepted else f"`{test.pattern}` is not words followed by ` *`"
-                self.note(item, "dropped", f"{why}: a Codex prefix rule would allow more, so Codex asks instead")
-                return
-            self.emit(item, effect, [_heads(literal[0]), *literal[1:]], f"dshc {self.where(item)}: {test.pattern}")
-            self.emit(item, effect, [_wrappers(True), _heads(literal[0]), *literal[1:]],
-                      f"dshc {self.where(item)}: {test.pattern}, run by a wrapper that changes nothing of it")
-            self.shell_allows = True
+        found = prefix_of(test, effect, "Codex")
+        self.shell_denies |= effect != "allow"  # even one with no rule: the shell-script rule still asks
+        if found.kind is not None:
+            self.note(item, found.kind, found.message)
+        if found.words is None:
             return
-        self.shell_denies = True
-        reading = pattern_reading(test.pattern)
-        if reading is not None:  # dshc meets the options in any order and spelling: Codex compares words
-            literal = list(itertools.takewhile(lambda w: not w.startswith("-"), literal))
-        if not literal:
-            self.note(item, "weaker", f"`{test.pattern}` names no program: a prefix rule cannot hold it")
-            return
-        if not exact or excepted or reading is not None:
-            self.note(item, "stricter", f"`{test.pattern}` is exported as every command starting "
-                                        f"`{' '.join(literal)}`")
+        first, rest = heads(found.words[0]), list(found.words[1:])
         justification = f"dshc {self.where(item)}: {test.pattern}"
-        for words in _groupings(literal[1:]):
-            self.emit(item, effect, [_heads(literal[0]), *words], justification)
-        self.emit(item, effect, [_wrappers(False), _heads(literal[0]), *literal[1:]], justification + ", wrapped")
+        if effect == "allow":
+            self.shell_allows = True
+            self.emit(item, effect, [first, *rest], justification)
+            self.emit(item, effect, [wrappers(True), first, *rest],
+                      justification + ", run by a wrapper that changes nothing of it")
+            return
+        for words in groupings(rest):
+            self.emit(item, effect, [first, *words], justification)
+        self.emit(item, effect, [wrappers(False), first, *rest], justification + ", wrapped")
 
     def sandbox(self) -> str:
         return self.policy.sandbox.text if self.policy.sandbox is not None else "read-only"
@@ -214,24 +133,6 @@ class _Writer:
             return "never"
         default = self.policy.default.text if self.policy.default is not None else "deny"
         return "on-request" if default == "allow" else "untrusted"
-
-
-def _groupings(words: list[str]) -> list[list[str]]:
-    """The words as given and every way of quoting neighbours together (`git "commit -m"`): dshc matches a
-    command's words joined by spaces, Codex its argv tokens."""
-    if len(words) < 2 or len(words) > MAX_GROUPED:
-        return [words]
-    out = []
-    for cuts in itertools.product((False, True), repeat=len(words) - 1):
-        tokens, current = [], words[0]
-        for cut, word in zip(cuts, words[1:]):
-            if cut:
-                current += " " + word
-            else:
-                tokens.append(current)
-                current = word
-        out.append([*tokens, current])
-    return out
 
 
 def export_codex(policy) -> CodexExport:
