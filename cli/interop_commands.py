@@ -38,7 +38,7 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("-o", "--output", metavar="FILE.dsh", help="write the policy here instead of stdout")
 
     p = sub.add_parser("export", help="write a policy as an agent's settings, or the code-mode SDK as TypeScript")
-    p.add_argument("target", choices=["claude-code", "codex", "typescript"])
+    p.add_argument("target", choices=["claude-code", "codex", "gemini", "typescript"])
     context_flags(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (codex: the .rules file)")
     p.add_argument("--toml", metavar="FILE", help="codex: write the config.toml lines here (else they close the "
@@ -172,6 +172,8 @@ def cmd_export(args, out, err) -> int:
         raise _usage("no policy applies to this request; pass --policy")
     if args.target == "codex":
         return _export_codex(args, policy, out, err)
+    if args.target == "gemini":
+        return _export_gemini(args, policy, out, err)
     if args.toml:
         raise _usage("--toml writes Codex's config.toml lines: use it with `export codex`")
     from ..compiler.interop.claude_export import export_policy
@@ -194,8 +196,7 @@ def _export_codex(args, policy, out, err) -> int:
         rules += "\n" + "".join(line + "\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
                                  for line in result.config.splitlines())
     if args.json:
-        data = {"rules": result.rules, "config": result.config, "weaker": result.weaker,
-                "notes": [{"where": n.where, "kind": n.kind, "message": n.message} for n in result.notes]}
+        data = {"rules": result.rules, "config": result.config, "weaker": result.weaker, "notes": _notes(result)}
         if args.output:
             _emit(result.rules, args.output, out)
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -204,6 +205,29 @@ def _export_codex(args, policy, out, err) -> int:
         for note in result.notes:
             err.write(f"dshc export: {note.text()}\n")
     return 0
+
+
+def _export_gemini(args, policy, out, err) -> int:
+    """The policy TOML on stdout (or -o), the notes on stderr (`--json`: both, and whether some deny or ask
+    has no Gemini CLI form at least as strict)."""
+    from ..compiler.interop.gemini_export import export_gemini
+    if args.toml:
+        raise _usage("--toml writes Codex's config.toml lines: use it with `export codex`")
+    result = export_gemini(policy)
+    if args.json:
+        if args.output:
+            _emit(result.text, args.output, out)
+        out.write(json.dumps({"policy": result.text, "weaker": result.weaker, "notes": _notes(result)},
+                             indent=2, ensure_ascii=False) + "\n")
+        return 0
+    _emit(result.text, args.output, out)
+    for note in result.notes:
+        err.write(f"dshc export: {note.text()}\n")
+    return 0
+
+
+def _notes(result) -> list[dict]:
+    return [{"where": n.where, "kind": n.kind, "message": n.message} for n in result.notes]
 
 
 def compile_format(args, view, out, err) -> int:

@@ -4,7 +4,6 @@ the direction and for the reason each row states; a public-corpus table stays as
 skip, saying why, where the package is not installed (.ci/run installs it; the tests never do)."""
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 
@@ -12,13 +11,8 @@ import pytest
 
 from dshc.compiler.interop.codex_export import export_codex
 from dshc.compiler.program import Program
-from dshc.compiler.request import Request
-from engines.codex_engine import FALLBACK, RANK, codex_binary, codex_sees, decide_lines
-
-ENGINES = Path(__file__).parent / "engines"
-TABLE = json.loads((ENGINES / "codex_table.json").read_text())
-CORPUS = json.loads((Path(__file__).parent / "fixtures" / "bypass" / "corpus.json").read_text())
-REGRESSION = json.loads((ENGINES / "codex_corpus.json").read_text())
+from engines.codex_engine import FALLBACK, codex_binary, codex_sees, decide_lines
+from engines.differential import CORPUS_POLICIES, REGRESSION, TABLE, dshc_decisions, policy as _policy, relation, tables
 
 
 @pytest.fixture(scope="module")
@@ -29,45 +23,28 @@ def codex():
     return binary
 
 
-def _policy(program: Program, name: str):
-    return program.composition(Request(policy=name)).policy
-
-
-def _relation(ours: str, theirs: str) -> str:
-    return "same" if ours == theirs else "dshc-stricter" if RANK[ours] > RANK[theirs] else "codex-stricter"
-
-
-def _decided(table: dict, codex, tmp_path: Path, policy: str, policies: str | None = None):
-    """(row, dshc's effect, Codex's effect on the export) for each row of `table` under `policy`."""
-    rows = [row for row in table["rows"] if row["policy"] == policy]
-    program = Program.load(texts={"table.dsh": policies or table["policies"]})
-    got = _both(program, codex, tmp_path, policy, [row["command"] for row in rows])
-    return [(row, ours, theirs) for row, (ours, theirs) in zip(rows, got)]
-
-
-def _both(program: Program, codex, tmp_path: Path, policy: str, commands: list[str]) -> list[tuple[str, str]]:
-    """(dshc's effect, Codex's effect on the export) for each command line under `policy`."""
-    exported = export_codex(_policy(program, policy))
-    rules = tmp_path / f"{policy}.rules"
+def _decided(table: dict, codex, tmp_path: Path, name: str, policies: str | None = None):
+    """(row, dshc's effect, Codex's effect on the export) for each row of `table` under policy `name`."""
+    program, rows = tables(table, policies)
+    commands = [row["command"] for row in rows[name]]
+    exported = export_codex(_policy(program, name))
+    rules = tmp_path / f"{name}.rules"
     rules.write_text(exported.rules)
     fallback = FALLBACK[tomllib.loads(exported.config)["approval_policy"]]
     theirs = decide_lines(codex, rules, commands, fallback)
-    request = Request(preset="standard", host="web", policy=policy)
-    ours = [program.decide(request, "bash", {"command": c, "description": "d"}, workspace="/ws").effect
-            for c in commands]
-    return list(zip(ours, theirs))
+    return list(zip(rows[name], dshc_decisions(program, name, commands), theirs))
 
 
 @pytest.mark.parametrize("policy", sorted({row["policy"] for row in TABLE["rows"]}))
 def test_the_engine_decides_the_export_as_each_row_says(codex, tmp_path, policy):
-    wrong = [f"{row['command']!r}: dshc {ours}, codex {theirs}, expected {row['relation']} ({row['why']})"
+    wrong = [f"{row['command']!r}: dshc {ours}, codex {theirs}, expected {row['codex']} ({row['why']})"
              for row, ours, theirs in _decided(TABLE, codex, tmp_path, policy)
-             if _relation(ours, theirs) != row["relation"]]
+             if relation(ours, theirs) != row["codex"]]
     assert wrong == []
 
 
 def test_the_table_agrees_on_most_rows_and_every_difference_has_a_reason():
-    relations = [row["relation"] for row in TABLE["rows"]]
+    relations = [row["codex"] for row in TABLE["rows"]]
     assert all(row["why"] for row in TABLE["rows"])
     assert relations.count("same") >= 35 and len(relations) >= 45
 
@@ -76,16 +53,16 @@ def test_the_table_agrees_on_most_rows_and_every_difference_has_a_reason():
 def test_public_corpus_rows_keep_their_recorded_decisions(codex, tmp_path, policy):
     changed = [f"{row['command'][:60]!r} ({row['source'][:50]}): now dshc {ours}, codex {theirs}; recorded "
                f"dshc {row['dshc']}, codex {row['codex']}"
-               for row, ours, theirs in _decided(REGRESSION, codex, tmp_path, policy, CORPUS["policies"])
+               for row, ours, theirs in _decided(REGRESSION, codex, tmp_path, policy, CORPUS_POLICIES)
                if (ours, theirs) != (row["dshc"], row["codex"])]
     assert changed == []
 
 
-def test_the_corpus_rows_are_sourced_and_every_difference_explained():
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_the_corpus_rows_are_sourced_and_every_difference_explained(agent):
     rows = REGRESSION["rows"]
-    assert len(rows) >= 200
-    assert all(row["source"] and (row["relation"] == "same") == (not row["why"]) for row in rows)
-    assert all(row["relation"] == _relation(row["dshc"], row["codex"]) for row in rows)
+    assert len(rows) >= 200 and all(row["source"] for row in rows)
+    assert all((row["dshc"] == row[agent]) == (not row[agent + "_why"]) for row in rows)
 
 
 # codex-rs/shell-command/src/bash.rs tests: what Codex's core hands execpolicy for `bash -lc SCRIPT`

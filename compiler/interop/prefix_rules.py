@@ -59,10 +59,10 @@ def literal_prefix(glob: str) -> tuple[list[str], bool]:
     return literal, open_end and len(literal) == len(body)
 
 
-def command_globs(condition) -> list[ast.Matches | ast.MatchesExcept] | None:
-    """The globs of a condition that is `args.command matches` (with `except`) or an `or` of them."""
+def command_globs(condition, fact: tuple[str, ...] = ("args", "command")) -> list[ast.Matches | ast.MatchesExcept] | None:
+    """The globs of a condition that is `FACT matches` (with `except`) or an `or` of them."""
     items = condition.items if isinstance(condition, ast.Or) else (condition,)
-    if all(isinstance(i, (ast.Matches, ast.MatchesExcept)) and i.fact.path == ("args", "command") for i in items):
+    if all(isinstance(i, (ast.Matches, ast.MatchesExcept)) and i.fact.path == fact for i in items):
         return list(items)
     return None
 

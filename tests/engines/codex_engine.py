@@ -7,8 +7,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .differential import RANK
+
 HERE = Path(__file__).parent
-RANK = {None: -1, "allow": 0, "ask": 1, "deny": 2}
 CODEX_EFFECT = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
 # the fallback of a command no rule matches, by the exported approval_policy (Codex's known-safe list aside)
 FALLBACK = {"untrusted": "ask", "on-request": "allow", "never": "allow"}
