@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 
-from .. import ast
 from ..frozen import record
-from ..policy.core import PolicyCore
 from .agents import load_mapping
-from .prefix_rules import (ExportNote, command_globs, escalation, groupings, heads, outside_workspace, prefix_of,
-                           wrappers)
+from .prefix_rules import ExportNote, RuleWriter, escalation, groupings, heads, outside_workspace, prefix_of, wrappers
 
 DECISIONS = {"allow": "allow", "ask": "prompt", "deny": "forbidden"}
 FILE_TOOLS = ("read", "read_image", "glob", "grep", "write", "edit")
@@ -35,24 +32,17 @@ class CodexExport:
         return any(note.kind == "weaker" for note in self.notes)
 
 
-class _Writer:
+class _Writer(RuleWriter):
+    agent = "Codex"
+
     def __init__(self, policy) -> None:
-        self.policy = policy
-        self.core = PolicyCore(policy)
+        super().__init__(policy)
         self.lines: list[str] = []
-        self.notes: list[ExportNote] = []
         self.read_only = False  # a write deny or ask the sandbox holds
         self.shell_off = False
         self.shell_denies = False
         self.shell_allows = False
-        codex_tools = {tool.tool for tool in load_mapping("codex").tools.values()}
-        self.codex_tools = codex_tools
-
-    def where(self, item) -> str:
-        return self.core.rule_id(item) + (f" at {item.span}" if item.span else "")
-
-    def note(self, item, kind: str, message: str) -> None:
-        self.notes.append(ExportNote(self.where(item), kind, message))
+        self.codex_tools = {tool.tool for tool in load_mapping("codex").tools.values()}
 
     def emit(self, item, effect: str, pattern: list, justification: str) -> None:
         self.lines.append(f"prefix_rule(pattern={json.dumps(pattern)}, decision=\"{DECISIONS[effect]}\", "
@@ -91,20 +81,8 @@ class _Writer:
                 self.note(item, "weaker", "a prefix rule needs a program: `untrusted` asks for every command but "
                                           "Codex's known-safe ones")
             return
-        globs = command_globs(condition)
-        if globs is None and effect != "allow" and isinstance(condition, ast.And):
-            # a deny or ask on one conjunct alone holds more calls: at least as strict
-            globs = next((g for c in condition.items if (g := command_globs(c)) is not None), None)
-            if globs is not None:
-                self.note(item, "stricter", "only its `args.command matches` part is exported: it meets more commands")
-        if globs is None:
-            if effect == "allow":
-                self.note(item, "dropped", "its condition has no prefix-rule form: Codex asks instead")
-            else:
-                self.note(item, "weaker", "its condition has no prefix-rule form")
-            return
-        for glob in globs:
-            self.glob(item, effect, glob)
+        for test in self.shell_tests(item, effect, condition) or ():
+            self.glob(item, effect, test)
 
     def glob(self, item, effect: str, test) -> None:
         found = prefix_of(test, effect, "Codex")
@@ -129,19 +107,12 @@ class _Writer:
         return self.policy.sandbox.text if self.policy.sandbox is not None else "read-only"
 
     def approval(self) -> str:
-        if self.policy.approval is not None and self.policy.approval.text == "never":
-            return "never"
-        default = self.policy.default.text if self.policy.default is not None else "deny"
-        return "on-request" if default == "allow" else "untrusted"
+        return "never" if self.never else "on-request" if self.default == "allow" else "untrusted"
 
 
 def export_codex(policy) -> CodexExport:
-    writer = _Writer(policy)
-    for rule in policy.rules:
-        writer.item(rule, rule.effect, [t.name.text for t in rule.targets])
-    for guard in policy.guards:
-        writer.item(guard, "deny", [t.name.text for t in guard.targets])
-    default = policy.default.text if policy.default is not None else "deny"
+    writer = _Writer(policy).run()
+    default = writer.default
     if writer.shell_allows and default != "allow":
         writer.notes.append(ExportNote(policy.name, "weaker", "dshc also decides each file an allowed command reads "
                                        "or writes (`> f`, `cp`'s target) by the file rules and the default; Codex's "

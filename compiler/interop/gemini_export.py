@@ -12,9 +12,8 @@ import re
 
 from .. import ast
 from ..frozen import record
-from ..policy.core import PolicyCore
 from .agents import load_mapping
-from .prefix_rules import ExportNote, command_globs, heads, outside_workspace, prefix_of, wrappers
+from .prefix_rules import ExportNote, RuleWriter, command_globs, heads, outside_workspace, prefix_of, wrappers
 
 DECISIONS = {"allow": "allow", "ask": "ask_user", "deny": "deny"}
 PRIORITY = {"deny": 900, "ask": 600, "allow": 300}
@@ -72,20 +71,13 @@ def _regex(glob: str, effect: str) -> str:
     return "".join(parts)
 
 
-class _Writer:
+class _Writer(RuleWriter):
+    agent = "Gemini CLI"
+
     def __init__(self, policy) -> None:
-        self.policy = policy
-        self.core = PolicyCore(policy)
+        super().__init__(policy)
         self.rules: list[dict] = []
-        self.notes: list[ExportNote] = []
         self.tools = _tools()
-        self.never = policy.approval is not None and policy.approval.text == "never"
-
-    def where(self, item) -> str:
-        return self.core.rule_id(item) + (f" at {item.span}" if item.span else "")
-
-    def note(self, item, kind: str, message: str) -> None:
-        self.notes.append(ExportNote(self.where(item), kind, message))
 
     def add(self, effect: str, tools: list[str], **match) -> None:
         effect = "deny" if effect == "ask" and self.never else effect  # an ask under `approval never` denies
@@ -125,15 +117,7 @@ class _Writer:
             self.note(item, "stricter", f"`{tool}`: the path pattern meets the name under any folder")
 
     def shell(self, item, effect: str, condition) -> None:
-        tests = command_globs(condition)
-        if tests is None and effect != "allow" and isinstance(condition, ast.And):
-            tests = next((g for c in condition.items if (g := command_globs(c)) is not None), None)
-            if tests is not None:
-                self.note(item, "stricter", "only its `args.command matches` part is exported: it meets more commands")
-        if tests is None:
-            self.note(item, "dropped" if effect == "allow" else "weaker", "its condition has no Gemini CLI form")
-            return
-        for test in tests:
+        for test in self.shell_tests(item, effect, condition) or ():
             self.glob(item, effect, test)
 
     def glob(self, item, effect: str, test) -> None:
@@ -178,7 +162,8 @@ def _command_regexes(glob: str, effect: str, end: str = '"') -> list[str]:
     out, leads = [], [_regex(lead, effect) for lead in _leads(first, effect)]
     while leads:
         size = 1
-        while size < len(leads) and len("|".join(leads[:size + 1]) + after) < MAX_REGEX - 32:  # with `"command":"` and the group
+        # with `"command":"` and the group around the leads
+        while size < len(leads) and len("|".join(leads[:size + 1]) + after) < MAX_REGEX - 32:
             size += 1
         out.append("(?:" + "|".join(leads[:size]) + ")" + after)
         leads = leads[size:]
@@ -186,13 +171,8 @@ def _command_regexes(glob: str, effect: str, end: str = '"') -> list[str]:
 
 
 def export_gemini(policy) -> GeminiExport:
-    writer = _Writer(policy)
-    for rule in policy.rules:
-        writer.item(rule, rule.effect, [t.name.text for t in rule.targets])
-    for guard in policy.guards:
-        writer.item(guard, "deny", [t.name.text for t in guard.targets])
-    default = policy.default.text if policy.default is not None else "deny"
-    default = "deny" if default == "ask" and writer.never else default
+    writer = _Writer(policy).run()
+    default = "deny" if writer.default == "ask" and writer.never else writer.default
     # a shell catch-all with a pattern, so Gemini CLI's own known-safe list does not turn the default's ask
     # into an allow (its heuristics read only rules without one)
     catch_alls = [{"toolName": SHELL, "commandRegex": ".*", "decision": DECISIONS[default], "priority": 2},

@@ -1,6 +1,7 @@
 """What an agent's prefix-rule engine can say of a dshc shell rule: a glob's literal words, the program by
 every trusted path and behind the wrappers dshc reads through, and the note on a rule that did not
-translate exactly. In: ast conditions and globs. Out: words and notes; the agent modules write the rules.
+translate exactly; `RuleWriter` walks a policy for an agent's writer. In: a policy, ast conditions and
+globs. Out: words and notes; the agent modules write the rules.
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import itertools
 
 from .. import ast
 from ..frozen import record
+from ..policy.core import PolicyCore
 
 MAX_GROUPED = 5  # a pattern with more words than this gets no rules for its words quoted together
 
@@ -131,3 +133,46 @@ def prefix_of(test, effect: str, agent: str) -> Prefix:
         return Prefix(tuple(literal), "stricter", f"`{test.pattern}` is exported as every command starting "
                                                   f"`{' '.join(literal)}`")
     return Prefix(tuple(literal))
+
+
+class RuleWriter:
+    """Walks a policy's rules and guards (a guard is a deny) into `item`, which each agent's writer defines,
+    and keeps the notes, each naming its rule as decisions do."""
+    agent = ""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.core = PolicyCore(policy)
+        self.notes: list[ExportNote] = []
+        self.default = policy.default.text if policy.default is not None else "deny"
+        self.never = policy.approval is not None and policy.approval.text == "never"
+
+    def run(self):
+        for rule in self.policy.rules:
+            self.item(rule, rule.effect, [t.name.text for t in rule.targets])
+        for guard in self.policy.guards:
+            self.item(guard, "deny", [t.name.text for t in guard.targets])
+        return self
+
+    def item(self, item, effect: str, targets: list[str]) -> None:
+        raise NotImplementedError
+
+    def where(self, item) -> str:
+        return self.core.rule_id(item) + (f" at {item.span}" if item.span else "")
+
+    def note(self, item, kind: str, message: str) -> None:
+        self.notes.append(ExportNote(self.where(item), kind, message))
+
+    def shell_tests(self, item, effect: str, condition) -> list | None:
+        """The `args.command` tests of a shell rule's condition, or None (noted). A deny or ask whose condition
+        is an `and` is exported on its command part alone, which holds more calls: at least as strict."""
+        tests = command_globs(condition)
+        if tests is None and effect != "allow" and isinstance(condition, ast.And):
+            tests = next((g for c in condition.items if (g := command_globs(c)) is not None), None)
+            if tests is not None:
+                self.note(item, "stricter", "only its `args.command matches` part is exported: it meets more commands")
+        if tests is None:
+            self.note(item, "dropped" if effect == "allow" else "weaker",
+                      f"its condition has no {self.agent} form" + (f": {self.agent} asks instead" if effect == "allow"
+                                                                   else ""))
+        return tests
