@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 
 AGENT_FORMATS = ("openai", "anthropic", "gemini", "mcp")
 
@@ -24,11 +25,13 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code|gemini|codex|cursor …")
 
     p = sub.add_parser("import", help="translate an agent's permission settings into a .dsh policy")
-    p.add_argument("agent", choices=["claude-code", "codex"])
-    p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, or Codex config.toml")
+    p.add_argument("agent", choices=["claude-code", "codex", "gemini"])
+    p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, Codex config.toml, or a Gemini CLI "
+                   "policy .toml")
     p.add_argument("rules", nargs="*", metavar="MORE",
                    help="Codex: execpolicy files with prefix_rule(...) calls; Claude Code: more settings files, each "
-                   "outranking the ones before it (user, project, local, managed)")
+                   "outranking the ones before it (user, project, local, managed); Gemini CLI: more policy files of "
+                   "the same tier")
     p.add_argument("--hierarchy", action="store_true",
                    help="Claude Code: also read the user's, the project's local and the managed settings files, in "
                    "Claude Code's precedence")
@@ -80,6 +83,12 @@ def cmd_import(args, out, err) -> int:
     try:
         if args.agent == "claude-code":
             result = _import_claude(args, text, rules, name)
+        elif args.agent == "gemini":
+            if args.hierarchy:
+                raise _usage("--hierarchy reads Claude Code settings files; give Gemini CLI's policy files")
+            from ..compiler.interop.gemini_import import import_gemini
+            result = import_gemini({os.path.abspath(args.source): text,
+                                    **{os.path.abspath(p): body for p, body in rules.items()}}, name=name)
         else:
             if args.hierarchy:
                 raise _usage("--hierarchy reads Claude Code settings files; Codex has one config.toml")
@@ -126,7 +135,8 @@ def _read(path: str) -> str:
 
 def agent_source(spec: str):
     """An agent's permission settings as one side of `dshc diff`: Claude Code's `settings*.json` or
-    `managed-settings.json`, Codex's `*.toml`, imported to a `.dsh` source; None for anything else."""
+    `managed-settings.json`, a Gemini CLI policy `*.toml` (`[[rule]]` tables), Codex's other `*.toml`,
+    imported to a `.dsh` source; None for anything else."""
     name = os.path.basename(spec)
     if not os.path.isfile(spec):
         return None
@@ -136,9 +146,11 @@ def agent_source(spec: str):
         agent = "codex"
     else:
         return None
+    text = _read(spec)
+    if agent == "codex" and re.search(r"(?m)^\s*\[\[\s*rule\s*\]\]", text):
+        agent = "gemini"
     from ..compiler.diagnostics import Diagnostic, DshError
     from ..compiler.program import SourceFile
-    text = _read(spec)
     try:
         if agent == "claude-code":
             from ..compiler.interop.claude_settings import import_settings
@@ -147,6 +159,9 @@ def agent_source(spec: str):
             except ValueError as exc:
                 raise ValueError(f"{spec} is not JSON: {exc}") from None
             policy = import_settings(settings, os.path.abspath(spec)).text
+        elif agent == "gemini":
+            from ..compiler.interop.gemini_import import import_gemini
+            policy = import_gemini({os.path.abspath(spec): text}).text
         else:
             from ..compiler.interop.codex_config import import_codex
             policy = import_codex(text, os.path.abspath(spec)).text

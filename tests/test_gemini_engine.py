@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from dshc.compiler.interop.gemini_export import MAX_REGEX, export_gemini
+from dshc.compiler.interop.gemini_import import import_gemini
 from dshc.compiler.program import Program
-from engines.differential import CORPUS_POLICIES, REGRESSION, TABLE, dshc_decisions, policy, relation, tables
+from dshc.compiler.request import Request
+from engines.differential import (CORPUS_POLICIES, RANK, REGRESSION, TABLE, dshc_decisions, policy, relation,
+                                  tables)
 from engines.gemini_engine import decide_tables, gemini_engine
 
 SHELL = "run_shell_command"
@@ -139,3 +143,72 @@ def test_cli_writes_the_toml_and_the_notes(tmp_path, cli):
     assert "stricter: `git push --force *`" in done.err and "weaker: its condition" in done.err
     data = cli("export", "gemini", "--policy", "p", "--load", str(source), "--json").json()
     assert data["weaker"] is True and tomllib.loads(data["policy"])["rule"]
+
+
+# --- `dshc import gemini`, held to the engine on the imported files --------------------------------------
+IMPORTS = json.loads((Path(__file__).parent / "engines" / "gemini_import.json").read_text())
+
+
+def _imported_decisions(name: str, text: str, rows: list[dict]) -> list[str]:
+    """dshc's effect for each Gemini CLI call under the import of `text`, the call mapped to catalog calls."""
+    from dshc.compiler.interop.agents import map_call
+    imported = import_gemini({f"{name}.toml": text}, name=name)
+    program = Program.load(texts={f"{name}.dsh": imported.text})
+    request = Request(preset="standard", host="web", policy=name)
+    out = []
+    for row in rows:
+        effects = [program.decide(request, call.tool, {"description": "d", **call.args}, workspace="/ws",
+                                  gates=False).effect for call in map_call("gemini", row["tool"], row["args"], "/ws")]
+        out.append(max(effects, key=RANK.__getitem__))
+    return out
+
+
+def test_the_import_decides_as_the_engine_does_on_the_file(gemini, tmp_path):
+    files, rows = [], {}
+    for row in IMPORTS["rows"]:
+        rows.setdefault(row["policy"], []).append(row)
+    for name in rows:
+        (tmp_path / f"{name}.toml").write_text(IMPORTS["policies"][name])
+        files.append((tmp_path / f"{name}.toml", [{"name": r["tool"], "args": r["args"]} for r in rows[name]]))
+    wrong = []
+    for name, theirs in zip(rows, decide_tables(gemini, files)):
+        ours = _imported_decisions(name, IMPORTS["policies"][name], rows[name])
+        wrong += [f"{name}: {row['tool']} {row['args']}: dshc {o}, gemini {t}, expected {row['relation']} ({row['why']})"
+                  for row, o, t in zip(rows[name], ours, theirs) if relation(o, t) != row["relation"]]
+    assert wrong == []
+
+
+def test_a_higher_allow_is_taken_out_of_a_lower_deny_and_an_unread_pattern_never_widens():
+    text = IMPORTS["policies"]["layered"]
+    imported = import_gemini({"layered.toml": text}, name="layered")
+    program = Program.load(texts={"l.dsh": imported.text})
+    assert program.composition(Request(policy="layered")).policy is not None
+    assert 'deny bash when ((args.command matches "rm *")) and (not ((args.command matches "rm -i *")))' \
+        in imported.text
+    assert _imported_decisions("askfirst", IMPORTS["policies"]["askfirst"],
+                               [{"tool": "run_shell_command", "args": {"command": "npm ci"}}]) == ["ask"]
+    assert any("npm (ci|install)" in str(note) for note in import_gemini(
+        {"a.toml": IMPORTS["policies"]["askfirst"]}).notes)
+
+
+def test_import_cli_and_bad_files(tmp_path, cli):
+    good = tmp_path / "p.toml"
+    good.write_text(IMPORTS["policies"]["layered"])
+    done = cli("import", "gemini", str(good), "--name", "mine")
+    assert done.code == 0 and done.out.startswith("# Imported from") and "policy mine" in done.out
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[rule]]\ntoolName = "run_shell_command"\ndecision = "maybe"\npriority = 1\n')
+    done = cli("import", "gemini", str(bad))
+    assert done.code == 2 and "decision allow|ask_user|deny" in done.err and "Traceback" not in done.err
+    bad.write_text("[[rule]\n")
+    assert cli("import", "gemini", str(bad)).code == 2
+
+
+def test_diff_reads_gemini_policy_files_and_fails_on_a_widening(tmp_path, cli):
+    old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+    rule = '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "{}"\ndecision = "allow"\npriority = 100\n'
+    old.write_text(rule.format("git status"))
+    new.write_text(rule.format("git"))
+    done = cli("diff", str(old), str(new), "--fail-on-widen", "--json")
+    assert done.code == 1 and "gemini import" in done.out
+    assert cli("diff", str(new), str(old), "--fail-on-widen").code == 0
