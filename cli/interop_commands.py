@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 
 AGENT_FORMATS = ("openai", "anthropic", "gemini", "mcp")
 
@@ -24,11 +25,13 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="claude-code|gemini|codex|cursor …")
 
     p = sub.add_parser("import", help="translate an agent's permission settings into a .dsh policy")
-    p.add_argument("agent", choices=["claude-code", "codex"])
-    p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, or Codex config.toml")
+    p.add_argument("agent", choices=["claude-code", "codex", "gemini"])
+    p.add_argument("source", metavar="SETTINGS", help="Claude Code settings.json, Codex config.toml, or a Gemini CLI "
+                   "policy .toml")
     p.add_argument("rules", nargs="*", metavar="MORE",
                    help="Codex: execpolicy files with prefix_rule(...) calls; Claude Code: more settings files, each "
-                   "outranking the ones before it (user, project, local, managed)")
+                   "outranking the ones before it (user, project, local, managed); Gemini CLI: more policy files of "
+                   "the same tier")
     p.add_argument("--hierarchy", action="store_true",
                    help="Claude Code: also read the user's, the project's local and the managed settings files, in "
                    "Claude Code's precedence")
@@ -38,9 +41,11 @@ def add_parsers(sub, context_flags, load_flags) -> None:
     p.add_argument("-o", "--output", metavar="FILE.dsh", help="write the policy here instead of stdout")
 
     p = sub.add_parser("export", help="write a policy as an agent's settings, or the code-mode SDK as TypeScript")
-    p.add_argument("target", choices=["claude-code", "typescript"])
+    p.add_argument("target", choices=["claude-code", "codex", "gemini", "typescript"])
     context_flags(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (codex: the .rules file)")
+    p.add_argument("--toml", metavar="FILE", help="codex: write the config.toml lines here (else they close the "
+                   "rules as comments)")
 
 
 def _emit(text: str, output: str | None, out) -> None:
@@ -78,6 +83,12 @@ def cmd_import(args, out, err) -> int:
     try:
         if args.agent == "claude-code":
             result = _import_claude(args, text, rules, name)
+        elif args.agent == "gemini":
+            if args.hierarchy:
+                raise _usage("--hierarchy reads Claude Code settings files; give Gemini CLI's policy files")
+            from ..compiler.interop.gemini_import import import_gemini
+            result = import_gemini({os.path.abspath(args.source): text,
+                                    **{os.path.abspath(p): body for p, body in rules.items()}}, name=name)
         else:
             if args.hierarchy:
                 raise _usage("--hierarchy reads Claude Code settings files; Codex has one config.toml")
@@ -124,7 +135,8 @@ def _read(path: str) -> str:
 
 def agent_source(spec: str):
     """An agent's permission settings as one side of `dshc diff`: Claude Code's `settings*.json` or
-    `managed-settings.json`, Codex's `*.toml`, imported to a `.dsh` source; None for anything else."""
+    `managed-settings.json`, a Gemini CLI policy `*.toml` (`[[rule]]` tables), Codex's other `*.toml`,
+    imported to a `.dsh` source; None for anything else."""
     name = os.path.basename(spec)
     if not os.path.isfile(spec):
         return None
@@ -134,9 +146,11 @@ def agent_source(spec: str):
         agent = "codex"
     else:
         return None
+    text = _read(spec)
+    if agent == "codex" and re.search(r"(?m)^\s*\[\[\s*rule\s*\]\]", text):
+        agent = "gemini"
     from ..compiler.diagnostics import Diagnostic, DshError
     from ..compiler.program import SourceFile
-    text = _read(spec)
     try:
         if agent == "claude-code":
             from ..compiler.interop.claude_settings import import_settings
@@ -145,6 +159,9 @@ def agent_source(spec: str):
             except ValueError as exc:
                 raise ValueError(f"{spec} is not JSON: {exc}") from None
             policy = import_settings(settings, os.path.abspath(spec)).text
+        elif agent == "gemini":
+            from ..compiler.interop.gemini_import import import_gemini
+            policy = import_gemini({os.path.abspath(spec): text}).text
         else:
             from ..compiler.interop.codex_config import import_codex
             policy = import_codex(text, os.path.abspath(spec)).text
@@ -165,15 +182,67 @@ def cmd_export(args, out, err) -> int:
             raise _usage(str(exc))
         _emit(text, args.output, out)
         return 0
-    from ..compiler.interop.claude_export import export_policy
     policy = program.composition(request).policy
     if policy is None:
         raise _usage("no policy applies to this request; pass --policy")
+    if args.target == "codex":
+        return _export_codex(args, policy, out, err)
+    if args.target == "gemini":
+        return _export_gemini(args, policy, out, err)
+    if args.toml:
+        raise _usage("--toml writes Codex's config.toml lines: use it with `export codex`")
+    from ..compiler.interop.claude_export import export_policy
     settings, notes = export_policy(policy)
     _emit(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", args.output, out)
     for note in notes:
         err.write(f"dshc export: not exported: {note}\n")
     return 0
+
+
+def _export_codex(args, policy, out, err) -> int:
+    """The rules on stdout (or -o), the config lines in --toml or as closing comments, the notes on stderr
+    (`--json`: all three, and whether some deny or ask has no Codex form at least as strict)."""
+    from ..compiler.interop.codex_export import export_codex
+    result = export_codex(policy)
+    rules = result.rules
+    if args.toml:
+        _emit(result.config, args.toml, out)
+    elif not args.json:
+        rules += "\n" + "".join(line + "\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
+                                 for line in result.config.splitlines())
+    if args.json:
+        data = {"rules": result.rules, "config": result.config, "weaker": result.weaker, "notes": _notes(result)}
+        if args.output:
+            _emit(result.rules, args.output, out)
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _emit(rules, args.output, out)
+        for note in result.notes:
+            err.write(f"dshc export: {note.text()}\n")
+    return 0
+
+
+def _export_gemini(args, policy, out, err) -> int:
+    """The policy TOML on stdout (or -o), the notes on stderr (`--json`: both, and whether some deny or ask
+    has no Gemini CLI form at least as strict)."""
+    from ..compiler.interop.gemini_export import export_gemini
+    if args.toml:
+        raise _usage("--toml writes Codex's config.toml lines: use it with `export codex`")
+    result = export_gemini(policy)
+    if args.json:
+        if args.output:
+            _emit(result.text, args.output, out)
+        out.write(json.dumps({"policy": result.text, "weaker": result.weaker, "notes": _notes(result)},
+                             indent=2, ensure_ascii=False) + "\n")
+        return 0
+    _emit(result.text, args.output, out)
+    for note in result.notes:
+        err.write(f"dshc export: {note.text()}\n")
+    return 0
+
+
+def _notes(result) -> list[dict]:
+    return [{"where": n.where, "kind": n.kind, "message": n.message} for n in result.notes]
 
 
 def compile_format(args, view, out, err) -> int:
