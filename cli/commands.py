@@ -140,11 +140,33 @@ def cmd_explain(args, out, err) -> int:
     data = explain_json(args.tool, results)
     from .host import describe_sandbox, sandbox_text
     sandbox = describe_sandbox(program, request, args.tool) if request.policy else None
+    rows = _process_enforcement(program, request) if sandbox and sandbox["applies_to"] == "processes" else None
     if args.json:
-        _write_json(out, {**data, "sandbox": sandbox} if sandbox else data)
+        _write_json(out, {**data, "sandbox": sandbox, **({"enforcement": [row.to_json() for row in rows]}
+                                                          if rows is not None else {})} if sandbox else data)
     else:
-        out.write(explain_text(args.tool, results) + (sandbox_text(sandbox) if sandbox else ""))
+        out.write(explain_text(args.tool, results) + (sandbox_text(sandbox) if sandbox else "")
+                  + (_enforcement_text(rows, request.policy) if rows else ""))
     return 0 if data["available"] else 1
+
+
+def _process_enforcement(program, request):
+    """The enforcement map of the request's policy (`compiler.enforcement`), for a tool that starts processes."""
+    from ..compiler.enforcement import enforcement_map
+    from .host import host_mechanism
+    policy = program.composition(request).policy
+    return enforcement_map(policy, host_mechanism()) if policy is not None else None
+
+
+def _enforcement_text(rows, policy: str) -> str:
+    """What holds the policy's denies for a process this tool starts: the count per layer, and each gap."""
+    from collections import Counter
+    counts = Counter(row.layer for row in rows)
+    text = "enforcement: " + ", ".join(f"{count} held by {layer}" for layer, count in counts.items()) + "\n"
+    for row in rows:
+        if row.witness:
+            text += f"  {row.layer}: {row.rule} ({row.concerns}): not stopped: {row.witness}\n"
+    return text + f"  (the whole map: dshc verify --enforcement --policy {policy})\n"
 
 
 # --- check ---------------------------------------------------------------------------------

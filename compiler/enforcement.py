@@ -104,7 +104,7 @@ def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
             return Row(ident, span, f"command text {patterns}", OS, "the network is off: what the command is for "
                        "cannot happen, however it is spelled")
         first = written[0] if written else ""
-        witness = f"`python3 x.py`, a script that opens `{_example(first.lstrip('*'))}`" if _names_files(first) \
+        witness = f"`python3 x.py`, a script that opens `x{first.strip('*').split('*')[0]}`" if _names_files(first) \
             else f"`python3 x.py`, a script that does what `{first}` does"
         return Row(ident, span, f"command text {patterns}", RULES, "the command's text: another program, or a "
                    "script, doing the same is not stopped by it", witness)

@@ -116,3 +116,16 @@ def test_check_points_at_a_text_deny_the_sandbox_could_hold(cli, tmp_path):
     done = cli("check", str(path), "--json")
     found = [(d["code"], d["line"]) for d in json.loads(done.out)["diagnostics"]]
     assert found == [("DSH317", 5), ("DSH317", 6)], done.out
+
+
+def test_explain_of_a_process_tool_says_what_holds_the_policy(cli, tmp_path):
+    path = tmp_path / "p.dsh"
+    path.write_text(POLICY)
+    done = cli("explain", "bash", "standard", "--load", str(path), "--policy", "team", "--json")
+    rows = {row["rule"]: row for row in json.loads(done.out)["enforcement"]}
+    assert rows["team/deny@13"]["layer"] == RULES and rows["team/deny@13"]["witness"]
+    text = cli("explain", "bash", "standard", "--load", str(path), "--policy", "team").out
+    assert "team/deny@13 (command text `rm -rf *`): not stopped:" in text and "dshc verify --enforcement" in text
+    # a tool that starts no process has no map
+    assert "enforcement" not in json.loads(cli("explain", "read", "standard", "--load", str(path), "--policy",
+                                               "team", "--json").out)
