@@ -114,6 +114,9 @@ class _Word:
     # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` and `[…]` NAME, `?` ONE, an
     # expansion ANY; () when not built from the tree (then an unknown word is ANY)
     shape: tuple = ()
+    # its one unsafety is a command substitution inside double quotes (`"$(cat <<'EOF' …)"`): one word whose
+    # text is unknown, harmless where it is an option's inert value (`git commit -m`: `_Walker.inert_value`)
+    quoted_substitution: bool = False
 
 
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
@@ -195,7 +198,8 @@ class _WordBuilder:
     def build(self, node) -> _Word:
         parts: list[str] = []
         # `lead`: what the word's first character comes from ("" until some part adds one)
-        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False, "shape": []}
+        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False, "shape": [],
+                 "quoted_substitution": False}
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
         if not state["unsafe"] and node.type in ("word", "concatenation"):
@@ -204,7 +208,8 @@ class _WordBuilder:
                 state["unsafe"] = "brace expansion changes the words"
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
         shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
-        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape)
+        quoted = state["quoted_substitution"] and state["unsafe"] == "command substitution" and not state["splits"]
+        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape, quoted)
 
     @staticmethod
     def _leads(state, lead: str, text: str = "x") -> None:
@@ -248,6 +253,7 @@ class _WordBuilder:
             parts.append(raw)
             state["dynamic"] = True
             self._expanded(state, in_double)
+            state["quoted_substitution"] = in_double and kind == "command_substitution" and not state["unsafe"]
             state["unsafe"] = state["unsafe"] or "command substitution"
             self.nested.append(node)
         elif kind == "ansi_c_string":
@@ -831,9 +837,12 @@ class _Walker:
 
     def simple(self, words: list[_Word], depth: int, order, env_hazard: str = "") -> None:
         data = self.data
-        for word in words:
+        for index, word in enumerate(words):
             if word.unsafe:
-                raise _Opaque(word.unsafe)
+                if not (word.quoted_substitution and self.inert_value(words, index)):
+                    raise _Opaque(word.unsafe)
+                # the option takes it whole: text no rule can read, which runs nothing and names no file
+                words = [*words[:index], _Word(word.text, True, shape=(ANY,)), *words[index + 1:]]
         head = words[0]
         if head.dynamic:
             raise _Opaque("command name is an expansion")
@@ -1609,6 +1618,19 @@ class _Walker:
         return (name in data.shells or name in data.wrappers or name in data.opaque_builtins
                 or data.interpreter(name) is not None
                 or row is not None and (row.runs_commands or bool(row.writes) or row.leading is not None))
+
+    def inert_value(self, words: list[_Word], index: int) -> bool:
+        """Whether word `index` is the value of an option whose value is only text (`Program.text_values`: `git
+        commit -m "$(…)"`); never an option whose value's form decides what it does (`curl -d @FILE`)."""
+        if index < 2 or words[0].dynamic or words[0].unsafe:
+            return False
+        row = self.data.programs.get(_program_name(words[0].text, self.data)[0])
+        if row is None:
+            return False
+        if not words[1].dynamic and words[1].text in row.subcommands:
+            row = row.subcommands[words[1].text]
+        option = words[index - 1]
+        return not (option.dynamic or option.unsafe) and option.text in row.text_values
 
     def shell(self, words, argv, depth, order, hazard) -> None:
         """`sh`/`bash`/…: splice `-c STRING`; reading the program from stdin is opaque."""

@@ -125,14 +125,10 @@ EVERYDAY = [
         # from being read the sandbox hides from them, what it keeps from being written it keeps read-only
         "git diff", "git diff -- src/app.py", "git diff --cached", "rg TODO src", "grep -rn print .",
         "git checkout main", "git pull", "git merge feature/x", "git stash",
+        # Claude Code's own commit form: the message is a substitution, the value of a text-only option
+        "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\"",
         "mkdir -p build", "rm -rf build dist", "rm -rf node_modules", "rm -f src/old.py", "cp src/a.py src/b.py",
         "mv src/a.py src/c.py", "echo hi > out.txt", "curl https://api.github.com/repos/x/y")),
-]
-
-# an everyday call guarded refuses today: a commit message written by a command substitution makes the line
-# opaque (what `$(…)` prints is not known), and an opaque line meets the guard on unreadable code (issue 54)
-REFUSED_TODAY = [
-    (BASH, {"command": "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\""}),
 ]
 
 # history that may print a secret git holds elsewhere, a search outside the workspace (its files are not
@@ -192,12 +188,6 @@ def test_everyday_development_runs_without_a_prompt(program, project, tool, tool
     assert decided(program, tool, tool_input, project).effect == "allow"
     answer = claude_code_answer(project, "guarded", tool, tool_input, project)
     assert answer["permissionDecision"] == "allow", answer["permissionDecisionReason"]
-
-
-@pytest.mark.parametrize(("tool", "tool_input"), REFUSED_TODAY, ids=[r[1]["command"][:40] for r in REFUSED_TODAY])
-@pytest.mark.xfail(strict=True, reason="issue 54: a command substitution in an option's value makes the line opaque")
-def test_history_searches_and_branch_switches_run(program, project, tool, tool_input):
-    assert decided(program, tool, tool_input, project).effect == "allow"
 
 
 @pytest.mark.parametrize(("tool", "tool_input"), STILL_REFUSED, ids=[r[1]["command"][:40] for r in STILL_REFUSED])
