@@ -47,7 +47,8 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     conf = confinement_in(policy_mode(policy), os.path.realpath(workspace), tmp,
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
                           hidden=hidden,
-                          network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
+                          network=settings["network"], network_allow=settings["network_allow"],
+                          network_deny=settings["network_deny"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
     launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it
     if launch.mechanism == "unsandboxed":

@@ -172,6 +172,9 @@ def sandbox_settings(policy) -> dict:
     if policy is None:
         return {"sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
     return {"network": policy.network is not None and policy.network.text == "allow",
+            # the hosts it may reach (one tuple per level that lists them) and may not; empty: every host
+            "network_allow": tuple(tuple(host.text for host in level) for level in policy.network_allow),
+            "network_deny": tuple(host.text for host in policy.network_deny),
             "writable_roots": tuple(root.text for root in policy.writable),
             "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
             # a policy's write deny on a literal directory is kept read-only by the sandbox too
@@ -254,6 +257,10 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
         mechanism = _process_mechanism(mode, settings)
     return {"mode": mode, "applies_to": "processes" if package in PROCESS_PACKAGES else "files",
             "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
+            # with the network on: the hosts it is kept to (each level's list must admit one) and refused
+            "network_allow": [list(level) for level in settings.get("network_allow", ())] if settings.get("network")
+            else [],
+            "network_deny": list(settings.get("network_deny", ())) if settings.get("network") else [],
             "writable": list(settings.get("writable_roots", ())),
             "read_only": list(settings.get("protected_roots", ())) if mode == "workspace-write" else [],
             # what a read deny names, hidden from processes where it exists (files are the rules' alone)
@@ -276,6 +283,7 @@ def _process_mechanism(mode: str, settings: dict) -> str:
     from ..runtime.sandbox import Confinement, SandboxUnavailable, plan
     from .sandbox_record import reported_probe
     conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
+                       network_allow=settings.get("network_allow", ()), network_deny=settings.get("network_deny", ()),
                        fallback_unsandboxed=settings.get("sandbox_fallback", False),
                        backend=settings.get("sandbox_backend", "auto"),
                        protected=tuple(os.path.join(os.getcwd(), path) for path in settings.get("protected_roots", ())),
@@ -291,6 +299,10 @@ def sandbox_text(described: dict | None) -> str:
         return "sandbox: not applicable (no process, no file access)\n"
     text = (f"sandbox: {described['mode']} for {described['applies_to']} via {described['mechanism']}, "
             f"network {'on' if described['network'] == 'allow' else 'off'}")
+    for level in described.get("network_allow", ()):
+        text += " for " + ", ".join(level) + " only"
+    if described.get("network_deny"):
+        text += ", never " + ", ".join(described["network_deny"])
     if described["writable"]:
         text += ", also writable: " + ", ".join(described["writable"])
     if described.get("read_only"):

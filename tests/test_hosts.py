@@ -10,7 +10,7 @@ cookie domain `example.com.`).
 """
 import pytest
 
-from dshc.compiler.hosts import HostError, HostRules, Pattern, canonical_host, split_host_port, url_host
+from dshc.common.hosts import HostError, HostRules, Pattern, canonical_host, split_host_port, url_host
 
 # every spelling of 127.0.0.1 a report lists: each must be one host, so a deny of 127.0.0.1 catches it
 LOOPBACK_SPELLINGS = [
