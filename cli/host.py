@@ -257,10 +257,6 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
         mechanism = _process_mechanism(mode, settings)
     return {"mode": mode, "applies_to": "processes" if package in PROCESS_PACKAGES else "files",
             "mechanism": mechanism, "network": "allow" if settings.get("network") else "deny",
-            # with the network on: the hosts it is kept to (each level's list must admit one) and refused
-            "network_allow": [list(level) for level in settings.get("network_allow", ())] if settings.get("network")
-            else [],
-            "network_deny": list(settings.get("network_deny", ())) if settings.get("network") else [],
             "writable": list(settings.get("writable_roots", ())),
             "read_only": list(settings.get("protected_roots", ())) if mode == "workspace-write" else [],
             # what a read deny names, hidden from processes where it exists (files are the rules' alone)
@@ -271,7 +267,12 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             # for processes, wherever they exist and the host can mount (`RUN_LATER`)
             "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
             package in PROCESS_PACKAGES else [],
-            "escalation_if_approved": escalation}
+            "escalation_if_approved": escalation,
+            # with the network on for some hosts: those it is kept to (each level's list must admit one) and
+            # those refused (the keys are there only then)
+            **({"network_allow": [list(level) for level in settings["network_allow"]],
+                "network_deny": list(settings["network_deny"])}
+               if settings.get("network") and (settings.get("network_allow") or settings.get("network_deny")) else {})}
 
 
 def _run_later() -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, 
                     SANDBOX_MODES)
 
 NETWORK_SETTINGS = ("allow", "deny")
+HOST_FIELDS = ("host", "hosts")  # `args.url.host`, `args.command.hosts`
 SANDBOX_FALLBACKS = ("unsandboxed",)
 
 KINDS = ("preset", "host", "scope", "policy")
@@ -424,6 +425,30 @@ class _Resolver:
                 if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)]
 
     # --- conditions ---
+    @staticmethod
+    def _host_problems(expr) -> list[Diagnostic]:
+        """`args.FIELD.host` (a URL's) and `args.command.hosts` (a shell command's): tested by host pattern."""
+        from ..common.hosts import pattern_problem
+        from .conditions import SHELL_FIELDS
+        fact = expr.fact
+        if (fact.path[2] == "hosts") != (fact.path[1] in SHELL_FIELDS):
+            return [Diagnostic("DSH208", f"`{fact.dotted}`: a URL's host is `.host`, a shell command's are `.hosts`",
+                               fact.span, f"write `args.{fact.path[1]}."
+                               f"{'hosts' if fact.path[1] in SHELL_FIELDS else 'host'}`")]
+        if isinstance(expr, ast.Matches):
+            texts = [expr.pattern]
+        elif isinstance(expr, (ast.Member, ast.Compare)):
+            texts = list(expr.values) if isinstance(expr, ast.Member) else [expr.value]
+        elif isinstance(expr, ast.Truthy):
+            return []
+        else:
+            return [Diagnostic("DSH305", f"`{fact.dotted}` is tested with `matches`, `in`, `==` or `!=`", expr.span)]
+        problems = [text if not isinstance(text, str) else pattern_problem(text) for text in texts]
+        return [Diagnostic("DSH109", f"host pattern: {problem}" if isinstance(problem, str) else
+                           f"host pattern: `{problem}` is not a string", expr.span,
+                           "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`")
+                for problem in problems if problem is not None]
+
     def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
         """The problems of a condition's tests, left to right (a list filled by plain calls, not a generator
         per test: a policy of N rules checks N conditions)."""
@@ -450,6 +475,9 @@ class _Resolver:
                 out.append(Diagnostic("DSH208",
                                       f"`{fact.dotted}` is not known here: mount conditions see only host facts",
                                       fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`"))
+                return
+            if len(fact.path) == 3 and fact.path[2] in HOST_FIELDS and fact.path[1] in args_fields:
+                out.extend(self._host_problems(expr))
                 return
             if len(fact.path) != 2 or fact.path[1] not in args_fields:
                 out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools",
