@@ -207,13 +207,32 @@ LINUX = Probe(platform="linux", landlock_abi=6, network_namespace=True, seccomp=
               sandbox_exec=None)
 
 
-@pytest.mark.parametrize("backend", ["auto", "bwrap"])
-def test_host_lists_without_a_proxy_refuse_the_command(tmp_path, backend):
+NO_NETNS = Probe(platform="linux", landlock_abi=6, network_namespace=False, seccomp=True, bwrap=None,
+                 sandbox_exec=None)
+MAC = Probe(platform="darwin", landlock_abi=0, network_namespace=False, seccomp=False, bwrap=None,
+            sandbox_exec="/usr/bin/sandbox-exec")
+
+
+@pytest.mark.parametrize("backend, found", [("bwrap", LINUX), ("auto", NO_NETNS), ("auto", MAC)])
+def test_host_lists_without_a_proxy_refuse_the_command(tmp_path, backend, found):
+    # even with the policy's opt-out of failing closed: a host list is never traded for the whole network
     conf = confinement_in("workspace-write", str(tmp_path), str(tmp_path), network=True,
                           network_allow=[("registry.npmjs.org",)], fallback_unsandboxed=True, backend=backend)
     with pytest.raises(SandboxUnavailable) as refused:
-        plan(conf, ["true"], -1, found=LINUX)
-    assert "network allow" in refused.value.missing
+        plan(conf, ["true"], -1, found=found)
+    assert "a proxy that admits only the hosts the policy lists" in refused.value.missing
+
+
+def test_host_lists_start_the_command_behind_the_proxy(tmp_path):
+    conf = confinement_in("workspace-write", str(tmp_path), str(tmp_path), network=True,
+                          network_allow=[("registry.npmjs.org",)], network_deny=["169.254.169.254"])
+    launch = plan(conf, ["true"], -1, found=LINUX, parent=4242)
+    assert launch.mechanism.startswith("landlock+egress-proxy")
+    assert launch.argv[3].endswith("egress.py") and launch.argv[4:7] == [
+        "4242", '[["registry.npmjs.org"]]', '["169.254.169.254"]']
+    launcher = launch.argv[launch.argv.index("--") + 1:]
+    # the launcher: in its own network namespace, local sockets closed (`0`), started by the proxy's process
+    assert launcher[3].endswith("launch.py") and launcher[5:9] == ["landlock+mounts", "0", "0", "0"]
 
 
 def test_network_on_without_lists_is_unchanged(tmp_path):

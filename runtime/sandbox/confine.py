@@ -9,7 +9,7 @@ import sys
 
 from . import seatbelt
 from .files import RUN_LATER, hooks_path, within  # kept read-only where they exist and the mechanism can
-from .probe import LAUNCHER, Probe, probe
+from .probe import EGRESS, LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
 MODES = ("read-only", "workspace-write", "danger-full-access")
@@ -19,8 +19,8 @@ PACKAGES = ("dshc.cli", "dshc.compiler", "dshc.runtime", "dshc.presets", "dshc.p
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
 # what a policy's host lists need and no mechanism here gives: never the whole network in their place
-EGRESS_MISSING = "a proxy that admits only the hosts of `network allow \"…\"` (none on this mechanism): " \
-                 "the command is refused rather than given every host"
+EGRESS_MISSING = "a proxy that admits only the hosts the policy lists (it needs Landlock and unprivileged user + " \
+                 "network namespaces, and not bubblewrap): the command is refused rather than given every host"
 
 
 class SandboxUnavailable(Exception):
@@ -197,7 +197,8 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     linked = next((path for path in conf.hidden if not path.endswith("/") and _links(path) > 1), None)
     if linked is not None:  # its other names, wherever they are, would still read it
         return f"a way to hide `{linked}`: it has other hard links, which no mechanism can find and hide"
-    if conf.egress():
+    if conf.egress() and (conf.backend == "bwrap" or not found.platform.startswith("linux")
+                          or not found.network_namespace or found.landlock_abi < 1):
         return EGRESS_MISSING
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
@@ -250,11 +251,16 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later, and the
     # mode, times and attributes of files outside the write roots (the seal), are then left unguarded
     read_only = conf.read_only(run_later=found.network_namespace)
+    egress = conf.egress()  # (`missing` made sure there is a network namespace for it)
     launcher = _launcher(argv, report_fd, how="landlock+mounts" if found.network_namespace else "landlock",
-                         network=conf.network, local_sockets=conf.network, parent=parent,
-                         roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
+                         network=conf.network and not egress, local_sockets=conf.network and not egress,
+                         parent=0 if egress else parent, roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
                          pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
-    mechanism = "landlock" if conf.network else "landlock+netns"
+    if egress:  # the proxy's process starts the launcher, and hands it the way in (`egress.py`)
+        from ...common.json_io import dumps
+        launcher = [sys.executable, "-I", "-S", EGRESS, str(parent), dumps([list(level) for level in conf.network_allow]),
+                    dumps(list(conf.network_deny)), "--", *launcher]
+    mechanism = "landlock+egress-proxy" if egress else "landlock" if conf.network else "landlock+netns"
     return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""),
                   True)
 
