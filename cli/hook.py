@@ -279,7 +279,7 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     command = tool_input.get("command")
     if tool is None or tool.family != "shell" or not isinstance(command, str):
         return effect, reason, None
-    from .hook_sandbox import declares_sandbox, sandboxed_command
+    from .hook_sandbox import declares_sandbox, network_text, sandboxed_command
     policy = program.composition(request).policy
     if not declares_sandbox(policy):  # the common hook: no sandbox runtime to load
         return effect, reason, None
@@ -295,7 +295,8 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     if found is None:
         return effect, reason, None
     line, mechanism = found
-    return effect, f"{reason}; runs in the policy's `sandbox {policy.sandbox.text}` ({mechanism})", \
+    return effect, f"{reason}; runs in the policy's `sandbox {policy.sandbox.text}` ({mechanism}, " \
+                   f"{network_text(policy)})", \
         {**tool_input, "command": line}
 
 

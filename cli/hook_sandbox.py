@@ -58,6 +58,17 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
 
 
+def network_text(policy) -> str:
+    """What the command's network is, in words for the agent: off, on, or on for the listed hosts only."""
+    from .host import egress_words, sandbox_settings
+    settings = sandbox_settings(policy)
+    if not settings["network"]:
+        return "network off"
+    listed = settings["network_allow"] or settings["network_deny"]
+    return "network on" + egress_words(settings["network_allow"], settings["network_deny"]) + (
+        " (through dshc's proxy: HTTP_PROXY, HTTPS_PROXY)" if listed else "")
+
+
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 

@@ -300,10 +300,7 @@ def sandbox_text(described: dict | None) -> str:
         return "sandbox: not applicable (no process, no file access)\n"
     text = (f"sandbox: {described['mode']} for {described['applies_to']} via {described['mechanism']}, "
             f"network {'on' if described['network'] == 'allow' else 'off'}")
-    for level in described.get("network_allow", ()):
-        text += " for " + ", ".join(level) + " only"
-    if described.get("network_deny"):
-        text += ", never " + ", ".join(described["network_deny"])
+    text += egress_words(described.get("network_allow", ()), described.get("network_deny", ()))
     if described["writable"]:
         text += ", also writable: " + ", ".join(described["writable"])
     if described.get("read_only"):
@@ -317,6 +314,12 @@ def sandbox_text(described: dict | None) -> str:
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"
+
+
+def egress_words(allow, deny) -> str:
+    """A policy's host lists after "network on": ` for A, B only, never C`."""
+    return "".join(" for " + ", ".join(level) + " only" for level in allow) + (", never " + ", ".join(deny)
+                                                                              if deny else "")
 
 
 def terminal_approver(call, reason: str) -> str:

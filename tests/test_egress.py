@@ -233,3 +233,33 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
     assert "tunnel: through" in output and received == [b"through"]
     assert "unix=0" not in output and "unix=" in output
     assert "dns=0" not in output and "dns=" in output
+
+
+# ---------------------------------------------------------------- through the Claude Code hook
+
+
+@needs_netns
+def test_the_hook_says_which_hosts_and_its_command_reaches_only_them(tmp_path, monkeypatch, web):
+    import json
+    import subprocess
+    import sys
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "p.dsh").write_text('policy egress extends workspace-write {\n  network allow "localhost"\n'
+                                '  network deny "169.254.169.254"\n  allow bash\n}\n')
+    (root / ".dshc").write_text('load = ["p.dsh"]\npolicy = "egress"\n')
+    command = (f"curl -fsS -m 10 http://localhost:{web}/hooked; echo; echo allowed=$?; "
+               f"curl -fsS -m 10 http://0xa9fea9fe/latest/; echo denied=$?")
+    event = json.dumps({"session_id": "s", "cwd": str(root / "src"), "hook_event_name": "PreToolUse",
+                        "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "t",
+                        "tool_input": {"command": command, "description": "d"}})
+    done = subprocess.run([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"],
+                          input=event, capture_output=True, text=True, timeout=120)
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow"
+    assert "network on for localhost only, never 169.254.169.254" in answer["permissionDecisionReason"]
+    ran = subprocess.run(["bash", "-c", answer["updatedInput"]["command"]], cwd=root / "src", capture_output=True,
+                         text=True, timeout=60)
+    assert f"page /hooked host=localhost:{web}" in ran.stdout and "allowed=0" in ran.stdout
+    assert "denied=0" not in ran.stdout and '"host": "169.254.169.254"' in ran.stderr
