@@ -154,7 +154,7 @@ def client_hello(name: str) -> bytes:
 
 def test_server_name_reads_the_client_hello():
     assert proxy.server_name(client_hello("registry.npmjs.org")) == "registry.npmjs.org"
-    assert proxy.server_name(b"GET / HTTP/1.1\r\n") is None
+    assert proxy.server_name(b"GET / HTTP/1.1\r\n") is None and proxy.server_name(b"") is None
     assert proxy.server_name(b"\x16\x03\x01\x00\x10\x01\x00") == "?"
 
 
@@ -174,6 +174,34 @@ def test_a_tunnel_whose_tls_names_another_server_is_cut(through, echo):
         conn.sendall(hello)
         assert conn.recv(65536)
     assert received and received[0] == hello[:len(received[0])]
+
+
+def test_a_client_hello_sent_along_with_connect_is_checked_too(through, echo):
+    echo_port, received = echo
+    port, refused, _ = through([("localhost",)])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(f"CONNECT localhost:{echo_port} HTTP/1.1\r\n\r\n".encode() + client_hello("evil.example"))
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        assert conn.recv(4096) == b""
+    assert received == [] and refused
+
+
+def test_a_server_that_speaks_first_is_tunnelled(through):
+    banner = socket.create_server(("127.0.0.1", 0))
+
+    def greet():
+        conn, _ = banner.accept()
+        with conn:
+            conn.sendall(b"SSH-2.0-test\r\n")
+            conn.recv(100)
+    threading.Thread(target=greet, daemon=True).start()
+    port, refused, _ = through([("localhost",)])
+    with banner, socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(f"CONNECT localhost:{banner.getsockname()[1]} HTTP/1.1\r\n\r\n".encode())
+        answer = b""
+        while b"SSH-2.0" not in answer and (chunk := conn.recv(4096)):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200") and not refused
 
 
 # ---------------------------------------------------------------- a sandboxed command

@@ -44,7 +44,7 @@ def _handle(client: socket.socket, rules: HostRules, report, connect) -> None:
         client.settimeout(HEAD_TIMEOUT_S)
         head, rest = _read_head(client)
         try:
-            upstream, reply, first = _open(head, rest, client, rules, connect)
+            upstream, reply, first = _open(head, rest, rules, connect)
         except Refused as refused:
             report(refused.host, refused.port, refused.why)
             _answer(client, 403, refused.why)
@@ -52,13 +52,14 @@ def _handle(client: socket.socket, rules: HostRules, report, connect) -> None:
         if reply:
             client.sendall(reply)
         if first is None:  # a tunnel: its first bytes must name the same server, if they name one
-            first = _first_bytes(client)
+            first = _first_bytes(client, upstream, rest)
             name = server_name(first)
             if name is not None and _same_host(name, head) is False:
                 why = f"the TLS server name `{name}` is not the tunnel's host"
                 report(name, None, why)
                 return
-        upstream.sendall(first)
+        if first:
+            upstream.sendall(first)
         _pipe(client, upstream)
     except (OSError, ValueError):
         pass
@@ -68,7 +69,7 @@ def _handle(client: socket.socket, rules: HostRules, report, connect) -> None:
                 sock.close()
 
 
-def _open(head: bytes, rest: bytes, client, rules: HostRules, connect):
+def _open(head: bytes, rest: bytes, rules: HostRules, connect):
     """(the connection out, the reply owed to the client, the bytes to send it first or None for a tunnel)."""
     lines = head.split(b"\r\n")
     try:
@@ -139,11 +140,17 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
     return head, rest
 
 
-def _first_bytes(client: socket.socket) -> bytes:
-    """What a tunnel's client sends first (a TLS ClientHello is one record): up to one record's worth."""
-    data = client.recv(16384 + 5)
+def _first_bytes(client: socket.socket, upstream: socket.socket, data: bytes) -> bytes:
+    """What a tunnel's client sends first (a TLS ClientHello is one record), up to one record's worth, beginning
+    with `data` (sent along with the CONNECT); nothing when the server speaks first (ssh: that is no TLS)."""
+    import select
     if not data:
-        raise ValueError("closed")
+        ready, _, _ = select.select([client, upstream], [], [], HEAD_TIMEOUT_S)
+        if client not in ready:
+            return b""
+        data = client.recv(16384 + 5)
+        if not data:
+            raise ValueError("closed")
     if data[:1] == b"\x16" and len(data) >= 5:
         wanted = 5 + int.from_bytes(data[3:5], "big")
         while len(data) < wanted:
@@ -164,9 +171,11 @@ def _same_host(name: str, head: bytes) -> bool | None:
 
 def server_name(record: bytes) -> str | None:
     """The SNI host name of a TLS ClientHello record, or None when it is not one or names none."""
+    if record[:1] != b"\x16":
+        return None
     try:
-        if record[0] != 0x16 or record[5] != 0x01:
-            return None
+        if record[5] != 0x01:  # a handshake that is no ClientHello: nothing the proxy can agree with
+            return "?"
         at = 5 + 4 + 2 + 32  # record header, handshake header, version, random
         at += 1 + record[at]                                      # session id
         at += 2 + int.from_bytes(record[at:at + 2], "big")       # cipher suites
