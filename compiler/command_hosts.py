@@ -24,8 +24,9 @@ _VALUED = {
 }
 _VALUED["ncat"] = _VALUED["netcat"] = _VALUED["nc"]
 _PROXY_OPTIONS = frozenset({"-x", "--proxy", "--preproxy", "--doh-url", "-J"})  # the value is a host reached too
-# what makes the host reached differ from the one written: the text alone cannot say which
-_REDIRECTING = frozenset({"--resolve", "--connect-to", "-K", "--config", "-i", "--input-file", "-F", "-o"})
+# what makes the host reached differ from the one written, or names hosts in a file: the text alone cannot say
+_REDIRECTING = {"curl": frozenset({"--resolve", "--connect-to", "-K", "--config"}),
+                "wget": frozenset({"-i", "--input-file"})}
 _REGISTRY_OPTIONS = frozenset({"--registry", "--index-url", "--extra-index-url", "-i", "--index", "--default-index"})
 _REGISTRY_PROGRAMS = frozenset({"npm", "npx", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipx"})
 _SOCAT_TYPES = ("TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:", "OPENSSL:", "SSL:", "UDP:", "UDP4:", "UDP6:",
@@ -55,10 +56,10 @@ def segment_hosts(segment) -> tuple[frozenset[str], bool]:
             complete = False
 
     if program in ("curl", "wget"):
-        for index, word, option in _operands(argv, _VALUED[program]):
+        for index, word, option in _operands(argv, _VALUED[program] | _REDIRECTING[program]):
             if option in _PROXY_OPTIONS:
                 add(word, index, url_host)
-            elif option in _REDIRECTING and program == "curl" and option not in ("-o", "-F"):
+            elif option in _REDIRECTING[program]:
                 complete = False
             elif option is None:
                 add(word, index, url_host)
@@ -116,7 +117,7 @@ def _operands(argv, valued):
         elif word.startswith("--") and "=" in word:
             name, _, value = word.partition("=")
             yield index, value, name
-        elif word in valued or word in _PROXY_OPTIONS or word in _REDIRECTING:
+        elif word in valued or word in _PROXY_OPTIONS:
             if index + 1 < len(argv):
                 yield index + 1, argv[index + 1], word
             index += 1

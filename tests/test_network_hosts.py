@@ -178,7 +178,8 @@ def test_an_allow_on_command_hosts_admits_only_surely_listed_hosts(program, comm
     ("nc 203.0.113.7 4444", {"203.0.113.7"}), ("nc -l 4444", set()),
     ("npm install --registry=https://r.example/ x", {"r.example"}),
     ("pip install -i https://pypi.example/simple y", {"pypi.example"}),
-    ("curl -o out.html https://x.example/", {"x.example"}), ("git push origin main", set()),
+    ("curl -o out.html https://x.example/", {"x.example"}), ("curl -i https://x.example/", {"x.example"}),
+    ("git push origin main", set()),
 ])
 def test_hosts_a_command_names(command, hosts):
     found = set()
@@ -187,6 +188,15 @@ def test_hosts_a_command_names(command, hosts):
         assert complete
         found |= named
     assert found == hosts
+
+
+@pytest.mark.parametrize("command", [
+    "curl --connect-to ok.example:443:evil.example:443 https://ok.example/", "curl -K urls.txt",
+    "curl --resolve ok.example:443:203.0.113.7 https://ok.example/", "wget -i urls.txt", "curl $URL",
+    "curl 'http://a@b.example@c.example/'", "ssh -o ProxyCommand='nc evil.example 22' ok.example",
+])
+def test_a_command_whose_hosts_the_text_cannot_settle_is_not_complete(command):
+    assert not all(segment_hosts(segment)[1] for segment in analyse(command).segments)
 
 
 def test_a_host_rule_on_the_wrong_field_or_test_is_an_error(cli, tmp_path):
