@@ -290,7 +290,7 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     command = tool_input.get("command")
     if tool is None or tool.family != "shell" or not isinstance(command, str):
         return effect, reason, None
-    from .hook_sandbox import declares_sandbox, sandboxed_command
+    from .hook_sandbox import declares_sandbox, network_text, sandboxed_command
     policy = program.composition(request).policy
     if not declares_sandbox(policy):  # the common hook: no sandbox runtime to load
         return effect, reason, None
@@ -309,7 +309,7 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
         return effect, reason, None
     line, mechanism = found
     where = f"approved, it runs in `sandbox {mode}`" if mode else f"runs in the policy's `sandbox {policy.sandbox.text}`"
-    return effect, f"{reason}; {where} ({mechanism})", {**tool_input, "command": line}
+    return effect, f"{reason}; {where} ({mechanism}, {network_text(policy)})", {**tool_input, "command": line}
 
 
 def _file_sandbox(program, request, keep: tuple[str, ...]):

@@ -49,7 +49,8 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     conf = confinement_in(mode, os.path.realpath(workspace), tmp,
                           writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
                           hidden=hidden,
-                          network=settings["network"], fallback_unsandboxed=settings["sandbox_fallback"],
+                          network=settings["network"], network_allow=settings["network_allow"],
+                          network_deny=settings["network_deny"], fallback_unsandboxed=settings["sandbox_fallback"],
                           backend=settings["sandbox_backend"])
     launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it
     if launch.mechanism == "unsandboxed":
@@ -57,6 +58,17 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     # temp files go to the private folder, as the runtime's own commands' do (the shared /tmp is not writable)
     line = " ".join([*(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")), *map(quote, launch.argv)])
     return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
+
+
+def network_text(policy) -> str:
+    """What the command's network is, in words for the agent: off, on, or on for the listed hosts only."""
+    from .host import egress_words, sandbox_settings
+    settings = sandbox_settings(policy)
+    if not settings["network"]:
+        return "network off"
+    listed = settings["network_allow"] or settings["network_deny"]
+    return "network on" + egress_words(settings["network_allow"], settings["network_deny"]) + (
+        " (through dshc's proxy: HTTP_PROXY, HTTPS_PROXY)" if listed else "")
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")

@@ -172,6 +172,9 @@ def sandbox_settings(policy) -> dict:
     if policy is None:
         return {"sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
     return {"network": policy.network is not None and policy.network.text == "allow",
+            # the hosts it may reach (one tuple per level that lists them) and may not; empty: every host
+            "network_allow": tuple(tuple(host.text for host in level) for level in policy.network_allow),
+            "network_deny": tuple(host.text for host in policy.network_deny),
             "writable_roots": tuple(root.text for root in policy.writable),
             "sandbox_fallback": policy.fallback is not None and policy.fallback.text == "unsandboxed",
             # a policy's write deny on a literal directory is kept read-only by the sandbox too
@@ -264,7 +267,12 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             # for processes, wherever they exist and the host can mount (`RUN_LATER`)
             "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
             package in PROCESS_PACKAGES else [],
-            "escalation_if_approved": escalation}
+            "escalation_if_approved": escalation,
+            # with the network on for some hosts: those it is kept to (each level's list must admit one) and
+            # those refused (the keys are there only then)
+            **({"network_allow": [list(level) for level in settings["network_allow"]],
+                "network_deny": list(settings["network_deny"])}
+               if settings.get("network") and (settings.get("network_allow") or settings.get("network_deny")) else {})}
 
 
 def _run_later() -> tuple[str, ...]:
@@ -276,6 +284,7 @@ def _process_mechanism(mode: str, settings: dict) -> str:
     from ..runtime.sandbox import Confinement, SandboxUnavailable, plan
     from .sandbox_record import reported_probe
     conf = Confinement(mode, os.getcwd(), os.getcwd(), network=settings.get("network", False),
+                       network_allow=settings.get("network_allow", ()), network_deny=settings.get("network_deny", ()),
                        fallback_unsandboxed=settings.get("sandbox_fallback", False),
                        backend=settings.get("sandbox_backend", "auto"),
                        protected=tuple(os.path.join(os.getcwd(), path) for path in settings.get("protected_roots", ())),
@@ -304,6 +313,7 @@ def sandbox_text(described: dict | None) -> str:
         return "sandbox: not applicable (no process, no file access)\n"
     text = (f"sandbox: {described['mode']} for {described['applies_to']} via {described['mechanism']}, "
             f"network {'on' if described['network'] == 'allow' else 'off'}")
+    text += egress_words(described.get("network_allow", ()), described.get("network_deny", ()))
     if described["writable"]:
         text += ", also writable: " + ", ".join(described["writable"])
     if described.get("read_only"):
@@ -317,6 +327,12 @@ def sandbox_text(described: dict | None) -> str:
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"
+
+
+def egress_words(allow, deny) -> str:
+    """A policy's host lists after "network on": ` for A, B only, never C`."""
+    return "".join(" for " + ", ".join(level) + " only" for level in allow) + (", never " + ", ".join(deny)
+                                                                              if deny else "")
 
 
 def terminal_approver(call, reason: str) -> str:

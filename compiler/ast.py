@@ -256,6 +256,14 @@ class Guard:
 
 
 @record
+class NetworkHosts:
+    """`network allow|deny "HOST", …`: the hosts processes may reach, or may not."""
+    effect: Name       # allow | deny
+    hosts: tuple[Name, ...]
+    span: Span | None = span_field()
+
+
+@record
 class Policy:
     """`policy NAME`: approval, sandbox settings, rules, guards and the default effect."""
     name: Name
@@ -270,7 +278,9 @@ class Policy:
     repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
     # OS sandbox settings for the processes tools start
-    network: Name | None = None            # allow | deny
+    network: Name | None = None            # allow | deny (the line without hosts)
+    # `network allow "HOST", …` / `network deny "HOST", …` lines, in order (each host a Name: text and span)
+    network_hosts: tuple[NetworkHosts, ...] = ()
     writable: tuple[Name, ...] = ()        # extra writable roots (path text)
     fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
     includes: tuple[Name, ...] = ()        # policies whose rules and guards this one adds

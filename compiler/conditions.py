@@ -103,6 +103,8 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     if not present:
         return False
     value = env.args[name]
+    if len(expr.fact.path) == 3:  # `args.url.host`, `args.command.hosts`
+        return _host_test(expr, value, env, lenient)
     if type(value) is FilePattern:
         return _pattern_test(expr, value, env, lenient)
     if isinstance(expr, ast.Matches):
@@ -146,6 +148,72 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             inside = env.found[key] = path_inside(value, env.workspace)
         return inside if expr.inside else not inside
     return _value_test(expr, value)
+
+
+def _host_test(expr, value, env: Env, lenient: bool) -> bool | None:
+    """A test of the hosts an argument reaches: a URL's one host (`.host`), a shell command's (`.hosts`, each simple
+    command's). `matches`, `in` and `==` compare by host pattern (`common.hosts`), every spelling of a host alike.
+    On the deny side any host passing (or one not known: an unparsable URL, an expansion) holds; on the allow
+    side every host must pass, and there must be one."""
+    from ..common.hosts import HostError, Pattern, url_host
+    if not isinstance(value, str):
+        return lenient
+    if expr.fact.path[2] == "host":
+        try:
+            hosts, complete = (url_host(value),), True
+        except HostError:
+            hosts, complete = (), False
+    else:
+        hosts, complete = _command_hosts(value)
+    if isinstance(expr, ast.Truthy):
+        return bool(hosts) or (lenient and not complete)
+    if isinstance(expr, ast.Matches):
+        texts = (expr.pattern,)
+    elif isinstance(expr, ast.Member):
+        texts = expr.values
+    elif isinstance(expr, ast.Compare):
+        texts = (expr.value,)
+    else:
+        return lenient
+    try:
+        patterns = [Pattern(text) for text in texts]
+    except (HostError, TypeError):
+        return lenient  # `dshc check` reports it; a policy loaded without checking still fails closed
+    passed = [any(_host_hit(p, host, port, lenient) for p in patterns) for host, port in hosts]
+    if isinstance(expr, ast.Compare) and expr.op == "!=":
+        passed = [not hit for hit in passed]
+    if lenient:
+        return any(passed) or not complete
+    return complete and bool(passed) and all(passed)
+
+
+def _host_hit(pattern, host: str, port: int | None, lenient: bool) -> bool:
+    """A pattern with a port, on a host whose port the text does not say: it may be that port (deny side), it
+    is not surely (allow side)."""
+    if port is None and pattern.port is not None:
+        return lenient and pattern.matches(host, pattern.port)
+    return pattern.matches(host, port)
+
+
+def _command_hosts(command: str) -> tuple[tuple, bool]:
+    """The (host, None) pairs a shell command names, and whether all were read: its one simple command when
+    the policy core split it, else every one of its simple commands."""
+    from .command_hosts import segment_hosts
+    segment = getattr(command, "segment", None)
+    if segment is None:
+        from .shell import analyse
+        found = analyse(command)
+        if found is None:
+            return (), False
+        segments = found.segments
+    else:
+        segments = (segment,)
+    hosts, complete = set(), True
+    for seg in segments:
+        named, read = segment_hosts(seg)
+        hosts |= named
+        complete &= read
+    return tuple((host, None) for host in sorted(hosts)), complete
 
 
 def _pattern_test(expr, value: FilePattern, env: Env, lenient: bool) -> bool | None:

@@ -140,6 +140,9 @@ def _items(decl) -> list[_Item]:
         items = _singles([("sandbox", decl.sandbox), ("sandbox fallback", decl.fallback), ("network", decl.network),
                           ("approval", decl.approval), ("default", decl.default)])
         items += [_item("writable", root.span, _string(root.text)) for root in decl.writable]
+        items += [_Item(_line(line.span), _end_line(line.span), _col(line.span),
+                        _wrap(f"network {line.effect.text}", [ast.Name(_string(h.text), h.span) for h in line.hosts]))
+                  for line in decl.network_hosts]
         items += _list_item("include", decl.includes)
         items += [_Item(_line(r.span), _end_line(r.span), _col(r.span), _rule(r)) for r in decl.rules]
         items += [_Item(_line(g.span), _end_line(g.span), _col(g.span), _guard(g)) for g in decl.guards]

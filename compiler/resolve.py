@@ -24,6 +24,7 @@ from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, 
                     SANDBOX_MODES)
 
 NETWORK_SETTINGS = ("allow", "deny")
+HOST_FIELDS = ("host", "hosts")  # `args.url.host`, `args.command.hosts`
 SANDBOX_FALLBACKS = ("unsandboxed",)
 
 KINDS = ("preset", "host", "scope", "policy")
@@ -68,6 +69,10 @@ class EffectivePolicy:
     writable: tuple[ast.Name, ...] = ()    # extra writable roots, farthest ancestor first
     fallback: ast.Name | None = None       # `unsandboxed` opts out of failing closed
     classes: tuple[CommandClass, ...] = ()  # every command class, for `args.command is NAME`
+    # the hosts of `network allow "…"`: one tuple per level of the extends chain that lists hosts (a host must be
+    # in every one: a child only narrows); `network deny "…"`: every level's (deny wins)
+    network_allow: tuple[tuple[ast.Name, ...], ...] = ()
+    network_deny: tuple[ast.Name, ...] = ()
 
     def command_class(self, name: str) -> CommandClass | None:
         return next((c for c in self.classes if c.name == name), None)
@@ -350,11 +355,33 @@ class _Resolver:
         if decl.fallback is not None and decl.fallback.text not in SANDBOX_FALLBACKS:
             yield Diagnostic("DSH109", f"the only sandbox fallback is `unsandboxed`, not `{decl.fallback.text}`",
                              decl.fallback.span)
+        yield from self.check_network_hosts(decl)
         for root in decl.writable:
             # a relative root would depend on where dshc happens to start
             if not (root.text.startswith("/") or root.text == "~" or root.text.startswith("~/")):
                 yield Diagnostic("DSH109", f"writable root `{root.text}` must be absolute or start with `~/`",
                                  root.span, "the workspace is writable already under workspace-write")
+
+    def check_network_hosts(self, decl: ast.Policy) -> Iterator[Diagnostic]:
+        from ..common.hosts import pattern_problem
+        for line in decl.network_hosts:
+            if line.effect.text not in NETWORK_SETTINGS:
+                yield Diagnostic("DSH109", f"network must be `allow` or `deny`, not `{line.effect.text}`",
+                                 line.effect.span, did_you_mean(line.effect.text, NETWORK_SETTINGS))
+            for host in line.hosts:
+                problem = pattern_problem(host.text)
+                if problem is not None:
+                    yield Diagnostic("DSH109", f"host pattern: {problem}", host.span,
+                                     "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`")
+        if decl.network_hosts and decl.sandbox is not None and decl.sandbox.text == "danger-full-access":
+            yield Diagnostic("DSH109", "host lists need a sandbox: `danger-full-access` confines nothing",
+                             decl.network_hosts[0].span, "use `sandbox workspace-write` or `read-only`")
+        listed = next((line for line in decl.network_hosts if line.effect.text == "allow"), None)
+        if decl.network is not None and listed is not None:
+            # `network deny` turns the network off, `network allow` opens it to every host: either way the list
+            # would say something the other line contradicts
+            yield Diagnostic("DSH109", f"`network {decl.network.text}` and `network allow \"…\"` in one policy",
+                             decl.network.span, "keep the hosts' line: it turns the network on for those hosts only")
 
     def check_target(self, target: ast.Target) -> Iterator[Diagnostic]:
         text = target.name.text
@@ -398,6 +425,30 @@ class _Resolver:
                 if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)]
 
     # --- conditions ---
+    @staticmethod
+    def _host_problems(expr) -> list[Diagnostic]:
+        """`args.FIELD.host` (a URL's) and `args.command.hosts` (a shell command's): tested by host pattern."""
+        from ..common.hosts import pattern_problem
+        from .conditions import SHELL_FIELDS
+        fact = expr.fact
+        if (fact.path[2] == "hosts") != (fact.path[1] in SHELL_FIELDS):
+            return [Diagnostic("DSH208", f"`{fact.dotted}`: a URL's host is `.host`, a shell command's are `.hosts`",
+                               fact.span, f"write `args.{fact.path[1]}."
+                               f"{'hosts' if fact.path[1] in SHELL_FIELDS else 'host'}`")]
+        if isinstance(expr, ast.Matches):
+            texts = [expr.pattern]
+        elif isinstance(expr, (ast.Member, ast.Compare)):
+            texts = list(expr.values) if isinstance(expr, ast.Member) else [expr.value]
+        elif isinstance(expr, ast.Truthy):
+            return []
+        else:
+            return [Diagnostic("DSH305", f"`{fact.dotted}` is tested with `matches`, `in`, `==` or `!=`", expr.span)]
+        problems = [text if not isinstance(text, str) else pattern_problem(text) for text in texts]
+        return [Diagnostic("DSH109", f"host pattern: {problem}" if isinstance(problem, str) else
+                           f"host pattern: `{problem}` is not a string", expr.span,
+                           "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`")
+                for problem in problems if problem is not None]
+
     def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
         """The problems of a condition's tests, left to right (a list filled by plain calls, not a generator
         per test: a policy of N rules checks N conditions)."""
@@ -424,6 +475,9 @@ class _Resolver:
                 out.append(Diagnostic("DSH208",
                                       f"`{fact.dotted}` is not known here: mount conditions see only host facts",
                                       fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`"))
+                return
+            if len(fact.path) == 3 and fact.path[2] in HOST_FIELDS and fact.path[1] in args_fields:
+                out.extend(self._host_problems(expr))
                 return
             if len(fact.path) != 2 or fact.path[1] not in args_fields:
                 out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools",
@@ -607,10 +661,16 @@ def _flatten_policies(table: dict, classes) -> dict:
 def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, included=(), classes=()) -> EffectivePolicy:
     rules, guards = _once((parent.rules if parent else ()), *(p.rules for p in included), decl.rules), \
         _once((parent.guards if parent else ()), *(p.guards for p in included), decl.guards)
+    allowed = tuple(host for line in decl.network_hosts if line.effect.text == "allow" for host in line.hosts)
+    network = decl.network if decl.network is not None or not allowed else ast.Name("allow", allowed[0].span)
     return EffectivePolicy(decl.name.text, decl, _nearest(decl, parent, "sandbox"), _nearest(decl, parent, "approval"),
                            _nearest(decl, parent, "default"), rules, guards,
-                           _nearest(decl, parent, "network"), (parent.writable if parent else ()) + decl.writable,
-                           _nearest(decl, parent, "fallback"), classes=classes)
+                           network if network is not None or parent is None else parent.network,
+                           (parent.writable if parent else ()) + decl.writable,
+                           _nearest(decl, parent, "fallback"), classes=classes,
+                           network_allow=(parent.network_allow if parent else ()) + ((allowed,) if allowed else ()),
+                           network_deny=(parent.network_deny if parent else ()) + tuple(
+                               host for line in decl.network_hosts if line.effect.text == "deny" for host in line.hosts))
 
 
 def _once(*groups) -> tuple:

@@ -239,6 +239,7 @@ class _ToAst:
             repeated=_repeated(tagged, ("sandbox", "approval", "default", "network", "fallback")),
             span=self._span(node),
             network=first.get("network"),
+            network_hosts=tuple(tagged.get("network_hosts", ())),
             writable=tuple(tagged.get("writable", ())),
             fallback=first.get("fallback"),
             includes=tuple(n for group in tagged.get("include", ()) for n in group),
@@ -251,7 +252,10 @@ class _ToAst:
         return ("fallback", self._name(children[0]))
 
     def network(self, node, children):
-        return ("network", self._name(children[0]))
+        if len(children) == 1:
+            return ("network", self._name(children[0]))
+        hosts = tuple(new.Name(_unquote(token), self._name(token).span) for token in children[1:])
+        return ("network_hosts", ast.NetworkHosts(self._name(children[0]), hosts, self._span(node)))
 
     def writable(self, node, children):
         token = children[0]

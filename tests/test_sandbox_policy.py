@@ -30,7 +30,8 @@ def lab() -> Program:
 
 def test_settings_inherit_and_reach_the_tool_context(lab, tmp_path):
     policy = lab.composition(Request(host="web", policy="lab-child")).policy
-    assert sandbox_settings(policy) == {"network": True, "writable_roots": ("~/.cache/pip", "/opt/cache"),
+    assert sandbox_settings(policy) == {"network": True, "network_allow": (), "network_deny": (),
+                                        "writable_roots": ("~/.cache/pip", "/opt/cache"),
                                         "sandbox_fallback": True, "protected_roots": (), "hidden_roots": (),
                                         "sandbox_backend": "auto"}
     ctx, state = session(lab, Request(host="web", policy="lab-child"), str(tmp_path))
@@ -44,7 +45,8 @@ def test_settings_inherit_and_reach_the_tool_context(lab, tmp_path):
 
 def test_unsaid_means_network_off_and_fail_closed(program):
     policy = program.composition(Request(host="web", policy="workspace-write")).policy
-    assert sandbox_settings(policy) == {"network": False, "writable_roots": (), "sandbox_fallback": False,
+    assert sandbox_settings(policy) == {"network": False, "network_allow": (), "network_deny": (),
+                                        "writable_roots": (), "sandbox_fallback": False,
                                         "protected_roots": (), "hidden_roots": (), "sandbox_backend": "auto"}
 
 

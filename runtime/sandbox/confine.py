@@ -9,7 +9,7 @@ import sys
 
 from . import seatbelt
 from .files import RUN_LATER, hooks_path, within  # kept read-only where they exist and the mechanism can
-from .probe import LAUNCHER, Probe, probe
+from .probe import EGRESS, LAUNCHER, Probe, probe
 from .rows import REQUIRED, Row
 
 MODES = ("read-only", "workspace-write", "danger-full-access")
@@ -18,6 +18,9 @@ MODES = ("read-only", "workspace-write", "danger-full-access")
 PACKAGES = ("dshc.cli", "dshc.compiler", "dshc.runtime", "dshc.presets", "dshc.policies", "dshc.catalogs")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
+# what a policy's host lists need and no mechanism here gives: never the whole network in their place
+EGRESS_MISSING = "a proxy that admits only the hosts the policy lists (it needs Landlock and unprivileged user + " \
+                 "network namespaces, and not bubblewrap): the command is refused rather than given every host"
 
 
 class SandboxUnavailable(Exception):
@@ -48,9 +51,17 @@ class Confinement(Row):
         # what a policy's read deny names, where it exists: a process finds a directory empty, a file empty
         "hidden": (),
         "network": False,
+        # with the network on: the hosts processes may reach (one tuple of patterns per policy level, each must
+        # admit a host) and may not (`common.hosts`); both empty: every host
+        "network_allow": (),
+        "network_deny": (),
         "fallback_unsandboxed": False,  # the policy's explicit opt-out of failing closed
         "backend": "auto",              # auto | bwrap
     }
+
+    def egress(self) -> bool:
+        """Whether the network is on for some hosts only: then only a proxy that checks them may be reached."""
+        return bool(self.network and (self.network_allow or self.network_deny))
 
     def write_roots(self) -> tuple[str, ...]:
         if self.mode == "workspace-write":
@@ -87,7 +98,8 @@ def pinned(roots, kept) -> tuple[str, ...]:
 
 
 def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), hidden=(),
-                   network: bool = False, fallback_unsandboxed: bool = False, backend: str = "auto") -> Confinement:
+                   network: bool = False, network_allow=(), network_deny=(), fallback_unsandboxed: bool = False,
+                   backend: str = "auto") -> Confinement:
     """A policy's sandbox lines, as written, for the real directory `workspace`: writable roots with `~`
     expanded, protected and hidden paths relative to the workspace (`.claude/`, as a policy glob's is; a
     directory keeps its `/`), every path real. A hidden path that does not exist holds nothing to hide."""
@@ -109,6 +121,7 @@ def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), prote
     later += tuple(os.path.realpath(hooks) + ("" if os.path.isfile(hooks) else "/") for root in (workspace, *roots)
                    if (hooks := hooks_path(root)) is not None)
     return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
+                       network_allow=tuple(map(tuple, network_allow)), network_deny=tuple(network_deny),
                        fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
                        hidden=unread)
 
@@ -186,6 +199,9 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     linked = next((path for path in conf.hidden if not path.endswith("/") and _links(path) > 1), None)
     if linked is not None:  # its other names, wherever they are, would still read it
         return f"a way to hide `{linked}`: it has other hard links, which no mechanism can find and hide"
+    if conf.egress() and (conf.backend == "bwrap" or not found.platform.startswith("linux")
+                          or not found.network_namespace or found.landlock_abi < 1):
+        return EGRESS_MISSING
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
     if found.platform.startswith("linux"):
@@ -222,7 +238,8 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
         return Launch(_launcher(argv, report_fd, parent=parent), "none", True) if linux else Launch(argv, "none", False)
     lacking = missing(conf, found)
     if lacking is not None:
-        if not conf.fallback_unsandboxed:
+        # a host list is never traded for the whole network, whatever the fallback
+        if not conf.fallback_unsandboxed or conf.egress():
             raise SandboxUnavailable(conf.mode, lacking)
         return Launch(_launcher(argv, report_fd, parent=parent) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
@@ -236,11 +253,16 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
     # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later, and the
     # mode, times and attributes of files outside the write roots (the seal), are then left unguarded
     read_only = conf.read_only(run_later=found.network_namespace)
+    egress = conf.egress()  # (`missing` made sure there is a network namespace for it)
     launcher = _launcher(argv, report_fd, how="landlock+mounts" if found.network_namespace else "landlock",
-                         network=conf.network, local_sockets=conf.network, parent=parent,
-                         roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
+                         network=conf.network and not egress, local_sockets=conf.network and not egress,
+                         parent=0 if egress else parent, roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
                          pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
-    mechanism = "landlock" if conf.network else "landlock+netns"
+    if egress:  # the proxy's process starts the launcher, and hands it the way in (`egress.py`)
+        from ...common.json_io import dumps
+        launcher = [sys.executable, "-I", "-S", EGRESS, str(parent), dumps([list(level) for level in conf.network_allow]),
+                    dumps(list(conf.network_deny)), "--", *launcher]
+    mechanism = "landlock+egress-proxy" if egress else "landlock" if conf.network else "landlock+netns"
     return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""),
                   True)
 

@@ -9,6 +9,7 @@ import os
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _VERSION_FLAG = 1
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 _PR_SET_NO_NEW_PRIVS = 38
 
 # filesystem rights (ABI 1 unless noted)
@@ -51,6 +52,10 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+class _NetPortAttr(ctypes.Structure):
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
 def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
@@ -75,10 +80,11 @@ def write_rights(abi: int) -> int:
     return rights
 
 
-def restrict_writes(roots: list[str], *, deny_tcp: bool = False) -> int:
+def restrict_writes(roots: list[str], *, deny_tcp: bool = False, connect_port: int | None = None) -> int:
     """Let this process (and everything it execs or forks) write only under `roots`; reads
     stay open. Missing roots are skipped. With `deny_tcp` and ABI >= 4, TCP bind/connect are
-    refused as a second layer under the network namespace; with ABI >= 6 the process cannot
+    refused as a second layer under the network namespace, but a connect to `connect_port` (the egress
+    proxy's, on the namespace's loopback); with ABI >= 6 the process cannot
     signal processes outside its sandbox or reach their abstract Unix sockets (ptrace out of
     the domain is refused at every ABI). Returns the ABI used."""
     abi = abi_version()
@@ -108,6 +114,12 @@ def restrict_writes(roots: list[str], *, deny_tcp: bool = False) -> int:
                     raise LandlockError(errno, f"landlock_add_rule `{root}`: {os.strerror(errno)}")
             finally:
                 os.close(fd)
+        if connect_port is not None and deny_tcp and abi >= 4:
+            port = _NetPortAttr(CONNECT_TCP, connect_port)
+            if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT), ctypes.byref(port),
+                            ctypes.c_uint32(0)) < 0:
+                errno = ctypes.get_errno()
+                raise LandlockError(errno, f"landlock_add_rule port {connect_port}: {os.strerror(errno)}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             errno = ctypes.get_errno()
             raise LandlockError(errno, f"prctl(NO_NEW_PRIVS): {os.strerror(errno)}")

@@ -2,7 +2,8 @@
 [!READ_ONLY…] [-HIDDEN…] -- ARGV…` (stdlib only, no package import, nothing slow to import: it runs before
 every command): confine this process, then supervise ARGV. In: the report fd (-1: none), how to confine (`none`;
 `landlock`; `landlock+mounts`: in a mount namespace of its own too, every mount but the writable roots
-read-only; `bwrap`: what bubblewrap, started next, leaves to it), 0/1 switches, the pid of the process that
+read-only; `bwrap`: what bubblewrap, started next, leaves to it), 0/1 switches (NETWORK `pFD`: only through the
+egress proxy, reached over FD: `egress.py`), the pid of the process that
 started it (0: whichever did), the writable roots, the folders pinned, the paths kept read-only under them and
 the paths hidden; out: the command's exit status, or status 125 and a reason on the report fd."""
 from __future__ import annotations
@@ -26,7 +27,8 @@ CONFINE = ("none", "landlock", "landlock+mounts", "bwrap")
 
 
 def confine(how: str, network: bool, roots: list[str], read_only: list[str] = (), pins: list[str] = (),
-            local_sockets: bool = True, hidden: list[str] = ()) -> None:
+            local_sockets: bool = True, hidden: list[str] = (), channel: int | None = None) -> None:
+    """`channel`: the network is the egress proxy's alone (`egress.py` holds the other end)."""
     if how == "bwrap":  # it mounts, then drops every capability itself: the filter leaves it the mount calls
         seccomp.install(close_local_sockets=not local_sockets, mounts=True)
         return
@@ -36,6 +38,14 @@ def confine(how: str, network: bool, roots: list[str], read_only: list[str] = ()
     flags = (0 if network else netns.CLONE_NEWNET) | (netns.CLONE_NEWNS if sealed or read_only or hidden else 0)
     if flags:
         netns.enter(flags)
+    port = None
+    if channel is not None:  # the namespace's loopback leads to the proxy, and nothing else leads out
+        port = netns.proxy_listener(channel)
+        address = f"http://127.0.0.1:{port}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            os.environ[name] = os.environ[name.lower()] = address
+        for name in ("NO_PROXY", "no_proxy"):
+            os.environ.pop(name, None)
     if sealed or read_only or hidden:
         cwd = os.getcwd()
         if sealed:
@@ -48,7 +58,7 @@ def confine(how: str, network: bool, roots: list[str], read_only: list[str] = ()
         # it is the mount (else `cat token` in a hidden folder, or a write in a protected one, reaches below)
         os.chdir(cwd)
     # after the mounts: it forbids the command to undo them
-    landlock.restrict_writes(roots, deny_tcp=not network)
+    landlock.restrict_writes(roots, deny_tcp=not network, connect_port=port)
     privilege.drop_all()
     # last: the steps above may open sockets of their own and mount
     seccomp.install(close_local_sockets=not local_sockets)
@@ -73,6 +83,10 @@ def main(argv: list[str]) -> int:
             os.set_inheritable(report, False)
         split = argv.index("--")
         how, network, command = argv[2], argv[3] == "1", argv[split + 1:]
+        # `pFD`: through the egress proxy, whose way in is FD
+        channel = int(argv[3][1:]) if argv[3].startswith("p") else None
+        if channel is not None:
+            os.set_inheritable(channel, False)
         local_sockets = argv[4] == "1"
         # the process that started this one, asked as early as can be: once it is gone (even by SIGKILL, while
         # this one was still confining itself) the command must not start, or must not outlive it (`supervise`)
@@ -90,7 +104,9 @@ def main(argv: list[str]) -> int:
         hidden = [root[1:] for root in given if root.startswith("-")]
         if not command:
             raise ValueError("no command to run")
-        confine(how, network, roots, read_only, pins, local_sockets, hidden)
+        if channel is not None and how != "landlock+mounts":
+            raise ValueError("the egress proxy needs a network namespace (`landlock+mounts`)")
+        confine(how, network, roots, read_only, pins, local_sockets, hidden, channel)
     except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {_reason(exc)}".encode())

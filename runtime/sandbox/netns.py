@@ -9,6 +9,7 @@ import os
 _CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000  # a mount namespace: paths kept read-only (`readonly`)
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
 class NamespaceError(OSError):
@@ -18,6 +19,23 @@ class NamespaceError(OSError):
 def isolate_network() -> None:
     """Enter a fresh network namespace (only a down loopback in it), keeping the same uid/gid."""
     enter(CLONE_NEWNET)
+
+
+def proxy_listener(channel: int) -> int:
+    """In a fresh network namespace: bring its loopback up, listen on it, hand the listening socket to the egress
+    proxy outside over `channel` (a Unix socket pair's end) and close both here. Returns the port listened on."""
+    import fcntl
+    import socket
+    import struct
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(probe, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | _IFF_UP))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener, socket.socket(fileno=channel) as way_out:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(128)
+        socket.send_fds(way_out, [b"L"], [listener.fileno()])
+        return listener.getsockname()[1]
 
 
 def enter(flags: int) -> None:

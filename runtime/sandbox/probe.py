@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
+EGRESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "egress.py")  # a policy's host lists
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
 

@@ -318,6 +318,8 @@ class ToolContext:
     # the search looked at every entry); None when no such glob
     hidden_found: Callable[[str], tuple[tuple[str, ...], bool]] | None = None
     network: bool = False             # processes may open sockets beyond the machine's own IPC
+    network_allow: tuple[tuple[str, ...], ...] = ()  # with the network on, only these hosts (`common.hosts`)
+    network_deny: tuple[str, ...] = ()               # and never these
     sandbox_fallback: bool = False    # the policy opted out of failing closed without an OS sandbox
     sandbox_backend: str = "auto"     # auto | bwrap
     # whether the policy lets this call read a file it comes upon (a search reads every file below its

@@ -67,7 +67,8 @@ def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
     return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
                           protected=ctx.protected_roots, hidden=(*ctx.hidden_roots, *found_hidden(ctx)),
-                          network=ctx.network, fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
+                          network=ctx.network, network_allow=ctx.network_allow, network_deny=ctx.network_deny,
+                          fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
 
 
 def found_hidden(ctx: ToolContext) -> tuple[str, ...]:
