@@ -51,13 +51,25 @@ def enforcement_map(policy, mechanism: str) -> tuple[Row, ...]:
     for root in policy.writable:
         rows.append(Row(f"{policy.name}/writable", root.span, f"writes below `{root.text}`",
                         OS if confined else RULES, "a Landlock write root" if confined else "no confining sandbox"))
-    network_on = policy.network is not None and policy.network.text == "allow"
-    if confined and not network_on:
-        rows.append(Row(f"{policy.name}/network", getattr(policy.network, "span", None), "the network",
-                        OS if netns else RULES,
-                        "off: a network namespace with loopback only" if netns else
-                        f"off, which `{mechanism}` cannot do here: every command is refused"))
+    network = network_state(policy)
+    if confined and network != "on":
+        listed = network == "listed"
+        # host lists need a proxy into a network namespace, which only Landlock with user namespaces gives
+        able = netns and (not listed or mechanism == "landlock+mounts")
+        span = getattr(policy.network, "span", None) or (policy.network_allow[0][0].span if listed else None)
+        what = "on for the listed hosts only: a proxy outside the namespace is its one way out" if listed else \
+            "off: a network namespace with loopback only"
+        rows.append(Row(f"{policy.name}/network", span, "the network", OS if able else RULES,
+                        what if able else f"{what.split(':')[0]}, which `{mechanism}` cannot keep here: every command "
+                        "is refused"))
     return tuple(rows)
+
+
+def network_state(policy) -> str:
+    """"off", "on" (every host) or "listed" (`network allow "HOST", …`)."""
+    if getattr(policy, "network_allow", ()):
+        return "listed"
+    return "on" if policy.network is not None and policy.network.text == "allow" else "off"
 
 
 def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
@@ -94,13 +106,15 @@ def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
         return Row(ident, span, concerns, FILE_TOOLS, "dshc's file tools and the lines that name the file: a glob "
                    "with no folder names no path to keep read-only", program)
     if "command" in fields:
-        written = [test.pattern if isinstance(test, (ast.Matches, ast.MatchesExcept)) else f"is {test.name.text}"
-                   for test in ast.atoms(item.condition) if isinstance(test, (ast.Matches, ast.MatchesExcept,
-                                                                             ast.InClass))]
+        if _negates(item.condition):  # `ask bash when not args.command is readonly`: any other program meets it
+            return None
+        written = [test.pattern for test in ast.atoms(item.condition)
+                   if isinstance(test, (ast.Matches, ast.MatchesExcept)) and ast.argument_field(test) == "command"]
+        if not written:
+            return None
         patterns = ", ".join(f"`{text}`" for text in written)
         programs = {text.split(" ")[0] for text in written}
-        network_off = policy.network is None or policy.network.text != "allow"
-        if confined and network_off and programs and programs <= NETWORK_PROGRAMS:
+        if confined and network_state(policy) == "off" and programs and programs <= NETWORK_PROGRAMS:
             return Row(ident, span, f"command text {patterns}", OS, "the network is off: what the command is for "
                        "cannot happen, however it is spelled")
         first = written[0] if written else ""
@@ -109,6 +123,19 @@ def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
         return Row(ident, span, f"command text {patterns}", RULES, "the command's text: another program, or a "
                    "script, doing the same is not stopped by it", witness)
     return None
+
+
+def _negates(expr) -> bool:
+    """Whether the condition holds a `not`: a rule that meets what is *not* named is no gap another spelling
+    opens (an unknown program is outside every class)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Not):
+            return True
+        if isinstance(node, (ast.And, ast.Or)):
+            stack.extend(node.items)
+    return False
 
 
 def _example(pattern: str) -> str:
@@ -126,7 +153,7 @@ def text_deny_hints(policy) -> list[tuple[object, str, str]]:
     could hold: a network program's text while the network is on, a path glob in a command pattern (`*.env*`)
     that a rule on reads or writes would hide or keep read-only for every process (`dshc check`, DSH317)."""
     found = []
-    network_on = policy.network is not None and policy.network.text == "allow"
+    network_on = network_state(policy) == "on"
     for item in [rule for rule in policy.rules if rule.effect == "deny"] + list(policy.guards):
         texts = [test for test in ast.atoms(item.condition)
                  if isinstance(test, ast.Matches) and ast.argument_field(test) == "command"]

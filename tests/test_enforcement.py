@@ -129,3 +129,14 @@ def test_explain_of_a_process_tool_says_what_holds_the_policy(cli, tmp_path):
     # a tool that starts no process has no map
     assert "enforcement" not in json.loads(cli("explain", "read", "standard", "--load", str(path), "--policy",
                                                "team", "--json").out)
+
+
+@pytest.mark.parametrize("mechanism, layer", [("landlock+mounts", OS), ("bwrap", RULES), ("landlock", RULES)])
+def test_a_host_list_is_the_oss_only_where_a_proxy_can_be_its_way_out(mechanism, layer):
+    program = Program.load(texts={"p.dsh": 'policy npm extends workspace-write {\n'
+                                           '  network allow "registry.npmjs.org"\n'
+                                           '  ask bash when not args.command is readonly\n}\n'})
+    rows = {row.rule: row for row in enforcement_map(program.resolved.policies["npm"], mechanism)}
+    assert rows["npm/network"].layer == layer and "listed hosts" in rows["npm/network"].how
+    assert layer == OS or "every command is refused" in rows["npm/network"].how
+    assert "npm/ask@3" not in rows  # a rule on what is *not* named: no other spelling walks around it
