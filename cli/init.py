@@ -1,6 +1,7 @@
 """`dshc init`: a project set up to run under `guarded` — `.dshc`, a starter `team.dsh` that extends it,
 a `team.test.toml` whose cases pass, and with `--claude-code` the hook merged into `.claude/settings.json`
-(every key already there kept). Refuses to overwrite a file without `--force`.
+(every key already there kept); with `--from-claude-code` the project's Claude Code permissions, imported,
+are included in `team.dsh`. Refuses to overwrite a file without `--force`.
 """
 from __future__ import annotations
 
@@ -76,10 +77,16 @@ expect = "ask"
 """
 
 
+IMPORTED = "claude-code"  # the policy `--from-claude-code` writes, and team.dsh includes
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("init", help="set a project up under the `guarded` policy (.dshc, team.dsh, team.test.toml)")
     p.add_argument("folder", nargs="?", default=".", help="the project folder (default: the current one)")
     p.add_argument("--claude-code", action="store_true", help="also register the hook in .claude/settings.json")
+    p.add_argument("--from-claude-code", action="store_true",
+                   help="start from the project's Claude Code permissions: import .claude/settings.json (and "
+                        "settings.local.json) as claude-code.dsh, whose rules team.dsh includes")
     p.add_argument("--force", action="store_true", help="overwrite files that exist")
     p.add_argument("--json", action="store_true")
 
@@ -89,6 +96,15 @@ def cmd_init(args, out, err) -> int:
     if not os.path.isdir(folder):
         raise DshError([invalid_request(f"`{args.folder}` is not a folder")])
     files = {".dshc": PROJECT, "team.dsh": TEAM, "team.test.toml": TESTS}
+    notes: tuple = ()
+    if args.from_claude_code:
+        imported, notes = _imported(folder)
+        files = {".dshc": PROJECT.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]'),
+                 "team.dsh": TEAM.replace("  # ask before deploying:", f"  # the project's Claude Code permissions "
+                                          f"({IMPORTED}.dsh): their denies and asks stand\n  include {IMPORTED}\n"
+                                          "  # ask before deploying:", 1),
+                 f"{IMPORTED}.dsh": imported,
+                 "team.test.toml": TESTS.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]')}
     existing = [name for name in files if os.path.exists(os.path.join(folder, name))]
     if existing and not args.force:
         raise DshError([invalid_request(f"{', '.join(existing)} already exist(s) in {folder}",
@@ -105,12 +121,42 @@ def cmd_init(args, out, err) -> int:
         with open(settings, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(merged, indent=2) + "\n")
         written.append(os.path.join(".claude", "settings.json"))
+    for note in notes:
+        err.write(f"dshc init: not expressed exactly: {note}\n")
     if args.json:
-        out.write(json.dumps({"folder": folder, "written": written, "policy": "team"}) + "\n")
+        out.write(json.dumps({"folder": folder, "written": written, "policy": "team",
+                              "notes": [str(note) for note in notes]}) + "\n")
     else:
         out.write("".join(f"wrote {name}\n" for name in written)
                   + "next: `dshc test` runs team.test.toml; edit team.dsh to add your rules\n")
     return 0
+
+
+def _imported(folder: str) -> tuple[str, tuple]:
+    """The project's Claude Code settings (`.claude/settings.json`, then `settings.local.json`, which outranks
+    it) as a dshc policy named `claude-code`, and what did not translate exactly; checked before anything is
+    written."""
+    from ..compiler.interop.claude_settings import import_hierarchy
+    from ..compiler.program import Program
+    layers = []
+    for name in ("settings.json", "settings.local.json"):
+        path = os.path.join(folder, ".claude", name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                layers.append((path, json.load(handle)))
+        except (OSError, ValueError) as exc:
+            raise DshError([invalid_request(f"cannot read {path}: {exc}")]) from None
+    if not layers:
+        raise DshError([invalid_request(f"no .claude/settings.json or settings.local.json in {folder}",
+                                        "drop --from-claude-code to start from `guarded` alone")])
+    try:
+        result = import_hierarchy(layers, folder, name=IMPORTED)
+    except ValueError as exc:
+        raise DshError([invalid_request(str(exc))]) from None
+    Program.load(texts={f"{IMPORTED}.dsh": result.text, "team.dsh": TEAM})  # it must load as written
+    return result.text, tuple(result.notes)
 
 
 def _with_hook(path: str) -> dict:

@@ -34,3 +34,35 @@ def test_init_refuses_to_overwrite_without_force_and_never_registers_the_hook_tw
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert len(settings["hooks"]["PreToolUse"]) == 1
     assert "extends guarded" in (tmp_path / "team.dsh").read_text()
+
+
+def test_init_from_claude_code_keeps_the_projects_denies_and_asks_on_top_of_guarded(cli, tmp_path):
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
+        {"permissions": {"deny": ["Bash(curl:*)", "Read(./secrets/**)"], "ask": ["Bash(terraform apply:*)"],
+                         "allow": ["Bash(npm run test:*)"], "defaultMode": "bypassPermissions"}}))
+    (tmp_path / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {"deny": ["Bash(wget:*)"]}}))
+    result = cli("init", str(tmp_path), "--from-claude-code", "--claude-code", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["written"] == [".dshc", "team.dsh", "claude-code.dsh", "team.test.toml",
+                                        ".claude/settings.json"]
+    assert "include claude-code" in (tmp_path / "team.dsh").read_text()
+    tested = cli("test", str(tmp_path / "team.test.toml"))
+    assert tested.code == 0 and "2 passed, 0 failed" in tested.out, tested.out
+    flags = ("--load", str(tmp_path / "team.dsh"), "--load", str(tmp_path / "claude-code.dsh"), "--policy", "team")
+
+    def decided(command):
+        return cli("decide", "bash", "--args", json.dumps({"command": command, "description": "d"}), *flags).out
+
+    assert decided("curl https://example.org").startswith("deny")  # the project's deny
+    assert decided("wget https://example.org").startswith("deny")  # the local settings' too
+    assert decided("terraform apply").startswith("ask")
+    assert decided("cat ~/.aws/credentials").startswith("deny")  # guarded's guard still stands
+    # the imported sandbox and mode lines are the import's own: team keeps guarded's sandbox, not bypass
+    assert decided("rm -rf ~").startswith("deny")
+
+
+def test_init_from_claude_code_without_settings_says_so(cli, tmp_path):
+    result = cli("init", str(tmp_path), "--from-claude-code")
+    assert result.code == 2 and "no .claude/settings.json" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / ".dshc").exists()
