@@ -278,3 +278,11 @@ def test_bodies_no_answer_could_carry_are_400(live, raw):
     client = TestClient(build_app(live), base_url="http://127.0.0.1", raise_server_exceptions=False)
     answer = client.post("/api/explain", content=raw, headers={"content-type": "application/json"})
     assert answer.status_code == 400 and "error" in answer.json()
+
+
+def test_explain_of_a_process_tool_shows_what_holds_the_policy(client):
+    data = post(client, "/api/explain", {"context": {**BASE, "policy": "guarded"}, "tool": "bash"}).json()
+    layers = {row["rule"]: row["layer"] for row in data["enforcement"]}
+    assert layers["guarded/guard:ssh-keys"] == "os" and layers["guarded/guard:dotenv"] == "os-in-workspace"
+    assert post(client, "/api/explain", {"context": {**BASE, "policy": "guarded"}, "tool": "read"}).json()[
+        "enforcement"] is None

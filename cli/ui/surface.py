@@ -167,6 +167,18 @@ def excerpt(program: Program, source) -> dict | None:
                       for n in range(first, last + 1)]}
 
 
+def _enforcement(program: Program, request: Request, tool: str) -> list[dict] | None:
+    """For a tool that starts processes under a policy: which layer holds each of its denies (`dshc verify
+    --enforcement`), else None."""
+    from ..host import describe_sandbox, host_mechanism
+    described = describe_sandbox(program, request, tool) if request.policy else None
+    policy = program.composition(request).policy
+    if described is None or described["applies_to"] != "processes" or policy is None:
+        return None
+    from ...compiler.enforcement import enforcement_map
+    return [row.to_json() for row in enforcement_map(policy, host_mechanism())]
+
+
 def explain(program: Program, context: dict, tool: str, args: dict | None = None) -> dict:
     """One cell: the five gates with their sources, the deciding declaration's lines, the fix."""
     request = to_request(context)
@@ -180,6 +192,7 @@ def explain(program: Program, context: dict, tool: str, args: dict | None = None
                         "excerpt": excerpt(program, deciding.source), "fix": deciding.counterfactual} \
         if deciding is not None else None
     data["context"] = context_of(request)
+    data["enforcement"] = _enforcement(program, request, tool)
     if args is not None:
         decision = program.decide(request, tool, args, workspace=WORKSPACE)
         data["decision"] = {"effect": decision.effect, "gate": decision.gate, "reason": decision.reason,

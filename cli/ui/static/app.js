@@ -192,6 +192,14 @@ async function loadExplain() {
       el("p", { class: "decision", "data-effect": data.decision.effect }, el("strong", { text: data.decision.effect }), `: ${data.decision.reason}`),
       data.decision.rules.map((r) => el("div", {}, el("div", { class: "mono", text: `${r.rule}${r.source ? " at " + r.source : ""}` }), excerptNode(r.excerpt))));
   }
+  if (data.enforcement && data.enforcement.length) {
+    parts.push(el("h3", { text: "What holds the policy for the processes it starts" }),
+      el("table", { class: "gates enforcement", "aria-label": "enforcement map" },
+        el("thead", {}, el("tr", {}, el("th", { text: "layer" }), el("th", { text: "rule" }), el("th", { text: "not stopped" }))),
+        el("tbody", {}, data.enforcement.map((r) => el("tr", { "data-layer": r.layer },
+          el("td", { text: r.layer }), el("td", {}, `${r.rule}: ${r.concerns}`, el("div", { class: "hint", text: r.how })),
+          el("td", { class: "mono", text: r.witness || "—" }))))));
+  }
   panel.replaceChildren(...parts);
   panel.setAttribute("aria-labelledby", "explain-title");
 }
