@@ -209,7 +209,8 @@ class _WordBuilder:
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
         shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
         quoted = state["quoted_substitution"] and state["unsafe"] == "command substitution" and not state["splits"]
-        return _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape, quoted)
+        word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape, quoted)
+        return _directory_tilde(word) if node.type in ("word", "concatenation") and text[:2] in _DIR_TILDES else word
 
     @staticmethod
     def _leads(state, lead: str, text: str = "x") -> None:
@@ -299,6 +300,30 @@ class _WordBuilder:
                     self.nested.append(child)
                 else:
                     stack.append(child)
+
+
+_DIR_TILDES = ("~+", "~-") + tuple(f"~{digit}" for digit in "0123456789")
+_DIR_TILDE = Pattern(r"~(?:[+-]?[0-9]*)(?=/|$)")
+
+
+def _directory_tilde(word: _Word) -> _Word:
+    """bash's directory tildes (a word written unquoted, `~+` … at its start): `~+` is the working directory,
+    `~-` the previous one (`$OLDPWD`) and `~N`, `~+N`, `~-N` the directory stack's: but for `~+` a directory
+    that may be any (`cat ~-/.aws/credentials` read the home's credentials)."""
+    found = _DIR_TILDE.match(word.text)
+    if found is None:
+        return word  # `~-x` is a user's home, as `~x` is
+    prefix, rest = found.group(0), word.text[found.end():]
+    shape = list(word.shape) or [word.text]
+    if isinstance(shape[0], str) and shape[0].startswith(prefix):
+        shape[0] = shape[0][len(prefix):]
+    else:
+        shape = [ANY]
+    if prefix == "~+":
+        return _Word("." + rest, word.dynamic, word.unsafe, word.glob, word.optionable, tuple(["." + shape[0], *shape[1:]]
+                     if isinstance(shape[0], str) else shape), word.quoted_substitution)
+    return _Word(word.text, True, word.unsafe, word.glob, word.optionable, tuple(x for x in (ANY, *shape) if x != ""),
+                 word.quoted_substitution)
 
 
 def _brace_expansion(raw: str) -> bool:
