@@ -117,12 +117,14 @@ def runtime_sandbox(program: Program, request: Request) -> FileSandbox:
 
 def decide_call(program: Program, request: Request, tool: str, args, workspace: str | None, *,
                 gates: bool = True, include_guards: bool = True, sandbox: FileSandbox | None | bool = True,
-                agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> CallDecision:
+                agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+                shell_cwd: str | None = None) -> CallDecision:
     """The call's one effect. `gates=False`: an agent that composes its tools itself (the hook), so only the
     arguments, the rules and the sandbox apply. `sandbox`: how file changes are confined (True: as dshc's
     runtime confines them; None: not at all). `agent_fields`: for another agent's call translated to a catalog
     call, (the fields its input filled, the required ones it must send): only those are checked, the rest
-    being the translation's own words (None: every argument, every required field)."""
+    being the translation's own words (None: every argument, every required field). `shell_cwd`: where the
+    persistent shell that will run the command is now (its `cd`s outlive a call): its relative paths are there."""
     if gates:
         stop = program.gate_stop(request, tool)
         if stop is not None:
@@ -130,6 +132,8 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     found = argument_problem(program, request, tool, args, agent_fields)
     if found is not None:
         return CallDecision("deny", invalid_text(tool, found), "arguments", (), invalid=found)
+    if shell_cwd is not None and isinstance(args, dict):  # a relative path is where the shell is (`split`)
+        args = {**args, "workdir": shell_cwd}
     decision = program.decide(request, tool, args, workspace, include_guards, gates=gates)
     effect = runtime_effect(decision.effect)
     result = CallDecision(effect, decision.reason, decision.gate, tuple(decision.deciding), decision)

@@ -64,13 +64,21 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     def arguments(call):
         return thaw(call.arguments) if isinstance(call.arguments, dict) else {}
 
+    def shell_directory(entry) -> str | None:
+        # the persistent shell keeps its `cd`s: `cd ~` then `cat .aws/credentials` reads the home's file
+        if entry.definition != "tool-bash-persistent/bash":
+            return None
+        from ..runtime.tools.persistent_shell import current_directory
+        return current_directory(state, request.scope)
+
     def policy_listener(call, entry):
         if entry is None:
             # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
             # has nothing to say and dispatch answers UNKNOWN_TOOL, as the reference does
             return None
         from .call_decision import decide_call  # the one effect decide, the hook and the decision API give
-        decided = decide_call(program, current(), call.name, arguments(call), workspace, include_guards=False)
+        decided = decide_call(program, current(), call.name, arguments(call), workspace, include_guards=False,
+                              shell_cwd=shell_directory(entry))
         rules = tuple((rule, str(span) if span else None) for rule, span in decided.deciding)
         if decided.invalid is not None:
             return Deny(decided.reason, rules, "INVALID_ARGS")

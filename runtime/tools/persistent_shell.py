@@ -75,6 +75,34 @@ class PersistentShell:
             self.close()
             raise
 
+    def cwd(self) -> str | None:
+        """Where the shell is now (a `cd` outlives the call that made it), read from /proc: the first bash at
+        or below the process started (a launcher may run it as its child), between calls, when the shell's own
+        jobs can only come after it. None where it cannot be read (no /proc, the shell gone)."""
+        try:
+            children: dict[int, list[int]] = {}
+            for entry in os.listdir("/proc"):
+                if entry.isdigit():
+                    try:
+                        with open(f"/proc/{entry}/stat", "rb") as handle:
+                            fields = handle.read().rsplit(b")", 1)[1].split()
+                    except OSError:
+                        continue
+                    children.setdefault(int(fields[1]), []).append(int(entry))
+            queue = [self.pid]
+            while queue:
+                pid = queue.pop(0)
+                try:
+                    with open(f"/proc/{pid}/comm", "rb") as handle:
+                        if handle.read().strip() == b"bash":
+                            return os.readlink(f"/proc/{pid}/cwd")
+                except OSError:
+                    pass
+                queue.extend(sorted(children.get(pid, ())))
+        except OSError:
+            return None
+        return None
+
     @property
     def alive(self) -> bool:
         return not self._closed and self.proc.isalive()
@@ -242,6 +270,14 @@ def shell_for(ctx: ToolContext) -> PersistentShell:
             raise fail("provider-unavailable", tool="bash", provider=f"working PTY shell ({detail})") from None
         state.shells[ctx.owner] = shell
         return shell
+
+
+def current_directory(state, owner: str) -> str | None:
+    """Where the owner's persistent shell is now, when it runs; None when it has none yet (it starts in the
+    workspace) or its directory cannot be read."""
+    with state.lock:
+        shell = state.shells.get(owner)
+    return shell.cwd() if shell is not None and shell.alive else None
 
 
 def _forget(ctx: ToolContext, shell: PersistentShell) -> None:
