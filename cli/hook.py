@@ -61,6 +61,9 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
             stderr.write(f"dshc hook: the result was not logged: {_describe(exc)}\n")
             return 0
         effect, reason, updated = "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}", None
+    if effect == "defer":  # no decision: Claude Code's own permission rules decide (`unmapped = "defer"`)
+        stderr.write(reason + "\n")
+        return 0
     answer = {"hookEventName": "PreToolUse", "permissionDecision": effect, "permissionDecisionReason": reason}
     if updated is not None:  # the call as it must run: its command inside the policy's sandbox
         answer["updatedInput"] = updated
@@ -196,7 +199,7 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         effect, reason = _searches(options.agent, program, request, name, tool_input or {},
                                    payload.get("cwd") or workspace, workspace, effect, reason)
     mode = payload.get("permission_mode")
-    if effect == "ask" and mode in UNPROMPTED_MODES:
+    if effect in ("ask", "defer") and mode in UNPROMPTED_MODES:  # the agent would run it unasked
         effect, reason = "deny", (f"dshc: deny: in permission mode `{mode}` Claude Code may run an `ask` without "
                                   f"prompting, so it is denied; {reason}")
     if log:

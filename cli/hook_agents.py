@@ -32,6 +32,8 @@ policy would ask about is denied. Always exits 0: a problem is a deny.
 
 
 def _gemini(event: str, effect: str, reason: str, updated: dict | None) -> dict:
+    if effect == "defer":  # no decision: Gemini CLI's own policy decides
+        return {}
     effect, reason, updated = _no_ask(effect, reason, updated)
     answer = {"decision": effect, "reason": reason}
     if updated is not None and effect == "allow":
@@ -40,6 +42,8 @@ def _gemini(event: str, effect: str, reason: str, updated: dict | None) -> dict:
 
 
 def _codex(event: str, effect: str, reason: str, updated: dict | None) -> dict | None:
+    if effect == "defer":  # no decision: Codex's own approval policy decides
+        return None
     effect, reason, updated = _no_ask(effect, reason, updated)
     if effect == "allow":
         return None if updated is None else {"hookSpecificOutput": {
@@ -49,6 +53,8 @@ def _codex(event: str, effect: str, reason: str, updated: dict | None) -> dict |
 
 
 def _cursor(event: str, effect: str, reason: str, updated: dict | None) -> dict:
+    if effect == "defer":  # a Cursor hook has no way to leave a call undecided: asked instead
+        effect = "ask"
     if updated is not None and effect != "deny":
         effect, reason = "deny", ("dshc: deny: the policy runs commands in its sandbox, and a Cursor hook cannot "
                                   f"rewrite a command to run there; {reason}")

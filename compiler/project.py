@@ -9,7 +9,7 @@ The file is TOML:
     log = "events.jsonl"         # event log for hook calls, relative to this file (optional: by default
                                  # the user's state folder, outside the workspace; "off" keeps none;
                                  # `{session}` in the name becomes the agent's session id)
-    unmapped = "ask"             # ask | deny: an agent tool with no catalog mapping that no rule names
+    unmapped = "ask"             # ask | deny | defer: an agent tool with no catalog mapping that no rule names
     catalog = ["catalog/"]       # catalog overlays, relative to this file: their packages and services are
                                  # added to the shipped catalog (a string is one folder)
 """
@@ -83,8 +83,9 @@ def read(path: str) -> Project:
         if key in data and not isinstance(data[key], str):
             raise ProjectError(f"{path}: `{key}` is a string")
     unmapped = data.get("unmapped", "ask")
-    if unmapped not in ("ask", "deny"):
-        raise ProjectError(f"{path}: `unmapped` is `ask` or `deny` (an unmapped tool is never allowed silently)")
+    if unmapped not in ("ask", "deny", "defer"):
+        raise ProjectError(f"{path}: `unmapped` is `ask`, `deny` or `defer` (an unmapped tool is never allowed "
+                           "silently; `defer` leaves it to the agent's own permission rules)")
     return Project(path, root, tuple(os.path.join(root, p) for p in load), data.get("preset"), data.get("host"),
                    data.get("platform"), data.get("scope"), data.get("policy"),
                    _log(root, data.get("log")), unmapped,

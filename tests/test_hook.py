@@ -286,3 +286,19 @@ def test_an_ask_is_a_denial_where_claude_code_may_not_prompt(project, mode, expe
         assert f"in permission mode `{mode}`" in answer["permissionDecisionReason"]
     allowed = _event(project, "Bash", {"command": "git status"}, permission_mode=mode)
     assert _hook(allowed)[0]["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_an_unmapped_tool_can_be_left_to_the_agents_own_rules(tmp_path):
+    # `unmapped = "defer"`: no decision, so Claude Code's own permission rules decide; a rule naming the tool,
+    # and a mapped tool, are decided as ever, and a mode that runs what it is not asked about gets a deny
+    (tmp_path / "open.dsh").write_text('policy open "Open" {\n  approval ask\n  default allow\n'
+                                       '  deny * when tool matches "mcp__db__drop"\n}\n')
+    (tmp_path / ".dshc").write_text('load = ["open.dsh"]\npolicy = "open"\nunmapped = "defer"\n')
+    answer, done = _hook(_event(tmp_path, "BrandNewTool", {}, cwd=tmp_path))
+    assert answer is None and done.returncode == 0 and "dshc: defer:" in done.stderr, done.stdout
+    answer, _ = _hook(_event(tmp_path, "mcp__db__drop", {}, cwd=tmp_path))
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    answer, _ = _hook(_event(tmp_path, "Bash", {"command": "make"}, cwd=tmp_path))
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
+    answer, _ = _hook(_event(tmp_path, "BrandNewTool", {}, cwd=tmp_path, permission_mode="bypassPermissions"))
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -75,3 +75,13 @@ def test_post_tool_use_and_bad_input(project):
     assert hook_main(["codex"], io.StringIO("{not json"), out, io.StringIO()) == 0
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "not JSON" in answer["permissionDecisionReason"]
+
+
+def test_a_deferred_unmapped_tool_gets_no_answer_so_codexs_own_approval_decides(project):
+    # only where the policy's own word is a permissive default: a default deny still denies it
+    assert codex(project, "BrandNewTool", {})["hookSpecificOutput"]["permissionDecision"] == "deny"
+    (project / "p.dsh").write_text('policy team {\n  default allow\n  deny bash when args.command matches "rm *"\n}\n')
+    dshc = project / ".dshc"
+    dshc.write_text(dshc.read_text() + 'unmapped = "defer"\n')
+    assert codex(project, "BrandNewTool", {}) is None
+    assert codex(project, "Bash", {"command": "rm -rf /"})["hookSpecificOutput"]["permissionDecision"] == "deny"
