@@ -299,7 +299,7 @@ def test_a_body_that_stops_at_its_deadline_is_a_timeout(tmp_path):
         signal.wait(10)
         raise RuntimeError("stopped")
 
-    outcome = Pipeline().run(ToolCall.from_model("1", "p", {}), _ctx(tmp_path, {"p": polite}, 0.05))
+    outcome = Pipeline().run(ToolCall.from_model("1", "p", {}), _ctx(tmp_path, {"p": polite}, 0.05, grace_s=30))
     assert outcome.result.error["code"] == "TOOL_TIMEOUT" and "stopped when told" in outcome.result.content
 
 
