@@ -6,6 +6,7 @@ import io
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,19 @@ def hook_project(tmp_path: Path, monkeypatch, policies: str, policy: str) -> Pat
     (root / "p.dsh").write_text(policies)
     (root / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\nlog = "off"\n')
     return root
+
+
+def wait_for(condition, what: str, timeout_s: float = 30.0):
+    """Poll `condition` until it returns something true (returned); past `timeout_s` the test fails naming `what`.
+    For waiting on an event a test cannot be told of directly: a fixed sleep races a loaded machine."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = condition()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {timeout_s:g}s waiting for {what}")
+        time.sleep(0.02)
 
 
 def request(**kwargs) -> Request:

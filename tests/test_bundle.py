@@ -7,6 +7,7 @@ import json
 import os
 import tarfile
 import threading
+import time
 
 import pytest
 
@@ -214,6 +215,7 @@ def test_hot_swap_under_load(tmp_path, keys):
                     failures.append(("mix", current.digest, effect))
             except Exception as exc:  # noqa: BLE001 - every failure is counted, none may happen
                 failures.append(exc)
+            time.sleep(0)  # yield the GIL: spinning readers starved the swapping thread (5-25 s a run)
 
     threads = [threading.Thread(target=reader) for _ in range(4)]
     for t in threads:

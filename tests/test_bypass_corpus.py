@@ -38,9 +38,15 @@ def program() -> Program:
     return Program.load(texts={"corpus.dsh": CORPUS["policies"]})
 
 
+_EFFECTS: dict[tuple[int, int], str] = {}  # (program, case) → effect: the whole-corpus check reuses each case's
+
+
 def _decide(program, case) -> str:
-    request = Request(preset="standard", host="web", policy=case["policy"])
-    return program.decide(request, case["tool"], _args(case), workspace=WORKSPACE).effect
+    key = (id(program), id(case))
+    if key not in _EFFECTS:
+        request = Request(preset="standard", host="web", policy=case["policy"])
+        _EFFECTS[key] = program.decide(request, case["tool"], _args(case), workspace=WORKSPACE).effect
+    return _EFFECTS[key]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}" for i in range(len(CASES))])

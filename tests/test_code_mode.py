@@ -24,7 +24,7 @@ from dshc.runtime.tools.base import ToolContext
 from dshc.runtime.tools.code import CodeRuntime
 from dshc.runtime.types import Allow, Deny, ToolCall, thaw
 
-from conftest import NO_OS_SANDBOX
+from conftest import NO_OS_SANDBOX, wait_for
 
 MISSING = missing_runtime()
 needs_node = pytest.mark.skipif(MISSING is not None, reason=f"run_code cannot run here: no {MISSING}")
@@ -255,9 +255,7 @@ def test_no_prototype_walk_reaches_a_tool_and_run_code_cannot_call_itself(sessio
     answers = []
     dispatch = NestedDispatch(s.ctx, Pipeline(), "forged", 2, lambda n, r: answers.append(r))
     dispatch.submit(1, "run_code", {"code": "return 1", "description": "again"})
-    deadline = time.monotonic() + 5
-    while not answers and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: answers, "the forged call's answer")
     dispatch.close(1.0)
     assert answers[0].error["code"] == "UNKNOWN_TOOL"
 
@@ -274,15 +272,21 @@ def test_parallel_safe_calls_overlap_up_to_the_knob_and_exclusive_ones_run_alone
     lock = threading.Lock()
     running: list[str] = []
     peaks = {"parallel": 0, "overlap_with_exclusive": 0}
+    started = {"p": 0, "x": 0}
+    full = threading.Barrier(3, timeout=30)  # the first three parallel calls run together: the pool reaches the knob
 
     def body(kind):
         def run(args, tctx):
             with lock:
                 running.append(kind)
+                started[kind] += 1
+                first_three = kind == "p" and started["p"] <= 3
                 peaks["parallel"] = max(peaks["parallel"], running.count("p"))
                 if "x" in running and len(running) > 1:
                     peaks["overlap_with_exclusive"] += 1
-            time.sleep(0.3)  # long enough for the pool to fill before the first one ends
+            if first_three:
+                full.wait()
+            time.sleep(0.3)  # each call stays a while: one started past the knob, or beside `slow_x`, is seen
             with lock:
                 running.remove(kind)
             return {"kind": kind}
@@ -326,8 +330,17 @@ def test_a_worker_that_dies_is_worker_exit(session):
 
 
 @needs_node
-def test_abort_mid_program_kills_the_worker_and_records_in_flight_nested_calls_as_aborted(session):
+def test_abort_mid_program_kills_the_worker_and_records_in_flight_nested_calls_as_aborted(session, monkeypatch):
+    from dshc.runtime.code.dispatch import NestedDispatch
     started = threading.Semaphore(0)
+    submitted = []
+    submit = NestedDispatch.submit
+
+    def counted(self, number, name, arguments):
+        submit(self, number, name, arguments)
+        submitted.append(number)
+
+    monkeypatch.setattr(NestedDispatch, "submit", counted)
 
     def waits(args, tctx):
         started.release()
@@ -335,9 +348,11 @@ def test_abort_mid_program_kills_the_worker_and_records_in_flight_nested_calls_a
         return {"finished": True}
 
     def abort_once_both_wait():
-        if started.acquire(timeout=20) and started.acquire(timeout=20):
-            time.sleep(0.1)
-        s.ctx.signal.set()
+        try:
+            if started.acquire(timeout=20) and started.acquire(timeout=20):
+                wait_for(lambda: len(submitted) == 3, "`later` to be queued behind the two waits", 20)
+        finally:
+            s.ctx.signal.set()
 
     s = session([entry("wait", "parallel"), entry("later")], {"test/wait": waits, "test/later": echo})
     threading.Thread(target=abort_once_both_wait, daemon=True).start()
@@ -391,8 +406,16 @@ def test_frames_are_length_prefixed_json_and_bad_ones_are_named():
     assert nested.value.kind == "invalid-output" and "too deep" in str(nested.value)
 
 
+def _runs(proc: psutil.Process, command: str) -> bool:
+    try:
+        return command in " ".join(proc.cmdline())
+    except psutil.Error:
+        return False
+
+
 @needs_node
 def test_a_stopped_run_kills_the_worker_and_marks_the_nested_call_in_flight(program, tmp_path):
+    from crash_trials import marked_processes
     from dshc.cli.run_calls import RunOptions, RunStop, run_calls
     from dshc.compiler.request import Request
     from dshc.runtime.calls_file import read_calls
@@ -404,11 +427,11 @@ def test_a_stopped_run_kills_the_worker_and_marks_the_nested_call_in_flight(prog
     stop = RunStop()
 
     def stop_when_bash_runs():
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not (log.exists() and '"c1:code:1"' in log.read_text()):
-            time.sleep(0.05)
-        time.sleep(0.5)
-        stop.request(15)
+        try:
+            wait_for(lambda: log.exists() and any(_runs(proc, "sleep 30") for proc in marked_processes(log)),
+                     "the nested bash call's command to start", 20)
+        finally:
+            stop.request(15)
 
     threading.Thread(target=stop_when_bash_runs, daemon=True).start()
     request = Request(host="web", preset="code", policy="danger-full-access")

@@ -7,7 +7,6 @@ import os
 import random
 import signal
 import threading
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import crash_trials
+from conftest import wait_for
 from dshc.runtime import log_format
 from dshc.runtime.calls_file import read_calls
 from dshc.runtime.context import PipelineContext
@@ -238,9 +238,7 @@ def test_a_signal_stops_the_run_records_the_call_interrupted_and_kills_its_tree(
     log, err = tmp_path / "events.jsonl", tmp_path / "stderr.txt"
     argv = ["run", str(calls), "--workspace", str(tmp_path), "--log", str(log), "--approve", "once"]
     pid = crash_trials.spawn_run(argv, err)
-    deadline = time.monotonic() + 20
-    while len(crash_trials.marked_processes(log)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)  # bash and its two sleeps are up
+    wait_for(lambda: len(crash_trials.marked_processes(log)) >= 3, "bash and its two sleeps to be up")
     os.kill(pid, sig)
     assert crash_trials.wait_exit(pid, 15) == code
     message = err.read_text()
@@ -256,14 +254,14 @@ def test_a_signal_stops_the_run_records_the_call_interrupted_and_kills_its_tree(
 
 
 # --- deadlines ---------------------------------------------------------------------------
-def _ctx(tmp_path, impls, seconds):
+def _ctx(tmp_path, impls, seconds, grace_s=0.2):
     from dshc.compiler.view import ToolEntry, ToolView
     schema = json.dumps({"type": "object"})
     entries = tuple(ToolEntry(n, "test", f"test/{n}", "exclusive", schema, n, "allow", "ready") for n in impls)
     return PipelineContext(view=ToolView(None, "test", "linux", "root", "native", None, entries, None),
                            log=EventLog(str(tmp_path / "events.jsonl")),
                            implementations={f"test/{n}": body for n, body in impls.items()},
-                           tool_context=lambda sig: sig, execute_wrappers=(deadline_wrapper(seconds, grace_s=0.2),))
+                           tool_context=lambda sig: sig, execute_wrappers=(deadline_wrapper(seconds, grace_s=grace_s),))
 
 
 def test_a_body_that_ignores_its_deadline_still_ends_with_a_recorded_timeout(tmp_path):
@@ -288,11 +286,11 @@ def test_a_write_that_finished_past_its_deadline_is_reported_done(tmp_path):
     target = tmp_path / "out.txt"
 
     def slow_write(args, signal):
-        time.sleep(0.15)  # past the deadline, within the grace
+        assert signal.wait(30)  # past the deadline (a long grace keeps a loaded machine within it)
         target.write_text("done")
         return {"bytes": 4}
 
-    outcome = Pipeline().run(ToolCall.from_model("1", "w", {}), _ctx(tmp_path, {"w": slow_write}, 0.05))
+    outcome = Pipeline().run(ToolCall.from_model("1", "w", {}), _ctx(tmp_path, {"w": slow_write}, 0.05, grace_s=30))
     assert outcome.result.is_error is False and target.read_text() == "done"
 
 
@@ -301,7 +299,7 @@ def test_a_body_that_stops_at_its_deadline_is_a_timeout(tmp_path):
         signal.wait(10)
         raise RuntimeError("stopped")
 
-    outcome = Pipeline().run(ToolCall.from_model("1", "p", {}), _ctx(tmp_path, {"p": polite}, 0.05))
+    outcome = Pipeline().run(ToolCall.from_model("1", "p", {}), _ctx(tmp_path, {"p": polite}, 0.05, grace_s=30))
     assert outcome.result.error["code"] == "TOOL_TIMEOUT" and "stopped when told" in outcome.result.content
 
 

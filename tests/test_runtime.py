@@ -21,7 +21,7 @@ from dshc.runtime.stages.execute import metrics_wrapper, retry_wrapper, timeout_
 from dshc.runtime.stages.post_execute import Accept, Block
 from dshc.runtime.types import Abstain, Allow, Ask, Deny, ToolCall
 
-from conftest import NO_OS_SANDBOX
+from conftest import NO_OS_SANDBOX, wait_for
 
 SCHEMA = json.dumps({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"],
                      "additionalProperties": False})
@@ -309,12 +309,9 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     process = subprocess.Popen([sys.executable, "-c", "from dshc.cli.main import entry; entry()", "run",
                                 str(calls), "--workspace", str(tmp_path), "--log", str(log)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if log.exists() and b'"tool/decision"' in log.read_bytes():
-            break
-        time.sleep(0.05)
-    time.sleep(0.2)
+    from crash_trials import end_processes, marked_processes
+    wait_for(lambda: log.exists() and b'"tool/decision"' in log.read_bytes(), "the call's decision in the log")
+    wait_for(lambda: marked_processes(log), "the call's shell to start")  # mid-call: its command is running
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     read = read_log(str(log))
@@ -322,7 +319,6 @@ def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     assert [r["type"] for r in read.records] == ["request/header", "tool/call", "tool/decision"]
     (pending,) = list(calls_without_results(read.records))
     assert pending["callId"] == "slow"
-    from crash_trials import end_processes, marked_processes
     end_processes(marked_processes(log))  # only the processes this run started, by pid
 
 

@@ -20,7 +20,7 @@ from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, render,
                                 unavailable_definitions)
 from dshc.runtime.tools import ask_user
 
-from conftest import NO_OS_SANDBOX
+from conftest import NO_OS_SANDBOX, wait_for
 
 
 # ---------------------------------------------------------------- fixtures
@@ -55,15 +55,6 @@ def dead(pid: int) -> bool:
         return proc.status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def pids_from(path: Path) -> list[int]:
@@ -345,7 +336,7 @@ def test_one_shot_bash_abort_kills_the_tree(make_ctx, workspace):
 
     worker = threading.Thread(target=run)
     worker.start()
-    assert wait_until(lambda: len(pids_from(workspace / "pids")) == 2)
+    wait_for(lambda: len(pids_from(workspace / "pids")) == 2, "both pids written")
     abort.set()
     worker.join(10)
     assert not worker.is_alive()
@@ -356,7 +347,7 @@ def test_one_shot_bash_abort_kills_the_tree(make_ctx, workspace):
 def test_stragglers_do_not_outlive_a_one_shot_call(call, workspace):
     got = call("tool-bash/bash", bash("sleep 30 & echo $! > pid; echo started"))
     assert got["output"] == "started\n"
-    assert wait_until(lambda: dead(pids_from(workspace / "pid")[0]))
+    wait_for(lambda: dead(pids_from(workspace / "pid")[0]), "the straggler to be gone")
 
 
 # ---------------------------------------------------------------- background jobs
@@ -369,7 +360,7 @@ def test_background_job_output_and_kill(call, workspace, state):
     assert done["status"] == "exited" and done["exit_code"] == 0 and done["output"] == "first\nsecond\n"
 
     call("tool-bash/bash", bash("echo $$ > pid; exec sleep 30", run_in_background=True))
-    assert wait_until(lambda: pids_from(workspace / "pid"))
+    wait_for(lambda: pids_from(workspace / "pid"), "the background command's pid")
     peek = call("tool-jobs/job_output", {"job_id": "job-2"})
     assert peek["status"] == "running" and peek["exit_code"] is None
     killed = call("tool-jobs/job_kill", {"job_id": "job-2", "reason": "test over"})
@@ -384,7 +375,7 @@ def test_background_job_output_and_kill(call, workspace, state):
 
 def test_closing_the_state_kills_running_jobs(call, workspace, state):
     call("tool-bash/bash", bash("echo $$ > pid; exec sleep 30", run_in_background=True))
-    assert wait_until(lambda: pids_from(workspace / "pid"))
+    wait_for(lambda: pids_from(workspace / "pid"), "the background command's pid")
     state.close()
     state.close()
     assert dead(pids_from(workspace / "pid")[0])

@@ -88,6 +88,7 @@ def test_without_hypothesis_the_strategies_say_what_to_install_and_the_assertion
 
 
 def test_the_documented_example_runs():
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE)],
+    # `-n 0`: in one process, as a user's project runs it (the project's own addopts spread tests over CPUs)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", str(EXAMPLE)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
