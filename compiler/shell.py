@@ -640,6 +640,7 @@ class _Walker:
         self.seq = 0
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
         self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
+        self.around: tuple = ()  # the redirections of the statements around the next command (`walk`)
 
     def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None,
              deny_only=False) -> None:
@@ -670,36 +671,41 @@ class _Walker:
         if depth == 0:
             self.head_cd = _head_cd(tree.root_node)
             self.line = source
-        stack = [(tree.root_node, depth, base)]
+        # each entry carries the redirections of the statements around it that apply there, nearest first
+        # (`_redirections`), gathered on the way down: asking a node's ancestors is quadratic in tree-sitter
+        stack = [(tree.root_node, depth, base, ())]
         while stack:
-            node, level, order = stack.pop()
+            node, level, order, around = stack.pop()
             here = (*order, node.start_byte)
             kind = node.type
             if kind == "command":
                 nested: list = []
+                self.around = around
                 self.command(node, level, here, nested)
-                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             elif kind in _SUBSTITUTIONS:
-                stack.extend((c, level, order) for c in reversed(node.children))
+                stack.extend((c, level, order, ()) for c in reversed(node.children))
             elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 nested = []
                 self.redirect(node, here, nested)
-                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             elif kind in ("variable_assignment", "declaration_command", "unset_command"):
                 nested = []
                 self.assignment(node, here, nested)
-                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             elif kind == "function_definition":
                 self.emit(here, ["function", node.children[0].text.decode("utf-8", "replace")], True,
                           "a function definition changes what a later word runs")
-                stack.extend((c, level, order) for c in reversed(node.children[1:]))
+                stack.extend((c, level, order, around) for c in reversed(node.children[1:]))
             elif kind in ("test_command", "arithmetic_expansion", "c_style_for_statement") or (
                     kind == "compound_statement" and node.children and node.children[0].type == "(("):
                 nested = []
                 self.expression(node, here, nested)
-                stack.extend((n, level + 1, (*here, n.start_byte)) for n in nested if self._deeper(level))
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             else:
-                stack.extend((c, level, order) for c in reversed(node.children))
+                inner = ((_own_redirections(node), *around) if kind == "redirected_statement" else
+                         () if kind in _REDIRECT_SCOPES else around)
+                stack.extend((c, level, order, inner) for c in reversed(node.children))
 
     @staticmethod
     def _deeper(level: int) -> bool:
@@ -798,6 +804,7 @@ class _Walker:
     # -- simple commands
 
     def command(self, node, depth: int, order, nested) -> None:
+        around = self.around  # (read first: a command line in a prefix is walked in turn, setting it anew)
         builder = _WordBuilder(nested)
         words: list[_Word] = []
         env_unsafe = env_code = ""
@@ -835,7 +842,7 @@ class _Walker:
                     self.command_line_value(variable, value, depth, (*order, 0))
                 except _Opaque as exc:
                     self.emit(order, [f"{variable}={value.text}"], True, exc.reason)
-        outer, self.redirects = self.redirects, _redirections(node)
+        outer, self.redirects = self.redirects, _redirections(node, around)
         try:
             if words and env_code:
                 self.emit(order, [w.text for w in words], True, env_code)
@@ -1796,27 +1803,27 @@ _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirec
 _REDIRECT_SCOPES = frozenset({"command_substitution", "process_substitution", "command", "program", "heredoc_redirect"})
 
 
-def _redirections(command) -> tuple[str, ...]:
+def _redirections(command, around: tuple = ()) -> tuple[str, ...]:
     """The words of the redirections that apply to a command node, as written: its own, and those of every
-    statement around it (`{ a; b; } > f`, and `cd a && b > f`, which tree-sitter hangs on the chain). A
-    heredoc counts as its operator and delimiter, not its body."""
+    statement around it (`{ a; b; } > f`, and `cd a && b > f`, which tree-sitter hangs on the chain), up to
+    a substitution or a command holding it: `around`, each such statement's own, nearest first (the walk
+    gathers them on its way down). A heredoc counts as its operator and delimiter, not its body."""
+    return tuple(word for words in (_own_redirections(command), *around) for word in words)
+
+
+def _own_redirections(node) -> tuple[str, ...]:
+    """The words of the redirections a node holds as its children."""
     words: list[str] = []
-    node = command
-    while True:
-        for child in node.children:
-            if child.type == "heredoc_redirect":  # (a redirection after `<<EOF` on its line hangs under it)
-                for part in child.children:
-                    if part.type in ("<<", "<<-", "heredoc_start"):
-                        words.append(part.text.decode("utf-8", "replace"))
-                    elif part.type in _REDIRECTS:
-                        words.extend(part.text.decode("utf-8", "replace").split())
-            elif child.type in _REDIRECTS:
-                words.extend(child.text.decode("utf-8", "replace").split())
-        node = node.parent
-        while node is not None and node.type != "redirected_statement" and node.type not in _REDIRECT_SCOPES:
-            node = node.parent
-        if node is None or node.type != "redirected_statement":
-            return tuple(words)
+    for child in node.children:
+        if child.type == "heredoc_redirect":  # (a redirection after `<<EOF` on its line hangs under it)
+            for part in child.children:
+                if part.type in ("<<", "<<-", "heredoc_start"):
+                    words.append(part.text.decode("utf-8", "replace"))
+                elif part.type in _REDIRECTS:
+                    words.extend(part.text.decode("utf-8", "replace").split())
+        elif child.type in _REDIRECTS:
+            words.extend(child.text.decode("utf-8", "replace").split())
+    return tuple(words)
 
 
 def with_redirections(segment: Segment) -> Segment:
