@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import sys
 
 from ..compiler import upstream
@@ -58,10 +59,12 @@ def known_tools(endpoint: upstream.Endpoint, live: list | None) -> list | None:
     if live is not None:
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            with os.fdopen(os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+            # a temporary name of this process's own: two refreshing at once never write into one file
+            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",
                            encoding="utf-8") as handle:
                 json.dump(live, handle)
-            os.replace(path + ".tmp", path)
+            os.replace(temporary, path)
         return live
     try:
         if not _private(path) or not _private(os.path.dirname(path)):
