@@ -181,7 +181,7 @@ class Program:
 
     def _context(self, request: Request) -> GateContext:
         composition = self.composition(request)
-        if request.plan:
+        if request.plan or request.session is not None:
             composition = _with_plan(composition, request)
         return GateContext(self.resolved, composition, self._policy_core)
 
@@ -194,6 +194,8 @@ class Program:
 
     @_owns_sources
     def view(self, request: Request) -> ToolView:
+        if request.session is not None:  # a view never reads the session (no call: its tests are not known)
+            request = request.model_copy(update={"session": None})
         return self._views.get(request, lambda: self._build_view(request))
 
     @_owns_sources
@@ -378,5 +380,6 @@ def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
 
 
 def _with_plan(composition: Composition, request: Request) -> Composition:
-    """Plan mode never changes what is composed: reuse the composition, carry the request's flag."""
+    """Plan mode and the session never change what is composed: reuse the composition, carry the request's
+    flag and session."""
     return replace(composition, request=request)

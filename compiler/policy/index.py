@@ -296,7 +296,8 @@ def _glob_alternatives(item) -> tuple:
 
 
 def _facts_only(expr) -> bool:
-    return all(isinstance(a, ast.Flag) or a.fact.path[0] != "args" for a in ast.atoms(expr))
+    """Only request facts: no argument, no session (read per call, as arguments are)."""
+    return all(isinstance(a, ast.Flag) or a.fact.path[0] not in ("args", "session") for a in ast.atoms(expr))
 
 
 class CompiledPolicy:
