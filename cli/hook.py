@@ -176,6 +176,9 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     if tool_input is not None and not isinstance(tool_input, dict):
         raise _HookInputError("`tool_input` is not a JSON object")
     project, program, request, workspace, log = _setup(options, payload)
+    if program.reads_session(request):  # the policy tests what this session did: its records in the log
+        from .session_log import session_of_log
+        request = request.model_copy(update={"session": session_of_log(log, _log_session(payload), workspace)})
     calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
     keep = (*_configuration(project, workspace), *_log_files(log))  # what configures the hook, and its log
     sandbox = _file_sandbox(program, request, keep)

@@ -296,6 +296,14 @@ class Program:
             args = dict(args)  # the index reads a dict's fields: in another mapping no argument rule would match
         return decider.decide(name, tool, args, workspace, include_guards)
 
+    def reads_session(self, request: Request) -> bool:
+        """Whether the request's policy tests the session (`session.*`): only then is a session worth reading."""
+        policy = self.composition(request).policy
+        if policy is None:
+            return False
+        compiled = self._compiled_policy(policy)
+        return compiled.reads_session() if compiled.policy is policy else CompiledPolicy(policy).reads_session()
+
     def gate_stop(self, request: Request, name: str) -> Decision | None:
         """The deny of the first gate besides the policy that a call of `name` fails, or None."""
         return self._decider_for(request, name)[2]

@@ -109,3 +109,33 @@ def problems(expr) -> list[str]:
             [f"`{expr.fact.dotted}` holds text; the list must hold strings"]
     return [f"`{expr.fact.dotted}` is a set of {'files' if kind == 'paths' else 'names'}: test it with `matches` or "
             "`in`, or alone (not empty)"]
+
+
+def session_note(policy, deciding, session: Session | None) -> str:
+    """What the session tests of the deciding rules rest on, for the decision's reason: the earlier call each
+    names (id, tool, argument), or that no session is known; '' when no deciding rule tests the session."""
+    if policy is None or not deciding:
+        return ""
+    by_span = {item.span: item for item in (*policy.rules, *policy.guards) if item.span is not None}
+    notes: list[str] = []
+    for _, span in deciding:
+        item = by_span.get(span)
+        for atom in ast.atoms(item.condition if item is not None else None):
+            if isinstance(atom, ast.Flag) or atom.fact.path[0] != "session":
+                continue
+            test = _shown(atom)
+            if session is None:
+                note = f"`{test}` is taken to hold: no event log of this session could be read"
+            else:
+                earlier = session.evidence(atom, True)
+                if earlier is None:
+                    continue
+                note = f"`{test}` holds after {earlier.text()}"
+            if note not in notes:
+                notes.append(note)
+    return "; " + "; ".join(notes) if notes else ""
+
+
+def _shown(atom) -> str:
+    from .fmt import expr_text
+    return expr_text(atom)

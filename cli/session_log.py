@@ -1,0 +1,115 @@
+"""The event log dshc wrote for one session → its `Session` (what earlier calls read and which were denied).
+
+A call counts once its decision is recorded (`tool/decision`): a denial adds to `denied`, any other decision
+(the call may have run) adds what it reads — a read tool's file, a search's folder, a shell line's files and
+variables (`shell.analyse`, `shell_env.env_use`; a line the analysis cannot read whole may have read anything).
+The hook reads its session's records from its log (`session_of_log`); `dshc run` feeds its own records as it
+writes them (`SessionBuilder`); replay and `dshc test` feed the calls before the one they decide.
+"""
+from __future__ import annotations
+
+import os
+
+from ..compiler.session import Earlier, Session
+from ..compiler.shell_env import ALL
+
+READ_FIELDS = {"read": ("file_path", "path"), "read_image": ("file_path", "path"), "grep": ("path",),
+               "glob": ("path",), "str_replace_editor": ("path",)}  # tool -> the arguments naming what it reads
+
+
+class SessionBuilder:
+    """A session's facts, fed its records in log order (one writer session's)."""
+
+    def __init__(self, workspace: str | None = None) -> None:
+        self.workspace = workspace
+        self._calls: dict[str, tuple[str, dict]] = {}  # call id -> (tool, arguments), until decided
+        self._read: dict[str, Earlier] = {}
+        self._env: dict[str, Earlier] = {}
+        self._denied: list[Earlier] = []
+
+    def feed(self, record: dict) -> None:
+        kind = record.get("type")
+        if kind == "request/header" and isinstance(record.get("workspace"), str):
+            self.workspace = record["workspace"]
+        elif kind == "tool/call":
+            arguments = record.get("arguments")
+            self._calls[str(record.get("callId"))] = (str(record.get("name") or ""),
+                                                      arguments if isinstance(arguments, dict) else {})
+        elif kind == "tool/decision":
+            call_id = str(record.get("callId"))
+            name, arguments = self._calls.pop(call_id, (str(record.get("name") or ""), {}))
+            if record.get("decision") == "deny":
+                self._denied.append(Earlier(call_id, name, _argument(arguments)))
+            else:
+                self.add_call(call_id, name, arguments)
+
+    def add_call(self, call_id: str, name: str, arguments: dict) -> None:
+        """A call that was let through: what it read."""
+        command = arguments.get("command") if name != "str_replace_editor" else None
+        if isinstance(command, str):
+            earlier = Earlier(call_id, name, command)
+            self._shell_reads(command, earlier)
+            return
+        if name == "str_replace_editor" and arguments.get("command") != "view":
+            return
+        for field in READ_FIELDS.get(name, ()):
+            path = arguments.get(field)
+            if isinstance(path, str) and path:
+                self._add_path(path, Earlier(call_id, name, path))
+
+    def add_denied(self, call_id: str, name: str, arguments: dict) -> None:
+        self._denied.append(Earlier(call_id, name, _argument(arguments)))
+
+    def session(self) -> Session:
+        return Session(tuple(self._read.items()), tuple(self._env.items()), tuple(self._denied))
+
+    def _shell_reads(self, command: str, earlier: Earlier) -> None:
+        from ..compiler.shell import analyse
+        from ..compiler.shell_env import env_use
+        use = env_use(command)
+        for name in (use.read if use.complete else use.read | {ALL}):
+            self._env.setdefault(name, earlier)
+        found = analyse(command)
+        if found is None or any(segment.opaque for segment in found.segments):
+            self._read.setdefault(ALL, earlier)  # code the rules cannot read may have opened any file
+        for access in found.files if found is not None else ():
+            if access.kind == "read":
+                self._add_path(access.path, earlier)
+
+    def _add_path(self, path: str, earlier: Earlier) -> None:
+        self._read.setdefault(path, earlier)
+        if self.workspace and not os.path.isabs(os.path.expanduser(path)):
+            self._read.setdefault(os.path.normpath(os.path.join(self.workspace, path)), earlier)
+
+
+def _argument(arguments: dict) -> str:
+    """The argument that names what a call does: its command, its file, its URL, else its arguments."""
+    for field in ("command", "file_path", "path", "url", "pattern"):
+        if isinstance(arguments.get(field), str):
+            return arguments[field]
+    return ", ".join(f"{key}={value!r}" for key, value in sorted(arguments.items()))[:200]
+
+
+def session_of_records(records, writer: str | None, workspace: str | None = None) -> Session:
+    """The facts of the records written by `writer` (a log's `session` field; None: every record)."""
+    builder = SessionBuilder(workspace)
+    for record in records:
+        if writer is None or record.get("session") == writer:
+            builder.feed(record)
+    return builder.session()
+
+
+def session_of_log(target: str | None, writer: str, workspace: str | None = None) -> Session | None:
+    """The facts of `writer`'s records in the log at `target` (a JSONL path or a DSN); None — the strictest
+    state — when there is no log, it cannot be read, or a line of it is not a whole record."""
+    if not target:
+        return None
+    from ..compiler.diagnostics import DshError
+    from .log_target import read_log_target
+    try:
+        found = read_log_target(target)
+    except (OSError, DshError, ValueError):
+        return None
+    if found.problems:  # a line that is not a record: what it said is not known
+        return None
+    return session_of_records(found.records, writer, workspace)
