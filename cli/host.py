@@ -109,16 +109,21 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return (Ask if decided.effect == "ask" else Allow)(reason=decided.reason, decided_by=rules)
 
     def policy_guard(call, entry):
-        denial = program.guard(current(), call.name, arguments(call), workspace)
+        now = deciding()
+        denial = program.guard(now, call.name, arguments(call), workspace)
         if not denial:
             return Abstain()
         rules = _rules(denial)
-        return Deny(f"{denial.reason} (decided by {', '.join(f'{r} at {at}' if at else r for r, at in rules)})", rules)
+        reason = denial.reason
+        if program.reads_session(now):
+            from ..compiler.session import session_note
+            reason += session_note(program.composition(now).policy, denial.deciding, now.session)
+        return Deny(f"{reason} (decided by {', '.join(f'{r} at {at}' if at else r for r, at in rules)})", rules)
 
     def may_read(path: str) -> bool:
         # a search reads every file below its path: each is a read the policy judges. An ask cannot be put
         # to anyone file by file, so only an allow lets the search open it.
-        return program.decide(current(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
+        return program.decide(deciding(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
     reads_judged = program.names(request, "read")  # a policy silent on reads costs a search nothing
     globs = hidden_globs(policy) if policy is not None else ()
 

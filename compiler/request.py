@@ -103,8 +103,10 @@ class Request:
         if mode is not None:
             _one_of("mode", mode, MODE_VALUES)
         _text("policy", policy, optional=True)
-        if session is not None and type(session).__name__ != "Session":  # (no import: a hook pays for each)
-            raise InvalidRequest("session", "Input should be a session's facts")
+        if session is not None:
+            from .session import Session  # loaded only where a policy reads the session
+            if not isinstance(session, Session):
+                raise InvalidRequest("session", "Input should be a session's facts")
         self.__dict__.update(session=session, host=host, preset=preset, platform=platform,
                              with_services=_names("with_services", with_services),
                              without_services=_names("without_services", without_services),

@@ -211,18 +211,23 @@ def test_the_hook_with_a_missing_or_unreadable_log_is_strictest(tmp_path, monkey
     assert _hook(root, "Bash", {"command": "ls"}, "toolu_2")["permissionDecision"] == "ask"
 
 
-def test_dshc_run_asks_after_the_read_and_replay_names_it(cli, tmp_path):
-    (tmp_path / "p.dsh").write_text(POLICY_FILE)
+def _run_read_between_shell_lines(cli, tmp_path: Path, policy: str, *flags: str) -> list[dict]:
+    """`dshc run` of a shell line, a read of `.env`, the same shell line, under `policy` of `p.dsh`."""
     (tmp_path / ".env").write_text("A=1\n")
     calls = tmp_path / "calls.jsonl"
     calls.write_text("\n".join(json.dumps(c) for c in [
         {"id": "c1", "name": "bash", "arguments": {"command": "true", "description": "d"}},
         {"id": "c2", "name": "read", "arguments": {"file_path": ".env"}},
         {"id": "c3", "name": "bash", "arguments": {"command": "true", "description": "d"}}]) + "\n")
+    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", policy, "--workspace",
+               str(tmp_path), "--json", *flags)
+    return [json.loads(line) for line in done.out.splitlines()]
+
+
+def test_dshc_run_asks_after_the_read_and_replay_names_it(cli, tmp_path):
+    (tmp_path / "p.dsh").write_text(POLICY_FILE)
     log = tmp_path / "events.jsonl"
-    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", "flow", "--log", str(log),
-               "--workspace", str(tmp_path), "--json")
-    results = [json.loads(line) for line in done.out.splitlines()]
+    results = _run_read_between_shell_lines(cli, tmp_path, "flow", "--log", str(log))
     assert [r["isError"] for r in results] == [False, False, True]  # the ask has no one to answer it
     assert "call `c2` (read `.env`)" in results[2]["content"]
     (tmp_path / "deny.dsh").write_text('policy strict {\n  default allow\n  deny bash when session.read matches "*.env"\n}\n')
@@ -292,3 +297,13 @@ def test_the_formatter_round_trips_session_tests():
     formatted = format_document(document)
     (again,), _, _ = parse_files([SourceFile("p.dsh", formatted.encode())])
     assert again == document and "session.denied_count >= 20" in formatted
+
+
+def test_dshc_run_guards_read_the_run_session(cli, tmp_path):
+    """The runtime's guard stage sees the same session as its policy stage: a guard on the session fires only
+    after the read, naming it."""
+    (tmp_path / "p.dsh").write_text('policy guarded-flow {\n  default allow\n'
+                                    '  guard after-secrets: deny bash when session.read matches "*.env"\n}\n')
+    results = _run_read_between_shell_lines(cli, tmp_path, "guarded-flow")
+    assert [r["isError"] for r in results] == [False, False, True]
+    assert "guard `after-secrets`" in results[2]["content"] and "call `c2` (read `.env`)" in results[2]["content"]
