@@ -105,11 +105,17 @@ def session_of_log(target: str | None, writer: str, workspace: str | None = None
     if not target:
         return None
     from ..compiler.diagnostics import DshError
-    from .log_target import read_log_target
+    from ..runtime.pg_log import is_dsn
+    from .log_target import read_log_target, with_spooled
     try:
         found = read_log_target(target)
+        if is_dsn(target):  # what the database has not been sent yet is in the writer's spool
+            found = with_spooled(target, found)
     except (OSError, DshError, ValueError):
         return None
     if found.problems:  # a line that is not a record: what it said is not known
         return None
-    return session_of_records(found.records, writer, workspace)
+    records = found.records
+    if is_dsn(target):
+        records = sorted((r for r in records if r.get("session") == writer), key=lambda r: r.get("seq") or 0)
+    return session_of_records(records, writer, workspace)
