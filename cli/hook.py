@@ -402,8 +402,12 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
         name = call.tool or agent_name
         log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
                    (payload.get("tool_input") or {}), parent=None, agentTool=agent_name, fingerprint=fingerprint)
+        facts = {}
+        if effect != "deny" and program.reads_session(request):  # what it reads, so the next calls need not find it
+            from .session_log import FACTS, call_reads
+            facts[FACTS] = call_reads(name, call.args if call.tool else (payload.get("tool_input") or {}))
         log.append("tool/decision", callId=call_id, name=name, decision=effect, reason=reason, decidedBy=decided,
-                   fingerprint=fingerprint)
+                   fingerprint=fingerprint, **facts)
     finally:
         log.close()
 

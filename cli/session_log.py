@@ -3,8 +3,9 @@
 A call counts once its decision is recorded (`tool/decision`): a denial adds to `denied`, any other decision
 (the call may have run) adds what it reads — a read tool's file, a search's folder, a shell line's files and
 variables (`shell.analyse`, `shell_env.env_use`; a line the analysis cannot read whole may have read anything).
-The hook reads its session's records from its log (`session_of_log`); `dshc run` feeds its own records as it
-writes them (`SessionBuilder`); replay and `dshc test` feed the calls before the one they decide.
+The hook reads its session's records from its log (`session_of_log`), and writes beside each decision what the
+call reads (`sessionFacts`), so a later call reads it instead of analysing the line again; `dshc run` feeds its
+own records as it writes them (`SessionBuilder`); replay and `dshc test` feed the calls before the one they decide.
 """
 from __future__ import annotations
 
@@ -39,23 +40,13 @@ class SessionBuilder:
             call_id = str(record.get("callId"))
             name, arguments = self._calls.pop(call_id, (str(record.get("name") or ""), {}))
             if record.get("decision") == "deny":
-                self._denied.append(Earlier(call_id, name, _argument(arguments)))
+                self.add_denied(call_id, name, arguments)
             else:
-                self.add_call(call_id, name, arguments)
+                self._add(call_id, name, arguments, _recorded(record.get(FACTS)) or call_reads(name, arguments))
 
     def add_call(self, call_id: str, name: str, arguments: dict) -> None:
         """A call that was let through: what it read."""
-        command = arguments.get("command") if name != "str_replace_editor" else None
-        if isinstance(command, str):
-            earlier = Earlier(call_id, name, command)
-            self._shell_reads(command, earlier)
-            return
-        if name == "str_replace_editor" and arguments.get("command") != "view":
-            return
-        for field in READ_FIELDS.get(name, ()):
-            path = arguments.get(field)
-            if isinstance(path, str) and path:
-                self._add_path(path, Earlier(call_id, name, path))
+        self._add(call_id, name, arguments, call_reads(name, arguments))
 
     def add_denied(self, call_id: str, name: str, arguments: dict) -> None:
         self._denied.append(Earlier(call_id, name, _argument(arguments)))
@@ -63,23 +54,47 @@ class SessionBuilder:
     def session(self) -> Session:
         return Session(tuple(self._read.items()), tuple(self._env.items()), tuple(self._denied))
 
-    def _shell_reads(self, command: str, earlier: Earlier) -> None:
+    def _add(self, call_id: str, name: str, arguments: dict, reads: dict) -> None:
+        earlier = Earlier(call_id, name, _argument(arguments))
+        for path in reads["read"]:
+            self._read.setdefault(path, earlier)
+            if path != ALL and self.workspace and not os.path.isabs(os.path.expanduser(path)):
+                self._read.setdefault(os.path.normpath(os.path.join(self.workspace, path)), earlier)
+        for variable in reads["env_read"]:
+            self._env.setdefault(variable, earlier)
+
+
+FACTS = "sessionFacts"  # a `tool/decision` record's field: what the call reads (`call_reads`), as its writer found it
+
+
+def call_reads(name: str, arguments: dict) -> dict:
+    """What a call reads, as the log keeps it: {"read": [file paths], "env_read": [variable names]}, `*` for
+    any. A shell line that does not parse, or runs code the rules cannot read, may read any file; one not read
+    whole, any variable."""
+    command = arguments.get("command") if name != "str_replace_editor" else None
+    if isinstance(command, str):
         from ..compiler.shell import analyse
         from ..compiler.shell_env import env_use
         use = env_use(command)
-        for name in (use.read if use.complete else use.read | {ALL}):
-            self._env.setdefault(name, earlier)
         found = analyse(command)
+        paths = [access.path for access in (found.files if found is not None else ()) if access.kind == "read"]
         if found is None or any(segment.opaque for segment in found.segments):
-            self._read.setdefault(ALL, earlier)  # code the rules cannot read may have opened any file
-        for access in found.files if found is not None else ():
-            if access.kind == "read":
-                self._add_path(access.path, earlier)
+            paths.append(ALL)
+        return {"read": paths, "env_read": sorted(use.read if use.complete else use.read | {ALL})}
+    if name == "str_replace_editor" and arguments.get("command") != "view":
+        return {"read": [], "env_read": []}
+    return {"read": [path for field in READ_FIELDS.get(name, ()) if isinstance(path := arguments.get(field), str)
+                     and path], "env_read": []}
 
-    def _add_path(self, path: str, earlier: Earlier) -> None:
-        self._read.setdefault(path, earlier)
-        if self.workspace and not os.path.isabs(os.path.expanduser(path)):
-            self._read.setdefault(os.path.normpath(os.path.join(self.workspace, path)), earlier)
+
+def _recorded(facts) -> dict | None:
+    """A record's `sessionFacts` when it is whole (two lists of strings), else None: found again from the call."""
+    if not isinstance(facts, dict):
+        return None
+    lists = [facts.get("read"), facts.get("env_read")]
+    if not all(isinstance(each, list) and all(isinstance(item, str) for item in each) for each in lists):
+        return None
+    return facts
 
 
 def _argument(arguments: dict) -> str:

@@ -307,3 +307,17 @@ def test_dshc_run_guards_read_the_run_session(cli, tmp_path):
     results = _run_read_between_shell_lines(cli, tmp_path, "guarded-flow")
     assert [r["isError"] for r in results] == [False, False, True]
     assert "guard `after-secrets`" in results[2]["content"] and "call `c2` (read `.env`)" in results[2]["content"]
+
+
+def test_the_hook_records_what_each_call_reads_and_a_bad_record_is_found_again(tmp_path, monkeypatch):
+    root = _project(tmp_path, monkeypatch)
+    (root / "events.jsonl").write_text("")
+    _hook(root, "Bash", {"command": "cat notes.env; echo $GH_TOKEN"}, "toolu_1")
+    decisions = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()
+                 if '"tool/decision"' in line]
+    assert decisions[-1]["sessionFacts"] == {"read": ["notes.env"], "env_read": ["GH_TOKEN"]}
+    records = [{"session": "A", "type": "tool/call", "callId": "1", "name": "bash",
+                "arguments": {"command": "cat a.env"}},
+               {"session": "A", "type": "tool/decision", "callId": "1", "name": "bash", "decision": "allow",
+                "sessionFacts": {"read": "not a list"}}]
+    assert "a.env" in dict(session_of_records(records, "A").read)
