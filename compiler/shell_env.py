@@ -24,7 +24,8 @@ _NAMED = re.compile(
     r"""\\?["']([A-Za-z_][A-Za-z0-9_]*)\\?["']"""
     r"""|process\.env\.([A-Za-z_][A-Za-z0-9_]*)|process\.env\s*\[\s*\\?["']([A-Za-z_][A-Za-z0-9_]*)"""
     r"""|\$ENV\{\s*["']?([A-Za-z_][A-Za-z0-9_]*)|\$\{?([A-Za-z_][A-Za-z0-9_]*)""")
-_WHOLE = re.compile(r"os\.environ|process\.env|ENVIRON|\$ENV\b|\bENV\b|/proc/[^/\s]+/environ|os\.getenv|getenv")
+_WHOLE = re.compile(r"os\.environ|process\.env\b|ENVIRON\b|\$ENV\{|\bENV\s*[\[.]|/proc/[^/\s]+/environ|os\.getenv\s*\("
+                    r"|\bgetenv\s*\(")
 _SETTING_PARENTS = frozenset({"variable_assignment", "declaration_command", "unset_command", "for_statement"})
 
 

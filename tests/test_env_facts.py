@@ -58,8 +58,12 @@ READS = [
     ("bash -c 'echo $DEPLOY_KEY'", {"DEPLOY_KEY"}),
     ("echo ${!AWS*}", {ALL, "AWS"}),
     ("echo $((COUNT + 1))", {"COUNT"}),
+    ("ruby -e 'puts ENV[\"RUBY_TOKEN\"]'", {"RUBY_TOKEN"}),
+    ("perl -e 'print $ENV{PERL_KEY}'", {"PERL_KEY"}),
     ("ls -la", set()),
     ("git status", set()),
+    ("docker run -e ENV=prod img", set()),
+    ("man getenv", set()),
 ]
 SETS = [
     ("export MOAT_HOME=x; ls", {"MOAT_HOME"}),
