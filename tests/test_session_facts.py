@@ -321,3 +321,19 @@ def test_the_hook_records_what_each_call_reads_and_a_bad_record_is_found_again(t
                {"session": "A", "type": "tool/decision", "callId": "1", "name": "bash", "decision": "allow",
                 "sessionFacts": {"read": "not a list"}}]
     assert "a.env" in dict(session_of_records(records, "A").read)
+
+
+def test_the_editor_offers_and_explains_session_and_variable_facts(program):
+    from dshc.cli.lsp.completion import Vocabulary, complete
+    from dshc.cli.lsp.hover import hover
+    from dshc.cli.lsp.index import ref_at
+    from dshc.compiler.catalog import load_catalog
+    text = "policy p {\n  deny bash when "
+    found, _ = complete(text, 1, len(text.split("\n")[-1]), Vocabulary.of(load_catalog(), program))
+    assert {"session.read", "session.env_read", "session.denied_count"} <= {c.label for c in found}
+    source = 'policy p {\n  ask bash when session.read matches "*.env" or args.command.env_read\n}\n'
+    (document,), _, _ = parse_files([SourceFile("p.dsh", source.encode())])
+    at = source.split("\n")[1]
+    assert "(paths)" in hover(ref_at(document, 2, at.index("session.read") + 2), program, program.catalog, None)
+    assert "variables the shell line reads" in hover(ref_at(document, 2, at.index("args.command") + 2), program,
+                                                     program.catalog, None)
