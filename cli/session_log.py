@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..compiler.session import Earlier, Session
-from ..compiler.shell_env import ALL
+from ..compiler.session import ALL, Earlier, Session
 
 READ_FIELDS = {"read": ("file_path", "path"), "read_image": ("file_path", "path"), "grep": ("path",),
                "glob": ("path",), "str_replace_editor": ("path",)}  # tool -> the arguments naming what it reads

@@ -12,8 +12,8 @@ from . import ast
 from .frozen import record
 from .globs import glob_match
 from .paths import home_glob
-from .shell_env import ALL
 
+ALL = "*"  # a read of every file or variable (a line that may read anything, `env`): any pattern matches it
 # fact -> (type, what it is); types: "paths" and "names" (sets, tested with `matches`, `in`, or alone for
 # "not empty"), "number" (compared with == != < <= > >=)
 SESSION_FACTS: dict[str, tuple[str, str]] = {

@@ -11,8 +11,7 @@ import re
 
 from .frozen import record
 from .memo import memoised
-
-ALL = "*"  # a reading of every variable: any name pattern matches it
+from .session import ALL  # a reading of every variable: any name pattern matches it
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # programs that print every variable: `env` and `printenv` alone, `set` alone, `compgen -v|-e|-A …`
