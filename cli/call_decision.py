@@ -136,7 +136,11 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
         args = {**args, "workdir": shell_cwd}
     decision = program.decide(request, tool, args, workspace, include_guards, gates=gates)
     effect = runtime_effect(decision.effect)
-    result = CallDecision(effect, decision.reason, decision.gate, tuple(decision.deciding), decision)
+    reason = decision.reason
+    if effect != "allow" and program.reads_session(request):
+        from ..compiler.session import session_note  # names the earlier call a session test rests on
+        reason += session_note(program.composition(request).policy, decision.deciding, request.session)
+    result = CallDecision(effect, reason, decision.gate, tuple(decision.deciding), decision)
     if effect == "deny" or sandbox is None:
         return result
     confined = runtime_sandbox(program, request) if sandbox is True else sandbox

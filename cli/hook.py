@@ -179,6 +179,9 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     if tool_input is not None and not isinstance(tool_input, dict):
         raise _HookInputError("`tool_input` is not a JSON object")
     project, program, request, workspace, log = _setup(options, payload)
+    if program.reads_session(request):  # the policy tests what this session did: its records in the log
+        from .session_log import session_of_log
+        request = request.model_copy(update={"session": session_of_log(log, _log_session(payload), workspace)})
     calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
     keep = (*_configuration(project, workspace), *_log_files(log))  # what configures the hook, and its log
     sandbox = _file_sandbox(program, request, keep)
@@ -402,8 +405,12 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
         name = call.tool or agent_name
         log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
                    (payload.get("tool_input") or {}), parent=None, agentTool=agent_name, fingerprint=fingerprint)
+        facts = {}
+        if effect != "deny" and program.reads_session(request):  # what it reads, so the next calls need not find it
+            from .session_log import FACTS, call_reads
+            facts[FACTS] = call_reads(name, call.args if call.tool else (payload.get("tool_input") or {}))
         log.append("tool/decision", callId=call_id, name=name, decision=effect, reason=reason, decidedBy=decided,
-                   fingerprint=fingerprint)
+                   fingerprint=fingerprint, **facts)
     finally:
         log.close()
 

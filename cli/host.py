@@ -33,6 +33,23 @@ def _rules(decision) -> tuple:
     return tuple((rule, str(span) if span else None) for rule, span in decision.deciding)
 
 
+def _session_reader(log, current: Callable, workspace: str) -> Callable:
+    """`current()` with the run's session facts: its log's records, fed to one builder as they are written
+    (each call's decision is recorded before the next call is decided)."""
+    import threading
+    from .session_log import SessionBuilder
+    builder, lock, fed = SessionBuilder(workspace), threading.Lock(), [0]
+
+    def deciding() -> Request:
+        with lock:
+            records = log.records
+            for record in records[fed[0]:]:
+                builder.feed(record)
+            fed[0] = len(records)
+            return current().model_copy(update={"session": builder.session()})
+    return deciding
+
+
 def session(program: Program, request: Request, workspace: str, log_path: str | None = None,
             approver: Callable | None = None, timeout_s: float = 120.0, interactive: bool = False,
             calls_digest: str | None = None, output_schema: Mapping | None = None):
@@ -71,13 +88,17 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         from ..runtime.tools.persistent_shell import current_directory
         return current_directory(state, request.scope)
 
+    deciding = current
+    if program.reads_session(request):  # the policy tests what this run did: the facts of its own records
+        deciding = _session_reader(log, current, os.path.abspath(workspace))
+
     def policy_listener(call, entry):
         if entry is None:
             # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
             # has nothing to say and dispatch answers UNKNOWN_TOOL, as the reference does
             return None
         from .call_decision import decide_call  # the one effect decide, the hook and the decision API give
-        decided = decide_call(program, current(), call.name, arguments(call), workspace, include_guards=False,
+        decided = decide_call(program, deciding(), call.name, arguments(call), workspace, include_guards=False,
                               shell_cwd=shell_directory(entry))
         rules = tuple((rule, str(span) if span else None) for rule, span in decided.deciding)
         if decided.invalid is not None:
@@ -96,16 +117,21 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         return (Ask if decided.effect == "ask" else Allow)(reason=decided.reason, decided_by=rules)
 
     def policy_guard(call, entry):
-        denial = program.guard(current(), call.name, arguments(call), workspace)
+        now = deciding()
+        denial = program.guard(now, call.name, arguments(call), workspace)
         if not denial:
             return Abstain()
         rules = _rules(denial)
-        return Deny(f"{denial.reason} (decided by {', '.join(f'{r} at {at}' if at else r for r, at in rules)})", rules)
+        reason = denial.reason
+        if program.reads_session(now):
+            from ..compiler.session import session_note
+            reason += session_note(program.composition(now).policy, denial.deciding, now.session)
+        return Deny(f"{reason} (decided by {', '.join(f'{r} at {at}' if at else r for r, at in rules)})", rules)
 
     def may_read(path: str) -> bool:
         # a search reads every file below its path: each is a read the policy judges. An ask cannot be put
         # to anyone file by file, so only an allow lets the search open it.
-        return program.decide(current(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
+        return program.decide(deciding(), "read", {"file_path": path}, workspace, gates=False).effect == "allow"
     reads_judged = program.names(request, "read")  # a policy silent on reads costs a search nothing
     globs = hidden_globs(policy) if policy is not None else ()
 

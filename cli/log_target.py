@@ -99,6 +99,12 @@ def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
         raise DshError([replace(d, help="a run logging to a database resumes from what it holds, so it does not start "
                                         "while the database cannot be read; log to a JSONL file to run offline")
                         for d in exc.diagnostics]) from None
+    return with_spooled(target, stored)
+
+
+def with_spooled(target: str, stored: LogRead) -> LogRead:
+    """The database's records and, after them, every record a writer fsynced to its spool but never shipped (the
+    database was away, or the writer died first), each (session, seq) once."""
     folder, prefix = spool_folder(target), _prefix(target)
     seen = {(r.get("session"), r.get("seq")) for r in stored.records}
     spooled = []

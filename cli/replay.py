@@ -27,6 +27,7 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
     problems = list(given.problems)
     changes = []
     requests: dict[tuple[int, bool], Request | None] = {}
+    earlier = None  # line of each `tool/decision` -> the facts of its session's records before it (made once)
     for logged in given.decisions:
         header = logged.header
         key = (header.line, logged.plan_left)
@@ -39,6 +40,9 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
         request = requests[key]
         if request is None:
             continue
+        if program.reads_session(request):  # the session as the log recorded it up to this call
+            earlier = earlier if earlier is not None else _sessions_before(read)
+            request = request.model_copy(update={"session": earlier.get(logged.line)})
         if not isinstance(logged.arguments, dict):
             problems.append((logged.line, f"the arguments of `{logged.call_id}` are not a JSON object"))
             continue
@@ -64,6 +68,24 @@ def _decide(program, request: Request, logged, workspace: str | None):
     from .hook import _agent_fields, _file_sandbox, decide_mapped
     return decide_mapped(program, request, logged.name, logged.arguments, workspace or "",
                          _file_sandbox(program, request, ()), _agent_fields("claude-code", logged.agent_tool))
+
+
+def _sessions_before(read: LogRead) -> dict:
+    """For each `tool/decision` record's line, its writer session's facts from the records before it (a log
+    with unreadable lines: none, the strictest state, as the hook reads it)."""
+    from .session_log import SessionBuilder
+    if read.problems:
+        return {}
+    builders: dict = {}
+    found = {}
+    for line, record in zip(read.lines, read.records):
+        builder = builders.get(record.get("session"))
+        if builder is None:
+            builder = builders[record.get("session")] = SessionBuilder()
+        if record.get("type") == "tool/decision":
+            found[line] = builder.session()
+        builder.feed(record)
+    return found
 
 
 def _first_error(exc: Exception) -> str:

@@ -233,7 +233,12 @@ class Served:
         """(effect, reason) of a call before it runs: the pipeline's own listener decides it the same way."""
         from .call_decision import decide_call
         found = self.current()
-        decided = decide_call(found.program, found.request, name, arguments, self.options.workspace,
+        request = found.request
+        if found.program.reads_session(request):  # as the listener will: the facts of this session's records
+            from .session_log import session_of_records
+            log = found.ctx.log
+            request = request.model_copy(update={"session": session_of_records(list(log.records), log.session)})
+        decided = decide_call(found.program, request, name, arguments, self.options.workspace,
                               include_guards=False)
         return decided.effect, decided.text()
 

@@ -25,7 +25,9 @@ DEFAULT_WORKSPACE = "/workspace"  # a fixed folder, so path rules decide the sam
 _TOML_TYPES = {"plan": bool, "with": list, "without": list, "flags": list}  # every other key is a string
 CONTEXT_KEYS: dict[str, tuple[type | tuple, str]] = {
     key: (_TOML_TYPES.get(key, str), field) for key, field in CONTEXT_FIELDS.items()}
-CASE_KEYS = {"name", "view", "includes", "excludes", "explain", "call", "workspace", *CONTEXT_KEYS}
+CASE_KEYS = {"name", "view", "includes", "excludes", "explain", "call", "earlier", "workspace", *CONTEXT_KEYS}
+EARLIER_KEYS = {"id", "tool", "args", "decision"}  # `[[test.earlier]]`: a call made before the case's calls
+EARLIER_DECISIONS = ("allow", "ask", "deny")
 CALL_KEYS = {"tool", "args", "expect", "gate", "by"}
 FILE_KEYS = {"load", "context", "test"}
 
@@ -53,6 +55,8 @@ class Case:
     workspace: str
     span: Span
     keys: dict = field(default_factory=dict, compare=False)  # key (or explain tool) -> Span
+    # the session's earlier calls, (id, tool, args, decision) each: what `session.*` conditions read
+    earlier: tuple[tuple[str, str, dict, str], ...] = ()
 
     def asserted_tools(self, wire: tuple[str, ...] = ()) -> set[str]:
         """Every tool this case states something about (the whole wire when it pins the view)."""
@@ -187,7 +191,7 @@ class _Reader:
         for key in sorted(set(data) - CASE_KEYS):
             self.problem(f"unknown key `{key}` in a test case", where(key),
                          "a case has `name`, context keys (" + ", ".join(CONTEXT_KEYS) + "), `view`, `includes`, "
-                         "`excludes`, `[test.explain]`, `workspace` and `[[test.call]]`")
+                         "`excludes`, `[test.explain]`, `workspace`, `[[test.call]]` and `[[test.earlier]]`")
         keys = {key: where(key) for key in data}
         name = data.get("name")
         if not isinstance(name, str) or not name:
@@ -222,10 +226,31 @@ class _Reader:
             self.problem("`call` is a list of tables: `[[test.call]]`", where("call"))
             calls = []
         read_calls = tuple(self._call(j, call, start, stop, where("call")) for j, call in enumerate(calls))
+        earlier = self._earlier(data.get("earlier", []), where("earlier"))
         if view is None and not includes and not excludes and not explain and not read_calls:
             self.problem(f"case `{name}` expects nothing", span,
                          "state a `view`, `includes`, `excludes`, `[test.explain]` or a `[[test.call]]`")
-        return Case(name, context, view, includes, excludes, dict(explain), read_calls, workspace, span, keys)
+        return Case(name, context, view, includes, excludes, dict(explain), read_calls, workspace, span, keys, earlier)
+
+    def _earlier(self, data, at: Span) -> tuple:
+        """`[[test.earlier]]`: `tool`, `args`, optionally `decision` (allow | ask | deny, default allow) and `id`."""
+        if not isinstance(data, list) or not all(isinstance(each, dict) for each in data):
+            self.problem("`earlier` is a list of tables: `[[test.earlier]]`", at)
+            return ()
+        found = []
+        for number, each in enumerate(data, start=1):
+            for key in sorted(set(each) - EARLIER_KEYS):
+                self.problem(f"unknown key `{key}` in an earlier call", at,
+                             "an earlier call has `tool`, `args`, and optionally `decision` and `id`")
+            tool, args = each.get("tool"), each.get("args", {})
+            decision, call_id = each.get("decision", "allow"), each.get("id", f"earlier-{number}")
+            if not isinstance(tool, str) or not tool or not isinstance(args, dict) or not isinstance(call_id, str):
+                self.problem("an earlier call needs a `tool` (a string), `args` (a table) and a string `id`", at)
+            elif decision not in EARLIER_DECISIONS:
+                self.problem(f"an earlier call's `decision` is one of {', '.join(EARLIER_DECISIONS)}", at)
+            else:
+                found.append((call_id, tool, args, decision))
+        return tuple(found)
 
     def _call(self, index: int, data, start: int, stop: int | None, fallback: Span) -> Call:
         line = self._nth_header("test.call", index, start - 1, stop)

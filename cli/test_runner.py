@@ -105,8 +105,15 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
         if got != expected:
             why = f"gate `{failed.gate}` fails: {failed.reason}" if failed else "every gate passes"
             outcome.failures.append((case.keys[f"explain.{name}"], f"`{name}`: expected {expected}, got {got} ({why})"))
+    at_call = request
+    if case.calls and program.reads_session(request):  # the case's earlier calls (none: a fresh session)
+        from .session_log import SessionBuilder
+        builder = SessionBuilder(case.workspace)
+        for call_id, tool, args, effect in case.earlier:
+            (builder.add_denied if effect == "deny" else builder.add_call)(call_id, tool, args)
+        at_call = request.model_copy(update={"session": builder.session()})
     for call in case.calls:
-        decision = decide_call(program, request, call.tool, call.args, case.workspace)
+        decision = decide_call(program, at_call, call.tool, call.args, case.workspace)
         deciding = decision.deciding
         touched.extend(span for _, span in deciding if isinstance(span, Span))
         ids = [rule for rule, _ in deciding]

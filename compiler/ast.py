@@ -40,9 +40,9 @@ class Fact:
 
 @record
 class Compare:
-    """`fact == value` or `fact != value`."""
+    """`fact == value`, `fact != value`, or an order of numbers (`fact > 20`)."""
     fact: Fact
-    op: str  # "==" | "!="
+    op: str  # "==" | "!=" | "<" | "<=" | ">" | ">="
     value: Value
     span: Span | None = span_field()
 

@@ -92,7 +92,7 @@ class Composition:
             "sandbox": self.policy.sandbox.text if self.policy and self.policy.sandbox else None,
         }
         return Env(facts, self.services, self.request.flags | frozenset(n.text for n in self.host.flags), args,
-                   workspace, shell_tool)
+                   workspace, shell_tool, session=self.request.session)
 
 
 def compose(resolved: Resolved, request: Request) -> Composition:

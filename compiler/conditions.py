@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 UNKNOWN = None
 SHELL_FIELDS = frozenset({"command"})
+ENV_FIELDS = ("env_read", "env_set")  # `args.command.env_read`, `args.command.env_set`: a line's variables
 
 
 @record(slots=False)
@@ -35,6 +36,7 @@ class Env:
     workspace: str | None = None
     shell_tool: bool = False  # args.command is a shell command line
     classes: tuple = ()  # command classes (`args.command is NAME`), from the policy being evaluated
+    session: object = None  # what earlier calls did (`session.Session`); None: not known, the strictest state
     # answers already found about this call's arguments: a policy tests one path against the workspace,
     # or one glob against one value, in many rules (a file-system walk or a path comparison, a glob match)
     found: dict = field(default_factory=dict, compare=False, repr=False)
@@ -75,6 +77,8 @@ def evaluate(expr: ast.Expr, env: Env, lenient: bool) -> bool | None:
         return fact.path[0] in env.services
     if fact.path[0] == "args":
         return _argument_test(expr, env, lenient)
+    if fact.path[0] == "session":
+        return _session_test(expr, env, lenient)
     value = env.facts.get(fact.dotted, UNKNOWN)
     if value is UNKNOWN:
         return UNKNOWN
@@ -87,7 +91,9 @@ def _value_test(expr, value) -> bool | None:
     if isinstance(expr, ast.Truthy):
         return bool(value)
     if isinstance(expr, ast.Compare):
-        return (value == expr.value) == (expr.op == "==")
+        if expr.op in ("==", "!="):
+            return (value == expr.value) == (expr.op == "==")
+        return UNKNOWN  # an order on a fact that is not a number: `dshc check` refuses it
     if isinstance(expr, ast.Member):
         return value in expr.values
     return UNKNOWN
@@ -96,6 +102,8 @@ def _value_test(expr, value) -> bool | None:
 def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     if env.args is None:
         return UNKNOWN
+    if len(expr.fact.path) == 3 and expr.fact.path[2] in ENV_FIELDS:  # `args.command.env_read`
+        return _env_test(expr, env, lenient)
     name = expr.fact.path[1]
     present = name in env.args
     if isinstance(expr, ast.Has):
@@ -265,10 +273,10 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if isinstance(expr, ast.Has) and len(fact.path) == 1:
         service = fact.path[0]
         return lambda env, tool: service in env.services
-    if fact.path[0] == "args":
-        raise ValueError("compile_facts takes conditions that read no arguments")
+    if fact.path[0] in ("args", "session"):
+        raise ValueError("compile_facts takes conditions that read no arguments and no session")
     dotted = fact.dotted
-    if dotted != "tool":  # the common atoms read the fact inline: one call per atom (UNKNOWN is None)
+    if dotted != "tool" and not (isinstance(expr, ast.Compare) and expr.op not in ("==", "!=")):  # the common atoms read the fact inline: one call per atom (UNKNOWN is None)
         if isinstance(expr, ast.Compare):
             wanted = expr.value
             if expr.op == "==":
@@ -280,7 +288,7 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if isinstance(expr, ast.Matches):
         pattern = expr.pattern
         return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else isinstance(v, str) and glob_match(pattern, v)
-    if isinstance(expr, ast.Compare):
+    if isinstance(expr, ast.Compare) and expr.op in ("==", "!="):
         wanted, equal = expr.value, expr.op == "=="
         return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else (v == wanted) == equal
     return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else _value_test(expr, v)
@@ -297,14 +305,16 @@ def compile_condition(expr: ast.Expr, lenient: bool):
         return _joined(tuple(compile_condition(item, lenient) for item in expr.items), isinstance(expr, ast.And))
     if isinstance(expr, ast.Not):
         return _negated(compile_condition(expr.item, not lenient))
-    return lambda env, tool: _argument_test(expr, env, lenient)
+    test = _session_test if expr.fact.path[0] == "session" else _argument_test
+    return lambda env, tool: test(expr, env, lenient)
 
 
 def _reads_arguments(atom) -> bool:
-    """Whether `evaluate` reads this leaf from the call's arguments (as its dispatch decides)."""
+    """Whether `evaluate` reads this leaf from the call (its arguments, or the session it is made in), as its
+    dispatch decides."""
     if isinstance(atom, ast.Flag) or (isinstance(atom, ast.Has) and len(atom.fact.path) == 1):
         return False
-    return atom.fact.path[0] == "args"
+    return atom.fact.path[0] in ("args", "session")
 
 
 def _joined(parts: tuple, conjunction: bool):
@@ -332,3 +342,47 @@ def _joined(parts: tuple, conjunction: bool):
 
 def _negated(inner):
     return lambda env, tool: None if (value := inner(env, tool)) is None else not value
+
+
+def _env_test(expr, env: Env, lenient: bool) -> bool | None:
+    """A test of the environment variables a shell line reads (`.env_read`) or sets (`.env_set`), its whole
+    line's (`shell_env`): a set of names, tested as `set_test` tests one."""
+    value = env.args.get(expr.fact.path[1])
+    if value is None:
+        return False  # no command: it reads and sets nothing
+    if not (isinstance(value, str) and env.shell_tool):
+        return lenient
+    from .shell_env import ALL, env_use
+    use = env_use(str(value))
+    names = use.read if expr.fact.path[2] == "env_read" else use.set
+    return set_test(expr, names - {ALL}, ALL in names, use.complete, lenient)
+
+
+def set_test(expr, names, everything: bool, complete: bool, lenient: bool) -> bool | None:
+    """`matches`/`in` on a set of names: on the deny side some name passes (`everything`, a reading of every
+    name, or a set not known whole, passes); on the allow side every name passes, and there is one. Alone (no
+    test): the set is not empty."""
+    if isinstance(expr, ast.Truthy):
+        return bool(names) or everything or (lenient and not complete)
+    if isinstance(expr, ast.Matches):
+        hit = [glob_match(expr.pattern, name) for name in names]
+        surely_all = expr.pattern == "*"
+    elif isinstance(expr, ast.Member):
+        hit = [name in expr.values for name in names]
+        surely_all = False
+    else:
+        return lenient
+    if lenient:
+        return any(hit) or everything or not complete
+    return complete and bool(hit or everything) and all(hit) and (surely_all or not everything)
+
+
+def _session_test(expr, env: Env, lenient: bool) -> bool | None:
+    """A test of what earlier calls of the session did: not known without a call (a static verdict); with no
+    session known (no log, an unreadable one), the strictest state: holds on the deny side, fails on the
+    allow side."""
+    if env.args is None:
+        return UNKNOWN
+    if env.session is None:
+        return lenient
+    return env.session.test(expr, lenient)

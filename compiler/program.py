@@ -181,7 +181,7 @@ class Program:
 
     def _context(self, request: Request) -> GateContext:
         composition = self.composition(request)
-        if request.plan:
+        if request.plan or request.session is not None:
             composition = _with_plan(composition, request)
         return GateContext(self.resolved, composition, self._policy_core)
 
@@ -194,6 +194,8 @@ class Program:
 
     @_owns_sources
     def view(self, request: Request) -> ToolView:
+        if request.session is not None:  # a view never reads the session (no call: its tests are not known)
+            request = request.model_copy(update={"session": None})
         return self._views.get(request, lambda: self._build_view(request))
 
     @_owns_sources
@@ -294,6 +296,14 @@ class Program:
             args = dict(args)  # the index reads a dict's fields: in another mapping no argument rule would match
         return decider.decide(name, tool, args, workspace, include_guards)
 
+    def reads_session(self, request: Request) -> bool:
+        """Whether the request's policy tests the session (`session.*`): only then is a session worth reading."""
+        policy = self.composition(request).policy
+        if policy is None:
+            return False
+        compiled = self._compiled_policy(policy)
+        return compiled.reads_session() if compiled.policy is policy else CompiledPolicy(policy).reads_session()
+
     def gate_stop(self, request: Request, name: str) -> Decision | None:
         """The deny of the first gate besides the policy that a call of `name` fails, or None."""
         return self._decider_for(request, name)[2]
@@ -378,5 +388,6 @@ def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
 
 
 def _with_plan(composition: Composition, request: Request) -> Composition:
-    """Plan mode never changes what is composed: reuse the composition, carry the request's flag."""
+    """Plan mode and the session never change what is composed: reuse the composition, carry the request's
+    flag and session."""
     return replace(composition, request=request)

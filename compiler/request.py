@@ -85,10 +85,14 @@ class Request:
     mode: str | None = None  # one of MODE_VALUES, or None: the preset's or host's
     policy: str | None = None
     plan: bool = False
+    # what earlier calls of the session did (`session.Session`), for `session.*` conditions; None: not known (no
+    # log), the strictest state. Not part of the context a log or a caller writes: the log itself is its source.
+    session: object = None
 
     def __init__(self, *, host: str = "web", preset: str | None = None, platform: str = "linux",
                  with_services=frozenset(), without_services=frozenset(), flags=frozenset(), scope: str = "root",
-                 mode: str | None = None, policy: str | None = None, plan: bool = False, **unknown: Any) -> None:
+                 mode: str | None = None, policy: str | None = None, plan: bool = False, session=None,
+                 **unknown: Any) -> None:
         # built for every request context: plain checks and one dict update, no per-field machinery
         if unknown:
             raise InvalidRequest(sorted(unknown)[0], "Extra inputs are not permitted")
@@ -99,15 +103,21 @@ class Request:
         if mode is not None:
             _one_of("mode", mode, MODE_VALUES)
         _text("policy", policy, optional=True)
-        self.__dict__.update(host=host, preset=preset, platform=platform,
+        if session is not None:
+            from .session import Session  # loaded only where a policy reads the session
+            if not isinstance(session, Session):
+                raise InvalidRequest("session", "Input should be a session's facts")
+        self.__dict__.update(session=session, host=host, preset=preset, platform=platform,
                              with_services=_names("with_services", with_services),
                              without_services=_names("without_services", without_services),
                              flags=_names("flags", flags), scope=scope, mode=mode, policy=policy,
                              plan=plan if type(plan) is bool else _flag(plan))
 
     def composition_key(self) -> "Request":
-        """Plan mode never changes what is composed, only decisions: drop it for view caching."""
-        return self.model_copy(update={"plan": False}) if self.plan else self
+        """Plan mode and the session never change what is composed, only decisions: drop them for view caching."""
+        if self.plan or self.session is not None:
+            return self.model_copy(update={"plan": False, "session": None})
+        return self
 
     def model_copy(self, update: dict[str, Any] | None = None) -> "Request":
         """A copy with `update` applied (and checked)."""
@@ -121,4 +131,4 @@ class Request:
         return fields
 
 
-_FIELDS = tuple(field.name for field in fields(Request))
+_FIELDS = tuple(field.name for field in fields(Request) if field.name != "session")

@@ -16,6 +16,7 @@ from . import ast
 from .catalog import Catalog
 from .command_classes import CommandClass, merge_classes
 from .data_codec import Deferred
+from .conditions import ENV_FIELDS
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .frozen import record
 from .patterns import fnmatchcase
@@ -471,6 +472,9 @@ class _Resolver:
             out.extend(self.service_names([ast.Name(fact.path[0], fact.span)]))
             return
         if fact.path[0] == "args":
+            if len(fact.path) == 3 and fact.path[2] in ENV_FIELDS and args_fields is not None:
+                out.extend(_env_problems(expr, args_fields))
+                return
             if args_fields is None:
                 out.append(Diagnostic("DSH208",
                                       f"`{fact.dotted}` is not known here: mount conditions see only host facts",
@@ -497,6 +501,9 @@ class _Resolver:
                 out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes},
                                    expr.name.span))
             return
+        if fact.path[0] == "session":
+            out.extend(_session_problems(expr, args_fields is None))
+            return
         if isinstance(expr, ast.InClass):
             out.append(Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
                                   "write `args.command is CLASS`"))
@@ -508,6 +515,9 @@ class _Resolver:
                                   or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts))))
             return
         kind, allowed = facts[name]
+        if isinstance(expr, ast.Compare) and expr.op not in ("==", "!="):
+            out.append(Diagnostic("DSH305", f"`{expr.op}` compares numbers; `{name}` is a {kind}", expr.span,
+                                  f"write `{name} == …` or `{name} != …`"))
         if isinstance(expr, ast.Truthy) and kind != "boolean":
             out.append(Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span,
                                   f"compare it: `{name} == \"…\"`"))
@@ -743,3 +753,31 @@ def _show(value) -> str:
     if isinstance(value, tuple):
         return "[" + ", ".join(_show(v) for v in value) + "]"
     return str(value)
+
+
+def _env_problems(expr, args_fields) -> list[Diagnostic]:
+    """`args.command.env_read` / `.env_set`: the variables a shell line reads or sets, a set of names."""
+    from .conditions import SHELL_FIELDS
+    fact = expr.fact
+    if fact.path[1] not in SHELL_FIELDS or fact.path[1] not in args_fields:
+        return [Diagnostic("DSH208", f"`{fact.dotted}`: only a shell command's variables are known", fact.span,
+                           f"write `args.command.{fact.path[2]}` on a shell tool's rule")]
+    if isinstance(expr, (ast.Matches, ast.Truthy)) or (
+            isinstance(expr, ast.Member) and all(type(value) is str for value in expr.values)):
+        return []
+    return [Diagnostic("DSH305", f"`{fact.dotted}` is a set of variable names: test it with `matches` or `in` (of "
+                       "strings), or alone (not empty)", expr.span)]
+
+
+def _session_problems(expr, composing: bool) -> list[Diagnostic]:
+    """`session.FACT`: a known fact, tested as its type takes (`session.SESSION_FACTS`); policies only."""
+    from .session import SESSION_FACTS, problems
+    fact = expr.fact
+    if composing:
+        return [Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                           fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`")]
+    if fact.dotted not in SESSION_FACTS:
+        return [Diagnostic("DSH208", f"unknown fact `{fact.dotted}`", fact.span,
+                           did_you_mean(fact.dotted, SESSION_FACTS)
+                           or "session facts: " + ", ".join(f"`{f}`" for f in SESSION_FACTS))]
+    return [Diagnostic("DSH305", problem, expr.span) for problem in problems(expr)]

@@ -414,3 +414,24 @@ def test_a_dsn_run_verifies_and_big_values_hash_alike_in_the_database(cli, dsn, 
     cli("run", str(calls), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--json")
     done = cli("audit", "verify", dsn)
     assert done.code == 0 and "intact" in done.out, done.out + done.err
+
+
+def test_session_facts_read_the_database_and_what_the_spool_has_not_sent(dsn):
+    """`session.*` facts from a database log: its rows and the records a writer fsynced to its spool but never
+    shipped (a fact missed there would let a call through that the strictest state asks about); a database
+    that cannot be read is the strictest state (None)."""
+    from dshc.cli.log_target import _prefix, open_log, spool_folder
+    from dshc.cli.session_log import session_of_log
+    log = open_log(dsn, session="w1")
+    log.append("request/header", reason="initial", context={}, workspace="/w")
+    log.append("tool/call", callId="1", name="read", arguments={"file_path": ".env"}, parent=None)
+    log.append("tool/decision", callId="1", name="read", decision="allow")
+    log.close()
+    spooled = EventLog(os.path.join(spool_folder(dsn), f"{_prefix(dsn)}unsent.jsonl"), session="w1")
+    spooled._seq = 10  # after what the database holds, as a writer whose ship failed continues
+    spooled.append("tool/call", callId="2", name="read", arguments={"file_path": "/w/b.key"}, parent=None)
+    spooled.append("tool/decision", callId="2", name="read", decision="allow")
+    spooled.close()
+    session = session_of_log(dsn, "w1")
+    assert {".env", "/w/.env", "/w/b.key"} <= set(dict(session.read))
+    assert session_of_log(dsn.rsplit("@", 1)[0] + "@127.0.0.1:1/postgres", "w1") is None

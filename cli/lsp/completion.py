@@ -230,7 +230,9 @@ def _facts(decl: str | None) -> list[Candidate]:
     found = [Candidate(name, "fact", kind + (f": {', '.join(allowed)}" if allowed else ""))
              for name, (kind, allowed) in sorted(facts.items())]
     if decl == "policy":
+        from ...compiler.session import SESSION_FACTS
         found.append(Candidate("args", "fact", "the call's arguments: args.NAME"))
+        found += [Candidate(name, "fact", f"{kind}: {what}") for name, (kind, what) in SESSION_FACTS.items()]
     return found + [Candidate(k, "keyword") for k in CONDITION_KEYWORDS]
 
 

@@ -218,7 +218,15 @@ def _config(ref: Ref, catalog: Catalog) -> str:
 def _fact(ref: Ref) -> str:
     facts = REQUEST_FACTS if isinstance(ref.decl, ast.Policy) else COMPOSITION_FACTS
     if ref.text.startswith("args."):
+        if ref.text.endswith((".env_read", ".env_set")):
+            return (f"**fact** `{ref.text}` (names): the environment variables the shell line "
+                    f"{'reads' if ref.text.endswith('read') else 'sets'}; `matches`, `in`, or alone (not empty)")
         return f"**fact** `{ref.text}`: the call's argument `{ref.text[5:]}` (typed by the tool's parameter schema)"
+    if ref.text.startswith("session.") and isinstance(ref.decl, ast.Policy):
+        from ...compiler.session import SESSION_FACTS
+        if ref.text in SESSION_FACTS:
+            kind, what = SESSION_FACTS[ref.text]
+            return f"**fact** `{ref.text}` ({kind}): {what}"
     known = facts.get(ref.text)
     if known is None:
         return f"**fact** `{ref.text}`: not a fact here; facts are " + ", ".join(f"`{f}`" for f in sorted(facts))

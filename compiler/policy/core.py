@@ -50,7 +50,7 @@ def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None
     """The environment one tool's conditions see: the request's, plus the `tool` fact, the call
     and the policy's command classes."""
     return Env({**base.facts, "tool": name}, base.services, base.flags, args, workspace, shell,
-               classes=classes or base.classes)
+               classes=classes or base.classes, session=base.session)
 
 
 def lenient(item) -> bool:

@@ -296,7 +296,8 @@ def _glob_alternatives(item) -> tuple:
 
 
 def _facts_only(expr) -> bool:
-    return all(isinstance(a, ast.Flag) or a.fact.path[0] != "args" for a in ast.atoms(expr))
+    """Only request facts: no argument, no session (read per call, as arguments are)."""
+    return all(isinstance(a, ast.Flag) or a.fact.path[0] not in ("args", "session") for a in ast.atoms(expr))
 
 
 class CompiledPolicy:
@@ -316,6 +317,16 @@ class CompiledPolicy:
         self.atoms = FactAtoms()  # a request's facts as one bitmask, for the rule groups tabulated by it
         self._enforced: dict = {}  # "read" | "write" -> the rules the sandbox enforces (`protected.enforced_rules`)
         self._without: dict = {}  # rules left out -> this policy compiled without them (`deferral.without`)
+        self._session: bool | None = None  # `reads_session()`, found on first use
+
+    def reads_session(self) -> bool:
+        """Whether a rule or guard tests the session (`session.*`), found once."""
+        found = self._session
+        if found is None:
+            found = self._session = any(not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session"
+                                        for item in (*self.policy.rules, *self.policy.guards)
+                                        for atom in ast.atoms(item.condition))
+        return found
 
     def deferred(self, kind: str, pattern, workspace: str | None):
         """What an access to a whole tree may leave to the sandbox (`deferral.deferral`), or None."""

@@ -58,10 +58,10 @@ class _Writer:
         if isinstance(expr, ast.Has) and len(fact.path) == 1:
             self.services = True
             return f"({self.constant(fact.path[0])} in services)"
-        if fact.path[0] == "args":
-            raise _Unsupported("a condition on arguments")
+        if fact.path[0] in ("args", "session"):
+            raise _Unsupported("a condition on arguments or the session")
         value = self.fact(fact.dotted)
-        if isinstance(expr, ast.Compare):
+        if isinstance(expr, ast.Compare) and expr.op in ("==", "!="):
             return f"({value} == {self.constant(expr.value)})" if expr.op == "==" else \
                 f"(not {value} == {self.constant(expr.value)})"
         if isinstance(expr, ast.Truthy):
