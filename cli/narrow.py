@@ -25,6 +25,8 @@ ID_WORDS = frozenset({"id", "ids", "uuid", "key", "iban", "account", "accounts",
                       "address", "addresses", "url", "urls", "uri", "link", "host", "domain", "channel", "channels",
                       "user", "users", "username", "recipient", "recipients", "to", "cc", "bcc", "name", "names",
                       "date", "time", "type", "kind", "mode", "status", "currency", "code", "phone", "path"})
+# in a description, only words that name an identifier in prose too ("Text to send" is not about a `to` field)
+_DESCRIBED_IDS = ID_WORDS - {"to", "cc", "bcc", "name", "names", "time", "type", "kind", "mode", "status", "code"}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")  # the DSL's NUMBER: no exponent
 _URL = re.compile(r"https?://", re.IGNORECASE)
 
@@ -53,7 +55,7 @@ def free_text(name: str, schema: dict, values: list) -> bool:
     if named & FREE_WORDS:
         return True
     described = words(schema.get("description", "")) if isinstance(schema.get("description"), str) else set()
-    if described & FREE_WORDS and not described & ID_WORDS:
+    if described & FREE_WORDS and not described & _DESCRIBED_IDS:
         return True
     return any("\n" in v or len(v.split()) >= 4 or (len(v) > 80 and " " in v) for v in values)
 
