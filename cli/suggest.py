@@ -104,7 +104,9 @@ def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Sugges
     suggestion = Suggestion()
     by_tool: dict[str, list[ObservedCall]] = defaultdict(list)
     for call in calls:
-        if call.ran:
+        if call.ran and call.name not in program.catalog.by_name:
+            suggestion.uncovered.append((call, "no tool of this name in the catalog (add the overlay that defines it)"))
+        elif call.ran:
             by_tool[call.name].append(call)
             scope = call.context.get("scope") if isinstance(call.context.get("scope"), str) else "root"
             used = suggestion.scopes.setdefault(scope, [])

@@ -187,3 +187,12 @@ def test_no_evidence_and_an_unreadable_file_are_clear_errors(cli, tmp_path):
     assert cli("suggest", *CONTEXT).code == 2
     missing = cli("suggest", "--from", str(tmp_path / "absent.jsonl"), *CONTEXT, "--json")
     assert missing.code == 2 and missing.json()["diagnostics"][0]["code"] == "DSH107"
+
+
+def test_a_call_of_a_tool_the_catalog_lacks_is_reported_not_allowed(cli, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text('{"id": "t1", "name": "no_such_tool", "arguments": {"a": 1}}\n'
+                     '{"id": "t2", "name": "get_balance", "arguments": {}}\n')
+    report, _, text = _suggest(cli, tmp_path, calls)
+    assert [(u["line"], u["name"]) for u in report["uncovered"]] == [(1, "no_such_tool")]
+    assert "no_such_tool" not in text and "allow get_balance" in text
