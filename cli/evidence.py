@@ -60,27 +60,35 @@ def read_evidence(source: str, form: str, context: dict, workspace: str | None,
     return read_transcript(source, context, workspace)
 
 
-def detect(source: str) -> str:
-    """`log`, `calls` or `claude-code`, from the first record of `source` (a DSN is a log)."""
+def detect(source: str, looked: int = 10) -> str:
+    """`log`, `calls` or `claude-code`, from the first records of `source` that tell (a DSN is a log)."""
     from ..runtime.pg_log import is_dsn
     if is_dsn(source):
         return "log"
+    first = None
     for number, text in _numbered(source):
+        first = first or number
         try:
             record = json.loads(text)
-        except ValueError:
-            break
+        except (ValueError, RecursionError):
+            raise DshError([_at(source, number, "a record is not JSON", "an event log, a calls file or a Claude "
+                                                "Code transcript is JSON lines")]) from None
         if isinstance(record, dict):
             if "seq" in record or str(record.get("type", "")).startswith(("request/", "tool/")):
                 return "log"
             if "batch" in record or ("name" in record and "type" not in record):
                 return "calls"
-            if "message" in record or record.get("type") in ("user", "assistant", "summary", "system"):
+            # a transcript opens with messages, a summary, or records of its own (file-history snapshots)
+            if "message" in record or "sessionId" in record or record.get("type") in ("user", "assistant", "summary"):
                 return "claude-code"
-        raise DshError([_at(source, number, "cannot tell whether this is an event log, a calls file or a Claude "
-                                            "Code transcript", "name the format with --format")])
-    raise DshError([_at(source, None, "no record to read: the first line is not JSON, or there is none",
-                        "an event log, a calls file or a Claude Code transcript is JSON lines")])
+        looked -= 1
+        if not looked:
+            break
+    if first is None:
+        raise DshError([_at(source, None, "no record to read: the file is empty",
+                            "an event log, a calls file or a Claude Code transcript is JSON lines")])
+    raise DshError([_at(source, first, "cannot tell whether this is an event log, a calls file or a Claude Code "
+                                       "transcript", "name the format with --format")])
 
 
 def read_sessions(source: str, host_runs: Callable[[str], bool] = lambda name: False) -> Evidence:

@@ -196,3 +196,24 @@ def test_a_call_of_a_tool_the_catalog_lacks_is_reported_not_allowed(cli, tmp_pat
     report, _, text = _suggest(cli, tmp_path, calls)
     assert [(u["line"], u["name"]) for u in report["uncovered"]] == [(1, "no_such_tool")]
     assert "no_such_tool" not in text and "allow get_balance" in text
+
+
+@pytest.mark.parametrize("records, form", [
+    ([{"seq": 1, "type": "request/header"}], "log"),
+    ([{"id": "1", "name": "read", "arguments": {}}], "calls"),
+    ([{"batch": [{"id": "1", "name": "read"}]}], "calls"),
+    ([{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
+      {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}}], "claude-code"),
+    ([{"type": "summary", "summary": "x"}], "claude-code"),
+])
+def test_the_format_is_told_from_the_first_records_that_tell(tmp_path, records, form):
+    from dshc.cli.evidence import detect
+    path = tmp_path / "evidence.jsonl"
+    path.write_text("\n" + "".join(json.dumps(r) + "\n" for r in records))
+    assert detect(str(path)) == form
+
+
+def test_an_empty_file_is_a_clear_error(cli, tmp_path):
+    (tmp_path / "empty.jsonl").write_text("\n")
+    result = cli("suggest", "--from", str(tmp_path / "empty.jsonl"), *CONTEXT, "--json")
+    assert result.code == 2 and "the file is empty" in result.json()["diagnostics"][0]["message"]
