@@ -7,7 +7,6 @@ the same `Evidence`.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -133,7 +132,7 @@ def _read_calls(source: str, context: dict, workspace: str | None) -> Evidence:
 def read_transcript(source: str, context: dict, workspace: str | None) -> Evidence:
     """A Claude Code session transcript: each `tool_use` block, mapped to its catalog calls, ran when a
     `tool_result` answers it with anything but a refusal. A record that is not a JSON object is an error."""
-    from ..compiler.interop.agents import load_mapping, map_call
+    from ..compiler.interop.agents import CatalogCall, load_mapping, map_call
     uses, results, problems = [], {}, []
     for number, text in _numbered(source):
         try:
@@ -168,7 +167,7 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
                   if c.tool is not None]
         if not mapped and name.startswith(prefix) and name.count("__") >= 2:
             # an MCP tool `mcp__SERVER__TOOL`: the catalog (an overlay of the server's tools) names it TOOL
-            mapped = [_Mapped(name.split("__", 2)[2], dict(given) if isinstance(given, dict) else {})]
+            mapped = [CatalogCall(name.split("__", 2)[2], dict(given) if isinstance(given, dict) else {})]
         if not mapped:
             skipped.append((number, f"`{name}` has no catalog counterpart"))
             continue
@@ -179,12 +178,6 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
             calls.append(ObservedCall(number, call_id, call.tool, call.args, context, root,
                                       "allow" if ran else "deny", ran, source))
     return Evidence(tuple(calls), tuple(skipped), False)
-
-
-@dataclass(frozen=True)
-class _Mapped:
-    tool: str
-    args: dict
 
 
 def _refused(block: dict) -> bool:
