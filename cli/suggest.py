@@ -1,11 +1,14 @@
-"""`dshc suggest`: logged calls → the narrowest scope and policy that allow what ran, proved no wider than CURRENT.
+"""`dshc suggest`: recorded calls → the narrowest scope and policy that allow what ran, proved no wider than CURRENT.
 
-Paths generalise to the narrowest directory glob inside the workspace, shell commands to exact
-simple commands; a call no rule can express exactly stays denied, and the report says so.
+Evidence is any record of calls (`evidence`): event logs, calls files, Claude Code transcripts. Paths generalise
+to the narrowest directory glob inside the workspace, shell commands to exact simple commands, every other
+argument to the values seen but free text (`narrow`); a call no rule can express exactly stays denied, and the
+report says so. Each rule cites the calls it came from.
 """
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -17,6 +20,7 @@ from ..compiler.paths import CanonicalPath, canonical_path
 from ..compiler.policy.core import is_shell
 from ..compiler.program import SourceFile, parse_files, read_paths, shipped_sources
 from ..compiler.request import InvalidRequest, Request
+from .narrow import narrow
 from .output_file import replace_file
 
 if TYPE_CHECKING:
@@ -27,12 +31,21 @@ _GLOB = set("*?")
 
 
 def add_parser(sub, context_flags, load_flags) -> None:
-    p = sub.add_parser("suggest", help="the narrowest scope and policy that allow what logged sessions did")
-    p.add_argument("--from-log", dest="log", required=True, metavar="LOG|DSN",
-                   help="a durable event log: a JSONL file or a postgresql:// DSN")
-    p.add_argument("--policy", help="the policy in force (default: the one the logged sessions ran under)")
+    from .evidence import FORMATS
+    p = sub.add_parser("suggest", help="the narrowest scope and policy that allow what recorded sessions did")
+    p.add_argument("--from", dest="sources", action="append", default=[], metavar="FILE|DSN",
+                   help="a record of calls (repeatable): an event log (JSONL or postgresql:// DSN, a gateway's too), "
+                        "a `dshc run` calls file, or a Claude Code session transcript")
+    p.add_argument("--from-log", dest="logs", action="append", default=[], metavar="LOG|DSN",
+                   help="an event log (repeatable), read as one whatever --format says")
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="what the --from files are (default: told from each file's first record)")
+    p.add_argument("--workspace", metavar="DIR",
+                   help="the workspace of calls files and transcripts (default: a transcript's cwd)")
+    p.add_argument("--generalize", choices=("exact", "tool"), default="exact",
+                   help="exact: pin every argument but free text to the values seen; tool: allow the tool")
     p.add_argument("-o", dest="output", metavar="FILE", help="write the suggestion here (default: stdout)")
-    load_flags(p)
+    context_flags(p)  # the context of calls files and transcripts; --policy names the policy in force
 
 
 @dataclass
@@ -40,6 +53,8 @@ class Rule:
     tool: str
     condition: str | None
     covers: int
+    calls: tuple[str, ...] = ()  # `file:line` of each call it came from
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -85,11 +100,13 @@ def _shell_segments(command) -> tuple[list[str] | None, str]:
     return [segment.text for segment in found.segments], ""
 
 
-def generalise(program, calls: list[ObservedCall]) -> Suggestion:
+def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Suggestion:
     suggestion = Suggestion()
     by_tool: dict[str, list[ObservedCall]] = defaultdict(list)
     for call in calls:
-        if call.ran:
+        if call.ran and call.name not in program.catalog.by_name:
+            suggestion.uncovered.append((call, "no tool of this name in the catalog (add the overlay that defines it)"))
+        elif call.ran:
             by_tool[call.name].append(call)
             scope = call.context.get("scope") if isinstance(call.context.get("scope"), str) else "root"
             used = suggestion.scopes.setdefault(scope, [])
@@ -100,16 +117,18 @@ def generalise(program, calls: list[ObservedCall]) -> Suggestion:
         shell = any(is_shell(d) for d in definitions)
         path_params = sorted({p for d in definitions for p in d.path_parameters})
         if shell:
-            segments = Counter()
+            segments: dict[str, list[str]] = defaultdict(list)
             for call in by_tool[name]:
                 texts, why = _shell_segments(call.arguments.get("command") if isinstance(call.arguments, dict) else None)
                 if texts is None:
                     suggestion.uncovered.append((call, why))
                     continue
-                segments.update(set(texts))
-            suggestion.rules += [Rule(name, f"args.command == {_q(text)}", n) for text, n in sorted(segments.items())]
+                for text in sorted(set(texts)):
+                    segments[text].append(call.cited)
+            suggestion.rules += [Rule(name, f"args.command == {_q(text)}", len(cited), tuple(cited))
+                                 for text, cited in sorted(segments.items())]
         elif path_params:
-            groups: dict[tuple, list[dict]] = defaultdict(list)
+            groups: dict[tuple, list[tuple[dict, str]]] = defaultdict(list)
             for call in by_tool[name]:
                 args = call.arguments if isinstance(call.arguments, dict) else {}
                 present = tuple(p for p in path_params if p in args)
@@ -124,30 +143,49 @@ def generalise(program, calls: list[ObservedCall]) -> Suggestion:
                 if canon is None:
                     suggestion.uncovered.append((call, "a path is outside the workspace (or the session had none)"))
                     continue
-                groups[present].append(canon)
+                groups[present].append((canon, call.cited))
             for present, seen in sorted(groups.items()):
-                parts = [_path_condition(p, [s[p] for s in seen]) for p in present]
+                parts = [_path_condition(p, [s[p] for s, _ in seen]) for p in present]
                 parts += [f"not has args.{p}" for p in path_params if p not in present]
-                suggestion.rules.append(Rule(name, " and ".join(parts), len(seen)))
+                suggestion.rules.append(Rule(name, " and ".join(parts), len(seen), tuple(c for _, c in seen)))
         else:
-            suggestion.rules.append(Rule(name, None, len(by_tool[name])))
+            suggestion.rules += _narrowed(name, definitions, by_tool[name], suggestion, how)
     return suggestion
 
 
+def _narrowed(name: str, definitions, calls: list[ObservedCall], suggestion: Suggestion, how: str) -> list[Rule]:
+    """Every argument but free text pinned to the values seen (`narrow`), or the bare tool (`--generalize tool`)."""
+    if how == "tool":
+        return [Rule(name, None, len(calls), tuple(c.cited for c in calls))]
+    objects = [c for c in calls if isinstance(c.arguments, dict)]
+    suggestion.uncovered += [(c, "the arguments are not an object") for c in calls if not isinstance(c.arguments, dict)]
+    schemas = {json.dumps(d.parameters, sort_keys=True): d.parameters for d in definitions}
+    # one schema to read hints from; tools of one name with different schemas get no hints (values decide)
+    schema = next(iter(schemas.values())) if len(schemas) == 1 else {}
+    return [Rule(name, found.condition, len(found.calls), tuple(objects[i].cited for i in found.calls), found.notes)
+            for found in narrow([c.arguments for c in objects], schema)]
+
+
 def render(suggestion: Suggestion, current: str, source: str) -> str:
-    lines = [f"# Suggested by `dshc suggest` from {source}: only what the logged sessions ran.", ""]
+    lines = [f"# Suggested by `dshc suggest` from {source}: only what the recorded sessions ran.", ""]
     for scope, tools in sorted(suggestion.scopes.items()):
         lines += [f"scope {POLICY}-{scope} {_q('Only the tools the sessions used')} {{",
                   f"  parent {scope}", f"  only {', '.join(sorted(tools))}", "}", ""]
     lines.append(f"policy {POLICY} {_q('What the sessions did, nothing wider than ' + current)} extends {current} {{")
     lines.append("  default deny")
     for rule in suggestion.rules:
-        lines.append(f"  # covers {rule.covers} logged call{'s' if rule.covers != 1 else ''}")
+        lines.append(f"  # covers {rule.covers} call{'s' if rule.covers != 1 else ''}: {_cited(rule.calls)}")
+        lines += [f"  # {note}" for note in rule.notes]
         lines.append(f"  allow {rule.tool}" + (f" when {rule.condition}" if rule.condition else ""))
     for note in suggestion.dropped:
         lines.append(f"  # dropped: {note}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _cited(calls: tuple[str, ...], shown: int = 6) -> str:
+    more = f", and {len(calls) - shown} more" if len(calls) > shown else ""
+    return ", ".join(calls[:shown]) + more
 
 
 def _baseline(suggestion: Suggestion, current: str) -> str:
@@ -178,26 +216,39 @@ def _current_policy(program, calls, given: str | None) -> str:
         if composition.policy is not None:
             found.add(composition.policy.name)
     if len(found) != 1:
-        raise DshError([invalid_request("the logged sessions ran under " + (
+        raise DshError([invalid_request("the recorded sessions ran under " + (
             f"several policies ({', '.join(sorted(found))})" if found else "no policy this program knows"),
             "name the policy in force with --policy")])
     return found.pop()
 
 
 def redecide(program, calls: list[ObservedCall]) -> dict:
+    from .evidence import host_implemented
+    host_runs = host_implemented(program.catalog)
     counts = {"ran": Counter(), "not_ran": Counter()}
     for call in calls:
-        context = dict(call.context)
-        scope = context.get("scope") if isinstance(context.get("scope"), str) else "root"
-        try:
-            request = Request(**{**context, "policy": POLICY, "scope": f"{POLICY}-{scope}"})
-            args = call.arguments if isinstance(call.arguments, dict) else None
-            effect = program.decide(request, call.name, args, call.workspace).effect if args is not None else "deny"
-        except (InvalidRequest, TypeError, DshError):
-            effect = "deny"
-        effect = "deny" if effect == "conditional" else effect
+        effect = decide_again(program, call, host_runs)
         counts["ran" if call.ran else "not_ran"][effect] += 1
     return {k: dict(v) for k, v in counts.items()}
+
+
+def decide_again(program, call: ObservedCall, host_runs) -> str:
+    """The suggestion's effect on `call`: a host-implemented tool is decided by the gates before gate 5 and
+    the policy (gate 5 only says dshc has no body for it)."""
+    context = dict(call.context)
+    scope = context.get("scope") if isinstance(context.get("scope"), str) else "root"
+    try:
+        request = Request(**{**context, "policy": POLICY, "scope": f"{POLICY}-{scope}"})
+        args = call.arguments if isinstance(call.arguments, dict) else None
+        if args is None:
+            return "deny"
+        stop = program.gate_stop(request, call.name)
+        if stop is not None and not (stop.gate == "ready" and host_runs(call.name)):
+            return "deny"
+        effect = program.decide(request, call.name, args, call.workspace, gates=stop is None).effect
+    except (InvalidRequest, TypeError, DshError):
+        return "deny"
+    return "deny" if effect == "conditional" else effect
 
 
 def verify(new, old, policies):
@@ -208,23 +259,34 @@ def verify(new, old, policies):
 
 def cmd_suggest(args, out, err) -> int:
     from .commands import _catalog, _from_files
-    from .evidence import read_sessions
-    evidence = read_sessions(args.log)
-    calls = list(evidence.calls)
-    if not any(c.ran for c in calls):
-        raise DshError([Diagnostic("DSH405", "the log holds no call that ran, so there is nothing to allow",
-                                   path=args.log)])
+    from .evidence import host_implemented, read_evidence
     base = (shipped_sources() if not args.no_shipped else []) + read_paths(list(args.load))
     catalog = _catalog(args)
     program = _from_files(base, catalog)
+    context = {"host": args.host, "preset": args.preset, "platform": args.platform,
+               "with_services": list(args.with_services), "without_services": list(args.without_services),
+               "flags": list(args.flags), "scope": args.scope, "mode": args.mode, "plan": args.plan}
+    workspace = os.path.abspath(args.workspace) if args.workspace else None
+    calls, skipped, torn = [], [], False
+    sources = [(source, args.format) for source in args.sources] + [(log, "log") for log in args.logs]
+    if not sources:
+        raise DshError([invalid_request("no evidence to read", "name a record of calls with --from FILE")])
+    for source, form in sources:
+        evidence = read_evidence(source, form, context, workspace, host_implemented(program.catalog))
+        calls += evidence.calls
+        skipped += [(source, line, why) for line, why in evidence.skipped]
+        torn |= evidence.torn_tail
+    if not any(c.ran for c in calls):
+        raise DshError([Diagnostic("DSH405", "the evidence holds no call that ran, so there is nothing to allow",
+                                   path=", ".join(source for source, _ in sources))])
     current = _current_policy(program, calls, args.policy)
     if POLICY in program.resolved.policies:
         raise DshError([invalid_request(f"a policy named `{POLICY}` is already declared", "rename it first")])
-    suggestion = generalise(program, calls)
+    suggestion = generalise(program, calls, args.generalize)
     old = _from_files(base + [SourceFile("<current>", _baseline(suggestion, current).encode())], catalog)
     witnesses = []
     while True:  # fail closed: a rule verify finds wider than CURRENT is dropped, then proved again
-        text = _formatted(render(suggestion, current, args.log), args.output or "<suggestion>")
+        text = _formatted(render(suggestion, current, ", ".join(source for source, _ in sources)), args.output or "<suggestion>")
         new = _from_files(base + [SourceFile(args.output or "<suggestion>", text.encode())], catalog)
         report = verify(new, old, [POLICY])
         if not report.violations:
@@ -242,10 +304,13 @@ def cmd_suggest(args, out, err) -> int:
     if args.output:
         replace_file(args.output, text, "the suggestion")
     summary = {"policy": POLICY, "against": current, "proved": report.exact, "cells": report.cells,
-               "rules": len(suggestion.rules), "calls": len(calls), "skipped_records": len(evidence.skipped),
-               "torn_tail": evidence.torn_tail, "redecided": decided, "dropped": suggestion.dropped,
+               "rules": len(suggestion.rules), "calls": len(calls), "skipped_records": len(skipped),
+               "skipped": [{"source": source, "line": line, "why": why} for source, line, why in skipped],
+               "torn_tail": torn, "redecided": decided,
+               "suggested": [{"tool": r.tool, "when": r.condition, "covers": r.covers, "calls": list(r.calls),
+                              "notes": list(r.notes)} for r in suggestion.rules], "dropped": suggestion.dropped,
                "witnesses": witnesses,
-               "uncovered": [{"line": c.line, "callId": c.call_id, "name": c.name, "why": why}
+               "uncovered": [{"source": c.source, "line": c.line, "callId": c.call_id, "name": c.name, "why": why}
                              for c, why in suggestion.uncovered]}
     if args.json:
         out.write(json.dumps({**summary, "text": text}, indent=2, ensure_ascii=False) + "\n")
@@ -263,8 +328,10 @@ def _summary(summary: dict, out) -> None:
     for note in summary["dropped"]:
         out.write(f"dropped: {note}\n")
     for item in summary["uncovered"]:
-        out.write(f"not covered: line {item['line']} `{item['name']}` ({item['callId']}): {item['why']}\n")
+        out.write(f"not covered: {item['source']}:{item['line']} `{item['name']}` ({item['callId']}): {item['why']}\n")
+    for item in summary["skipped"]:
+        out.write(f"skipped: {item['source']}:{item['line']}: {item['why']}\n")
     word = "proved" if summary["proved"] else "no widening found (not a proof: argument classes not exact)"
     out.write(f"{word}: `{summary['policy']}` is no wider than `{summary['against']}` over {summary['cells']} cells\n")
-    out.write(f"{summary['calls']} logged call(s), {summary['skipped_records']} record(s) skipped; calls that ran, "
+    out.write(f"{summary['calls']} recorded call(s), {summary['skipped_records']} record(s) skipped; calls that ran, "
               f"under the suggestion: {ran.get('allow', 0)} allow, {ran.get('ask', 0)} ask, {ran.get('deny', 0)} deny\n")

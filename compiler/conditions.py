@@ -155,7 +155,13 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if inside is None:
             inside = env.found[key] = path_inside(value, env.workspace)
         return inside if expr.inside else not inside
-    return _value_test(expr, value)
+    return _value_test(expr, _as_literal(value))
+
+
+def _as_literal(value):
+    """A JSON array as a list literal is held (a tuple): a list never equals a tuple, so `==`, `!=` and `in`
+    would otherwise never see a list argument equal to the literal written for it."""
+    return tuple(map(_as_literal, value)) if isinstance(value, (list, tuple)) else value
 
 
 def _host_test(expr, value, env: Env, lenient: bool) -> bool | None:

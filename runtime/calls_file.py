@@ -26,6 +26,7 @@ class CallsFileError(ValueError):
 class CallsFile:
     batches: tuple[tuple[ToolCall, ...], ...]
     digest: str  # sha256 of the file's bytes: a restart resumes only the same calls
+    lines: tuple[int, ...] = ()  # the line of each call, in `calls` order (what evidence cites)
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -39,7 +40,7 @@ def read_calls(path: str) -> CallsFile:
     except OSError as exc:
         raise CallsFileError(path, [(None, f"cannot read `{path}`: {exc.strerror or exc}")]) from None
     digest = hashlib.sha256()
-    batches, problems, seen = [], [], {}
+    batches, problems, seen, lines = [], [], {}, []
     counter = 0
     with handle:
         for number, item, problem in _lines(handle, digest):
@@ -58,12 +59,13 @@ def read_calls(path: str) -> CallsFile:
                 seen[call_id] = number
                 try:
                     batch.append(ToolCall.from_model(call_id, raw["name"], raw.get("arguments", {})))
+                    lines.append(number)
                 except ArgumentsTooDeep as exc:
                     problems.append((number, f"line {number}: {exc}"))
             batches.append(tuple(batch))
     if problems:
         raise CallsFileError(path, problems)
-    return CallsFile(tuple(batches), "sha256:" + digest.hexdigest())
+    return CallsFile(tuple(batches), "sha256:" + digest.hexdigest(), tuple(lines))
 
 
 def _lines(handle, digest):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -161,3 +162,15 @@ def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_t
     assert not (repo / ".git" / "refs" / "heads" / "x").exists()
     results = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
     assert any(r["type"] == "tool/result" and r.get("name") == "git__git_status" for r in results)
+    # the gateway's log is evidence for `dshc suggest`: what the upstreams answered is allowed, pinned
+    suggested = subprocess.run(SERVE[:-1] + ["suggest", "--from-log", str(root / "events.jsonl"), "--load",
+                                             str(root / "gw.dsh"), "--json"],
+                               env={**os.environ, "DSHC_CACHE_DIR": str(root / "cache")}, cwd=str(root),
+                               capture_output=True, text=True, timeout=300)
+    assert suggested.returncode == 0, suggested.stdout + suggested.stderr
+    report = json.loads(suggested.stdout)
+    rules = {(r["tool"], r["when"]) for r in report["suggested"]}
+    assert ("git__git_status", f"args.repo_path == {json.dumps(str(repo))}") in rules
+    assert ("time__get_current_time", 'args.timezone == "UTC"') in rules
+    assert not any(tool in ("git__git_log", "git__git_commit") for tool, _ in rules)  # denied; asked, declined
+    assert report["against"] == "gwp" and set(report["redecided"]["ran"]) == {"allow"}

@@ -26,6 +26,9 @@ conditions = st.sampled_from([
     # globs on a plain argument: looked up by literal prefix / suffix in the index, with and without facts
     ' when args.file_path matches "*.txt"', ' when args.file_path matches "a*" and not plan_mode',
     ' when args.file_path matches "*.txt" and scope == "child"', ' when args.file_path matches "/etc/*"',
+    # list literals against JSON arrays (a list argument equals the list literal written for it)
+    ' when args.view_range == [1, 2]', ' when args.view_range in [[3], [1, 2]] and not plan_mode',
+    ' when args.view_range != [1, 2]',
 ])
 targets = st.lists(st.sampled_from(TOOLS + ["risk(file-mutation)", "risk(any-process)", "package(tool-fs)", "*"]),
                    min_size=1, max_size=2, unique=True)
@@ -39,6 +42,8 @@ def _rule(effect, tools, condition):
         tools = ["write", "edit"]
     if "sandbox_permissions" in condition:
         tools = ["bash", "write"]
+    if "args.view_range" in condition:
+        tools = ["str_replace_editor"]
     return f"  {effect} {', '.join(tools)}{condition}"
 
 
@@ -62,6 +67,8 @@ def _calls():
                 yield tool, {"file_path": path, "content": "x", "old_string": "a", "new_string": "b"}
         else:
             yield tool, {}
+    for view_range in ([1, 2], [2, 1], [3], []):
+        yield "str_replace_editor", {"command": "view", "path": "a.txt", "view_range": view_range}
 
 
 CALLS = list(_calls())

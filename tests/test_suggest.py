@@ -53,7 +53,7 @@ def test_the_suggestion_parses_and_checks_clean(session):
     checked = run_cli("check", str(session["output"]))
     assert checked.code == 0, checked.out + checked.err
     text = session["output"].read_text()
-    assert "extends workspace-write" in text and "default deny" in text and "# covers 2 logged calls" in text
+    assert "extends workspace-write" in text and "default deny" in text and "# covers 2 calls: " in text
     formatted = run_cli("fmt", "--check", str(session["output"]))
     assert formatted.code == 0, formatted.out
 
