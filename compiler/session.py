@@ -32,7 +32,8 @@ class Earlier:
     argument: str
 
     def text(self) -> str:
-        shown = self.argument if len(self.argument) <= 80 else self.argument[:77] + "…"
+        # a long path keeps both ends: where it is, and the file it names
+        shown = self.argument if len(self.argument) <= 80 else self.argument[:38] + "…" + self.argument[-39:]
         return f"call `{self.id}` ({self.tool} `{shown}`)"
 
 

