@@ -207,7 +207,7 @@ def verify(new, old, policies):
 
 
 def cmd_suggest(args, out, err) -> int:
-    from .commands import _catalog, _from_files
+    from .command_context import catalog_of as _catalog, from_files as _from_files
     from .evidence import read_sessions
     evidence = read_sessions(args.log)
     calls = list(evidence.calls)
