@@ -10,7 +10,6 @@ adds) or None."""
 from __future__ import annotations
 
 import os
-import tempfile
 
 from .. import ast
 from ..frozen import record
@@ -68,6 +67,7 @@ def _write_roots(policy, workspace: str | None) -> tuple[str, ...] | None:
     without a workspace to place them."""
     if workspace is None:
         return None
+    import tempfile  # here, not at the top: a hook deciding a file tool never asks (~4 ms of its start-up)
     cache = cache_root()
     roots = (workspace, *(os.path.expanduser(root.text) for root in policy.writable),
              os.path.join(cache, "dshc", "tmp") if cache else "/", tempfile.gettempdir(), "/tmp", "/var/tmp",
