@@ -16,7 +16,7 @@ from .lru import LRU, MISSING
 from .memo import cached_property
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
-                      own_candidates, own_tool_name)
+                      own_candidates, own_tool_name, tool_name)
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -230,15 +230,6 @@ def _approval(chain, policy) -> tuple[str, Any]:
     if policy is not None and policy.approval is not None:
         return policy.approval.text, policy.approval.span
     return "ask", None
-
-
-def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
-    if mount is None or not tool.name_from:
-        return tool.name
-    configured = mount.config_value(tool.name_from)
-    if isinstance(configured, str):
-        return configured
-    return mount.alias.text if mount.alias is not None else tool.name
 
 
 _SHAPES = LRU(4096)  # (tool, knob settings) -> shaped parameters: a new request context re-uses them

@@ -15,8 +15,8 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
-from ..file_pattern import ANY, pattern_path
-from ..paths import canonical_args, canonical_path
+from ..file_pattern import ANY, canonical_args, pattern_path
+from ..paths import canonical_path
 from .decision import Decision
 from .effects import RANK
 
