@@ -3,6 +3,14 @@
 Layers, farthest first: the host's own rows, the preset, then each scope on the chain from
 the root to the requested scope (their own registrations). Row outcomes are kept for every
 row, registered or not, so `explain` can say why a tool is missing.
+
+Threads: the module's caches (`_SHAPES`, `_LAYERS`, `_FLAGS_NAMED`, `_ROWS`) are process-wide, shared by
+every Program and thread, and keyed by `id(...)` of the preset, row, package, tool and catalog they were made
+from. Each entry holds those very objects, so an id in a live key names one object (it cannot be reused
+while the entry lives), and a hit is taken only when the held object `is` the caller's. The values are pure
+functions of the key's objects: threads making one key at once make equal values, and `LRU.put` keeps the
+first stored. An LRU hit takes no lock; stores and evictions take its lock (tests/test_threads.py races
+them with one-entry caches).
 """
 from __future__ import annotations
 

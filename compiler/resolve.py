@@ -74,9 +74,6 @@ class EffectivePolicy:
     network_allow: tuple[tuple[ast.Name, ...], ...] = ()
     network_deny: tuple[ast.Name, ...] = ()
 
-    def command_class(self, name: str) -> CommandClass | None:
-        return next((c for c in self.classes if c.name == name), None)
-
 
 @record(slots=False)
 class Resolved(Deferred):
