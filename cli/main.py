@@ -54,37 +54,41 @@ def _commands(parser: argparse.ArgumentParser):
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
+# a row per line, so the table reads as one (and stays so under a formatter)
+# fmt: off
 class _Table:
     """The command table, in the order `dshc --help` lists them. One row per command: a function named
     after it (a trailing `_` where the name is a keyword) returning its module (`commands/`), which exports
     `add_parser(sub)` and `run(args, out, err)`. The import runs when the row is called, so a process loads
     only the command it runs, and it is a plain import the import graph sees (`tests/test_import_cycles.py`)."""
 
-    def catalog(): from .commands import catalog; return catalog  # noqa: E701, E702
-    def compile(): from .commands import compile; return compile  # noqa: E701, E702
-    def explain(): from .commands import explain; return explain  # noqa: E701, E702
-    def decide(): from .commands import decide; return decide  # noqa: E701, E702
-    def check(): from .commands import check; return check  # noqa: E701, E702
-    def fmt(): from .commands import fmt; return fmt  # noqa: E701, E702
-    def diff(): from .commands import diff; return diff  # noqa: E701, E702
-    def graph(): from .commands import graph; return graph  # noqa: E701, E702
-    def verify(): from .commands import verify; return verify  # noqa: E701, E702
-    def run(): from .commands import run; return run  # noqa: E701, E702
-    def replay(): from .commands import replay; return replay  # noqa: E701, E702
-    def serve(): from .commands import serve; return serve  # noqa: E701, E702
-    def codes(): from .commands import codes; return codes  # noqa: E701, E702
-    def ls(): from .commands import ls; return ls  # noqa: E701, E702
-    def audit(): from .commands import audit; return audit  # noqa: E701, E702
-    def build(): from .commands import build; return build  # noqa: E701, E702
-    def test(): from .commands import test; return test  # noqa: E701, E702
-    def upstream(): from .commands import upstream; return upstream  # noqa: E701, E702
-    def hook(): from .commands import hook; return hook  # noqa: E701, E702
-    def import_(): from .commands import import_; return import_  # noqa: E701, E702
-    def export(): from .commands import export; return export  # noqa: E701, E702
-    def lsp(): from .commands import lsp; return lsp  # noqa: E701, E702
-    def suggest(): from .commands import suggest; return suggest  # noqa: E701, E702
-    def init(): from .commands import init; return init  # noqa: E701, E702
-    def ui(): from .commands import ui; return ui  # noqa: E701, E702
+    def catalog(): from .commands import catalog; return catalog
+    def compile(): from .commands import compile; return compile
+    def explain(): from .commands import explain; return explain
+    def decide(): from .commands import decide; return decide
+    def check(): from .commands import check; return check
+    def fmt(): from .commands import fmt; return fmt
+    def diff(): from .commands import diff; return diff
+    def graph(): from .commands import graph; return graph
+    def verify(): from .commands import verify; return verify
+    def run(): from .commands import run; return run
+    def replay(): from .commands import replay; return replay
+    def serve(): from .commands import serve; return serve
+    def codes(): from .commands import codes; return codes
+    def ls(): from .commands import ls; return ls
+    def audit(): from .commands import audit; return audit
+    def build(): from .commands import build; return build
+    def test(): from .commands import test; return test
+    def upstream(): from .commands import upstream; return upstream
+    def hook(): from .commands import hook; return hook
+    def import_(): from .commands import import_; return import_
+    def export(): from .commands import export; return export
+    def lsp(): from .commands import lsp; return lsp
+    def suggest(): from .commands import suggest; return suggest
+    def init(): from .commands import init; return init
+    def ui(): from .commands import ui; return ui
+
+# fmt: on
 
 
 COMMANDS = {name.rstrip("_"): row for name, row in vars(_Table).items() if not name.startswith("__")}
