@@ -49,7 +49,7 @@ def timeline(records, session: str) -> list[dict]:
 
 
 def cmd_audit(args, out, err) -> int:
-    from .commands import _line_diagnostics, _program
+    from .command_context import line_diagnostics as _line_diagnostics, program_of as _program
     if args.log == "verify":
         from .audit_verify import cmd_verify
         return cmd_verify(args, out, err)

@@ -1,7 +1,7 @@
 """The flags most commands share → the Program their sources make and the Request they describe.
 
-Kept apart from `commands` so that `dshc decide`, spawned once per call, loads these and not every
-command's imports.
+Kept apart from the command modules (`commands/`) so that `dshc decide`, spawned once per call, loads
+these and not every command's imports.
 """
 from __future__ import annotations
 
@@ -56,3 +56,18 @@ def local_without(args: Namespace) -> list[str]:
 def write_json(out: TextIO, value) -> None:
     import json  # indented output: the json package's (decide's text answer does without it)
     out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def line_diagnostics(path: str, problems) -> list:
+    """(line, message) problems of a JSONL file; a problem without a line is the file unreadable."""
+    from ..compiler.diagnostics import Diagnostic
+    from ..compiler.source import Span
+    return [Diagnostic("DSH107", message, path=path) if line is None else
+            Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
+            for line, message in problems]
+
+
+def usage_error(message: str):
+    """A DshError for arguments that cannot be used together (exit 2)."""
+    from ..compiler.diagnostics import Diagnostic, DshError
+    return DshError([Diagnostic("DSH405", message)])

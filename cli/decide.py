@@ -69,7 +69,7 @@ def call_arguments(text: str) -> dict:
     return value
 
 
-# decide's flags as the full command line declares them (cli/main.py: decide, _context_flags, _load_flags)
+# decide's flags as the full command line declares them (cli/commands/decide.py, cli/flags.py)
 _VALUES = {"--args": "args", "--workspace": "workspace", "--host": "host", "--platform": "platform",
            "--scope": "scope", "--mode": "mode", "--policy": "policy", "--preset": "preset_option"}
 _REPEATED = {"--with": "with_services", "--without": "without_services", "--flag": "flags", "--load": "load",

@@ -145,7 +145,7 @@ def routes(served) -> list[Route]:
         return {"format": fmt, "tools": data, "notes": list(notes)}
 
     def explain(body: dict) -> dict:
-        from .commands import explain_json
+        from .explanation import explain_json
         tool = _tool(body)
         return explain_json(tool, served.program.explain(request_of(body), tool))
 

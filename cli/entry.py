@@ -23,7 +23,7 @@ def run(argv: list[str]) -> int:
         from .package_version import installed_version
         sys.stdout.write(f"dshc {installed_version()}\n")
         return 0
-    from ..compiler.program import use_disk_cache
+    from ..compiler.program_cache import use_disk_cache
     use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
     if argv[:1] == ["decide"]:
         from .decide import cmd_decide, fast_arguments

@@ -32,8 +32,7 @@ outermost `.dshc` from the call's cwd upward is the project folder. Always exits
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
     if argv[:1] in (["gemini"], ["codex"], ["cursor"]):  # their own protocols, the same decisions
-        from .hook_agents import main as other_agent
-        return other_agent(argv, stdin, stdout, stderr)
+        return _other_agent(argv, stdin, stdout, stderr)
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     event = "PreToolUse"
     if "-h" in argv or "--help" in argv:  # help wherever it is asked for, never a decision
@@ -69,6 +68,45 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
         answer["updatedInput"] = updated
     stdout.write(json_io.dumps({"hookSpecificOutput": answer}, ensure_ascii=False) + "\n")
     stdout.flush()
+    return 0
+
+
+def _other_agent(argv: list[str], stdin, stdout, stderr) -> int:
+    """`dshc hook gemini|codex|cursor`: the decision of `_pre` through that agent's protocol (`hook_agents`)."""
+    from .hook_agents import PROTOCOLS, USAGE as AGENTS_USAGE
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    if "-h" in argv or "--help" in argv:
+        stdout.write(AGENTS_USAGE)
+        return 0
+    before, after, render, nothing = PROTOCOLS[argv[0]]
+    event, answer = next(iter(before)), nothing  # unreadable input is answered as the first event would be
+    try:
+        options = _options(["claude-code", *argv[1:]])  # the same flags; the agent is this one
+        options.agent = argv[0]
+        try:
+            payload = json_io.loads(stdin.read())
+        except ValueError as exc:
+            raise _HookInputError(f"the hook input is not JSON ({exc.__class__.__name__}: {exc})") from None
+        if not isinstance(payload, dict):
+            raise _HookInputError("the hook input is not a JSON object")
+        event = payload.get("hook_event_name") or event
+        if event == after:
+            _post(options, payload)
+        elif event not in before:
+            stderr.write(f"dshc hook: `{event}` is not handled; nothing to do\n")
+        else:
+            call = before[event](payload)
+            # the project folder the agent names (Cursor's workspace root), as CLAUDE_PROJECT_DIR for Claude Code
+            options.workspace = options.workspace or call.pop("workspace_root", None)
+            answer = render(event, *_pre(options, call))
+    except Exception as exc:  # noqa: BLE001 - the hook must answer; an unexpected problem denies
+        if event in before:
+            answer = render(event, "deny", f"dshc hook could not decide, so it denies: {_describe(exc)}", None)
+        else:
+            stderr.write(f"dshc hook: the result was not logged: {_describe(exc)}\n")
+    if answer is not None:
+        stdout.write(json_io.dumps(answer, ensure_ascii=False) + "\n")
+        stdout.flush()
     return 0
 
 

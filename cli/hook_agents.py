@@ -1,6 +1,7 @@
-"""`dshc hook gemini|codex|cursor`: other agents' hook protocols, the Claude Code hook's decisions.
+"""`dshc hook gemini|codex|cursor`: other agents' hook protocols (`PROTOCOLS`), the Claude Code hook's decisions.
 
-In: the agent's hook JSON on stdin. Out: the decision as that agent's protocol takes it, on stdout, exit 0.
+In: the agent's hook JSON on stdin. Out: the decision as that agent's protocol takes it, on stdout, exit 0
+(`hook.other_agent` reads the event and renders the answer through the agent's row).
 The decision is `dshc hook claude-code`'s (`hook._pre`: the same project file, rules, sandbox and guards)
 through the agent's tool mapping in catalogs/agents/; any problem is a deny that says why.
 - Gemini CLI (geminicli.com/docs/hooks/reference): BeforeTool → `{"decision": allow|deny, "reason"}`, a
@@ -15,8 +16,6 @@ through the agent's tool mapping in catalogs/agents/; any problem is a deny that
   allow|deny}`. Cursor cannot rewrite a command, so one the policy's sandbox must confine is denied.
 """
 from __future__ import annotations
-
-import sys
 
 from ..common import json_io
 
@@ -104,41 +103,3 @@ PROTOCOLS = {
     "cursor": ({"beforeShellExecution": _cursor_call("Shell", "command"), "beforeMCPExecution": _cursor_call("", None),
                 "beforeReadFile": _cursor_call("Read", "file_path")}, None, _cursor, {}),
 }
-
-
-def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
-    from . import hook
-    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    if "-h" in argv or "--help" in argv:
-        stdout.write(USAGE)
-        return 0
-    before, after, render, nothing = PROTOCOLS[argv[0]]
-    event, answer = next(iter(before)), nothing  # unreadable input is answered as the first event would be
-    try:
-        options = hook._options(["claude-code", *argv[1:]])  # the same flags; the agent is this one
-        options.agent = argv[0]
-        try:
-            payload = json_io.loads(stdin.read())
-        except ValueError as exc:
-            raise hook._HookInputError(f"the hook input is not JSON ({exc.__class__.__name__}: {exc})") from None
-        if not isinstance(payload, dict):
-            raise hook._HookInputError("the hook input is not a JSON object")
-        event = payload.get("hook_event_name") or event
-        if event == after:
-            hook._post(options, payload)
-        elif event not in before:
-            stderr.write(f"dshc hook: `{event}` is not handled; nothing to do\n")
-        else:
-            call = before[event](payload)
-            # the project folder the agent names (Cursor's workspace root), as CLAUDE_PROJECT_DIR for Claude Code
-            options.workspace = options.workspace or call.pop("workspace_root", None)
-            answer = render(event, *hook._pre(options, call))
-    except Exception as exc:  # noqa: BLE001 - the hook must answer; an unexpected problem denies
-        if event in before:
-            answer = render(event, "deny", f"dshc hook could not decide, so it denies: {hook._describe(exc)}", None)
-        else:
-            stderr.write(f"dshc hook: the result was not logged: {hook._describe(exc)}\n")
-    if answer is not None:
-        stdout.write(json_io.dumps(answer, ensure_ascii=False) + "\n")
-        stdout.flush()
-    return 0

@@ -37,7 +37,7 @@ def add_parser(sub, load_flags) -> None:
 
 
 def cmd_ls(args, out, err) -> int:
-    from .commands import _program
+    from .command_context import program_of as _program
     kind = _kind(args.kind)
     program = _program(args)
     kinds = (kind,) if kind else KINDS

@@ -46,3 +46,11 @@ def replace_file(path: str, data: bytes | str, what: str) -> None:
 def _cannot(what: str, path: str, exc: OSError) -> DshError:
     return DshError([invalid_request(f"cannot write {what} `{path}`: {exc.strerror or exc}",
                                      "choose a folder you can write to")])
+
+
+def write_output(text: str, output: str | None, out) -> None:
+    """`text` to the file `-o OUTPUT` names (whole or not at all), else to `out`."""
+    if output:
+        replace_file(output, text, "the export")
+    else:
+        out.write(text)

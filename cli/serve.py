@@ -384,7 +384,7 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
 
 
 def cmd_serve(args, out, err) -> int:
-    from .commands import _request
+    from .command_context import request_of as _request
     from .extras import require
     require("serve", "`dshc serve`")  # all of it now: a module first imported inside a task would fail there
     http = None
@@ -410,7 +410,7 @@ def cmd_serve(args, out, err) -> int:
         holder = serve_holder(args.bundle, args.trust, err)
     output_schema = None
     if args.output_schema:
-        from .commands import _output_schema
+        from .output_schema import read_output_schema as _output_schema
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     request = _request(args)
     if args.policy is None and not args.no_shipped and not args.bundle:

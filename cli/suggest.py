@@ -258,7 +258,7 @@ def verify(new, old, policies):
 
 
 def cmd_suggest(args, out, err) -> int:
-    from .commands import _catalog, _from_files
+    from .command_context import catalog_of as _catalog, from_files as _from_files
     from .evidence import host_implemented, read_evidence
     base = (shipped_sources() if not args.no_shipped else []) + read_paths(list(args.load))
     catalog = _catalog(args)

@@ -45,7 +45,7 @@ class Outcome:
 
 
 def cmd_test(args, out, err) -> int:
-    from .commands import _catalog
+    from .command_context import catalog_of as _catalog
     paths = find_test_files(args.paths or ["."])
     if not paths:
         raise DshError([invalid_request(f"no *{SUFFIX} test files under {', '.join(args.paths or ['.'])}",

@@ -129,11 +129,6 @@ def _shortest(region) -> str | None:
     return None
 
 
-def _single_segment(text: str) -> bool:
-    segments = command_segments(text)
-    return segments is not None and len(segments) == 1 and not segments[0].opaque and segments[0].text == text
-
-
 def _cell(text: str, classes) -> tuple | None:
     """What besides its text decides a one-segment command: can an allow cover it (no hazard), and
     which tested command classes admit it. None when `text` is not one plain segment."""

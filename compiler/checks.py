@@ -9,14 +9,13 @@ import itertools
 from typing import Iterator
 
 from . import ast
-from .compose import tool_name
 from .conditions import SHELL_FIELDS, Env, evaluate
 from .diagnostics import Diagnostic, DshError
 from .facts import PLATFORMS
 from .paths import never_canonical
 from .policy import RANK
 from .request import Request
-from .resolve import own_tool_name, target_matches_tool
+from .resolve import own_tool_name, target_matches_tool, tool_name
 
 
 def _condition_atoms(expr, kind) -> set[str]:

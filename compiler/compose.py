@@ -3,6 +3,14 @@
 Layers, farthest first: the host's own rows, the preset, then each scope on the chain from
 the root to the requested scope (their own registrations). Row outcomes are kept for every
 row, registered or not, so `explain` can say why a tool is missing.
+
+Threads: the module's caches (`_SHAPES`, `_LAYERS`, `_FLAGS_NAMED`, `_ROWS`) are process-wide, shared by
+every Program and thread, and keyed by `id(...)` of the preset, row, package, tool and catalog they were made
+from. Each entry holds those very objects, so an id in a live key names one object (it cannot be reused
+while the entry lives), and a hit is taken only when the held object `is` the caller's. The values are pure
+functions of the key's objects: threads making one key at once make equal values, and `LRU.put` keeps the
+first stored. An LRU hit takes no lock; stores and evictions take its lock (tests/test_threads.py races
+them with one-entry caches).
 """
 from __future__ import annotations
 
@@ -16,7 +24,7 @@ from .lru import LRU, MISSING
 from .memo import cached_property
 from .request import Request
 from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
-                      own_candidates, own_tool_name)
+                      own_candidates, own_tool_name, tool_name)
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -230,15 +238,6 @@ def _approval(chain, policy) -> tuple[str, Any]:
     if policy is not None and policy.approval is not None:
         return policy.approval.text, policy.approval.span
     return "ask", None
-
-
-def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
-    if mount is None or not tool.name_from:
-        return tool.name
-    configured = mount.config_value(tool.name_from)
-    if isinstance(configured, str):
-        return configured
-    return mount.alias.text if mount.alias is not None else tool.name
 
 
 _SHAPES = LRU(4096)  # (tool, knob settings) -> shaped parameters: a new request context re-uses them

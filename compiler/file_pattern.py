@@ -16,6 +16,9 @@ glob's `*` is any run and its `?` any one character (`globs`).
 from __future__ import annotations
 
 import os
+from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+
+from .paths import CanonicalPath, canonical_path, path_inside
 
 
 NAME, ONE, ANY = "\x00name", "\x00one", "\x00any"  # never a file name's text: names cannot hold NUL
@@ -130,7 +133,6 @@ class FilePattern(str):
 
     def inside(self, workspace: str) -> bool | None:
         """True when every file lies inside the workspace, False when none does, None when unknown."""
-        from .paths import path_inside
         if self.within is None:
             return None
         if path_inside(self.within, workspace):
@@ -149,7 +151,6 @@ def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -
     """The pattern made canonical as a path is: its literal directory (up to the last `/` before the
     first wildcard) resolved against the workspace (`paths.canonical_path`), the rest kept. A pattern
     with `ANY` in it may be any file ending as it ends: no directory holds it."""
-    from .paths import CanonicalPath, canonical_path  # paths reads this module's type
     flat = _flatten(items)
     if ANY in flat:  # `$d/x` is `x` when `$d` is `.`: the run may take the `/` too
         last = max(i for i, item in enumerate(flat) if item == ANY)
@@ -172,3 +173,21 @@ def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -
     spelled = "".join("x" if item in WILDCARDS else item for item in rest)
     dotted = any(part in (".", "..") for part in spelled.split("/"))
     return FilePattern(tuple(forms), None if dotted else made)
+
+
+def canonical_args(args, names, workspace: str | None):
+    """`args` with every path parameter in `names` made canonical (other values untouched)."""
+    if not names or not (type(args) is dict or isinstance(args, Mapping)):  # a dict skips the ABC's check
+        return args
+    out = None
+    for name in names:
+        value = args.get(name)
+        # a pattern or a path made canonical already (a split call's parts are) is not resolved again
+        if isinstance(value, str) and type(value) is not FilePattern and type(value) is not CanonicalPath:
+            made = canonical_path(value, workspace)
+            if made is value:
+                continue
+            if out is None:
+                out = dict(args)
+            out[name] = made
+    return args if out is None else out

@@ -22,6 +22,13 @@ import reprlib
 from _thread import allocate_lock  # not `threading`: a hook process loads neither it nor what it imports
 from types import MemberDescriptorType
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): dataclass_transform is for type checkers only
+if TYPE_CHECKING:
+    from typing import Any, dataclass_transform
+else:
+    def dataclass_transform(**kwargs):
+        return lambda function: function
+
 _FROZEN = "__frozen_record__"  # marks a class `record` made
 # record class -> [its `init` option, calls of its stand-ins], until its methods are compiled and set on it
 _UNCOMPILED: dict = {}
@@ -59,11 +66,14 @@ class Field:
 
 
 def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,
-          kw_only=MISSING) -> Field:
-    """A field's options in a record's body, as `dataclasses.field` takes them."""
+          kw_only=MISSING) -> Any:
+    """A field's options in a record's body, as `dataclasses.field` takes them (a Field, typed as any value:
+    a checker reads `x: int = field(...)` as dataclasses.field's overloads make it read)."""
     return Field(default, default_factory, init, repr, hash, compare, kw_only)
 
 
+# type checkers read a record's constructor, equality and frozenness as a frozen dataclass's
+@dataclass_transform(frozen_default=True, eq_default=True, field_specifiers=(field,))
 def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = True):
     """The class as `@dataclass(frozen=True, slots=slots, kw_only=kw_only, init=init)` makes it:
     `__init__` (defaults, default factories, keyword-only fields, a `__post_init__` called last;

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
-from .file_pattern import FilePattern
 from .memo import memoised
 
 
@@ -101,24 +99,6 @@ def _already_normal(value: str) -> bool:
     a trailing `/`, the empty text) and no `.` or `..` component (one starts the text or follows a `/`)."""
     return bool(value) and value[0] not in "~." and "//" not in value and "/." not in value \
         and value[-1] != "/"
-
-
-def canonical_args(args, names, workspace: str | None):
-    """`args` with every path parameter in `names` made canonical (other values untouched)."""
-    if not names or not (type(args) is dict or isinstance(args, Mapping)):  # a dict skips the ABC's check
-        return args
-    out = None
-    for name in names:
-        value = args.get(name)
-        # a pattern or a path made canonical already (a split call's parts are) is not resolved again
-        if isinstance(value, str) and type(value) is not FilePattern and type(value) is not CanonicalPath:
-            made = canonical_path(value, workspace)
-            if made is value:
-                continue
-            if out is None:
-                out = dict(args)
-            out[name] = made
-    return args if out is None else out
 
 
 def path_inside(path: str, workspace: str) -> bool:

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
 # Program.load reads and writes the per-user program cache only where the process asked for it
-# (the `dshc` executable): a library caller or a test never leaves files behind unasked.
-_disk_cache = False
+# (the `dshc` executable, through `program_cache.use_disk_cache`, which sets its loader here: the cache
+# sits above this module): a library caller or a test never leaves files behind unasked.
+_disk_loader = None
 
 
-def use_disk_cache(enabled: bool = True) -> None:
-    global _disk_cache
-    _disk_cache = enabled
+def set_disk_loader(loader) -> None:
+    """`loader(files) -> Program` for the shipped catalog's loads, or None to load afresh every time."""
+    global _disk_loader
+    _disk_loader = loader
 
 
 @record(slots=False)
@@ -145,9 +147,8 @@ class Program:
     def from_files_cached(cls, files: list[SourceFile], catalog: Catalog | None = None) -> "Program":
         """from_files, through the per-user program cache when the process asked for it and the
         catalog is the shipped one (a warm hit parses and resolves nothing)."""
-        if _disk_cache and catalog is None:
-            from .program_cache import load_files
-            return load_files(files)
+        if _disk_loader is not None and catalog is None:
+            return _disk_loader(files)
         return cls.from_files(files, catalog)
 
     @classmethod

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # networkx loads only when a graph is used (`lazy_graph`) or 
     import networkx as nx
 
 from . import ast
-from .catalog import Catalog
+from .catalog import Catalog, ToolDef
 from .command_classes import CommandClass, merge_classes
 from .data_codec import Deferred
 from .conditions import ENV_FIELDS
@@ -74,9 +74,6 @@ class EffectivePolicy:
     # in every one: a child only narrows); `network deny "…"`: every level's (deny wins)
     network_allow: tuple[tuple[ast.Name, ...], ...] = ()
     network_deny: tuple[ast.Name, ...] = ()
-
-    def command_class(self, name: str) -> CommandClass | None:
-        return next((c for c in self.classes if c.name == name), None)
 
 
 @record(slots=False)
@@ -226,7 +223,6 @@ class _Resolver:
 
     def same_tool_twice(self, decl: ast.Preset) -> Iterator[Diagnostic]:
         """Two always-on rows of one preset that register the same tool name (a duplicate in one layer)."""
-        from .compose import tool_name
         seen: dict[str, ast.Mount] = {}
         for mount in decl.mounts:
             package = self.catalog.package_by_id.get(mount.package.text)
@@ -693,6 +689,16 @@ def _once(*groups) -> tuple:
                 seen.add(id(item))
                 out.append(item)
     return tuple(out)
+
+
+def tool_name(tool: ToolDef, mount: ast.Mount | None) -> str:
+    """The name a mounted tool registers: its `name_from` knob's value, else the row's alias, else its own."""
+    if mount is None or not tool.name_from:
+        return tool.name
+    configured = mount.config_value(tool.name_from)
+    if isinstance(configured, str):
+        return configured
+    return mount.alias.text if mount.alias is not None else tool.name
 
 
 def own_tool_name(text: str) -> str:

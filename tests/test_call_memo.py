@@ -10,7 +10,8 @@ import pytest
 from dshc.compiler import ast, conditions
 from dshc.compiler.conditions import Env, evaluate
 from dshc.compiler.parse import parse_source
-from dshc.compiler.paths import CanonicalPath, canonical_args
+from dshc.compiler.file_pattern import canonical_args
+from dshc.compiler.paths import CanonicalPath
 from dshc.compiler.source import Source
 
 

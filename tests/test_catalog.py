@@ -219,3 +219,15 @@ def test_target_lookups_cover_what_matching_every_tool_covers(catalog):
         expected = {t.definition for t in catalog.definitions.values()
                     if target_matches_tool(target, t.name, t, alias_names=t.aliases)}
         assert {t.definition for t in resolver._covered(target)} == expected, target
+
+
+def test_a_package_whose_id_is_not_its_file_name_is_refused(catalog_copy):
+    file = catalog_copy / "packages" / "tool-todo.json"
+    data = json.loads(file.read_text())
+    data["id"] = "tool-todos"
+    file.write_text(json.dumps(data))
+    with pytest.raises(DshError) as info:
+        load_catalog(catalog_copy)
+    assert _codes(info.value) == ["DSH508"]
+    found = info.value.diagnostics[0]
+    assert found.path.endswith("tool-todo.json") and "`tool-todos`" in found.message

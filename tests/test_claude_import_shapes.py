@@ -168,7 +168,7 @@ def test_diff_fails_a_change_that_widens_claude_code_settings(tmp_path, cli):
 
 
 def test_diff_reads_a_codex_config_as_its_imported_policy(tmp_path):
-    from dshc.cli.interop_commands import agent_source
+    from dshc.cli.agent_settings import agent_source
     config = tmp_path / "config.toml"
     config.write_text('approval_policy = "never"\nsandbox_mode = "danger-full-access"\n')
     source = agent_source(str(config))

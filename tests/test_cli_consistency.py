@@ -58,7 +58,7 @@ def test_run_takes_preset_as_a_positional_and_keeps_the_flag(cli, tmp_path):
 
 
 def side(spec: str, *load: str, no_shipped: bool = False):
-    from dshc.cli.commands import _side_program
+    from dshc.cli.sides import side_program_of as _side_program
     return _side_program(spec, Namespace(load=list(load), no_shipped=no_shipped, catalog=None))
 
 

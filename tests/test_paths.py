@@ -11,7 +11,8 @@ from hypothesis import given, strategies as st
 
 from dshc.compiler.catalog import load_catalog
 from dshc.compiler.diagnostics import DshError
-from dshc.compiler.paths import CanonicalPath, canonical_args, canonical_path, path_inside
+from dshc.compiler.file_pattern import canonical_args
+from dshc.compiler.paths import CanonicalPath, canonical_path, path_inside
 
 from test_catalog import catalog_copy  # noqa: F401 - a fixture, used by name
 

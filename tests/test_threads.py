@@ -87,3 +87,33 @@ def test_a_one_entry_lru_shared_by_threads():
         racing(8, work)
     assert failures == [] and len(cache) == 1
 
+
+
+CROSS_PRESETS = [
+    'preset p "P" {\n  mount tool-fs\n  mount tool-fs-search { sampleOverCapGlobResults = false }\n}\n',
+    'preset p "P" {\n  mount tool-fs\n  mount tool-fs-search { sampleOverCapGlobResults = true }\n  mount tool-jobs\n}\n',
+    'preset p "P" {\n  mount tool-bash when flag beta\n  mount tool-subagent { provider = "spawn", backgroundMode = "continuable" }\n}\n',
+    'preset p "P" {\n  mount tool-subagent as subagent_fork { provider = "fork", backgroundMode = "one-shot" }\n  mount tool-fs\n}\n',
+]
+
+
+def test_programs_of_different_sources_share_the_process_wide_caches_safely(tiny_caches):
+    """compose's and view's caches are keyed by ids and shared by every Program in the process: threads
+    composing different Programs at once, each evicting what the others read, get one thread's views."""
+    from dshc.compiler.program import Program
+    requests = [Request(host="web", preset="p", flags=flags, mode=mode)
+                for flags in ((), ("beta",)) for mode in ("native", "code")]
+
+    def views(program) -> list[bytes]:
+        return [program.view(request).canonical_json() for request in requests]
+
+    expected = [views(Program.load(texts={"p.dsh": text})) for text in CROSS_PRESETS]
+    assert len({tuple(found) for found in expected}) == len(CROSS_PRESETS)  # the sources do differ
+    got: dict[int, list] = {}
+
+    def work(number: int) -> None:
+        program = Program.load(texts={"p.dsh": CROSS_PRESETS[number % len(CROSS_PRESETS)]})  # fresh objects, ids
+        got[number] = [views(program) for _ in range(3)]
+
+    racing(8, work)
+    assert all(rounds == [expected[n % len(CROSS_PRESETS)]] * 3 for n, rounds in got.items()) and len(got) == 8

@@ -17,7 +17,7 @@ from ...compiler.facts import COMPOSITION_FACTS, HOST_SERVICES, REQUEST_FACTS
 from ...compiler.fmt import expr_text
 from ...compiler.program import Program
 from ...compiler.request import Request
-from ..commands import explain_json, explain_text
+from ..explanation import explain_json, explain_text
 from .index import Ref
 
 MAX_TOOLS = 8  # a hover over `package(tool-fs)` or `mcp_*` shows this many decisions, then says how many more

@@ -36,7 +36,7 @@ def _port(text: str) -> int:
 def cmd_ui(args, out, err) -> int:
     import uvicorn
 
-    from ..commands import _catalog
+    from ..command_context import catalog_of as _catalog
     from .live import LiveProgram
     from ..listener import Bind, listen, timely_protocol
     from .server import build_app

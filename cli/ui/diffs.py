@@ -12,7 +12,7 @@ import os
 from ...compiler.diagnostics import DshError, invalid_request
 from ...compiler.diff import diff_programs
 from ...compiler.program import Program
-from ..commands import _context, side_program
+from ..sides import context_request as _context, side_program
 
 CURRENT = "@current"
 MAX_CELLS_SHOWN = 6  # per change; the page says how many more

@@ -15,7 +15,7 @@ from ...compiler.program import Program
 from ...compiler.render import human
 from ...compiler.request import InvalidRequest, Request
 from ...compiler.verify import WORKSPACE, ClassDecider
-from ..commands import explain_json
+from ..explanation import explain_json
 
 AXES = ("preset", "host", "platform", "scope", "mode", "policy", "plan")
 MAX_COLUMNS = 48  # a wider matrix is unreadable at 1280 px; the page says to fix an axis instead

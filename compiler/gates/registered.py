@@ -1,10 +1,9 @@
 """Gate 1 — registered: a row mounts the package, enabled, condition true, services present."""
 from __future__ import annotations
 
-from ..compose import tool_name
 from ..facts import PLATFORMS
 from ..conditions import Env, evaluate
-from ..resolve import RESERVED_TOOL
+from ..resolve import RESERVED_TOOL, tool_name
 from .base import GateContext, GateResult
 
 GATE = "registered"

@@ -33,7 +33,7 @@ from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision, LaterDeny, Verdict
 from .fact_tables import FactAtoms
 from .guard_index import GuardIndex
-from .split import SEARCHES, canonical, combine, search_parts, shell_parts, with_paths
+from .split import SEARCHES, canonical, decide_parts, decide_reads, search_parts, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
 DECIDED_CACHE = 1024  # decisions kept per tool index, by the rule groups that made them (shared by requests)
@@ -535,10 +535,9 @@ class RequestDecider:
             made = canonical(tool, args, workspace)
             reads = search_parts(tool, made, workspace, self.tool_for, self.names)
             if reads:
-                return with_paths(combine([
-                    (f"`{name}`", self.decide(name, tool, made, workspace, include_guards, False), False),
-                    *((label, self.decide(part, part_tool, part_args, workspace, include_guards), False)
-                      for label, part, part_tool, part_args in reads)]), args, made)
+                own = self.decide(name, tool, made, workspace, include_guards, False)
+                return with_paths(decide_reads(name, own, reads, lambda part, part_tool, part_args: self.decide(
+                    part, part_tool, part_args, workspace, include_guards)), args, made)
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.denied and not (include_guards and index.guards):
@@ -580,9 +579,8 @@ class RequestDecider:
                             self.core.option_programs(), self.compiled.deferred) \
             if index.shell else None
         if parts is not None:
-            return combine([(label, self._leaving(left).decide(part or name, part_tool if part else tool, part_args,
-                                                               workspace, include_guards), deny_only)
-                            for label, part, part_tool, part_args, deny_only, left in parts])
+            return decide_parts(name, tool, parts, lambda part, part_tool, part_args, left: self._leaving(left).decide(
+                part, part_tool, part_args, workspace, include_guards))
         if guards is None:
             guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
         if not index.globbed and not index.generic and not index.placed and not guards:

@@ -15,7 +15,7 @@ from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_
 from .decision import NO_POLICY, Decision
 from .deferral import deferral, without
 from .protected import enforced_rules
-from .split import canonical, combine, search_parts, shell_parts, with_paths
+from .split import canonical, decide_parts, decide_reads, search_parts, shell_parts, with_paths
 
 
 def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
@@ -41,17 +41,16 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
                         deferred=lambda kind, pattern, workspace: deferral(policy, enforced_rules(policy, kind), kind,
                                                                            pattern, workspace))
     if parts is not None:
-        return combine([(label, _part(policy, approval, approval_source, part or name, part_tool if part else tool,
-                                      replace(env, args=part_args), include_guards, tool_for, core, left), deny_only)
-                        for label, part, part_tool, part_args, deny_only, left in parts])
+        return decide_parts(name, tool, parts, lambda part, part_tool, part_args, left: _part(
+            policy, approval, approval_source, part, part_tool, replace(env, args=part_args), include_guards,
+            tool_for, core, left))
     reads = search_parts(tool, args, env.workspace, tool_for,
                          names=lambda part, part_tool: any(core.relevant(part, part_tool)))
     if reads:
-        return combine([(f"`{name}`", _own(policy, approval, approval_source, name, tool, env, include_guards, core),
-                         False),
-                        *((label, decide(policy, approval, approval_source, part, part_tool,
-                                         replace(env, args=part_args), include_guards, tool_for, core), False)
-                          for label, part, part_tool, part_args in reads)])
+        own = _own(policy, approval, approval_source, name, tool, env, include_guards, core)
+        return decide_reads(name, own, reads, lambda part, part_tool, part_args: decide(
+            policy, approval, approval_source, part, part_tool, replace(env, args=part_args), include_guards,
+            tool_for, core))
     return _own(policy, approval, approval_source, name, tool, env, include_guards, core)
 
 

@@ -15,8 +15,8 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
-from ..file_pattern import ANY, pattern_path
-from ..paths import canonical_args, canonical_path
+from ..file_pattern import ANY, canonical_args, pattern_path
+from ..paths import canonical_path
 from .decision import Decision
 from .effects import RANK
 
@@ -142,6 +142,22 @@ def search_parts(tool: ToolDef | None, args, workspace: str | None,
     given = args.get(field)
     path = canonical_path(given if isinstance(given, str) and given else ".", workspace)
     return [(f"read of `{path}`", "read", read_tool, {"file_path": path})]
+
+
+def decide_parts(name: str, tool: ToolDef | None, parts, decide_part: Callable) -> Decision:
+    """A split shell line (`shell_parts`) decided: each part by `decide_part(name, tool, args, deferral)` (the
+    line's own name and tool where the part is the whole line), then `combine`d. The reference evaluator and
+    the index share it, each with its own `decide_part`."""
+    return combine([(label, decide_part(part or name, part_tool if part else tool, part_args, left), deny_only)
+                    for label, part, part_tool, part_args, deny_only, left in parts])
+
+
+def decide_reads(name: str, own: Decision, reads, decide_read: Callable) -> Decision:
+    """A search call (`search_parts`) decided: its own decision and each read's, by `decide_read(name, tool,
+    args)`, `combine`d."""
+    return combine([(f"`{name}`", own, False),
+                    *((label, decide_read(part, part_tool, part_args), False)
+                      for label, part, part_tool, part_args in reads)])
 
 
 def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:

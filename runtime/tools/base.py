@@ -10,13 +10,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..sandbox import Confinement
 from .procs import ProcessRun
 
-if TYPE_CHECKING:
-    from .persistent_shell import PersistentShell
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 
@@ -268,6 +266,13 @@ class JobTable:
             job.done.wait(10.0)
 
 
+class Closable(Protocol):
+    """What the session state needs of a persistent shell (`persistent_shell.PersistentShell`, which imports
+    this module): that it can be closed when the session ends."""
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class ToolState:
     """Mutable per-session state owned by the runtime and shared by all tool bodies."""
@@ -277,7 +282,7 @@ class ToolState:
     plan_mode: bool = False
     final_output: dict | None = None   # what structured_output delivered; once set, the turn is over
     jobs: JobTable = field(default_factory=JobTable)
-    shells: dict[str, PersistentShell] = field(default_factory=dict)   # owner id -> PTY shell
+    shells: dict[str, Closable] = field(default_factory=dict)   # owner id -> PTY shell (PersistentShell)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     _tmpdir: str | None = field(default=None, repr=False, compare=False)
 
