@@ -92,6 +92,8 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
     if program.reads_session(request):  # the policy tests what this run did: the facts of its own records
         deciding = _session_reader(log, current, os.path.abspath(workspace))
 
+    refusals = SandboxRefusals(arguments)
+
     def policy_listener(call, entry):
         if entry is None:
             # a name on no view: no rule can name it (the DSL refuses unknown names), so the policy
@@ -112,9 +114,10 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         if decided.effect == "ask" and decided.sandbox is not None and decided.sandbox.escalate_to \
                 and escalation.approver is not None:  # with no one to ask, the ask is a denial
             escalation.needs(call.id, decided.sandbox.escalate_to)  # what an approval of this call grants
+        reason = refusals.note(call, decided)
         if decided.effect == "deny":
-            return Deny(decided.text(), rules)
-        return (Ask if decided.effect == "ask" else Allow)(reason=decided.reason, decided_by=rules)
+            return Deny(f"{reason} (decided by {decided.by_text()})" if decided.deciding else reason, rules)
+        return (Ask if decided.effect == "ask" else Allow)(reason=reason, decided_by=rules)
 
     def policy_guard(call, entry):
         now = deciding()
@@ -217,6 +220,39 @@ def sandbox_settings(policy) -> dict:
             "hidden_roots": hidden_paths(policy),
             # bubblewrap only when the user asks for it (DSHC_SANDBOX=bwrap)
             "sandbox_backend": os.environ.get("DSHC_SANDBOX", "auto")}
+
+
+class SandboxRefusals:
+    """The calls the sandbox refused in a session, so the retry that asks to leave it (`sandbox_permissions`)
+    says which refusal prompted it, in its question and in the log's decision record."""
+
+    KEPT = 256  # refusals remembered (a session may make any number)
+
+    def __init__(self, arguments: Callable) -> None:
+        self._arguments = arguments
+        self._refused: dict[tuple, tuple[str, str]] = {}
+
+    def note(self, call, decided) -> str:
+        """The decision's reason; an escalation's names the refused call of the same arguments before it."""
+        verdict = decided.sandbox
+        if verdict is None:
+            return decided.reason
+        from .call_decision import ESCALATION
+        key = self._key(call)
+        if verdict.refuses != ESCALATION:
+            if len(self._refused) >= self.KEPT:
+                self._refused.clear()
+            self._refused[key] = (call.id, f"the `{verdict.mode}` sandbox refuses {verdict.refuses}")
+            return decided.reason
+        earlier = self._refused.get(key)
+        return decided.reason if earlier is None else \
+            f"{decided.reason}; prompted by call `{earlier[0]}` ({earlier[1]})"
+
+    def _key(self, call) -> tuple:
+        from ..common import json_io
+        from ..compiler.policy.split import CARRIED
+        args = {k: v for k, v in self._arguments(call).items() if k not in CARRIED}
+        return call.name, json_io.dumps(args, sort_keys=True)
 
 
 class Escalation:

@@ -348,3 +348,19 @@ def test_an_escalation_is_asked_even_where_a_rule_allows_the_call(workspace, out
     assert result["isError"] is not escaped, result
     if not escaped:
         assert "asks to leave the policy's `workspace-write` sandbox" in result["content"], result
+
+
+def test_an_escalation_names_the_refusal_that_prompted_it(workspace, outside, tmp_path):
+    target = str(outside / "f.txt")
+    write = {"file_path": target, "content": "x\n"}
+    calls = [{"id": "first", "name": "write", "arguments": write},
+             {"id": "retry", "name": "write", "arguments": {**write, "sandbox_permissions": "danger-full-access",
+                                                           "justification": "the file is outside"}}]
+    log = tmp_path / "events.jsonl"
+    _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", "never", "--log", str(log))
+    by_id = {r["id"]: r for r in results}
+    assert by_id["first"]["isError"] and by_id["retry"]["isError"] and not (outside / "f.txt").exists()
+    decisions = [json.loads(line) for line in log.read_text().splitlines() if '"tool/decision"' in line]
+    retry = next(d for d in decisions if d.get("callId") == "retry")
+    assert "prompted by call `first` (the `workspace-write` sandbox refuses writes outside the workspace)" in \
+        retry["reason"], retry
