@@ -119,7 +119,7 @@ def _read_calls(source: str, context: dict, workspace: str | None) -> Evidence:
     """A `dshc run` calls file: every call is one the agent made, so each counts as run."""
     from ..runtime.calls_file import CallsFileError, read_calls
     from ..runtime.types import thaw
-    from .commands import _line_diagnostics
+    from .command_context import line_diagnostics as _line_diagnostics
     try:
         read = read_calls(source)
     except CallsFileError as exc:
