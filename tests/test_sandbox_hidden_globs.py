@@ -54,8 +54,9 @@ def tree(workspace):
     (workspace / "config" / "app.toml").write_text("name = 'app'\n")
     (workspace / "tls").mkdir()
     (workspace / "tls" / "server.pem").write_text("pem-secret\n")
-    (workspace / ".git").mkdir()
-    (workspace / ".git" / "x.env").write_text("git's own\n")
+    (workspace / ".git" / "objects" / "ab").mkdir(parents=True)
+    (workspace / ".git" / "x.env").write_text("KEY=planted-in-git\n")  # searched: a search reads it
+    (workspace / ".git" / "objects" / "ab" / "cd.env").write_text("")  # the object store is not searched
     outside = workspace.parent / "outside"  # reached through links: `grep -R`, a build, follow them
     (outside / "deep").mkdir(parents=True)
     (outside / "deep" / "prod.env").write_text("KEY=linked-secret\n")
@@ -69,7 +70,7 @@ def test_the_files_a_glob_matches_are_found_in_the_workspace(tree):
     found, complete = matching_files(str(tree), ("*.env", "*.pem"))
     # a match is its real path, what a mount hides: the linked folder's file once, however many names reach it
     assert complete and sorted(found) == sorted([f"{tree}/.env", f"{tree}/config/.env", f"{tree}/tls/server.pem",
-                                                 f"{tree.parent}/outside/deep/prod.env"])
+                                                 f"{tree.parent}/outside/deep/prod.env", f"{tree}/.git/x.env"])
     # a glob is read against the workspace-relative form as a call's path is (the absolute one too)
     assert matching_files(str(tree), ("tls/*.pem",)) == ((f"{tree}/tls/server.pem",), True)
     # `config/settings` is read by that name: its target is hidden
@@ -152,7 +153,8 @@ def test_code_modes_worker_is_confined_with_them_too(tree, state, monkeypatch):
     code._start(ctx, 64)
     assert started[0].mode == "read-only" and not started[0].network
     assert set(started[0].hidden) == {f"{tree}/tls/", f"{tree}/.env", f"{tree}/config/.env",
-                                      f"{tree.parent}/outside/deep/prod.env"}
+                                      f"{tree.parent}/outside/deep/prod.env", f"{tree}/.git/x.env",
+                                      f"{tree}/.git/objects/"}  # a folder git cannot read: its store, hidden too
 
 
 GLOBS = ["*", "*.env", "*.ENV", "*e?v", "conf*/.env", "*/.env", ".env", "*config/app.toml", "tls/*", "*.pem*"]
@@ -163,7 +165,8 @@ def test_the_search_finds_exactly_what_the_glob_matches(tree, pattern):
     from dshc.compiler.globs import glob_match
     # every file a command reaches, through links too, by its name there or its real path; given as the real path
     expected = sorted({os.path.realpath(os.path.join(folder, name)) for folder, dirs, names in os.walk(tree, followlinks=True)
-                       if not dirs.__setitem__(slice(None), [d for d in dirs if d != ".git"])
+                       if not dirs.__setitem__(slice(None), [d for d in dirs
+                                                             if not os.path.join(folder, d).endswith(".git/objects")])
                        for name in names
                        if glob_match(pattern, os.path.relpath(os.path.join(folder, name), tree))
                        or glob_match(pattern, os.path.join(folder, name))
@@ -175,4 +178,4 @@ def test_a_linked_cycle_is_searched_once(tree):
     os.symlink(tree, tree / "config" / "loop")
     os.symlink(tree / "linked", tree / "again")  # two links to one folder
     found, complete = matching_files(str(tree), ("*.env",))
-    assert complete and len(found) == len(set(found)) == 3 and f"{tree.parent}/outside/deep/prod.env" in found
+    assert complete and len(found) == len(set(found)) == 4 and f"{tree.parent}/outside/deep/prod.env" in found

@@ -62,7 +62,9 @@ def literal_path(test) -> str | None:
 
 
 SEARCH_LIMIT = 50_000  # entries a command's start may look through for the files a read-deny glob names
-SKIPPED = frozenset({".git"})  # git's own folder: its files are objects, not the project's
+# git's object store: compressed objects only, and most of a repository's entries (a search that entered it would
+# stop short on any large one); what git holds of a hidden file is hidden with the store (`gitstore`)
+SKIPPED = ".git/objects"
 
 
 def hidden_globs(policy) -> tuple[str, ...]:
@@ -152,7 +154,7 @@ def matching_files(root: str, globs, limit: int | None = None, base: str | None 
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED:
+                    if not entry.path.endswith(SKIPPED):
                         stack.append((entry.path, os.path.join(real, entry.name)))
                     continue
                 linked = entry.is_symlink()
