@@ -29,13 +29,6 @@ class Item:
         return {"kind": self.kind, "name": self.name, "summary": self.summary, "source": self.source}
 
 
-def add_parser(sub, load_flags) -> None:
-    p = sub.add_parser("ls", help="list presets, hosts, scopes, policies, command classes, packages or tools")
-    p.add_argument("kind", nargs="?", metavar="KIND", help=f"one of {', '.join(KINDS)} (default: all)")
-    p.add_argument("name", nargs="?", metavar="NAME", help="only this one (an unknown name lists the candidates)")
-    load_flags(p)
-
-
 def cmd_ls(args, out, err) -> int:
     from .command_context import program_of as _program
     kind = _kind(args.kind)

@@ -30,24 +30,6 @@ POLICY = "suggested"
 _GLOB = set("*?")
 
 
-def add_parser(sub, context_flags, load_flags) -> None:
-    from .evidence import FORMATS
-    p = sub.add_parser("suggest", help="the narrowest scope and policy that allow what recorded sessions did")
-    p.add_argument("--from", dest="sources", action="append", default=[], metavar="FILE|DSN",
-                   help="a record of calls (repeatable): an event log (JSONL or postgresql:// DSN, a gateway's too), "
-                        "a `dshc run` calls file, or a Claude Code session transcript")
-    p.add_argument("--from-log", dest="logs", action="append", default=[], metavar="LOG|DSN",
-                   help="an event log (repeatable), read as one whatever --format says")
-    p.add_argument("--format", choices=FORMATS, default="auto",
-                   help="what the --from files are (default: told from each file's first record)")
-    p.add_argument("--workspace", metavar="DIR",
-                   help="the workspace of calls files and transcripts (default: a transcript's cwd)")
-    p.add_argument("--generalize", choices=("exact", "tool"), default="exact",
-                   help="exact: pin every argument but free text to the values seen; tool: allow the tool")
-    p.add_argument("-o", dest="output", metavar="FILE", help="write the suggestion here (default: stdout)")
-    context_flags(p)  # the context of calls files and transcripts; --policy names the policy in force
-
-
 @dataclass
 class Rule:
     tool: str

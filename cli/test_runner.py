@@ -22,17 +22,6 @@ from .test_files import SUFFIX, Case, TestFile, find_test_files, read_test_file
 KEY_OF_CODE = {"DSH204": "preset", "DSH205": "host", "DSH206": "scope", "DSH207": "policy", "DSH216": "mode"}
 
 
-def add_parser(sub, load_flags) -> None:
-    p = sub.add_parser("test", help="run policy test files (*.test.toml): expected views, gates and decisions")
-    p.add_argument("paths", nargs="*", metavar="PATH", help=f"test files, or folders searched for *{SUFFIX} "
-                   "(default: the current folder)")
-    p.add_argument("--coverage", action="store_true",
-                   help="also list the rules, guards, mounts and restrictions no test exercised: in the files the "
-                   "tests load, or in the shipped files when they load none")
-    p.add_argument("--cover-shipped", action="store_true", help="with --coverage: report on the shipped files too")
-    load_flags(p)
-
-
 @dataclass
 class Outcome:
     file: str

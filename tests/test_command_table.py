@@ -68,3 +68,10 @@ def _string_imports(path: Path) -> list[str]:
 
 def test_no_cli_module_imports_by_string():
     assert [hit for path in sorted((ROOT / "cli").rglob("*.py")) for hit in _string_imports(path)] == []
+
+
+def test_what_a_parser_lists_without_loading_its_command_is_the_commands_own():
+    # `dshc --help` builds every parser; these keep a copy so it loads neither the listing nor the readers
+    from dshc.cli import evidence, ls
+    from dshc.cli.commands import ls as ls_command, suggest as suggest_command
+    assert ls_command.KINDS == ls.KINDS and suggest_command.FORMATS == evidence.FORMATS
