@@ -5,6 +5,7 @@ any attempt), so no packet leaves for it."""
 from __future__ import annotations
 
 import http.server
+import json
 import socket
 import ssl
 import threading
@@ -13,8 +14,10 @@ import pytest
 
 from dshc.common.hosts import HostRules
 from dshc.runtime import sandbox
+from dshc.runtime.events import read_log
 from dshc.runtime.sandbox import proxy
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
+from dshc.runtime.tools.shell import denial_line
 
 PROBE = sandbox.probe()
 needs_netns = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
@@ -216,7 +219,8 @@ def confined(tmp_path, state):
         ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
                           abort=threading.Event(), timeout_s=60, network=True, network_allow=allow,
                           network_deny=deny)
-        return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "test"}, ctx)["output"]
+        value = IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "test"}, ctx)
+        return "\n".join([value["output"], *map(denial_line, value.get("network_denied", ()))])
     return run
 
 
@@ -256,7 +260,7 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
     finally:
         unix.close()
     assert f"page /via-proxy host=localhost:{web}" in output and "allowed=0" in output
-    assert '"event": "network/denied", "host": "denied.invalid"' in output and "denied=0" not in output
+    assert "[network: refused `denied.invalid:80`" in output and "denied=0" not in output
     assert "page /direct" not in output and "direct=0" not in output
     assert "tunnel: through" in output and received == [b"through"]
     assert "unix=0" not in output and "unix=" in output
@@ -268,7 +272,6 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
 
 @needs_netns
 def test_the_hook_says_which_hosts_and_its_command_reaches_only_them(tmp_path, monkeypatch, web):
-    import json
     import subprocess
     import sys
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -291,3 +294,63 @@ def test_the_hook_says_which_hosts_and_its_command_reaches_only_them(tmp_path, m
                          text=True, timeout=60)
     assert f"page /hooked host=localhost:{web}" in ran.stdout and "allowed=0" in ran.stdout
     assert "denied=0" not in ran.stdout and '"host": "169.254.169.254"' in ran.stderr
+
+
+# ---------------------------------------------------------------- refusals in the event log
+
+
+POLICY = ('policy egress extends workspace-write {\n  network allow "localhost"\n'
+          '  network deny "169.254.169.254"\n  allow bash\n}\n')
+FORGED = json.dumps({"event": "network/denied", "host": "forged.invalid", "port": 1, "reason": "forged"})
+# every way the command could try to pass a line for the proxy's: its stderr (where the proxy once reported),
+# each fd it holds, and each fd of the proxy's process, found as its launcher's parent
+FORGE = (f"echo 'dshc: {FORGED}' >&2; "
+         f"for fd in /proc/self/fd/*; do echo '{FORGED}' 2>/dev/null > $fd; done; "
+         "proxy=$(awk '/^PPid/{print $2}' /proc/$PPID/status 2>/dev/null); "
+         "if grep -qs egress.py /proc/$proxy/cmdline; then "
+         f"  for fd in /proc/$proxy/fd/*; do echo '{FORGED}' 2>/dev/null > $fd; done; fi; ")
+
+
+@needs_netns
+def test_refusals_are_logged_as_events_of_the_call_and_a_forged_line_is_not(cli, tmp_path, web):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    command = (f"curl -fsS -m 10 http://localhost:{web}/ok; echo; "
+               "curl -sS -m 10 http://denied.invalid/x; echo; "
+               "curl -sS -m 10 -p http://169.254.169.254:8080/; echo; " + FORGE + "true")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": {"command": command, "description": "d"}})
+                     + "\n")
+    log = tmp_path / "events.jsonl"
+    result = cli("run", str(calls), "--host", "web", "--load", str(tmp_path / "p.dsh"), "--policy", "egress",
+                 "--workspace", str(workspace), "--log", str(log), "--json")
+    assert result.code == 0, result.err
+    answer = json.loads(result.out)
+    assert "page /ok" in answer["content"]
+    assert "[network: refused `denied.invalid:80`" in answer["content"]
+    assert "[network: refused `169.254.169.254:8080`" in answer["content"]
+    records = list(read_log(str(log)).records)
+    denied = [record for record in records if record["type"].startswith("network/")]
+    assert [(r["type"], r["callId"], r["host"], r["port"]) for r in denied] == [
+        ("network/denied", "c1", "denied.invalid", 80), ("network/denied", "c1", "169.254.169.254", 8080)]
+    assert all(record["reason"] for record in denied)
+    assert f"dshc: {FORGED}" in answer["content"]  # the forgery was printed, and stayed output
+    kinds = [record["type"] for record in records if record.get("callId") == "c1"]
+    assert kinds.index("tool/call") < kinds.index("network/denied") < kinds.index("tool/result")
+
+
+@needs_netns
+def test_a_command_with_no_refusal_logs_no_event(cli, tmp_path, web):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": {
+        "command": f"curl -fsS -m 10 http://localhost:{web}/ok; " + FORGE + "true", "description": "d"}}) + "\n")
+    log = tmp_path / "events.jsonl"
+    result = cli("run", str(calls), "--host", "web", "--load", str(tmp_path / "p.dsh"), "--policy", "egress",
+                 "--workspace", str(workspace), "--log", str(log), "--json")
+    assert result.code == 0, result.err
+    assert "page /ok" in json.loads(result.out)["content"]
+    assert not [record for record in read_log(str(log)).records if record["type"].startswith("network/")]

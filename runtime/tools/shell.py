@@ -75,12 +75,14 @@ def run_one_shot(argv: Sequence[str], args: Mapping[str, Any], ctx: ToolContext)
         return "timeout" if time.monotonic() >= deadline else None
 
     reason = run.pump(stop)
+    ctx.network_denied.extend(run.network_denied)
     if reason == "aborted":
         raise fail("aborted")
     if reason == "timeout":
         so_far = run.output.text[-PARTIAL_OUTPUT_CHARS:]
         raise fail("timeout", seconds=seconds(limit), partial=f"; output so far:\n{so_far}" if so_far.strip() else "")
-    return {"exit_code": run.exit_code, "output": run.output.text, "truncated": run.output.truncated}
+    value = {"exit_code": run.exit_code, "output": run.output.text, "truncated": run.output.truncated}
+    return {**value, "network_denied": run.network_denied} if run.network_denied else value
 
 
 def bash(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -106,8 +108,16 @@ def render(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
     parts = [output.rstrip("\n")] if output.strip() else []
     if value["truncated"]:
         parts.append(f"[output truncated after {len(output)} characters]")
+    parts += [denial_line(event) for event in value.get("network_denied", ())]
     parts.append(f"[exit {value['exit_code']}]")
     return "\n".join(parts)
+
+
+def denial_line(event: Mapping[str, Any]) -> str:
+    if "dropped" in event:
+        return f"[network: {event['dropped']} more connections refused]"
+    where = event["host"] + (f":{event['port']}" if event.get("port") is not None else "")
+    return f"[network: refused `{where}`: {event['reason']}]"
 
 
 BODIES = {"tool-bash/bash": bash, "tool-pwsh/pwsh": pwsh}
