@@ -11,6 +11,7 @@ import ssl
 import threading
 
 import pytest
+from conftest import http_reply
 
 from dshc.common.hosts import HostRules
 from dshc.runtime import sandbox
@@ -26,11 +27,7 @@ needs_netns = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_nam
 
 class _Page(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - the stdlib's name
-        body = f"page {self.path} host={self.headers.get('Host')}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        http_reply(self, 200, f"page {self.path} host={self.headers.get('Host')}".encode())
 
     def log_message(self, *args):
         pass
