@@ -351,3 +351,51 @@ def test_a_command_with_no_refusal_logs_no_event(cli, tmp_path, web):
     assert result.code == 0, result.err
     assert "page /ok" in json.loads(result.out)["content"]
     assert not [record for record in read_log(str(log)).records if record["type"].startswith("network/")]
+
+
+@needs_netns
+def test_dshc_serve_logs_the_refusals_of_a_call_it_ran(tmp_path):
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    serve = StdioServerParameters(command=sys.executable, cwd=str(workspace), args=[
+        "-c", "from dshc.cli.entry import entry; entry()", "serve", "--load", str(tmp_path / "p.dsh"), "--policy",
+        "egress", "--workspace", str(workspace), "--log", str(tmp_path / "events.jsonl")])
+    answers = []
+
+    async def main():
+        async with Client(serve, mode="legacy") as client:
+            ran = await client.call_tool("bash", {"command": "curl -sS -m 10 http://denied.invalid/x; " + FORGE,
+                                                  "description": "d"})
+            answers.append("".join(getattr(block, "text", "") for block in ran.content))
+    anyio.run(main)
+    assert "[network: refused `denied.invalid:80`" in answers[0]
+    records = list(read_log(str(tmp_path / "events.jsonl")).records)
+    call = next(record["callId"] for record in records if record["type"] == "tool/call")
+    assert [(r["callId"], r["host"], r["port"]) for r in records if r["type"].startswith("network/")] == [
+        (call, "denied.invalid", 80)]
+
+
+def test_the_proxy_writes_a_bounded_number_of_refusals_and_counts_the_rest(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dshc.runtime.sandbox.probe import EGRESS
+    from dshc.runtime.tools.procs import EgressEvents
+    events = EgressEvents(sandbox.Confinement("workspace-write", str(tmp_path), str(tmp_path), network=True,
+                                              network_allow=(("localhost",),)))
+    assert events.fd >= 0
+    here = os.path.dirname(EGRESS)
+    # the proxy's process imports its siblings by file, as it runs: in a process of its own
+    script = (f"import sys; sys.path.insert(0, {here!r}); import egress; r = egress.Reporter({events.fd}); "
+              "[r('h.invalid', 80, 'no') for _ in range(egress.MAX_EVENTS + 3)]; r.close()")
+    subprocess.run([sys.executable, "-I", "-S", "-c", script], pass_fds=(events.fd,), check=True, timeout=60)
+    found = events.read()
+    events.close()
+    assert found[:1] == [{"host": "h.invalid", "port": 80, "reason": "no"}] and found[-1] == {"dropped": 3}
+    assert len(found) == 200 + 1 and denial_line(found[-1]) == "[network: 3 more connections refused]"
