@@ -251,7 +251,8 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
         f"python3 tunnel.py {echo_port}; "
         f"{PY} \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{outside}')\" 2>/dev/null; "
         f"echo unix=$?; "
-        f"{PY} \"import socket; socket.getaddrinfo('dshc-egress-test.invalid', 80)\" 2>/dev/null; echo dns=$?")
+        f"{PY} \"import socket; socket.getaddrinfo('dshc-egress-test.invalid', 80)\" 2>/dev/null; echo dns=$?; "
+        "echo node=$NODE_USE_ENV_PROXY")
     try:
         output = confined(script, [("localhost", f"localhost:{echo_port}")], ["169.254.169.254"])
     finally:
@@ -262,6 +263,7 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
     assert "tunnel: through" in output and received == [b"through"]
     assert "unix=0" not in output and "unix=" in output
     assert "dns=0" not in output and "dns=" in output
+    assert "node=1" in output  # Node's fetch is told to honour the proxy variables
 
 
 # ---------------------------------------------------------------- through the Claude Code hook
