@@ -18,7 +18,7 @@ from dshc.runtime import sandbox
 from dshc.runtime.events import read_log
 from dshc.runtime.sandbox import proxy
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
-from dshc.runtime.tools.shell import denial_line
+from dshc.runtime.tools.procs import denial_line
 
 PROBE = sandbox.probe()
 needs_netns = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
@@ -401,3 +401,18 @@ def test_the_proxy_writes_a_bounded_number_of_refusals_and_counts_the_rest(tmp_p
     events.close()
     assert found[:1] == [{"host": "h.invalid", "port": 80, "reason": "no"}] and found[-1] == {"dropped": 3}
     assert len(found) == 200 + 1 and denial_line(found[-1]) == "[network: 3 more connections refused]"
+
+
+@needs_netns
+def test_a_background_job_shows_its_refusals_once_it_is_over(tmp_path, state):
+    from dshc.runtime.tools.jobs import render_output
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
+                      abort=threading.Event(), timeout_s=60, network=True, network_allow=(("localhost",),))
+    started = IMPLEMENTATIONS["tool-bash/bash"]({"command": "curl -sS -m 10 http://denied.invalid/", "description": "d",
+                                                 "run_in_background": True}, ctx)
+    done = IMPLEMENTATIONS["tool-jobs/job_output"]({"job_id": started["job_id"], "wait": True}, ctx)
+    assert done["status"] == "exited"
+    assert [(event["host"], event["port"]) for event in done["network_denied"]] == [("denied.invalid", 80)]
+    assert "[network: refused `denied.invalid:80`" in render_output({}, done)

@@ -195,6 +195,8 @@ class Job:
         if with_output:
             value["output"] = self.run.output.text
             value["truncated"] = self.run.output.truncated
+            if self.done.is_set() and self.run.network_denied:  # read once the run is over (`ProcessRun`)
+                value["network_denied"] = self.run.network_denied
         return value
 
 

@@ -167,6 +167,14 @@ class EgressEvents:
             self.fd = -1
 
 
+def denial_line(event: Mapping[str, Any]) -> str:
+    """One refusal of `EgressEvents.read` as a line of the call's result."""
+    if "dropped" in event:
+        return f"[network: {event['dropped']} more connections refused]"
+    where = event["host"] + (f":{event['port']}" if event.get("port") is not None else "")
+    return f"[network: refused `{where}`: {event['reason']}]"
+
+
 class OutputBuffer:
     """Decoded output capped at `max_chars`: keeps the head (one-shot results) or the tail
     (long-running jobs, where the newest lines matter most). Thread-safe."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import ToolContext, arg_bool, arg_str, fail, invalid
-from .procs import ProcessRun
+from .procs import ProcessRun, denial_line
 from .sandbox import confinement, process_env, process_errors, resolve_path, workspace_root
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -111,13 +111,6 @@ def render(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
     parts += [denial_line(event) for event in value.get("network_denied", ())]
     parts.append(f"[exit {value['exit_code']}]")
     return "\n".join(parts)
-
-
-def denial_line(event: Mapping[str, Any]) -> str:
-    if "dropped" in event:
-        return f"[network: {event['dropped']} more connections refused]"
-    where = event["host"] + (f":{event['port']}" if event.get("port") is not None else "")
-    return f"[network: refused `{where}`: {event['reason']}]"
 
 
 BODIES = {"tool-bash/bash": bash, "tool-pwsh/pwsh": pwsh}
