@@ -416,3 +416,11 @@ def test_a_background_job_shows_its_refusals_once_it_is_over(tmp_path, state):
     assert done["status"] == "exited"
     assert [(event["host"], event["port"]) for event in done["network_denied"]] == [("denied.invalid", 80)]
     assert "[network: refused `denied.invalid:80`" in render_output({}, done)
+
+
+@needs_netns
+def test_in_the_sandbox_no_name_resolves_but_the_hosts_files(confined):
+    # an allowed name too: the proxy looks names up outside; inside there is no resolver to reach
+    output = confined("getent hosts dshc-allowed.invalid; echo allowed=$?; getent hosts localhost; echo local=$?",
+                      [("dshc-allowed.invalid", "localhost")])
+    assert "allowed=2" in output and "local=0" in output
