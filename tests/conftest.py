@@ -210,3 +210,12 @@ def private_state(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return tmp_path / "state"
+
+
+def http_reply(handler, code: int, body: bytes, content_type: str = "text/plain") -> None:
+    """Answer a stdlib request handler's request with one whole body (a test's local HTTP server)."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)

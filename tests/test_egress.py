@@ -5,16 +5,20 @@ any attempt), so no packet leaves for it."""
 from __future__ import annotations
 
 import http.server
+import json
 import socket
 import ssl
 import threading
 
 import pytest
+from conftest import http_reply
 
 from dshc.common.hosts import HostRules
 from dshc.runtime import sandbox
+from dshc.runtime.events import read_log
 from dshc.runtime.sandbox import proxy
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
+from dshc.runtime.tools.procs import denial_line
 
 PROBE = sandbox.probe()
 needs_netns = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
@@ -23,11 +27,7 @@ needs_netns = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_nam
 
 class _Page(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - the stdlib's name
-        body = f"page {self.path} host={self.headers.get('Host')}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        http_reply(self, 200, f"page {self.path} host={self.headers.get('Host')}".encode())
 
     def log_message(self, *args):
         pass
@@ -216,7 +216,8 @@ def confined(tmp_path, state):
         ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
                           abort=threading.Event(), timeout_s=60, network=True, network_allow=allow,
                           network_deny=deny)
-        return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "test"}, ctx)["output"]
+        value = IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "test"}, ctx)
+        return "\n".join([value["output"], *map(denial_line, value.get("network_denied", ()))])
     return run
 
 
@@ -250,17 +251,19 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
         f"python3 tunnel.py {echo_port}; "
         f"{PY} \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{outside}')\" 2>/dev/null; "
         f"echo unix=$?; "
-        f"{PY} \"import socket; socket.getaddrinfo('dshc-egress-test.invalid', 80)\" 2>/dev/null; echo dns=$?")
+        f"{PY} \"import socket; socket.getaddrinfo('dshc-egress-test.invalid', 80)\" 2>/dev/null; echo dns=$?; "
+        "echo node=$NODE_USE_ENV_PROXY")
     try:
         output = confined(script, [("localhost", f"localhost:{echo_port}")], ["169.254.169.254"])
     finally:
         unix.close()
     assert f"page /via-proxy host=localhost:{web}" in output and "allowed=0" in output
-    assert '"event": "network/denied", "host": "denied.invalid"' in output and "denied=0" not in output
+    assert "[network: refused `denied.invalid:80`" in output and "denied=0" not in output
     assert "page /direct" not in output and "direct=0" not in output
     assert "tunnel: through" in output and received == [b"through"]
     assert "unix=0" not in output and "unix=" in output
     assert "dns=0" not in output and "dns=" in output
+    assert "node=1" in output  # Node's fetch is told to honour the proxy variables
 
 
 # ---------------------------------------------------------------- through the Claude Code hook
@@ -268,7 +271,6 @@ def test_in_the_sandbox_only_the_proxy_leads_out(confined, web, echo, tmp_path):
 
 @needs_netns
 def test_the_hook_says_which_hosts_and_its_command_reaches_only_them(tmp_path, monkeypatch, web):
-    import json
     import subprocess
     import sys
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -291,3 +293,134 @@ def test_the_hook_says_which_hosts_and_its_command_reaches_only_them(tmp_path, m
                          text=True, timeout=60)
     assert f"page /hooked host=localhost:{web}" in ran.stdout and "allowed=0" in ran.stdout
     assert "denied=0" not in ran.stdout and '"host": "169.254.169.254"' in ran.stderr
+
+
+# ---------------------------------------------------------------- refusals in the event log
+
+
+POLICY = ('policy egress extends workspace-write {\n  network allow "localhost"\n'
+          '  network deny "169.254.169.254"\n  allow bash\n}\n')
+FORGED = json.dumps({"event": "network/denied", "host": "forged.invalid", "port": 1, "reason": "forged"})
+# every way the command could try to pass a line for the proxy's: its stderr (where the proxy once reported),
+# each fd it holds, and each fd of the proxy's process, found as its launcher's parent
+FORGE = (f"echo 'dshc: {FORGED}' >&2; "
+         f"for fd in /proc/self/fd/*; do echo '{FORGED}' 2>/dev/null > $fd; done; "
+         "proxy=$(awk '/^PPid/{print $2}' /proc/$PPID/status 2>/dev/null); "
+         "if grep -qs egress.py /proc/$proxy/cmdline; then "
+         f"  for fd in /proc/$proxy/fd/*; do echo '{FORGED}' 2>/dev/null > $fd; done; fi; ")
+
+
+@needs_netns
+def test_refusals_are_logged_as_events_of_the_call_and_a_forged_line_is_not(cli, tmp_path, web):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    command = (f"curl -fsS -m 10 http://localhost:{web}/ok; echo; "
+               "curl -sS -m 10 http://denied.invalid/x; echo; "
+               "curl -sS -m 10 -p http://169.254.169.254:8080/; echo; " + FORGE + "true")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": {"command": command, "description": "d"}})
+                     + "\n")
+    log = tmp_path / "events.jsonl"
+    result = cli("run", str(calls), "--host", "web", "--load", str(tmp_path / "p.dsh"), "--policy", "egress",
+                 "--workspace", str(workspace), "--log", str(log), "--json")
+    assert result.code == 0, result.err
+    answer = json.loads(result.out)
+    assert "page /ok" in answer["content"]
+    assert "[network: refused `denied.invalid:80`" in answer["content"]
+    assert "[network: refused `169.254.169.254:8080`" in answer["content"]
+    records = list(read_log(str(log)).records)
+    denied = [record for record in records if record["type"].startswith("network/")]
+    assert [(r["type"], r["callId"], r["host"], r["port"]) for r in denied] == [
+        ("network/denied", "c1", "denied.invalid", 80), ("network/denied", "c1", "169.254.169.254", 8080)]
+    assert all(record["reason"] for record in denied)
+    assert f"dshc: {FORGED}" in answer["content"]  # the forgery was printed, and stayed output
+    kinds = [record["type"] for record in records if record.get("callId") == "c1"]
+    assert kinds.index("tool/call") < kinds.index("network/denied") < kinds.index("tool/result")
+
+
+@needs_netns
+def test_a_command_with_no_refusal_logs_no_event(cli, tmp_path, web):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": {
+        "command": f"curl -fsS -m 10 http://localhost:{web}/ok; " + FORGE + "true", "description": "d"}}) + "\n")
+    log = tmp_path / "events.jsonl"
+    result = cli("run", str(calls), "--host", "web", "--load", str(tmp_path / "p.dsh"), "--policy", "egress",
+                 "--workspace", str(workspace), "--log", str(log), "--json")
+    assert result.code == 0, result.err
+    assert "page /ok" in json.loads(result.out)["content"]
+    assert not [record for record in read_log(str(log)).records if record["type"].startswith("network/")]
+
+
+@needs_netns
+def test_dshc_serve_logs_the_refusals_of_a_call_it_ran(tmp_path):
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "p.dsh").write_text(POLICY)
+    serve = StdioServerParameters(command=sys.executable, cwd=str(workspace), args=[
+        "-c", "from dshc.cli.entry import entry; entry()", "serve", "--load", str(tmp_path / "p.dsh"), "--policy",
+        "egress", "--workspace", str(workspace), "--log", str(tmp_path / "events.jsonl")])
+    answers = []
+
+    async def main():
+        async with Client(serve, mode="legacy") as client:
+            ran = await client.call_tool("bash", {"command": "curl -sS -m 10 http://denied.invalid/x; " + FORGE,
+                                                  "description": "d"})
+            answers.append("".join(getattr(block, "text", "") for block in ran.content))
+    anyio.run(main)
+    assert "[network: refused `denied.invalid:80`" in answers[0]
+    records = list(read_log(str(tmp_path / "events.jsonl")).records)
+    call = next(record["callId"] for record in records if record["type"] == "tool/call")
+    assert [(r["callId"], r["host"], r["port"]) for r in records if r["type"].startswith("network/")] == [
+        (call, "denied.invalid", 80)]
+
+
+def test_the_proxy_writes_a_bounded_number_of_refusals_and_counts_the_rest(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dshc.runtime.sandbox.probe import EGRESS
+    from dshc.runtime.tools.procs import EgressEvents
+    events = EgressEvents(sandbox.Confinement("workspace-write", str(tmp_path), str(tmp_path), network=True,
+                                              network_allow=(("localhost",),)))
+    assert events.fd >= 0
+    here = os.path.dirname(EGRESS)
+    # the proxy's process imports its siblings by file, as it runs: in a process of its own
+    script = (f"import sys; sys.path.insert(0, {here!r}); import egress; r = egress.Reporter({events.fd}); "
+              "[r('h.invalid', 80, 'no') for _ in range(egress.MAX_EVENTS + 3)]; r.close()")
+    subprocess.run([sys.executable, "-I", "-S", "-c", script], pass_fds=(events.fd,), check=True, timeout=60)
+    found = events.read()
+    events.close()
+    assert found[:1] == [{"host": "h.invalid", "port": 80, "reason": "no"}] and found[-1] == {"dropped": 3}
+    assert len(found) == 200 + 1 and denial_line(found[-1]) == "[network: 3 more connections refused]"
+
+
+@needs_netns
+def test_a_background_job_shows_its_refusals_once_it_is_over(tmp_path, state):
+    from dshc.runtime.tools.jobs import render_output
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
+                      abort=threading.Event(), timeout_s=60, network=True, network_allow=(("localhost",),))
+    started = IMPLEMENTATIONS["tool-bash/bash"]({"command": "curl -sS -m 10 http://denied.invalid/", "description": "d",
+                                                 "run_in_background": True}, ctx)
+    done = IMPLEMENTATIONS["tool-jobs/job_output"]({"job_id": started["job_id"], "wait": True}, ctx)
+    assert done["status"] == "exited"
+    assert [(event["host"], event["port"]) for event in done["network_denied"]] == [("denied.invalid", 80)]
+    assert "[network: refused `denied.invalid:80`" in render_output({}, done)
+
+
+@needs_netns
+def test_in_the_sandbox_no_name_resolves_but_the_hosts_files(confined):
+    # an allowed name too: the proxy looks names up outside; inside there is no resolver to reach
+    output = confined("getent hosts dshc-allowed.invalid; echo allowed=$?; getent hosts localhost; echo local=$?",
+                      [("dshc-allowed.invalid", "localhost")])
+    assert "allowed=2" in output and "local=0" in output

@@ -236,10 +236,11 @@ def test_host_lists_without_a_proxy_refuse_the_command(tmp_path, backend, found)
 def test_host_lists_start_the_command_behind_the_proxy(tmp_path):
     conf = confinement_in("workspace-write", str(tmp_path), str(tmp_path), network=True,
                           network_allow=[("registry.npmjs.org",)], network_deny=["169.254.169.254"])
-    launch = plan(conf, ["true"], -1, found=LINUX, parent=4242)
+    launch = plan(conf, ["true"], -1, found=LINUX, parent=4242, events_fd=7)
     assert launch.mechanism.startswith("landlock+egress-proxy")
-    assert launch.argv[3].endswith("egress.py") and launch.argv[4:7] == [
-        "4242", '[["registry.npmjs.org"]]', '["169.254.169.254"]']
+    # (7: the fd the proxy writes its refusals to, `procs.EgressEvents`)
+    assert launch.argv[3].endswith("egress.py") and launch.argv[4:8] == [
+        "4242", "7", '[["registry.npmjs.org"]]', '["169.254.169.254"]']
     launcher = launch.argv[launch.argv.index("--") + 1:]
     # the launcher: in its own network namespace, local sockets closed (`0`), started by the proxy's process
     assert launcher[3].endswith("launch.py") and launcher[5:9] == ["landlock+mounts", "0", "0", "0"]

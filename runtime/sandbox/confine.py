@@ -226,10 +226,11 @@ def _links(path: str) -> int:
         return 1
 
 
-def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0) -> Launch:
+def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0,
+         events_fd: int = -1) -> Launch:
     """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out. `parent`: the pid
     of the process that starts the launcher (0: whichever does), which must still be there when the command
-    starts."""
+    starts; `events_fd`: where the egress proxy writes the connections it refused (-1: its stderr)."""
     if conf.mode not in MODES:
         raise SandboxUnavailable(conf.mode, "the mode is not one of " + ", ".join(MODES))
     found = found or probe()
@@ -260,8 +261,8 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
                          pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
     if egress:  # the proxy's process starts the launcher, and hands it the way in (`egress.py`)
         from ...common.json_io import dumps
-        launcher = [sys.executable, "-I", "-S", EGRESS, str(parent), dumps([list(level) for level in conf.network_allow]),
-                    dumps(list(conf.network_deny)), "--", *launcher]
+        launcher = [sys.executable, "-I", "-S", EGRESS, str(parent), str(events_fd),
+                    dumps([list(level) for level in conf.network_allow]), dumps(list(conf.network_deny)), "--", *launcher]
     mechanism = "landlock+egress-proxy" if egress else "landlock" if conf.network else "landlock+netns"
     return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""),
                   True)

@@ -44,6 +44,8 @@ def confine(how: str, network: bool, roots: list[str], read_only: list[str] = ()
         address = f"http://127.0.0.1:{port}"
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             os.environ[name] = os.environ[name.lower()] = address
+        # Node's own fetch reads them only when told to (Node 22.21+ and 24+; older ones ignore the switch)
+        os.environ["NODE_USE_ENV_PROXY"] = "1"
         for name in ("NO_PROXY", "no_proxy"):
             os.environ.pop(name, None)
     if sealed or read_only or hidden:

@@ -27,24 +27,26 @@ class Refused(Exception):
         self.host, self.port, self.why = host, port, why
 
 
-def serve(listener: socket.socket, rules: HostRules, report, connect=socket.create_connection) -> None:
+def serve(listener: socket.socket, rules: HostRules, report, connect=socket.create_connection,
+          resolve=socket.getaddrinfo) -> None:
     """Accept until the listener closes; one thread per connection. `report(host, port, why)` is told of each
-    refusal; `connect((address, port))` opens the way out (a test's stand-in never leaves the machine)."""
+    refusal; `connect((address, port))` opens the way out and `resolve(host, port, type=…)` (getaddrinfo's
+    shape) finds a name's addresses: a test's stand-ins never leave the machine."""
     while True:
         try:
             client, _ = listener.accept()
         except OSError:
             return
-        threading.Thread(target=_handle, args=(client, rules, report, connect), daemon=True).start()
+        threading.Thread(target=_handle, args=(client, rules, report, (connect, resolve)), daemon=True).start()
 
 
-def _handle(client: socket.socket, rules: HostRules, report, connect) -> None:
+def _handle(client: socket.socket, rules: HostRules, report, way_out) -> None:
     upstream = None
     try:
         client.settimeout(HEAD_TIMEOUT_S)
         head, rest = _read_head(client)
         try:
-            upstream, reply, first = _open(head, rest, rules, connect)
+            upstream, reply, first = _open(head, rest, rules, way_out)
         except Refused as refused:
             report(refused.host, refused.port, refused.why)
             _answer(client, 403, refused.why)
@@ -69,7 +71,7 @@ def _handle(client: socket.socket, rules: HostRules, report, connect) -> None:
                 sock.close()
 
 
-def _open(head: bytes, rest: bytes, rules: HostRules, connect):
+def _open(head: bytes, rest: bytes, rules: HostRules, way_out):
     """(the connection out, the reply owed to the client, the bytes to send it first or None for a tunnel)."""
     lines = head.split(b"\r\n")
     try:
@@ -83,7 +85,7 @@ def _open(head: bytes, rest: bytes, rules: HostRules, connect):
             raise Refused(target, None, f"unparsable host: {exc}") from None
         if port is None:
             raise Refused(host, None, "CONNECT needs a port")
-        upstream = _connect(host, port, rules, connect)
+        upstream = _connect(host, port, rules, way_out)
         return upstream, b"HTTP/1.1 200 Connection established\r\n\r\n", None
     if not target.lower().startswith("http://"):
         raise Refused(target, None, "only http:// requests and CONNECT tunnels go through the proxy")
@@ -100,7 +102,7 @@ def _open(head: bytes, rest: bytes, rules: HostRules, connect):
                 raise Refused(value, port, f"the Host header `{value}` is not the URL's host `{host}`")
         except HostError as exc:
             raise Refused(value, port, f"unparsable Host header: {exc}") from None
-    upstream = _connect(host, port, rules, connect)
+    upstream = _connect(host, port, rules, way_out)
     path = "/" + target.split("://", 1)[1].partition("/")[2]
     kept = [line for line in headers if line.split(b":", 1)[0].strip().lower() not in _DROPPED]
     # one request per connection: a second one on it could name another host
@@ -108,12 +110,13 @@ def _open(head: bytes, rest: bytes, rules: HostRules, connect):
     return upstream, b"", request + rest
 
 
-def _connect(host: str, port: int, rules: HostRules, connect) -> socket.socket:
+def _connect(host: str, port: int, rules: HostRules, way_out) -> socket.socket:
+    connect, resolve = way_out
     allowed, why = rules.decide(host, port)
     if not allowed:
         raise Refused(host, port, why)
     try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        found = resolve(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise Refused(host, port, f"`{host}` does not resolve: {exc.strerror or exc}") from None
     addresses = tuple(dict.fromkeys(info[4][0] for info in found))

@@ -60,10 +60,13 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     if problem is not None:
         return error_result(state, f"invalid arguments for `{state.call.name}`: {problem}", "INVALID_ARGS",
                             "ToolArgsError")
+    tool_ctx = ctx.tool_context(signal)
     try:
-        value = body(arguments, ctx.tool_context(signal))
+        value = body(arguments, tool_ctx)
     except Exception as exc:  # noqa: BLE001 - a throwing tool is an error result, never the end of the turn
         return _thrown(state, exc)
+    finally:
+        _record_denied(state, ctx, tool_ctx)
     if not isinstance(value, dict):
         return error_result(state, f"`{state.call.name}` returned {type(value).__name__}, not a JSON object",
                             "INVALID_TOOL_OUTPUT", "ToolOutputError")
@@ -74,6 +77,14 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
                             "INVALID_TOOL_OUTPUT", "ToolOutputError")
     content = ctx.render(entry.definition, arguments, value)
     return ToolResult(state.call.id, state.call.name, False, content, value, None, state.decided_by)
+
+
+def _record_denied(state: CallState, ctx, tool_ctx) -> None:
+    """The connections the call's egress proxy refused, read from the proxy's own channel (never from the
+    command's output), as `network/denied` events between the call and its result."""
+    for event in getattr(tool_ctx, "network_denied", ()):
+        kind = "network/denied-dropped" if "dropped" in event else "network/denied"
+        ctx.log.append(kind, callId=state.call.id, name=state.call.name, **event)
 
 
 def _thrown(state: CallState, exc: Exception) -> ToolResult:

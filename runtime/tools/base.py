@@ -195,6 +195,8 @@ class Job:
         if with_output:
             value["output"] = self.run.output.text
             value["truncated"] = self.run.output.truncated
+            if self.done.is_set() and self.run.network_denied:  # read once the run is over (`ProcessRun`)
+                value["network_denied"] = self.run.network_denied
         return value
 
 
@@ -336,6 +338,9 @@ class ToolContext:
     review_plan: Callable[[str], str] | None = None
     # the JSON Schema a workflow or ralph caller gave its child's result; None accepts any object
     output_schema: Mapping[str, Any] | None = None
+    # the connections the egress proxy refused during this call (`procs.EgressEvents`), which the pipeline
+    # records as `network/denied` events: one list per context, and a context per call
+    network_denied: list[dict] = field(default_factory=list)
 
 
 Body = Callable[[Mapping[str, Any], ToolContext], Any]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import ToolContext, arg_bool, arg_int, arg_str, fail
+from .procs import denial_line
 
 WAIT_TIMEOUT_MS = 30000
 MAX_WAIT_TIMEOUT_MS = 600000
@@ -54,6 +55,7 @@ def render_output(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
         parts.append("[earlier output dropped; showing the newest part]")
     if value["output"]:
         parts.append(value["output"].rstrip("\n"))
+    parts += [denial_line(event) for event in value.get("network_denied", ())]
     return "\n".join(parts)
 
 

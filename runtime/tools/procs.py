@@ -102,17 +102,20 @@ def exit_status(returncode: int) -> int:
 
 
 def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callable[[list[str], tuple[int, ...]], Any],
-                   discard: Callable[[Any], None]) -> tuple[Any, Launch]:
+                   discard: Callable[[Any], None], events_fd: int = -1) -> tuple[Any, Launch]:
     """Start `argv` through the sandbox launcher and wait until it reports being confined.
 
     `spawn(argv, pass_fds)` starts the process; `discard(child)` reaps one that failed. With
-    no confinement (None) the command starts bare, for callers outside any session."""
+    no confinement (None) the command starts bare, for callers outside any session. `events_fd`:
+    where the egress proxy, if the plan has one, writes the connections it refuses (`EgressEvents`)."""
     read_fd, write_fd = os.pipe()
     # ptyprocess keeps pass_fds open but, unlike subprocess, does not clear close-on-exec
     os.set_inheritable(write_fd, True)
     try:
-        launch = plan(conf, list(argv), write_fd, parent=os.getpid()) if conf is not None else Launch(list(argv), "bare", False)
-        child = spawn(launch.argv, (write_fd,) if launch.report else ())
+        launch = plan(conf, list(argv), write_fd, parent=os.getpid(), events_fd=events_fd) if conf is not None \
+            else Launch(list(argv), "bare", False)
+        passed = (write_fd, events_fd) if events_fd >= 0 and "egress" in launch.mechanism else (write_fd,)
+        child = spawn(launch.argv, passed if launch.report else ())
     except BaseException:
         os.close(read_fd)
         raise
@@ -127,6 +130,49 @@ def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callabl
         discard(child)
         raise SandboxFailure(problem)
     return child, launch
+
+
+class EgressEvents:
+    """The refusals of a command's egress proxy, read from a memory file only dshc and the proxy hold (the
+    command never inherits it: `egress.py`), so no line the command prints can pass for one."""
+
+    def __init__(self, conf: Confinement | None) -> None:
+        self.fd = os.memfd_create("dshc-egress-events", os.MFD_CLOEXEC) \
+            if conf is not None and conf.egress() and hasattr(os, "memfd_create") else -1
+
+    def read(self) -> list[dict]:
+        """Every refusal so far, as `{"host", "port", "reason"}`, and `{"dropped": N}` when the proxy stopped
+        writing them down (`egress.MAX_EVENTS`)."""
+        if self.fd < 0:
+            return []
+        import json
+        data, at = b"", 0
+        while chunk := os.pread(self.fd, _READ_CHUNK, at):
+            data, at = data + chunk, at + len(chunk)
+        found: list[dict] = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:  # cut short by a kill mid-write
+                continue
+            if event.get("event") == "network/denied":
+                found.append({"host": event["host"], "port": event["port"], "reason": event["reason"]})
+            elif event.get("event") == "network/denied-dropped":
+                found.append({"dropped": event["count"]})
+        return found
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def denial_line(event: Mapping[str, Any]) -> str:
+    """One refusal of `EgressEvents.read` as a line of the call's result."""
+    if "dropped" in event:
+        return f"[network: {event['dropped']} more connections refused]"
+    where = event["host"] + (f":{event['port']}" if event.get("port") is not None else "")
+    return f"[network: refused `{where}`: {event['reason']}]"
 
 
 class OutputBuffer:
@@ -195,7 +241,13 @@ class ProcessRun:
             proc.stdout.close()
             proc.wait()
 
-        self.proc, self.launch = spawn_confined(confinement, self.argv, spawn, discard)
+        self.egress = EgressEvents(confinement)
+        self.network_denied: list[dict] = []  # filled when the run is over
+        try:
+            self.proc, self.launch = spawn_confined(confinement, self.argv, spawn, discard, self.egress.fd)
+        except BaseException:
+            self.egress.close()
+            raise
         self.pid = self.proc.pid
         self._fd = self.proc.stdout.fileno()
         self._eof = False
@@ -252,3 +304,6 @@ class ProcessRun:
         except OSError:
             pass
         self.exit_code = exit_status(self.proc.wait())
+        # the proxy's process is the leader (or gone with the tree): it has written its last refusal
+        self.network_denied = self.egress.read()
+        self.egress.close()

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import ToolContext, arg_bool, arg_str, fail, invalid
-from .procs import ProcessRun
+from .procs import ProcessRun, denial_line
 from .sandbox import confinement, process_env, process_errors, resolve_path, workspace_root
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -75,12 +75,14 @@ def run_one_shot(argv: Sequence[str], args: Mapping[str, Any], ctx: ToolContext)
         return "timeout" if time.monotonic() >= deadline else None
 
     reason = run.pump(stop)
+    ctx.network_denied.extend(run.network_denied)
     if reason == "aborted":
         raise fail("aborted")
     if reason == "timeout":
         so_far = run.output.text[-PARTIAL_OUTPUT_CHARS:]
         raise fail("timeout", seconds=seconds(limit), partial=f"; output so far:\n{so_far}" if so_far.strip() else "")
-    return {"exit_code": run.exit_code, "output": run.output.text, "truncated": run.output.truncated}
+    value = {"exit_code": run.exit_code, "output": run.output.text, "truncated": run.output.truncated}
+    return {**value, "network_denied": run.network_denied} if run.network_denied else value
 
 
 def bash(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -106,6 +108,7 @@ def render(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
     parts = [output.rstrip("\n")] if output.strip() else []
     if value["truncated"]:
         parts.append(f"[output truncated after {len(output)} characters]")
+    parts += [denial_line(event) for event in value.get("network_denied", ())]
     parts.append(f"[exit {value['exit_code']}]")
     return "\n".join(parts)
 
