@@ -59,7 +59,11 @@ def enforcement_map(policy, mechanism: str) -> tuple[Row, ...]:
         span = getattr(policy.network, "span", None) or (policy.network_allow[0][0].span if listed else None)
         what = "on for the listed hosts only: a proxy outside the namespace is its one way out" if listed else \
             "off: a network namespace with loopback only"
-        rows.append(Row(f"{policy.name}/network", span, "the network", OS if able else RULES,
+        hosts = [host.text for level in getattr(policy, "network_allow", ()) for host in level]
+        denied = [host.text for host in getattr(policy, "network_deny", ())]
+        concerns = "the network" + (f": {', '.join(hosts)}" if hosts else "") + \
+            (f"; never {', '.join(denied)}" if listed and denied else "")
+        rows.append(Row(f"{policy.name}/network", span, concerns, OS if able else RULES,
                         what if able else f"{what.split(':')[0]}, which `{mechanism}` cannot keep here: every command "
                         "is refused"))
     return tuple(rows)

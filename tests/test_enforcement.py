@@ -138,5 +138,6 @@ def test_a_host_list_is_the_oss_only_where_a_proxy_can_be_its_way_out(mechanism,
                                            '  ask bash when not args.command is readonly\n}\n'})
     rows = {row.rule: row for row in enforcement_map(program.resolved.policies["npm"], mechanism)}
     assert rows["npm/network"].layer == layer and "listed hosts" in rows["npm/network"].how
+    assert rows["npm/network"].concerns == "the network: registry.npmjs.org"
     assert layer == OS or "every command is refused" in rows["npm/network"].how
     assert "npm/ask@3" not in rows  # a rule on what is *not* named: no other spelling walks around it
