@@ -17,7 +17,7 @@ from .dsl_out import PolicyText, any_of, both, q
 
 EFFECTS = ("deny", "ask", "allow")
 RULE = re.compile(r"^\s*([A-Za-z_][\w\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-# commands dshc's shell analysis reads through to the command they run (compiler/shell.py): an allow of the
+# commands dshc's shell analysis reads through to the command they run (compiler/shell/): an allow of the
 # wrapper's line covers the wrapped command only where that command is allowed too
 WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohup", "stdbuf", "sudo", "time",
                       "timeout", "xargs"})

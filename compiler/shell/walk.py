@@ -1,0 +1,280 @@
+"""The walk: the only recursion over a command line's tree (commands, substitutions, `sh -c` strings), with
+an explicit stack; each kind of node is read by the mixin that knows it."""
+from __future__ import annotations
+
+import posixpath
+from _thread import allocate_lock  # not `threading`: a hook process loads neither it nor what it imports
+
+from ..bash_grammar import bash_parser
+from ..file_pattern import ANY
+from ..memo import once
+from ..shell_data import Knowledge
+from .directories import _cd_target, _Directories, _head_cd
+from .files import _FileEffects
+from .interpreters import _Interpreters
+from .options import _getopt
+from .programs import _Programs
+from .records import MAX_DEPTH, MAX_SEGMENTS, Segment, _Opaque, _Unparseable
+from .redirections import _own_redirections, _REDIRECT_SCOPES, _redirections, _Redirections
+from .runners import _Runners
+from .variables import _name_runs_code, _Variables, _variable_name_words
+from .words import _SUBSTITUTIONS, _program_name, _Word, _WordBuilder
+
+_parser = once(bash_parser)  # the process's one Bash parser
+# a tree-sitter parser is one parse at a time (its C state is the parse's): threads deciding take turns
+_PARSING = allocate_lock()
+
+
+class _Found:
+    """A segment and its place in the command (segments are reported in that order)."""
+    __slots__ = ("order", "segment")
+
+    def __init__(self, order: tuple, segment: Segment) -> None:
+        self.order, self.segment = order, segment
+
+
+class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _FileEffects, _Directories):
+    """Walks the tree with an explicit stack (depth is user-controlled), collecting segments; the mixins
+    read the nodes and programs it meets and record on its state (`files`, `trees`, `cd_targets` …)."""
+
+    def __init__(self, data: Knowledge, plain_words):
+        self.data = data
+        self.plain_words = plain_words  # a line of plain words → (offset, words), read without tree-sitter
+        self.found: list[_Found] = []
+        # (kind, path, order, file pattern items or () for a name) before anchoring
+        self.files: list[tuple] = []
+        self.file_reasons: dict[int, str] = {}  # position in `files` -> why that access is any file
+        self.trees: set[tuple] = set()  # the entries of `files` that read a whole tree (`FileAccess.tree`)
+        self.chdirs = 0  # how many times the line changes directory (`cd`, `pushd`, `git -C`, `env -C` …)
+        self.head_cd = None  # DIR when the line is `cd DIR && …`: every later command runs in DIR
+        # each change of directory's literal target, in text order ("": back to an earlier one, `popd`; None:
+        # not known); `line`: the command's text, read for what stops following them (`_UNFOLLOWED`)
+        self.cd_targets: list[str | None] = []
+        self.line = b""
+        self.seq = 0
+        self.runners = 0  # how many runners (`uv run`) the command being read is inside
+        self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
+        self.around: tuple = ()  # the redirections of the statements around the next command (`walk`)
+
+    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None,
+             deny_only=False) -> None:
+        self.seq += 1
+        if len(self.found) >= MAX_SEGMENTS:
+            raise _Unparseable("too many segments")
+        base = ""
+        if argv and "/" in argv[0] and not opaque:  # kept as written: only system programs are renamed
+            base = posixpath.basename(posixpath.normpath(argv[0]))
+        # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
+        self.found.append(_Found((*order, -1, self.seq),
+                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base,
+                                         deny_only or self.runners > 0, self.redirects)))
+
+    def walk(self, source: bytes, depth: int, base: tuple) -> None:
+        plain = self.plain_words(source)
+        if plain is not None:  # what tree-sitter makes of it is known: one command of these words
+            start, texts = plain
+            self.simple_command([_Word(text) for text in texts], depth, (*base, start))
+            return
+        parser = _parser()
+        with _PARSING:
+            tree = parser.parse(source)
+        if tree.root_node.has_error:
+            raise _Unparseable("the command does not parse")
+        if _skipped_text(tree.root_node, source):
+            raise _Unparseable("the parser skipped part of the command")
+        if depth == 0:
+            self.head_cd = _head_cd(tree.root_node)
+            self.line = source
+        # each entry carries the redirections of the statements around it that apply there, nearest first
+        # (`_redirections`), gathered on the way down: asking a node's ancestors is quadratic in tree-sitter
+        stack = [(tree.root_node, depth, base, ())]
+        while stack:
+            node, level, order, around = stack.pop()
+            here = (*order, node.start_byte)
+            kind = node.type
+            if kind == "command":
+                nested: list = []
+                self.around = around
+                self.command(node, level, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
+            elif kind in _SUBSTITUTIONS:
+                stack.extend((c, level, order, ()) for c in reversed(node.children))
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                nested = []
+                self.redirect(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
+            elif kind in ("variable_assignment", "declaration_command", "unset_command"):
+                nested = []
+                self.assignment(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
+            elif kind == "function_definition":
+                self.emit(here, ["function", node.children[0].text.decode("utf-8", "replace")], True,
+                          "a function definition changes what a later word runs")
+                stack.extend((c, level, order, around) for c in reversed(node.children[1:]))
+            elif kind in ("test_command", "arithmetic_expansion", "c_style_for_statement") or (
+                    kind == "compound_statement" and node.children and node.children[0].type == "(("):
+                nested = []
+                self.expression(node, here, nested)
+                stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
+            else:
+                inner = ((_own_redirections(node), *around) if kind == "redirected_statement" else
+                         () if kind in _REDIRECT_SCOPES else around)
+                stack.extend((c, level, order, inner) for c in reversed(node.children))
+
+    @staticmethod
+    def _deeper(level: int) -> bool:
+        if level + 1 > MAX_DEPTH:
+            raise _Unparseable("nesting too deep")
+        return True
+
+    def command(self, node, depth: int, order, nested) -> None:
+        around = self.around  # (read first: a command line in a prefix is walked in turn, setting it anew)
+        builder = _WordBuilder(nested)
+        words: list[_Word] = []
+        env_unsafe = env_code = ""
+        command_lines = []  # (variable, its value) of prefixes whose value is a command line (`PAGER=…`)
+        env_files = []  # (variable, its value) of prefixes whose value names a file written (`GIT_TRACE=/x`)
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                name = child.children[0].text.decode("utf-8", "replace")
+                values = [builder.build(value) for value in child.children[2:]]
+                if self.data.env_code(name):
+                    env_code = env_code or f"the environment prefix `{name}=` hands the program code or options " \
+                                           "the rules cannot read"
+                elif self.data.env_hazard(name.split("[")[0]):
+                    env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
+                value = _Word("".join(v.text for v in values), any(v.dynamic for v in values),
+                              next((v.unsafe for v in values if v.unsafe), ""))
+                if name in self.data.env_command_names:
+                    command_lines.append((name, value))
+                if name in self.data.env_written:
+                    env_files.append((name, value))
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.redirect(child, order, nested)
+            elif kind == "command_name":
+                words.append(builder.build(child.children[0]) if child.children else _Word(""))
+            elif kind in ("comment",):
+                continue
+            else:
+                words.append(builder.build(child))
+        if words:  # an assignment alone is `assignment`'s
+            for variable, value in env_files:
+                self.env_file_written(variable, value, order)
+            for variable, value in command_lines:
+                try:
+                    self.command_line_value(variable, value, depth, (*order, 0))
+                except _Opaque as exc:
+                    self.emit(order, [f"{variable}={value.text}"], True, exc.reason)
+        outer, self.redirects = self.redirects, _redirections(node, around)
+        try:
+            if words and env_code:
+                self.emit(order, [w.text for w in words], True, env_code)
+                return
+            self.simple_command(words, depth, order, env_unsafe)
+        finally:
+            self.redirects = outer
+
+    def command_line_value(self, variable: str, value: _Word, depth: int, order) -> None:
+        """A variable or setting whose value a program runs as a shell command line (`PAGER`, git's
+        `core.pager`): the line is read as `sh -c` would read it, so a deny of what it runs decides."""
+        if value.dynamic or value.unsafe:
+            raise _Opaque(f"`{variable}` is a command line that is an expansion")
+        # less runs LESSOPEN's `|cmd %s`, git a credential helper's or alias's `!cmd`
+        self.nested_shell(value.text.lstrip("|!"), depth, order)
+
+    def simple_command(self, words: list[_Word], depth: int, order, env_unsafe: str = "") -> None:
+        if not words:
+            return
+        try:
+            self.simple(words, depth, order, env_unsafe)
+        except _Opaque as exc:
+            self.emit(order, [w.text for w in words], True, exc.reason)
+
+    def simple(self, words: list[_Word], depth: int, order, env_hazard: str = "") -> None:
+        data = self.data
+        for index, word in enumerate(words):
+            if word.unsafe:
+                if not (word.quoted_substitution and self.inert_value(words, index)):
+                    raise _Opaque(word.unsafe)
+                # the option takes it whole: text no rule can read, which runs nothing and names no file
+                words = [*words[:index], _Word(word.text, True, shape=(ANY,)), *words[index + 1:]]
+        head = words[0]
+        if head.dynamic:
+            raise _Opaque("command name is an expansion")
+        if head.glob:
+            raise _Opaque("command name is subject to pathname expansion")
+        name, trusted = _program_name(head.text, data)
+        # `/usr/bin/git` is `git`; `.venv/bin/python` stays as written (allows must name it), and
+        # its basename still meets denies (`Segment.base`)
+        argv = [name if trusted else head.text] + [w.text for w in words[1:]]
+        literal = next((i for i, w in enumerate(words) if w.dynamic), None)
+        hazard = env_hazard
+        if name in data.opaque_builtins:
+            raise _Opaque(data.opaque_builtins[name])
+        if name in data.assigning_programs and any(data.env_hazard(w.text.partition("=")[0]) for w in words[1:]):
+            raise _Opaque(f"`{name}` assigns a variable that changes what later commands run")
+        named = data.variable_names.get(name)
+        if named is not None:  # `read 'a[$(cmd)]'`, `printf -v "$v"`: a name bash reads may run code
+            for word in _variable_name_words(words, named):
+                reason = _name_runs_code(word, data, name in data.assigning_programs)
+                if reason:
+                    raise _Opaque(f"`{name}`: {reason}")
+        if name in data.chdir_programs:
+            self.changes_directory(_cd_target(name, words))
+        wrapper = data.wrappers.get(name)
+        if wrapper is not None:
+            if self.wrapper(name, wrapper, words, argv, depth, order, hazard, literal):
+                return
+        if name in data.shells:
+            self.shell(words, argv, depth, order, hazard)
+            return
+        interpreter = data.interpreter(name)
+        if interpreter is not None:
+            self.interpreter(name, interpreter, words, argv, order, hazard, literal)
+            return
+        row = data.programs.get(name)
+        if row is not None and row.remote_command is not None and self.remote(name, row, words, argv, depth, order,
+                                                                              hazard, literal):
+            return
+        if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
+            # `git -C x push` is seen as itself and as `git push`: a deny or ask of either decides, and an
+            # allow of the whole line covers it (`git -C x push` is not the `git push` an allow of that names)
+            at, _ = _getopt(words, 1, row.leading, name)
+            if 1 < at < len(words):
+                own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
+                self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
+                self.runners += 1
+                try:
+                    self.simple([head, *words[at:]], depth, (*order, at), env_hazard)
+                finally:
+                    self.runners -= 1
+                return
+        hazard = hazard or self.program_hazard(name, words, order, depth)
+        self.emit(order, argv, hazard=hazard, literal=literal)
+
+    def nested_shell(self, text: str, depth: int, order) -> None:
+        if depth + 1 > MAX_DEPTH:
+            raise _Unparseable("nesting too deep")
+        self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
+
+
+def _skipped_text(root, source: bytes) -> bool:
+    """Whether some byte other than a blank lies outside every token of the tree. tree-sitter-bash
+    drops a lone `-` before an assignment without an error: `- D=8 rm -rf /` parses as `D=8 rm -rf /`
+    while bash runs the program `-` with the rest as its arguments. What the tree does not hold
+    cannot be analysed, so such a line fails closed."""
+    pos, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count:
+            stack.extend(reversed(node.children))
+            continue
+        if node.start_byte > pos and _not_blank(source[pos:node.start_byte]):
+            return True
+        pos = max(pos, node.end_byte)
+    return _not_blank(source[pos:])
+
+
+def _not_blank(gap: bytes) -> bool:
+    return bool(gap.replace(b"\\\n", b"").strip(b" \t\n"))  # a line continuation is a blank
