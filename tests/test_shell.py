@@ -1,4 +1,4 @@
-"""compiler/shell.py: a command line → simple commands (segments) and redirected files."""
+"""compiler/shell/: a command line → simple commands (segments) and redirected files."""
 
 import shlex
 

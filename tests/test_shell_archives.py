@@ -1,4 +1,4 @@
-"""compiler/shell.py on archivers (catalogs/shell/commands.json `archive`, `creates`, `extracts`, `lists`,
+"""compiler/shell/ on archivers (catalogs/shell/commands.json `archive`, `creates`, `extracts`, `lists`,
 `members_anywhere`, `bundled_first`): `tar -xf a.tar -C .claude` wrote below .claude unseen, `tar czf out.tgz
 .env` read .env unseen, and `tar cf .claude/x.tar …` wrote its archive unseen. An extraction now writes every
 member below the directory it extracts into (`DIR/**`, a file pattern), a creation reads each operand with

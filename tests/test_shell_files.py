@@ -1,4 +1,4 @@
-"""compiler/shell.py on the files a file program writes (catalogs/shell/commands.json `written`,
+"""compiler/shell/ on the files a file program writes (catalogs/shell/commands.json `written`,
 `written_with`, `moves`, `into`, `written_assignments`): `cp x .claude/settings.json` met no
 `deny write .claude/*` and `cp x /etc/passwd` no `ask write outside workspace`, as a redirection
 `> .claude/settings.json` did. Each named file is now decided as a `write` call of it; one the

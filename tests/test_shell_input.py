@@ -1,4 +1,4 @@
-"""compiler/shell.py on commands whose words come from input: xargs and parallel (catalogs/shell/
+"""compiler/shell/ on commands whose words come from input: xargs and parallel (catalogs/shell/
 wrappers.json `replaces`, `placeholders`, `appends`) and find's `-exec … {}`. A word holding a
 replacement string is unknown; input appended to a command that its arguments can make run code
 is opaque. Bypass forms from public reports are in the bypass corpus."""

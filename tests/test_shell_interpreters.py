@@ -1,4 +1,4 @@
-"""compiler/shell.py on interpreters (catalogs/shell/commands.json `interpreters`): code written in the
+"""compiler/shell/ on interpreters (catalogs/shell/commands.json `interpreters`): code written in the
 command or read from stdin is opaque, a program file is not. Bypass forms from public reports are in
 the bypass corpus; here each rule of the analysis is held on its own, and over every data row."""
 

@@ -1,4 +1,4 @@
-"""compiler/shell.py on words that may become options when the shell expands them: `tar cf x.tar *`
+"""compiler/shell/ on words that may become options when the shell expands them: `tar cf x.tar *`
 in a directory holding a file named `--checkpoint-action=exec=sh x` runs `sh x` (irods/irods#8978,
 GTFOBins/GTFOBins.github.io#169), and `tar -xf a "$OPT"` is the same with a variable
 (amber-lang/amber#1158). A word may become an option when it starts with an expansion or a pattern,

@@ -1,4 +1,4 @@
-"""compiler/shell.py on the files a program reads (catalogs/shell/commands.json `read`, `read_patterns`,
+"""compiler/shell/ on the files a program reads (catalogs/shell/commands.json `read`, `read_patterns`,
 `recursive`): `deny read when args.file_path matches "*.env"` stopped the read tool and `cat < .env`, but not
 `cat .env`, `grep KEY .env`, `sed -n 1p .env` or `cat "$V"` (anthropics/claude-code#6002,
 danielmiessler/LifeOS#1790, yulonglin/dotfiles#162). Each file a program reads is now decided as a `read`

@@ -1,4 +1,4 @@
-"""compiler/shell.py on commands run elsewhere or later: ssh's remote command line (catalogs/shell/
+"""compiler/shell/ on commands run elsewhere or later: ssh's remote command line (catalogs/shell/
 commands.json `remote_command`: read as `sh -c` reads it, so a deny of what it runs decides — ssh to
 localhost runs it here), at / batch jobs and crontab tables (`interpreters` rows: their commands run
 later, outside the command and its sandbox, so they are opaque but for listing), tmux's command

@@ -1,4 +1,4 @@
-"""compiler/shell.py on wrappers (catalogs/shell/wrappers.json): every row runs what follows it, so a
+"""compiler/shell/ on wrappers (catalogs/shell/wrappers.json): every row runs what follows it, so a
 deny of that command decides; runners that wrap only through a subcommand (`uv run`, `bundle exec`,
 `npm exec`) are ordinary programs otherwise. Bypass forms from public reports are in the corpus."""
 

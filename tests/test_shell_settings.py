@@ -1,4 +1,4 @@
-"""compiler/shell.py on values a program runs as a command line: environment prefixes (`PAGER=…`,
+"""compiler/shell/ on values a program runs as a command line: environment prefixes (`PAGER=…`,
 catalogs/shell/commands.json `env_command_names`), options (`commands`: `tar --to-command`) and
 settings (`git -c`, `ssh -o`: `config_commands`, `config_harmless`). The line is read as `sh -c`
 reads it; a setting not known to be harmless, code in another language (`opaque`: `make --eval`)

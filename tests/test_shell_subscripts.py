@@ -1,4 +1,4 @@
-"""compiler/shell.py on variable names bash evaluates: an array subscript in a name is arithmetic, and
+"""compiler/shell/ on variable names bash evaluates: an array subscript in a name is arithmetic, and
 arithmetic runs the `$(…)` it meets, in the name or in a variable's value (Vidar Holen, "Bash's white
 collar eval"; reproduced with bash 5.2). `read 'a[$(rm x)]'`, `printf -v 'a[$(rm x)]' 1`,
 `declare "$x"`, `test -v 'a[…]'` and `a[$i]=1` ran what a deny-list forbids, and `read` and `test`

@@ -1,4 +1,4 @@
-"""compiler/shell.py on git commands that write a repository's files (catalogs/shell/commands.json `tree`,
+"""compiler/shell/ on git commands that write a repository's files (catalogs/shell/commands.json `tree`,
 `tree_options`, `tree_keeping`; `written` `clone` and `after_verb`): `git checkout BRANCH`, `git merge`, `git
 stash pop` … wrote .claude/settings.json unseen by a `deny write … ".claude/*"` (anthropics/claude-code#23870).
 Such a command is now a write of any file, with the reason named, as the repository's root may be any
