@@ -4,8 +4,7 @@ variables such a rule names are now absent from the environment of every process
 runtime's bash and persistent shell, the hook's confined line), and a confined process cannot read them from
 another's `/proc/PID/environ` either. Real processes.
 
-Reports: martymcenroe/AssemblyZero#693 (a Bash command printed an API key the file rules kept unread),
-anthropics/claude-code#2695 (secrets in the environment reach every command the agent runs)."""
+Reports: martymcenroe/AssemblyZero#693 (a Bash command printed an API key the file rules kept unread)."""
 from __future__ import annotations
 
 import json
