@@ -9,7 +9,8 @@ raised and the hook denies, unless the policy opted out (`sandbox fallback unsan
 
 The command runs in `bash -c` under the launcher, in the agent shell's working directory: a `cd` or an
 `export` in it no longer outlives the call, and its temp folder (TMPDIR) is dshc's private one
-(`private_tmp`), the shared /tmp being outside what it may write. The launcher reports why it could
+(`private_tmp`), the shared /tmp being outside what it may write; the variables the policy forbids a line
+to read are unset (`env -u NAME`, each one the hook's environment holds). The launcher reports why it could
 not confine on fd 3, which the line points at the shell's stderr.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     policy, or remove the hook). `mode`: a wider mode a human approved for this call (`escalation_verdict`)."""
     if not declares_sandbox(policy):
         return None
+    from ..compiler.policy.hidden_env import hidden_variables, present_names
     from ..compiler.policy.protected import hidden_globs, matching_files
     from ..runtime.sandbox import SandboxUnavailable, confinement_in, plan
     from .host import policy_mode, sandbox_settings
@@ -56,7 +58,11 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     if launch.mechanism == "unsandboxed":
         return None  # the policy's own opt-out, on a host with no mechanism: the command as it was
     # temp files go to the private folder, as the runtime's own commands' do (the shared /tmp is not writable)
-    line = " ".join([*(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")), *map(quote, launch.argv)])
+    # and the variables a shell line may not read are not in its environment (`env -u`: the ones set here)
+    unset = [f"-u {quote(name)}" for name in present_names(hidden_variables(policy), os.environ)] \
+        if mode != "danger-full-access" else []
+    line = " ".join([*(["/usr/bin/env", *unset] if unset else []),
+                     *(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")), *map(quote, launch.argv)])
     return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
 
 

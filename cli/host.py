@@ -11,6 +11,7 @@ from _collections_abc import Mapping  # collections.abc's own source, loaded at 
 from _thread import allocate_lock  # threading.Lock itself, without importing threading (~1.5 ms a process)
 
 from ..compiler.facts import SANDBOX_MODES
+from ..compiler.policy.hidden_env import hidden_variables, present_names
 from ..compiler.policy.protected import hidden_globs, hidden_paths, matching_files, protected_paths
 from ..compiler.program import Program
 from ..compiler.request import Request
@@ -159,9 +160,13 @@ def session(program: Program, request: Request, workspace: str, log_path: str | 
         from ..runtime.state_files import kept_paths
         settings["protected_roots"] = (*settings.get("protected_roots", ()), *kept_paths(log.path))
 
+    secret_variables = hidden_variables(policy)
+
     def tool_context(signal):
+        # the variables present when each command starts: one set in dshc's environment since is hidden too
+        hidden_env = present_names(secret_variables, os.environ) if secret_variables else ()
         return ToolContext(workspace=os.path.abspath(workspace), sandbox=escalation.mode(sandbox), owner=request.scope,
-                           state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
+                           hidden_env=hidden_env, state=state, abort=signal, timeout_s=timeout_s, interactive=interactive,
                            review_plan=review, web_provider=os.environ.get("DSHC_WEB_PROVIDER") or None,
                            output_schema=output_schema, may_read=may_read if reads_judged else None,
                            hidden_found=hidden_found if globs else None,
@@ -334,6 +339,9 @@ def describe_sandbox(program: Program, request: Request, tool: str, arguments: M
             package in PROCESS_PACKAGES else [],
             "unreadable_matching": list(hidden_globs(policy)) if policy is not None and mode != "danger-full-access"
             and package in PROCESS_PACKAGES else [],
+            # the variables a shell line may not read, removed from every process's environment
+            "hidden_env": list(hidden_variables(policy)) if mode != "danger-full-access" and
+            package in PROCESS_PACKAGES else [],
             # for processes, wherever they exist and the host can mount (`RUN_LATER`)
             "read_only_where_present": list(_run_later()) if mode == "workspace-write" and
             package in PROCESS_PACKAGES else [],
@@ -394,6 +402,8 @@ def sandbox_text(described: dict | None) -> str:
         text += ", unreadable: " + ", ".join([*described.get("unreadable", ()), *(
             ["files matching " + ", ".join(described["unreadable_matching"]) + " (found when a command starts)"]
             if described.get("unreadable_matching") else [])])
+    if described.get("hidden_env"):
+        text += ", environment without " + ", ".join(described["hidden_env"])
     if described["escalation_if_approved"]:
         text += f"; {described['escalation_if_approved']} if this call is approved once"
     return text + "\n"

@@ -12,6 +12,7 @@ from . import ast
 from .frozen import record
 from .globs import glob_match
 from .policy.core import rule_id
+from .policy.hidden_env import env_tests, hiding_rules
 from .policy.protected import fixed_folder, literal_path, sandbox_hides
 
 OS, WORKSPACE, FILE_TOOLS, RULES = "os", "os-in-workspace", "file-tools", "rules"
@@ -109,6 +110,18 @@ def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
                        "Landlock outside the write roots)")
         return Row(ident, span, concerns, FILE_TOOLS, "dshc's file tools and the lines that name the file: a glob "
                    "with no folder names no path to keep read-only", program)
+    if (named := env_tests(item.condition)) and not _negates(item.condition):
+        names = list(_names(named))
+        patterns = ", ".join(f"`{name}`" for name in names)
+        if confined and item in hiding_rules(policy):
+            # a confined process cannot read another's environment either (Landlock's ptrace rule, bubblewrap's
+            # own pid namespace, Seatbelt's default deny): only its own, where they are not
+            return Row(ident, span, f"variables read {patterns}", OS, "removed from the environment of every "
+                       "process (those set when it starts)")
+        return Row(ident, span, f"variables read {patterns}", RULES, "the line's text: a script reading its "
+                   "environment is not stopped by it" + ("" if confined else "; the policy declares no confining "
+                                                         "sandbox"), "`python3 x.py`, a script that reads "
+                   f"`os.environ[\"{_example(names[0] if names else 'X')}\"]`")
     if "command" in fields:
         if _negates(item.condition):  # `ask bash when not args.command is readonly`: any other program meets it
             return None
@@ -140,6 +153,12 @@ def _negates(expr) -> bool:
         if isinstance(node, (ast.And, ast.Or)):
             stack.extend(node.items)
     return False
+
+
+def _names(tests):
+    """The patterns (or names) the tests of a condition on variables name."""
+    for test in tests:
+        yield from (test.pattern,) if isinstance(test, ast.Matches) else map(str, test.values)
 
 
 def _example(pattern: str) -> str:

@@ -10,6 +10,10 @@ own patterns induce. Three properties:
   against OLD    nothing the new program allows was denied or asked by the old one, and no
                  ask became an allow.
 
+A policy that tests the session (`session.read`, …) is decided in every session state its tests can tell
+apart (`session_states`): the strictest one (no log) and a concrete one for each class of earlier calls. A
+session is taken to be whatever the log says, independent of the call being decided.
+
 A violation comes with the first concrete witness in a fixed order. Where argument classes
 are not exact the report says so and never claims a proof.
 """
@@ -27,6 +31,7 @@ from .frozen import replace
 from .policy import Decision, decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, own_tool_name, target_matches_tool
+from .session_states import describe, session_states
 
 MODES = ("native", "code", "both")
 WORKSPACE = "/workspace"
@@ -98,9 +103,12 @@ def _reachable(program, request) -> dict | None:
     return entries
 
 
-def _witness(request: Request, tool: str | None = None, arguments=None, plan=False, policy=None) -> dict:
+def _witness(request: Request, tool: str | None = None, arguments=None, plan=False, policy=None,
+             session=None) -> dict:
     out = {"host": request.host, "preset": request.preset, "platform": request.platform, "scope": request.scope,
            "mode": request.mode, "without": sorted(request.without_services), "plan": plan}
+    if session is not None:
+        out["session"] = describe(session)
     if policy is not None:
         out["policy"] = policy
     if tool is not None:
@@ -166,27 +174,57 @@ class ClassDecider:
             found = self.cache[key] = (frozenset(facts), frozenset(services), frozenset(flags))
         return found
 
-    def decisions(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes) -> tuple[str, ...]:
-        """The effect for each argument class, in the order of `classes`."""
+    def states_for(self, policies, name: str, tool) -> tuple:
+        """The session states that tell apart the session tests of the policies' rules that may decide `name`
+        (`(None,)`, the strictest, alone when none tests the session); inexact ones are recorded on the report."""
+        key = ("states", tuple(id(p) for p in policies), name)
+        found = self.cache.get(key)
+        if found is None:
+            aliases = tool.aliases if tool else ()
+            states = session_states(item.condition for policy in policies for item in (*policy.rules, *policy.guards)
+                                    if _may_decide(item, name, tool, aliases))
+            if not states.exact:
+                self.report.exact = False
+            self.report.notes.extend(note for note in states.notes if note not in self.report.notes)
+            found = self.cache[key] = states.states
+        return found
+
+    def context(self, policy: EffectivePolicy, composition, plan: bool) -> tuple:
+        """What of a request the policy's decisions can see: requests alike here are decided alike."""
         facts, services, flags = self.mentioned(policy)
         env = composition.env()
         seen = tuple(sorted((f, env.facts.get(f)) for f in facts - {"plan_mode"}))
-        key = (id(policy), name, seen, plan if "plan_mode" in facts else None, composition.services & services,
-               env.flags & flags, composition.approval, id(classes))
+        return (id(policy), seen, plan if "plan_mode" in facts else None, composition.services & services,
+                env.flags & flags, composition.approval)
+
+    def first_time(self, *context) -> bool:
+        """Whether these contexts are met for the first time (a check done in equal ones finds the same)."""
+        key = ("checked", *context)
+        if key in self.cache:
+            return False
+        self.cache[key] = True
+        return True
+
+    def decisions(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes,
+                  session=None) -> tuple[str, ...]:
+        """The effect for each argument class, in the order of `classes`, in session state `session`."""
+        key = (self.context(policy, composition, plan), name, id(classes),
+               id(session) if any(fact.startswith("session.") for fact in self.mentioned(policy)[0]) else None)
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = tuple(self.decision(policy, composition, name, tool, plan, args).effect
+            found = self.cache[key] = tuple(self.decision(policy, composition, name, tool, plan, args, session).effect
                                             for args in classes)
         return found
 
-    def decision(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict) -> Decision:
+    def decision(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict,
+                 session=None) -> Decision:
         """One concrete call, decided by the reference evaluator in a workspace of its own."""
         base = composition.env()
         facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None,
                  "tool": name}
         self.report.decisions += 1
         return decide(policy, composition.approval, composition.approval_source, name, tool,
-                      Env(facts, base.services, base.flags, args, WORKSPACE))
+                      Env(facts, base.services, base.flags, args, WORKSPACE, session=session))
 
 
 def verify(program, against=None, policy_names=None, progress=None) -> Report:
@@ -232,31 +270,46 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
                 report.violations.append(Violation("narrowing", f"scope `{scope.name}` sees `{name}`, which its parent "
                                                    f"`{scope.parent}` does not", _witness(request, name)))
         for policy, plan, name in itertools.product(policies, (False, True), sorted(entries)):
-            tool = entries[name]
-            tool_def = program.catalog.definitions.get(tool.definition)
-            classes = decider.classes_for(name, tool_def, [policy])
-            mine = decider.decisions(policy, composition, name, tool_def, plan, classes)
-            if parent_composition is not None and name in parent_entries:
-                theirs = decider.decisions(policy, parent_composition, name, tool_def, plan, classes)
-                _compare(report, "narrowing", mine, theirs, classes, request, name, plan, policy.name,
-                         f"scope `{scope.name}` may do more than its parent `{scope.parent}`")
-            aliases = tool_def.aliases if tool_def else ()
-            for item in (*policy.rules, *policy.guards):
-                if isinstance(item, ast.Rule) and item.effect != "deny":
-                    continue
-                if not _may_decide(item, name, tool_def, aliases):
-                    continue
-                without = decider.without(policy, item)
-                looser = decider.decisions(without, composition, name, tool_def, plan, classes)
-                label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"deny rule at {item.span}"
-                _compare(report, "monotonicity", mine, looser, classes, request, name, plan, policy.name,
-                         f"{label} makes the decision wider than without it")
+            tool_def = program.catalog.definitions.get(entries[name].definition)
+            states = decider.states_for([policy], name, tool_def)
+            parent = decider.context(policy, parent_composition, plan) \
+                if parent_composition is not None and name in parent_entries else None
+            # each session state but the strictest once per context the policy can tell apart: a cell alike
+            # in every fact the policy reads is decided alike
+            if len(states) > 1 and not decider.first_time(name, decider.context(policy, composition, plan), parent):
+                states = states[:1]
+            for session in states:
+                _check_call(report, decider, request, composition, name, tool_def, policy, plan, session,
+                            parent_entries, parent_composition)
             if against is not None:
-                _against(report, against, decider, request, entries, name, tool_def, policy, plan, composition)
+                _against(report, against, decider, request, name, tool_def, policy, plan, composition)
     if progress is not None:
         progress(len(domain), len(domain))
     report.violations = _first_per_message(report.violations)
     return report
+
+
+def _check_call(report, decider, request, composition, name, tool_def, policy, plan, session, parent_entries,
+                parent_composition) -> None:
+    """Narrowing and monotonicity for the calls of one tool in one cell and session state."""
+    scope = composition.chain[-1]
+    classes = decider.classes_for(name, tool_def, [policy])
+    mine = decider.decisions(policy, composition, name, tool_def, plan, classes, session)
+    if parent_composition is not None and name in parent_entries:
+        theirs = decider.decisions(policy, parent_composition, name, tool_def, plan, classes, session)
+        _compare(report, "narrowing", mine, theirs, classes, request, name, plan, policy.name,
+                 f"scope `{scope.name}` may do more than its parent `{scope.parent}`", session)
+    aliases = tool_def.aliases if tool_def else ()
+    for item in (*policy.rules, *policy.guards):
+        if isinstance(item, ast.Rule) and item.effect != "deny":
+            continue
+        if not _may_decide(item, name, tool_def, aliases):
+            continue
+        without = decider.without(policy, item)
+        looser = decider.decisions(without, composition, name, tool_def, plan, classes, session)
+        label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"deny rule at {item.span}"
+        _compare(report, "monotonicity", mine, looser, classes, request, name, plan, policy.name,
+                 f"{label} makes the decision wider than without it", session)
 
 
 SPLIT_TOOLS = ("read", "write")  # a shell line's file accesses and a search's path are decided as these
@@ -269,32 +322,41 @@ def _may_decide(item, name: str, tool_def, aliases) -> bool:
                or any(target_matches_tool(t, split, None) for split in SPLIT_TOOLS) for t in item.targets)
 
 
-def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message):
+def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message, session=None):
     for args, a, b in zip(classes, mine, baseline):
         if widens_fail_closed(b, a):  # every fact is known for a concrete call: `conditional` fails closed
-            report.violations.append(Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy)))
+            report.violations.append(Violation(prop, f"{message}: {b} → {a}",
+                                               _witness(request, name, args, plan, policy, session)))
             return
 
 
-def _against(report, old, decider, request, entries, name, tool_def, policy, plan, composition):
-    """Nothing the new program allows may have been denied or asked by the old one."""
+def _against(report, old, decider, request, name, tool_def, policy, plan, composition):
+    """Nothing the new program allows may have been denied or asked by the old one, in any session state
+    either policy's session tests tell apart."""
     old_policy = old.resolved.policies.get(policy.name)
     old_entries = _reachable(old, request) if old_policy is not None else None
     if old_entries is None:
         return  # the old program has no such cell: nothing to compare against
     # both sides are decided on the classes both policies' patterns induce
     classes = decider.classes_for(name, tool_def, [policy, old_policy])
-    mine = decider.decisions(policy, composition, name, tool_def, plan, classes)
-    if name not in old_entries:
-        for args, effect in zip(classes, mine):
-            if effect != "deny":
-                report.violations.append(Violation("against", f"`{name}` did not exist in the old program and a call "
-                                                   f"is now `{effect}`", _witness(request, name, args, plan, policy.name)))
-                return
-        return
-    theirs = decider.decisions(old_policy, old.composition(request), name, tool_def, plan, classes)
-    _compare(report, "against", mine, theirs, classes, request, name, plan, policy.name,
-             "the new program is wider than the old one")
+    states = decider.states_for([policy, old_policy], name, tool_def)
+    if len(states) > 1 and not decider.first_time("against", name, decider.context(policy, composition, plan),
+                                                  decider.context(old_policy, old.composition(request), plan),
+                                                  name in old_entries):
+        states = states[:1]
+    for session in states:
+        mine = decider.decisions(policy, composition, name, tool_def, plan, classes, session)
+        if name not in old_entries:
+            for args, effect in zip(classes, mine):
+                if effect != "deny":
+                    report.violations.append(Violation("against", f"`{name}` did not exist in the old program and a "
+                                                       f"call is now `{effect}`",
+                                                       _witness(request, name, args, plan, policy.name, session)))
+                    return
+            continue
+        theirs = decider.decisions(old_policy, old.composition(request), name, tool_def, plan, classes, session)
+        _compare(report, "against", mine, theirs, classes, request, name, plan, policy.name,
+                 "the new program is wider than the old one", session)
 
 
 def _first_per_message(violations: list[Violation]) -> list[Violation]:

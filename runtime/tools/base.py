@@ -321,6 +321,7 @@ class ToolContext:
     writable_roots: tuple[str, ...] = ()   # writable beside the workspace (workspace-write only)
     protected_roots: tuple[str, ...] = ()  # kept read-only under the writable roots (a policy's write deny)
     hidden_roots: tuple[str, ...] = ()     # hidden from processes, found empty (a policy's read deny)
+    hidden_env: tuple[str, ...] = ()       # variables removed from processes' environment (a policy's env_read deny)
     # the files a policy's read-deny globs match under a root, found when a command starts: (paths, whether
     # the search looked at every entry); None when no such glob
     hidden_found: Callable[[str], tuple[tuple[str, ...], bool]] | None = None

@@ -45,9 +45,11 @@ class PersistentShell:
     keeps the shell state, copes with multi-line text and heredocs, and a syntax error still
     reaches the sentinel instead of leaving the shell waiting for more input."""
 
-    def __init__(self, cwd: str, env: Mapping[str, str] | None = None, confinement: Confinement | None = None) -> None:
+    def __init__(self, cwd: str, env: Mapping[str, str] | None = None, confinement: Confinement | None = None,
+                 hidden_env: tuple[str, ...] = ()) -> None:
         env = dict(shell_env() if env is None else env)
         self.confinement = confinement
+        self.hidden_env = hidden_env  # the variables `env` lacks (`process_env`)
         env.update(TERM="dumb", PS1="", PS2="", PROMPT_COMMAND="")
         env.pop("HISTFILE", None)
         self._dir = tempfile.mkdtemp(prefix="dshc-pty-")
@@ -257,14 +259,14 @@ def shell_for(ctx: ToolContext) -> PersistentShell:
     wanted = confinement(ctx)
     with state.lock:
         shell = state.shells.get(ctx.owner)
-        # a shell keeps the confinement it started with; a call under another one gets a new shell
-        if shell is not None and shell.alive and shell.confinement == wanted:
+        # a shell keeps the confinement and environment it started with; a call under others gets a new shell
+        if shell is not None and shell.alive and shell.confinement == wanted and shell.hidden_env == ctx.hidden_env:
             return shell
         if shell is not None:
             shell.close()
         try:
             with process_errors("bash"):
-                shell = PersistentShell(workspace_root(ctx), process_env(ctx, shell_env()), wanted)
+                shell = PersistentShell(workspace_root(ctx), process_env(ctx, shell_env()), wanted, ctx.hidden_env)
         except (ShellGone, TimeoutError) as exc:
             detail = str(exc) or "it did not start"
             raise fail("provider-unavailable", tool="bash", provider=f"working PTY shell ({detail})") from None

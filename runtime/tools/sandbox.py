@@ -84,9 +84,12 @@ def found_hidden(ctx: ToolContext) -> tuple[str, ...]:
 
 
 def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:
-    """Temp files go to the session's private temp dir, the one place every mode may write."""
+    """Temp files go to the session's private temp dir, the one place every mode may write; the variables the
+    policy keeps from shell lines are not there at all, outside danger-full-access (a script reads them too)."""
     tmp = ctx.state.private_tmp()
-    return {**base, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+    hidden = frozenset(ctx.hidden_env) if ctx.sandbox != "danger-full-access" else frozenset()
+    return {**{name: value for name, value in base.items() if name not in hidden}, "TMPDIR": tmp, "TMP": tmp,
+            "TEMP": tmp}
 
 
 @contextmanager
