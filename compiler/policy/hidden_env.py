@@ -8,7 +8,9 @@ or `args.command.env_read in ["NAME", …]`, or an `or` of such tests (each deci
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+TYPE_CHECKING = False  # collections.abc loads collections: a hook deciding a file tool imports neither
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 from .. import ast
 from ..globs import glob_match
