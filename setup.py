@@ -1,6 +1,7 @@
 """Build step of the package: the run_code worker's npm dependency is fetched beside runner.js before
 the modules are copied, so `pip install .` yields a package whose code mode runs. Everything else
 about the package is in pyproject.toml."""
+
 from __future__ import annotations
 
 import os
@@ -26,12 +27,15 @@ def fetch_worker_dependencies(folder: Path = WORKER_DIR, npm: str | None = None)
     if npm is None:  # no Node.js toolchain: the package builds, and gate 5 shows run_code unavailable
         print("dshc: npm is not on PATH; run_code will be unavailable", file=sys.stderr)
         return "no-npm"
-    done = subprocess.run([npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund", "--omit=dev"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund", "--omit=dev"], capture_output=True, text=True
+    )
     if done.returncode != 0:  # a half-filled node_modules must not ship: fail the build, say how to skip
         shutil.rmtree(folder / "node_modules", ignore_errors=True)
-        raise SystemExit(f"dshc: `npm ci` in {folder} failed ({done.returncode}):\n{done.stderr[-2000:]}\n"
-                         f"set {SKIP_ENV}=1 to build without code mode's worker")
+        raise SystemExit(
+            f"dshc: `npm ci` in {folder} failed ({done.returncode}):\n{done.stderr[-2000:]}\n"
+            f"set {SKIP_ENV}=1 to build without code mode's worker"
+        )
     return "fetched"
 
 

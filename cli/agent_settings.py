@@ -1,5 +1,6 @@
 """An agent's own permission settings file (Claude Code, Codex, Gemini CLI) read as a `.dsh` source, so
 `dshc diff` and `verify --against` can take one as a side."""
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,11 @@ def agent_source(spec: str):
     if agent == "codex" and re.search(r"(?m)^\s*\[\[\s*rule\s*\]\]", text):
         agent = "gemini"
     from ..compiler.program import SourceFile
+
     try:
         if agent == "claude-code":
             from ..compiler.interop.claude_settings import import_settings
+
             try:
                 settings = json.loads(text)
             except ValueError as exc:
@@ -45,9 +48,11 @@ def agent_source(spec: str):
             policy = import_settings(settings, os.path.abspath(spec)).text
         elif agent == "gemini":
             from ..compiler.interop.gemini_import import import_gemini
+
             policy = import_gemini({os.path.abspath(spec): text}).text
         else:
             from ..compiler.interop.codex_config import import_codex
+
             policy = import_codex(text, os.path.abspath(spec)).text
     except ValueError as exc:
         raise DshError([Diagnostic("DSH405", str(exc), path=spec)])

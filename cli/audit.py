@@ -4,6 +4,7 @@
 In: a JSONL event log or a postgresql:// DSN (read by `log_target`), optionally a preset whose
 view the calls are held against. Out: text, or the same as JSON (`--json`).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,27 +32,51 @@ def tools_never_used(records, view_names) -> list[str]:
 def timeline(records, session: str) -> list[dict]:
     rows = [r for r in records if r.get("session") == session]
     rows.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
-    return [{"seq": r.get("seq"), "time": r.get("time"), "type": r.get("type"), "callId": r.get("callId"),
-             "name": r.get("name"), "decision": r.get("decision"), "reason": r.get("reason")} for r in rows]
+    return [
+        {
+            "seq": r.get("seq"),
+            "time": r.get("time"),
+            "type": r.get("type"),
+            "callId": r.get("callId"),
+            "name": r.get("name"),
+            "decision": r.get("decision"),
+            "reason": r.get("reason"),
+        }
+        for r in rows
+    ]
 
 
 def cmd_audit(args, out, err) -> int:
     from .command_context import line_diagnostics as _line_diagnostics, program_of as _program
+
     if args.log == "verify":
         from .audit_verify import cmd_verify
+
         return cmd_verify(args, out, err)
     if args.target is not None or args.head:
-        raise DshError([invalid_request(f"`{args.target or '--head'}` is only taken by `dshc audit verify`",
-                                        "dshc audit EVENTS.jsonl|DSN, or dshc audit verify EVENTS.jsonl|DSN")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"`{args.target or '--head'}` is only taken by `dshc audit verify`",
+                    "dshc audit EVENTS.jsonl|DSN, or dshc audit verify EVENTS.jsonl|DSN",
+                )
+            ]
+        )
     from .log_target import read_log_target  # the log readers load for `dshc audit` alone
+
     log = read_log_target(args.log)
     if log.problems:  # as replay: figures over a log with unreadable records would undercount silently
         raise DshError(_line_diagnostics(args.log, log.problems))
     records = log.records
-    report: dict = {"records": len(records), "sessions": len({r.get("session") for r in records}),
-                    "denials_by_rule": denials_by_rule(records), "torn_tail": log.torn_tail}
+    report: dict = {
+        "records": len(records),
+        "sessions": len({r.get("session") for r in records}),
+        "denials_by_rule": denials_by_rule(records),
+        "torn_tail": log.torn_tail,
+    }
     if args.preset:
         from ..compiler.request import Request
+
         view = _program(args).view(Request(preset=args.preset))
         report["preset"] = args.preset
         report["never_used"] = tools_never_used(records, view.names)

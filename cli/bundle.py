@@ -4,6 +4,7 @@ In: declaration files, overlay folders, an ed25519 key. Out: a deterministic bun
 a verified Program (size limits, signature, member digests, safe members, fingerprints) held by
 `BundleHolder`, which never swaps to a bundle of an older revision than the one it serves.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,16 +45,19 @@ def new_key(path: str) -> str:
     """Write an ed25519 private key (mode 0600) at `path` and its public key at `path.pub`."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     key = Ed25519PrivateKey.generate()
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(private)
         os.chmod(path, 0o600)
-        Path(path + ".pub").write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
+        Path(path + ".pub").write_bytes(
+            key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        )
     except OSError as exc:
         raise _refuse(f"cannot write the key `{path}`: {exc.strerror or exc}", "choose a folder you can write to")
     return path + ".pub"
@@ -62,6 +66,7 @@ def new_key(path: str) -> str:
 def _private_key(path: str) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
     except (OSError, ValueError) as exc:
@@ -74,10 +79,13 @@ def _private_key(path: str) -> Ed25519PrivateKey:
 def _public_key(path: str) -> Ed25519PublicKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         key = serialization.load_pem_public_key(Path(path).read_bytes())
     except (OSError, ValueError) as exc:
-        raise _refuse(f"cannot read the trusted key `{path}`: {exc}", "pass the `.pub` file `dshc build --new-key` wrote")
+        raise _refuse(
+            f"cannot read the trusted key `{path}`: {exc}", "pass the `.pub` file `dshc build --new-key` wrote"
+        )
     if not isinstance(key, Ed25519PublicKey):
         raise _refuse(f"`{path}` is not an ed25519 public key", "pass the `.pub` file `dshc build --new-key` wrote")
     return key
@@ -114,6 +122,7 @@ def _program(sources: list[SourceFile], overlay_dirs: list[str], shipped: bool) 
 def default_revision(environ=os.environ) -> int:
     """$SOURCE_DATE_EPOCH (reproducible builds), else the current Unix time in seconds."""
     import time
+
     text = environ.get("SOURCE_DATE_EPOCH", "")
     return int(text) if text.isascii() and text.isdigit() else int(time.time())
 
@@ -133,12 +142,19 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True, rev
                 members[f"catalogs/{index:02d}/{file.relative_to(root).as_posix()}"] = file.read_bytes()
         except OSError as exc:
             raise _refuse(f"cannot read the catalog overlay `{folder}`: {exc.strerror or exc}", "check --catalog")
-    program = _program([SourceFile(n, d) for n, d in members.items() if n.startswith("sources/")],
-                       [str(Path(c)) for c in catalogs], shipped)
-    manifest = {"format": FORMAT, "dshc_version": _version(), "revision": revision,
-                "shipped": {"included": False, "digest": shipped_digest()} if shipped else None,
-                "members": {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in sorted(members.items())},
-                "views": view_fingerprints(program)}
+    program = _program(
+        [SourceFile(n, d) for n, d in members.items() if n.startswith("sources/")],
+        [str(Path(c)) for c in catalogs],
+        shipped,
+    )
+    manifest = {
+        "format": FORMAT,
+        "dshc_version": _version(),
+        "revision": revision,
+        "shipped": {"included": False, "digest": shipped_digest()} if shipped else None,
+        "members": {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in sorted(members.items())},
+        "views": view_fingerprints(program),
+    }
     text = json.dumps(manifest, sort_keys=True, indent=1).encode()
     members[MANIFEST] = text
     members[SIGNATURE] = key.sign(text).hex().encode()
@@ -148,6 +164,7 @@ def build(paths, catalogs, output: str, key_path: str, shipped: bool = True, rev
 
 def _tar(members: dict[str, bytes]) -> bytes:
     import tarfile  # tarfile and tempfile load with a bundle command, not with every `dshc` process
+
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(members):
@@ -158,6 +175,7 @@ def _tar(members: dict[str, bytes]) -> bytes:
             tar.addfile(info, io.BytesIO(members[name]))
     out = io.BytesIO()
     import gzip
+
     with gzip.GzipFile(fileobj=out, mode="wb", mtime=0, filename="") as gz:  # mtime 0: same inputs, same bytes
         gz.write(raw.getvalue())
     return out.getvalue()
@@ -165,6 +183,7 @@ def _tar(members: dict[str, bytes]) -> bytes:
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dshc")
     except PackageNotFoundError:
@@ -197,25 +216,37 @@ def read_members(path: str) -> dict[str, bytes]:
     import gzip
     import tarfile
     import zlib
+
     members: dict[str, bytes] = {}
     total = 0
     try:
         if os.stat(path).st_size > MAX_UNPACKED:
             raise _refuse(f"bundle `{path}` is over {MAX_UNPACKED} bytes, over the limit")
         # a stream read ("r|"): tarfile never seeks, so every byte it sees passed through the cap
-        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as unzipped, \
-                tarfile.open(fileobj=_Capped(unzipped, MAX_UNPACKED, path), mode="r|") as tar:
+        with (
+            open(path, "rb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="rb") as unzipped,
+            tarfile.open(fileobj=_Capped(unzipped, MAX_UNPACKED, path), mode="r|") as tar,
+        ):
             for count, info in enumerate(tar, 1):
                 name = info.name
                 parts = PurePosixPath(name).parts
                 if count > MAX_MEMBERS:
                     raise _refuse(f"bundle `{path}` has more than {MAX_MEMBERS} members")
-                if name.startswith("/") or "\\" in name or not parts or ".." in parts or "." in parts \
-                        or ":" in parts[0]:
+                if (
+                    name.startswith("/")
+                    or "\\" in name
+                    or not parts
+                    or ".." in parts
+                    or "." in parts
+                    or ":" in parts[0]
+                ):
                     raise _refuse(f"bundle `{path}` has member `{name}` outside the bundle")
                 if not info.isreg():
-                    raise _refuse(f"bundle `{path}` has member `{name}` that is not a regular file "
-                                  "(links, devices and folders are refused)")
+                    raise _refuse(
+                        f"bundle `{path}` has member `{name}` that is not a regular file "
+                        "(links, devices and folders are refused)"
+                    )
                 if name in members:
                     raise _refuse(f"bundle `{path}` has member `{name}` twice")
                 if info.size > MAX_MEMBER or total + info.size > MAX_TOTAL:
@@ -251,15 +282,20 @@ def _signed(path: str, trust: str) -> tuple[dict[str, bytes], bytes, dict]:
         raise _refuse(f"bundle `{path}` is unsigned: it needs {MANIFEST} and {SIGNATURE}")
     text = members.pop(MANIFEST)
     from cryptography.exceptions import InvalidSignature
+
     try:
         key.verify(bytes.fromhex(members.pop(SIGNATURE).decode("ascii")), text)
     except (InvalidSignature, ValueError, UnicodeDecodeError):
-        raise _refuse(f"bundle `{path}` is not signed by the trusted key `{trust}`",
-                      "check --trust, or rebuild the bundle; a changed manifest breaks the signature")
+        raise _refuse(
+            f"bundle `{path}` is not signed by the trusted key `{trust}`",
+            "check --trust, or rebuild the bundle; a changed manifest breaks the signature",
+        )
     manifest = json.loads(text)
     if manifest.get("format") != FORMAT:
-        raise _refuse(f"bundle `{path}` is of format {manifest.get('format')}, not {FORMAT} (it has no revision)",
-                      "rebuild it with this dshc")
+        raise _refuse(
+            f"bundle `{path}` is of format {manifest.get('format')}, not {FORMAT} (it has no revision)",
+            "rebuild it with this dshc",
+        )
     revision = manifest.get("revision")
     if type(revision) is not int or revision < 0:
         raise _refuse(f"bundle `{path}` has no revision in its manifest", "rebuild it with this dshc")
@@ -269,6 +305,7 @@ def _signed(path: str, trust: str) -> tuple[dict[str, bytes], bytes, dict]:
 def load(path: str, trust: str) -> LoadedBundle:
     """Verify and load the bundle at `path` signed by the key in `trust`; raises DshError."""
     import tempfile
+
     members, text, manifest = _signed(path, trust)
     listed = manifest.get("members", {})
     if set(listed) != set(members):
@@ -278,8 +315,10 @@ def load(path: str, trust: str) -> LoadedBundle:
             raise _refuse(f"bundle `{path}` member `{name}` does not match its digest in the manifest")
     shipped = manifest.get("shipped")
     if shipped is not None and shipped.get("digest") != shipped_digest():
-        raise _refuse(f"bundle `{path}` was built against other shipped sources (dshc {manifest.get('dshc_version')})",
-                      "rebuild it with this dshc, or with --no-shipped so it carries every declaration")
+        raise _refuse(
+            f"bundle `{path}` was built against other shipped sources (dshc {manifest.get('dshc_version')})",
+            "rebuild it with this dshc, or with --no-shipped so it carries every declaration",
+        )
     sources = [SourceFile(f"{path}:{n}", d) for n, d in sorted(members.items()) if n.startswith("sources/")]
     with tempfile.TemporaryDirectory(prefix="dshc-bundle-") as tmp:
         overlays = sorted({n.split("/")[1] for n in members if n.startswith("catalogs/")})
@@ -290,8 +329,10 @@ def load(path: str, trust: str) -> LoadedBundle:
                 target.write_bytes(data)
         program = _program(sources, [str(Path(tmp, "catalogs", o)) for o in overlays], shipped is not None)
     if view_fingerprints(program) != manifest.get("views"):
-        raise _refuse(f"bundle `{path}`: the views this dshc compiles differ from the fingerprints in its manifest",
-                      "rebuild the bundle with this dshc")
+        raise _refuse(
+            f"bundle `{path}`: the views this dshc compiles differ from the fingerprints in its manifest",
+            "rebuild the bundle with this dshc",
+        )
     return LoadedBundle(path, "sha256:" + hashlib.sha256(text).hexdigest(), manifest, program)
 
 
@@ -335,8 +376,10 @@ class BundleHolder:
         try:  # stamped before the load: a bundle replaced meanwhile is seen as new by the next poll
             self._seen = _stamp(chosen)
         except OSError as exc:
-            raise _refuse(f"cannot read the bundle `{chosen}`: {exc.strerror or exc}",
-                          "pass a bundle file, or a folder holding `*.tar.gz` bundles") from None
+            raise _refuse(
+                f"cannot read the bundle `{chosen}`: {exc.strerror or exc}",
+                "pass a bundle file, or a folder holding `*.tar.gz` bundles",
+            ) from None
         self._current = load(chosen, trust)
         self._lock = threading.Lock()  # one poll at a time; readers never take it
 
@@ -358,15 +401,20 @@ class BundleHolder:
                 loaded = load(chosen, self.trust)
             except DshError as exc:
                 from ..compiler.render import human
-                self.warn(f"dshc serve: refused the new bundle `{chosen}`; still serving "
-                          f"`{self._current.path}`\n" + human(exc.diagnostics))
+
+                self.warn(
+                    f"dshc serve: refused the new bundle `{chosen}`; still serving "
+                    f"`{self._current.path}`\n" + human(exc.diagnostics)
+                )
                 return False
             if loaded.digest == self._current.digest:
                 return False
             if loaded.revision <= self._current.revision:
-                self.warn(f"dshc serve: refused the bundle `{chosen}` of revision {loaded.revision}: "
-                          f"`{self._current.path}` of revision {self._current.revision} is served, and a "
-                          "bundle only replaces an older one (build the next with a higher --revision)")
+                self.warn(
+                    f"dshc serve: refused the bundle `{chosen}` of revision {loaded.revision}: "
+                    f"`{self._current.path}` of revision {self._current.revision} is served, and a "
+                    "bundle only replaces an older one (build the next with a higher --revision)"
+                )
                 return False
             self._current = loaded  # one reference store: readers see the old or the new bundle, never a mix
             return True
@@ -380,7 +428,9 @@ def _stamp(path: str):
 def serve_holder(path: str, trust: str | None, err) -> BundleHolder:
     """The holder `dshc serve --bundle` reads; refusals go to stderr (stdout may be the protocol)."""
     if not trust:
-        raise _refuse("--bundle needs --trust PUBKEY to verify the signature", "the `.pub` file `dshc build --new-key` wrote")
+        raise _refuse(
+            "--bundle needs --trust PUBKEY to verify the signature", "the `.pub` file `dshc build --new-key` wrote"
+        )
     return BundleHolder(path, trust, lambda text: (err.write(text.rstrip("\n") + "\n"), err.flush()))
 
 
@@ -390,18 +440,38 @@ def serve_holder(path: str, trust: str | None, err) -> BundleHolder:
 def cmd_build(args, out, err) -> int:
     if args.new_key:
         public = new_key(args.new_key)
-        out.write(json.dumps({"key": args.new_key, "public": public}) + "\n" if args.json
-                  else f"wrote {args.new_key} (private, 0600) and {public}\n")
+        out.write(
+            json.dumps({"key": args.new_key, "public": public}) + "\n"
+            if args.json
+            else f"wrote {args.new_key} (private, 0600) and {public}\n"
+        )
         if not args.output:
             return 0
     if not args.output or not (args.key or args.new_key):
         raise _refuse("`dshc build` needs -o BUNDLE and --key KEYFILE", "or --new-key KEYFILE to make a keypair")
-    manifest = build(args.paths, args.catalog, args.output, args.key or args.new_key, shipped=not args.no_shipped,
-                     revision=args.revision)
+    manifest = build(
+        args.paths,
+        args.catalog,
+        args.output,
+        args.key or args.new_key,
+        shipped=not args.no_shipped,
+        revision=args.revision,
+    )
     if args.json:
-        out.write(json.dumps({"bundle": args.output, "revision": manifest["revision"],
-                              "views": len(manifest["views"]), "members": len(manifest["members"])}) + "\n")
+        out.write(
+            json.dumps(
+                {
+                    "bundle": args.output,
+                    "revision": manifest["revision"],
+                    "views": len(manifest["views"]),
+                    "members": len(manifest["members"]),
+                }
+            )
+            + "\n"
+        )
     else:
-        out.write(f"wrote {args.output}: revision {manifest['revision']}, {len(manifest['members'])} members, "
-                  f"{len(manifest['views'])} views\n")
+        out.write(
+            f"wrote {args.output}: revision {manifest['revision']}, {len(manifest['members'])} members, "
+            f"{len(manifest['views'])} views\n"
+        )
     return 0

@@ -6,6 +6,7 @@ sandbox will do with a file change it can judge before execution (`runtime.sandb
 `dshc test`, the decision API, the runtime's pre-execute listener (MCP, `dshc run`) and the Claude Code
 hook all call `decide_call`; none re-derives an effect.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,10 +22,15 @@ if TYPE_CHECKING:
     from ..compiler.request import Request
 
 # the file changes a sandbox judges on their path alone: definition -> the argument naming the file
-CHANGED_FILE = {"tool-fs/write": "file_path", "tool-fs/edit": "file_path",
-                "tool-str-replace-editor/str_replace_editor": "path"}
-ESCALATE = ("retry this exact operation once with `sandbox_permissions: \"{mode}\"` and a one-sentence "
-            "`justification`; a human is asked to approve it")
+CHANGED_FILE = {
+    "tool-fs/write": "file_path",
+    "tool-fs/edit": "file_path",
+    "tool-str-replace-editor/str_replace_editor": "path",
+}
+ESCALATE = (
+    'retry this exact operation once with `sandbox_permissions: "{mode}"` and a one-sentence '
+    "`justification`; a human is asked to approve it"
+)
 ASKED = "a human is asked to approve it; approved, it runs in `{mode}` once"  # a tool without `sandbox_permissions`
 
 
@@ -32,6 +38,7 @@ ASKED = "a human is asked to approve it; approved, it runs in `{mode}` once"  # 
 class FileSandbox:
     """How the executor confines a file change: its mode, the roots besides the workspace it may change,
     and files it keeps (what configures a hook); `source` is the policy's `sandbox` line, if it has one."""
+
     mode: str
     writable: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
@@ -41,6 +48,7 @@ class FileSandbox:
 @record
 class SandboxVerdict:
     """Why the sandbox refuses a change in `mode`, and the narrowest mode that would run it (None: none)."""
+
     mode: str
     refuses: str
     why: str
@@ -48,8 +56,13 @@ class SandboxVerdict:
     source: object = None
 
     def to_json(self) -> dict:
-        return {"mode": self.mode, "refuses": self.refuses, "why": self.why, "escalate_to": self.escalate_to,
-                "source": str(self.source) if self.source else None}
+        return {
+            "mode": self.mode,
+            "refuses": self.refuses,
+            "why": self.why,
+            "escalate_to": self.escalate_to,
+            "source": str(self.source) if self.source else None,
+        }
 
 
 @record
@@ -57,6 +70,7 @@ class CallDecision:
     """The one effect (allow | ask | deny) of a call, why, and what decided it: `gate` names the stage that
     settled it (a gate, `arguments`, `allowed` for the policy, `sandbox`); `policy` is the policy's own
     decision (None where a gate or the arguments stopped the call first)."""
+
     effect: str
     reason: str
     gate: str
@@ -81,8 +95,13 @@ class CallDecision:
         return f"{self.reason} (decided by {self.by_text()})" if self.deciding else self.reason
 
     def to_json(self) -> dict:
-        data = {"decision": self.effect, "gate": self.gate, "reason": self.reason, "decided_by": self.rules(),
-                "policy_effect": self.policy_effect}
+        data = {
+            "decision": self.effect,
+            "gate": self.gate,
+            "reason": self.reason,
+            "decided_by": self.rules(),
+            "policy_effect": self.policy_effect,
+        }
         if self.invalid is not None:
             data["invalid_arguments"] = invalid_json(self.invalid)
         if self.sandbox is not None:
@@ -96,14 +115,19 @@ def runtime_effect(effect: str) -> str:
 
 
 def invalid_json(found: ArgumentProblem) -> dict:
-    return {"where": found.where, "schema_path": found.schema_path, "message": found.message,
-            "did_you_mean": found.did_you_mean[1] if found.did_you_mean else None}
+    return {
+        "where": found.where,
+        "schema_path": found.schema_path,
+        "message": found.message,
+        "did_you_mean": found.did_you_mean[1] if found.did_you_mean else None,
+    }
 
 
 def invalid_text(tool: str, found: ArgumentProblem, hint: bool = True) -> str:
     at = f" (schema `{found.schema_path}`)" if found.schema_path else ""
-    return f"the arguments of `{tool}` do not fit its schema: {found}{at}" + \
-        (f"; {found.hint}" if hint and found.hint else "")
+    return f"the arguments of `{tool}` do not fit its schema: {found}{at}" + (
+        f"; {found.hint}" if hint and found.hint else ""
+    )
 
 
 def runtime_sandbox(program: Program, request: Request) -> FileSandbox:
@@ -111,14 +135,22 @@ def runtime_sandbox(program: Program, request: Request) -> FileSandbox:
     only — their opens are relative to it; a policy's `writable` roots reach the processes it starts."""
     policy = program.composition(request).policy
     line = policy.sandbox if policy is not None else None
-    return FileSandbox(line.text if line is not None else "workspace-write", (), (),
-                       getattr(line, "span", None))
+    return FileSandbox(line.text if line is not None else "workspace-write", (), (), getattr(line, "span", None))
 
 
-def decide_call(program: Program, request: Request, tool: str, args, workspace: str | None, *,
-                gates: bool = True, include_guards: bool = True, sandbox: FileSandbox | None | bool = True,
-                agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-                shell_cwd: str | None = None) -> CallDecision:
+def decide_call(
+    program: Program,
+    request: Request,
+    tool: str,
+    args,
+    workspace: str | None,
+    *,
+    gates: bool = True,
+    include_guards: bool = True,
+    sandbox: FileSandbox | None | bool = True,
+    agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+    shell_cwd: str | None = None,
+) -> CallDecision:
     """The call's one effect. `gates=False`: an agent that composes its tools itself (the hook), so only the
     arguments, the rules and the sandbox apply. `sandbox`: how file changes are confined (True: as dshc's
     runtime confines them; None: not at all). `agent_fields`: for another agent's call translated to a catalog
@@ -139,6 +171,7 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     reason = decision.reason
     if effect != "allow" and program.reads_session(request):
         from ..compiler.session import session_note  # names the earlier call a session test rests on
+
         reason += session_note(program.composition(request).policy, decision.deciding, request.session)
     result = CallDecision(effect, reason, decision.gate, tuple(decision.deciding), decision)
     if effect == "deny" or sandbox is None:
@@ -151,22 +184,33 @@ def decide_call(program: Program, request: Request, tool: str, args, workspace: 
     never = composition.approval == "never"
     # the retry the reference's tools hint at, for a tool of dshc's that takes it (another agent's asks its user)
     takes = agent_fields is None and "sandbox_permissions" in (program.parameters(request, tool) or {}).get(
-        "properties", {})
-    hint = "no sandbox mode would run it" if verdict.escalate_to is None else \
-        (ESCALATE if takes else ASKED).format(mode=verdict.escalate_to)
+        "properties", {}
+    )
+    hint = (
+        "no sandbox mode would run it"
+        if verdict.escalate_to is None
+        else (ESCALATE if takes else ASKED).format(mode=verdict.escalate_to)
+    )
     lead = f"the `{verdict.mode}` sandbox refuses {verdict.refuses} ({verdict.why})"
     if verdict.refuses == ESCALATION:  # the call asked for it itself: no retry to hint at
         hint = ASKED.format(mode=verdict.escalate_to)
         lead = f"the call asks to leave the policy's `{verdict.mode}` sandbox ({verdict.why})"
-    line = ((f"{composition.policy.name}/sandbox" if composition.policy else "sandbox") + f" {verdict.mode}",
-            verdict.source)
+    line = (
+        (f"{composition.policy.name}/sandbox" if composition.policy else "sandbox") + f" {verdict.mode}",
+        verdict.source,
+    )
     if never or verdict.escalate_to is None:
         why = "approval is `never`, so no escalation can run it" if never else hint
         return CallDecision("deny", f"{lead}; {why}", "sandbox", (line,), decision, sandbox=verdict)
     rules = result.deciding if effect == "ask" else ()
-    return CallDecision("ask", f"{lead}; {hint}" + (f"; the rules alone said: {decision.reason}"
-                                                   if effect == "ask" else ""),
-                        "sandbox", (*rules, line), decision, sandbox=verdict)
+    return CallDecision(
+        "ask",
+        f"{lead}; {hint}" + (f"; the rules alone said: {decision.reason}" if effect == "ask" else ""),
+        "sandbox",
+        (*rules, line),
+        decision,
+        sandbox=verdict,
+    )
 
 
 ESCALATION = "this call in its own mode"  # `SandboxVerdict.refuses` of an escalation the call asks for
@@ -181,8 +225,11 @@ def escalation_verdict(args, confined: FileSandbox) -> SandboxVerdict | None:
     wider."""
     wanted = args.get("sandbox_permissions") if isinstance(args, dict) else None
     wanted = ESCALATION_MODES.get(wanted, wanted) if isinstance(wanted, str) else None
-    if wanted not in SANDBOX_MODES or confined.mode not in SANDBOX_MODES or \
-            SANDBOX_MODES.index(wanted) <= SANDBOX_MODES.index(confined.mode):
+    if (
+        wanted not in SANDBOX_MODES
+        or confined.mode not in SANDBOX_MODES
+        or SANDBOX_MODES.index(wanted) <= SANDBOX_MODES.index(confined.mode)
+    ):
         return None
     why = args.get("justification")
     why = f"`{wanted}`, because: {why}" if isinstance(why, str) and why.strip() else f"`{wanted}`, giving no reason"
@@ -210,8 +257,9 @@ def _requiring(schema: dict, required: tuple[str, ...]) -> dict:
     return narrowed
 
 
-def sandbox_verdict(program: Program, request: Request, tool: str, args, workspace: str | None,
-                    confined: FileSandbox) -> SandboxVerdict | None:
+def sandbox_verdict(
+    program: Program, request: Request, tool: str, args, workspace: str | None, confined: FileSandbox
+) -> SandboxVerdict | None:
     """What the sandbox does with a file change before it runs: None when it lets the change through
     (or the call changes no file it can name)."""
     definition = program.listed_definition(request, tool) if program.parameters(request, tool) else None
@@ -226,13 +274,15 @@ def sandbox_verdict(program: Program, request: Request, tool: str, args, workspa
     if path is None:
         return None  # the call names no file: the tool refuses it itself
     if not isinstance(path, str) or not path.strip() or "\x00" in path:  # as the file tools refuse it
-        return SandboxVerdict(confined.mode, "a file it cannot judge", f"the file path `{path!r}` names no file",
-                              None, confined.source)
+        return SandboxVerdict(
+            confined.mode, "a file it cannot judge", f"the file path `{path!r}` names no file", None, confined.source
+        )
     return file_verdict(confined, workspace, path)
 
 
 def file_verdict(confined: FileSandbox, workspace: str, path: str) -> SandboxVerdict | None:
     from ..runtime.sandbox.files import change_refused, within
+
     real_workspace = os.path.realpath(workspace)
     why = _refused(confined, real_workspace, path)
     if why is None:
@@ -244,10 +294,16 @@ def file_verdict(confined: FileSandbox, workspace: str, path: str) -> SandboxVer
         refuses = "writes outside the workspace"
     else:
         refuses = "changes to what runs code later, configures this hook or holds its event log"
-    wider = SANDBOX_MODES[SANDBOX_MODES.index(confined.mode) + 1:] if confined.mode in SANDBOX_MODES else ()
-    escalate_to = next((mode for mode in wider
-                        if change_refused(mode, real_workspace, path, _roots(confined)) is None
-                        and (mode == "danger-full-access" or not _kept(confined, real))), None)
+    wider = SANDBOX_MODES[SANDBOX_MODES.index(confined.mode) + 1 :] if confined.mode in SANDBOX_MODES else ()
+    escalate_to = next(
+        (
+            mode
+            for mode in wider
+            if change_refused(mode, real_workspace, path, _roots(confined)) is None
+            and (mode == "danger-full-access" or not _kept(confined, real))
+        ),
+        None,
+    )
     return SandboxVerdict(confined.mode, refuses, why, escalate_to, confined.source)
 
 
@@ -257,11 +313,13 @@ def _roots(confined: FileSandbox) -> tuple[str, ...]:
 
 def _kept(confined: FileSandbox, real: str) -> bool:
     from ..runtime.sandbox.files import within
+
     return any(within(real, os.path.realpath(path)) for path in confined.keep)
 
 
 def _refused(confined: FileSandbox, workspace: str, path: str) -> str | None:
     from ..runtime.sandbox.files import change_refused
+
     refused = change_refused(confined.mode, workspace, path, _roots(confined))
     if refused is not None:
         return refused

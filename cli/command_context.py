@@ -3,6 +3,7 @@
 Kept apart from the command modules (`commands/`) so that `dshc decide`, spawned once per call, loads
 these and not every command's imports.
 """
+
 from __future__ import annotations
 
 from ..compiler.catalog import load_catalog
@@ -32,6 +33,7 @@ def from_files(files, catalog) -> Program:
     tool lists remembered for them: reading a file never starts the command it names (`upstream_lists`)."""
     if any(b"upstream" in f.data for f in files):
         from .upstream_lists import remembered
+
         catalog = remembered(files, catalog or load_catalog())
     return Program.from_files_cached(files, catalog)
 
@@ -40,14 +42,24 @@ def request_of(args: Namespace, code_worker_matters: bool = True) -> Request:
     """The request the flags describe; `code_worker_matters=False` skips probing this machine for
     run_code's worker (a decision about another tool, which must not pay for the look-up)."""
     without = local_without(args) if code_worker_matters else args.without_services
-    return Request(host=args.host, preset=args.preset, platform=args.platform,
-                   with_services=args.with_services, without_services=without, flags=args.flags,
-                   scope=args.scope, mode=args.mode, policy=args.policy, plan=args.plan)
+    return Request(
+        host=args.host,
+        preset=args.preset,
+        platform=args.platform,
+        with_services=args.with_services,
+        without_services=without,
+        flags=args.flags,
+        scope=args.scope,
+        mode=args.mode,
+        policy=args.policy,
+        plan=args.plan,
+    )
 
 
 def local_without(args: Namespace) -> list[str]:
     """--without, plus the code worker where this machine cannot run programs (unless --with names it)."""
     from ..runtime.code.node_runtime import missing_runtime
+
     if CODE_WORKER in args.with_services or CODE_WORKER in args.without_services or missing_runtime() is None:
         return list(args.without_services)
     return [*args.without_services, CODE_WORKER]
@@ -55,6 +67,7 @@ def local_without(args: Namespace) -> list[str]:
 
 def write_json(out: TextIO, value) -> None:
     import json  # indented output: the json package's (decide's text answer does without it)
+
     out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -62,12 +75,17 @@ def line_diagnostics(path: str, problems) -> list:
     """(line, message) problems of a JSONL file; a problem without a line is the file unreadable."""
     from ..compiler.diagnostics import Diagnostic
     from ..compiler.source import Span
-    return [Diagnostic("DSH107", message, path=path) if line is None else
-            Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
-            for line, message in problems]
+
+    return [
+        Diagnostic("DSH107", message, path=path)
+        if line is None
+        else Diagnostic("DSH405", message, Span(path, line, 1, line, 1) if line else None, path=path)
+        for line, message in problems
+    ]
 
 
 def usage_error(message: str):
     """A DshError for arguments that cannot be used together (exit 2)."""
     from ..compiler.diagnostics import Diagnostic, DshError
+
     return DshError([Diagnostic("DSH405", message)])

@@ -7,6 +7,7 @@ of the process) or the other commands' modules; anything else — help, an error
 `--flag=value` form, an abbreviation — goes to the full command line. The test suite holds the two
 readings to the same Namespace.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,12 +33,15 @@ def cmd_decide(args: Namespace, out: TextIO, err: TextIO) -> int:
     request = request_of(args, code_worker_matters=args.tool == RESERVED_TOOL)
     program.require_tool(request, args.tool)
     from .call_decision import decide_call, invalid_text
+
     decided = decide_call(program, request, args.tool, call_args, args.workspace or os.getcwd())
     if decided.invalid is not None:  # not a call the runtime would run: the input cannot be used
         found = decided.invalid
-        raise DshError([invalid_request(f"--args: {invalid_text(args.tool, found, hint=False)}",
-                                        found.hint or ARGS_HELP)])
+        raise DshError(
+            [invalid_request(f"--args: {invalid_text(args.tool, found, hint=False)}", found.hint or ARGS_HELP)]
+        )
     from .host import describe_sandbox, sandbox_text
+
     sandbox = describe_sandbox(program, request, args.tool, call_args)
     if args.json:
         rules = decided.rules()
@@ -59,8 +63,15 @@ def call_arguments(text: str) -> dict:
     except RecursionError:
         raise DshError([invalid_request(f"--args nests deeper than {MAX_DEPTH} levels", ARGS_HELP)])
     except ValueError as exc:  # json's JSONDecodeError: its message and column
-        raise DshError([invalid_request(f"--args is not valid JSON: {getattr(exc, 'msg', str(exc)).lower()} "
-                                        f"at column {getattr(exc, 'colno', 1)}", ARGS_HELP)])
+        raise DshError(
+            [
+                invalid_request(
+                    f"--args is not valid JSON: {getattr(exc, 'msg', str(exc)).lower()} "
+                    f"at column {getattr(exc, 'colno', 1)}",
+                    ARGS_HELP,
+                )
+            ]
+        )
     if not isinstance(value, dict):
         raise DshError([invalid_request("--args must be a JSON object", ARGS_HELP)])
     problem = shape_problem(value, text=True)
@@ -70,10 +81,23 @@ def call_arguments(text: str) -> dict:
 
 
 # decide's flags as the full command line declares them (cli/commands/decide.py, cli/flags.py)
-_VALUES = {"--args": "args", "--workspace": "workspace", "--host": "host", "--platform": "platform",
-           "--scope": "scope", "--mode": "mode", "--policy": "policy", "--preset": "preset_option"}
-_REPEATED = {"--with": "with_services", "--without": "without_services", "--flag": "flags", "--load": "load",
-             "--catalog": "catalog"}
+_VALUES = {
+    "--args": "args",
+    "--workspace": "workspace",
+    "--host": "host",
+    "--platform": "platform",
+    "--scope": "scope",
+    "--mode": "mode",
+    "--policy": "policy",
+    "--preset": "preset_option",
+}
+_REPEATED = {
+    "--with": "with_services",
+    "--without": "without_services",
+    "--flag": "flags",
+    "--load": "load",
+    "--catalog": "catalog",
+}
 _SWITCHES = {"--plan": "plan", "--no-shipped": "no_shipped", "--json": "json"}
 _CHOICES = {"platform": PLATFORMS, "mode": MODES}
 
@@ -83,13 +107,27 @@ def fast_arguments(argv: list[str]):
     plainly: `TOOL [PRESET]` and exact long flags each with its value as the next word, in any order
     (`--preset P` among them, the other spelling of PRESET)."""
     from types import SimpleNamespace
+
     mode = os.environ.get("DSH_TOOLS_MODE") or None
     if mode is not None and mode not in MODES:
         return None  # argparse reports the bad default
-    values: dict = {"command": "decide", "debug": False, "version": None, "tool": None, "preset": None,
-                    "args": "{}", "workspace": None, "host": "web", "platform": "linux", "scope": "root",
-                    "mode": mode, "policy": None, "preset_option": None,
-                    **{name: [] for name in _REPEATED.values()}, **{name: False for name in _SWITCHES.values()}}
+    values: dict = {
+        "command": "decide",
+        "debug": False,
+        "version": None,
+        "tool": None,
+        "preset": None,
+        "args": "{}",
+        "workspace": None,
+        "host": "web",
+        "platform": "linux",
+        "scope": "root",
+        "mode": mode,
+        "policy": None,
+        "preset_option": None,
+        **{name: [] for name in _REPEATED.values()},
+        **{name: False for name in _SWITCHES.values()},
+    }
     index, positional = 0, []
     while index < len(argv):
         word = argv[index]

@@ -4,6 +4,7 @@ POST /v1/decide, /v1/view, /v1/explain answer from the Program `Served` holds (s
 apply), in the server's context (its policy and workspace unless --caller-context); /healthz, /readyz and
 Prometheus /metrics. A bad request is a 400 with diagnostics JSON.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,12 +34,18 @@ class _Metrics:
 
     def __init__(self):
         from prometheus_client import CollectorRegistry, Counter, Histogram
+
         self.registry = CollectorRegistry()
-        self.decisions = Counter("dshc_decisions", "Decisions answered by /v1/decide",
-                                 ("effect", "rule"), registry=self.registry)
-        self.latency = Histogram("dshc_request_seconds", "Time to answer a decision API request",
-                                 ("endpoint",), registry=self.registry,
-                                 buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0))
+        self.decisions = Counter(
+            "dshc_decisions", "Decisions answered by /v1/decide", ("effect", "rule"), registry=self.registry
+        )
+        self.latency = Histogram(
+            "dshc_request_seconds",
+            "Time to answer a decision API request",
+            ("endpoint",),
+            registry=self.registry,
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+        )
         self.rejected = Counter("dshc_bad_requests", "Requests answered 400", ("endpoint",), registry=self.registry)
 
 
@@ -57,8 +64,11 @@ def _as_request(context, base: Request, caller_context: bool) -> Request:
     if unknown:
         raise _bad(f"unknown context key `{unknown[0]}`", f"keys: {', '.join(sorted(CONTEXT_KEYS))}")
     if "policy" in context and not caller_context:
-        raise _bad(f"this server decides under its own policy `{base.policy or '(the host default)'}`; "
-                   "a request cannot name another", CALLER_CONTEXT_HELP)
+        raise _bad(
+            f"this server decides under its own policy `{base.policy or '(the host default)'}`; "
+            "a request cannot name another",
+            CALLER_CONTEXT_HELP,
+        )
     fields = {CONTEXT_FIELDS[key]: value for key, value in context.items()}
     try:
         return base.model_copy(update=fields)
@@ -119,16 +129,18 @@ def routes(served) -> list[Route]:
         program, request, tool, args = served.program, request_of(body), _tool(body), _args(body)
         workspace = body.get("workspace", served.options.workspace)
         if "workspace" in body and not caller_context:
-            raise _bad("this server decides for its own workspace; a request cannot name another",
-                       CALLER_CONTEXT_HELP)
+            raise _bad("this server decides for its own workspace; a request cannot name another", CALLER_CONTEXT_HELP)
         if not isinstance(workspace, str):
             raise _bad("`workspace` must be a path", 'e.g. {"workspace": "/srv/project"}')
         program.require_tool(request, tool)
         from .call_decision import decide_call, invalid_text
+
         decided = decide_call(program, request, tool, args, workspace)
         if decided.invalid is not None:  # not a call the runtime would run: a bad request
-            raise _bad(f"`args`: {invalid_text(tool, decided.invalid, hint=False)}",
-                       decided.invalid.hint or "send the arguments the tool's schema names (`POST /v1/view`)")
+            raise _bad(
+                f"`args`: {invalid_text(tool, decided.invalid, hint=False)}",
+                decided.invalid.hint or "send the arguments the tool's schema names (`POST /v1/view`)",
+            )
         rules = [rule for rule, _ in decided.deciding]
         metrics.decisions.labels(decided.effect, rules[0] if rules else decided.gate).inc()
         return {**decided.to_json(), "fingerprint": program.view(request).fingerprint}
@@ -141,11 +153,13 @@ def routes(served) -> list[Route]:
         if fmt == "json":
             return Response(frozen.canonical_json(), media_type="application/json")
         from ..compiler.interop.exports import export
+
         data, notes = export(frozen, fmt, False)
         return {"format": fmt, "tools": data, "notes": list(notes)}
 
     def explain(body: dict) -> dict:
         from .explanation import explain_json
+
         tool = _tool(body)
         return explain_json(tool, served.program.explain(request_of(body), tool))
 
@@ -166,6 +180,7 @@ def routes(served) -> list[Route]:
                 return JSONResponse({"error": "internal error; the call is not decided"}, status_code=500)
             finally:
                 metrics.latency.labels(name).observe(time.perf_counter() - started)
+
         return handle
 
     async def healthz(_http: HttpRequest) -> Response:
@@ -177,9 +192,14 @@ def routes(served) -> list[Route]:
 
     async def metrics_text(_http: HttpRequest) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    return [Route("/v1/decide", endpoint("decide", decide), methods=["POST"]),
-            Route("/v1/view", endpoint("view", view), methods=["POST"]),
-            Route("/v1/explain", endpoint("explain", explain), methods=["POST"]),
-            Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics_text)]
+    return [
+        Route("/v1/decide", endpoint("decide", decide), methods=["POST"]),
+        Route("/v1/view", endpoint("view", view), methods=["POST"]),
+        Route("/v1/explain", endpoint("explain", explain), methods=["POST"]),
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/metrics", metrics_text),
+    ]

@@ -3,6 +3,7 @@
 An agent spawns the hook once per tool call, so it must not pay for the imports of commands it
 never runs (templates, the runtime, the renderers); the full CLI loads only when needed.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,20 +19,26 @@ def run(argv: list[str]) -> int:
     """The command's exit status; what `entry` does short of ending the process."""
     if argv[:1] == ["hook"]:
         from .hook import main
+
         return main(argv[1:])
     if argv == ["--version"]:  # the whole command line: no parser or command table to build for it
         from .package_version import installed_version
+
         sys.stdout.write(f"dshc {installed_version()}\n")
         return 0
     from ..compiler.program_cache import use_disk_cache
+
     use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
     if argv[:1] == ["decide"]:
         from .decide import cmd_decide, fast_arguments
+
         args = fast_arguments(argv[1:])
         if args is not None:  # written plainly: no argparse, no other command's modules
             from .outcome import answer
+
             return answer(lambda: cmd_decide(args, sys.stdout, sys.stderr), args.json, False, sys.stdout, sys.stderr)
     from .main import main as cli_main
+
     return cli_main(argv)
 
 
@@ -45,6 +52,7 @@ def entry() -> None:
 
 def _end_now(code: int) -> None:
     import os
+
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -4,6 +4,7 @@ Sources: durable event logs (JSONL or a postgresql:// DSN; an MCP gateway's log 
 and Claude Code session transcripts. `read_evidence` is the one place a source is opened; each reader returns
 the same `Evidence`.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,15 @@ from .log_target import read_log_target
 FORMATS = ("auto", "log", "calls", "claude-code")
 # what a Claude Code transcript's tool_result says when the call did not run: the user declined it, a
 # permission rule or a hook refused it (any other error is the tool's own: it ran)
-REFUSED = ("doesn't want to proceed", "tool use was rejected", "permission to use", "haven't granted",
-           "has been denied", "hook error", "blocked by")
+REFUSED = (
+    "doesn't want to proceed",
+    "tool use was rejected",
+    "permission to use",
+    "haven't granted",
+    "has been denied",
+    "hook error",
+    "blocked by",
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,9 @@ class Evidence:
     torn_tail: bool
 
 
-def read_evidence(source: str, form: str, context: dict, workspace: str | None,
-                  host_runs: Callable[[str], bool]) -> Evidence:
+def read_evidence(
+    source: str, form: str, context: dict, workspace: str | None, host_runs: Callable[[str], bool]
+) -> Evidence:
     """The calls of `source` in `form` (`auto`: told from its first record). `context` and `workspace` are those
     of sources that do not record them; `host_runs(name)`: the tool is run by the host, not by dshc."""
     if form == "auto":
@@ -62,6 +71,7 @@ def read_evidence(source: str, form: str, context: dict, workspace: str | None,
 def detect(source: str, looked: int = 10) -> str:
     """`log`, `calls` or `claude-code`, from the first records of `source` that tell (a DSN is a log)."""
     from ..runtime.pg_log import is_dsn
+
     if is_dsn(source):
         return "log"
     first = None
@@ -70,8 +80,16 @@ def detect(source: str, looked: int = 10) -> str:
         try:
             record = json.loads(text)
         except (ValueError, RecursionError):
-            raise DshError([_at(source, number, "a record is not JSON", "an event log, a calls file or a Claude "
-                                                "Code transcript is JSON lines")]) from None
+            raise DshError(
+                [
+                    _at(
+                        source,
+                        number,
+                        "a record is not JSON",
+                        "an event log, a calls file or a Claude Code transcript is JSON lines",
+                    )
+                ]
+            ) from None
         if isinstance(record, dict):
             if "seq" in record or str(record.get("type", "")).startswith(("request/", "tool/")):
                 return "log"
@@ -84,10 +102,26 @@ def detect(source: str, looked: int = 10) -> str:
         if not looked:
             break
     if first is None:
-        raise DshError([_at(source, None, "no record to read: the file is empty",
-                            "an event log, a calls file or a Claude Code transcript is JSON lines")])
-    raise DshError([_at(source, first, "cannot tell whether this is an event log, a calls file or a Claude Code "
-                                       "transcript", "name the format with --format")])
+        raise DshError(
+            [
+                _at(
+                    source,
+                    None,
+                    "no record to read: the file is empty",
+                    "an event log, a calls file or a Claude Code transcript is JSON lines",
+                )
+            ]
+        )
+    raise DshError(
+        [
+            _at(
+                source,
+                first,
+                "cannot tell whether this is an event log, a calls file or a Claude Code transcript",
+                "name the format with --format",
+            )
+        ]
+    )
 
 
 def read_sessions(source: str, host_runs: Callable[[str], bool] = lambda name: False) -> Evidence:
@@ -98,8 +132,10 @@ def read_sessions(source: str, host_runs: Callable[[str], bool] = lambda name: F
     for record in log.records:
         if record.get("type") == "tool/result" and isinstance(record.get("callId"), str):
             decision = record.get("decision")
-            outcomes.setdefault((record.get("session"), record["callId"]),
-                                (decision if isinstance(decision, str) else None, record.get("decidedBy")))
+            outcomes.setdefault(
+                (record.get("session"), record["callId"]),
+                (decision if isinstance(decision, str) else None, record.get("decidedBy")),
+            )
     sessions = {line: record.get("session") for line, record in zip(log.lines, log.records)}
     calls = []
     for logged in given.decisions:
@@ -110,8 +146,19 @@ def read_sessions(source: str, host_runs: Callable[[str], bool] = lambda name: F
             ran = decision in (None, "allow") or (by == [["gate:ready", None]] and host_runs(logged.name))
         else:  # no result (interrupted): it ran only if the policy let it through unasked
             ran = logged.recorded == "allow"
-        calls.append(ObservedCall(logged.line, logged.call_id, logged.name, logged.arguments, logged.context,
-                                  logged.header.workspace, logged.recorded, ran, source))
+        calls.append(
+            ObservedCall(
+                logged.line,
+                logged.call_id,
+                logged.name,
+                logged.arguments,
+                logged.context,
+                logged.header.workspace,
+                logged.recorded,
+                ran,
+                source,
+            )
+        )
     return Evidence(tuple(calls), given.problems, log.torn_tail)
 
 
@@ -120,12 +167,15 @@ def _read_calls(source: str, context: dict, workspace: str | None) -> Evidence:
     from ..runtime.calls_file import CallsFileError, read_calls
     from ..runtime.types import thaw
     from .command_context import line_diagnostics as _line_diagnostics
+
     try:
         read = read_calls(source)
     except CallsFileError as exc:
         raise DshError(_line_diagnostics(source, exc.problems)) from None
-    calls = tuple(ObservedCall(line, call.id, call.name, thaw(call.arguments), context, workspace, "allow", True,
-                               source) for line, call in zip(read.lines, read.calls))
+    calls = tuple(
+        ObservedCall(line, call.id, call.name, thaw(call.arguments), context, workspace, "allow", True, source)
+        for line, call in zip(read.lines, read.calls)
+    )
     return Evidence(calls, (), False)
 
 
@@ -133,6 +183,7 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
     """A Claude Code session transcript: each `tool_use` block, mapped to its catalog calls, ran when a
     `tool_result` answers it with anything but a refusal. A record that is not a JSON object is an error."""
     from ..compiler.interop.agents import CatalogCall, load_mapping, map_call
+
     uses, results, problems = [], {}, []
     for number, text in _numbered(source):
         try:
@@ -163,8 +214,11 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
     for number, block, cwd in uses:
         name, given = block["name"], block.get("input")
         root = workspace or cwd
-        mapped = [c for c in map_call("claude-code", name, given if isinstance(given, dict) else {}, root)
-                  if c.tool is not None]
+        mapped = [
+            c
+            for c in map_call("claude-code", name, given if isinstance(given, dict) else {}, root)
+            if c.tool is not None
+        ]
         if not mapped and name.startswith(prefix) and name.count("__") >= 2:
             # an MCP tool `mcp__SERVER__TOOL`: the catalog (an overlay of the server's tools) names it TOOL
             mapped = [CatalogCall(name.split("__", 2)[2], dict(given) if isinstance(given, dict) else {})]
@@ -175,8 +229,11 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
         ran = refused is False  # no answer: interrupted, or the transcript ends first
         for index, call in enumerate(mapped):
             call_id = block["id"] if len(mapped) == 1 else f"{block['id']}#{index + 1}"
-            calls.append(ObservedCall(number, call_id, call.tool, call.args, context, root,
-                                      "allow" if ran else "deny", ran, source))
+            calls.append(
+                ObservedCall(
+                    number, call_id, call.tool, call.args, context, root, "allow" if ran else "deny", ran, source
+                )
+            )
     return Evidence(tuple(calls), tuple(skipped), False)
 
 
@@ -207,7 +264,9 @@ def _at(source: str, line: int | None, message: str, help: str | None = None) ->
 
 def host_implemented(catalog) -> Callable[[str], bool]:
     """Whether every definition of a tool name comes from a catalog overlay (no local body: the host runs it)."""
+
     def runs(name: str) -> bool:
         tools = catalog.by_name.get(name) or []
         return bool(tools) and all(catalog.package_by_id[t.package].origin is not None for t in tools)
+
     return runs

@@ -5,6 +5,7 @@ The core install compiles, explains, decides, checks, formats, diffs, verifies, 
 answers the Claude Code hook; servers, the explorer, the language server, the PostgreSQL log and
 signed bundles are extras.
 """
+
 from __future__ import annotations
 
 from ..compiler.diagnostics import Diagnostic, DshError
@@ -31,9 +32,15 @@ def extra_of(module: str, command: str | None = None) -> str | None:
 
 def missing_extra(extra: str, module: str, what: str) -> DshError:
     """DSH407: `what` (a command, a feature) needs `module`, which `extra` installs."""
-    return DshError([Diagnostic("DSH407", f"{what} needs the optional extra `{extra}`, which is not installed "
-                                f"(no module `{module}`)",
-                                help=f"pip install 'dshc[{extra}]'  (or 'dshc[all]')")])
+    return DshError(
+        [
+            Diagnostic(
+                "DSH407",
+                f"{what} needs the optional extra `{extra}`, which is not installed (no module `{module}`)",
+                help=f"pip install 'dshc[{extra}]'  (or 'dshc[all]')",
+            )
+        ]
+    )
 
 
 def translated(exc: ModuleNotFoundError, command: str | None = None) -> BaseException:
@@ -46,6 +53,7 @@ def translated(exc: ModuleNotFoundError, command: str | None = None) -> BaseExce
 def require(extra: str, what: str) -> None:
     """DSH407 now, before any work, when a module of `extra` cannot be imported for `what`."""
     import importlib.util
+
     for module in EXTRAS[extra]:
         try:
             found = importlib.util.find_spec(module) is not None

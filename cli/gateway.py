@@ -4,6 +4,7 @@ In: the `upstream` Endpoints of the loaded sources. Out: one connection's tool l
 `dshc upstream refresh`), and, for `dshc serve`, an UpstreamPool that keeps them connected (the set of
 upstreams that answer: each is the provider service `mcp:NAME` gate 5 reads) and tool bodies that forward calls.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -173,6 +174,7 @@ def upstream_bodies(pool: UpstreamPool, timeout_s: float) -> dict[str, Callable]
             if value.get("isError"):
                 raise ToolError(_text(value) or f"upstream `{name}` reported an error")
             return value
+
         return body
 
     bodies = {}
@@ -189,11 +191,12 @@ def _text(value: dict) -> str:
 
 def render_upstream(render: Callable) -> Callable:
     """The text a model reads for an upstream result: its text blocks (else the JSON), as the upstream sent it."""
+
     def rendered(definition: str, args, value) -> str:
         if definition.startswith(upstream.PREFIX) and isinstance(value, dict):
             text = _text(value)
             if text:
                 return text
         return render(definition, args, value)
-    return rendered
 
+    return rendered

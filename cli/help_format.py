@@ -4,6 +4,7 @@ argparse's formatter asks `shutil.get_terminal_size` for the width, importing sh
 bz2, lzma and zlib: ~3 ms of every `dshc` process, a hook's included) each time a parser is built.
 The width is worked out here the way shutil does it: $COLUMNS, else the terminal of stdout, else 80.
 """
+
 from __future__ import annotations
 
 import argparse

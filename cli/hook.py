@@ -8,6 +8,7 @@ change Claude Code makes itself that the sandbox would refuse is asked about (`c
 It never crashes: any problem, including bad input, is a deny that says why. PostToolUse appends the result to the event log and prints nothing.
 Imports stay inside functions: the process pays only for what this event needs.
 """
+
 from __future__ import annotations
 
 import sys
@@ -74,6 +75,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
 def _other_agent(argv: list[str], stdin, stdout, stderr) -> int:
     """`dshc hook gemini|codex|cursor`: the decision of `_pre` through that agent's protocol (`hook_agents`)."""
     from .hook_agents import PROTOCOLS, USAGE as AGENTS_USAGE
+
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     if "-h" in argv or "--help" in argv:
         stdout.write(AGENTS_USAGE)
@@ -116,11 +118,14 @@ class _HookInputError(ValueError):
 
 def _describe(exc: BaseException) -> str:
     from ..compiler.diagnostics import DshError
+
     if isinstance(exc, ModuleNotFoundError):  # a module of an optional extra (a PostgreSQL log): name the extra
         from .extras import translated
+
         exc = translated(exc, "hook")
     if isinstance(exc, DshError):
         from ..compiler.render import human
+
         return human(exc.diagnostics).strip().splitlines()[0]
     return str(exc) if isinstance(exc, (_HookInputError, ValueError)) else f"{exc.__class__.__name__}: {exc}"
 
@@ -132,8 +137,10 @@ VALUE_FLAGS = ("--preset", "--host", "--platform", "--scope", "--policy", "--log
 def _options(argv: list[str]):
     if argv == ["claude-code"]:  # as agents' settings spawn it: nothing to parse, so no argparse (~3 ms) to load
         from types import SimpleNamespace
-        return SimpleNamespace(agent="claude-code", config=None, load=[], no_shipped=False,
-                               **{flag[2:]: None for flag in VALUE_FLAGS})
+
+        return SimpleNamespace(
+            agent="claude-code", config=None, load=[], no_shipped=False, **{flag[2:]: None for flag in VALUE_FLAGS}
+        )
     return _parsed_options(argv)
 
 
@@ -146,6 +153,7 @@ def _parsed_options(argv: list[str]):
 
     from .help_format import HelpFormatter
     from .preset_argument import add_preset, one_preset
+
     p = Parser(prog="dshc hook", add_help=False, formatter_class=HelpFormatter)
     p.add_argument("agent", choices=["claude-code"])
     add_preset(p)
@@ -162,17 +170,21 @@ def _setup(options, payload: dict):
     from ..compiler import program_cache
     from ..compiler.catalog_overlay import overlaid_catalog
     from ..compiler.request import Request
+
     project = _project(options, payload)
     # the same sources every call: a cached Program skips parse and resolve
-    program = program_cache.load([*project.load, *options.load], shipped=not options.no_shipped,
-                                 catalog=overlaid_catalog(project.catalog))
-    fields = {key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope",
-                                                                                 "policy")}
+    program = program_cache.load(
+        [*project.load, *options.load], shipped=not options.no_shipped, catalog=overlaid_catalog(project.catalog)
+    )
+    fields = {
+        key: getattr(options, key) or getattr(project, key) for key in ("preset", "host", "platform", "scope", "policy")
+    }
     if project.path is None and fields["policy"] is None and not options.no_shipped:
         fields["policy"] = DEFAULT_POLICY  # no project file and no --policy: the shipped protective default
     # Claude Code's plan mode is dshc's: it may change decisions, never the tools listed; every mode is also a
     # flag (`flag permission-mode-acceptEdits`), so an imported `defaultMode` follows the session's mode
     from ..compiler.interop.agents import mode_flags
+
     mode = payload.get("permission_mode")
     request = Request(**{k: v for k, v in fields.items() if v is not None}, plan=mode == "plan", flags=mode_flags(mode))
     workspace = options.workspace or project.root
@@ -184,11 +196,13 @@ def _log_path(options, project, payload: dict) -> str | None:
     the workspace (`log_target.project_log`); None for `off`. `{session}` in a given name is the agent's
     session id."""
     from ..compiler.project import LOG_OFF
+
     log = options.log or project.log
     if log == LOG_OFF:
         return None
     if not log:
         from .log_target import project_log
+
         return project_log(project.root)
     return log.replace("{session}", _safe(payload.get("session_id"))) if "{session}" in log else log
 
@@ -199,6 +213,7 @@ def _project(options, payload: dict):
     from the call's cwd up), refusing a `.dshc` below that folder."""
     import os
     from ..compiler.project import locate
+
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     return locate(options.config, cwd, options.workspace or os.environ.get("CLAUDE_PROJECT_DIR") or None)
 
@@ -210,6 +225,7 @@ def _safe(text) -> str:
 def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     from ..compiler.interop.agents import map_call
     from ..compiler.policy import stricter
+
     name = payload.get("tool_name")
     if not isinstance(name, str) or not name:
         raise _HookInputError("the hook input has no `tool_name`")
@@ -219,30 +235,64 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
     project, program, request, workspace, log = _setup(options, payload)
     if program.reads_session(request):  # the policy tests what this session did: its records in the log
         from .session_log import session_of_log
+
         request = request.model_copy(update={"session": session_of_log(log, _log_session(payload), workspace)})
     calls = map_call(options.agent, name, tool_input or {}, payload.get("cwd") or workspace)
     keep = (*_configuration(project, workspace), *_log_files(log))  # what configures the hook, and its log
     sandbox = _file_sandbox(program, request, keep)
     worst = None
     for call in calls:
-        effect, reason, decided = decide_call(program, request, name, call, tool_input or {}, workspace, project.unmapped,
-                                              sandbox, options.agent)
+        effect, reason, decided = decide_call(
+            program, request, name, call, tool_input or {}, workspace, project.unmapped, sandbox, options.agent
+        )
         if worst is None or stricter(effect, worst[0]):
             worst = (effect, reason, decided, call)
     effect, reason, decided, call = worst
     updated = None
     if effect != "deny":
-        effect, reason = _changes_policy(options.agent, name, calls, tool_input or {}, payload.get("cwd") or workspace,
-                                         _policy_files(project, options), effect, reason)
+        effect, reason = _changes_policy(
+            options.agent,
+            name,
+            calls,
+            tool_input or {},
+            payload.get("cwd") or workspace,
+            _policy_files(project, options),
+            effect,
+            reason,
+        )
     if effect != "deny":
-        effect, reason, updated = _confined(options.agent, program, request, name, tool_input or {}, workspace,
-                                            effect, reason, keep, _escalated(effect, call, sandbox))
-        effect, reason = _searches(options.agent, program, request, name, tool_input or {},
-                                   payload.get("cwd") or workspace, workspace, effect, reason)
+        effect, reason, updated = _confined(
+            options.agent,
+            program,
+            request,
+            name,
+            tool_input or {},
+            workspace,
+            effect,
+            reason,
+            keep,
+            _escalated(effect, call, sandbox),
+        )
+        effect, reason = _searches(
+            options.agent,
+            program,
+            request,
+            name,
+            tool_input or {},
+            payload.get("cwd") or workspace,
+            workspace,
+            effect,
+            reason,
+        )
     mode = payload.get("permission_mode")
     if effect in ("ask", "defer") and mode in UNPROMPTED_MODES:  # the agent would run it unasked
-        effect, reason = "deny", (f"dshc: deny: in permission mode `{mode}` Claude Code may run an `ask` without "
-                                  f"prompting, so it is denied; {reason}")
+        effect, reason = (
+            "deny",
+            (
+                f"dshc: deny: in permission mode `{mode}` Claude Code may run an `ask` without "
+                f"prompting, so it is denied; {reason}"
+            ),
+        )
     if log:
         _log_pre(log, program, request, workspace, payload, name, call, effect, reason, decided)
     return effect, reason, updated
@@ -253,6 +303,7 @@ def _configuration(project, workspace: str) -> tuple[str, ...]:
     project folder (the settings that register the hook, its hook scripts, commands and agents), made if
     missing: a settings file created there would be read as one."""
     import os
+
     return tuple(path for path in (project.path, *project.load, os.path.join(workspace, ".claude") + "/") if path)
 
 
@@ -262,8 +313,9 @@ def _policy_files(project, options) -> tuple[str, ...]:
     return tuple(path for path in (project.path, *project.load, *options.load, *project.catalog) if path)
 
 
-def _changes_policy(agent: str, name: str, calls, tool_input: dict, cwd: str, files: tuple[str, ...], effect: str,
-                    reason: str) -> tuple[str, str]:
+def _changes_policy(
+    agent: str, name: str, calls, tool_input: dict, cwd: str, files: tuple[str, ...], effect: str, reason: str
+) -> tuple[str, str]:
     """(effect, reason) for a call that would change what decides this hook's policy: a `.dshc` anywhere (one
     below the project folder is refused when read, one at it is the project file) or a file the project loads.
     A Write, an Edit, or a shell line naming such a file as one it writes is denied, under any policy: an agent
@@ -271,6 +323,7 @@ def _changes_policy(agent: str, name: str, calls, tool_input: dict, cwd: str, fi
     import os
     from ..compiler.interop.agents import load_mapping
     from ..compiler.project import FILE_NAME
+
     tool = load_mapping(agent).tools.get(name)
     if tool is None:
         return effect, reason
@@ -286,11 +339,14 @@ def _changes_policy(agent: str, name: str, calls, tool_input: dict, cwd: str, fi
             continue
         path = os.path.join(cwd, os.path.expanduser(path))
         real = os.path.realpath(path)
-        if FILE_NAME in (os.path.basename(path).lower(), os.path.basename(real).lower()) or \
-                any(real == each or real.startswith(each.rstrip("/") + "/") for each in kept):
-            return "deny", (f"dshc: deny: `{os.path.normpath(path)}` decides this hook's policy (a `.dshc` project "
-                            "file, or a file the project loads), and the agent may not change what decides its own "
-                            f"policy: edit it yourself; the rules alone said: {reason}")
+        if FILE_NAME in (os.path.basename(path).lower(), os.path.basename(real).lower()) or any(
+            real == each or real.startswith(each.rstrip("/") + "/") for each in kept
+        ):
+            return "deny", (
+                f"dshc: deny: `{os.path.normpath(path)}` decides this hook's policy (a `.dshc` project "
+                "file, or a file the project loads), and the agent may not change what decides its own "
+                f"policy: edit it yourself; the rules alone said: {reason}"
+            )
     return effect, reason
 
 
@@ -300,6 +356,7 @@ def _written_by(command: str, names: tuple[str, ...]) -> list[str]:
     if not any(each and each in command for each in names):
         return []
     from ..compiler.shell import analyse
+
     found = analyse(command)
     return [access.path for access in found.files if access.kind == "write"] if found is not None else []
 
@@ -310,6 +367,7 @@ def _log_files(log: str | None) -> tuple[str, ...]:
         return ()
     from ..runtime.pg_log import is_dsn
     from ..runtime.state_files import kept_paths
+
     return () if is_dsn(log) else kept_paths(log)
 
 
@@ -319,27 +377,41 @@ def _escalated(effect: str, call, sandbox) -> str | None:
     if effect != "ask" or sandbox is None or call.tool is None:
         return None
     from .call_decision import escalation_verdict
+
     verdict = escalation_verdict(call.args, sandbox)
     return verdict.escalate_to if verdict is not None else None
 
 
-def _confined(agent: str, program, request, name: str, tool_input: dict, workspace: str, effect: str, reason: str,
-              keep: tuple[str, ...] = (), mode: str | None = None):
+def _confined(
+    agent: str,
+    program,
+    request,
+    name: str,
+    tool_input: dict,
+    workspace: str,
+    effect: str,
+    reason: str,
+    keep: tuple[str, ...] = (),
+    mode: str | None = None,
+):
     """(effect, reason, updated input) for a call the policy lets run: a shell command of a policy that
     declares a sandbox runs in it (`hook_sandbox`), with the files that configure the hook read-only
     (`keep`), and where no sandbox can be had here it is denied. `mode`: a wider mode the call asked for, which
     the human who answers the ask grants (danger-full-access: the command as written)."""
     from ..compiler.interop.agents import load_mapping
+
     tool = load_mapping(agent).tools.get(name)
     command = tool_input.get("command")
     if tool is None or tool.family != "shell" or not isinstance(command, str):
         return effect, reason, None
     from .hook_sandbox import declares_sandbox, network_text, sandboxed_command
+
     policy = program.composition(request).policy
     if not declares_sandbox(policy):  # the common hook: no sandbox runtime to load
         return effect, reason, None
     from ..compiler.user_cache import UntrustedCache
     from ..runtime.sandbox import SandboxUnavailable
+
     if mode == "danger-full-access":
         return effect, f"{reason}; approved, it runs outside the sandbox", None
     try:
@@ -347,12 +419,17 @@ def _confined(agent: str, program, request, name: str, tool_input: dict, workspa
     except SandboxUnavailable as exc:
         return "deny", f"dshc: deny: the policy's `sandbox {exc.mode}` cannot be kept here ({exc.missing})", None
     except (OSError, UntrustedCache) as exc:
-        return "deny", f"dshc: deny: no private temp folder for the policy's `sandbox {policy.sandbox.text}` ({exc})", \
-            None
+        return (
+            "deny",
+            f"dshc: deny: no private temp folder for the policy's `sandbox {policy.sandbox.text}` ({exc})",
+            None,
+        )
     if found is None:
         return effect, reason, None
     line, mechanism = found
-    where = f"approved, it runs in `sandbox {mode}`" if mode else f"runs in the policy's `sandbox {policy.sandbox.text}`"
+    where = (
+        f"approved, it runs in `sandbox {mode}`" if mode else f"runs in the policy's `sandbox {policy.sandbox.text}`"
+    )
     return effect, f"{reason}; {where} ({mechanism}, {network_text(policy)})", {**tool_input, "command": line}
 
 
@@ -362,11 +439,13 @@ def _file_sandbox(program, request, keep: tuple[str, ...]):
     writable roots, what runs code later, what configures the hook (`keep`) — is asked about as a wider
     change (a denial where approval is `never`). None when the policy declares no sandbox."""
     from .hook_sandbox import declares_sandbox
+
     policy = program.composition(request).policy
     if not declares_sandbox(policy):
         return None
     from .call_decision import FileSandbox
     from .host import sandbox_settings
+
     return FileSandbox(policy.sandbox.text, sandbox_settings(policy)["writable_roots"], keep, policy.sandbox.span)
 
 
@@ -374,6 +453,7 @@ def _agent_fields(agent: str, name: str) -> tuple[tuple[str, ...], tuple[str, ..
     """(the catalog arguments the agent's input fills, those it must send: the ones naming the command or the
     file — its other fields are the agent's own and may be left out); None for a tool with no mapping."""
     from ..compiler.interop.agents import load_mapping
+
     spec = load_mapping(agent).tools.get(name)
     if spec is None:
         return None
@@ -381,15 +461,18 @@ def _agent_fields(agent: str, name: str) -> tuple[tuple[str, ...], tuple[str, ..
     return filled, (*spec.paths, *spec.urls, *(("command",) if "command" in spec.args.values() else ()))
 
 
-def _searches(agent: str, program, request, name: str, tool_input: dict, cwd: str, workspace: str, effect: str,
-              reason: str) -> tuple[str, str]:
+def _searches(
+    agent: str, program, request, name: str, tool_input: dict, cwd: str, workspace: str, effect: str, reason: str
+) -> tuple[str, str]:
     """(effect, reason) for a search over a folder (Claude Code's Grep): the files below it the policy keeps
     from being read decide it too (`hook_search`)."""
     from ..compiler.interop.agents import load_mapping
+
     tool = load_mapping(agent).tools.get(name)
     if tool is None or tool.tool != "grep":
         return effect, reason
     from .hook_search import search_refusal
+
     refused = search_refusal(program, request, tool_input, cwd, workspace)  # an ask or a deny: never wider
     return (effect, reason) if refused is None else refused
 
@@ -398,16 +481,27 @@ def decide_mapped(program, request, tool: str, args: dict, workspace: str, sandb
     """The one call decision (`call_decision`) for another agent's call, without dshc's own gates (that agent
     composes its tools itself); `conditional` is a deny there (fail closed)."""
     from .call_decision import decide_call as decide
+
     return decide(program, request, tool, args, workspace, gates=False, sandbox=sandbox, agent_fields=agent_fields)
 
 
-def decide_call(program, request, agent_name: str, call, tool_input: dict, workspace: str, unmapped: str = "ask",
-                sandbox=None, agent: str = "claude-code"):
+def decide_call(
+    program,
+    request,
+    agent_name: str,
+    call,
+    tool_input: dict,
+    workspace: str,
+    unmapped: str = "ask",
+    sandbox=None,
+    agent: str = "claude-code",
+):
     """(effect, reason, deciding rules) for one mapped call, as the hook answers it; `sandbox`: how the policy's
     sandbox judges a file change (`_file_sandbox`), None when it declares none."""
     if call.tool is not None:
-        decided = decide_mapped(program, request, call.tool, call.args, workspace, sandbox,
-                                _agent_fields(agent, agent_name))
+        decided = decide_mapped(
+            program, request, call.tool, call.args, workspace, sandbox, _agent_fields(agent, agent_name)
+        )
         effect = decided.effect
         note = f"`{agent_name}` decided as `{call.tool}`"
     else:
@@ -427,6 +521,7 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
     import os
     import time
     from .log_target import open_log
+
     log = open_log(path, session=_log_session(payload))
     try:
         fingerprint = None
@@ -436,19 +531,41 @@ def _log_pre(path, program, request, workspace, payload, agent_name, call, effec
             pass
         # every hook process is a writer of its own; a header per call keeps each call's context
         # beside it, whichever agent session or process wrote the records before it
-        log.append("request/header", reason="claude-code hook", fingerprint=fingerprint, tools=[],
-                   context=request.model_dump(mode="json"), workspace=os.path.abspath(workspace),
-                   sessionId=payload.get("session_id"))
+        log.append(
+            "request/header",
+            reason="claude-code hook",
+            fingerprint=fingerprint,
+            tools=[],
+            context=request.model_dump(mode="json"),
+            workspace=os.path.abspath(workspace),
+            sessionId=payload.get("session_id"),
+        )
         call_id = str(payload.get("tool_use_id") or f"hook-{os.getpid()}-{time.time_ns()}")
         name = call.tool or agent_name
-        log.append("tool/call", callId=call_id, name=name, arguments=call.args if call.tool else
-                   (payload.get("tool_input") or {}), parent=None, agentTool=agent_name, fingerprint=fingerprint)
+        log.append(
+            "tool/call",
+            callId=call_id,
+            name=name,
+            arguments=call.args if call.tool else (payload.get("tool_input") or {}),
+            parent=None,
+            agentTool=agent_name,
+            fingerprint=fingerprint,
+        )
         facts = {}
         if effect != "deny" and program.reads_session(request):  # what it reads, so the next calls need not find it
             from .session_log import FACTS, call_reads
+
             facts[FACTS] = call_reads(name, call.args if call.tool else (payload.get("tool_input") or {}))
-        log.append("tool/decision", callId=call_id, name=name, decision=effect, reason=reason, decidedBy=decided,
-                   fingerprint=fingerprint, **facts)
+        log.append(
+            "tool/decision",
+            callId=call_id,
+            name=name,
+            decision=effect,
+            reason=reason,
+            decidedBy=decided,
+            fingerprint=fingerprint,
+            **facts,
+        )
     finally:
         log.close()
 
@@ -460,12 +577,14 @@ def _log_session(payload: dict) -> str:
 
 def _post(options, payload: dict) -> None:
     from ..compiler.interop.agents import map_call
+
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     project = _project(options, payload)
     path = _log_path(options, project, payload)
     if not path:
         return
     from .log_target import open_log
+
     name = str(payload.get("tool_name") or "")
     calls = map_call(options.agent, name, payload.get("tool_input") or {}, cwd) if name else []
     mapped = calls[0].tool if calls and calls[0].tool else name
@@ -473,8 +592,18 @@ def _post(options, payload: dict) -> None:
     failed = isinstance(response, dict) and (response.get("is_error") is True or response.get("success") is False)
     log = open_log(path, session=_log_session(payload))
     try:
-        log.append("tool/result", callId=str(payload.get("tool_use_id") or ""), name=mapped, isError=failed,
-                   content=response, value=None, error=None, decision="allow", decidedBy=[], agentTool=name,
-                   fingerprint=None)
+        log.append(
+            "tool/result",
+            callId=str(payload.get("tool_use_id") or ""),
+            name=mapped,
+            isError=failed,
+            content=response,
+            value=None,
+            error=None,
+            decision="allow",
+            decidedBy=[],
+            agentTool=name,
+            fingerprint=None,
+        )
     finally:
         log.close()

@@ -15,6 +15,7 @@ through the agent's tool mapping in catalogs/agents/; any problem is a deny that
   `{"permission": allow|deny|ask, "user_message", "agent_message"}`, beforeReadFile → `{"permission":
   allow|deny}`. Cursor cannot rewrite a command, so one the policy's sandbox must confine is denied.
 """
+
 from __future__ import annotations
 
 from ..common import json_io
@@ -45,18 +46,37 @@ def _codex(event: str, effect: str, reason: str, updated: dict | None) -> dict |
         return None
     effect, reason, updated = _no_ask(effect, reason, updated)
     if effect == "allow":
-        return None if updated is None else {"hookSpecificOutput": {
-            "hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": updated}}
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
+        return (
+            None
+            if updated is None
+            else {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "updatedInput": updated,
+                }
+            }
+        )
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def _cursor(event: str, effect: str, reason: str, updated: dict | None) -> dict:
     if effect == "defer":  # a Cursor hook has no way to leave a call undecided: asked instead
         effect = "ask"
     if updated is not None and effect != "deny":
-        effect, reason = "deny", ("dshc: deny: the policy runs commands in its sandbox, and a Cursor hook cannot "
-                                  f"rewrite a command to run there; {reason}")
+        effect, reason = (
+            "deny",
+            (
+                "dshc: deny: the policy runs commands in its sandbox, and a Cursor hook cannot "
+                f"rewrite a command to run there; {reason}"
+            ),
+        )
     if event == "beforeReadFile":  # a permission only, and only allow or deny
         return {"permission": "allow" if effect == "allow" else "deny"}
     return {"permission": effect, "user_message": reason, "agent_message": reason}
@@ -65,8 +85,14 @@ def _cursor(event: str, effect: str, reason: str, updated: dict | None) -> dict:
 def _no_ask(effect: str, reason: str, updated: dict | None) -> tuple[str, str, dict | None]:
     if effect != "ask":
         return effect, reason, updated
-    return "deny", ("dshc: deny: the policy asks a human about this call, and this agent's hook cannot ask: run it "
-                    f"yourself, or allow it in the policy; {reason}"), None
+    return (
+        "deny",
+        (
+            "dshc: deny: the policy asks a human about this call, and this agent's hook cannot ask: run it "
+            f"yourself, or allow it in the policy; {reason}"
+        ),
+        None,
+    )
 
 
 def _same(payload: dict) -> dict:
@@ -76,6 +102,7 @@ def _same(payload: dict) -> dict:
 def _cursor_call(tool: str, field: str | None):
     """A Cursor event's fields as the call the Claude Code hook decides: `tool` with `field` as its input
     (None: the MCP tool the event names, its input parsed when Cursor sends it as JSON text)."""
+
     def call(payload: dict) -> dict:
         if field is None:
             name, tool_input = payload.get("tool_name"), payload.get("tool_input")
@@ -88,10 +115,15 @@ def _cursor_call(tool: str, field: str | None):
             name, tool_input = tool, {field: payload.get(field)}
         roots = payload.get("workspace_roots")
         root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
-        return {"tool_name": name, "tool_input": tool_input if isinstance(tool_input, dict) else {},
-                "cwd": payload.get("cwd") if isinstance(payload.get("cwd"), str) else root,
-                "session_id": payload.get("conversation_id"), "tool_use_id": payload.get("generation_id"),
-                "workspace_root": root}
+        return {
+            "tool_name": name,
+            "tool_input": tool_input if isinstance(tool_input, dict) else {},
+            "cwd": payload.get("cwd") if isinstance(payload.get("cwd"), str) else root,
+            "session_id": payload.get("conversation_id"),
+            "tool_use_id": payload.get("generation_id"),
+            "workspace_root": root,
+        }
+
     return call
 
 
@@ -100,6 +132,14 @@ def _cursor_call(tool: str, field: str | None):
 PROTOCOLS = {
     "gemini": ({"BeforeTool": _same}, "AfterTool", _gemini, {}),
     "codex": ({"PreToolUse": _same}, "PostToolUse", _codex, None),
-    "cursor": ({"beforeShellExecution": _cursor_call("Shell", "command"), "beforeMCPExecution": _cursor_call("", None),
-                "beforeReadFile": _cursor_call("Read", "file_path")}, None, _cursor, {}),
+    "cursor": (
+        {
+            "beforeShellExecution": _cursor_call("Shell", "command"),
+            "beforeMCPExecution": _cursor_call("", None),
+            "beforeReadFile": _cursor_call("Read", "file_path"),
+        },
+        None,
+        _cursor,
+        {},
+    ),
 }

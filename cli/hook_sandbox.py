@@ -13,6 +13,7 @@ The command runs in `bash -c` under the launcher, in the agent shell's working d
 to read are unset (`env -u NAME`, each one the hook's environment holds). The launcher reports why it could
 not confine on fd 3, which the line points at the shell's stderr.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,9 @@ def declares_sandbox(policy) -> bool:
     return policy is not None and policy.sandbox is not None and policy.sandbox.text != "danger-full-access"
 
 
-def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...] = (),
-                      mode: str | None = None) -> tuple[str, str] | None:
+def sandboxed_command(
+    policy, command: str, workspace: str, keep: tuple[str, ...] = (), mode: str | None = None
+) -> tuple[str, str] | None:
     """(the confined command line, the mechanism's name), or None when the policy declares no sandbox,
     or opted out of one on a host that has none. `keep`: files kept read-only besides the policy's own
     protected paths (what configures the hook: a command that rewrote them would choose the next call's
@@ -38,43 +40,66 @@ def sandboxed_command(policy, command: str, workspace: str, keep: tuple[str, ...
     from ..runtime.sandbox import SandboxUnavailable, confinement_in, plan
     from .host import policy_mode, sandbox_settings
     from .sandbox_record import reported_probe
+
     settings = sandbox_settings(policy)
     hidden = settings["hidden_roots"]
     mode = mode or policy_mode(policy)
     if mode != "danger-full-access" and (globs := hidden_globs(policy)):
         found, complete = matching_files(os.path.realpath(workspace), globs)
         if not complete:  # some would be readable: the call is denied, saying why
-            raise SandboxUnavailable(mode, "a search small enough to find every file the policy's "
-                                     "read rules name (too many entries under the workspace; name a path instead)")
+            raise SandboxUnavailable(
+                mode,
+                "a search small enough to find every file the policy's "
+                "read rules name (too many entries under the workspace; name a path instead)",
+            )
         hidden = (*hidden, *found)
     tmp = private_tmp()
-    conf = confinement_in(mode, os.path.realpath(workspace), tmp,
-                          writable=settings["writable_roots"], protected=(*settings["protected_roots"], *keep),
-                          hidden=hidden,
-                          network=settings["network"], network_allow=settings["network_allow"],
-                          network_deny=settings["network_deny"], fallback_unsandboxed=settings["sandbox_fallback"],
-                          backend=settings["sandbox_backend"])
+    conf = confinement_in(
+        mode,
+        os.path.realpath(workspace),
+        tmp,
+        writable=settings["writable_roots"],
+        protected=(*settings["protected_roots"], *keep),
+        hidden=hidden,
+        network=settings["network"],
+        network_allow=settings["network_allow"],
+        network_deny=settings["network_deny"],
+        fallback_unsandboxed=settings["sandbox_fallback"],
+        backend=settings["sandbox_backend"],
+    )
     launch = plan(conf, ["/bin/bash", "-c", command], REPORT_FD, found=reported_probe())  # as the bash tool runs it
     if launch.mechanism == "unsandboxed":
         return None  # the policy's own opt-out, on a host with no mechanism: the command as it was
     # temp files go to the private folder, as the runtime's own commands' do (the shared /tmp is not writable)
     # and the variables a shell line may not read are not in its environment (`env -u`: the ones set here)
-    unset = [f"-u {quote(name)}" for name in present_names(hidden_variables(policy), os.environ)] \
-        if mode != "danger-full-access" else []
-    line = " ".join([*(["/usr/bin/env", *unset] if unset else []),
-                     *(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")), *map(quote, launch.argv)])
+    unset = (
+        [f"-u {quote(name)}" for name in present_names(hidden_variables(policy), os.environ)]
+        if mode != "danger-full-access"
+        else []
+    )
+    line = " ".join(
+        [
+            *(["/usr/bin/env", *unset] if unset else []),
+            *(f"{name}={quote(tmp)}" for name in ("TMPDIR", "TMP", "TEMP")),
+            *map(quote, launch.argv),
+        ]
+    )
     return (f"{line} {REPORT_FD}>&2" if launch.report else line), launch.mechanism
 
 
 def network_text(policy) -> str:
     """What the command's network is, in words for the agent: off, on, or on for the listed hosts only."""
     from .host import egress_words, sandbox_settings
+
     settings = sandbox_settings(policy)
     if not settings["network"]:
         return "network off"
     listed = settings["network_allow"] or settings["network_deny"]
-    return "network on" + egress_words(settings["network_allow"], settings["network_deny"]) + (
-        " (through dshc's proxy: HTTP_PROXY, HTTPS_PROXY)" if listed else "")
+    return (
+        "network on"
+        + egress_words(settings["network_allow"], settings["network_deny"])
+        + (" (through dshc's proxy: HTTP_PROXY, HTTPS_PROXY)" if listed else "")
+    )
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
@@ -93,6 +118,7 @@ def private_tmp() -> str:
     Kept between calls, like the shell's own temp folder; OSError when it cannot be had."""
     import stat
     from ..compiler import user_cache
+
     folder = user_cache.open_folder()
     try:
         try:

@@ -8,6 +8,7 @@ whose own filter excludes the file reads nothing of it: anthropics/claude-code#9
 In: the composed program and request, the search's input and working directory. Out: None, or (effect,
 reason). Only policies with read rules on literal paths or globs (`hidden_paths`, `hidden_globs`) look.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,6 +19,7 @@ SHOWN = 3  # files named in the reason
 def search_refusal(program, request, tool_input: dict, cwd: str, workspace: str) -> tuple[str, str] | None:
     from ..compiler.policy.effects import RANK
     from ..compiler.policy.protected import SEARCH_LIMIT, hidden_globs, hidden_paths, matching_files
+
     policy = program.composition(request).policy
     if policy is None:
         return None
@@ -28,12 +30,19 @@ def search_refusal(program, request, tool_input: dict, cwd: str, workspace: str)
     root = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)) if isinstance(path, str) and path else cwd)
     found, complete = matching_files(root, globs, base=os.path.realpath(workspace)) if globs else ((), True)
     if not complete:
-        return "deny", (f"dshc: deny: a search of `{root}` reads more than {SEARCH_LIMIT:,} entries, too many to find "
-                        "every file the policy's read rules keep from being read; search a narrower `path`")
-    candidates = [file for file in (*found, *_files_hidden_below(root, literal, workspace))
-                  if _searched(file, tool_input.get("glob"))]
-    effects = {file: program.decide(request, "read", {"file_path": file}, workspace=workspace, gates=False).effect
-               for file in candidates}
+        return "deny", (
+            f"dshc: deny: a search of `{root}` reads more than {SEARCH_LIMIT:,} entries, too many to find "
+            "every file the policy's read rules keep from being read; search a narrower `path`"
+        )
+    candidates = [
+        file
+        for file in (*found, *_files_hidden_below(root, literal, workspace))
+        if _searched(file, tool_input.get("glob"))
+    ]
+    effects = {
+        file: program.decide(request, "read", {"file_path": file}, workspace=workspace, gates=False).effect
+        for file in candidates
+    }
     kept = [file for file, effect in effects.items() if effect != "allow"]
     if not kept:
         return None
@@ -41,8 +50,10 @@ def search_refusal(program, request, tool_input: dict, cwd: str, workspace: str)
     shown = ", ".join(f"`{os.path.relpath(file, root)}`" for file in kept[:SHOWN])
     more = f" and {len(kept) - SHOWN} more" if len(kept) > SHOWN else ""
     approval = " without a human's approval" if worst == "ask" else ""
-    return worst, (f"dshc: {worst}: a search of `{root}` reads every file below it, and the policy keeps {shown}{more} "
-                   f"from being read{approval}; give the search a `path` or `glob` that leaves them out")
+    return worst, (
+        f"dshc: {worst}: a search of `{root}` reads every file below it, and the policy keeps {shown}{more} "
+        f"from being read{approval}; give the search a `path` or `glob` that leaves them out"
+    )
 
 
 def _files_hidden_below(root: str, literal, workspace: str) -> list[str]:
@@ -73,4 +84,5 @@ def _searched(file: str, glob) -> bool:
     if not isinstance(glob, str) or not glob or any(char in glob for char in "/{}[]!\\"):
         return True
     from ..compiler.globs import glob_match
+
     return glob_match(glob, os.path.basename(file))

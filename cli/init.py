@@ -3,6 +3,7 @@ a `team.test.toml` whose cases pass, and with `--claude-code` the hook merged in
 (every key already there kept); with `--from-claude-code` the project's Claude Code permissions, imported,
 are included in `team.dsh`. Refuses to overwrite a file without `--force`.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,16 +89,23 @@ def cmd_init(args, out, err) -> int:
     notes: tuple = ()
     if args.from_claude_code:
         imported, notes = _imported(folder)
-        files = {".dshc": PROJECT.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]'),
-                 "team.dsh": TEAM.replace("  # ask before deploying:", f"  # the project's Claude Code permissions "
-                                          f"({IMPORTED}.dsh): their denies and asks stand\n  include {IMPORTED}\n"
-                                          "  # ask before deploying:", 1),
-                 f"{IMPORTED}.dsh": imported,
-                 "team.test.toml": TESTS.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]')}
+        files = {
+            ".dshc": PROJECT.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]'),
+            "team.dsh": TEAM.replace(
+                "  # ask before deploying:",
+                f"  # the project's Claude Code permissions "
+                f"({IMPORTED}.dsh): their denies and asks stand\n  include {IMPORTED}\n"
+                "  # ask before deploying:",
+                1,
+            ),
+            f"{IMPORTED}.dsh": imported,
+            "team.test.toml": TESTS.replace('load = ["team.dsh"]', f'load = ["team.dsh", "{IMPORTED}.dsh"]'),
+        }
     existing = [name for name in files if os.path.exists(os.path.join(folder, name))]
     if existing and not args.force:
-        raise DshError([invalid_request(f"{', '.join(existing)} already exist(s) in {folder}",
-                                        "pass --force to overwrite")])
+        raise DshError(
+            [invalid_request(f"{', '.join(existing)} already exist(s) in {folder}", "pass --force to overwrite")]
+        )
     settings = os.path.join(folder, ".claude", "settings.json")
     merged = _with_hook(settings) if args.claude_code else None  # read before anything is written
     written = []
@@ -113,11 +121,15 @@ def cmd_init(args, out, err) -> int:
     for note in notes:
         err.write(f"dshc init: not expressed exactly: {note}\n")
     if args.json:
-        out.write(json.dumps({"folder": folder, "written": written, "policy": "team",
-                              "notes": [str(note) for note in notes]}) + "\n")
+        out.write(
+            json.dumps({"folder": folder, "written": written, "policy": "team", "notes": [str(note) for note in notes]})
+            + "\n"
+        )
     else:
-        out.write("".join(f"wrote {name}\n" for name in written)
-                  + "next: `dshc test` runs team.test.toml; edit team.dsh to add your rules\n")
+        out.write(
+            "".join(f"wrote {name}\n" for name in written)
+            + "next: `dshc test` runs team.test.toml; edit team.dsh to add your rules\n"
+        )
     return 0
 
 
@@ -127,6 +139,7 @@ def _imported(folder: str) -> tuple[str, tuple]:
     written."""
     from ..compiler.interop.claude_settings import import_hierarchy
     from ..compiler.program import Program
+
     layers = []
     for name in ("settings.json", "settings.local.json"):
         path = os.path.join(folder, ".claude", name)
@@ -138,8 +151,14 @@ def _imported(folder: str) -> tuple[str, tuple]:
         except (OSError, ValueError) as exc:
             raise DshError([invalid_request(f"cannot read {path}: {exc}")]) from None
     if not layers:
-        raise DshError([invalid_request(f"no .claude/settings.json or settings.local.json in {folder}",
-                                        "drop --from-claude-code to start from `guarded` alone")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"no .claude/settings.json or settings.local.json in {folder}",
+                    "drop --from-claude-code to start from `guarded` alone",
+                )
+            ]
+        )
     try:
         result = import_hierarchy(layers, folder, name=IMPORTED)
     except ValueError as exc:
@@ -165,8 +184,11 @@ def _with_hook(path: str) -> dict:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise DshError([invalid_request(f"{path}: `hooks.{event}` is not a list")])
-        present = any(isinstance(e, dict) and any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND
-                                                  for h in e.get("hooks", ()) or ()) for e in entries)
+        present = any(
+            isinstance(e, dict)
+            and any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND for h in e.get("hooks", ()) or ())
+            for e in entries
+        )
         if not present:
             entries.append({"matcher": "*", "hooks": [{"type": "command", "command": HOOK_COMMAND}]})
     return settings

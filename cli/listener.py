@@ -4,6 +4,7 @@ and an ASGI wrapper that refuses a request whose Host, Origin or bearer token is
 Host and Origin are checked on every route against the names of the address the connection arrived on,
 so a page on another site (or a DNS name rebound to 127.0.0.1) can neither read nor drive the server.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -84,8 +85,9 @@ def listen(bind: Bind, help: str = "choose another port", reuse_port: bool = Fal
     connection to one of them: the decision API keeps no state between requests."""
     # the protocol named: asyncio sets TCP_NODELAY only on sockets that say they are TCP (else Nagle's
     # algorithm and delayed ACKs add ~40 ms to every answer)
-    sock = socket.socket(socket.AF_INET6 if ":" in bind.host else socket.AF_INET, socket.SOCK_STREAM,
-                         socket.IPPROTO_TCP)
+    sock = socket.socket(
+        socket.AF_INET6 if ":" in bind.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -105,19 +107,27 @@ def listener_token(bind: Bind, allow_remote: bool, token_file: str | None, envir
         try:
             token = Path(token_file).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
-            raise _bad(f"cannot read the token file `{token_file}`: {getattr(exc, 'strerror', None) or exc}",
-                       "a file holding one line, the token") from None
+            raise _bad(
+                f"cannot read the token file `{token_file}`: {getattr(exc, 'strerror', None) or exc}",
+                "a file holding one line, the token",
+            ) from None
     else:
         token = environ.get(TOKEN_ENV, "").strip() or None
     if bind.remote and not allow_remote:
-        raise _bad(f"`{bind.url_host}` is not a loopback address: other machines could reach this server",
-                   f"bind 127.0.0.1, or pass --allow-remote with a token (--token-file FILE or ${TOKEN_ENV})")
+        raise _bad(
+            f"`{bind.url_host}` is not a loopback address: other machines could reach this server",
+            f"bind 127.0.0.1, or pass --allow-remote with a token (--token-file FILE or ${TOKEN_ENV})",
+        )
     if bind.remote and token is None:
-        raise _bad("--allow-remote needs a token: clients send it as `Authorization: Bearer TOKEN`",
-                   f"--token-file FILE or ${TOKEN_ENV}")
+        raise _bad(
+            "--allow-remote needs a token: clients send it as `Authorization: Bearer TOKEN`",
+            f"--token-file FILE or ${TOKEN_ENV}",
+        )
     if token is not None and (len(token) < MIN_TOKEN_CHARS or not token.isascii() or not token.isprintable()):
-        raise _bad(f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters",
-                   'e.g. python -c "import secrets; print(secrets.token_urlsafe(32))"')
+        raise _bad(
+            f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters",
+            'e.g. python -c "import secrets; print(secrets.token_urlsafe(32))"',
+        )
     return token
 
 

@@ -5,6 +5,7 @@ checked as every dshc cache is), one file per (database, session). `read_log_tar
 `log_records` are the one reader for both stores (replay, audit and suggest use them). A hook given no
 log writes to `project_log`, in the user's state folder: outside the workspace its commands may write.
 """
+
 from __future__ import annotations
 
 import errno
@@ -31,10 +32,12 @@ def open_log(target: str | None, session: str | None = None) -> EventLog:
                 os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
             return EventLog(target, session=session)
         except OSError as exc:  # a link or a foreign file planted where the log goes (`state_files`) among them
-            raise DshError([Diagnostic("DSH107", f"cannot open the event log: {exc.strerror or exc}",
-                                       path=target)]) from None
+            raise DshError(
+                [Diagnostic("DSH107", f"cannot open the event log: {exc.strerror or exc}", path=target)]
+            ) from None
     require("postgres", "a postgresql:// event log")  # before spooling: records must not wait for a driver never there
     from ..runtime.pg_log import PostgresEventLog
+
     session = session or os.urandom(6).hex()
     folder, prefix = spool_folder(target), _prefix(target)
     _ship_leftovers(target, folder, prefix, session)
@@ -46,6 +49,7 @@ def project_log(root: str) -> str:
     configured (state: XDG_STATE_HOME, else ~/.local/state), keyed by a digest of the project's real path.
     Its folders are made 0700 and refused unless they are this user's folders (not links); DSH107 if not."""
     from ..runtime.state_files import UnsafeStateFile
+
     base = os.environ.get("XDG_STATE_HOME")
     if not base or not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".local", "state")
@@ -62,8 +66,15 @@ def project_log(root: str) -> str:
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
                 raise UnsafeStateFile(path, "it is not a folder of this user's")
     except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"no state folder for the event log: {exc.strerror or exc}",
-                                   help="give the hook a log: `--log FILE` or `log = \"FILE\"` in .dshc")]) from None
+        raise DshError(
+            [
+                Diagnostic(
+                    "DSH107",
+                    f"no state folder for the event log: {exc.strerror or exc}",
+                    help='give the hook a log: `--log FILE` or `log = "FILE"` in .dshc',
+                )
+            ]
+        ) from None
     return os.path.join(folder, "events.jsonl")
 
 
@@ -75,16 +86,23 @@ def read_log_target(target: str, calls_digest: str | None = None) -> LogRead:
     try:
         if is_dsn(target):
             from ..runtime.pg_log import read_postgres
+
             return read_postgres(target, calls_digest)
         return read_log(target)
     except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}",
-                                   path=_shown(target))]) from None
+        raise DshError(
+            [Diagnostic("DSH107", f"cannot read the event log: {exc.strerror or exc}", path=_shown(target))]
+        ) from None
     except Exception as exc:  # noqa: BLE001 - a database error (psycopg's own classes) is a user-facing one
         if not is_dsn(target):
             raise
-        raise DshError([Diagnostic("DSH107", f"cannot read the event log from the database: {_first_line(exc)}",
-                                   path=_shown(target))]) from None
+        raise DshError(
+            [
+                Diagnostic(
+                    "DSH107", f"cannot read the event log from the database: {_first_line(exc)}", path=_shown(target)
+                )
+            ]
+        ) from None
 
 
 def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
@@ -96,9 +114,16 @@ def read_dsn_for_resume(target: str, calls_digest: str) -> LogRead:
     try:
         stored = read_log_target(target, calls_digest)
     except DshError as exc:
-        raise DshError([replace(d, help="a run logging to a database resumes from what it holds, so it does not start "
-                                        "while the database cannot be read; log to a JSONL file to run offline")
-                        for d in exc.diagnostics]) from None
+        raise DshError(
+            [
+                replace(
+                    d,
+                    help="a run logging to a database resumes from what it holds, so it does not start "
+                    "while the database cannot be read; log to a JSONL file to run offline",
+                )
+                for d in exc.diagnostics
+            ]
+        ) from None
     return with_spooled(target, stored)
 
 
@@ -170,6 +195,7 @@ def _spool_file(folder: str, name: str) -> str:
 def _ship_leftovers(dsn: str, folder: str, prefix: str, session: str) -> None:
     """Spools of ended sessions that still hold unsent records (more than the kept last one) go now."""
     from ..runtime.pg_log import PostgresEventLog
+
     for name in sorted(os.listdir(folder)):
         if not (name.startswith(prefix) and name.endswith(".jsonl")) or name == f"{prefix}{_safe(session)}.jsonl":
             continue
@@ -177,7 +203,7 @@ def _ship_leftovers(dsn: str, folder: str, prefix: str, session: str) -> None:
         with open(path, "rb") as handle:
             if handle.read().count(b"\n") <= 1:
                 continue
-        PostgresEventLog(dsn, path, name[len(prefix):-len(".jsonl")]).close()
+        PostgresEventLog(dsn, path, name[len(prefix) : -len(".jsonl")]).close()
 
 
 def _prefix(dsn: str) -> str:
@@ -196,6 +222,7 @@ def _safe(text: str) -> str:
 def _shown(target: str) -> str:
     """A DSN as diagnostics show it: without its password."""
     import re
+
     return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", target)
 
 

@@ -3,6 +3,7 @@
 In: the loaded program (shipped declarations + --load files) and its catalog. Out: one line per
 item — name, one-line summary, source `path:line:col` — or the same rows as JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,15 @@ from ..compiler.package_data import package_dir
 
 KINDS = ("presets", "hosts", "scopes", "policies", "commands", "packages", "tools")
 # the code an unknown name of each kind is reported with (the same codes as everywhere else)
-UNKNOWN_CODES = {"presets": "DSH204", "hosts": "DSH205", "scopes": "DSH206", "policies": "DSH207",
-                 "commands": "DSH219", "packages": "DSH201", "tools": "DSH406"}
+UNKNOWN_CODES = {
+    "presets": "DSH204",
+    "hosts": "DSH205",
+    "scopes": "DSH206",
+    "policies": "DSH207",
+    "commands": "DSH219",
+    "packages": "DSH201",
+    "tools": "DSH406",
+}
 
 
 @dataclass(frozen=True)
@@ -31,14 +39,16 @@ class Item:
 
 def cmd_ls(args, out, err) -> int:
     from .command_context import program_of as _program
+
     kind = _kind(args.kind)
     program = _program(args)
     kinds = (kind,) if kind else KINDS
     items = [item for k in kinds for item in LISTERS[k](program)]
     if args.name is not None:
         if kind is None:
-            raise DshError([Diagnostic("DSH405", "a NAME needs a KIND before it",
-                                       help=f"e.g. `dshc ls presets {args.name}`")])
+            raise DshError(
+                [Diagnostic("DSH405", "a NAME needs a KIND before it", help=f"e.g. `dshc ls presets {args.name}`")]
+            )
         items = [item for item in items if item.name == args.name]
         if not items:
             raise DshError([_unknown(kind, args.name, [i.name for i in LISTERS[kind](program)])])
@@ -64,22 +74,31 @@ def _kind(text: str | None) -> str | None:
     if text in KINDS or text in singular:
         return singular.get(text, text)
     hint = did_you_mean(text, KINDS)
-    raise DshError([Diagnostic("DSH405", f"unknown kind `{text}`",
-                               help=(hint + " " if hint else "") + "kinds: " + ", ".join(KINDS))])
+    raise DshError(
+        [
+            Diagnostic(
+                "DSH405", f"unknown kind `{text}`", help=(hint + " " if hint else "") + "kinds: " + ", ".join(KINDS)
+            )
+        ]
+    )
 
 
 def _unknown(kind: str, name: str, candidates) -> Diagnostic:
     hint = did_you_mean(name, candidates)
     shown = sorted(candidates)
     listed = ", ".join(f"`{c}`" for c in shown[:40]) + (f" and {len(shown) - 40} more" if len(shown) > 40 else "")
-    return Diagnostic(UNKNOWN_CODES[kind], f"unknown {kind[:-1] if kind != 'policies' else 'policy'} `{name}`",
-                      help=(hint + " " if hint else "") + f"known: {listed}" if shown else f"there are no {kind}")
+    return Diagnostic(
+        UNKNOWN_CODES[kind],
+        f"unknown {kind[:-1] if kind != 'policies' else 'policy'} `{name}`",
+        help=(hint + " " if hint else "") + f"known: {listed}" if shown else f"there are no {kind}",
+    )
 
 
 def _head(decl) -> list[str]:
     """The summary's opening parts: the title, and what the declaration extends."""
-    return [f'"{decl.title}"' if decl.title else "(no title)"] + ([f"extends {decl.extends.text}"]
-                                                                  if getattr(decl, "extends", None) else [])
+    return [f'"{decl.title}"' if decl.title else "(no title)"] + (
+        [f"extends {decl.extends.text}"] if getattr(decl, "extends", None) else []
+    )
 
 
 def _declared(program, kind: str):
@@ -130,8 +149,11 @@ def _scopes(program):
 def _policies(program):
     for name, decl, effective in _declared(program, "policy"):
         parts = _head(decl)
-        for label, value in (("sandbox", effective.sandbox), ("approval", effective.approval),
-                             ("default", effective.default)):
+        for label, value in (
+            ("sandbox", effective.sandbox),
+            ("approval", effective.approval),
+            ("default", effective.default),
+        ):
             parts.append(f"{label} {value.text if value else '-'}")
         parts.append(f"{_count(len(effective.rules), 'rule')}, {_count(len(effective.guards), 'guard')}")
         yield Item("policies", name, " · ".join(parts), _where(decl.name))
@@ -156,13 +178,16 @@ def _packages(program):
     for package in program.catalog.packages:
         tools = ", ".join(t.name for t in package.tools)
         needs = f" · needs {', '.join(package.requires)}" if package.requires else ""
-        yield Item("packages", package.id, f"{package.summary} · tools {tools}{needs}",
-                   _package_file(program, package.id))
+        yield Item(
+            "packages", package.id, f"{package.summary} · tools {tools}{needs}", _package_file(program, package.id)
+        )
 
 
 def _tools(program):
-    rows = sorted(((t.name, package.id, t) for package in program.catalog.packages for t in package.tools),
-                  key=lambda row: (row[0], row[1]))
+    rows = sorted(
+        ((t.name, package.id, t) for package in program.catalog.packages for t in package.tools),
+        key=lambda row: (row[0], row[1]),
+    )
     for name, package, tool in rows:
         execution = "parallel" if tool.parallel_safe else "exclusive"
         first = tool.description.strip().split("\n", 1)[0]
@@ -174,6 +199,7 @@ def _package_file(program, package_id: str, tool: str | None = None) -> str | No
     """`catalogs/packages/ID.json[:line:col]` for the shipped catalog: where a package (or a tool's
     `"name"`) is written. Another catalog's packages have no known file."""
     from ..compiler.catalog import load_catalog
+
     if program.catalog is not load_catalog():  # the shipped catalog is loaded once per process
         return None
     path = f"catalogs/packages/{package_id}.json"
@@ -190,8 +216,15 @@ def _package_file(program, package_id: str, tool: str | None = None) -> str | No
     return f"{path}:{line}:{col}"
 
 
-LISTERS = {"presets": _presets, "hosts": _hosts, "scopes": _scopes, "policies": _policies,
-           "commands": _commands, "packages": _packages, "tools": _tools}
+LISTERS = {
+    "presets": _presets,
+    "hosts": _hosts,
+    "scopes": _scopes,
+    "policies": _policies,
+    "commands": _commands,
+    "packages": _packages,
+    "tools": _tools,
+}
 
 
 def _count(n: int, noun: str) -> str:

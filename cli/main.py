@@ -3,6 +3,7 @@
 main(argv, stdout, stderr) -> exit code: 0 positive answer, 1 negative answer, 2 unusable
 input (with diagnostics), 3 internal error (a bug; `--debug` shows the traceback).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,6 @@ from .preset_argument import one_preset
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from typing import TextIO
-
 
 
 class _UsageError(Exception):
@@ -47,7 +47,7 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> arg
         return one_preset(parser.parse_args(argv))  # no command, an unknown one (argparse names the choices), or `hook`
     namespace = parser.parse_args(argv[:index])
     namespace.command = argv[index]
-    return one_preset(command.parse_intermixed_args(argv[index + 1:], namespace))
+    return one_preset(command.parse_intermixed_args(argv[index + 1 :], namespace))
 
 
 def _commands(parser: argparse.ArgumentParser):
@@ -102,8 +102,9 @@ def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(prog="dshc", description="Compile agent tool surfaces: which tools a model sees, "
-                     "and whether a call may run.")
+    parser = _Parser(
+        prog="dshc", description="Compile agent tool surfaces: which tools a model sees, and whether a call may run."
+    )
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -123,6 +124,7 @@ class _Version(argparse.Action):
 
 def _version() -> str:
     from .package_version import installed_version
+
     return installed_version()
 
 
@@ -134,6 +136,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     if argv[:1] == ["hook"]:
         # an agent hook must always answer: its own entry point turns every problem into a deny
         from .hook import main as hook_main
+
         return hook_main(argv[1:], None, stdout, stderr)
     wants_json = "--json" in argv
 
@@ -151,7 +154,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _run(args, stdout, stderr)
         except ModuleNotFoundError as exc:  # a module of an optional extra: say which extra to install
             from .extras import translated
+
             raise translated(exc, args.command) from None
+
     return answer(parsed_then_run, wants_json, debug, stdout, stderr)
 
 

@@ -4,6 +4,7 @@ Each argument is pinned to the values seen (`==` one, `in` several; lists as lis
 (`args.url.host in [...]`); free text (bodies, messages, descriptions, queries) stays open. Calls are grouped by
 the pinned arguments they give, one condition per group; a pinned argument no call gave is `not has`.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,79 @@ from dataclasses import dataclass
 # - one named like prose (body, content, message, subject, description, query, …) is free text, and so is one
 #   whose schema description speaks of prose with no identifier word;
 # - otherwise a value with a line break, four or more words, or over 80 characters with a space is free text.
-FREE_WORDS = frozenset({"body", "content", "contents", "text", "message", "messages", "subject", "description",
-                        "comment", "comments", "note", "notes", "summary", "title", "query", "prompt", "reason",
-                        "justification", "caption", "instructions", "answer", "reply", "details", "markdown",
-                        "html"})
-ID_WORDS = frozenset({"id", "ids", "uuid", "key", "iban", "account", "accounts", "number", "email", "emails",
-                      "address", "addresses", "url", "urls", "uri", "link", "host", "domain", "channel", "channels",
-                      "user", "users", "username", "recipient", "recipients", "to", "cc", "bcc", "name", "names",
-                      "date", "time", "type", "kind", "mode", "status", "currency", "code", "phone", "path"})
+FREE_WORDS = frozenset(
+    {
+        "body",
+        "content",
+        "contents",
+        "text",
+        "message",
+        "messages",
+        "subject",
+        "description",
+        "comment",
+        "comments",
+        "note",
+        "notes",
+        "summary",
+        "title",
+        "query",
+        "prompt",
+        "reason",
+        "justification",
+        "caption",
+        "instructions",
+        "answer",
+        "reply",
+        "details",
+        "markdown",
+        "html",
+    }
+)
+ID_WORDS = frozenset(
+    {
+        "id",
+        "ids",
+        "uuid",
+        "key",
+        "iban",
+        "account",
+        "accounts",
+        "number",
+        "email",
+        "emails",
+        "address",
+        "addresses",
+        "url",
+        "urls",
+        "uri",
+        "link",
+        "host",
+        "domain",
+        "channel",
+        "channels",
+        "user",
+        "users",
+        "username",
+        "recipient",
+        "recipients",
+        "to",
+        "cc",
+        "bcc",
+        "name",
+        "names",
+        "date",
+        "time",
+        "type",
+        "kind",
+        "mode",
+        "status",
+        "currency",
+        "code",
+        "phone",
+        "path",
+    }
+)
 # in a description, only words that name an identifier in prose too ("Text to send" is not about a `to` field)
 _DESCRIBED_IDS = ID_WORDS - {"to", "cc", "bcc", "name", "names", "time", "type", "kind", "mode", "status", "code"}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")  # the DSL's NUMBER: no exponent
@@ -78,6 +144,7 @@ def literal(value) -> str | None:
 def _hosts(values: list) -> list[str] | None:
     """The hosts of `values` when every one is an http(s) URL with a host (`common.hosts` reads it), else None."""
     from ..common.hosts import HostError, url_host
+
     hosts = []
     for value in values:
         if not isinstance(value, str) or not _URL.match(value):
@@ -120,15 +187,23 @@ def narrow(arguments: list[dict], schema: dict) -> list[Narrowed]:
             continue
         pinned.append(key)
     # a pinned-kind argument the schema offers and no call gave: its absence is what the calls did
-    absent = [key for key in sorted(properties) if key not in seen and _expressible(key)
-              and isinstance(properties[key], dict) and not free_text(key, properties[key], [])]
+    absent = [
+        key
+        for key in sorted(properties)
+        if key not in seen
+        and _expressible(key)
+        and isinstance(properties[key], dict)
+        and not free_text(key, properties[key], [])
+    ]
     groups: dict[tuple, list[int]] = defaultdict(list)
     for index, args in enumerate(arguments):
         groups[tuple(key in args for key in pinned)].append(index)
     out = []
     for present, indexes in sorted(groups.items(), reverse=True):
-        parts = [_pin(key, [arguments[i][key] for i in indexes]) if given else f"not has args.{key}"
-                 for key, given in zip(pinned, present)]
+        parts = [
+            _pin(key, [arguments[i][key] for i in indexes]) if given else f"not has args.{key}"
+            for key, given in zip(pinned, present)
+        ]
         parts += [f"not has args.{key}" for key in absent]
         out.append(Narrowed(" and ".join(parts) or None, tuple(indexes), tuple(notes)))
     return out

@@ -4,6 +4,7 @@
 `--json`, else text on stderr), 3 internal error (a bug; `--debug` shows the traceback). Used by
 the full command line and by `decide`'s lean path alike.
 """
+
 from __future__ import annotations
 
 from ..compiler.diagnostics import DshError
@@ -28,6 +29,7 @@ def answer(command: Callable[[], int], wants_json: bool, debug: bool, stdout: Te
         stderr.write(f"dshc: internal error: {exc.__class__.__name__}: {exc}\n")
         if debug:
             import traceback
+
             traceback.print_exc(file=stderr)
         else:
             stderr.write("this is a bug in dshc; run again with --debug for a traceback\n")
@@ -36,8 +38,10 @@ def answer(command: Callable[[], int], wants_json: bool, debug: bool, stdout: Te
 
 def report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO, sources=None) -> int:
     from ..compiler.render import diagnostics_json, human  # the renderers load only for a report
+
     if wants_json:
         import json
+
         stdout.write(json.dumps({"diagnostics": diagnostics_json(diags)}, indent=2) + "\n")
     else:
         stderr.write(human(diags, sources=sources) + "\n")

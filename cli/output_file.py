@@ -3,6 +3,7 @@
 In: a path and its new content. Out: the file replaced in one rename after an fsync, or a DSH405 saying
 why it could not be written; a failure leaves the old file (or nothing) in place, never half of one.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,6 +18,7 @@ NEW_FILE_MODE = 0o644
 def replace_file(path: str, data: bytes | str, what: str) -> None:
     """Write `data` to `path` atomically; `what` names the file in an error ("the bundle", "the suggestion")."""
     import tempfile  # loaded by the commands that write a file, not by every process
+
     if isinstance(data, str):
         data = data.encode("utf-8")
     target = os.path.realpath(path)  # a symlinked file is rewritten where it lives, and the link stays a link
@@ -44,8 +46,9 @@ def replace_file(path: str, data: bytes | str, what: str) -> None:
 
 
 def _cannot(what: str, path: str, exc: OSError) -> DshError:
-    return DshError([invalid_request(f"cannot write {what} `{path}`: {exc.strerror or exc}",
-                                     "choose a folder you can write to")])
+    return DshError(
+        [invalid_request(f"cannot write {what} `{path}`: {exc.strerror or exc}", "choose a folder you can write to")]
+    )
 
 
 def write_output(text: str, output: str | None, out) -> None:

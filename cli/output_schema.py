@@ -1,4 +1,5 @@
 """`--output-schema FILE.json` (`run`, `serve`): the JSON Schema `structured_output` results must match."""
+
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ from ..compiler.diagnostics import Diagnostic, DshError
 def read_output_schema(path: str) -> dict:
     """A JSON Schema object, refused before any call runs when it is not one."""
     import jsonschema
+
     try:
         with open(path, encoding="utf-8") as handle:
             schema = json.load(handle)
@@ -21,6 +23,7 @@ def read_output_schema(path: str) -> dict:
             raise jsonschema.SchemaError("a schema for a result object must be a JSON object")
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise DshError([Diagnostic("DSH405", f"output schema `{path}` is not a valid JSON Schema: {exc.message}",
-                                   path=path)])
+        raise DshError(
+            [Diagnostic("DSH405", f"output schema `{path}` is not a valid JSON Schema: {exc.message}", path=path)]
+        )
     return schema

@@ -3,6 +3,7 @@
 `importlib.metadata.version` loads its machinery and walks every installed distribution (~50 ms of CPU
 with a few hundred packages installed, four times a `dshc --version` process's interpreter start).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,11 +19,14 @@ def installed_version() -> str:
             names = os.listdir(entry or ".")
         except OSError:  # not a folder (a zip, a missing entry): importlib.metadata reads those
             continue
-        found = [name for name in names if name.lower().startswith(("dshc-", "dshc.")) and
-                 name.endswith((".dist-info", ".egg-info"))]
+        found = [
+            name
+            for name in names
+            if name.lower().startswith(("dshc-", "dshc.")) and name.endswith((".dist-info", ".egg-info"))
+        ]
         if not found:
             continue
-        version = found[0][len("dshc-"):-len(".dist-info")] if len(found) == 1 else ""
+        version = found[0][len("dshc-") : -len(".dist-info")] if len(found) == 1 else ""
         if found[0].endswith(".dist-info") and version and "-" not in version:
             return version
         break
@@ -31,6 +35,7 @@ def installed_version() -> str:
 
 def _from_metadata() -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dshc")
     except PackageNotFoundError:

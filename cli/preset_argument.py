@@ -1,6 +1,7 @@
 """The PRESET a command joins, written positionally or as `--preset`: one argument, two spellings.
 In: a parser to add both to, then the parsed Namespace; out: `preset` set once, or a usage error
 (exit 2) when the two spellings name different presets."""
+
 from __future__ import annotations
 
 from ..compiler.diagnostics import DshError, invalid_request
@@ -26,7 +27,13 @@ def one_preset(namespace: Namespace) -> Namespace:
     del namespace.preset_option
     positional = getattr(namespace, "preset", None)
     if option is not None and positional is not None and option != positional:
-        raise DshError([invalid_request(f"two presets: `{positional}` and --preset `{option}`",
-                                        "name the preset once, positionally or with --preset")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"two presets: `{positional}` and --preset `{option}`",
+                    "name the preset once, positionally or with --preset",
+                )
+            ]
+        )
     namespace.preset = positional if option is None else option
     return namespace

@@ -4,6 +4,7 @@ Nothing is drawn during the first second (a quick run stays quiet); after that t
 redrawn at most ten times a second, and cleared when the work ends. On a stream that is not
 a terminal the bar is written as whole lines, at most one every ten seconds.
 """
+
 from __future__ import annotations
 
 import time

@@ -4,6 +4,7 @@ Every malformed record is a problem with its line, never a crash. Each call is d
 decision its door used (`call_decision`): a `conditional` counts as `deny`, as the runtime treats it (fail
 closed).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,9 +54,16 @@ def replay(program, read: LogRead, policy: str) -> ReplayReport:
             continue
         effect = decision.effect
         if effect != logged.recorded:
-            changes.append({"callId": logged.call_id, "name": logged.name, "before": logged.recorded,
-                            "after": effect, "reason": decision.reason,
-                            "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding]})
+            changes.append(
+                {
+                    "callId": logged.call_id,
+                    "name": logged.name,
+                    "before": logged.recorded,
+                    "after": effect,
+                    "reason": decision.reason,
+                    "rules": [{"rule": r, "source": str(s) if s else None} for r, s in decision.deciding],
+                }
+            )
     return ReplayReport(tuple(changes), given.calls, tuple(sorted(set(problems))))
 
 
@@ -66,14 +74,23 @@ def _decide(program, request: Request, logged, workspace: str | None):
     if logged.agent_tool is None:
         return decide_call(program, request, logged.name, logged.arguments, workspace)
     from .hook import _agent_fields, _file_sandbox, decide_mapped
-    return decide_mapped(program, request, logged.name, logged.arguments, workspace or "",
-                         _file_sandbox(program, request, ()), _agent_fields("claude-code", logged.agent_tool))
+
+    return decide_mapped(
+        program,
+        request,
+        logged.name,
+        logged.arguments,
+        workspace or "",
+        _file_sandbox(program, request, ()),
+        _agent_fields("claude-code", logged.agent_tool),
+    )
 
 
 def _sessions_before(read: LogRead) -> dict:
     """For each `tool/decision` record's line, its writer session's facts from the records before it (a log
     with unreadable lines: none, the strictest state, as the hook reads it)."""
     from .session_log import SessionBuilder
+
     if read.problems:
         return {}
     builders: dict = {}

@@ -4,6 +4,7 @@ Refused with a ValueError whose text says why: bytes that are not JSON, `NaN`/`I
 Python's parser takes them), a number too large for a float or past Python's 4,300-digit integer limit,
 and a lone surrogate (`\\ud800`), which parses but has no UTF-8 bytes to answer with.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ results, reports calls recorded without a result as `interrupted` (re-run only o
 and runs the rest. A stop (SIGINT/SIGTERM) starts nothing new, records the calls in flight
 as interrupted, kills their process trees and returns.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,6 +41,7 @@ class RunOptions:
 @dataclass
 class RunStop:
     """Set from a signal handler: which signal asked the run to stop."""
+
     signum: int | None = None
     event: threading.Event = field(default_factory=threading.Event)
 
@@ -57,16 +59,29 @@ class RunReport:
 
 def interrupted_result(call_id: str, name: str) -> ToolResult:
     message = f"interrupted: {INTERRUPTED_REASON}; it is not run again (at most once per call id)"
-    return ToolResult(call_id, name, True, f"Error: {message}", None,
-                      {"name": "InterruptedError", "code": "INTERRUPTED", "message": message})
+    return ToolResult(
+        call_id,
+        name,
+        True,
+        f"Error: {message}",
+        None,
+        {"name": "InterruptedError", "code": "INTERRUPTED", "message": message},
+    )
 
 
 def logged_result(record: dict, blobs: str) -> ToolResult:
     record = internalise(record, blobs)  # only the results shown again are loaded whole
     error = record.get("error") if isinstance(record.get("error"), dict) else None
     decided = tuple(tuple(d) for d in record.get("decidedBy") or () if isinstance(d, list) and len(d) == 2)
-    return ToolResult(record["callId"], str(record.get("name", "")), bool(record.get("isError")),
-                      str(record.get("content", "")), record.get("value"), error, decided)
+    return ToolResult(
+        record["callId"],
+        str(record.get("name", "")),
+        bool(record.get("isError")),
+        str(record.get("content", "")),
+        record.get("value"),
+        error,
+        decided,
+    )
 
 
 def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
@@ -77,26 +92,40 @@ def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
         record = prior.results[call.id]
         if is_dsn(log_path):
             from .log_target import spooled_blobs
+
             return logged_result(record, spooled_blobs(log_path, record.get("session")))
         return logged_result(record, blob_dir(log_path))
     except BadRecord as exc:  # the result was recorded, so the call ran: report, never run again
         message = f"the recorded result cannot be read: {exc}"
-        return ToolResult(call.id, call.name, True, f"Error: {message}", None,
-                          {"name": "LogError", "code": "RESULT_UNREADABLE", "message": message})
+        return ToolResult(
+            call.id,
+            call.name,
+            True,
+            f"Error: {message}",
+            None,
+            {"name": "LogError", "code": "RESULT_UNREADABLE", "message": message},
+        )
 
 
 def _prior(options: RunOptions, calls: CallsFile) -> PriorRun:
     path = options.log_path
     if path and is_dsn(path):  # at most once per call id holds for a database log too
         from .log_target import read_dsn_for_resume
+
         return prior_run(read_dsn_for_resume(path, calls.digest), calls.digest)
     if not path or not os.path.exists(path):
         return PriorRun()
     return prior_run(read_log(path, resolve_blobs=False), calls.digest)
 
 
-def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Callable[[list[ToolResult], tuple], None],
-              stop: RunStop) -> RunReport:
+def run_calls(
+    program,
+    request,
+    calls: CallsFile,
+    options: RunOptions,
+    emit: Callable[[list[ToolResult], tuple], None],
+    stop: RunStop,
+) -> RunReport:
     """Run (or resume) every batch; `emit(results, contexts)` receives each batch in model order."""
     prior = _prior(options, calls)
     if options.log_path:
@@ -107,10 +136,20 @@ def run_calls(program, request, calls: CallsFile, options: RunOptions, emit: Cal
         return _run_marked(program, request, calls, options, emit, stop, prior)
 
 
-def _run_marked(program, request, calls: CallsFile, options: RunOptions, emit, stop: RunStop,
-                prior: PriorRun) -> RunReport:
-    ctx, state = session(program, request, options.workspace, options.log_path, options.approver, options.timeout_s,
-                         interactive=options.interactive, calls_digest=calls.digest, output_schema=options.output_schema)
+def _run_marked(
+    program, request, calls: CallsFile, options: RunOptions, emit, stop: RunStop, prior: PriorRun
+) -> RunReport:
+    ctx, state = session(
+        program,
+        request,
+        options.workspace,
+        options.log_path,
+        options.approver,
+        options.timeout_s,
+        interactive=options.interactive,
+        calls_digest=calls.digest,
+        output_schema=options.output_schema,
+    )
     for call_id, name in prior.unfinished.items():  # the earlier run died with these in flight
         ctx.log.append("tool/interrupted", callId=call_id, name=name, reason=INTERRUPTED_REASON)
     interrupted = {**prior.marked, **prior.unfinished}
@@ -120,8 +159,9 @@ def _run_marked(program, request, calls: CallsFile, options: RunOptions, emit, s
         for batch in calls.batches:
             if stop.event.is_set():
                 return
-            fresh = [c for c in batch if c.id not in prior.results
-                     and (c.id not in interrupted or options.rerun_interrupted)]
+            fresh = [
+                c for c in batch if c.id not in prior.results and (c.id not in interrupted or options.rerun_interrupted)
+            ]
             outcomes, contexts = run_batch(fresh, ctx) if fresh else ([], ())
             ran = {o.result.call_id: o.result for o in outcomes}
             results = [ran.get(c.id) or _not_run(c, prior, options.log_path) for c in batch]

@@ -10,6 +10,7 @@ libseccomp loads (ctypes again, on every shell call's description). Descriptions
 read the record; the launcher a plan starts confines itself by asking the kernel, so a record that lies
 can only make a command fail closed, and the runtime's own launches probe afresh.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,10 +26,15 @@ def reported_probe():
     """The runtime's probe for a description: its namespace answer from this boot's record when one says
     yes. Once per process, as the runtime's own probe (a session describes every call's sandbox)."""
     from ..runtime import sandbox
+
     stamp = works_stamp()
     from ..runtime.sandbox.probe import seccomp_loads
-    return sandbox.probe_with(lambda: remembered_yes(stamp, sandbox.netns_works), lambda: remembered_abi(stamp),
-                              lambda: remembered_yes(_record(stamp, "seccomp-loads-"), seccomp_loads))
+
+    return sandbox.probe_with(
+        lambda: remembered_yes(stamp, sandbox.netns_works),
+        lambda: remembered_abi(stamp),
+        lambda: remembered_yes(_record(stamp, "seccomp-loads-"), seccomp_loads),
+    )
 
 
 def remembered_abi(stamp: str | None) -> int:
@@ -39,6 +45,7 @@ def remembered_abi(stamp: str | None) -> int:
     if known is not None and known.isdigit():
         return int(known)
     from ..runtime.sandbox import landlock
+
     abi = landlock.abi_version()
     if name is not None:
         user_cache.store(name, str(abi).encode())
@@ -66,6 +73,7 @@ def works_stamp() -> str | None:
     if boot is None:
         return None
     from ..runtime.sandbox.probe import LAUNCHER
+
     facts = "\0".join((boot, os.uname().release, str(os.geteuid()), sys.executable, LAUNCHER))
     return "netns-works-" + sha256(facts.encode()).hexdigest()[:32]
 

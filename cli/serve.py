@@ -4,6 +4,7 @@ In: sources (+ upstream MCP servers they declare), a Request, a workspace. Out: 
 frozen view; `tools/call` runs the ten-stage pipeline with the durable event log (an `ask` becomes an
 elicitation); with --watch a changed fingerprint sends `notifications/tools/list_changed`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,10 @@ from .host import session
 WATCH_EVERY_S = 0.3
 STRUCTURED_OUTPUT = "structured_output"
 APPROVAL_KEY = "dshc-approval"
-NO_ELICITATION = ("this MCP client did not declare the elicitation capability, so dshc could not ask anyone; "
-                  "an ask without an answer is a deny")
+NO_ELICITATION = (
+    "this MCP client did not declare the elicitation capability, so dshc could not ask anyone; "
+    "an ask without an answer is a deny"
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class ServeOptions:
 @dataclass
 class _Session:
     """The pipeline session of one (sources, upstream readiness) state; replaced when either changes."""
+
     program: Program
     request: Request
     ctx: Any
@@ -105,8 +109,9 @@ class Served:
         if self.options.bundle is not None:
             return self.options.bundle.current().program
         lists = self.pool.tool_lists
-        catalog = gateway.build_catalog(self.base_catalog, gateway.source_endpoints(files), lists,
-                                        lambda diags: self.warn(human(diags)))
+        catalog = gateway.build_catalog(
+            self.base_catalog, gateway.source_endpoints(files), lists, lambda diags: self.warn(human(diags))
+        )
         return Program.from_files(files, catalog)
 
     def start(self) -> None:
@@ -154,8 +159,15 @@ class Served:
             responder = holder["session"].responders.get(call.id)
             return responder(call, reason) if responder else "unavailable"
 
-        ctx, state = session(program, request, self.options.workspace, self.options.log_path, approver,
-                             self.options.timeout_s, output_schema=self.options.output_schema)
+        ctx, state = session(
+            program,
+            request,
+            self.options.workspace,
+            self.options.log_path,
+            approver,
+            self.options.timeout_s,
+            output_schema=self.options.output_schema,
+        )
         ctx.implementations = {**ctx.implementations, **gateway.upstream_bodies(self.pool, self.options.timeout_s)}
         ctx.render = gateway.render_upstream(ctx.render)
         holder["session"] = found = _Session(program, request, ctx, state)
@@ -172,15 +184,20 @@ class Served:
         try:
             changed = self.pool.keep(await anyio.to_thread.run_sync(gateway.source_endpoints, files))
             if changed:
-                self.warn("dshc serve: the declaration of upstream " + ", ".join(f"`{n}`" for n in changed)
-                          + " changed; it keeps its first one until dshc serve restarts")
+                self.warn(
+                    "dshc serve: the declaration of upstream "
+                    + ", ".join(f"`{n}`" for n in changed)
+                    + " changed; it keeps its first one until dshc serve restarts"
+                )
             program = await anyio.to_thread.run_sync(self._build, files)
             with self._lock:
                 self.files, self.program = files, program
             fingerprint = (await anyio.to_thread.run_sync(self.current)).view.fingerprint
         except DshError as exc:
-            self.warn("dshc serve: the changed sources cannot be used; still serving the last good ones\n"
-                      + human(exc.diagnostics, sources=exc.sources))
+            self.warn(
+                "dshc serve: the changed sources cannot be used; still serving the last good ones\n"
+                + human(exc.diagnostics, sources=exc.sources)
+            )
             return
         if fingerprint != self.fingerprint:
             self.fingerprint = fingerprint
@@ -232,14 +249,15 @@ class Served:
     def pre_decision(self, name: str, arguments: dict) -> tuple[str, str]:
         """(effect, reason) of a call before it runs: the pipeline's own listener decides it the same way."""
         from .call_decision import decide_call
+
         found = self.current()
         request = found.request
         if found.program.reads_session(request):  # as the listener will: the facts of this session's records
             from .session_log import session_of_records
+
             log = found.ctx.log
             request = request.model_copy(update={"session": session_of_records(list(log.records), log.session)})
-        decided = decide_call(found.program, request, name, arguments, self.options.workspace,
-                              include_guards=False)
+        decided = decide_call(found.program, request, name, arguments, self.options.workspace, include_guards=False)
         return decided.effect, decided.text()
 
 
@@ -257,8 +275,11 @@ def _call_digest(secret: bytes, name: str, arguments: dict) -> str:
 
 
 def _approval_request(name: str, reason: str) -> types.ElicitRequest:
-    return types.ElicitRequest(params=types.ElicitRequestFormParams(
-        message=f"dshc: allow `{name}` once? {reason}", requested_schema={"type": "object", "properties": {}}))
+    return types.ElicitRequest(
+        params=types.ElicitRequestFormParams(
+            message=f"dshc: allow `{name}` once? {reason}", requested_schema={"type": "object", "properties": {}}
+        )
+    )
 
 
 def _outcome(action: str) -> str:
@@ -283,9 +304,12 @@ def build_server(served: Served) -> Server:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             served.legacy_sessions.add(ctx.session)
         view = (await anyio.to_thread.run_sync(served.current)).view
-        return types.ListToolsResult(tools=[types.Tool(name=e.name, description=e.description,
-                                                       input_schema=_input_schema(e, served.options))
-                                            for e in view.tools])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=e.name, description=e.description, input_schema=_input_schema(e, served.options))
+                for e in view.tools
+            ]
+        )
 
     async def call_tool(ctx, params: types.CallToolRequestParams):
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -300,17 +324,22 @@ def build_server(served: Served) -> Server:
             if answer is None:
                 effect, reason = await anyio.to_thread.run_sync(served.pre_decision, name, arguments)
                 if effect == "ask":
-                    return types.InputRequiredResult(input_requests={APPROVAL_KEY: _approval_request(name, reason)},
-                                                     request_state=_call_digest(served.secret, name, arguments))
+                    return types.InputRequiredResult(
+                        input_requests={APPROVAL_KEY: _approval_request(name, reason)},
+                        request_state=_call_digest(served.secret, name, arguments),
+                    )
             else:
                 bound = hmac.compare_digest(params.request_state or "", _call_digest(served.secret, name, arguments))
                 action = getattr(answer, "action", None)
                 responder = lambda call, reason: _outcome(action) if bound else "rejected"  # noqa: E731
         elif elicit:
+
             async def ask(reason: str) -> str:
-                result = await ctx.session.elicit_form(f"dshc: allow `{name}` once? {reason}",
-                                                       {"type": "object", "properties": {}}, ctx.request_id)
+                result = await ctx.session.elicit_form(
+                    f"dshc: allow `{name}` once? {reason}", {"type": "object", "properties": {}}, ctx.request_id
+                )
                 return _outcome(result.action)
+
             responder = lambda call, reason: anyio.from_thread.run(ask, reason)  # noqa: E731
         outcome = await anyio.to_thread.run_sync(served.run_call, call, responder)
         result = outcome.result
@@ -319,14 +348,20 @@ def build_server(served: Served) -> Server:
             text += f" ({NO_ELICITATION})"
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=result.is_error)
 
-    return Server("dshc", version=_version(), instructions="Tools compiled by dshc: every call passes its gates "
-                  "and policy; `dshc explain TOOL` says why a tool is missing.",
-                  on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_subscriptions_listen=ListenHandler(served.bus))
+    return Server(
+        "dshc",
+        version=_version(),
+        instructions="Tools compiled by dshc: every call passes its gates "
+        "and policy; `dshc explain TOOL` says why a tool is missing.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(served.bus),
+    )
 
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dshc")
     except PackageNotFoundError:
@@ -370,14 +405,17 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
 
     from .decision_api import routes
     from .listener import Guard, timely_protocol
+
     sock, token, hosts = http
     # the Guard checks Host and Origin on every route, /mcp and /v1/* alike; the SDK's own check would
     # only know the loopback names, so it is off rather than a second, narrower list
-    app = server.streamable_http_app(transport_security=TransportSecuritySettings(
-        enable_dns_rebinding_protection=False))
+    app = server.streamable_http_app(
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    )
     app.router.routes.extend(routes(served))  # the decision API beside /mcp
-    web = uvicorn.Server(uvicorn.Config(Guard(app, token, hosts), log_level="warning", lifespan="on",
-                                        http=timely_protocol()))
+    web = uvicorn.Server(
+        uvicorn.Config(Guard(app, token, hosts), log_level="warning", lifespan="on", http=timely_protocol())
+    )
     host, port = sock.getsockname()[:2]
     ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
     await web.serve(sockets=[sock])
@@ -386,39 +424,69 @@ async def _serve_transport(served: Served, server: Server, options: ServeOptions
 def cmd_serve(args, out, err) -> int:
     from .command_context import request_of as _request
     from .extras import require
+
     require("serve", "`dshc serve`")  # all of it now: a module first imported inside a task would fail there
     http = None
     if args.http:
         from .listener import listener_token, parse_address
+
         bind = parse_address(args.http)
         token = listener_token(bind, args.allow_remote, args.token_file)
         http = (bind, token, tuple(args.allow_host))
     elif args.allow_remote or args.token_file or args.allow_host:
         from ..compiler.diagnostics import invalid_request
-        raise DshError([invalid_request("--allow-remote, --token-file and --allow-host apply to --http only",
-                                        "add --http HOST:PORT")])
+
+        raise DshError(
+            [
+                invalid_request(
+                    "--allow-remote, --token-file and --allow-host apply to --http only", "add --http HOST:PORT"
+                )
+            ]
+        )
     if args.reuse_port and (http is None or not hasattr(socket, "SO_REUSEPORT")):
         from ..compiler.diagnostics import invalid_request
-        raise DshError([invalid_request("--reuse-port needs --http, on a system with SO_REUSEPORT (Linux, BSD, macOS)",
-                                        "e.g. --http 127.0.0.1:8765 --reuse-port, one per process")])
+
+        raise DshError(
+            [
+                invalid_request(
+                    "--reuse-port needs --http, on a system with SO_REUSEPORT (Linux, BSD, macOS)",
+                    "e.g. --http 127.0.0.1:8765 --reuse-port, one per process",
+                )
+            ]
+        )
     if not os.path.isdir(args.workspace):
         from ..compiler.diagnostics import Diagnostic
+
         raise DshError([Diagnostic("DSH405", f"workspace `{args.workspace}` is not a folder")])
     holder = None
     if args.bundle:
         from .bundle import serve_holder
+
         holder = serve_holder(args.bundle, args.trust, err)
     output_schema = None
     if args.output_schema:
         from .output_schema import read_output_schema as _output_schema
+
         output_schema = _output_schema(args.output_schema)  # refused before serving, like `dshc run`
     request = _request(args)
     if args.policy is None and not args.no_shipped and not args.bundle:
         from .hook import DEFAULT_POLICY  # the same protective default as the hook's
+
         request = request.model_copy(update={"policy": DEFAULT_POLICY})
-    options = ServeOptions(tuple(args.load), not args.no_shipped, args.catalog, request,
-                           os.path.abspath(args.workspace), args.log, args.timeout, args.watch, holder, output_schema,
-                           args.caller_context, args.reuse_port)
+    options = ServeOptions(
+        tuple(args.load),
+        not args.no_shipped,
+        args.catalog,
+        request,
+        os.path.abspath(args.workspace),
+        args.log,
+        args.timeout,
+        args.watch,
+        holder,
+        output_schema,
+        args.caller_context,
+        args.reuse_port,
+    )
 
     def ready(where: str) -> None:
         err.write(f"dshc serve: serving {where}\n")
@@ -426,7 +494,11 @@ def cmd_serve(args, out, err) -> int:
 
     if http is not None:
         from .listener import listen
-        http = (listen(http[0], reuse_port=args.reuse_port), *http[1:])  # bound before the sources load: a busy port is refused at once
+
+        http = (
+            listen(http[0], reuse_port=args.reuse_port),
+            *http[1:],
+        )  # bound before the sources load: a busy port is refused at once
     try:
         anyio.run(serve, options, http, ready)
     except KeyboardInterrupt:

@@ -7,14 +7,20 @@ The hook reads its session's records from its log (`session_of_log`), and writes
 call reads (`sessionFacts`), so a later call reads it instead of analysing the line again; `dshc run` feeds its
 own records as it writes them (`SessionBuilder`); replay and `dshc test` feed the calls before the one they decide.
 """
+
 from __future__ import annotations
 
 import os
 
 from ..compiler.session import ALL, Earlier, Session
 
-READ_FIELDS = {"read": ("file_path", "path"), "read_image": ("file_path", "path"), "grep": ("path",),
-               "glob": ("path",), "str_replace_editor": ("path",)}  # tool -> the arguments naming what it reads
+READ_FIELDS = {
+    "read": ("file_path", "path"),
+    "read_image": ("file_path", "path"),
+    "grep": ("path",),
+    "glob": ("path",),
+    "str_replace_editor": ("path",),
+}  # tool -> the arguments naming what it reads
 
 
 class SessionBuilder:
@@ -33,8 +39,10 @@ class SessionBuilder:
             self.workspace = record["workspace"]
         elif kind == "tool/call":
             arguments = record.get("arguments")
-            self._calls[str(record.get("callId"))] = (str(record.get("name") or ""),
-                                                      arguments if isinstance(arguments, dict) else {})
+            self._calls[str(record.get("callId"))] = (
+                str(record.get("name") or ""),
+                arguments if isinstance(arguments, dict) else {},
+            )
         elif kind == "tool/decision":
             call_id = str(record.get("callId"))
             name, arguments = self._calls.pop(call_id, (str(record.get("name") or ""), {}))
@@ -74,6 +82,7 @@ def call_reads(name: str, arguments: dict) -> dict:
     if isinstance(command, str):
         from ..compiler.shell import analyse
         from ..compiler.shell_env import env_use
+
         use = env_use(command)
         found = analyse(command)
         paths = [access.path for access in (found.files if found is not None else ()) if access.kind == "read"]
@@ -82,8 +91,10 @@ def call_reads(name: str, arguments: dict) -> dict:
         return {"read": paths, "env_read": sorted(use.read if use.complete else use.read | {ALL})}
     if name == "str_replace_editor" and arguments.get("command") != "view":
         return {"read": [], "env_read": []}
-    return {"read": [path for field in READ_FIELDS.get(name, ()) if isinstance(path := arguments.get(field), str)
-                     and path], "env_read": []}
+    return {
+        "read": [path for field in READ_FIELDS.get(name, ()) if isinstance(path := arguments.get(field), str) and path],
+        "env_read": [],
+    }
 
 
 def _recorded(facts) -> dict | None:
@@ -121,6 +132,7 @@ def session_of_log(target: str | None, writer: str, workspace: str | None = None
     from ..compiler.diagnostics import DshError
     from ..runtime.pg_log import is_dsn
     from .log_target import read_log_target, with_spooled
+
     try:
         found = read_log_target(target)
         if is_dsn(target):  # what the database has not been sent yet is in the writer's spool

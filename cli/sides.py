@@ -1,5 +1,6 @@
 """The two sides `dshc diff` (and `verify --against`, the explorer's diff) compare: a source tree, a signed
 bundle, an agent's settings file, or a context `key=value,…` of the loaded sources."""
+
 from __future__ import annotations
 
 import os
@@ -28,9 +29,16 @@ def is_bundle(spec: str) -> bool:
 def bundle_program(spec: str, args: Namespace) -> Program:
     """A signed bundle as one side: verified against --trust, its own sources and catalog."""
     from .bundle import load
+
     if not getattr(args, "trust", None):
-        raise DshError([invalid_request(f"`{spec}` is a bundle: pass --trust PUBKEY to verify its signature",
-                                        "the `.pub` file `dshc build --new-key` wrote")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"`{spec}` is a bundle: pass --trust PUBKEY to verify its signature",
+                    "the `.pub` file `dshc build --new-key` wrote",
+                )
+            ]
+        )
     return load(spec, args.trust).program
 
 
@@ -46,8 +54,10 @@ def side_program(spec: str, catalog=None, load=(), shipped: bool = True) -> Prog
         return from_files((shipped_sources() if shipped else []) + own, catalog)
     except DshError as exc:
         if spec != "@shipped" and shipped and any(d.code == "DSH210" for d in exc.diagnostics):
-            hint = invalid_request(f"`{spec}` declares names the shipped files declare too",
-                                   "to compare a complete tree of its own, pass --no-shipped")
+            hint = invalid_request(
+                f"`{spec}` declares names the shipped files declare too",
+                "to compare a complete tree of its own, pass --no-shipped",
+            )
             raise DshError([*exc.diagnostics, hint], exc.sources) from None
         raise
 
@@ -58,12 +68,18 @@ def context_request(spec: str) -> Request:
     for part in filter(None, spec.split(",")):
         key, _, value = part.partition("=")
         if key not in CONTEXT_KEYS or not value:
-            raise DshError([invalid_request(f"`{spec}` is neither a path nor a context `key=value,…`",
-                                            f"context keys: {', '.join(sorted(CONTEXT_KEYS))}, e.g. "
-                                            "`platform=linux,policy=read-only`")])
+            raise DshError(
+                [
+                    invalid_request(
+                        f"`{spec}` is neither a path nor a context `key=value,…`",
+                        f"context keys: {', '.join(sorted(CONTEXT_KEYS))}, e.g. `platform=linux,policy=read-only`",
+                    )
+                ]
+            )
         if key == "plan" and value not in ("true", "false"):
-            raise DshError([invalid_request(f"invalid context `{spec}`: plan is `{value}`",
-                                            "`plan` takes true or false")])
+            raise DshError(
+                [invalid_request(f"invalid context `{spec}`: plan is `{value}`", "`plan` takes true or false")]
+            )
         if key in ("with", "without"):
             fields[CONTEXT_FIELDS[key]].add(value)
         else:
@@ -71,5 +87,11 @@ def context_request(spec: str) -> Request:
     try:
         return Request(**fields)
     except ValueError as exc:
-        raise DshError([invalid_request(f"invalid context `{spec}`: {exc.errors()[0]['msg']}",
-                                        "each key takes one value; `plan` takes true or false")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"invalid context `{spec}`: {exc.errors()[0]['msg']}",
+                    "each key takes one value; `plan` takes true or false",
+                )
+            ]
+        )

@@ -5,6 +5,7 @@ to the narrowest directory glob inside the workspace, shell commands to exact si
 argument to the values seen but free text (`narrow`); a call no rule can express exactly stays denied, and the
 report says so. Each rule cites the calls it came from.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,6 +72,7 @@ def _shell_segments(command) -> tuple[list[str] | None, str]:
     if not isinstance(command, str):
         return None, "the command is not a string"
     from ..compiler.shell import analyse  # the analyser, verifier and log readers load for `dshc suggest` alone
+
     found = analyse(command)
     if found is None:
         return None, "the command cannot be parsed"
@@ -101,14 +103,18 @@ def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Sugges
         if shell:
             segments: dict[str, list[str]] = defaultdict(list)
             for call in by_tool[name]:
-                texts, why = _shell_segments(call.arguments.get("command") if isinstance(call.arguments, dict) else None)
+                texts, why = _shell_segments(
+                    call.arguments.get("command") if isinstance(call.arguments, dict) else None
+                )
                 if texts is None:
                     suggestion.uncovered.append((call, why))
                     continue
                 for text in sorted(set(texts)):
                     segments[text].append(call.cited)
-            suggestion.rules += [Rule(name, f"args.command == {_q(text)}", len(cited), tuple(cited))
-                                 for text, cited in sorted(segments.items())]
+            suggestion.rules += [
+                Rule(name, f"args.command == {_q(text)}", len(cited), tuple(cited))
+                for text, cited in sorted(segments.items())
+            ]
         elif path_params:
             groups: dict[tuple, list[tuple[dict, str]]] = defaultdict(list)
             for call in by_tool[name]:
@@ -144,15 +150,22 @@ def _narrowed(name: str, definitions, calls: list[ObservedCall], suggestion: Sug
     schemas = {json.dumps(d.parameters, sort_keys=True): d.parameters for d in definitions}
     # one schema to read hints from; tools of one name with different schemas get no hints (values decide)
     schema = next(iter(schemas.values())) if len(schemas) == 1 else {}
-    return [Rule(name, found.condition, len(found.calls), tuple(objects[i].cited for i in found.calls), found.notes)
-            for found in narrow([c.arguments for c in objects], schema)]
+    return [
+        Rule(name, found.condition, len(found.calls), tuple(objects[i].cited for i in found.calls), found.notes)
+        for found in narrow([c.arguments for c in objects], schema)
+    ]
 
 
 def render(suggestion: Suggestion, current: str, source: str) -> str:
     lines = [f"# Suggested by `dshc suggest` from {source}: only what the recorded sessions ran.", ""]
     for scope, tools in sorted(suggestion.scopes.items()):
-        lines += [f"scope {POLICY}-{scope} {_q('Only the tools the sessions used')} {{",
-                  f"  parent {scope}", f"  only {', '.join(sorted(tools))}", "}", ""]
+        lines += [
+            f"scope {POLICY}-{scope} {_q('Only the tools the sessions used')} {{",
+            f"  parent {scope}",
+            f"  only {', '.join(sorted(tools))}",
+            "}",
+            "",
+        ]
     lines.append(f"policy {POLICY} {_q('What the sessions did, nothing wider than ' + current)} extends {current} {{")
     lines.append("  default deny")
     for rule in suggestion.rules:
@@ -181,6 +194,7 @@ def _formatted(text: str, path: str) -> str:
     if diags:
         raise DshError(diags, texts)
     from ..compiler.fmt import format_document
+
     return format_document(documents[0])
 
 
@@ -198,14 +212,21 @@ def _current_policy(program, calls, given: str | None) -> str:
         if composition.policy is not None:
             found.add(composition.policy.name)
     if len(found) != 1:
-        raise DshError([invalid_request("the recorded sessions ran under " + (
-            f"several policies ({', '.join(sorted(found))})" if found else "no policy this program knows"),
-            "name the policy in force with --policy")])
+        raise DshError(
+            [
+                invalid_request(
+                    "the recorded sessions ran under "
+                    + (f"several policies ({', '.join(sorted(found))})" if found else "no policy this program knows"),
+                    "name the policy in force with --policy",
+                )
+            ]
+        )
     return found.pop()
 
 
 def redecide(program, calls: list[ObservedCall]) -> dict:
     from .evidence import host_implemented
+
     host_runs = host_implemented(program.catalog)
     counts = {"ran": Counter(), "not_ran": Counter()}
     for call in calls:
@@ -236,18 +257,28 @@ def decide_again(program, call: ObservedCall, host_runs) -> str:
 def verify(new, old, policies):
     """compiler.verify.verify, loaded when a suggestion is proved (not by every dshc command)."""
     from ..compiler.verify import verify as prove
+
     return prove(new, old, policies)
 
 
 def cmd_suggest(args, out, err) -> int:
     from .command_context import catalog_of as _catalog, from_files as _from_files
     from .evidence import host_implemented, read_evidence
+
     base = (shipped_sources() if not args.no_shipped else []) + read_paths(list(args.load))
     catalog = _catalog(args)
     program = _from_files(base, catalog)
-    context = {"host": args.host, "preset": args.preset, "platform": args.platform,
-               "with_services": list(args.with_services), "without_services": list(args.without_services),
-               "flags": list(args.flags), "scope": args.scope, "mode": args.mode, "plan": args.plan}
+    context = {
+        "host": args.host,
+        "preset": args.preset,
+        "platform": args.platform,
+        "with_services": list(args.with_services),
+        "without_services": list(args.without_services),
+        "flags": list(args.flags),
+        "scope": args.scope,
+        "mode": args.mode,
+        "plan": args.plan,
+    }
     workspace = os.path.abspath(args.workspace) if args.workspace else None
     calls, skipped, torn = [], [], False
     sources = [(source, args.format) for source in args.sources] + [(log, "log") for log in args.logs]
@@ -259,8 +290,15 @@ def cmd_suggest(args, out, err) -> int:
         skipped += [(source, line, why) for line, why in evidence.skipped]
         torn |= evidence.torn_tail
     if not any(c.ran for c in calls):
-        raise DshError([Diagnostic("DSH405", "the evidence holds no call that ran, so there is nothing to allow",
-                                   path=", ".join(source for source, _ in sources))])
+        raise DshError(
+            [
+                Diagnostic(
+                    "DSH405",
+                    "the evidence holds no call that ran, so there is nothing to allow",
+                    path=", ".join(source for source, _ in sources),
+                )
+            ]
+        )
     current = _current_policy(program, calls, args.policy)
     if POLICY in program.resolved.policies:
         raise DshError([invalid_request(f"a policy named `{POLICY}` is already declared", "rename it first")])
@@ -268,7 +306,9 @@ def cmd_suggest(args, out, err) -> int:
     old = _from_files(base + [SourceFile("<current>", _baseline(suggestion, current).encode())], catalog)
     witnesses = []
     while True:  # fail closed: a rule verify finds wider than CURRENT is dropped, then proved again
-        text = _formatted(render(suggestion, current, ", ".join(source for source, _ in sources)), args.output or "<suggestion>")
+        text = _formatted(
+            render(suggestion, current, ", ".join(source for source, _ in sources)), args.output or "<suggestion>"
+        )
         new = _from_files(base + [SourceFile(args.output or "<suggestion>", text.encode())], catalog)
         report = verify(new, old, [POLICY])
         if not report.violations:
@@ -278,22 +318,41 @@ def cmd_suggest(args, out, err) -> int:
         tool = violation.witness.get("tool")
         kept = [r for r in suggestion.rules if r.tool != tool]
         if tool is None or len(kept) == len(suggestion.rules):
-            raise DshError([invalid_request(f"the suggestion is wider than `{current}`: {violation.message}",
-                                            "no single rule could be dropped to narrow it")])
+            raise DshError(
+                [
+                    invalid_request(
+                        f"the suggestion is wider than `{current}`: {violation.message}",
+                        "no single rule could be dropped to narrow it",
+                    )
+                ]
+            )
         suggestion.rules = kept
         suggestion.dropped.append(f"the rules for `{tool}` were wider than {current}: {violation.message}")
     decided = redecide(new, calls)
     if args.output:
         replace_file(args.output, text, "the suggestion")
-    summary = {"policy": POLICY, "against": current, "proved": report.exact, "cells": report.cells,
-               "rules": len(suggestion.rules), "calls": len(calls), "skipped_records": len(skipped),
-               "skipped": [{"source": source, "line": line, "why": why} for source, line, why in skipped],
-               "torn_tail": torn, "redecided": decided,
-               "suggested": [{"tool": r.tool, "when": r.condition, "covers": r.covers, "calls": list(r.calls),
-                              "notes": list(r.notes)} for r in suggestion.rules], "dropped": suggestion.dropped,
-               "witnesses": witnesses,
-               "uncovered": [{"source": c.source, "line": c.line, "callId": c.call_id, "name": c.name, "why": why}
-                             for c, why in suggestion.uncovered]}
+    summary = {
+        "policy": POLICY,
+        "against": current,
+        "proved": report.exact,
+        "cells": report.cells,
+        "rules": len(suggestion.rules),
+        "calls": len(calls),
+        "skipped_records": len(skipped),
+        "skipped": [{"source": source, "line": line, "why": why} for source, line, why in skipped],
+        "torn_tail": torn,
+        "redecided": decided,
+        "suggested": [
+            {"tool": r.tool, "when": r.condition, "covers": r.covers, "calls": list(r.calls), "notes": list(r.notes)}
+            for r in suggestion.rules
+        ],
+        "dropped": suggestion.dropped,
+        "witnesses": witnesses,
+        "uncovered": [
+            {"source": c.source, "line": c.line, "callId": c.call_id, "name": c.name, "why": why}
+            for c, why in suggestion.uncovered
+        ],
+    }
     if args.json:
         out.write(json.dumps({**summary, "text": text}, indent=2, ensure_ascii=False) + "\n")
     else:
@@ -315,5 +374,7 @@ def _summary(summary: dict, out) -> None:
         out.write(f"skipped: {item['source']}:{item['line']}: {item['why']}\n")
     word = "proved" if summary["proved"] else "no widening found (not a proof: argument classes not exact)"
     out.write(f"{word}: `{summary['policy']}` is no wider than `{summary['against']}` over {summary['cells']} cells\n")
-    out.write(f"{summary['calls']} recorded call(s), {summary['skipped_records']} record(s) skipped; calls that ran, "
-              f"under the suggestion: {ran.get('allow', 0)} allow, {ran.get('ask', 0)} ask, {ran.get('deny', 0)} deny\n")
+    out.write(
+        f"{summary['calls']} recorded call(s), {summary['skipped_records']} record(s) skipped; calls that ran, "
+        f"under the suggestion: {ran.get('allow', 0)} allow, {ran.get('ask', 0)} ask, {ran.get('deny', 0)} deny\n"
+    )

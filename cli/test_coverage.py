@@ -7,6 +7,7 @@ touched span lies within its own: a call's deciding rule, guard or default; the 
 (or its config entry) that registered or dropped a tool a case states something about; the
 `hide`/`only`/`own` entry that hid, admitted or registered such a tool.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -34,15 +35,16 @@ def items(documents: Iterable[ast.Document]) -> list[Item]:
     for document in documents:
         for decl in document.decls:
             found += _decl_items(decl)
-    return sorted((i for i in found if i.span is not None),
-                  key=lambda i: (i.span.path, i.span.line, i.span.col))
+    return sorted((i for i in found if i.span is not None), key=lambda i: (i.span.path, i.span.line, i.span.col))
 
 
 def _decl_items(decl) -> list[Item]:
     name = decl.name.text
     if isinstance(decl, ast.Policy):
-        out = [Item("rule", f"{name}/{r.effect}@{r.span.line}" if r.span else f"{name}/{r.effect}", r.span)
-               for r in decl.rules]
+        out = [
+            Item("rule", f"{name}/{r.effect}@{r.span.line}" if r.span else f"{name}/{r.effect}", r.span)
+            for r in decl.rules
+        ]
         out += [Item("guard", f"{name}/guard:{g.name.text}", g.span) for g in decl.guards]
         if decl.default is not None:
             out.append(Item("default", f"{name}/default", decl.default.span))
@@ -50,14 +52,20 @@ def _decl_items(decl) -> list[Item]:
     if isinstance(decl, ast.Preset):
         return [Item("mount", f"{name}/mount:{m.row_name}", m.span) for m in decl.mounts]
     if isinstance(decl, ast.Scope):
-        return [Item(kind, f"{name}/{kind}:{entry.text}", entry.span)
-                for kind in ("only", "hide", "own") for entry in getattr(decl, kind)]
+        return [
+            Item(kind, f"{name}/{kind}:{entry.text}", entry.span)
+            for kind in ("only", "hide", "own")
+            for entry in getattr(decl, kind)
+        ]
     return []
 
 
 def within(inner: Span, outer: Span) -> bool:
-    return inner.path == outer.path and (inner.line, inner.col) >= (outer.line, outer.col) and \
-        (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
+    return (
+        inner.path == outer.path
+        and (inner.line, inner.col) >= (outer.line, outer.col)
+        and (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
+    )
 
 
 def exercised(all_items: list[Item], touched: Iterable[Span]) -> set[Item]:
@@ -75,8 +83,9 @@ COMPOSITION_GATES = ("registered", "visible")
 
 def touched_by_tool(program, request, name: str) -> list[Span]:
     """The mount rows and scope entries that decide whether `name` reaches this request."""
-    spans = [r.source for r in program.explain(request, name)
-             if r.gate in COMPOSITION_GATES and isinstance(r.source, Span)]
+    spans = [
+        r.source for r in program.explain(request, name) if r.gate in COMPOSITION_GATES and isinstance(r.source, Span)
+    ]
     ctx = program.gate_context(request)
     if name in ctx.visible:  # every `only` pattern on the chain that admitted it
         for scope in ctx.composition.chain:

@@ -5,6 +5,7 @@ views, gate verdicts and call decisions, each with a `path:line:col`), or a DshE
 pointing at the offending line. tomllib reports no positions for values, so lines are found
 by reading the headers and keys back from the text.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,8 @@ DEFAULT_WORKSPACE = "/workspace"  # a fixed folder, so path rules decide the sam
 # context key -> (TOML type, Request field); a case's keys override the file's [context]
 _TOML_TYPES = {"plan": bool, "with": list, "without": list, "flags": list}  # every other key is a string
 CONTEXT_KEYS: dict[str, tuple[type | tuple, str]] = {
-    key: (_TOML_TYPES.get(key, str), field) for key, field in CONTEXT_FIELDS.items()}
+    key: (_TOML_TYPES.get(key, str), field) for key, field in CONTEXT_FIELDS.items()
+}
 CASE_KEYS = {"name", "view", "includes", "excludes", "explain", "call", "earlier", "workspace", *CONTEXT_KEYS}
 EARLIER_KEYS = {"id", "tool", "args", "decision"}  # `[[test.earlier]]`: a call made before the case's calls
 EARLIER_DECISIONS = ("allow", "ask", "deny")
@@ -60,8 +62,13 @@ class Case:
 
     def asserted_tools(self, wire: tuple[str, ...] = ()) -> set[str]:
         """Every tool this case states something about (the whole wire when it pins the view)."""
-        return {*(wire if self.view is not None else ()), *self.includes, *self.excludes, *self.explain,
-                *(c.tool for c in self.calls)}
+        return {
+            *(wire if self.view is not None else ()),
+            *self.includes,
+            *self.excludes,
+            *self.explain,
+            *(c.tool for c in self.calls),
+        }
 
 
 @dataclass(frozen=True)
@@ -91,16 +98,26 @@ def read_test_file(path: str) -> TestFile:
             data = handle.read()
         text = data.decode("utf-8")
     except OSError as exc:
-        raise DshError([Diagnostic("DSH107", f"cannot read `{path}`: {exc.strerror or exc}", path=path,
-                                   help="check that the path exists and is a readable file")])
+        raise DshError(
+            [
+                Diagnostic(
+                    "DSH107",
+                    f"cannot read `{path}`: {exc.strerror or exc}",
+                    path=path,
+                    help="check that the path exists and is a readable file",
+                )
+            ]
+        )
     except UnicodeDecodeError:
-        raise DshError([Diagnostic("DSH105", "byte sequence is not valid UTF-8", Span(path, 1, 1, 1, 1),
-                                   "save the file as UTF-8")])
+        raise DshError(
+            [Diagnostic("DSH105", "byte sequence is not valid UTF-8", Span(path, 1, 1, 1, 1), "save the file as UTF-8")]
+        )
     return parse_test_file(path, text)
 
 
 def parse_test_file(path: str, text: str) -> TestFile:
     import tomllib  # loaded by `dshc test` alone, not by every command that registers its arguments
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -120,8 +137,12 @@ def _toml_error(path: str, text: str, exc: "tomllib.TOMLDecodeError") -> Diagnos
     else:  # "at end of document"
         line = text.count("\n") + 1
         col = len(text.rsplit("\n", 1)[-1]) + 1
-    return Diagnostic("DSH109", f"test file is not valid TOML: {message[:1].lower() + message[1:]}",
-                      Span(path, line, col, line, col + 1), "see `docs/language.md`, section \"Test files\"")
+    return Diagnostic(
+        "DSH109",
+        f"test file is not valid TOML: {message[:1].lower() + message[1:]}",
+        Span(path, line, col, line, col + 1),
+        'see `docs/language.md`, section "Test files"',
+    )
 
 
 class _Reader:
@@ -131,16 +152,20 @@ class _Reader:
         self.path, self.text = path, text
         self.lines = text.splitlines()
         self.problems: list[Diagnostic] = []
-        self.headers = [(i + 1, m.group(1).replace(" ", "")) for i, line in enumerate(self.lines)
-                        if (m := re.match(r"\s*\[\[?\s*([\w.\s\"-]+?)\s*\]\]?\s*(#.*)?$", line))]
+        self.headers = [
+            (i + 1, m.group(1).replace(" ", ""))
+            for i, line in enumerate(self.lines)
+            if (m := re.match(r"\s*\[\[?\s*([\w.\s\"-]+?)\s*\]\]?\s*(#.*)?$", line))
+        ]
 
     # --- locations ---
     def _span(self, line: int, col: int = 1, width: int = 1) -> Span:
         return Span(self.path, line, col, line, col + max(width, 1))
 
     def _nth_header(self, name: str, n: int, start: int = 0, stop: int | None = None) -> int | None:
-        rows = [line for line, header in self.headers if header == name and line > start
-                and (stop is None or line < stop)]
+        rows = [
+            line for line, header in self.headers if header == name and line > start and (stop is None or line < stop)
+        ]
         return rows[n] if n < len(rows) else None
 
     def _next_header(self, after: int) -> int | None:
@@ -163,8 +188,11 @@ class _Reader:
     def file(self, data: dict) -> TestFile:
         top = self._span(1)
         for key in sorted(set(data) - FILE_KEYS):
-            self.problem(f"unknown key `{key}` in a test file", self._key(key, 1, None) or top,
-                         "a test file has `load`, `[context]` and `[[test]]` cases")
+            self.problem(
+                f"unknown key `{key}` in a test file",
+                self._key(key, 1, None) or top,
+                "a test file has `load`, `[context]` and `[[test]]` cases",
+            )
         load = self._strings(data.get("load", []), "load", self._key("load", 1, None) or top)
         base = os.path.dirname(self.path)
         load = tuple(entry if os.path.isabs(entry) else os.path.join(base, entry) for entry in load)
@@ -172,8 +200,11 @@ class _Reader:
         context = self._context(data.get("context", {}), context_line, self._next_header(context_line), "[context]")
         cases = data.get("test", [])
         if not isinstance(cases, list) or not cases:
-            self.problem("a test file needs at least one `[[test]]` case", top,
-                         "add `[[test]]` with a `name`, a context and what you expect")
+            self.problem(
+                "a test file needs at least one `[[test]]` case",
+                top,
+                "add `[[test]]` with a `name`, a context and what you expect",
+            )
             cases = []
         read = tuple(self._case(i, case, context) for i, case in enumerate(cases) if isinstance(case, dict))
         return TestFile(self.path, self.text, load, read)
@@ -189,16 +220,23 @@ class _Reader:
             return self._key(key, start, own_keys_end) or span
 
         for key in sorted(set(data) - CASE_KEYS):
-            self.problem(f"unknown key `{key}` in a test case", where(key),
-                         "a case has `name`, context keys (" + ", ".join(CONTEXT_KEYS) + "), `view`, `includes`, "
-                         "`excludes`, `[test.explain]`, `workspace`, `[[test.call]]` and `[[test.earlier]]`")
+            self.problem(
+                f"unknown key `{key}` in a test case",
+                where(key),
+                "a case has `name`, context keys (" + ", ".join(CONTEXT_KEYS) + "), `view`, `includes`, "
+                "`excludes`, `[test.explain]`, `workspace`, `[[test.call]]` and `[[test.earlier]]`",
+            )
         keys = {key: where(key) for key in data}
         name = data.get("name")
         if not isinstance(name, str) or not name:
             self.problem("a test case needs a `name` (a string)", where("name"))
             name = f"case {index + 1}"
-        context = {**defaults, **self._context({k: v for k, v in data.items() if k in CONTEXT_KEYS}, start,
-                                               own_keys_end, f"case `{name}`")}
+        context = {
+            **defaults,
+            **self._context(
+                {k: v for k, v in data.items() if k in CONTEXT_KEYS}, start, own_keys_end, f"case `{name}`"
+            ),
+        }
         view = data.get("view")
         view = tuple(self._strings(view, "view", where("view"))) if view is not None else None
         includes = tuple(self._strings(data.get("includes", []), "includes", where("includes")))
@@ -206,15 +244,19 @@ class _Reader:
         explain = data.get("explain", {})
         explain_line = self._nth_header("test.explain", 0, start, stop)
         if not isinstance(explain, dict):
-            self.problem("`explain` is a table: tool = \"gate\"", where("explain"))
+            self.problem('`explain` is a table: tool = "gate"', where("explain"))
             explain = {}
         for tool, gate in explain.items():
-            at = (self._key(tool, explain_line, self._next_header(explain_line)) if explain_line else None) \
-                or where("explain")
+            at = (self._key(tool, explain_line, self._next_header(explain_line)) if explain_line else None) or where(
+                "explain"
+            )
             keys[f"explain.{tool}"] = at
             if gate not in (*GATES, "available"):
-                self.problem(f"`{tool}` expects `{gate}`, which is not a gate", at,
-                             "write `available`, or the first gate that stops it: " + ", ".join(GATES))
+                self.problem(
+                    f"`{tool}` expects `{gate}`, which is not a gate",
+                    at,
+                    "write `available`, or the first gate that stops it: " + ", ".join(GATES),
+                )
         workspace = data.get("workspace", DEFAULT_WORKSPACE)
         if not isinstance(workspace, str):
             self.problem("`workspace` is a folder path (a string)", where("workspace"))
@@ -228,8 +270,11 @@ class _Reader:
         read_calls = tuple(self._call(j, call, start, stop, where("call")) for j, call in enumerate(calls))
         earlier = self._earlier(data.get("earlier", []), where("earlier"))
         if view is None and not includes and not excludes and not explain and not read_calls:
-            self.problem(f"case `{name}` expects nothing", span,
-                         "state a `view`, `includes`, `excludes`, `[test.explain]` or a `[[test.call]]`")
+            self.problem(
+                f"case `{name}` expects nothing",
+                span,
+                "state a `view`, `includes`, `excludes`, `[test.explain]` or a `[[test.call]]`",
+            )
         return Case(name, context, view, includes, excludes, dict(explain), read_calls, workspace, span, keys, earlier)
 
     def _earlier(self, data, at: Span) -> tuple:
@@ -240,8 +285,11 @@ class _Reader:
         found = []
         for number, each in enumerate(data, start=1):
             for key in sorted(set(each) - EARLIER_KEYS):
-                self.problem(f"unknown key `{key}` in an earlier call", at,
-                             "an earlier call has `tool`, `args`, and optionally `decision` and `id`")
+                self.problem(
+                    f"unknown key `{key}` in an earlier call",
+                    at,
+                    "an earlier call has `tool`, `args`, and optionally `decision` and `id`",
+                )
             tool, args = each.get("tool"), each.get("args", {})
             decision, call_id = each.get("decision", "allow"), each.get("id", f"earlier-{number}")
             if not isinstance(tool, str) or not tool or not isinstance(args, dict) or not isinstance(call_id, str):
@@ -266,8 +314,11 @@ class _Reader:
             self.problem("a call is a table with `tool`, `args` and `expect`", span)
             return Call("", {}, "deny", None, None, span)
         for key in sorted(set(data) - CALL_KEYS):
-            self.problem(f"unknown key `{key}` in a call", where(key),
-                         "a call has `tool`, `args`, `expect` and optionally `gate` and `by`")
+            self.problem(
+                f"unknown key `{key}` in a call",
+                where(key),
+                "a call has `tool`, `args`, `expect` and optionally `gate` and `by`",
+            )
         tool, args, expect = data.get("tool"), data.get("args", {}), data.get("expect")
         if not isinstance(tool, str) or not tool:
             self.problem("a call needs a `tool` (a string)", where("tool"))
@@ -276,8 +327,10 @@ class _Reader:
             self.problem("`args` is a table of the call's arguments", where("args"))
             args = {}
         if expect not in EFFECTS:
-            self.problem(f"a call's `expect` is one of {', '.join(EFFECTS)}" + (f", not `{expect}`" if expect else ""),
-                         where("expect"))
+            self.problem(
+                f"a call's `expect` is one of {', '.join(EFFECTS)}" + (f", not `{expect}`" if expect else ""),
+                where("expect"),
+            )
             expect = "deny"
         gate = data.get("gate")
         if gate is not None and gate not in GATES:

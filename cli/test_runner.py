@@ -5,6 +5,7 @@ In: `*.test.toml` files (see `test_files`), the declarations they load. Out: one
 (text) or one JSON object; exit 0 when every case passes, 1 when one fails, 2 when a test file
 or a name in it cannot be used.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,16 +30,28 @@ class Outcome:
     failures: list[tuple[Span, str]] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"file": self.file, "name": self.case.name, "source": str(self.case.span), "passed": not self.failures,
-                "failures": [{"source": str(span), "message": message} for span, message in self.failures]}
+        return {
+            "file": self.file,
+            "name": self.case.name,
+            "source": str(self.case.span),
+            "passed": not self.failures,
+            "failures": [{"source": str(span), "message": message} for span, message in self.failures],
+        }
 
 
 def cmd_test(args, out, err) -> int:
     from .command_context import catalog_of as _catalog
+
     paths = find_test_files(args.paths or ["."])
     if not paths:
-        raise DshError([invalid_request(f"no *{SUFFIX} test files under {', '.join(args.paths or ['.'])}",
-                                        "name test files or folders holding them; `docs/language.md` shows the form")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"no *{SUFFIX} test files under {', '.join(args.paths or ['.'])}",
+                    "name test files or folders holding them; `docs/language.md` shows the form",
+                )
+            ]
+        )
     files = [read_test_file(path) for path in paths]  # every file is checked before any case runs
     catalog = _catalog(args)
     programs: dict[tuple, Program] = {}
@@ -59,8 +72,12 @@ def cmd_test(args, out, err) -> int:
     failed = [o for o in outcomes if o.failures]
     report = _coverage(under_test, touched, sources, args.no_shipped, args.cover_shipped) if args.coverage else None
     if args.json:
-        data = {"files": paths, "passed": len(outcomes) - len(failed), "failed": len(failed),
-                "tests": [o.to_json() for o in outcomes]}
+        data = {
+            "files": paths,
+            "passed": len(outcomes) - len(failed),
+            "failed": len(failed),
+            "tests": [o.to_json() for o in outcomes],
+        }
         if report is not None:
             data["coverage"] = report
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -79,11 +96,18 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
     if case.view is not None:
         missing, extra = sorted(set(case.view) - set(names)), sorted(set(names) - set(case.view))
         if missing or extra:
-            outcome.failures.append((case.keys["view"], "view: " + "; ".join(
-                part for part in (_listed("missing", missing), _listed("not expected", extra)) if part)))
+            outcome.failures.append(
+                (
+                    case.keys["view"],
+                    "view: "
+                    + "; ".join(part for part in (_listed("missing", missing), _listed("not expected", extra)) if part),
+                )
+            )
     for name in case.includes:
         if name not in names:
-            outcome.failures.append((case.keys["includes"], f"`{name}` is not on the wire: {_first_fail(program, request, name)}"))
+            outcome.failures.append(
+                (case.keys["includes"], f"`{name}` is not on the wire: {_first_fail(program, request, name)}")
+            )
     for name in case.excludes:
         if name in names:
             outcome.failures.append((case.keys["excludes"], f"`{name}` is on the wire"))
@@ -97,6 +121,7 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
     at_call = request
     if case.calls and program.reads_session(request):  # the case's earlier calls (none: a fresh session)
         from .session_log import SessionBuilder
+
         builder = SessionBuilder(case.workspace)
         for call_id, tool, args, effect in case.earlier:
             (builder.add_denied if effect == "deny" else builder.add_call)(call_id, tool, args)
@@ -119,8 +144,13 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
             problems.append(f"expected it decided by `{call.by}`")
         if problems:
             by = ", ".join(f"{rule} at {span}" if span else rule for rule, span in deciding) or "-"
-            outcome.failures.append((call.span, f"call {call.tool} {json.dumps(call.args, sort_keys=True, default=str)}"
-                                     f": {'; '.join(problems)} ({decision.reason}; decided by {by})"))
+            outcome.failures.append(
+                (
+                    call.span,
+                    f"call {call.tool} {json.dumps(call.args, sort_keys=True, default=str)}"
+                    f": {'; '.join(problems)} ({decision.reason}; decided by {by})",
+                )
+            )
     for name in case.asserted_tools(names):
         touched.extend(coverage.touched_by_tool(program, request, name))
     if case.view is not None:
@@ -142,8 +172,10 @@ def _request(program: Program, test_file: TestFile, case: Case) -> Request:
     try:
         request = Request(**case.context)
     except ValueError as exc:
-        raise DshError([Diagnostic("DSH109", f"case `{case.name}`: {exc.errors()[0]['msg'].lower()}", case.span)],
-                       {test_file.path: test_file.text})
+        raise DshError(
+            [Diagnostic("DSH109", f"case `{case.name}`: {exc.errors()[0]['msg'].lower()}", case.span)],
+            {test_file.path: test_file.text},
+        )
     try:
         program.view(request)
     except DshError as exc:
@@ -156,8 +188,10 @@ def _require_tool(program: Program, request: Request, test_file: TestFile, case:
         program.require_tool(request, name)
     except DshError as exc:
         at = _where_named(case, name)
-        raise DshError([Diagnostic(d.code, f"case `{case.name}`: {d.message}", at, d.help) for d in exc.diagnostics],
-                       {test_file.path: test_file.text})
+        raise DshError(
+            [Diagnostic(d.code, f"case `{case.name}`: {d.message}", at, d.help) for d in exc.diagnostics],
+            {test_file.path: test_file.text},
+        )
 
 
 def _where_named(case: Case, name: str) -> Span:
@@ -185,8 +219,12 @@ def _coverage(documents: dict, touched: list[Span], sources: dict, no_shipped: b
     every = coverage.items(chosen)
     done = coverage.exercised(every, touched)
     missed = [i for i in every if i not in done]
-    return {"files": sorted({d.path for d in chosen}), "items": len(every), "exercised": len(done),
-            "uncovered": [i.to_json(coverage.line_text(sources, i.span)) for i in missed]}
+    return {
+        "files": sorted({d.path for d in chosen}),
+        "items": len(every),
+        "exercised": len(done),
+        "uncovered": [i.to_json(coverage.line_text(sources, i.span)) for i in missed],
+    }
 
 
 def _write_text(out, outcomes: list[Outcome], report: dict | None) -> None:
@@ -200,8 +238,10 @@ def _write_text(out, outcomes: list[Outcome], report: dict | None) -> None:
     if report is None:
         return
     share = 100 * report["exercised"] // report["items"] if report["items"] else 100
-    out.write(f"coverage: {report['exercised']} of {report['items']} rules, guards, defaults, mounts and "
-              f"restrictions exercised ({share}%) in {', '.join(report['files'])}\n")
+    out.write(
+        f"coverage: {report['exercised']} of {report['items']} rules, guards, defaults, mounts and "
+        f"restrictions exercised ({share}%) in {', '.join(report['files'])}\n"
+    )
     for item in report["uncovered"]:
         text = f"  {item['text']}" if item["text"] else ""
         out.write(f"  not exercised: {item['source']}  {item['kind']} {item['id']}:{text}\n")

@@ -5,6 +5,7 @@ built from the list each last answered. Nothing here starts or reaches a server:
 declarations (`check`, `diff`, `verify`, `explain` …) must not run the code a file under review names. The
 lists are written by `dshc upstream refresh` (which runs the command in the sandbox) and by `dshc serve`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,7 +47,8 @@ def source_endpoints(files: Iterable[SourceFile]) -> tuple[upstream.Endpoint, ..
 def cache_file(endpoint: upstream.Endpoint) -> str:
     """Where the list of this very endpoint (name, command, args, env, url) is kept: another command is a miss."""
     root = os.environ.get("DSHC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dshc")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dshc"
+    )
     key = json.dumps([endpoint.name, endpoint.command, endpoint.args, endpoint.env, endpoint.url])
     return os.path.join(root, "upstreams", f"{endpoint.name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json")
 
@@ -61,8 +63,9 @@ def known_tools(endpoint: upstream.Endpoint, live: list | None) -> list | None:
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             # a temporary name of this process's own: two refreshing at once never write into one file
             temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",
-                           encoding="utf-8") as handle:
+            with os.fdopen(
+                os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8"
+            ) as handle:
                 json.dump(live, handle)
             os.replace(temporary, path)
         return live
@@ -106,10 +109,21 @@ def remembered(files: list[SourceFile], catalog: Catalog, err=None) -> Catalog:
     lists = {e.name: known_tools(e, None) for e in endpoints}
     unknown = [e for e in endpoints if lists[e.name] is None]
     if unknown:
-        stream.write(human([Diagnostic(
-            "DSH522", f"no tool list of upstream `{e.name}` is known here; it was not started, as reading a file "
-            "never runs its `upstream` command", e.span,
-            f"`{REFRESH}` lists its tools (starting the command in the sandbox) and remembers them") for e in unknown])
-            + "\n")
-    return build_catalog(catalog, endpoints, {**lists, **{e.name: [] for e in unknown}},
-                         lambda diags: stream.write(human(diags) + "\n"))
+        stream.write(
+            human(
+                [
+                    Diagnostic(
+                        "DSH522",
+                        f"no tool list of upstream `{e.name}` is known here; it was not started, as reading a file "
+                        "never runs its `upstream` command",
+                        e.span,
+                        f"`{REFRESH}` lists its tools (starting the command in the sandbox) and remembers them",
+                    )
+                    for e in unknown
+                ]
+            )
+            + "\n"
+        )
+    return build_catalog(
+        catalog, endpoints, {**lists, **{e.name: [] for e in unknown}}, lambda diags: stream.write(human(diags) + "\n")
+    )

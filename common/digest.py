@@ -5,6 +5,7 @@ hashes a few kilobytes, where CPython's own SHA-256 module is good enough. A pro
 loaded hashlib anyway (one that parses: the parser cache is keyed with it) gets OpenSSL's, about
 eight times faster on the catalog's ~110 KB. The digests are the same.
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,13 +1,26 @@
 """Host names and addresses in one spelling each, host patterns, and the allow/deny decision on them.
 In: a host, `host:port`, URL or pattern as written; out: a canonical host (or HostError), a Pattern, a verdict.
 Stdlib only (the sandbox's proxy imports it); every spelling a parser could read two ways is refused."""
+
 from __future__ import annotations
 
 import ipaddress
 import re
 
-DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "ssh": 22, "git": 9418,
-                 "sftp": 22, "scp": 22, "rsync": 873, "socks5": 1080, "socks5h": 1080}
+DEFAULT_PORTS = {
+    "http": 80,
+    "https": 443,
+    "ws": 80,
+    "wss": 443,
+    "ftp": 21,
+    "ssh": 22,
+    "git": 9418,
+    "sftp": 22,
+    "scp": 22,
+    "rsync": 873,
+    "socks5": 1080,
+    "socks5h": 1080,
+}
 _LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\Z")
 _NUMBER = re.compile(r"(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)\Z")  # one part of an IPv4 address, as inet_aton reads it
 _PORT = re.compile(r"[0-9]{1,5}\Z")
@@ -22,7 +35,7 @@ def canonical_host(text: str) -> str:
     address as its IPv4), a name lower-case, in IDNA ASCII form, without its trailing dot."""
     if not isinstance(text, str) or not text:
         raise HostError("empty host")
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7f for ch in text):
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
         raise HostError(f"`{text}` holds a space or a control character")
     if text.startswith("["):
         if not text.endswith("]"):
@@ -53,8 +66,10 @@ def _ipv4(parts: list[str], text: str) -> str:
         raise HostError(f"`{text}` is neither an IPv4 address nor a host name")
     if "0x" in parts:
         raise HostError(f"`{text}`: `0x` without digits")
-    numbers = [int(part, 16) if part.startswith("0x") else int(part, 8) if part.startswith("0") else int(part)
-               for part in parts]
+    numbers = [
+        int(part, 16) if part.startswith("0x") else int(part, 8) if part.startswith("0") else int(part)
+        for part in parts
+    ]
     *head, last = numbers
     if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
         raise HostError(f"`{text}`: a part of the IPv4 address is out of range")
@@ -83,10 +98,10 @@ def split_host_port(text: str) -> tuple[str, int | None]:
         close = text.find("]")
         if close < 0:
             raise HostError(f"`{text}`: unclosed `[`")
-        rest = text[close + 1:]
+        rest = text[close + 1 :]
         if rest and not rest.startswith(":"):
             raise HostError(f"`{text}`: text after `]`")
-        return canonical_host(text[:close + 1]), _port(rest[1:], text) if rest else None
+        return canonical_host(text[: close + 1]), _port(rest[1:], text) if rest else None
     if text.count(":") == 1:
         host, _, port = text.partition(":")
         return canonical_host(host), _port(port, text)
@@ -103,7 +118,7 @@ def url_host(url: str) -> tuple[str, int | None]:
     """The host and port a URL reaches (the scheme's default port when none is written). A URL two parsers
     could read as different hosts (`a@b@c`, `good\\@evil`, a space) is refused (Orange Tsai, "A New Era of
     SSRF", Black Hat USA 2017)."""
-    if not isinstance(url, str) or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7f for ch in url):
+    if not isinstance(url, str) or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
         raise HostError("a URL with a space or a control character has no single host")
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -236,7 +251,7 @@ class HostRules:
                 return False, f"unparsable address: {exc}"
             hit = next((p for p in self.deny if p.matches(found, port)), None)
             if hit is not None:
-                return False, f"`{found}` is denied by `network deny \"{hit.text}\"`"
+                return False, f'`{found}` is denied by `network deny "{hit.text}"`'
         for level in self.allow:
             if not any(p.matches(name, port) for p in level):
                 listed = ", ".join(f'"{p.text}"' for p in level)

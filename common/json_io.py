@@ -9,6 +9,7 @@ expression; `dumps` calls its encoder with `json.dumps`'s default options. Anyth
 to report, bytes in another encoding, an interpreter without `_json` — goes to the json package, so
 results and error messages are json's own.
 """
+
 from __future__ import annotations
 
 try:
@@ -25,6 +26,7 @@ def _constant(name: str) -> float:
 
 class _Options:
     """What `_json.make_scanner` reads off a json.JSONDecoder: its defaults."""
+
     strict = True
     object_hook = None
     object_pairs_hook = None
@@ -59,17 +61,31 @@ def loads(text: str | bytes | bytearray):
     return value
 
 
-def dumps(value, ensure_ascii: bool = True, *, sort_keys: bool = False, separators: tuple[str, str] = (", ", ": "),
-          default=None) -> str:
+def dumps(
+    value,
+    ensure_ascii: bool = True,
+    *,
+    sort_keys: bool = False,
+    separators: tuple[str, str] = (", ", ": "),
+    default=None,
+) -> str:
     """`json.dumps(value, ensure_ascii=…, sort_keys=…, separators=…, default=…)` (every other option at its default)."""
     if _json is None:
         import json
-        return json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators,
-                          default=default)
+
+        return json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default)
     item, key = separators
-    encode = _json.make_encoder({}, default or _not_serializable,
-                                _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring,
-                                None, key, item, sort_keys, False, True)
+    encode = _json.make_encoder(
+        {},
+        default or _not_serializable,
+        _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring,
+        None,
+        key,
+        item,
+        sort_keys,
+        False,
+        True,
+    )
     return "".join(encode(value, 0))
 
 
@@ -88,18 +104,21 @@ def _plain(value, depth: int) -> bool:
     if kind is str:
         return not value or max(value) < "\ud800"
     if kind is dict:
-        return depth < 100 and all(type(k) is str and _plain(k, depth) and _plain(v, depth + 1)
-                                   for k, v in value.items())
+        return depth < 100 and all(
+            type(k) is str and _plain(k, depth) and _plain(v, depth + 1) for k, v in value.items()
+        )
     if kind is list or kind is tuple:
         return depth < 100 and all(_plain(v, depth + 1) for v in value)
-    return (kind is int and -2 ** 53 < value < 2 ** 53) or kind is bool or value is None  # rfc8785's integer range
+    return (kind is int and -(2**53) < value < 2**53) or kind is bool or value is None  # rfc8785's integer range
 
 
 def _not_serializable(value):
     import json
+
     return json.JSONEncoder().default(value)  # json's TypeError, worded as json words it
 
 
 def _stdlib_loads(text):
     import json
+
     return json.loads(text)

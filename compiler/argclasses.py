@@ -6,6 +6,7 @@ automata), literals and paths add their own classes, absence is a class. A witne
 class is a concrete value, so the verifier decides real calls. Where a split cannot be made
 exact, `exact` is False and the reason is recorded: the caller must not claim a proof.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -37,8 +38,17 @@ OPAQUE_COMMAND = "echo x | sh"
 UNPARSEABLE_COMMAND = "echo 'unterminated"
 INSIDE_PATH = "inside/file.txt"
 # commands inside and outside the shipped `readonly` class, with wrappers and redirections
-CLASS_SAMPLES = ("cat x", "ls -la && git status", "rm x", "find . -delete", "sed -i s/a/b/ f", "ls > out",
-                 "sudo cat x", "timeout 5 cat x", "cat < .env")
+CLASS_SAMPLES = (
+    "cat x",
+    "ls -la && git status",
+    "rm x",
+    "find . -delete",
+    "sed -i s/a/b/ f",
+    "ls > out",
+    "sudo cat x",
+    "timeout 5 cat x",
+    "cat < .env",
+)
 OUTSIDE_PATH = "/outside-the-workspace/file.txt"
 
 
@@ -195,9 +205,12 @@ def _empty_cells(region, classes) -> set:
 def _split_cells(region, classes, notes: list[str]) -> tuple[list[str], bool]:
     """One witness per cell (allowable × admitted by each class) a region holds; a cell with no
     witness must be proved empty, else the split is not exact."""
-    cells = [(allowable, bits) for allowable in (True, False)
-             for bits in itertools.product((True, False), repeat=len(classes))
-             if allowable or not any(bits)]  # a class admits only what an allow may cover
+    cells = [
+        (allowable, bits)
+        for allowable in (True, False)
+        for bits in itertools.product((True, False), repeat=len(classes))
+        if allowable or not any(bits)
+    ]  # a class admits only what an allow may cover
     found: dict[tuple, str] = {}
     for text in _cell_candidates(region, classes, SEARCH_SAMPLES):
         if all(cell in found for cell in cells):
@@ -208,13 +221,16 @@ def _split_cells(region, classes, notes: list[str]) -> tuple[list[str], bool]:
         if cell is not None and cell not in found:
             found[cell] = text
     empty = _empty_cells(region, classes) if any(cell not in found for cell in cells) else set()
-    possible = [(allowable, bits) for allowable, bits in cells
-                if (allowable or "hazard" not in empty)
-                and not any(bit and index in empty for index, bit in enumerate(bits))]
+    possible = [
+        (allowable, bits)
+        for allowable, bits in cells
+        if (allowable or "hazard" not in empty) and not any(bit and index in empty for index, bit in enumerate(bits))
+    ]
     missing = [cell for cell in possible if cell not in found]
     if missing:
-        notes.append("a region of command words has cells (hazard, class membership) without a witness; "
-                     "they may be empty")
+        notes.append(
+            "a region of command words has cells (hazard, class membership) without a witness; they may be empty"
+        )
     return list(found.values()), not missing
 
 
@@ -253,8 +269,7 @@ def _string_classes(tests: FieldTests, shell: bool, notes: list[str], classes=()
             notes.append(f"{len(segment_classes)} classes of shell segments: only single and paired segments checked")
             combos = [c for k in (1, 2) for c in itertools.combinations(segment_classes, k)]
         else:
-            combos = [c for k in range(1, len(segment_classes) + 1)
-                      for c in itertools.combinations(segment_classes, k)]
+            combos = [c for k in range(1, len(segment_classes) + 1) for c in itertools.combinations(segment_classes, k)]
         commands = [" && ".join(combo) for combo in combos] + [OPAQUE_COMMAND, UNPARSEABLE_COMMAND]
         return commands + others, exact
     return witnesses + others, exact
@@ -283,8 +298,7 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
     for name, tests in sorted(field_tests(conditions).items()):
         values: list[Any] = []
         shell = shell_tool and name == "command"
-        classes = tuple((command_classes or {})[c] for c in sorted(set(tests.classes))
-                        if c in (command_classes or {}))
+        classes = tuple((command_classes or {})[c] for c in sorted(set(tests.classes)) if c in (command_classes or {}))
         if tests.patterns or any(isinstance(v, str) for v in tests.literals) or (shell and tests.classes):
             found, ok = _string_classes(tests, shell, notes, classes)
             values += found
@@ -298,12 +312,18 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
             values += [INSIDE_PATH, OUTSIDE_PATH]
         if shell:
             from .shell_options import pattern_reading
+
             # the pattern's options apart and sorted, then `--` and its operands: named by options, not by text
-            tests.optioned += [reading.text.replace("*", "x").replace("?", "x") for reading in
-                               map(pattern_reading, tests.patterns) if reading is not None]
+            tests.optioned += [
+                reading.text.replace("*", "x").replace("?", "x")
+                for reading in map(pattern_reading, tests.patterns)
+                if reading is not None
+            ]
         if tests.optioned:
             exact = False
-            notes.append(f"`args.{name}` has patterns read by an option grammar; their spellings are checked on samples")
+            notes.append(
+                f"`args.{name}` has patterns read by an option grammar; their spellings are checked on samples"
+            )
             values += tests.optioned
         if tests.classes and not shell:
             exact = False

@@ -2,6 +2,7 @@
 
 Produced by `to_ast` from a lark tree; nothing here knows about lark.
 """
+
 from __future__ import annotations
 
 from .frozen import field, record
@@ -14,6 +15,7 @@ Value = Scalar | tuple  # a tuple holds scalars (a config list)
 @record
 class Name:
     """A name as written, with where it was written."""
+
     text: str
     span: Span | None = span_field()
 
@@ -21,6 +23,7 @@ class Name:
 @record
 class ConfigEntry:
     """`key = value` in a mount's `{ … }` (or an upstream's `env { … }`)."""
+
     key: Name
     value: Value
     span: Span | None = span_field()
@@ -30,6 +33,7 @@ class ConfigEntry:
 @record
 class Fact:
     """A fact a condition reads, as its dotted path: `platform`, `args.command`."""
+
     path: tuple[str, ...]
     span: Span | None = span_field()
 
@@ -41,6 +45,7 @@ class Fact:
 @record
 class Compare:
     """`fact == value`, `fact != value`, or an order of numbers (`fact > 20`)."""
+
     fact: Fact
     op: str  # "==" | "!=" | "<" | "<=" | ">" | ">="
     value: Value
@@ -50,6 +55,7 @@ class Compare:
 @record
 class Member:
     """`fact in [value, …]`."""
+
     fact: Fact
     values: tuple
     span: Span | None = span_field()
@@ -58,6 +64,7 @@ class Member:
 @record
 class Matches:
     """`fact matches "GLOB"`."""
+
     fact: Fact
     pattern: str
     span: Span | None = span_field()
@@ -67,6 +74,7 @@ class Matches:
 class MatchesExcept:
     """`args.command matches "GLOB" except "-D", "--delete"`: the glob, unless the command gives one of those
     options, however spelled (the program's option grammar, `shell_options`)."""
+
     fact: Fact
     pattern: str
     excepted: tuple[str, ...]
@@ -76,6 +84,7 @@ class MatchesExcept:
 @record
 class Place:
     """`fact inside|outside PLACE` — a path test against a named place (`workspace`)."""
+
     fact: Fact
     inside: bool
     place: Name
@@ -85,6 +94,7 @@ class Place:
 @record
 class Has:
     """`has fact`: the fact is present (a one-word fact names a service)."""
+
     fact: Fact
     span: Span | None = span_field()
 
@@ -92,6 +102,7 @@ class Has:
 @record
 class Flag:
     """`flag NAME`: the request or host sets that flag."""
+
     name: Name
     span: Span | None = span_field()
 
@@ -99,6 +110,7 @@ class Flag:
 @record
 class Truthy:
     """A fact alone as a condition: it holds when the fact is true."""
+
     fact: Fact
     span: Span | None = span_field()
 
@@ -106,6 +118,7 @@ class Truthy:
 @record
 class Not:
     """`not CONDITION`."""
+
     item: "Expr"
     span: Span | None = span_field()
 
@@ -113,6 +126,7 @@ class Not:
 @record
 class And:
     """Conditions joined by `and`; a chain is one node."""
+
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
@@ -120,6 +134,7 @@ class And:
 @record
 class Or:
     """Conditions joined by `or`; a chain is one node."""
+
     items: tuple["Expr", ...]
     span: Span | None = span_field()
 
@@ -127,6 +142,7 @@ class Or:
 @record
 class InClass:
     """`fact is CLASS` — a shell command whose every simple command belongs to a command class."""
+
     fact: Fact
     name: Name
     span: Span | None = span_field()
@@ -158,6 +174,7 @@ def atoms(expr):
 @record
 class Mount:
     """`mount PACKAGE [as NAME] [{ config }] [when CONDITION] [disabled]`: one row of a preset."""
+
     package: Name
     alias: Name | None
     config: tuple[ConfigEntry, ...]
@@ -182,6 +199,7 @@ class Mount:
 @record
 class Preset:
     """`preset NAME`: the tool packages an agent mounts, with what config, and how they are presented."""
+
     name: Name
     title: str | None
     extends: Name | None
@@ -196,6 +214,7 @@ class Preset:
 @record
 class Host:
     """`host NAME`: what a host provides (services, platforms, flags) and how it composes tools."""
+
     name: Name
     title: str | None
     provides: tuple[Name, ...]
@@ -215,6 +234,7 @@ class Host:
 @record
 class Scope:
     """`scope NAME`: what a child agent or sub-scope may see, its approval pin and its own tools."""
+
     name: Name
     title: str | None
     extends: Name | None
@@ -232,6 +252,7 @@ class Scope:
 @record
 class Target:
     """What a rule or guard names: a tool (a name or a glob), `package(…)` or `risk(…)`."""
+
     kind: str  # "tool" (a name or glob) | "package" | "risk"
     name: Name
     span: Span | None = span_field()
@@ -240,6 +261,7 @@ class Target:
 @record
 class Rule:
     """`allow|ask|deny TARGET, … [when CONDITION]`."""
+
     effect: str  # "allow" | "ask" | "deny"
     targets: tuple[Target, ...]
     condition: Expr | None
@@ -249,6 +271,7 @@ class Rule:
 @record
 class Guard:
     """Deny-only by construction: a guard has no effect field to set to anything else."""
+
     name: Name
     targets: tuple[Target, ...]
     condition: Expr | None
@@ -258,7 +281,8 @@ class Guard:
 @record
 class NetworkHosts:
     """`network allow|deny "HOST", …`: the hosts processes may reach, or may not."""
-    effect: Name       # allow | deny
+
+    effect: Name  # allow | deny
     hosts: tuple[Name, ...]
     span: Span | None = span_field()
 
@@ -266,6 +290,7 @@ class NetworkHosts:
 @record
 class Policy:
     """`policy NAME`: approval, sandbox settings, rules, guards and the default effect."""
+
     name: Name
     title: str | None
     extends: Name | None
@@ -278,17 +303,18 @@ class Policy:
     repeated: tuple[Name, ...] = field(default=(), compare=False)
     span: Span | None = span_field()
     # OS sandbox settings for the processes tools start
-    network: Name | None = None            # allow | deny (the line without hosts)
+    network: Name | None = None  # allow | deny (the line without hosts)
     # `network allow "HOST", …` / `network deny "HOST", …` lines, in order (each host a Name: text and span)
     network_hosts: tuple[NetworkHosts, ...] = ()
-    writable: tuple[Name, ...] = ()        # extra writable roots (path text)
-    fallback: Name | None = None           # `unsandboxed`: run bare where no sandbox exists
-    includes: tuple[Name, ...] = ()        # policies whose rules and guards this one adds
+    writable: tuple[Name, ...] = ()  # extra writable roots (path text)
+    fallback: Name | None = None  # `unsandboxed`: run bare where no sandbox exists
+    includes: tuple[Name, ...] = ()  # policies whose rules and guards this one adds
 
 
 @record
 class CommandEntry:
     """A program (and subcommand words) that belongs to a class, unless one of `excluded` is used."""
+
     words: tuple[str, ...]
     excluded: tuple[str, ...]
     span: Span | None = span_field()
@@ -297,6 +323,7 @@ class CommandEntry:
 @record
 class Commands:
     """A class of shell commands; declarations of one name add up (a user extends a shipped class)."""
+
     name: Name
     title: str | None
     entries: tuple[CommandEntry, ...]
@@ -306,6 +333,7 @@ class Commands:
 @record
 class RiskOverride:
     """`risk TOOL AXIS, …` in an upstream: these axes replace the ones read off the tool's MCP annotations."""
+
     tool: Name
     axes: tuple[Name, ...]  # `none` alone: no axis
     span: Span | None = span_field()
@@ -314,6 +342,7 @@ class RiskOverride:
 @record
 class Upstream:
     """An MCP server dshc connects to as a client; its tools form catalog package `mcp:NAME`."""
+
     name: Name
     title: str | None
     command: Name | None  # stdio: the program to start ...
@@ -330,13 +359,20 @@ class Upstream:
 
 Decl = Preset | Host | Scope | Policy | Commands | Upstream
 
-DECL_KIND = {Preset: "preset", Host: "host", Scope: "scope", Policy: "policy", Commands: "commands",
-             Upstream: "upstream"}
+DECL_KIND = {
+    Preset: "preset",
+    Host: "host",
+    Scope: "scope",
+    Policy: "policy",
+    Commands: "commands",
+    Upstream: "upstream",
+}
 
 
 @record
 class Comment:
     """A `#` comment and its line: layout that `fmt` keeps."""
+
     line: int
     text: str
 
@@ -344,6 +380,7 @@ class Comment:
 @record
 class Document:
     """One source file's declarations (and its comments, for `fmt`)."""
+
     path: str
     decls: tuple[Decl, ...]
     # Comments are layout, not meaning: fmt keeps them, equality ignores them.

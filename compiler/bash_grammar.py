@@ -9,6 +9,7 @@ is loaded on its own through importlib's documented machinery; if it cannot be f
 in `sys.modules` under its own name, and one already there is used: the package, imported before or
 after, shares that one module, so there is one `Parser` type in the process.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ def bash_language():
     binding = _binding_alone("tree_sitter_bash")
     if binding is None:
         import tree_sitter_bash
+
         return tree_sitter_bash.language()
     return binding.language()
 
@@ -39,6 +41,7 @@ def _binding_alone(package_name: str):
         return sys.modules[name]
     # importlib.machinery only: importlib.util imports contextlib and functools (~15M instructions)
     from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
+
     try:
         package = PathFinder.find_spec(package_name)  # finds, never runs, a top-level package
     except (ImportError, ValueError):

@@ -4,6 +4,7 @@ The manifest names every package file; a package file the manifest does not list
 file that is missing, or a package that contributes zero tools is an error, so the catalog
 can never silently shrink or grow.
 """
+
 from __future__ import annotations
 
 import os
@@ -55,12 +56,14 @@ class _Frozen:
         if mode != "json":
             return data
         import json  # the json package, for its `default`: not on a hook's path
+
         return json.loads(json.dumps(data, default=sorted))
 
 
 @record(slots=False, kw_only=True)
 class ConfigKnob(_Frozen):
     """One config key a package accepts: its type, allowed values, default and what it does."""
+
     _TUPLES = ("values",)
     type: str
     values: tuple[Any, ...] | None = None
@@ -71,13 +74,17 @@ class ConfigKnob(_Frozen):
     requires_service: str | None = None  # "subagent-provider-{value}": the configured value names a needed service
 
     def service_for(self, value) -> str | None:
-        return self.requires_service.replace("{value}", value) if self.requires_service and isinstance(value, str) \
+        return (
+            self.requires_service.replace("{value}", value)
+            if self.requires_service and isinstance(value, str)
             else None
+        )
 
 
 @record(slots=False, kw_only=True)
 class ToolDef(_Frozen):
     """One tool a package defines: its schema, risk axes, presentation and what it needs."""
+
     _TUPLES = ("risk", "requires", "aliases", "path_parameters")
     name: str
     definition: str
@@ -94,7 +101,9 @@ class ToolDef(_Frozen):
     escalation: bool
     aliases: tuple[str, ...]
     path_parameters: tuple[str, ...] = ()  # made canonical against the workspace before any condition
-    description_knobs: dict[str, dict[str, str]] = field(default_factory=dict)  # knob -> value (or `*`) -> sentence added to the description
+    description_knobs: dict[str, dict[str, str]] = field(
+        default_factory=dict
+    )  # knob -> value (or `*`) -> sentence added to the description
 
     @property
     def package(self) -> str:
@@ -104,6 +113,7 @@ class ToolDef(_Frozen):
 @record(slots=False, kw_only=True)
 class Package(_Frozen):
     """A catalog package: the tools it defines, the config it accepts and what it requires."""
+
     _TUPLES = ("requires", "tools")
     id: str
     summary: str
@@ -115,18 +125,26 @@ class Package(_Frozen):
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "Package":
         """A package file's JSON (schema-checked) → Package, its knobs and tools built too."""
-        return cls(**{**data, "config": {name: ConfigKnob(**knob) for name, knob in data["config"].items()},
-                      "tools": tuple(ToolDef(**tool) for tool in data["tools"])})
+        return cls(
+            **{
+                **data,
+                "config": {name: ConfigKnob(**knob) for name, knob in data["config"].items()},
+                "tools": tuple(ToolDef(**tool) for tool in data["tools"]),
+            }
+        )
 
 
 @record(slots=False, kw_only=True)
 class Catalog(_Frozen):
     """The tool packages dshc knows: the shipped ones and any overlay's."""
+
     _TUPLES = ("packages",)
     name: str
     summary: str
     packages: tuple[Package, ...]
-    declared_services: dict[str, str] = field(default_factory=dict)  # services an overlay introduces -> what they stand for
+    declared_services: dict[str, str] = field(
+        default_factory=dict
+    )  # services an overlay introduces -> what they stand for
     outside_catalog: frozenset[str] = frozenset()  # packages the generated catalog does not list (not counted)
 
     @cached_property
@@ -200,13 +218,22 @@ def _read_json(path: str, text_reader) -> tuple[Any, list[Diagnostic]]:
     try:
         raw = text_reader()
     except (OSError, UnicodeDecodeError) as exc:
-        return None, [Diagnostic("DSH501", f"cannot read catalog file: {exc.__class__.__name__}", path=path, json_path="$")]
+        return None, [
+            Diagnostic("DSH501", f"cannot read catalog file: {exc.__class__.__name__}", path=path, json_path="$")
+        ]
     import json  # loading a catalog from its files: a hook reads the cached program instead
+
     try:
         return json.loads(raw), []
     except json.JSONDecodeError as exc:
-        return None, [Diagnostic("DSH501", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg.lower()}",
-                                 path=path, json_path="$")]
+        return None, [
+            Diagnostic(
+                "DSH501",
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg.lower()}",
+                path=path,
+                json_path="$",
+            )
+        ]
 
 
 def _json_path(parts: Iterable[Any]) -> str:
@@ -228,6 +255,7 @@ def _schema_errors(validator, instance, path: str) -> list[Diagnostic]:
 def _metaschema():
     """One validator for the metaschema, built once (check_schema builds a new one per call)."""
     import jsonschema
+
     meta = jsonschema.Draft202012Validator.META_SCHEMA
     return jsonschema.validators.validator_for(meta)(meta)
 
@@ -249,8 +277,10 @@ class _SchemaChecks:
         validator = self._validators.get(ref)
         if validator is None:
             import jsonschema
+
             validator = self._validators[ref] = jsonschema.Draft202012Validator(
-                {**self._schema, "$ref": ref} if ref else self._schema)
+                {**self._schema, "$ref": ref} if ref else self._schema
+            )
         return _schema_errors(validator, instance, path)
 
     def parameter_problem(self, parameters):
@@ -334,6 +364,7 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
         return _shipped_catalog()
     if isinstance(root, str):
         from pathlib import Path  # with a catalog to load: a hook deciding from its cache loads none
+
         root = Path(root)
     return _load(root)
 
@@ -358,13 +389,20 @@ def _load(root, files: CatalogFolder | None = None) -> Catalog:
     outside = frozenset(manifest.get("outside_catalog", ()))
     for index, package_id in enumerate(manifest.get("outside_catalog", ())):
         if package_id not in manifest["packages"]:
-            diags.append(Diagnostic("DSH507", f"`outside_catalog` names `{package_id}`, which the manifest does not list",
-                                    path=str(manifest_file), json_path=f"$.outside_catalog[{index}]"))
+            diags.append(
+                Diagnostic(
+                    "DSH507",
+                    f"`outside_catalog` names `{package_id}`, which the manifest does not list",
+                    path=str(manifest_file),
+                    json_path=f"$.outside_catalog[{index}]",
+                )
+            )
     if diags:
         raise DshError(diags)
     checks.all_passed()
-    return Catalog(name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages),
-                   outside_catalog=outside)
+    return Catalog(
+        name=manifest["catalog"], summary=manifest.get("summary", ""), packages=tuple(packages), outside_catalog=outside
+    )
 
 
 def _catalog_schema(files: CatalogFolder) -> dict:
@@ -384,25 +422,43 @@ def _manifest(files: CatalogFolder, checks: _SchemaChecks, ref: str | None) -> t
     return manifest, manifest_file
 
 
-def _packages(files: CatalogFolder, manifest: dict, manifest_file, checks: _SchemaChecks, diags: list[Diagnostic],
-              origin: str | None = None) -> list[Package]:
+def _packages(
+    files: CatalogFolder,
+    manifest: dict,
+    manifest_file,
+    checks: _SchemaChecks,
+    diags: list[Diagnostic],
+    origin: str | None = None,
+) -> list[Package]:
     """The packages a manifest lists, each checked; problems go to `diags`."""
     package_dir = files.path("packages")
     on_disk = files.names.get("packages", [])
     listed = list(manifest["packages"])
     for name in on_disk:
         if name[: -len(".json")] not in listed:
-            diags.append(Diagnostic("DSH505", f"package file `{name}` is not listed in the manifest",
-                                    path=str(package_dir / name), json_path="$",
-                                    help="add its id to `packages` in manifest.json or delete the file"))
+            diags.append(
+                Diagnostic(
+                    "DSH505",
+                    f"package file `{name}` is not listed in the manifest",
+                    path=str(package_dir / name),
+                    json_path="$",
+                    help="add its id to `packages` in manifest.json or delete the file",
+                )
+            )
     packages: list[Package] = []
     seen_definitions: dict[str, str] = {}
     for index, package_id in enumerate(listed):
         name = f"packages/{package_id}.json"
         file = package_dir / f"{package_id}.json"
         if not files.is_file(name):
-            diags.append(Diagnostic("DSH507", f"manifest lists `{package_id}` but `packages/{package_id}.json` does not exist",
-                                    path=str(manifest_file), json_path=f"$.packages[{index}]"))
+            diags.append(
+                Diagnostic(
+                    "DSH507",
+                    f"manifest lists `{package_id}` but `packages/{package_id}.json` does not exist",
+                    path=str(manifest_file),
+                    json_path=f"$.packages[{index}]",
+                )
+            )
             continue
         data, found = _read_json(str(file), lambda: files.text(name))
         if found:
@@ -413,34 +469,77 @@ def _packages(files: CatalogFolder, manifest: dict, manifest_file, checks: _Sche
             diags += found
             continue
         if data["id"] != package_id:
-            diags.append(Diagnostic("DSH508", f"package id `{data['id']}` does not match its file name `{package_id}.json`",
-                                    path=str(file), json_path="$.id"))
+            diags.append(
+                Diagnostic(
+                    "DSH508",
+                    f"package id `{data['id']}` does not match its file name `{package_id}.json`",
+                    path=str(file),
+                    json_path="$.id",
+                )
+            )
             continue
         if not data["tools"]:
-            diags.append(Diagnostic("DSH506", f"package `{package_id}` contributes zero tools", path=str(file),
-                                    json_path="$.tools", help="a package in the catalog must register at least one tool"))
+            diags.append(
+                Diagnostic(
+                    "DSH506",
+                    f"package `{package_id}` contributes zero tools",
+                    path=str(file),
+                    json_path="$.tools",
+                    help="a package in the catalog must register at least one tool",
+                )
+            )
             continue
         for t_index, tool in enumerate(data["tools"]):
             where = f"$.tools[{t_index}]"
             problem = checks.parameter_problem(tool["parameters"])
             if problem is not None:
-                diags.append(Diagnostic("DSH503", f"parameters of `{tool['name']}`: {problem.message}", path=str(file),
-                                        json_path=where + ".parameters" + _json_path(problem.absolute_path)[1:]))
+                diags.append(
+                    Diagnostic(
+                        "DSH503",
+                        f"parameters of `{tool['name']}`: {problem.message}",
+                        path=str(file),
+                        json_path=where + ".parameters" + _json_path(problem.absolute_path)[1:],
+                    )
+                )
             if tool["definition"] in seen_definitions:
-                diags.append(Diagnostic("DSH504", f"definition `{tool['definition']}` is already defined in "
-                                        f"`{seen_definitions[tool['definition']]}`", path=str(file),
-                                        json_path=where + ".definition"))
+                diags.append(
+                    Diagnostic(
+                        "DSH504",
+                        f"definition `{tool['definition']}` is already defined in "
+                        f"`{seen_definitions[tool['definition']]}`",
+                        path=str(file),
+                        json_path=where + ".definition",
+                    )
+                )
             seen_definitions.setdefault(tool["definition"], str(file))
             for p_index, name in enumerate(tool.get("path_parameters", ())):
                 if name not in tool["parameters"]["properties"]:
-                    diags.append(Diagnostic("DSH502", f"path parameter `{name}` is not a parameter of `{tool['name']}`",
-                                            path=str(file), json_path=f"{where}.path_parameters[{p_index}]"))
+                    diags.append(
+                        Diagnostic(
+                            "DSH502",
+                            f"path parameter `{name}` is not a parameter of `{tool['name']}`",
+                            path=str(file),
+                            json_path=f"{where}.path_parameters[{p_index}]",
+                        )
+                    )
             for knob in tool.get("description_knobs", {}):
                 if knob not in data["config"]:
-                    diags.append(Diagnostic("DSH502", f"description knob `{knob}` is not a config key of `{package_id}`",
-                                            path=str(file), json_path=f"{where}.description_knobs.{knob}"))
+                    diags.append(
+                        Diagnostic(
+                            "DSH502",
+                            f"description knob `{knob}` is not a config key of `{package_id}`",
+                            path=str(file),
+                            json_path=f"{where}.description_knobs.{knob}",
+                        )
+                    )
             if not tool["definition"].startswith(package_id + "/"):
-                diags.append(Diagnostic("DSH502", f"definition `{tool['definition']}` must start with `{package_id}/`",
-                                        path=str(file), json_path=where + ".definition"))
+                diags.append(
+                    Diagnostic(
+                        "DSH502",
+                        f"definition `{tool['definition']}` must start with `{package_id}/`",
+                        path=str(file),
+                        json_path=where + ".definition",
+                    )
+                )
         packages.append(Package.from_data({**data, "origin": origin}))
     return packages

@@ -3,6 +3,7 @@
 CHECKS run in order; none depends on another. Findings are warnings: the program compiles,
 but something in it can never take effect.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,15 +37,28 @@ def check_mount_conditions_can_hold(program) -> Iterator[Diagnostic]:
             if len(services) + len(flags) > 12:
                 continue  # too many atoms to enumerate; say nothing rather than guess
             holds = any(
-                evaluate(mount.condition, Env({"platform": platform, "host": host},
-                                              frozenset(s for s, on in zip(services, svc) if on),
-                                              frozenset(f for f, on in zip(flags, flg) if on)), False) is True
-                for platform in PLATFORMS for host in hosts
+                evaluate(
+                    mount.condition,
+                    Env(
+                        {"platform": platform, "host": host},
+                        frozenset(s for s, on in zip(services, svc) if on),
+                        frozenset(f for f, on in zip(flags, flg) if on),
+                    ),
+                    False,
+                )
+                is True
+                for platform in PLATFORMS
+                for host in hosts
                 for svc in itertools.product((False, True), repeat=len(services))
-                for flg in itertools.product((False, True), repeat=len(flags)))
+                for flg in itertools.product((False, True), repeat=len(flags))
+            )
             if not holds:
-                yield Diagnostic("DSH302", f"the condition of mount `{mount.row_name}` can never hold",
-                                 mount.condition.span or mount.span, "the row never registers; fix or drop the condition")
+                yield Diagnostic(
+                    "DSH302",
+                    f"the condition of mount `{mount.row_name}` can never hold",
+                    mount.condition.span or mount.span,
+                    "the row never registers; fix or drop the condition",
+                )
 
 
 def _mountable_names(program) -> set[str]:
@@ -67,8 +81,12 @@ def check_restrictions_name_inherited_tools(program) -> Iterator[Diagnostic]:
         inherited = ancestors_own[scope.name]
         for name in (*scope.decl.only, *scope.decl.hide):
             if not any(c in name.text for c in "*?") and name.text not in mountable and name.text not in inherited:
-                yield Diagnostic("DSH303", f"scope `{scope.name}` restricts `{name.text}`, which it never inherits",
-                                 name.span, "no preset or host row registers it, so the restriction has no effect")
+                yield Diagnostic(
+                    "DSH303",
+                    f"scope `{scope.name}` restricts `{name.text}`, which it never inherits",
+                    name.span,
+                    "no preset or host row registers it, so the restriction has no effect",
+                )
 
 
 def _ancestors_own(scopes) -> dict[str, frozenset[str]]:
@@ -81,7 +99,11 @@ def _ancestors_own(scopes) -> dict[str, frozenset[str]]:
             name = scopes[name].parent
         for item in reversed(pending):  # the root first; parent chains are acyclic once resolved
             parent = scopes[item].parent
-            found[item] = found[parent] | {own_tool_name(n.text) for n in scopes[parent].own} if parent is not None else frozenset()
+            found[item] = (
+                found[parent] | {own_tool_name(n.text) for n in scopes[parent].own}
+                if parent is not None
+                else frozenset()
+            )
     return found
 
 
@@ -108,14 +130,22 @@ def check_shadowed_rules(program) -> Iterator[Diagnostic]:
                 answers[key] = _first_stricter_cover(firsts, *key)
             other = answers[key]
             if other is not None:
-                yield Diagnostic("DSH307", f"`{rule.effect}` rule is shadowed by the stricter `{other.effect}` "
-                                 f"rule at {other.span}", rule.span, "it can never decide anything; remove it")
+                yield Diagnostic(
+                    "DSH307",
+                    f"`{rule.effect}` rule is shadowed by the stricter `{other.effect}` rule at {other.span}",
+                    rule.span,
+                    "it can never decide anything; remove it",
+                )
 
 
 def _first_stricter_cover(firsts, rank: int, condition, covered: int):
     """The earliest rule stricter than `rank`, unconditional or on the same condition, covering every tool."""
-    groups = [firsts.get((other_rank, other_condition)) for other_rank in set(RANK.values()) if other_rank > rank
-              for other_condition in {None, condition}]
+    groups = [
+        firsts.get((other_rank, other_condition))
+        for other_rank in set(RANK.values())
+        if other_rank > rank
+        for other_condition in {None, condition}
+    ]
     found = [first for group in groups if group for mask, first in group.items() if mask & covered == covered]
     return min(found, key=lambda pair: pair[0])[1] if found else None
 
@@ -133,8 +163,11 @@ class _CoverMasks:
             key = (target.kind, target.name.text)
             found = self._targets.get(key)
             if found is None:
-                found = self._targets[key] = sum(1 << bit for bit, tool in enumerate(self.tools)
-                                                 if target_matches_tool(target, tool.name, tool, tool.aliases))
+                found = self._targets[key] = sum(
+                    1 << bit
+                    for bit, tool in enumerate(self.tools)
+                    if target_matches_tool(target, tool.name, tool, tool.aliases)
+                )
             mask |= found
         return mask
 
@@ -151,8 +184,9 @@ def _reachable_names(program) -> set[str]:
         for preset, platform, scope in itertools.product(presets, PLATFORMS, sorted(resolved.scopes)):
             for mode in ("native", "both"):
                 try:
-                    view = program.view(Request(host=host.name.text, preset=preset, platform=platform, scope=scope,
-                                                mode=mode))
+                    view = program.view(
+                        Request(host=host.name.text, preset=preset, platform=platform, scope=scope, mode=mode)
+                    )
                 except DshError:
                     continue
                 names.update(view.names)
@@ -169,8 +203,12 @@ def check_unreachable_rules(program) -> Iterator[Diagnostic]:
         for item in (*policy.decl.rules, *policy.decl.guards):
             if not masks.of(item) & reachable:
                 label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"`{item.effect}` rule"
-                yield Diagnostic("DSH308", f"{label} can never match: none of its tools is visible in any scope",
-                                 item.span, "check the tool names, or mount their packages")
+                yield Diagnostic(
+                    "DSH308",
+                    f"{label} can never match: none of its tools is visible in any scope",
+                    item.span,
+                    "check the tool names, or mount their packages",
+                )
 
 
 def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
@@ -184,11 +222,18 @@ def check_raw_prefix_command_patterns(program) -> Iterator[Diagnostic]:
                 stem = pattern[:-1]
                 # a stem ending in punctuation (`git log:*`, `npm run test-*`, `PATH=*`, `src/*`) is a deliberate
                 # argument prefix, a value or a path going on: not a longer name
-                if pattern.endswith("*") and stem and (stem[-1].isalnum() or stem[-1] == "_") and \
-                        not any(c in stem for c in "*?"):
-                    yield Diagnostic("DSH309", f"pattern `{pattern}` also matches longer program or argument "
-                                     f"names (`{stem}x`)", atom.span or item.span,
-                                     f"write `\"{stem} *\"` to match `{stem}` and `{stem} …` only")
+                if (
+                    pattern.endswith("*")
+                    and stem
+                    and (stem[-1].isalnum() or stem[-1] == "_")
+                    and not any(c in stem for c in "*?")
+                ):
+                    yield Diagnostic(
+                        "DSH309",
+                        f"pattern `{pattern}` also matches longer program or argument names (`{stem}x`)",
+                        atom.span or item.span,
+                        f'write `"{stem} *"` to match `{stem}` and `{stem} …` only',
+                    )
 
 
 def check_path_patterns_can_match(program) -> Iterator[Diagnostic]:
@@ -204,25 +249,32 @@ def check_path_patterns_can_match(program) -> Iterator[Diagnostic]:
                     continue
                 why = never_canonical(atom.pattern)
                 if why:
-                    yield Diagnostic("DSH316", f"pattern `{atom.pattern}` on `args.{field}` can never match: {why}",
-                                     atom.span or item.span,
-                                     "path arguments are compared relative to the workspace root inside it, "
-                                     "absolute outside it; `~/` and `$HOME/` name your home directory")
+                    yield Diagnostic(
+                        "DSH316",
+                        f"pattern `{atom.pattern}` on `args.{field}` can never match: {why}",
+                        atom.span or item.span,
+                        "path arguments are compared relative to the workspace root inside it, "
+                        "absolute outside it; `~/` and `$HOME/` name your home directory",
+                    )
 
 
 def check_sandbox_fallback(program) -> Iterator[Diagnostic]:
     """DSH315: the policy lets processes run unconfined where no OS sandbox is available."""
     for policy in program.resolved.tables["policy"].values():
         if policy.fallback is not None and policy.fallback.text == "unsandboxed":
-            yield Diagnostic("DSH315", f"policy `{policy.name.text}` runs commands unsandboxed where no OS sandbox "
-                             "is available", policy.fallback.span,
-                             "without this line such calls fail with SANDBOX_UNAVAILABLE instead")
+            yield Diagnostic(
+                "DSH315",
+                f"policy `{policy.name.text}` runs commands unsandboxed where no OS sandbox is available",
+                policy.fallback.span,
+                "without this line such calls fail with SANDBOX_UNAVAILABLE instead",
+            )
 
 
 def check_text_denies_the_sandbox_could_hold(program) -> Iterator[Diagnostic]:
     """DSH317: a deny on a command's text whose resource (the network, a file) the sandbox could hold for
     every process, where a rule of another form would let it (`compiler.enforcement`)."""
     from .enforcement import text_deny_hints
+
     seen = set()
     for policy in program.resolved.policies.values():
         for span, what, way in text_deny_hints(policy):

@@ -3,6 +3,7 @@
 A segment belongs when its program (and subcommand words) is an entry of the class, none of
 the entry's excluded options is used, and nothing about it is unknown or hazardous.
 """
+
 from __future__ import annotations
 
 from . import ast
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 @record(slots=False)
 class CommandClass:
     """A named class of shell commands, as all its declarations add up."""
+
     name: str
     entries: tuple[ast.CommandEntry, ...]
     declared: tuple[ast.Commands, ...] = ()
@@ -25,13 +27,14 @@ class CommandClass:
     def admits(self, segment: Segment) -> bool:
         if not segment.allowable or not segment.argv:
             return False
-        own = segment.argv if segment.wraps is None else segment.argv[:segment.wraps]
+        own = segment.argv if segment.wraps is None else segment.argv[: segment.wraps]
         return any(_admits(entry, own, segment.literal_words) for entry in self.entries)
 
 
 def _admits(entry: ast.CommandEntry, argv: tuple[str, ...], literal: int) -> bool:
     from .shell import option_hit  # a segment exists, so the shell analyser is loaded already
     from .shell_data import knowledge
+
     size = len(entry.words)
     if argv[:size] != entry.words or literal < size:
         return False
@@ -51,5 +54,7 @@ def merge_classes(declarations: Iterable[ast.Commands]) -> tuple[CommandClass, .
     merged: dict[str, list[ast.Commands]] = {}
     for decl in declarations:
         merged.setdefault(decl.name.text, []).append(decl)
-    return tuple(CommandClass(name, tuple(e for d in decls for e in d.entries), tuple(decls))
-                 for name, decls in sorted(merged.items()))
+    return tuple(
+        CommandClass(name, tuple(e for d in decls for e in d.entries), tuple(decls))
+        for name, decls in sorted(merged.items())
+    )

@@ -2,42 +2,64 @@
 as URLs, ssh/scp/rsync targets, nc/socat/telnet addresses, package managers' registry flags. In: a Segment;
 out: (canonical hosts, whether every host-naming word could be read). A host the text does not hold (a git
 remote's name, a script's own connections) is the sandbox's proxy's to check, not this module's."""
+
 from __future__ import annotations
 
 from ..common.hosts import HostError, split_host_port, url_host
 
 # options that take a value, per program (the value is never an operand); options that name a host themselves
 _VALUED = {
-    "curl": frozenset("-o -O -X -H -d -u -A -e -b -c -F -T -w -m -r -E -K -C -Y -y -z --output --request --header "
-                      "--data --data-raw --data-binary --data-urlencode --user --user-agent --referer --cookie "
-                      "--cookie-jar --form --upload-file --write-out --max-time --range --cert --key --cacert "
-                      "--config --connect-timeout --retry --output-dir --continue-at".split()),
-    "wget": frozenset("-O -o -a -P -U -T -t -w -e -i -B --output-document --output-file --append-output "
-                      "--directory-prefix --user-agent --timeout --tries --wait --execute --input-file --base "
-                      "--header --user --password --post-data --post-file --referer".split()),
+    "curl": frozenset(
+        "-o -O -X -H -d -u -A -e -b -c -F -T -w -m -r -E -K -C -Y -y -z --output --request --header "
+        "--data --data-raw --data-binary --data-urlencode --user --user-agent --referer --cookie "
+        "--cookie-jar --form --upload-file --write-out --max-time --range --cert --key --cacert "
+        "--config --connect-timeout --retry --output-dir --continue-at".split()
+    ),
+    "wget": frozenset(
+        "-O -o -a -P -U -T -t -w -e -i -B --output-document --output-file --append-output "
+        "--directory-prefix --user-agent --timeout --tries --wait --execute --input-file --base "
+        "--header --user --password --post-data --post-file --referer".split()
+    ),
     "ssh": frozenset("-b -c -D -E -e -F -I -i -L -l -m -O -o -p -Q -R -S -W -w -B".split()),
     "scp": frozenset("-c -F -i -l -o -P -S -X -J".split()),
-    "rsync": frozenset("-e --rsh --exclude --include --filter --files-from --port --password-file --log-file "
-                       "--rsync-path".split()),
+    "rsync": frozenset(
+        "-e --rsh --exclude --include --filter --files-from --port --password-file --log-file --rsync-path".split()
+    ),
     "nc": frozenset("-e -g -G -i -I -O -p -P -q -s -T -V -w -W -x -X -c".split()),
     "telnet": frozenset("-b -e -l -n".split()),
 }
 _VALUED["ncat"] = _VALUED["netcat"] = _VALUED["nc"]
 _PROXY_OPTIONS = frozenset({"-x", "--proxy", "--preproxy", "--doh-url", "-J"})  # the value is a host reached too
 # what makes the host reached differ from the one written, or names hosts in a file: the text alone cannot say
-_REDIRECTING = {"curl": frozenset({"--resolve", "--connect-to", "-K", "--config"}),
-                "wget": frozenset({"-i", "--input-file"})}
+_REDIRECTING = {
+    "curl": frozenset({"--resolve", "--connect-to", "-K", "--config"}),
+    "wget": frozenset({"-i", "--input-file"}),
+}
 _REGISTRY_OPTIONS = frozenset({"--registry", "--index-url", "--extra-index-url", "-i", "--index", "--default-index"})
 _REGISTRY_PROGRAMS = frozenset({"npm", "npx", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipx"})
-_SOCAT_TYPES = ("TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:", "OPENSSL:", "SSL:", "UDP:", "UDP4:", "UDP6:",
-                "UDP-CONNECT:", "OPENSSL-CONNECT:", "SOCKS4:", "SOCKS4A:", "PROXY:")
+_SOCAT_TYPES = (
+    "TCP:",
+    "TCP4:",
+    "TCP6:",
+    "TCP-CONNECT:",
+    "OPENSSL:",
+    "SSL:",
+    "UDP:",
+    "UDP4:",
+    "UDP6:",
+    "UDP-CONNECT:",
+    "OPENSSL-CONNECT:",
+    "SOCKS4:",
+    "SOCKS4A:",
+    "PROXY:",
+)
 _GIT_URL_COMMANDS = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule"})
 
 
 def segment_hosts(segment) -> tuple[frozenset[str], bool]:
     """(the hosts `segment` names, every one of them read): a wrapper's own words only (`sudo curl …` names its
     hosts in the wrapped segment), a word with an expansion (`$URL`) in a host's place makes it incomplete."""
-    argv = segment.argv[:segment.wraps] if segment.wraps is not None else segment.argv
+    argv = segment.argv[: segment.wraps] if segment.wraps is not None else segment.argv
     if not argv:
         return frozenset(), True
     program = argv[0].rsplit("/", 1)[-1]
@@ -87,7 +109,7 @@ def segment_hosts(segment) -> tuple[frozenset[str], bool]:
             head = word.upper()
             kind = next((t for t in _SOCAT_TYPES if head.startswith(t)), None)
             if kind is not None:
-                add(word[len(kind):].split(",", 1)[0], index, _host_colon_port)
+                add(word[len(kind) :].split(",", 1)[0], index, _host_colon_port)
     elif program == "git":
         words = [word for word in argv[1:] if not word.startswith("-")]
         if words and words[0] in _GIT_URL_COMMANDS:

@@ -12,6 +12,7 @@ functions of the key's objects: threads making one key at once make equal values
 first stored. An LRU hit takes no lock; stores and evictions take its lock (tests/test_threads.py races
 them with one-entry caches).
 """
+
 from __future__ import annotations
 
 from . import ast
@@ -23,8 +24,17 @@ from .frozen import field, record, replace
 from .lru import LRU, MISSING
 from .memo import cached_property
 from .request import Request
-from .resolve import (RESERVED_TOOL, EffectivePolicy, EffectivePreset, EffectiveScope, Resolved, known_services,
-                      own_candidates, own_tool_name, tool_name)
+from .resolve import (
+    RESERVED_TOOL,
+    EffectivePolicy,
+    EffectivePreset,
+    EffectiveScope,
+    Resolved,
+    known_services,
+    own_candidates,
+    own_tool_name,
+    tool_name,
+)
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
@@ -34,6 +44,7 @@ if TYPE_CHECKING:
 @record(slots=False)
 class Registration:
     """A tool registered under a name in one layer (host, preset or scope), and the row that did it."""
+
     name: str
     tool: ToolDef
     layer: str  # "host" | "preset" | "scope:NAME"
@@ -47,6 +58,7 @@ class Registration:
 @record(slots=False)
 class RowOutcome:
     """What became of one mount row in a composition (registered, disabled, …) and why."""
+
     layer: str
     origin: str  # declaration that holds the row: `preset standard`, `scope child`
     mount: ast.Mount | None
@@ -61,6 +73,7 @@ class RowOutcome:
 @record(slots=False)
 class Composition:
     """What a request composes: its host, services, preset, scope chain, mode, policy and approval."""
+
     request: Request
     host: ast.Host
     services: frozenset[str]
@@ -99,8 +112,15 @@ class Composition:
             "plan_mode": self.request.plan,
             "sandbox": self.policy.sandbox.text if self.policy and self.policy.sandbox else None,
         }
-        return Env(facts, self.services, self.request.flags | frozenset(n.text for n in self.host.flags), args,
-                   workspace, shell_tool, session=self.request.session)
+        return Env(
+            facts,
+            self.services,
+            self.request.flags | frozenset(n.text for n in self.host.flags),
+            args,
+            workspace,
+            shell_tool,
+            session=self.request.session,
+        )
 
 
 def compose(resolved: Resolved, request: Request) -> Composition:
@@ -123,8 +143,17 @@ class SharedCompositions:
         if self._flags_read is None:  # every flag a condition of any preset's rows names
             self._flags_read = frozenset().union(*(_flags_named(p) for p in self.resolved.presets.values()))
         # plan mode is not read either (Request.composition_key drops it before a Program composes)
-        key = (request.host, request.preset, request.platform, request.with_services, request.without_services,
-               request.scope, request.mode, request.policy, request.flags & self._flags_read)
+        key = (
+            request.host,
+            request.preset,
+            request.platform,
+            request.with_services,
+            request.without_services,
+            request.scope,
+            request.mode,
+            request.policy,
+            request.flags & self._flags_read,
+        )
         return Composition(request, *self._fields.get(key, lambda: _composed(self.resolved, request)))
 
 
@@ -135,7 +164,9 @@ def _composed(resolved: Resolved, request: Request) -> tuple:
         raise DshError([unknown("DSH205", "host", request.host, resolved.hosts, None)])
     problems = []
     if host.platforms and request.platform not in {p.text for p in host.platforms}:
-        problems.append(Diagnostic("DSH405", f"host `{host.name.text}` does not run on `{request.platform}`", host.name.span))
+        problems.append(
+            Diagnostic("DSH405", f"host `{host.name.text}` does not run on `{request.platform}`", host.name.span)
+        )
     services_known = known_services(resolved.catalog)
     for name in sorted(request.with_services | request.without_services):
         if name not in services_known:
@@ -164,12 +195,17 @@ def _composed(resolved: Resolved, request: Request) -> tuple:
     policy = resolved.policies.get(policy_name) if policy_name else None
     approval, approval_source = _approval(chain, policy)
 
-    env = Env({"platform": request.platform, "host": host.name.text}, services,
-              request.flags | frozenset(n.text for n in host.flags))
+    env = Env(
+        {"platform": request.platform, "host": host.name.text},
+        services,
+        request.flags | frozenset(n.text for n in host.flags),
+    )
     rows: list[RowOutcome] = []
     layers: list[tuple[str, tuple[Registration, ...]]] = []
-    for layer, origin, source in (("host", f"host `{host.name.text}`: preset", host_rows),
-                                  ("preset", "preset", preset)):
+    for layer, origin, source in (
+        ("host", f"host `{host.name.text}`: preset", host_rows),
+        ("preset", "preset", preset),
+    ):
         if source is None:
             continue
         outcomes = _layer_rows(resolved, layer, f"{origin} `{source.name}`", source, env, services)
@@ -188,8 +224,21 @@ def _composed(resolved: Resolved, request: Request) -> tuple:
         if scope.name not in on_chain:
             for name in scope.own:
                 own_elsewhere.setdefault(own_tool_name(name.text), (scope.name, name.span))
-    return (host, services, preset, host_rows, chain, mode, mode_source, policy, approval, approval_source,
-            tuple(rows), tuple(layers), own_elsewhere)
+    return (
+        host,
+        services,
+        preset,
+        host_rows,
+        chain,
+        mode,
+        mode_source,
+        policy,
+        approval,
+        approval_source,
+        tuple(rows),
+        tuple(layers),
+        own_elsewhere,
+    )
 
 
 def _pick_preset(resolved: Resolved, host: ast.Host, request: Request, problems) -> EffectivePreset | None:
@@ -198,16 +247,27 @@ def _pick_preset(resolved: Resolved, host: ast.Host, request: Request, problems)
             problems.append(unknown("DSH204", "preset", request.preset, resolved.presets, None))
             return None
         if not host.roster:
-            problems.append(Diagnostic("DSH403", f"host `{host.name.text}` has no preset roster, so preset "
-                                       f"`{request.preset}` cannot be joined", host.name.span,
-                                       "drop the preset to use the host's own rows, or pick a host with `roster`"))
+            problems.append(
+                Diagnostic(
+                    "DSH403",
+                    f"host `{host.name.text}` has no preset roster, so preset `{request.preset}` cannot be joined",
+                    host.name.span,
+                    "drop the preset to use the host's own rows, or pick a host with `roster`",
+                )
+            )
             return None
         return resolved.presets[request.preset]
     if host.roster and host.roster_default is not None:
         return resolved.presets[host.roster_default.text]
     if host.rows is None:
-        problems.append(Diagnostic("DSH404", f"host `{host.name.text}` has no default preset and no rows of its own",
-                                   host.name.span, "name a preset"))
+        problems.append(
+            Diagnostic(
+                "DSH404",
+                f"host `{host.name.text}` has no default preset and no rows of its own",
+                host.name.span,
+                "name a preset",
+            )
+        )
     return None
 
 
@@ -251,8 +311,13 @@ def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], pac
     described = mount.config_value("description") if mount is not None else None
     # repr: a knob's value may be a list; the text it selects depends on nothing else
     worded = tuple(repr(mount.config_value(k)) if mount is not None else None for k in tool.description_knobs)
-    key = (id(tool), knobs, bool(tool.escalation and "sandbox" in services),
-           described if isinstance(described, str) else None, worded)
+    key = (
+        id(tool),
+        knobs,
+        bool(tool.escalation and "sandbox" in services),
+        described if isinstance(described, str) else None,
+        worded,
+    )
     found = _SHAPES.find(key)
     if found is not MISSING and found[0] is tool:  # the id is of this very tool, not of one since collected
         return found[1]
@@ -297,8 +362,15 @@ def _layer_rows(resolved, layer, origin, source, env: Env, services) -> tuple[Ro
     """The outcomes of one preset's mount rows. They read the env's facts (platform, host), the
     services and the flags the rows' conditions name, never the scope, policy, mode or plan: request
     contexts that differ only there share them, so a new context does not decide every row again."""
-    key = (id(source), id(resolved.catalog), layer, origin, tuple(env.facts.items()), services,
-           env.flags & _flags_named(source))
+    key = (
+        id(source),
+        id(resolved.catalog),
+        layer,
+        origin,
+        tuple(env.facts.items()),
+        services,
+        env.flags & _flags_named(source),
+    )
     found = _LAYERS.find(key)
     if found is not MISSING and found[0] is source and found[1] is resolved.catalog:  # ids of these very objects
         return found[2]
@@ -310,8 +382,9 @@ def _flags_named(source) -> frozenset[str]:
     found = _FLAGS_NAMED.find(id(source))
     if found is not MISSING and found[0] is source:
         return found[1]
-    names = frozenset(atom.name.text for mount in source.mounts for atom in ast.atoms(mount.condition)
-                      if isinstance(atom, ast.Flag))
+    names = frozenset(
+        atom.name.text for mount in source.mounts for atom in ast.atoms(mount.condition) if isinstance(atom, ast.Flag)
+    )
     return _FLAGS_NAMED.put(id(source), (source, names))[1]
 
 
@@ -337,7 +410,9 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
     return _ROWS.put(key, (mount, package, _registered_outcome(layer, origin, mount, package, services)))[2]
 
 
-_ROWS = LRU(4096)  # (row, package, layer, origin, services) -> (row, package, outcome); holding both keeps the ids unique
+_ROWS = LRU(
+    4096
+)  # (row, package, layer, origin, services) -> (row, package, outcome); holding both keeps the ids unique
 
 
 def _registered_outcome(layer, origin, mount: ast.Mount, package, services) -> RowOutcome:
@@ -359,8 +434,7 @@ def _registered_outcome(layer, origin, mount: ast.Mount, package, services) -> R
         if mount.config:
             tool = _configured_risk(tool, package, mount)
         parameters, description = _shape(tool, mount, services, package.config)
-        registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name,
-                                       origin))
+        registered.append(Registration(name, tool, layer, mount.span, parameters, description, mount.row_name, origin))
     return RowOutcome(layer, origin, mount, package.id, "registered", (), tuple(registered), tuple(dropped))
 
 
@@ -391,9 +465,10 @@ def _own_outcome(resolved, scope: EffectiveScope, name: ast.Name, services) -> R
     layer = f"scope:{scope.name}"
     if missing:
         return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "pending", missing)
-    parameters, description = _shape(tool, None, services,
-                                     resolved.catalog.package_by_id[tool.package].config)
-    reg = Registration(own_tool_name(name.text), tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`")
+    parameters, description = _shape(tool, None, services, resolved.catalog.package_by_id[tool.package].config)
+    reg = Registration(
+        own_tool_name(name.text), tool, layer, name.span, parameters, description, "own", f"scope `{scope.name}`"
+    )
     return RowOutcome(layer, f"scope `{scope.name}`", None, tool.package, "registered", (), (reg,))
 
 
@@ -410,10 +485,15 @@ def pending_diagnostics(composition: Composition) -> list[Diagnostic]:
         seen.add((row.origin, row.package))
         span = row.mount.span if row.mount else None
         services = ", ".join(f"`{s}`" for s in row.missing)
-        found.append(Diagnostic(
-            "DSH401", f"{row.origin}: row `{row.mount.row_name if row.mount else row.package}` waits for {services}, "
-            f"which host `{composition.host.name.text}` does not provide", span,
-            "provide it: " + " ".join(f"--with {s}" for s in row.missing)))
+        found.append(
+            Diagnostic(
+                "DSH401",
+                f"{row.origin}: row `{row.mount.row_name if row.mount else row.package}` waits for {services}, "
+                f"which host `{composition.host.name.text}` does not provide",
+                span,
+                "provide it: " + " ".join(f"--with {s}" for s in row.missing),
+            )
+        )
     return found
 
 

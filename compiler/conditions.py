@@ -29,6 +29,7 @@ ENV_FIELDS = ("env_read", "env_set")  # `args.command.env_read`, `args.command.e
 @record(slots=False)
 class Env:
     """What a condition reads: the request's facts, services and flags, and a call's arguments."""
+
     facts: Mapping[str, Any]
     services: frozenset[str]
     flags: frozenset[str] = frozenset()
@@ -120,6 +121,7 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             return lenient  # fail closed: an odd value may match a deny, never an allow
         if env.shell_tool and name in SHELL_FIELDS:  # (a command's `~` is its text; any other glob's, a home)
             from .shell import segment_matches  # the shell analyser loads only for shell calls
+
             return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
         key = ("matches", expr.pattern, value, getattr(value, "absolute", None))
         matched = env.found.get(key)
@@ -133,9 +135,16 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             return lenient
         from .shell import segment_matches
         from .shell_options import gives_excepted
+
         pattern, excepted = expr.pattern, expr.excepted
-        return _shell_test(value, lambda seg, side: segment_matches(seg, pattern, side) and (
-            seg.opaque or not gives_excepted(seg, pattern, excepted, not side)), lenient)
+        return _shell_test(
+            value,
+            lambda seg, side: (
+                segment_matches(seg, pattern, side)
+                and (seg.opaque or not gives_excepted(seg, pattern, excepted, not side))
+            ),
+            lenient,
+        )
     if isinstance(expr, ast.InClass):
         klass = next((c for c in env.classes if c.name == expr.name.text), None)
         if not isinstance(value, str) or klass is None:
@@ -170,6 +179,7 @@ def _host_test(expr, value, env: Env, lenient: bool) -> bool | None:
     On the deny side any host passing (or one not known: an unparsable URL, an expansion) holds; on the allow
     side every host must pass, and there must be one."""
     from ..common.hosts import HostError, Pattern, url_host
+
     if not isinstance(value, str):
         return lenient
     if expr.fact.path[2] == "host":
@@ -213,9 +223,11 @@ def _command_hosts(command: str) -> tuple[tuple, bool]:
     """The (host, None) pairs a shell command names, and whether all were read: its one simple command when
     the policy core split it, else every one of its simple commands."""
     from .command_hosts import segment_hosts
+
     segment = getattr(command, "segment", None)
     if segment is None:
         from .shell import analyse
+
         found = analyse(command)
         if found is None:
             return (), False
@@ -254,6 +266,7 @@ def _shell_test(command: str, test, lenient: bool) -> bool:
     if segment is not None:
         return test(segment, lenient)
     from .shell import analyse
+
     found = analyse(command)
     if found is None:
         return lenient  # unparseable: may match a deny, never satisfies an allow
@@ -282,7 +295,9 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if fact.path[0] in ("args", "session"):
         raise ValueError("compile_facts takes conditions that read no arguments and no session")
     dotted = fact.dotted
-    if dotted != "tool" and not (isinstance(expr, ast.Compare) and expr.op not in ("==", "!=")):  # the common atoms read the fact inline: one call per atom (UNKNOWN is None)
+    if dotted != "tool" and not (
+        isinstance(expr, ast.Compare) and expr.op not in ("==", "!=")
+    ):  # the common atoms read the fact inline: one call per atom (UNKNOWN is None)
         if isinstance(expr, ast.Compare):
             wanted = expr.value
             if expr.op == "==":
@@ -293,7 +308,9 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     read = (lambda env, tool: tool) if dotted == "tool" else (lambda env, tool: env.facts.get(dotted, UNKNOWN))
     if isinstance(expr, ast.Matches):
         pattern = expr.pattern
-        return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else isinstance(v, str) and glob_match(pattern, v)
+        return lambda env, tool: (
+            None if (v := read(env, tool)) is UNKNOWN else isinstance(v, str) and glob_match(pattern, v)
+        )
     if isinstance(expr, ast.Compare) and expr.op in ("==", "!="):
         wanted, equal = expr.value, expr.op == "=="
         return lambda env, tool: None if (v := read(env, tool)) is UNKNOWN else (v == wanted) == equal
@@ -333,6 +350,7 @@ def _joined(parts: tuple, conjunction: bool):
             if (one := first(env, tool)) is False or (two := second(env, tool)) is False:
                 return False
             return UNKNOWN if one is None or two is None else True
+
         return both
 
     def joined(env, tool):
@@ -343,6 +361,7 @@ def _joined(parts: tuple, conjunction: bool):
                 return stop
             unknown |= value is None
         return UNKNOWN if unknown else other
+
     return joined
 
 
@@ -359,6 +378,7 @@ def _env_test(expr, env: Env, lenient: bool) -> bool | None:
     if not (isinstance(value, str) and env.shell_tool):
         return lenient
     from .shell_env import ALL, env_use
+
     use = env_use(str(value))
     names = use.read if expr.fact.path[2] == "env_read" else use.set
     return set_test(expr, names - {ALL}, ALL in names, use.complete, lenient)

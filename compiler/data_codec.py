@@ -10,6 +10,7 @@ objects, which deciding never reads). Those are written after everything else, a
 inside the JSON, and decoded when one of them is first read: what was written before them is
 all they may refer to, and nothing written before refers into them.
 """
+
 from __future__ import annotations
 
 import _thread
@@ -38,6 +39,7 @@ _PENDING = "__deferred_fields__"  # in a decoded object's __dict__: field -> (it
 class Deferred:
     """A mixin for a record with `slots=False` whose fields named in `__deferred__` may be left
     undecoded by `loads` until first read (then decoded, all such fields of the text at once)."""
+
     __slots__ = ()
     __deferred__ = ()  # the field names
 
@@ -74,6 +76,7 @@ class _Section:
 
 def dumps(value: Any) -> str:
     import json  # writing happens on a cache miss; reading, in every hook, goes without the json package
+
     encoder = _Encoder()
     main = encoder.encode(value)
     if not encoder.later:
@@ -81,8 +84,11 @@ def dumps(value: Any) -> str:
     later = []
     while len(later) < len(encoder.later):  # a deferred value may hold deferred fields of its own
         later.append(encoder.encode(encoder.later[len(later)]))
-    return json.dumps({"v": main, "z": json.dumps(later, separators=(",", ":"), ensure_ascii=False)},
-                      separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        {"v": main, "z": json.dumps(later, separators=(",", ":"), ensure_ascii=False)},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 def loads(text: str | bytes) -> Any:
@@ -152,6 +158,7 @@ class _Encoder:
         if kind is frozenset or kind is set:
             # a stable order: the bytes of the cache must not depend on the hash seed
             import json
+
             items = sorted((self.encode(v) for v in value), key=lambda e: json.dumps(e, sort_keys=True))
             return {"f" if kind is frozenset else "s": items}
         if kind is LazyGraph or _is_graph(value):
@@ -161,8 +168,11 @@ class _Encoder:
                 graph_kind, nodes, edges = kind.__name__, value.nodes(data=True), value.edges(keys=True, data=True)
             if not graph_kind.startswith("Multi"):
                 raise Unencodable("only multigraphs carry edge keys")
-            return {"g": graph_kind, "n": [[self.encode(n), self.encode(a)] for n, a in nodes],
-                    "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)] for u, v, k, a in edges]}
+            return {
+                "g": graph_kind,
+                "n": [[self.encode(n), self.encode(a)] for n, a in nodes],
+                "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)] for u, v, k, a in edges],
+            }
         if not kind.__module__.startswith(ALLOWED_PREFIX):
             raise Unencodable(f"no data form for {kind.__module__}.{kind.__qualname__}")
         index = self._seen.get(id(value))
@@ -182,8 +192,11 @@ class _Encoder:
             if name in state:
                 later[name] = len(self.later)
                 self.later.append(state.pop(name))
-        encoded = {"o": f"{kind.__module__}:{kind.__qualname__}", "i": index,
-                   "a": {name: self.encode(v) for name, v in state.items()}}
+        encoded = {
+            "o": f"{kind.__module__}:{kind.__qualname__}",
+            "i": index,
+            "a": {name: self.encode(v) for name, v in state.items()},
+        }
         if later:
             encoded["z"] = later
         return encoded
@@ -217,8 +230,11 @@ class _Decoder:
         if "s" in data:
             return {self.decode(v) for v in data["s"]}
         if "g" in data:
-            return LazyGraph(data["g"], [(self.decode(n), self.decode(a)) for n, a in data["n"]],
-                             [tuple(self.decode(x) for x in edge) for edge in data["e"]])
+            return LazyGraph(
+                data["g"],
+                [(self.decode(n), self.decode(a)) for n, a in data["n"]],
+                [tuple(self.decode(x) for x in edge) for edge in data["e"]],
+            )
         raise ValueError(f"not an encoded value: keys {sorted(data)[:5]}")
 
     def _object(self, data):
@@ -234,8 +250,11 @@ class _Decoder:
         later = data.get("z")
         if later is not None:
             deferred = getattr(cls, "__deferred__", ())
-            if self.section is None or later.__class__ is not dict or any(
-                    name not in deferred or position.__class__ is not int for name, position in later.items()):
+            if (
+                self.section is None
+                or later.__class__ is not dict
+                or any(name not in deferred or position.__class__ is not int for name, position in later.items())
+            ):
                 raise ValueError(f"`{data['o']}` defers what it may not")
             obj.__dict__[_PENDING] = {name: (self.section, position) for name, position in later.items()}
         return obj

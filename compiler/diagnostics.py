@@ -3,6 +3,7 @@
 Codes: DSH1xx syntax, 2xx names, 3xx semantics and lint, 4xx request, 5xx catalog.
 Messages are one lowercase line with names in backticks; suggestions go in `help`.
 """
+
 from __future__ import annotations
 
 from .frozen import record
@@ -84,6 +85,7 @@ MAX_REPORTED = 10
 @record
 class Diagnostic:
     """A problem found in a source or the catalog: its code, message, place and a hint."""
+
     code: str
     message: str
     span: Span | None = None
@@ -123,6 +125,7 @@ class DshError(Exception):
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     from difflib import get_close_matches  # only when a name is unknown: not every process pays for it
+
     match = get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean `{match[0]}`?" if match else None
 
@@ -134,8 +137,9 @@ def unknown(code: str, kind: str, name: str, candidates: Iterable[str], span: Sp
 def cannot_read(path: str, exc: Exception) -> Diagnostic:
     """DSH107 for a file that could not be opened or decoded."""
     reason = getattr(exc, "strerror", None) or exc.__class__.__name__
-    return Diagnostic("DSH107", f"cannot read `{path}`: {reason}", path=path,
-                      help="check that the path exists and is a readable file")
+    return Diagnostic(
+        "DSH107", f"cannot read `{path}`: {reason}", path=path, help="check that the path exists and is a readable file"
+    )
 
 
 def invalid_request(message: str, help: str, path: str | None = None) -> Diagnostic:

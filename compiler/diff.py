@@ -8,6 +8,7 @@ witness call even where no label changes. Changes are grouped by what changed an
 declarations are responsible on each side, with the cells they affect, so one edit reads
 as one change however many cells it touches.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,8 +41,15 @@ class Change:
     def key(self):
         # grouped by the declarations responsible, not by wording that names the cell
         where = lambda side: side and side["source"]  # noqa: E731
-        return (self.kind, self.tool or "", self.detail, where(self.old), where(self.new), self.policy,
-                repr(sorted(self.witness.items())) if self.witness is not None else None)
+        return (
+            self.kind,
+            self.tool or "",
+            self.detail,
+            where(self.old),
+            where(self.new),
+            self.policy,
+            repr(sorted(self.witness.items())) if self.witness is not None else None,
+        )
 
 
 def cells(old, new) -> list[Request]:
@@ -77,8 +85,13 @@ def _side(program, request, tool, gate) -> dict:
 
 
 def _cell(request: Request) -> dict:
-    return {"preset": request.preset, "host": request.host, "platform": request.platform, "scope": request.scope,
-            "mode": request.mode or "declared"}
+    return {
+        "preset": request.preset,
+        "host": request.host,
+        "platform": request.platform,
+        "scope": request.scope,
+        "mode": request.mode or "declared",
+    }
 
 
 def diff_programs(old, new, requests=None, new_requests=None) -> dict:
@@ -96,8 +109,11 @@ def diff_programs(old, new, requests=None, new_requests=None) -> dict:
         if old_view is None or new_view is None:
             broken = new_view is None
             error = new_error if broken else old_error
-            found.append(Change("broken" if broken else "composable", None, not broken,
-                                f"{error.code}: {error.message}", None, None))
+            found.append(
+                Change(
+                    "broken" if broken else "composable", None, not broken, f"{error.code}: {error.message}", None, None
+                )
+            )
         else:
             if old_view.fingerprint != new_view.fingerprint:
                 fingerprints_changed += 1
@@ -115,8 +131,20 @@ def diff_programs(old, new, requests=None, new_requests=None) -> dict:
         "decisions": decider.report.decisions,
         "exact": decider.report.exact,
         "notes": decider.report.notes,
-        "changes": [{"kind": c.kind, "tool": c.tool, "widening": c.widening, "detail": c.detail, "old": c.old,
-                     "new": c.new, "policy": c.policy, "witness": c.witness, "cells": c.cells} for c in changes],
+        "changes": [
+            {
+                "kind": c.kind,
+                "tool": c.tool,
+                "widening": c.widening,
+                "detail": c.detail,
+                "old": c.old,
+                "new": c.new,
+                "policy": c.policy,
+                "witness": c.witness,
+                "cells": c.cells,
+            }
+            for c in changes
+        ],
     }
 
 
@@ -125,24 +153,63 @@ def _tool_changes(old, new, request, new_request, old_view, new_view) -> list[Ch
     out = []
     for name in sorted(set(before) | set(after)):
         if name not in before:
-            out.append(Change("added", name, True, "now visible", _side(old, request, name, None),
-                              _side(new, new_request, name, "registered")))
+            out.append(
+                Change(
+                    "added",
+                    name,
+                    True,
+                    "now visible",
+                    _side(old, request, name, None),
+                    _side(new, new_request, name, "registered"),
+                )
+            )
             continue
         if name not in after:
-            out.append(Change("removed", name, False, "no longer visible", _side(old, request, name, "registered"),
-                              _side(new, new_request, name, None)))
+            out.append(
+                Change(
+                    "removed",
+                    name,
+                    False,
+                    "no longer visible",
+                    _side(old, request, name, "registered"),
+                    _side(new, new_request, name, None),
+                )
+            )
             continue
         a, b = before[name], after[name]
         if a.execution != b.execution:
-            out.append(Change("execution", name, False, f"{a.execution} → {b.execution}",
-                              _side(old, request, name, "registered"), _side(new, new_request, name, "registered")))
+            out.append(
+                Change(
+                    "execution",
+                    name,
+                    False,
+                    f"{a.execution} → {b.execution}",
+                    _side(old, request, name, "registered"),
+                    _side(new, new_request, name, "registered"),
+                )
+            )
         if a.policy != b.policy:
-            out.append(Change("policy", name, widens(a.policy, b.policy),
-                              f"{a.policy} → {b.policy}", _side(old, request, name, "allowed"),
-                              _side(new, new_request, name, "allowed")))
+            out.append(
+                Change(
+                    "policy",
+                    name,
+                    widens(a.policy, b.policy),
+                    f"{a.policy} → {b.policy}",
+                    _side(old, request, name, "allowed"),
+                    _side(new, new_request, name, "allowed"),
+                )
+            )
         if a.ready != b.ready:
-            out.append(Change("ready", name, False, f"{a.ready} → {b.ready}", _side(old, request, name, "ready"),
-                              _side(new, new_request, name, "ready")))
+            out.append(
+                Change(
+                    "ready",
+                    name,
+                    False,
+                    f"{a.ready} → {b.ready}",
+                    _side(old, request, name, "ready"),
+                    _side(new, new_request, name, "ready"),
+                )
+            )
     return out
 
 
@@ -153,12 +220,15 @@ def _compositions(old, new, request: Request, new_request: Request) -> list[tupl
     if request.policy is not None or new_request.policy is not None:
         return [(old_comp, new_comp)]
     names = sorted(set(old.resolved.policies) & set(new.resolved.policies))
-    return [(under_policy(old_comp, old.resolved.policies[n]), under_policy(new_comp, new.resolved.policies[n]))
-            for n in names]
+    return [
+        (under_policy(old_comp, old.resolved.policies[n]), under_policy(new_comp, new.resolved.policies[n]))
+        for n in names
+    ]
 
 
-def _decision_changes(decider: ClassDecider, old, new, request, new_request, old_view, new_view,
-                      labels: list[Change]) -> list[Change]:
+def _decision_changes(
+    decider: ClassDecider, old, new, request, new_request, old_view, new_view, labels: list[Change]
+) -> list[Change]:
     """Per tool reachable on both sides and per policy: the first call that widened, and the first that narrowed."""
     before, after = _reachable(old_view), _reachable(new_view)
     names = sorted(set(before) & set(after))
@@ -169,15 +239,20 @@ def _decision_changes(decider: ClassDecider, old, new, request, new_request, old
         if old_comp.policy is None or new_comp.policy is None:
             continue
         # the same rules, approval and facts decide the same tool the same way: nothing to try
-        same = (old_comp.policy, old_comp.approval, old_comp.env(), request.plan) == \
-            (new_comp.policy, new_comp.approval, new_comp.env(), new_request.plan)
+        same = (old_comp.policy, old_comp.approval, old_comp.env(), request.plan) == (
+            new_comp.policy,
+            new_comp.approval,
+            new_comp.env(),
+            new_request.plan,
+        )
         for name in names:
             old_tool = old.catalog.definitions.get(before[name].definition)
             new_tool = new.catalog.definitions.get(after[name].definition)
             if (same and old_tool == new_tool) or (old_comp.policy.name == old_view.policy and name in definite):
                 continue
-            out += _first_differences(decider, old_comp, new_comp, name, old_tool, new_tool, request.plan,
-                                      new_request.plan)
+            out += _first_differences(
+                decider, old_comp, new_comp, name, old_tool, new_tool, request.plan, new_request.plan
+            )
     return out
 
 
@@ -187,19 +262,37 @@ def _first_differences(decider, old_comp, new_comp, name, old_tool, new_tool, ol
     theirs = decider.decisions(new_comp.policy, new_comp, name, new_tool, new_plan, classes)
     out = []
     for wider in (True, False):
-        differing = [(abs(PERMISSIVENESS[b] - PERMISSIVENESS[a]), len(args), -i, args)
-                     for i, (args, a, b) in enumerate(zip(classes, mine, theirs)) if a != b and widens(a, b) is wider]
+        differing = [
+            (abs(PERMISSIVENESS[b] - PERMISSIVENESS[a]), len(args), -i, args)
+            for i, (args, a, b) in enumerate(zip(classes, mine, theirs))
+            if a != b and widens(a, b) is wider
+        ]
         if not differing:
             continue
         # the widest step, then the fullest call (a witness a reader recognises), then the first
         args = max(differing, key=lambda d: d[:3])[3]
-        sides = [decider.decision(comp.policy, comp, name, tool, plan, args)
-                 for comp, tool, plan in ((old_comp, old_tool, old_plan), (new_comp, new_tool, new_plan))]
-        policy = new_comp.policy.name if old_comp.policy.name == new_comp.policy.name else \
-            f"{old_comp.policy.name} → {new_comp.policy.name}"
+        sides = [
+            decider.decision(comp.policy, comp, name, tool, plan, args)
+            for comp, tool, plan in ((old_comp, old_tool, old_plan), (new_comp, new_tool, new_plan))
+        ]
+        policy = (
+            new_comp.policy.name
+            if old_comp.policy.name == new_comp.policy.name
+            else f"{old_comp.policy.name} → {new_comp.policy.name}"
+        )
         old_side, new_side = (_decision_side(c.policy.name, d) for c, d in zip((old_comp, new_comp), sides))
-        out.append(Change("decision", name, wider, f"{sides[0].effect} → {sides[1].effect}", old_side, new_side,
-                          policy=policy, witness=dict(args)))
+        out.append(
+            Change(
+                "decision",
+                name,
+                wider,
+                f"{sides[0].effect} → {sides[1].effect}",
+                old_side,
+                new_side,
+                policy=policy,
+                witness=dict(args),
+            )
+        )
     return out
 
 
@@ -213,14 +306,18 @@ def render_text(result: dict) -> str:
     for change in result["changes"]:
         mark = "WIDENS" if change["widening"] else "      "
         under = f" under policy `{change['policy']}`" if change["policy"] else ""
-        lines.append(f"{mark} {change['kind']:<11} {change['tool'] or '-':<22} {change['detail']}{under}  "
-                     f"({len(change['cells'])} cell{'s' if len(change['cells']) != 1 else ''})")
+        lines.append(
+            f"{mark} {change['kind']:<11} {change['tool'] or '-':<22} {change['detail']}{under}  "
+            f"({len(change['cells'])} cell{'s' if len(change['cells']) != 1 else ''})"
+        )
         if change["witness"] is not None:
             lines.append(f"       witness: {json.dumps(change['witness'], sort_keys=True, default=str)}")
         for side in ("old", "new"):
             info = change[side]
             if info:
                 lines.append(f"       {side}: {info['reason']}" + (f" at {info['source']}" if info["source"] else ""))
-    lines.append(f"{len(result['changes'])} change(s) over {result['cells_compared']} cells; "
-                 f"fingerprint changed in {result['fingerprints_changed']}")
+    lines.append(
+        f"{len(result['changes'])} change(s) over {result['cells_compared']} cells; "
+        f"fingerprint changed in {result['fingerprints_changed']}"
+    )
     return "\n".join(lines) + "\n"

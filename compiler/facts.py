@@ -3,6 +3,7 @@
 Composition conditions (mount rows) see only host facts; policy conditions also see the
 request and the call's arguments.
 """
+
 from __future__ import annotations
 
 PLATFORMS = ("darwin", "linux", "win32")

@@ -13,10 +13,13 @@ of characters within one file name (a shell glob's `*` or `[…]`, the unknown n
 `..`); `DEEP`, any run of names below a directory, never `..` (the files `grep -r DIR` reads). A policy
 glob's `*` is any run and its `?` any one character (`globs`).
 """
+
 from __future__ import annotations
 
 import os
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+from _collections_abc import (
+    Mapping,
+)  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from .paths import CanonicalPath, canonical_path, path_inside
 
@@ -111,8 +114,9 @@ class FilePattern(str):
         pattern = glob_items(glob)
         # a relative form names files inside the workspace, whose text never starts with `/`: an absolute
         # glob (`~/.ssh/*`) is met by the absolute form or not at all
-        return any(languages_meet(_flatten(form), pattern) for form in self.forms
-                   if not (glob[:1] == "/" and _relative(form)))
+        return any(
+            languages_meet(_flatten(form), pattern) for form in self.forms if not (glob[:1] == "/" and _relative(form))
+        )
 
     def surely_matches(self, glob: str) -> bool:
         """Every file matches `glob`: told for a literal prefix and suffix around one `*` (`src/*`, `*.py`,
@@ -126,7 +130,7 @@ class FilePattern(str):
                 continue
             first = next(i for i, item in enumerate(flat) if item in WILDCARDS)
             last = max(i for i, item in enumerate(flat) if item in WILDCARDS)
-            head, tail = "".join(flat[:first]), "".join(flat[last + 1:])
+            head, tail = "".join(flat[:first]), "".join(flat[last + 1 :])
             if head.startswith(start) and tail.endswith(end):
                 return True
         return False
@@ -154,12 +158,12 @@ def pattern_path(items: tuple, workspace: str | None, base: str | None = None) -
     flat = _flatten(items)
     if ANY in flat:  # `$d/x` is `x` when `$d` is `.`: the run may take the `/` too
         last = max(i for i, item in enumerate(flat) if item == ANY)
-        rest = flat[last + 1:]
+        rest = flat[last + 1 :]
         return FilePattern(((ANY, *(rest[1:] if rest[:1] == ["/"] else rest)),), None)
     first = next((i for i, item in enumerate(flat) if item in WILDCARDS), len(flat))
     cut = "".join(flat[:first]).rfind("/")
     directory = "".join(flat[:cut]) if cut > 0 else ("/" if cut == 0 else ".")
-    rest = flat[cut + 1:]
+    rest = flat[cut + 1 :]
     made = canonical_path(directory, workspace, base)
     if not isinstance(made, CanonicalPath):
         if workspace is not None or "\x00" in made:  # a name the file system cannot take: no place to read

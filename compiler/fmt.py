@@ -4,6 +4,7 @@ Items keep their source order (order is meaning for nobody, but moving lines wou
 comments away from what they describe). `parse(format(x)) == parse(x)` and formatting is
 idempotent; both are property-tested.
 """
+
 from __future__ import annotations
 
 import json
@@ -122,27 +123,50 @@ def _singles(pairs) -> list[_Item]:
 
 def _items(decl) -> list[_Item]:
     if isinstance(decl, ast.Preset):
-        return (_list_item("provides", decl.provides) + [_Item(_line(m.span), _end_line(m.span), _col(m.span), _mount(m))
-                                                         for m in decl.mounts]
-                + _singles([("present", decl.present)]) + _singles([("present", n) for n in decl.repeated]))
+        return (
+            _list_item("provides", decl.provides)
+            + [_Item(_line(m.span), _end_line(m.span), _col(m.span), _mount(m)) for m in decl.mounts]
+            + _singles([("present", decl.present)])
+            + _singles([("present", n) for n in decl.repeated])
+        )
     if isinstance(decl, ast.Host):
-        items = (_list_item("platforms", decl.platforms) + _list_item("provides", decl.provides)
-                 + _list_item("flags", decl.flags)
-                 + _singles([("rows", decl.rows), ("present", decl.present), ("policy", decl.policy)]))
+        items = (
+            _list_item("platforms", decl.platforms)
+            + _list_item("provides", decl.provides)
+            + _list_item("flags", decl.flags)
+            + _singles([("rows", decl.rows), ("present", decl.present), ("policy", decl.policy)])
+        )
         if decl.roster:
             text = "roster" + (f" default {decl.roster_default.text}" if decl.roster_default else "")
             items.append(_Item(_line(decl.roster_span), _end_line(decl.roster_span), _col(decl.roster_span), text))
         return items
     if isinstance(decl, ast.Scope):
-        return (_singles([("parent", decl.parent), ("approval", decl.approval), ("present", decl.present)])
-                + _list_item("only", decl.only) + _list_item("hide", decl.hide) + _list_item("own", decl.own))
+        return (
+            _singles([("parent", decl.parent), ("approval", decl.approval), ("present", decl.present)])
+            + _list_item("only", decl.only)
+            + _list_item("hide", decl.hide)
+            + _list_item("own", decl.own)
+        )
     if isinstance(decl, ast.Policy):
-        items = _singles([("sandbox", decl.sandbox), ("sandbox fallback", decl.fallback), ("network", decl.network),
-                          ("approval", decl.approval), ("default", decl.default)])
+        items = _singles(
+            [
+                ("sandbox", decl.sandbox),
+                ("sandbox fallback", decl.fallback),
+                ("network", decl.network),
+                ("approval", decl.approval),
+                ("default", decl.default),
+            ]
+        )
         items += [_item("writable", root.span, _string(root.text)) for root in decl.writable]
-        items += [_Item(_line(line.span), _end_line(line.span), _col(line.span),
-                        _wrap(f"network {line.effect.text}", [ast.Name(_string(h.text), h.span) for h in line.hosts]))
-                  for line in decl.network_hosts]
+        items += [
+            _Item(
+                _line(line.span),
+                _end_line(line.span),
+                _col(line.span),
+                _wrap(f"network {line.effect.text}", [ast.Name(_string(h.text), h.span) for h in line.hosts]),
+            )
+            for line in decl.network_hosts
+        ]
         items += _list_item("include", decl.includes)
         items += [_Item(_line(r.span), _end_line(r.span), _col(r.span), _rule(r)) for r in decl.rules]
         items += [_Item(_line(g.span), _end_line(g.span), _col(g.span), _guard(g)) for g in decl.guards]
@@ -155,8 +179,11 @@ def _items(decl) -> list[_Item]:
 
 
 def _upstream_items(decl: ast.Upstream) -> list[_Item]:
-    items = [_item(keyword, name.span, _string(name.text)) for keyword, name in (("command", decl.command),
-                                                                                 ("url", decl.url)) if name]
+    items = [
+        _item(keyword, name.span, _string(name.text))
+        for keyword, name in (("command", decl.command), ("url", decl.url))
+        if name
+    ]
     if decl.args_span is not None:
         items.append(_item("args", decl.args_span, value_text(tuple(decl.args))))
     if decl.env_span is not None:
@@ -245,8 +272,9 @@ def expr_text(expr, parent: int = 0) -> str:
     elif isinstance(expr, ast.Matches):
         text = f"{expr.fact.dotted} matches {_string(expr.pattern)}"
     elif isinstance(expr, ast.MatchesExcept):
-        text = (f"{expr.fact.dotted} matches {_string(expr.pattern)} except "
-                + ", ".join(_string(option) for option in expr.excepted))
+        text = f"{expr.fact.dotted} matches {_string(expr.pattern)} except " + ", ".join(
+            _string(option) for option in expr.excepted
+        )
     elif isinstance(expr, ast.Place):
         text = f"{expr.fact.dotted} {'inside' if expr.inside else 'outside'} {expr.place.text}"
     elif isinstance(expr, ast.InClass):

@@ -16,6 +16,7 @@ few dozen instances of each of ~20 classes, and compiling them cost ~5 ms of a ~
 about a dozen nodes per rule. The instance made is the same — same class, same fields, frozen
 afterwards: a slot's descriptor is what `object.__setattr__` ends in.
 """
+
 from __future__ import annotations
 
 import reprlib
@@ -26,8 +27,10 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): dataclass_transfo
 if TYPE_CHECKING:
     from typing import Any, dataclass_transform
 else:
+
     def dataclass_transform(**kwargs):
         return lambda function: function
+
 
 _FROZEN = "__frozen_record__"  # marks a class `record` made
 # record class -> [its `init` option, calls of its stand-ins], until its methods are compiled and set on it
@@ -51,10 +54,12 @@ class FrozenInstanceError(AttributeError):
 
 class Field:
     """A record field: its name and options, as `dataclasses.Field` describes one."""
+
     __slots__ = ("name", "default", "default_factory", "init", "repr", "hash", "compare", "kw_only")
 
-    def __init__(self, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,
-                 kw_only=MISSING):
+    def __init__(
+        self, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True, kw_only=MISSING
+    ):
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
         self.name = None
@@ -65,8 +70,9 @@ class Field:
         return f"Field(name={self.name!r}, default={self.default!r}, compare={self.compare!r})"
 
 
-def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,
-          kw_only=MISSING) -> Any:
+def field(
+    *, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True, kw_only=MISSING
+) -> Any:
     """A field's options in a record's body, as `dataclasses.field` takes them (a Field, typed as any value:
     a checker reads `x: int = field(...)` as dataclasses.field's overloads make it read)."""
     return Field(default, default_factory, init, repr, hash, compare, kw_only)
@@ -94,8 +100,12 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
 
     def __repr__(self):
         return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
-    methods = {"__repr__": reprlib.recursive_repr()(__repr__), "__setattr__": _refuse_setattr,
-               "__delattr__": _refuse_delattr}
+
+    methods = {
+        "__repr__": reprlib.recursive_repr()(__repr__),
+        "__setattr__": _refuse_setattr,
+        "__delattr__": _refuse_delattr,
+    }
     # compiled once used: a process that decides from a cached program builds few of its classes'
     # instances and compares fewer, and compiling is ~3/4 of making a record (~0.2 ms a class)
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
@@ -134,6 +144,7 @@ def _stand_in(made, name: str):
                 return interpreted(made, self, *args, **kwargs)
             _compile_methods(made)
         return vars(made)[name](self, *args, **kwargs)
+
     return stand_in
 
 
@@ -144,8 +155,10 @@ def _interpreted_init(made, self, *args, **kwargs):
     items = getattr(made, _FIELDS)
     positional = [item for item in items.values() if not item.kw_only]
     if len(args) > len(positional):
-        raise TypeError(f"{made.__qualname__}.__init__() takes {len(positional) + 1} positional arguments "
-                        f"but {len(args) + 1} were given")
+        raise TypeError(
+            f"{made.__qualname__}.__init__() takes {len(positional) + 1} positional arguments "
+            f"but {len(args) + 1} were given"
+        )
     given = dict(zip((item.name for item in positional), args))
     for name, value in kwargs.items():
         if name not in items:
@@ -155,8 +168,10 @@ def _interpreted_init(made, self, *args, **kwargs):
         given[name] = value
     missing = [name for name, item in items.items() if name not in given and not _has_default(item)]
     if missing:
-        raise TypeError(f"{made.__qualname__}.__init__() missing {len(missing)} required argument"
-                        f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
+        raise TypeError(
+            f"{made.__qualname__}.__init__() missing {len(missing)} required argument"
+            f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}"
+        )
     for name, item in items.items():
         if name in given:
             value = given[name]
@@ -177,8 +192,13 @@ def _interpreted_eq(made, self, other):
 
 
 def _interpreted_hash(made, self):
-    return hash(tuple(getattr(self, name) for name, item in getattr(made, _FIELDS).items()
-                      if (item.hash is None and item.compare) or item.hash))
+    return hash(
+        tuple(
+            getattr(self, name)
+            for name, item in getattr(made, _FIELDS).items()
+            if (item.hash is None and item.compare) or item.hash
+        )
+    )
 
 
 _INTERPRETED = {"__init__": _interpreted_init, "__eq__": _interpreted_eq, "__hash__": _interpreted_hash}
@@ -209,22 +229,32 @@ def _set_compiled(made, init: bool) -> None:
 
     def row(owner: str, names: list[str]) -> str:
         return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
-    exec("\n".join([
-        *([f"def __init__(self, {', '.join(arguments)}):", *(body or ["  pass"])] if init else []),
-        "def __eq__(self, other):",
-        "  if other.__class__ is self.__class__:",
-        f"    return {row('self', compared)} == {row('other', compared)}",
-        "  return NotImplemented",
-        "def __hash__(self):",
-        f"  return hash({row('self', hashed)})",
-    ]) + "\n", env)
+
+    exec(
+        "\n".join(
+            [
+                *([f"def __init__(self, {', '.join(arguments)}):", *(body or ["  pass"])] if init else []),
+                "def __eq__(self, other):",
+                "  if other.__class__ is self.__class__:",
+                f"    return {row('self', compared)} == {row('other', compared)}",
+                "  return NotImplemented",
+                "def __hash__(self):",
+                f"  return hash({row('self', hashed)})",
+            ]
+        )
+        + "\n",
+        env,
+    )
     for name in ("__init__", "__eq__", "__hash__") if init else ("__eq__", "__hash__"):
         env[name].__qualname__ = f"{made.__qualname__}.{name}"
         setattr(made, name, env[name])
 
 
-_PSEUDO_FIELDS = {f"{module}{kind}": kind for kind in ("ClassVar", "InitVar", "KW_ONLY")
-                  for module in ("", "typing.", "dataclasses.", "t.")}
+_PSEUDO_FIELDS = {
+    f"{module}{kind}": kind
+    for kind in ("ClassVar", "InitVar", "KW_ONLY")
+    for module in ("", "typing.", "dataclasses.", "t.")
+}
 _PSEUDO_PREFIXES = tuple(_PSEUDO_FIELDS)
 
 
@@ -254,8 +284,9 @@ def _collect(cls, kw_only: bool) -> dict:
         if not item.init:
             raise TypeError(f"{cls.__name__}.{name}: record does not take init=False fields")
         if item.default is not MISSING and item.default.__class__.__hash__ is None:
-            raise ValueError(f"mutable default {type(item.default)} for field {name} is not allowed: "
-                             "use default_factory")
+            raise ValueError(
+                f"mutable default {type(item.default)} for field {name} is not allowed: use default_factory"
+            )
         collected[name] = item
         if isinstance(value, Field):  # a plain default stays on the class, as dataclasses leaves it
             if item.default is MISSING:
@@ -328,6 +359,7 @@ def asdict(obj):
 
 def _dataclasses():
     import dataclasses  # a plain dataclass: only its caller pays for the import
+
     return dataclasses
 
 
@@ -370,8 +402,11 @@ def constructor(cls):
     if twin is not None:  # fields stored as plain attributes, then the node becomes a `cls` (calling the
         # twin, which has no __init__, costs less than object.__new__: no argument tuple to make)
         env["twin"] = twin
-        body = ["  node = twin()", *(f"  node.{item.name} = {item.name}" for item in fields(cls)),
-                "  node.__class__ = cls"]
+        body = [
+            "  node = twin()",
+            *(f"  node.{item.name} = {item.name}" for item in fields(cls)),
+            "  node.__class__ = cls",
+        ]
     else:
         body = ["  node = new(cls)", *body]
     # the source is made of the class's own field names, as dataclasses makes __init__
@@ -387,8 +422,9 @@ def _unfrozen_twin(cls) -> type | None:
     through an argument tuple, a third of a Span's making — and then switches the node's class to
     `cls`, which Python allows between classes of one layout. None where `cls` has a record base or a
     field without its own slot, or where Python refuses the switch."""
-    if cls.__bases__ != (object,) or any(type(vars(cls).get(item.name)) is not MemberDescriptorType
-                                         for item in fields(cls)):
+    if cls.__bases__ != (object,) or any(
+        type(vars(cls).get(item.name)) is not MemberDescriptorType for item in fields(cls)
+    ):
         return None
     twin = type(f"{cls.__name__}Unfrozen", (object,), {"__slots__": vars(cls)["__slots__"]})
     try:

@@ -4,6 +4,7 @@ Matching runs a bit-parallel automaton (one pass over the text, no backtracking)
 arguments can never make a decision slow; `glob_regex` gives verification the same language.
 For shell commands a pattern ending in ` *` also matches the bare command: `git *` covers `git`.
 """
+
 from __future__ import annotations
 
 from .frozen import record
@@ -13,6 +14,7 @@ from .memo import memoised
 def glob_regex(pattern: str, shell: bool = False) -> str:
     """The pattern as a regular expression over the whole text (no anchors; callers add them)."""
     import re  # for verification's checks only: matching a call needs no regular expression
+
     bare_ok = shell and pattern.endswith(" *")
     body = pattern[:-2] if bare_ok else pattern
     out = []
@@ -90,8 +92,10 @@ def _variants(pattern: str, shell: bool) -> tuple[str, ...]:
 
 def glob_match(pattern: str, text: str, shell: bool = False) -> bool:
     """Whole-text match in time linear in `len(text)` (times the pattern length / word size)."""
-    return any(_stars_only(p, text) if "?" not in p else bool(_automaton(p).run(text) & _automaton(p).accept)
-               for p in _variants(pattern, shell))
+    return any(
+        _stars_only(p, text) if "?" not in p else bool(_automaton(p).run(text) & _automaton(p).accept)
+        for p in _variants(pattern, shell)
+    )
 
 
 def _stars_only(pattern: str, text: str) -> bool:

@@ -4,6 +4,7 @@ Nodes: host, presets (with extends), mounted packages, the services they need, t
 register, and the scope chain. An edge a gate cut (disabled row, false condition, missing
 service, a knob that removes a tool, a restriction) is kept, marked and labelled with why.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ def composition_graph(ctx: GateContext) -> nx.MultiDiGraph:
         if preset is None:
             continue
         node = f"preset:{preset.name}"
-        g.add_node(node, kind="preset", label=f"preset {preset.name}" + (f" ({comp.mode})" if layer == "roster" else ""))
+        g.add_node(
+            node, kind="preset", label=f"preset {preset.name}" + (f" ({comp.mode})" if layer == "roster" else "")
+        )
         g.add_edge(host, node, label=layer, cut=False)
         parent = preset.decl.extends
         while parent is not None:
@@ -35,11 +38,20 @@ def composition_graph(ctx: GateContext) -> nx.MultiDiGraph:
     for row in comp.rows:
         package = f"package:{row.package}"
         g.add_node(package, kind="package", label=row.package)
-        origin = f"preset:{comp.preset.name}" if row.layer == "preset" and comp.preset else (
-            f"preset:{comp.host_rows.name}" if row.layer == "host" and comp.host_rows else f"scope:{row.layer[6:]}")
+        origin = (
+            f"preset:{comp.preset.name}"
+            if row.layer == "preset" and comp.preset
+            else (
+                f"preset:{comp.host_rows.name}" if row.layer == "host" and comp.host_rows else f"scope:{row.layer[6:]}"
+            )
+        )
         name = row.mount.row_name if row.mount else "own"
-        status = {"registered": None, "disabled": "disabled", "condition-false": "condition false",
-                  "pending": "waits for " + ", ".join(row.missing)}[row.status]
+        status = {
+            "registered": None,
+            "disabled": "disabled",
+            "condition-false": "condition false",
+            "pending": "waits for " + ", ".join(row.missing),
+        }[row.status]
         label = f"mount {name}" if row.mount else "own registration"
         g.add_edge(origin, package, label=label + (f" — {status}" if status else ""), cut=status is not None)
         for service in resolved.catalog.package_by_id[row.package].requires:
@@ -58,19 +70,30 @@ def composition_graph(ctx: GateContext) -> nx.MultiDiGraph:
                 provider = f"service:{reg.tool.provider}"
                 ready = reg.tool.provider in comp.services
                 g.add_node(provider, kind="service", label=reg.tool.provider + ("" if ready else " (missing)"))
-                g.add_edge(tool, provider, label="provider" + ("" if ready else " — unavailable when called"),
-                           cut=not ready)
+                g.add_edge(
+                    tool, provider, label="provider" + ("" if ready else " — unavailable when called"), cut=not ready
+                )
         for _, dropped_name, reason, _ in row.dropped:
             tool = f"tool:{dropped_name}"
             g.add_node(tool, kind="tool", label=dropped_name)
-            g.add_edge(package, tool, label=f"removed by {reason}" if not reason.startswith("missing:")
-                       else "waits for " + reason.split(":", 1)[1], cut=True)
+            g.add_edge(
+                package,
+                tool,
+                label=f"removed by {reason}"
+                if not reason.startswith("missing:")
+                else "waits for " + reason.split(":", 1)[1],
+                cut=True,
+            )
     previous = None
     for scope in comp.chain:
         node = f"scope:{scope.name}"
         g.add_node(node, kind="scope", label=f"scope {scope.name}")
-        g.add_edge(previous or (f"preset:{comp.preset.name}" if comp.preset else host), node,
-                   label="child" if previous else "joins", cut=False)
+        g.add_edge(
+            previous or (f"preset:{comp.preset.name}" if comp.preset else host),
+            node,
+            label="child" if previous else "joins",
+            cut=False,
+        )
         previous = node
     return g
 
@@ -85,13 +108,19 @@ def _id(node: str) -> str:
 
 def to_mermaid(g: nx.MultiDiGraph) -> str:
     lines = ["flowchart LR"]
-    shapes = {"host": ("[[", "]]"), "preset": ("[", "]"), "package": ("(", ")"), "service": ("{{", "}}"),
-              "tool": ("([", "])"), "scope": ("[/", "/]")}
+    shapes = {
+        "host": ("[[", "]]"),
+        "preset": ("[", "]"),
+        "package": ("(", ")"),
+        "service": ("{{", "}}"),
+        "tool": ("([", "])"),
+        "scope": ("[/", "/]"),
+    }
     for node, data in sorted(g.nodes(data=True)):
         left, right = shapes[data["kind"]]
         lines.append(f"  {_id(node)}{left}{_quote(data['label'])}{right}")
     cut_indexes = []
-    for index, (a, b, data) in enumerate(sorted(g.edges(data=True), key=lambda e: (e[0], e[1], e[2]['label']))):
+    for index, (a, b, data) in enumerate(sorted(g.edges(data=True), key=lambda e: (e[0], e[1], e[2]["label"]))):
         arrow = "-.->" if data["cut"] else "-->"
         label = ("✂ " if data["cut"] else "") + data["label"]
         lines.append(f"  {_id(a)} {arrow}|{_quote(label)}| {_id(b)}")
@@ -103,12 +132,18 @@ def to_mermaid(g: nx.MultiDiGraph) -> str:
 
 
 def to_dot(g: nx.MultiDiGraph) -> str:
-    shapes = {"host": "box3d", "preset": "box", "package": "component", "service": "hexagon", "tool": "ellipse",
-              "scope": "folder"}
+    shapes = {
+        "host": "box3d",
+        "preset": "box",
+        "package": "component",
+        "service": "hexagon",
+        "tool": "ellipse",
+        "scope": "folder",
+    }
     lines = ["digraph composition {", "  rankdir=LR;"]
     for node, data in sorted(g.nodes(data=True)):
         lines.append(f"  {_quote(node)} [label={_quote(data['label'])}, shape={shapes[data['kind']]}];")
-    for a, b, data in sorted(g.edges(data=True), key=lambda e: (e[0], e[1], e[2]['label'])):
+    for a, b, data in sorted(g.edges(data=True), key=lambda e: (e[0], e[1], e[2]["label"])):
         style = ', style=dashed, color="#cc0000", fontcolor="#cc0000"' if data["cut"] else ""
         label = ("cut: " if data["cut"] else "") + data["label"]
         lines.append(f"  {_quote(a)} -> {_quote(b)} [label={_quote(label)}{style}];")

@@ -3,6 +3,7 @@
 A Program carries its declarations graph for `dshc graph`, the explorer and cycle reports; deciding
 and compiling never look at it, so neither pays networkx's import (~0.3 s) unless something does.
 """
+
 from __future__ import annotations
 
 
@@ -32,6 +33,7 @@ class LazyGraph:
     def materialise(self):
         if self._graph is None:
             import networkx as nx
+
             if self._kind not in ("Graph", "DiGraph", "MultiGraph", "MultiDiGraph"):
                 raise ValueError(f"`{self._kind}` is not a networkx graph kind")
             graph = getattr(nx, self._kind)()

@@ -4,6 +4,7 @@ The AST builder (to_ast) notices while it parses that a text went past a limit, 
 past one, and lets nothing past the parser see that text; its parse tree is then built to place each
 problem here. docs/limits.md lists the same numbers.
 """
+
 from __future__ import annotations
 
 from lark import Token, Tree
@@ -12,23 +13,29 @@ from .diagnostics import Diagnostic
 from .source import Span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_CONDITION_DEPTH = 64     # nested `not` / `and` / `or` groups (a flat chain is one level)
-MAX_LIST_DEPTH = 16          # lists inside lists
-MAX_NUMBER_CHARS = 64        # far below Python's 4,300-digit conversion limit
+MAX_CONDITION_DEPTH = 64  # nested `not` / `and` / `or` groups (a flat chain is one level)
+MAX_LIST_DEPTH = 16  # lists inside lists
+MAX_NUMBER_CHARS = 64  # far below Python's 4,300-digit conversion limit
 MAX_STRING_CHARS = 65_536
 MAX_NAME_CHARS = 1_024
 
 CONDITION_NODES = frozenset({"or_expr", "and_expr", "not_expr"})
-TOKEN_LIMITS = {"NUMBER": ("number literal", MAX_NUMBER_CHARS),
-                "STRING": ("string literal", MAX_STRING_CHARS),
-                "NAME": ("name", MAX_NAME_CHARS)}
+TOKEN_LIMITS = {
+    "NUMBER": ("number literal", MAX_NUMBER_CHARS),
+    "STRING": ("string literal", MAX_STRING_CHARS),
+    "NAME": ("name", MAX_NAME_CHARS),
+}
 
 
 def file_size_problem(path: str, size: int) -> Diagnostic | None:
     if size <= MAX_FILE_BYTES:
         return None
-    return Diagnostic("DSH110", f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}", Span(path, 1, 1, 1, 1),
-                      "split the declarations over several files")
+    return Diagnostic(
+        "DSH110",
+        f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
+        Span(path, 1, 1, 1, 1),
+        "split the declarations over several files",
+    )
 
 
 def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
@@ -42,8 +49,15 @@ def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
         conditions += data in condition_nodes
         lists += data == "list"
         if conditions > MAX_CONDITION_DEPTH:
-            problems.append(_too_deep(path, node, "conditions", MAX_CONDITION_DEPTH,
-                                      "name the parts with separate rules, or flatten `not not`"))
+            problems.append(
+                _too_deep(
+                    path,
+                    node,
+                    "conditions",
+                    MAX_CONDITION_DEPTH,
+                    "name the parts with separate rules, or flatten `not not`",
+                )
+            )
             continue
         if lists > MAX_LIST_DEPTH:
             problems.append(_too_deep(path, node, "lists", MAX_LIST_DEPTH, None))

@@ -10,6 +10,7 @@ return the first value stored). Recency is kept as "second chance" (CLOCK): when
 entry goes unless it was used since it was last passed over, in which case it moves to the newest
 end unmarked — least recently used, without reordering the map on every hit.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,6 +25,7 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable
     from typing import TypeVar
+
     V = TypeVar("V")
 DEFAULT_SIZE = 1024
 MISSING = object()  # what find() returns for an absent key (None can be a remembered value)
@@ -37,6 +39,7 @@ def default_size() -> int:
 
 class LRU:
     """`LRU[V]` in an annotation: an LRU of V values (generic for readers, plain at run time)."""
+
     __slots__ = ("size", "_items", "_lock")
 
     def __init__(self, size: int | None = None):

@@ -7,6 +7,7 @@ rather than kept in least-recently-used order (no bookkeeping on the hit path).
 Threads may share them: a value is made whole, then stored with one operation, so threads racing
 on a first read each make an equal value (`once` hands every caller the first one stored).
 """
+
 from __future__ import annotations
 
 _ABSENT = object()
@@ -38,6 +39,7 @@ def once(function):
         if not kept:
             kept.append(function())
         return kept[0]
+
     remembered.cache_clear = kept.clear
     _named_as(remembered, function)
     return remembered
@@ -45,6 +47,7 @@ def once(function):
 
 def memoised(size: int):
     """`functools.lru_cache(maxsize=size)` of a function of one hashable argument."""
+
     def decorate(function):
         kept: dict = {}
 
@@ -55,16 +58,20 @@ def memoised(size: int):
                     kept.clear()
                 found = kept[key] = function(key)
             return found
+
         remembered.cache_clear = kept.clear
         _named_as(remembered, function)
         return remembered
+
     return decorate
 
 
 def wraps(wrapped):
     """`functools.wraps`: the wrapper takes the wrapped function's name, docstring and module."""
+
     def decorate(wrapper):
         return _named_as(wrapper, wrapped)
+
     return decorate
 
 

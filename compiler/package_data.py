@@ -6,6 +6,7 @@ same and load tempfile, shutil and zipfile into every process to do it (~10 ms o
 `package_path` answers with a string, for the code a hook runs, which does not import pathlib (and
 with it urllib.parse and ipaddress: ~4 ms).
 """
+
 from __future__ import annotations
 
 import sys
@@ -24,4 +25,5 @@ def package_path(package: str) -> str:
 def package_dir(package: str) -> Path:
     """The same folder as a Path."""
     from pathlib import Path
+
     return Path(package_path(package))

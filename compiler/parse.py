@@ -4,6 +4,7 @@ Syntax errors speak the DSL's language (lark `match_examples`). After an error t
 declaration is blanked out and parsing resumes at the next declaration, so one file reports
 all its independent syntax errors.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,27 +26,47 @@ from .token_stream import TokenStream
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "a mount needs a package name": ["preset p { mount }"],
     "a rule needs at least one tool, `package(…)` or `risk(…)` target": [
-        "policy p { allow }", "policy p { deny when plan_mode }", "policy p { ask ; }"],
+        "policy p { allow }",
+        "policy p { deny when plan_mode }",
+        "policy p { ask ; }",
+    ],
     "config entries are written `key = value`": [
-        "preset p { mount x { a } }", "preset p { mount x { a = } }", "preset p { mount x { = 1 } }"],
+        "preset p { mount x { a } }",
+        "preset p { mount x { a = } }",
+        "preset p { mount x { = 1 } }",
+    ],
     "a condition needs a fact after `when`": ["preset p { mount x when }", "policy p { deny x when }"],
     "a guard can only deny: write `guard NAME: deny …`": [
-        "policy p { guard g: allow x }", "policy p { guard g: ask x }", "policy p { default ask guard g: allow x }"],
+        "policy p { guard g: allow x }",
+        "policy p { guard g: ask x }",
+        "policy p { default ask guard g: allow x }",
+    ],
     "a guard needs `:` after its name": ["policy p { guard g deny x }"],
-    "a declaration body starts with `{`": [
-        "preset p mount", "host h provides", "scope s parent", "policy p allow"],
-    "expected a declaration: `preset`, `host`, `scope` or `policy`": [
-        "mount x", "allow x", "x"],
+    "a declaration body starts with `{`": ["preset p mount", "host h provides", "scope s parent", "policy p allow"],
+    "expected a declaration: `preset`, `host`, `scope` or `policy`": ["mount x", "allow x", "x"],
     "expected `mount`, `present`, `provides` or `}` inside a preset": [
-        "preset p { mout x }", "preset p { allow x }", "preset p { x }"],
+        "preset p { mout x }",
+        "preset p { allow x }",
+        "preset p { x }",
+    ],
     "expected `provides`, `platforms`, `flags`, `roster`, `rows`, `present`, `policy` or `}` inside a host": [
-        "host h { mount x }", "host h { x }"],
+        "host h { mount x }",
+        "host h { x }",
+    ],
     "expected `parent`, `approval`, `only`, `hide`, `own`, `present` or `}` inside a scope": [
-        "scope s { mount x }", "scope s { x }", "scope s { allow x }"],
+        "scope s { mount x }",
+        "scope s { x }",
+        "scope s { allow x }",
+    ],
     "expected a rule (`allow`, `ask`, `deny`), `guard`, `sandbox`, `approval`, `default` or `}` inside a policy": [
-        "policy p { mount x }", "policy p { x }", "policy p { alow x }"],
+        "policy p { mount x }",
+        "policy p { x }",
+        "policy p { alow x }",
+    ],
     "a comparison needs a value: a string, number, `true`, `false` or a list": [
-        "preset p { mount x when platform == }", "preset p { mount x when platform == linux }"],
+        "preset p { mount x when platform == }",
+        "preset p { mount x when platform == linux }",
+    ],
 }
 
 BLOCK_LABELS = {
@@ -106,9 +127,19 @@ def _parser(**build_options) -> Lark:
     # Every token is kept, keywords and punctuation too: a span is read off a node's outermost tokens
     # only where the AST needs one, instead of lark propagating positions to every node.
     runtime_options = {"lexer_callbacks": {name: _keyword_check for name in keywords}, **build_options}
-    return load_parser(grammar, lambda: Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False,
-                                             keep_all_tokens=True, **runtime_options), runtime_options,
-                       variant="keep_all_tokens")
+    return load_parser(
+        grammar,
+        lambda: Lark(
+            grammar,
+            parser="lalr",
+            lexer="contextual",
+            maybe_placeholders=False,
+            keep_all_tokens=True,
+            **runtime_options,
+        ),
+        runtime_options,
+        variant="keep_all_tokens",
+    )
 
 
 @lru_cache(maxsize=1)
@@ -146,10 +177,11 @@ def decode(path: str, data: bytes) -> tuple[Source | None, list[Diagnostic]]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         line_start = data.rfind(b"\n", 0, exc.start) + 1
-        col = len(data[line_start: exc.start].decode("utf-8", errors="replace")) + 1  # characters, like every column
+        col = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1  # characters, like every column
         span = Span(path, line, col, line, col + 1)
-        return None, [Diagnostic("DSH105", f"byte 0x{data[exc.start]:02x} is not valid UTF-8", span,
-                                 "save the file as UTF-8")]
+        return None, [
+            Diagnostic("DSH105", f"byte 0x{data[exc.start]:02x} is not valid UTF-8", span, "save the file as UTF-8")
+        ]
     # a byte-order mark is an editor's habit, not content
     return Source(path, text.removeprefix("\ufeff")), []
 
@@ -163,8 +195,15 @@ def parse_source(source: Source) -> tuple[tuple | None, list[Diagnostic], list[t
             comments.extend(_line_comments(number, line))
     if not source.text.strip() or not _has_code(source.text):
         span = Span(source.path, 1, 1, 1, 1)
-        return None, [Diagnostic("DSH106", "file declares nothing", span,
-                                 "add a `preset`, `host`, `scope` or `policy` declaration")], comments
+        return (
+            None,
+            [
+                Diagnostic(
+                    "DSH106", "file declares nothing", span, "add a `preset`, `host`, `scope` or `policy` declaration"
+                )
+            ],
+            comments,
+        )
     text = source.text
     diags: list[Diagnostic] = []
     while True:
@@ -172,7 +211,8 @@ def parse_source(source: Source) -> tuple[tuple | None, list[Diagnostic], list[t
             decls, over_limit = _parse_text(text, source.path)
             if over_limit and not diags:  # rare: a parse tree places each problem exactly
                 diags = tree_problems(source.path, tree_parser().parse(text)) or [
-                    Diagnostic("DSH110", "input past a limit", Span(source.path, 1, 1, 1, 1))]
+                    Diagnostic("DSH110", "input past a limit", Span(source.path, 1, 1, 1, 1))
+                ]
             return (decls if not diags else None), diags, comments
         except (UnexpectedInput, GluedKeyword) as exc:
             diags.append(_syntax_diagnostic(source, text, exc))
@@ -222,14 +262,18 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
         line, col = exc.token.line, exc.token.column
         block = _enclosing_block(text, start)
         label = BLOCK_LABELS.get(block) or (TOP_LEVEL_LABEL if block is None and _depth(text, start) == 0 else None)
-        return Diagnostic("DSH101", f"unexpected `{word}`" + (f": {label}" if label else ""),
-                          Span(source.path, line, col, line, col + len(word)), _keyword_hint(word, block))
+        return Diagnostic(
+            "DSH101",
+            f"unexpected `{word}`" + (f": {label}" if label else ""),
+            Span(source.path, line, col, line, col + len(word)),
+            _keyword_hint(word, block),
+        )
     line, col = _position(text, exc)
     if isinstance(exc, UnexpectedCharacters):
         char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         span = Span(source.path, line, col, line, col + 1)
         if char == '"':
-            return Diagnostic("DSH103", "unterminated string", span, "close the string with `\"` on the same line")
+            return Diagnostic("DSH103", "unterminated string", span, 'close the string with `"` on the same line')
         return Diagnostic("DSH102", f"unexpected character `{char}`", span, None)
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
         line, col = text.count("\n") + 1, len(text.rsplit("\n", 1)[-1]) + 1  # the end of the file itself
@@ -251,7 +295,9 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
         label = BLOCK_LABELS[block]  # parser states are shared between blocks; the text says which one we are in
     elif label is None and token is not None and token.start_pos is not None and _depth(text, token.start_pos) == 0:
         label = TOP_LEVEL_LABEL
-    shown = "input" if token is None else f"`{token}`" if len(token) <= 60 else f"`{token[:60]}…` ({len(token)} characters)"
+    shown = (
+        "input" if token is None else f"`{token}`" if len(token) <= 60 else f"`{token[:60]}…` ({len(token)} characters)"
+    )
     message = f"unexpected {shown}" + (f": {label}" if label else "")
     expected = sorted(getattr(exc, "expected", None) or getattr(exc, "accepts", None) or ())
     help_text = _keyword_hint(str(token), block) if token is not None and token.type == "NAME" else None
@@ -270,26 +316,30 @@ def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
     before the unexpected token says what was probably meant."""
     # the few words before it (a fact, a test word): searching the whole text before the token from every
     # start is quadratic in a long word (a 32,000-character comment cost a `check` minutes)
-    before = text[max(0, token.start_pos - _LOOK_BACK):token.start_pos]
-    after = text[token.end_pos:token.end_pos + _LOOK_BACK].split("\n", 1)[0].split("#", 1)[0].strip() \
-        if token.end_pos is not None else ""
+    before = text[max(0, token.start_pos - _LOOK_BACK) : token.start_pos]
+    after = (
+        text[token.end_pos : token.end_pos + _LOOK_BACK].split("\n", 1)[0].split("#", 1)[0].strip()
+        if token.end_pos is not None
+        else ""
+    )
     word = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
     fact = _FACT_BEFORE.search(before)
     if token.type == "STRING" and word in ("inside", "outside"):
-        subject = _FACT_BEFORE.search(before[:len(before.rstrip()) - len(word)])
+        subject = _FACT_BEFORE.search(before[: len(before.rstrip()) - len(word)])
         subject = subject.group(1) if subject else "args.file_path"
         pattern = token[1:-1].rstrip("/") + "/*"
         negation = "not " if word == "outside" else ""
-        return (f"`{word}` takes a place (`workspace`), not a path",
-                f"to test a folder, write `{negation}{subject} matches \"{pattern}\"`")
+        return (
+            f"`{word}` takes a place (`workspace`), not a path",
+            f'to test a folder, write `{negation}{subject} matches "{pattern}"`',
+        )
     is_not = re.search(r"([A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)*)\s+is\s+not\s+$", before)
     if is_not is not None and token.type == "NAME":  # `is not` lexes `not` as the class name
         return ("`not` goes before the whole test", f"write `not {is_not.group(1)} is {token}`")
-    if token.type == "NOT" and fact is not None and after.split(None, 1)[:1] and \
-            after.split(None, 1)[0] in _TEST_WORDS:
+    if token.type == "NOT" and fact is not None and after.split(None, 1)[:1] and after.split(None, 1)[0] in _TEST_WORDS:
         return ("`not` goes before the whole test", f"write `not {fact.group(1)} {after}`")
     if token.type == "NAME" and word == "matches":
-        return ("`matches` takes a quoted pattern", f"write `matches \"{token}\"`")
+        return ("`matches` takes a quoted pattern", f'write `matches "{token}"`')
     if token.type == "STRING" and word == "in":
         return ("`in` takes a list", f"write `in [{token}]`, or `== {token}` for one value")
     return None

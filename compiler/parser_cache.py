@@ -3,6 +3,7 @@
 The cache lives in the user's cache folder (user_cache) and is trusted only when it is ours and nobody
 else can write it; anything else is reported on stderr and the tables are rebuilt from the grammar.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -78,8 +79,9 @@ def _write(folder: int, name: str, key: str, parser: Lark) -> None:
     # options that carry code (callbacks) are given again at load time; they are never stored
     data["options"] = {n: v for n, v in data["options"].items() if n not in _LOAD_ALLOWED_OPTIONS}
     body = json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":")).encode("utf-8")
-    header = json.dumps({"format": FORMAT, "lark": lark.__version__, "key": key,
-                         "sha256": hashlib.sha256(body).hexdigest()}).encode("utf-8")
+    header = json.dumps(
+        {"format": FORMAT, "lark": lark.__version__, "key": key, "sha256": hashlib.sha256(body).hexdigest()}
+    ).encode("utf-8")
     user_cache.write(folder, name, header + b"\n" + body)
 
 

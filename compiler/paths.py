@@ -1,6 +1,7 @@
 """A path argument → its canonical form (`~`, `..`, symlinks resolved against the workspace):
 relative to the root inside it (`docs/../src/x.md` → `src/x.md`), absolute outside; `matches` tries both.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,9 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
     if workspace is None:
         if base is None and _already_normal(value):
             return value  # what normpath would return; callers that see no change skip their copy
-        joined = posixpath.join(os.path.expanduser(base), expanded) if base and not posixpath.isabs(expanded) \
-            else expanded
+        joined = (
+            posixpath.join(os.path.expanduser(base), expanded) if base and not posixpath.isabs(expanded) else expanded
+        )
         normal = posixpath.normpath(joined) if joined else joined
         return CanonicalPath(normal, normal)
     root = _root(workspace)
@@ -53,7 +55,7 @@ def canonical_path(value: str, workspace: str | None, base: str | None = None) -
     if full == root:
         return CanonicalPath(".", full)
     if full.startswith(root.rstrip("/") + "/"):
-        return CanonicalPath(full[len(root.rstrip("/")) + 1:], full)
+        return CanonicalPath(full[len(root.rstrip("/")) + 1 :], full)
     return CanonicalPath(full, full)
 
 
@@ -69,7 +71,7 @@ def home_glob(pattern: str) -> str:
         return os.path.expanduser(pattern)
     for form in _HOME_FORMS:
         if pattern == form or pattern.startswith(form + "/"):
-            return os.path.expanduser("~") + pattern[len(form):]
+            return os.path.expanduser("~") + pattern[len(form) :]
     return pattern
 
 
@@ -77,7 +79,7 @@ def tilde_glob(pattern: str) -> str:
     """`pattern` with a leading `$HOME` written `~`, as the rule reads it (`home_glob`) and people write it."""
     for form in _HOME_FORMS:
         if pattern == form or pattern.startswith(form + "/"):
-            return "~" + pattern[len(form):]
+            return "~" + pattern[len(form) :]
     return pattern
 
 
@@ -97,8 +99,7 @@ def never_canonical(pattern: str) -> str:
 def _already_normal(value: str) -> bool:
     """normpath(value) == value, told without running it: no `~` to expand, no empty component (`//`,
     a trailing `/`, the empty text) and no `.` or `..` component (one starts the text or follows a `/`)."""
-    return bool(value) and value[0] not in "~." and "//" not in value and "/." not in value \
-        and value[-1] != "/"
+    return bool(value) and value[0] not in "~." and "//" not in value and "/." not in value and value[-1] != "/"
 
 
 def path_inside(path: str, workspace: str) -> bool:

@@ -6,6 +6,7 @@ level are used only by some commands (arithmetic in a shell line, a URL in an ag
 upstream's name), so each is compiled, and `re` imported, by its first use. Flags go inline in
 the text (`(?s)`, `(?m)`): naming them needs `re`.
 """
+
 from __future__ import annotations
 
 _COMPILED: dict = {}  # text -> compiled expression: the texts are the program's own, a fixed few
@@ -16,6 +17,7 @@ def compiled(text: str):
     found = _COMPILED.get(text)
     if found is None:
         import re
+
         found = _COMPILED[text] = re.compile(text)
     return found
 
@@ -23,6 +25,7 @@ def compiled(text: str):
 def fnmatchcase(name: str, pattern: str) -> bool:
     """`fnmatch.fnmatchcase(name, pattern)`; fnmatch (which imports `re`) loads on first use."""
     import fnmatch
+
     return fnmatch.fnmatchcase(name, pattern)
 
 

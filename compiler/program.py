@@ -6,6 +6,7 @@
 
 Sources are parsed and resolved once; a request seen before is answered from a cache.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,6 +48,7 @@ def set_disk_loader(loader) -> None:
 @record(slots=False)
 class SourceFile:
     """A source as read: the path to show and its bytes."""
+
     path: str  # shown in diagnostics
     data: bytes
 
@@ -71,6 +73,7 @@ def read_paths(paths: Iterable[str | Path]) -> list[SourceFile]:
         targets = [path]
         if os.path.isdir(path):
             from pathlib import Path  # only for a folder: the files a hook loads are named one by one
+
             targets = [str(found) for found in sorted(Path(path).rglob("*.dsh"))]
         for target in targets:
             try:
@@ -87,6 +90,7 @@ def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[D
     """(documents, diagnostics, path -> decoded text of every file that could be decoded)."""
     from .parse import decode, parse_source  # lark loads only when there is text to parse
     from .to_ast import to_document
+
     documents, diags, texts = [], [], {}
     with collector_paused():  # an AST per file: many objects, no cycles to collect
         for file in files:
@@ -104,12 +108,14 @@ def parse_files(files: Iterable[SourceFile]) -> tuple[list[ast.Document], list[D
 
 def _owns_sources(method):
     """A DshError leaving a Program method carries the Program's source texts, for excerpts."""
+
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         except DshError as exc:
             raise exc.with_sources(self.sources)
+
     return wrapper
 
 
@@ -136,8 +142,14 @@ class Program:
 
     # --- loading ---
     @classmethod
-    def load(cls, paths: Iterable[str | Path] = (), texts: Mapping[str, str] | None = None, *,
-             shipped: bool = True, catalog: Catalog | None = None) -> "Program":
+    def load(
+        cls,
+        paths: Iterable[str | Path] = (),
+        texts: Mapping[str, str] | None = None,
+        *,
+        shipped: bool = True,
+        catalog: Catalog | None = None,
+    ) -> "Program":
         files = shipped_sources() if shipped else []
         files += read_paths(paths)
         files += [SourceFile(name, text.encode("utf-8")) for name, text in (texts or {}).items()]
@@ -244,9 +256,16 @@ class Program:
         if comp.mode != "native":
             entries.append(self._entry(ctx, RESERVED_TOOL))
         entries.sort(key=lambda e: e.name)
-        return ToolView(comp.preset.name if comp.preset else None, comp.host.name.text, request.platform,
-                        request.scope, comp.mode, comp.policy.name if comp.policy else None, tuple(entries),
-                        tuple(sdk) if comp.mode != "native" else None)
+        return ToolView(
+            comp.preset.name if comp.preset else None,
+            comp.host.name.text,
+            request.platform,
+            request.scope,
+            comp.mode,
+            comp.policy.name if comp.policy else None,
+            tuple(entries),
+            tuple(sdk) if comp.mode != "native" else None,
+        )
 
     def _entry(self, ctx: GateContext, name: str):
         registration, tool = _tool_of(ctx, name)
@@ -274,8 +293,16 @@ class Program:
         names = sorted(self.catalog.shipped_names | set(ctx.registrations) | {RESERVED_TOOL})
         return {name: run_gates(ctx, name) for name in names}
 
-    def decide(self, request: Request, name: str, args: Mapping, workspace: str | None = None,
-               include_guards: bool = True, *, gates: bool = True) -> Decision:
+    def decide(
+        self,
+        request: Request,
+        name: str,
+        args: Mapping,
+        workspace: str | None = None,
+        include_guards: bool = True,
+        *,
+        gates: bool = True,
+    ) -> Decision:
         """One tool call's decision through the five gates, cheap enough for every call.
 
         A tool this request does not register, show, put within reach or have a provider for
@@ -292,8 +319,9 @@ class Program:
             return Decision("deny", f"{problem}, so the call is refused before any rule reads them", ())
         if type(args) is not dict:
             if not isinstance(args, Mapping):  # fail closed: no rule on an argument could be read
-                return Decision("deny", "the arguments are not an object, so the call is refused before any rule "
-                                "reads them", ())
+                return Decision(
+                    "deny", "the arguments are not an object, so the call is refused before any rule reads them", ()
+                )
             args = dict(args)  # the index reads a dict's fields: in another mapping no argument rule would match
         return decider.decide(name, tool, args, workspace, include_guards)
 
@@ -336,8 +364,11 @@ class Program:
         compiled = None
         if comp.policy is not None:
             compiled = self._compiled_policy(comp.policy)
-        return RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for), \
-            LRU(self._deciders.size), ctx  # per tool name: any name may be asked
+        return (
+            RequestDecider(compiled, comp.approval, comp.approval_source, comp.env(), ctx.tool_for),
+            LRU(self._deciders.size),
+            ctx,
+        )  # per tool name: any name may be asked
 
     def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
         """The same decision by trying every rule as written: the reference the index is tested against."""
@@ -346,13 +377,24 @@ class Program:
         if stop is not None:
             return stop
         comp = ctx.composition
-        return decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
-                      comp.env(args=args, workspace=workspace), tool_for=ctx.tool_for)
+        return decide(
+            comp.policy,
+            comp.approval,
+            comp.approval_source,
+            name,
+            ctx.tool_for(name),
+            comp.env(args=args, workspace=workspace),
+            tool_for=ctx.tool_for,
+        )
 
 
 # the gates a call passes besides the policy (gate 4, decided per call from the arguments)
-CALL_GATES = (("registered", registered.check), ("visible", visible.check), ("projected", projected.check),
-              ("ready", readiness.check))
+CALL_GATES = (
+    ("registered", registered.check),
+    ("visible", visible.check),
+    ("projected", projected.check),
+    ("ready", readiness.check),
+)
 
 
 def _raise_view_problems(comp: Composition) -> None:
@@ -360,8 +402,14 @@ def _raise_view_problems(comp: Composition) -> None:
     that needs the code runtime without it."""
     problems = pending_diagnostics(comp)
     if comp.mode != "native" and "code-runtime" not in comp.services:
-        problems.append(Diagnostic("DSH402", f"`{comp.mode}` mode needs service `code-runtime`, which this request "
-                                   "does not provide", comp.mode_source, "--with code-runtime, or --mode native"))
+        problems.append(
+            Diagnostic(
+                "DSH402",
+                f"`{comp.mode}` mode needs service `code-runtime`, which this request does not provide",
+                comp.mode_source,
+                "--with code-runtime, or --mode native",
+            )
+        )
     if problems:
         raise DshError(problems)
 
@@ -383,8 +431,9 @@ def _gate_denial(ctx: GateContext, name: str) -> Decision | None:
             continue  # reachable through run_code
         result = check(ctx, name)
         if result.status == "fail":
-            return Decision("deny", f"gate `{gate}` fails: {result.reason}", ((f"gate:{gate}", result.source),),
-                            gate=gate)
+            return Decision(
+                "deny", f"gate `{gate}` fails: {result.reason}", ((f"gate:{gate}", result.source),), gate=gate
+            )
     return None
 
 

@@ -6,6 +6,7 @@ and stored. The key hashes every source byte and the running code's file metadat
 loads afresh. The files are plain data (data_codec: nothing in them can run code) in the user's
 private cache folder (user_cache).
 """
+
 from __future__ import annotations
 
 import os
@@ -26,6 +27,7 @@ def _code_files():
     catalog, in a fixed order. The running code is fingerprinted by its files' metadata, as Python
     keys its own bytecode cache, not by their bytes: reading and hashing 0.6 MB on every start cost
     a hook ~6 ms. Installing or editing a file gives it a new time (and inode), so a new key."""
+
     def walk(folder, prefix):
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
@@ -35,6 +37,7 @@ def _code_files():
                 elif entry.name.endswith((".py", ".lark", ".json", ".j2")):
                     facts = entry.stat()
                     yield f"{prefix}{entry.name}", facts.st_size, facts.st_mtime_ns, facts.st_ino
+
     for package in ("dshc.common", "dshc.compiler", "dshc.catalogs"):
         yield from walk(package_path(package), package + "/")
 

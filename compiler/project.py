@@ -13,6 +13,7 @@ The file is TOML:
     catalog = ["catalog/"]       # catalog overlays, relative to this file: their packages and services are
                                  # added to the shipped catalog (a string is one folder)
 """
+
 from __future__ import annotations
 
 import os
@@ -36,6 +37,7 @@ class ProjectError(ValueError):
 @record(slots=False)
 class Project:
     """A project file's settings (`.dshc`), or the flags that stand in for one."""
+
     path: str | None  # None: no project file; everything comes from flags
     root: str  # the workspace: the folder holding the file (or the agent's cwd)
     load: tuple[str, ...] = ()
@@ -84,12 +86,23 @@ def read(path: str) -> Project:
             raise ProjectError(f"{path}: `{key}` is a string")
     unmapped = data.get("unmapped", "ask")
     if unmapped not in ("ask", "deny", "defer"):
-        raise ProjectError(f"{path}: `unmapped` is `ask`, `deny` or `defer` (an unmapped tool is never allowed "
-                           "silently; `defer` leaves it to the agent's own permission rules)")
-    return Project(path, root, tuple(os.path.join(root, p) for p in load), data.get("preset"), data.get("host"),
-                   data.get("platform"), data.get("scope"), data.get("policy"),
-                   _log(root, data.get("log")), unmapped,
-                   tuple(os.path.join(root, p) for p in catalog))
+        raise ProjectError(
+            f"{path}: `unmapped` is `ask`, `deny` or `defer` (an unmapped tool is never allowed "
+            "silently; `defer` leaves it to the agent's own permission rules)"
+        )
+    return Project(
+        path,
+        root,
+        tuple(os.path.join(root, p) for p in load),
+        data.get("preset"),
+        data.get("host"),
+        data.get("platform"),
+        data.get("scope"),
+        data.get("policy"),
+        _log(root, data.get("log")),
+        unmapped,
+        tuple(os.path.join(root, p) for p in catalog),
+    )
 
 
 def _log(root: str, given: str | None) -> str | None:
@@ -115,6 +128,7 @@ def _parsed(path: str, raw: bytes) -> dict:
         except ValueError:
             pass  # a corrupt entry: parse the file again and replace it
     import tomllib
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -142,9 +156,11 @@ def locate(explicit: str | None, cwd: str | None, root: str | None = None) -> Pr
     root = os.path.abspath(root)
     planted = below(cwd, root) if cwd else None
     if planted is not None:
-        raise ProjectError(f"`{planted}` lies below the project folder `{root}`, whose `.dshc` alone is trusted: "
-                           "a project file that appears below it could widen the policy, so the call is refused; "
-                           f"remove it, or move its settings to `{os.path.join(root, FILE_NAME)}`")
+        raise ProjectError(
+            f"`{planted}` lies below the project folder `{root}`, whose `.dshc` alone is trusted: "
+            "a project file that appears below it could widen the policy, so the call is refused; "
+            f"remove it, or move its settings to `{os.path.join(root, FILE_NAME)}`"
+        )
     path = find(root)
     return read(path) if path else Project(None, root)
 

@@ -1,4 +1,5 @@
 """The only place diagnostics become text: human (with a caret excerpt) or JSON."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -8,9 +9,17 @@ from .diagnostics import MAX_REPORTED, Diagnostic, capped
 
 def diagnostic_json(d: Diagnostic) -> dict:
     s = d.span
-    out = {"code": d.code, "severity": d.severity, "message": d.message, "path": d.where,
-           "line": s.line if s else None, "col": s.col if s else None,
-           "end_line": s.end_line if s else None, "end_col": s.end_col if s else None, "help": d.help}
+    out = {
+        "code": d.code,
+        "severity": d.severity,
+        "message": d.message,
+        "path": d.where,
+        "line": s.line if s else None,
+        "col": s.col if s else None,
+        "end_line": s.end_line if s else None,
+        "end_col": s.end_col if s else None,
+        "help": d.help,
+    }
     if d.json_path is not None:
         out["json_path"] = d.json_path
     return out
@@ -39,7 +48,7 @@ def _window(line: str, start: int, width: int) -> tuple[int, str, int]:
         return start, line, width
     width = min(width, SHOWN // 2)
     left = max(0, start - SHOWN // 4)
-    shown = line[left:left + SHOWN]
+    shown = line[left : left + SHOWN]
     head = "…" if left else ""
     tail = "…" if left + SHOWN < len(line) else ""
     return start - left + len(head), head + shown + tail, width

@@ -4,6 +4,7 @@ Keyword fields in, a checked value out; a wrong field raises InvalidRequest (a V
 `errors()` lists `{"loc", "msg"}` like a validation error). A plain record, so a `dshc`
 process that only decides never pays for a validation library's import.
 """
+
 from __future__ import annotations
 
 from .frozen import fields, record, replace
@@ -67,14 +68,23 @@ def _text(field: str, value, optional: bool = False) -> None:
 # the names a caller gives a context by (a `key=value` side, a test file's [context], the decision API)
 # -> the Request field each sets; `with`/`without` as the CLI flags spell them
 CONTEXT_FIELDS: dict[str, str] = {
-    "preset": "preset", "host": "host", "platform": "platform", "scope": "scope", "mode": "mode",
-    "policy": "policy", "plan": "plan", "with": "with_services", "without": "without_services", "flags": "flags",
+    "preset": "preset",
+    "host": "host",
+    "platform": "platform",
+    "scope": "scope",
+    "mode": "mode",
+    "policy": "policy",
+    "plan": "plan",
+    "with": "with_services",
+    "without": "without_services",
+    "flags": "flags",
 }
 
 
 @record(slots=False, init=False)
 class Request:
     """The context a view or a decision is for: host, preset, platform, services, flags, scope and policy."""
+
     host: str = "web"
     preset: str | None = None
     platform: str = "linux"  # one of PLATFORM_VALUES
@@ -89,10 +99,22 @@ class Request:
     # log), the strictest state. Not part of the context a log or a caller writes: the log itself is its source.
     session: object = None
 
-    def __init__(self, *, host: str = "web", preset: str | None = None, platform: str = "linux",
-                 with_services=frozenset(), without_services=frozenset(), flags=frozenset(), scope: str = "root",
-                 mode: str | None = None, policy: str | None = None, plan: bool = False, session=None,
-                 **unknown: Any) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "web",
+        preset: str | None = None,
+        platform: str = "linux",
+        with_services=frozenset(),
+        without_services=frozenset(),
+        flags=frozenset(),
+        scope: str = "root",
+        mode: str | None = None,
+        policy: str | None = None,
+        plan: bool = False,
+        session=None,
+        **unknown: Any,
+    ) -> None:
         # built for every request context: plain checks and one dict update, no per-field machinery
         if unknown:
             raise InvalidRequest(sorted(unknown)[0], "Extra inputs are not permitted")
@@ -105,13 +127,22 @@ class Request:
         _text("policy", policy, optional=True)
         if session is not None:
             from .session import Session  # loaded only where a policy reads the session
+
             if not isinstance(session, Session):
                 raise InvalidRequest("session", "Input should be a session's facts")
-        self.__dict__.update(session=session, host=host, preset=preset, platform=platform,
-                             with_services=_names("with_services", with_services),
-                             without_services=_names("without_services", without_services),
-                             flags=_names("flags", flags), scope=scope, mode=mode, policy=policy,
-                             plan=plan if type(plan) is bool else _flag(plan))
+        self.__dict__.update(
+            session=session,
+            host=host,
+            preset=preset,
+            platform=platform,
+            with_services=_names("with_services", with_services),
+            without_services=_names("without_services", without_services),
+            flags=_names("flags", flags),
+            scope=scope,
+            mode=mode,
+            policy=policy,
+            plan=plan if type(plan) is bool else _flag(plan),
+        )
 
     def composition_key(self) -> "Request":
         """Plan mode and the session never change what is composed, only decisions: drop them for view caching."""

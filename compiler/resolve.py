@@ -3,6 +3,7 @@
 Every unknown name is an error with a span and a did-you-mean; every problem in every file
 is collected before anything is raised.
 """
+
 from __future__ import annotations
 
 import gc
@@ -21,8 +22,7 @@ from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
 from .frozen import record
 from .patterns import fnmatchcase
 from .lazy_graph import LazyGraph
-from .facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS,
-                    SANDBOX_MODES)
+from .facts import APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS, SANDBOX_MODES
 
 NETWORK_SETTINGS = ("allow", "deny")
 HOST_FIELDS = ("host", "hosts")  # `args.url.host`, `args.command.hosts`
@@ -36,6 +36,7 @@ RESERVED_TOOL = "run_code"
 @record(slots=False)
 class EffectivePreset:
     """A preset with its `extends` chain applied."""
+
     name: str
     decl: ast.Preset
     mounts: tuple[ast.Mount, ...]  # own rows override inherited rows of the same name
@@ -46,6 +47,7 @@ class EffectivePreset:
 @record(slots=False)
 class EffectiveScope:
     """A scope with its `extends` chain applied and its parent named."""
+
     name: str
     decl: ast.Scope
     parent: str | None
@@ -59,6 +61,7 @@ class EffectiveScope:
 @record(slots=False)
 class EffectivePolicy:
     """A policy with its `extends` chain applied: its rules and guards in order."""
+
     name: str
     decl: ast.Policy
     sandbox: ast.Name | None
@@ -66,9 +69,9 @@ class EffectivePolicy:
     default: ast.Name | None
     rules: tuple[ast.Rule, ...]
     guards: tuple[ast.Guard, ...]
-    network: ast.Name | None = None        # allow | deny; none said means deny
-    writable: tuple[ast.Name, ...] = ()    # extra writable roots, farthest ancestor first
-    fallback: ast.Name | None = None       # `unsandboxed` opts out of failing closed
+    network: ast.Name | None = None  # allow | deny; none said means deny
+    writable: tuple[ast.Name, ...] = ()  # extra writable roots, farthest ancestor first
+    fallback: ast.Name | None = None  # `unsandboxed` opts out of failing closed
     classes: tuple[CommandClass, ...] = ()  # every command class, for `args.command is NAME`
     # the hosts of `network allow "…"`: one tuple per level of the extends chain that lists hosts (a host must be
     # in every one: a child only narrows); `network deny "…"`: every level's (deny wins)
@@ -79,6 +82,7 @@ class EffectivePolicy:
 @record(slots=False)
 class Resolved(Deferred):
     """A checked program: the catalog, the documents, the declarations by kind and their effective forms."""
+
     __deferred__ = ("documents", "tables")  # read by listings, checks and tests, never by a decision
     catalog: Catalog
     documents: tuple[ast.Document, ...]
@@ -156,8 +160,16 @@ class _Resolver:
                 kind = ast.DECL_KIND[type(decl)]
                 first = tables[kind].get(decl.name.text)
                 if first is not None:
-                    self.add([Diagnostic("DSH210", f"{kind} `{decl.name.text}` is declared twice", decl.name.span,
-                                         f"first declared at {first.name.span}")])
+                    self.add(
+                        [
+                            Diagnostic(
+                                "DSH210",
+                                f"{kind} `{decl.name.text}` is declared twice",
+                                decl.name.span,
+                                f"first declared at {first.name.span}",
+                            )
+                        ]
+                    )
                     continue
                 tables[kind][decl.name.text] = decl
         self.classes = merge_classes(commands)
@@ -167,8 +179,16 @@ class _Resolver:
         for kind in KINDS:
             for decl in tables[kind].values():
                 for name in decl.repeated:
-                    self.add([Diagnostic("DSH306", f"{kind} `{decl.name.text}` sets this more than once (`{name.text}`)",
-                                         name.span, "keep one; nothing in a file is silently ignored")])
+                    self.add(
+                        [
+                            Diagnostic(
+                                "DSH306",
+                                f"{kind} `{decl.name.text}` sets this more than once (`{name.text}`)",
+                                name.span,
+                                "keep one; nothing in a file is silently ignored",
+                            )
+                        ]
+                    )
         for decl in tables["preset"].values():
             self.add(self.check_preset(decl, tables))
         for decl in tables["host"].values():
@@ -183,8 +203,12 @@ class _Resolver:
             return
         other = next((k for k in KINDS if name.text in tables[k]), None)
         if other is not None:
-            yield Diagnostic("DSH218", f"`{name.text}` is a {other}, not a {kind}", name.span,
-                             did_you_mean(name.text, tables[kind]) or f"name a {kind} here")
+            yield Diagnostic(
+                "DSH218",
+                f"`{name.text}` is a {other}, not a {kind}",
+                name.span,
+                did_you_mean(name.text, tables[kind]) or f"name a {kind} here",
+            )
         else:
             yield unknown(UNKNOWN_CODE[kind], kind, name.text, tables[kind], name.span)
 
@@ -195,8 +219,12 @@ class _Resolver:
 
     def mode(self, name: ast.Name | None) -> Iterator[Diagnostic]:
         if name is not None and name.text not in MODES:
-            yield Diagnostic("DSH216", f"unknown mode `{name.text}`", name.span,
-                             did_you_mean(name.text, MODES) or "modes are native, code and both")
+            yield Diagnostic(
+                "DSH216",
+                f"unknown mode `{name.text}`",
+                name.span,
+                did_you_mean(name.text, MODES) or "modes are native, code and both",
+            )
 
     def repeated(self, kind: str, names) -> Iterator[Diagnostic]:
         seen: set[str] = set()
@@ -214,9 +242,12 @@ class _Resolver:
         rows: dict[str, ast.Mount] = {}
         for mount in decl.mounts:
             if mount.row_name in rows:
-                yield Diagnostic("DSH211", f"mount name `{mount.row_name}` is used twice in preset `{decl.name.text}`",
-                                 (mount.alias or mount.package).span,
-                                 f"first mounted at {rows[mount.row_name].span}; give one of them `as NAME`")
+                yield Diagnostic(
+                    "DSH211",
+                    f"mount name `{mount.row_name}` is used twice in preset `{decl.name.text}`",
+                    (mount.alias or mount.package).span,
+                    f"first mounted at {rows[mount.row_name].span}; give one of them `as NAME`",
+                )
             rows.setdefault(mount.row_name, mount)
             yield from self.check_mount(mount)
         yield from self.same_tool_twice(decl)
@@ -232,9 +263,13 @@ class _Resolver:
                 name = tool_name(tool, mount)
                 first = seen.setdefault(name, mount)
                 if first is not mount and first.row_name != mount.row_name:  # same row name: DSH211 says it
-                    yield Diagnostic("DSH304", f"rows `{first.row_name}` and `{mount.row_name}` both register "
-                                     f"`{name}` in preset `{decl.name.text}`", mount.package.span,
-                                     f"the first is at {first.span}; rename one (`as NAME` with a naming key) or drop it")
+                    yield Diagnostic(
+                        "DSH304",
+                        f"rows `{first.row_name}` and `{mount.row_name}` both register "
+                        f"`{name}` in preset `{decl.name.text}`",
+                        mount.package.span,
+                        f"the first is at {first.span}; rename one (`as NAME` with a naming key) or drop it",
+                    )
                     break
 
     def check_mount(self, mount: ast.Mount) -> Iterator[Diagnostic]:
@@ -250,10 +285,13 @@ class _Resolver:
                 seen.add(entry.key.text)
                 if knob is None:
                     hint = did_you_mean(entry.key.text, package.config) or (
-                        "its keys are " + ", ".join(f"`{k}`" for k in sorted(package.config)) if package.config
-                        else "this package takes no config")
-                    yield Diagnostic("DSH209", f"package `{package.id}` has no config key `{entry.key.text}`",
-                                     entry.key.span, hint)
+                        "its keys are " + ", ".join(f"`{k}`" for k in sorted(package.config))
+                        if package.config
+                        else "this package takes no config"
+                    )
+                    yield Diagnostic(
+                        "DSH209", f"package `{package.id}` has no config key `{entry.key.text}`", entry.key.span, hint
+                    )
                     continue
                 problem = _config_type_problem(knob, entry.value)
                 if problem:
@@ -263,8 +301,12 @@ class _Resolver:
                     yield unknown("DSH203", "service", knob.service_for(entry.value), self.services, entry.span)
             for key, knob in sorted(package.config.items()):
                 if knob.required and mount.config_entry(key) is None:
-                    yield Diagnostic("DSH215", f"package `{package.id}` needs config key `{key}`", mount.package.span,
-                                     f"add `{{ {key} = … }}` to the mount: {knob.summary}")
+                    yield Diagnostic(
+                        "DSH215",
+                        f"package `{package.id}` needs config key `{key}`",
+                        mount.package.span,
+                        f"add `{{ {key} = … }}` to the mount: {knob.summary}",
+                    )
         if mount.condition is not None:
             yield from self.check_condition(mount.condition, COMPOSITION_FACTS, args_fields=None)
 
@@ -274,8 +316,12 @@ class _Resolver:
         yield from self.repeated("service", decl.provides)
         for platform in decl.platforms:
             if platform.text not in PLATFORMS:
-                yield Diagnostic("DSH213", f"unknown platform `{platform.text}`", platform.span,
-                                 did_you_mean(platform.text, PLATFORMS) or "platforms are linux, darwin and win32")
+                yield Diagnostic(
+                    "DSH213",
+                    f"unknown platform `{platform.text}`",
+                    platform.span,
+                    did_you_mean(platform.text, PLATFORMS) or "platforms are linux, darwin and win32",
+                )
         yield from self.ref("preset", decl.roster_default, tables)
         yield from self.ref("preset", decl.rows, tables)
         yield from self.ref("policy", decl.policy, tables)
@@ -287,13 +333,24 @@ class _Resolver:
         yield from self.ref("scope", decl.parent, tables)
         yield from self.mode(decl.present)
         if decl.approval is not None and decl.approval.text not in APPROVALS:
-            yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
+            yield Diagnostic(
+                "DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span
+            )
         yield from self.check_own(decl.own)
         for kind, names in (("only", decl.only), ("hide", decl.hide)):
             for name in names:
-                if name.text == RESERVED_TOOL or (kind != "own" and name.text != "*" and fnmatchcase(RESERVED_TOOL, name.text) and not _is_glob(name.text)):
-                    yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be {'registered' if kind == 'own' else 'restricted'} by a scope",
-                                     name.span, "code mode adds `run_code` itself; remove it from the list")
+                if name.text == RESERVED_TOOL or (
+                    kind != "own"
+                    and name.text != "*"
+                    and fnmatchcase(RESERVED_TOOL, name.text)
+                    and not _is_glob(name.text)
+                ):
+                    yield Diagnostic(
+                        "DSH301",
+                        f"`{RESERVED_TOOL}` cannot be {'registered' if kind == 'own' else 'restricted'} by a scope",
+                        name.span,
+                        "code mode adds `run_code` itself; remove it from the list",
+                    )
                 elif not _is_glob(name.text) and name.text not in self.catalog.shipped_names:
                     yield unknown("DSH202", "tool", name.text, self.catalog.shipped_names, name.span)
             yield from self.repeated("tool", names)
@@ -302,8 +359,12 @@ class _Resolver:
         for name in names:
             tool_name = own_tool_name(name.text)
             if tool_name == RESERVED_TOOL:
-                yield Diagnostic("DSH301", f"`{RESERVED_TOOL}` cannot be registered by a scope", name.span,
-                                 "code mode adds `run_code` itself; remove it from the list")
+                yield Diagnostic(
+                    "DSH301",
+                    f"`{RESERVED_TOOL}` cannot be registered by a scope",
+                    name.span,
+                    "code mode adds `run_code` itself; remove it from the list",
+                )
             elif _is_glob(name.text):
                 yield Diagnostic("DSH108", f"`own` needs exact tool names, not the glob `{name.text}`", name.span)
             elif "/" in name.text:
@@ -312,18 +373,27 @@ class _Resolver:
                     yield unknown("DSH201", "package", package, self.catalog.package_by_id, name.span)
                 elif not own_candidates(self.catalog, name.text):
                     names_there = sorted({t.name for t in self.catalog.package_by_id[package].tools})
-                    yield Diagnostic("DSH202", f"package `{package}` defines no tool `{tool_name}`", name.span,
-                                     did_you_mean(tool_name, names_there)
-                                     or "it defines " + ", ".join(f"`{n}`" for n in names_there))
+                    yield Diagnostic(
+                        "DSH202",
+                        f"package `{package}` defines no tool `{tool_name}`",
+                        name.span,
+                        did_you_mean(tool_name, names_there)
+                        or "it defines " + ", ".join(f"`{n}`" for n in names_there),
+                    )
             else:
                 found = own_candidates(self.catalog, name.text)
                 if not found:
                     yield unknown("DSH202", "tool", name.text, self.catalog.shipped_names, name.span)
                 elif len({t.package for t in found}) > 1:
                     choices = " or ".join(f"`own {t.package}/{name.text}`" for t in found)
-                    yield Diagnostic("DSH220", f"`own {name.text}` is ambiguous: packages "
-                                     + ", ".join(f"`{t.package}`" for t in found) + f" all define `{name.text}`",
-                                     name.span, f"name the package: {choices}")
+                    yield Diagnostic(
+                        "DSH220",
+                        f"`own {name.text}` is ambiguous: packages "
+                        + ", ".join(f"`{t.package}`" for t in found)
+                        + f" all define `{name.text}`",
+                        name.span,
+                        f"name the package: {choices}",
+                    )
         yield from self.repeated("tool", [ast.Name(own_tool_name(n.text), n.span) for n in names])
 
     # --- policies ---
@@ -332,10 +402,16 @@ class _Resolver:
         for name in decl.includes:
             yield from self.ref("policy", name, tables)
         if decl.sandbox is not None and decl.sandbox.text not in SANDBOX_MODES:
-            yield Diagnostic("DSH109", f"unknown sandbox mode `{decl.sandbox.text}`", decl.sandbox.span,
-                             did_you_mean(decl.sandbox.text, SANDBOX_MODES) or "modes are " + ", ".join(SANDBOX_MODES))
+            yield Diagnostic(
+                "DSH109",
+                f"unknown sandbox mode `{decl.sandbox.text}`",
+                decl.sandbox.span,
+                did_you_mean(decl.sandbox.text, SANDBOX_MODES) or "modes are " + ", ".join(SANDBOX_MODES),
+            )
         if decl.approval is not None and decl.approval.text not in APPROVALS:
-            yield Diagnostic("DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span)
+            yield Diagnostic(
+                "DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span
+            )
         yield from self.check_sandbox_settings(decl)
         for item in (*decl.rules, *decl.guards):
             fields: set[str] = set()
@@ -347,38 +423,64 @@ class _Resolver:
 
     def check_sandbox_settings(self, decl: ast.Policy) -> Iterator[Diagnostic]:
         if decl.network is not None and decl.network.text not in NETWORK_SETTINGS:
-            yield Diagnostic("DSH109", f"network must be `allow` or `deny`, not `{decl.network.text}`", decl.network.span,
-                             did_you_mean(decl.network.text, NETWORK_SETTINGS))
+            yield Diagnostic(
+                "DSH109",
+                f"network must be `allow` or `deny`, not `{decl.network.text}`",
+                decl.network.span,
+                did_you_mean(decl.network.text, NETWORK_SETTINGS),
+            )
         if decl.fallback is not None and decl.fallback.text not in SANDBOX_FALLBACKS:
-            yield Diagnostic("DSH109", f"the only sandbox fallback is `unsandboxed`, not `{decl.fallback.text}`",
-                             decl.fallback.span)
+            yield Diagnostic(
+                "DSH109", f"the only sandbox fallback is `unsandboxed`, not `{decl.fallback.text}`", decl.fallback.span
+            )
         yield from self.check_network_hosts(decl)
         for root in decl.writable:
             # a relative root would depend on where dshc happens to start
             if not (root.text.startswith("/") or root.text == "~" or root.text.startswith("~/")):
-                yield Diagnostic("DSH109", f"writable root `{root.text}` must be absolute or start with `~/`",
-                                 root.span, "the workspace is writable already under workspace-write")
+                yield Diagnostic(
+                    "DSH109",
+                    f"writable root `{root.text}` must be absolute or start with `~/`",
+                    root.span,
+                    "the workspace is writable already under workspace-write",
+                )
 
     def check_network_hosts(self, decl: ast.Policy) -> Iterator[Diagnostic]:
         from ..common.hosts import pattern_problem
+
         for line in decl.network_hosts:
             if line.effect.text not in NETWORK_SETTINGS:
-                yield Diagnostic("DSH109", f"network must be `allow` or `deny`, not `{line.effect.text}`",
-                                 line.effect.span, did_you_mean(line.effect.text, NETWORK_SETTINGS))
+                yield Diagnostic(
+                    "DSH109",
+                    f"network must be `allow` or `deny`, not `{line.effect.text}`",
+                    line.effect.span,
+                    did_you_mean(line.effect.text, NETWORK_SETTINGS),
+                )
             for host in line.hosts:
                 problem = pattern_problem(host.text)
                 if problem is not None:
-                    yield Diagnostic("DSH109", f"host pattern: {problem}", host.span,
-                                     "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`")
+                    yield Diagnostic(
+                        "DSH109",
+                        f"host pattern: {problem}",
+                        host.span,
+                        "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`",
+                    )
         if decl.network_hosts and decl.sandbox is not None and decl.sandbox.text == "danger-full-access":
-            yield Diagnostic("DSH109", "host lists need a sandbox: `danger-full-access` confines nothing",
-                             decl.network_hosts[0].span, "use `sandbox workspace-write` or `read-only`")
+            yield Diagnostic(
+                "DSH109",
+                "host lists need a sandbox: `danger-full-access` confines nothing",
+                decl.network_hosts[0].span,
+                "use `sandbox workspace-write` or `read-only`",
+            )
         listed = next((line for line in decl.network_hosts if line.effect.text == "allow"), None)
         if decl.network is not None and listed is not None:
             # `network deny` turns the network off, `network allow` opens it to every host: either way the list
             # would say something the other line contradicts
-            yield Diagnostic("DSH109", f"`network {decl.network.text}` and `network allow \"…\"` in one policy",
-                             decl.network.span, "keep the hosts' line: it turns the network on for those hosts only")
+            yield Diagnostic(
+                "DSH109",
+                f'`network {decl.network.text}` and `network allow "…"` in one policy',
+                decl.network.span,
+                "keep the hosts' line: it turns the network on for those hosts only",
+            )
 
     def check_target(self, target: ast.Target) -> Iterator[Diagnostic]:
         text = target.name.text
@@ -418,8 +520,11 @@ class _Resolver:
             return self.catalog.by_package.get(text, ())
         if target.kind == "tool" and FNMATCH_SPECIAL.isdisjoint(text):
             return self.catalog.by_name_or_alias.get(text, ())
-        return [tool for tool in self.catalog.definitions.values()
-                if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)]
+        return [
+            tool
+            for tool in self.catalog.definitions.values()
+            if target_matches_tool(target, tool.name, tool, alias_names=tool.aliases)
+        ]
 
     # --- conditions ---
     @staticmethod
@@ -427,11 +532,17 @@ class _Resolver:
         """`args.FIELD.host` (a URL's) and `args.command.hosts` (a shell command's): tested by host pattern."""
         from ..common.hosts import pattern_problem
         from .conditions import SHELL_FIELDS
+
         fact = expr.fact
         if (fact.path[2] == "hosts") != (fact.path[1] in SHELL_FIELDS):
-            return [Diagnostic("DSH208", f"`{fact.dotted}`: a URL's host is `.host`, a shell command's are `.hosts`",
-                               fact.span, f"write `args.{fact.path[1]}."
-                               f"{'hosts' if fact.path[1] in SHELL_FIELDS else 'host'}`")]
+            return [
+                Diagnostic(
+                    "DSH208",
+                    f"`{fact.dotted}`: a URL's host is `.host`, a shell command's are `.hosts`",
+                    fact.span,
+                    f"write `args.{fact.path[1]}.{'hosts' if fact.path[1] in SHELL_FIELDS else 'host'}`",
+                )
+            ]
         if isinstance(expr, ast.Matches):
             texts = [expr.pattern]
         elif isinstance(expr, (ast.Member, ast.Compare)):
@@ -441,10 +552,18 @@ class _Resolver:
         else:
             return [Diagnostic("DSH305", f"`{fact.dotted}` is tested with `matches`, `in`, `==` or `!=`", expr.span)]
         problems = [text if not isinstance(text, str) else pattern_problem(text) for text in texts]
-        return [Diagnostic("DSH109", f"host pattern: {problem}" if isinstance(problem, str) else
-                           f"host pattern: `{problem}` is not a string", expr.span,
-                           "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`")
-                for problem in problems if problem is not None]
+        return [
+            Diagnostic(
+                "DSH109",
+                f"host pattern: {problem}"
+                if isinstance(problem, str)
+                else f"host pattern: `{problem}` is not a string",
+                expr.span,
+                "a name, `*.NAME`, an address, a network `10.0.0.0/8`, `*`; each may end `:PORT`",
+            )
+            for problem in problems
+            if problem is not None
+        ]
 
     def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
         """The problems of a condition's tests, left to right (a list filled by plain calls, not a generator
@@ -472,51 +591,87 @@ class _Resolver:
                 out.extend(_env_problems(expr, args_fields))
                 return
             if args_fields is None:
-                out.append(Diagnostic("DSH208",
-                                      f"`{fact.dotted}` is not known here: mount conditions see only host facts",
-                                      fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`"))
+                out.append(
+                    Diagnostic(
+                        "DSH208",
+                        f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                        fact.span,
+                        "use `platform`, `host`, `has SERVICE` or `flag NAME`",
+                    )
+                )
                 return
             if len(fact.path) == 3 and fact.path[2] in HOST_FIELDS and fact.path[1] in args_fields:
                 out.extend(self._host_problems(expr))
                 return
             if len(fact.path) != 2 or fact.path[1] not in args_fields:
-                out.append(Diagnostic("DSH208", f"unknown argument field `{fact.dotted}` for the rule's tools",
-                                      fact.span,
-                                      did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None))
+                out.append(
+                    Diagnostic(
+                        "DSH208",
+                        f"unknown argument field `{fact.dotted}` for the rule's tools",
+                        fact.span,
+                        did_you_mean(fact.path[-1], args_fields) if len(fact.path) == 2 else None,
+                    )
+                )
             if isinstance(expr, ast.Place) and expr.place.text not in PLACES:
-                out.append(Diagnostic("DSH208", f"unknown place `{expr.place.text}`", expr.place.span,
-                                      "the place is `workspace`"))
+                out.append(
+                    Diagnostic(
+                        "DSH208", f"unknown place `{expr.place.text}`", expr.place.span, "the place is `workspace`"
+                    )
+                )
             if isinstance(expr, ast.MatchesExcept):
                 from .conditions import SHELL_FIELDS
                 from .shell_options import except_problem
-                problem = ("`except` names options of a shell command: write it on `args.command`"
-                           if fact.path[-1] not in SHELL_FIELDS else except_problem(expr.pattern, expr.excepted))
+
+                problem = (
+                    "`except` names options of a shell command: write it on `args.command`"
+                    if fact.path[-1] not in SHELL_FIELDS
+                    else except_problem(expr.pattern, expr.excepted)
+                )
                 if problem:
                     out.append(Diagnostic("DSH109", problem, expr.span))
             if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
-                out.append(unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes},
-                                   expr.name.span))
+                out.append(
+                    unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span)
+                )
             return
         if fact.path[0] == "session":
             out.extend(_session_problems(expr, args_fields is None))
             return
         if isinstance(expr, ast.InClass):
-            out.append(Diagnostic("DSH305", f"`is` tests a shell command argument, not `{fact.dotted}`", fact.span,
-                                  "write `args.command is CLASS`"))
+            out.append(
+                Diagnostic(
+                    "DSH305",
+                    f"`is` tests a shell command argument, not `{fact.dotted}`",
+                    fact.span,
+                    "write `args.command is CLASS`",
+                )
+            )
             return
         name = fact.dotted
         if name not in facts:
-            out.append(Diagnostic("DSH208", f"unknown fact `{name}`", fact.span,
-                                  did_you_mean(name, facts)
-                                  or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts))))
+            out.append(
+                Diagnostic(
+                    "DSH208",
+                    f"unknown fact `{name}`",
+                    fact.span,
+                    did_you_mean(name, facts) or "facts here: " + ", ".join(f"`{f}`" for f in sorted(facts)),
+                )
+            )
             return
         kind, allowed = facts[name]
         if isinstance(expr, ast.Compare) and expr.op not in ("==", "!="):
-            out.append(Diagnostic("DSH305", f"`{expr.op}` compares numbers; `{name}` is a {kind}", expr.span,
-                                  f"write `{name} == …` or `{name} != …`"))
+            out.append(
+                Diagnostic(
+                    "DSH305",
+                    f"`{expr.op}` compares numbers; `{name}` is a {kind}",
+                    expr.span,
+                    f"write `{name} == …` or `{name} != …`",
+                )
+            )
         if isinstance(expr, ast.Truthy) and kind != "boolean":
-            out.append(Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span,
-                                  f"compare it: `{name} == \"…\"`"))
+            out.append(
+                Diagnostic("DSH305", f"`{name}` is a {kind}, not a boolean", fact.span, f'compare it: `{name} == "…"`')
+            )
         if isinstance(expr, ast.Has):
             out.append(Diagnostic("DSH305", f"`has` tests services and argument fields, not `{name}`", fact.span))
         if isinstance(expr, (ast.Matches, ast.Place)) and kind != "string":
@@ -530,8 +685,14 @@ class _Resolver:
                 out.append(Diagnostic("DSH305", f"`{name}` is a {kind}; `{_show(value)}` is not", expr.span))
             elif allowed is not None and value not in allowed:
                 code = "DSH213" if name == "platform" else "DSH109"
-                out.append(Diagnostic(code, f"`{value}` is not a {name}", expr.span,
-                                      did_you_mean(value, allowed) or "one of: " + ", ".join(allowed)))
+                out.append(
+                    Diagnostic(
+                        code,
+                        f"`{value}` is not a {name}",
+                        expr.span,
+                        did_you_mean(value, allowed) or "one of: " + ", ".join(allowed),
+                    )
+                )
 
     # --- graph ---
     def graph(self, tables) -> nx.MultiDiGraph:
@@ -542,8 +703,11 @@ class _Resolver:
                 if decl.extends is not None and decl.extends.text in tables[kind]:
                     edges.append(((kind, decl.name.text), (kind, decl.extends.text), "extends", decl.extends.span))
         for decl in tables["policy"].values():
-            edges += [(("policy", decl.name.text), ("policy", n.text), "include", n.span)
-                      for n in decl.includes if n.text in tables["policy"]]
+            edges += [
+                (("policy", decl.name.text), ("policy", n.text), "include", n.span)
+                for n in decl.includes
+                if n.text in tables["policy"]
+            ]
         for decl in tables["scope"].values():
             if decl.parent is not None and decl.parent.text in tables["scope"]:
                 edges.append((("scope", decl.name.text), ("scope", decl.parent.text), "parent", decl.parent.span))
@@ -564,6 +728,7 @@ class _Resolver:
         if not cyclic:
             return graph  # the usual case: networkx is needed only to name the cycles
         import networkx as nx
+
         chain_graph = nx.DiGraph((u, v) for u, v in chains if u in cyclic and v in cyclic)
         for cycle in sorted(nx.simple_cycles(chain_graph), key=lambda c: sorted(c)):
             edges = []
@@ -639,9 +804,15 @@ def _flatten_scope(decl: ast.Scope, parent: EffectiveScope | None) -> EffectiveS
     inherited = lambda attr: getattr(parent, attr) if parent else ()  # noqa: E731
     parent_scope = decl.parent.text if decl.parent is not None else parent.parent if parent else None
     return EffectiveScope(
-        decl.name.text, decl, parent_scope, _nearest(decl, parent, "approval"),
-        decl.only + inherited("only"), decl.hide + inherited("hide"), inherited("own") + decl.own,
-        _nearest(decl, parent, "present"))
+        decl.name.text,
+        decl,
+        parent_scope,
+        _nearest(decl, parent, "approval"),
+        decl.only + inherited("only"),
+        decl.hide + inherited("hide"),
+        inherited("own") + decl.own,
+        _nearest(decl, parent, "present"),
+    )
 
 
 def _flatten_policies(table: dict, classes) -> dict:
@@ -652,31 +823,48 @@ def _flatten_policies(table: dict, classes) -> dict:
         while stack:
             item = stack[-1]
             decl = table[item]
-            waiting = [n for n in ([decl.extends.text] if decl.extends else []) + [n.text for n in decl.includes]
-                       if n not in done]  # unknown names and cycles were errors before this runs
+            waiting = [
+                n
+                for n in ([decl.extends.text] if decl.extends else []) + [n.text for n in decl.includes]
+                if n not in done
+            ]  # unknown names and cycles were errors before this runs
             if waiting:
                 stack += waiting
                 continue
             stack.pop()
             if item not in done:
-                done[item] = _flatten_policy(decl, done.get(decl.extends.text) if decl.extends else None,
-                                             [done[n.text] for n in decl.includes if n.text in done], classes)
+                done[item] = _flatten_policy(
+                    decl,
+                    done.get(decl.extends.text) if decl.extends else None,
+                    [done[n.text] for n in decl.includes if n.text in done],
+                    classes,
+                )
     return {name: done[name] for name in table}
 
 
 def _flatten_policy(decl: ast.Policy, parent: EffectivePolicy | None, included=(), classes=()) -> EffectivePolicy:
-    rules, guards = _once((parent.rules if parent else ()), *(p.rules for p in included), decl.rules), \
-        _once((parent.guards if parent else ()), *(p.guards for p in included), decl.guards)
+    rules, guards = (
+        _once((parent.rules if parent else ()), *(p.rules for p in included), decl.rules),
+        _once((parent.guards if parent else ()), *(p.guards for p in included), decl.guards),
+    )
     allowed = tuple(host for line in decl.network_hosts if line.effect.text == "allow" for host in line.hosts)
     network = decl.network if decl.network is not None or not allowed else ast.Name("allow", allowed[0].span)
-    return EffectivePolicy(decl.name.text, decl, _nearest(decl, parent, "sandbox"), _nearest(decl, parent, "approval"),
-                           _nearest(decl, parent, "default"), rules, guards,
-                           network if network is not None or parent is None else parent.network,
-                           (parent.writable if parent else ()) + decl.writable,
-                           _nearest(decl, parent, "fallback"), classes=classes,
-                           network_allow=(parent.network_allow if parent else ()) + ((allowed,) if allowed else ()),
-                           network_deny=(parent.network_deny if parent else ()) + tuple(
-                               host for line in decl.network_hosts if line.effect.text == "deny" for host in line.hosts))
+    return EffectivePolicy(
+        decl.name.text,
+        decl,
+        _nearest(decl, parent, "sandbox"),
+        _nearest(decl, parent, "approval"),
+        _nearest(decl, parent, "default"),
+        rules,
+        guards,
+        network if network is not None or parent is None else parent.network,
+        (parent.writable if parent else ()) + decl.writable,
+        _nearest(decl, parent, "fallback"),
+        classes=classes,
+        network_allow=(parent.network_allow if parent else ()) + ((allowed,) if allowed else ()),
+        network_deny=(parent.network_deny if parent else ())
+        + tuple(host for line in decl.network_hosts if line.effect.text == "deny" for host in line.hosts),
+    )
 
 
 def _once(*groups) -> tuple:
@@ -764,26 +952,53 @@ def _show(value) -> str:
 def _env_problems(expr, args_fields) -> list[Diagnostic]:
     """`args.command.env_read` / `.env_set`: the variables a shell line reads or sets, a set of names."""
     from .conditions import SHELL_FIELDS
+
     fact = expr.fact
     if fact.path[1] not in SHELL_FIELDS or fact.path[1] not in args_fields:
-        return [Diagnostic("DSH208", f"`{fact.dotted}`: only a shell command's variables are known", fact.span,
-                           f"write `args.command.{fact.path[2]}` on a shell tool's rule")]
+        return [
+            Diagnostic(
+                "DSH208",
+                f"`{fact.dotted}`: only a shell command's variables are known",
+                fact.span,
+                f"write `args.command.{fact.path[2]}` on a shell tool's rule",
+            )
+        ]
     if isinstance(expr, (ast.Matches, ast.Truthy)) or (
-            isinstance(expr, ast.Member) and all(type(value) is str for value in expr.values)):
+        isinstance(expr, ast.Member) and all(type(value) is str for value in expr.values)
+    ):
         return []
-    return [Diagnostic("DSH305", f"`{fact.dotted}` is a set of variable names: test it with `matches` or `in` (of "
-                       "strings), or alone (not empty)", expr.span)]
+    return [
+        Diagnostic(
+            "DSH305",
+            f"`{fact.dotted}` is a set of variable names: test it with `matches` or `in` (of "
+            "strings), or alone (not empty)",
+            expr.span,
+        )
+    ]
 
 
 def _session_problems(expr, composing: bool) -> list[Diagnostic]:
     """`session.FACT`: a known fact, tested as its type takes (`session.SESSION_FACTS`); policies only."""
     from .session import SESSION_FACTS, problems
+
     fact = expr.fact
     if composing:
-        return [Diagnostic("DSH208", f"`{fact.dotted}` is not known here: mount conditions see only host facts",
-                           fact.span, "use `platform`, `host`, `has SERVICE` or `flag NAME`")]
+        return [
+            Diagnostic(
+                "DSH208",
+                f"`{fact.dotted}` is not known here: mount conditions see only host facts",
+                fact.span,
+                "use `platform`, `host`, `has SERVICE` or `flag NAME`",
+            )
+        ]
     if fact.dotted not in SESSION_FACTS:
-        return [Diagnostic("DSH208", f"unknown fact `{fact.dotted}`", fact.span,
-                           did_you_mean(fact.dotted, SESSION_FACTS)
-                           or "session facts: " + ", ".join(f"`{f}`" for f in SESSION_FACTS))]
+        return [
+            Diagnostic(
+                "DSH208",
+                f"unknown fact `{fact.dotted}`",
+                fact.span,
+                did_you_mean(fact.dotted, SESSION_FACTS)
+                or "session facts: " + ", ".join(f"`{f}`" for f in SESSION_FACTS),
+            )
+        ]
     return [Diagnostic("DSH305", problem, expr.span) for problem in problems(expr)]

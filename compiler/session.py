@@ -6,6 +6,7 @@ tri-state and the earlier call that makes it hold. A call decided with no sessio
 cannot be read) is in the strictest state: every session test holds on the deny side and fails on the allow
 side (`conditions._session_test`).
 """
+
 from __future__ import annotations
 
 from . import ast
@@ -27,6 +28,7 @@ ORDERS = ("<", "<=", ">", ">=")
 @record
 class Earlier:
     """An earlier call: its id, its tool and the argument that counts (a path, a command line)."""
+
     id: str
     tool: str
     argument: str
@@ -41,6 +43,7 @@ class Earlier:
 class Session:
     """What the session did before this call; each entry keeps the first call that did it. A read of `ALL`
     (`*`): a call that may have read any file or variable (a shell line that does not parse, `env`)."""
+
     read: tuple[tuple[str, Earlier], ...] = ()
     env_read: tuple[tuple[str, Earlier], ...] = ()
     denied: tuple[Earlier, ...] = ()
@@ -106,10 +109,15 @@ def problems(expr) -> list[str]:
     if isinstance(expr, ast.Truthy) or isinstance(expr, ast.Matches):
         return []
     if isinstance(expr, ast.Member):
-        return [] if all(isinstance(v, str) and not isinstance(v, bool) for v in expr.values) else \
-            [f"`{expr.fact.dotted}` holds text; the list must hold strings"]
-    return [f"`{expr.fact.dotted}` is a set of {'files' if kind == 'paths' else 'names'}: test it with `matches` or "
-            "`in`, or alone (not empty)"]
+        return (
+            []
+            if all(isinstance(v, str) and not isinstance(v, bool) for v in expr.values)
+            else [f"`{expr.fact.dotted}` holds text; the list must hold strings"]
+        )
+    return [
+        f"`{expr.fact.dotted}` is a set of {'files' if kind == 'paths' else 'names'}: test it with `matches` or "
+        "`in`, or alone (not empty)"
+    ]
 
 
 def session_note(policy, deciding, session: Session | None) -> str:
@@ -139,4 +147,5 @@ def session_note(policy, deciding, session: Session | None) -> str:
 
 def _shown(atom) -> str:
     from .fmt import expr_text
+
     return expr_text(atom)

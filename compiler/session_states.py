@@ -8,6 +8,7 @@ state is a set of regions, one witness each, plus `*` (a line that may have read
 test and fails an allow's). `session.denied_count` takes 0 and each compared number, one below and one above.
 Of the states every test answers alike, one is kept.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -65,14 +66,18 @@ def describe(state) -> dict | str:
     """A state as a witness shows it."""
     if state is None:
         return "unknown (no event log: every session test holds for a deny or ask, fails for an allow)"
-    return {"read": [value for value, _ in state.read], "env_read": [value for value, _ in state.env_read],
-            "denied_count": len(state.denied)}
+    return {
+        "read": [value for value, _ in state.read],
+        "env_read": [value for value, _ in state.env_read],
+        "denied_count": len(state.denied),
+    }
 
 
 def _set_classes(atoms, paths: bool, notes: list[str]) -> tuple[list[str], bool]:
     """A witness element of each region the tests split the fact's values into, and `*`."""
     from .argclasses import FieldTests, _string_classes
     from .paths import home_glob
+
     fields = FieldTests()
     for atom in atoms:
         if isinstance(atom, ast.Matches):

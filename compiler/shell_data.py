@@ -2,6 +2,7 @@
 
 Data, not code: a wrapper or a dangerous option is added by editing JSON, never this module.
 """
+
 from __future__ import annotations
 
 import os
@@ -174,15 +175,34 @@ class Program:
     def writes_named_files_only(self) -> bool:
         """Whether all it knows of the program is which operands it writes (`cp`, `rm`, `touch`): a command
         of plain literal words then names every file it writes, and is no hazard."""
-        return not (self.hazard_always or self.hazard or self.writes or self.chdir or self.commands or self.opaque
-                    or self.exec or self.config or self.script or self.program_files or self.subcommands
-                    or self.command_operands
-                    or self.remote_command or self.leading or self.safe_script or self.global_only)
+        return not (
+            self.hazard_always
+            or self.hazard
+            or self.writes
+            or self.chdir
+            or self.commands
+            or self.opaque
+            or self.exec
+            or self.config
+            or self.script
+            or self.program_files
+            or self.subcommands
+            or self.command_operands
+            or self.remote_command
+            or self.leading
+            or self.safe_script
+            or self.global_only
+        )
 
     def runs_commands_after(self, skipped: frozenset) -> bool:
         """`runs_commands`, its `skipped` options aside (git's own options, after the subcommand)."""
-        return bool(self.exec or self.commands - skipped or self.opaque - skipped or self.config - skipped
-                    or self.runs_rest_after)
+        return bool(
+            self.exec
+            or self.commands - skipped
+            or self.opaque - skipped
+            or self.config - skipped
+            or self.runs_rest_after
+        )
 
     @property
     def reads_files(self) -> bool:
@@ -192,22 +212,47 @@ class Program:
     @property
     def writes_files(self) -> bool:
         """Whether it writes files its words name (`cp A B`, `sort -o F`, `tar -x`, `find -delete`)."""
-        return bool(self.written or self.written_assignments or self.into or self.writes or self.extracts
-                    or self.creates or self.removes_below or self.tree)
+        return bool(
+            self.written
+            or self.written_assignments
+            or self.into
+            or self.writes
+            or self.extracts
+            or self.creates
+            or self.removes_below
+            or self.tree
+        )
 
     @cached_property  # asked per segment with an expansion word (command classes): answered once per row
     def reads_only(self) -> bool:
         """Whether all it knows of the program is which operands it reads (`cat`, `head -n N`)."""
-        return bool(self.read) and replace(self, read="", read_patterns=frozenset(), recursive=frozenset(),
-                                           read_assignments=frozenset(), read_only_names=frozenset(),
-                                           values=frozenset()) == _NOTHING_KNOWN
+        return (
+            bool(self.read)
+            and replace(
+                self,
+                read="",
+                read_patterns=frozenset(),
+                recursive=frozenset(),
+                read_assignments=frozenset(),
+                read_only_names=frozenset(),
+                values=frozenset(),
+            )
+            == _NOTHING_KNOWN
+        )
 
     @property
     def options_matter(self) -> bool:
         """Whether some option of it runs code, writes, reads a program or changes directory: a word
         that may expand to an option may then hide one."""
-        return bool(self.runs_commands or self.hazard or self.writes or self.chdir or self.script
-                    or self.program_files or self.into)
+        return bool(
+            self.runs_commands
+            or self.hazard
+            or self.writes
+            or self.chdir
+            or self.script
+            or self.program_files
+            or self.into
+        )
 
     def safe(self, script: str) -> bool:
         """Whether `script` matches `safe_script` from its start."""
@@ -220,6 +265,7 @@ _NOTHING_KNOWN = Program()
 @record(slots=False)
 class Interpreter:
     """A program that runs code in its own language (python, node, perl, awk, …)."""
+
     options: OptionSpec
     language: str
     code: frozenset = frozenset()  # options whose value is program text (`-c`, `-e`, `--eval`)
@@ -232,7 +278,9 @@ class Interpreter:
     reads_operands: bool = False
     hazard: frozenset = frozenset()  # options that write files or load code (`perl -i`, `awk -l`)
     code_subcommands: frozenset = frozenset()  # first operands that read code from the line or stdin (`deno eval`)
-    stdin_subcommands: frozenset = frozenset()  # first operands that read the program from stdin given `-` (`deno run -`)
+    stdin_subcommands: frozenset = (
+        frozenset()
+    )  # first operands that read the program from stdin given `-` (`deno run -`)
     bare_reads_stdin: bool = True  # with no program given, it reads one from stdin
     attached_long: bool = False  # any `--name=value` is an option
     single_dash_long: bool = False  # `-name` is the long option `--name` (sqlite3)
@@ -296,7 +344,9 @@ class Knowledge:
         """The interpreter `name` runs: by its name, or with a version after it (`python3.11`, `lua5.4`)."""
         found = self.interpreters.get(name)
         if found is None and (name[-1:].isdigit() or name[-2:-1].isdigit()):
-            versioned = compiled(r"([A-Za-z]+?)[0-9][0-9.]*[mtd]?").fullmatch(name)  # python3.13t, python3.6m, python3.12d
+            versioned = compiled(r"([A-Za-z]+?)[0-9][0-9.]*[mtd]?").fullmatch(
+                name
+            )  # python3.13t, python3.6m, python3.12d
             if versioned is not None:
                 found = self.interpreters.get(versioned[1])
         return found
@@ -311,27 +361,57 @@ class Knowledge:
 
 
 def _options(row: dict) -> OptionSpec:
-    return OptionSpec(row.get("flags", ""), row.get("values", ""), row.get("optional", ""),
-                      frozenset(row.get("long_flags", ())), frozenset(row.get("long_values", ())),
-                      frozenset(row.get("long_optional", ())))
+    return OptionSpec(
+        row.get("flags", ""),
+        row.get("values", ""),
+        row.get("optional", ""),
+        frozenset(row.get("long_flags", ())),
+        frozenset(row.get("long_values", ())),
+        frozenset(row.get("long_optional", ())),
+    )
 
 
 def _wrapper(row: dict) -> Wrapper:
     spec = _options(row)
-    sets = {key: frozenset(row.get(key, ())) for key in
-            ("no_run", "stdin_shell", "opaque", "string", "no_join", "stop_at", "writes", "chdir", "replaces",
-             "subcommands", "harmless_subcommands", "command_options")}
-    return Wrapper(spec, positional=row.get("positional", 0), stdin_shell_always=row.get("stdin_shell_always", False),
-                   opaque_always=row.get("opaque_always", ""), joins=row.get("joins", False),
-                   assignments=row.get("assignments", False), default=row.get("default", ""),
-                   numeric_option=row.get("numeric_option", False), dash_is_flag=row.get("dash_is_flag", False),
-                   coproc=row.get("coproc", False), placeholders=tuple(row.get("placeholders", ())),
-                   appends=row.get("appends", False), runner=row.get("runner", False),
-                   each_string=row.get("each_string", False), permutes=row.get("permutes", False),
-                   user_shell=row.get("user_shell", False), operands_written=row.get("operands_written", False),
-                   transparent=row.get("transparent", False),
-                   transparent_options=frozenset(row["transparent_options"]) if "transparent_options" in row else None,
-                   **sets)
+    sets = {
+        key: frozenset(row.get(key, ()))
+        for key in (
+            "no_run",
+            "stdin_shell",
+            "opaque",
+            "string",
+            "no_join",
+            "stop_at",
+            "writes",
+            "chdir",
+            "replaces",
+            "subcommands",
+            "harmless_subcommands",
+            "command_options",
+        )
+    }
+    return Wrapper(
+        spec,
+        positional=row.get("positional", 0),
+        stdin_shell_always=row.get("stdin_shell_always", False),
+        opaque_always=row.get("opaque_always", ""),
+        joins=row.get("joins", False),
+        assignments=row.get("assignments", False),
+        default=row.get("default", ""),
+        numeric_option=row.get("numeric_option", False),
+        dash_is_flag=row.get("dash_is_flag", False),
+        coproc=row.get("coproc", False),
+        placeholders=tuple(row.get("placeholders", ())),
+        appends=row.get("appends", False),
+        runner=row.get("runner", False),
+        each_string=row.get("each_string", False),
+        permutes=row.get("permutes", False),
+        user_shell=row.get("user_shell", False),
+        operands_written=row.get("operands_written", False),
+        transparent=row.get("transparent", False),
+        transparent_options=frozenset(row["transparent_options"]) if "transparent_options" in row else None,
+        **sets,
+    )
 
 
 def _program(row: dict) -> Program:
@@ -346,25 +426,35 @@ def _program(row: dict) -> Program:
                 plain.append(replace(base, commands=frozenset(), writes=frozenset(), tree="", history=""))
             return plain[0]
         config = frozenset(own.get("config", ()))  # `git clone -c K=V`: clone's own, not git's skipped one
-        return replace(base, commands=frozenset(own.get("commands", ())), writes=frozenset(own.get("writes", ())),
-                       opaque=base.opaque | frozenset(own.get("opaque", ())), config=base.config | config,
-                       global_only=base.global_only - config,
-                       tree=own.get("tree", ""), tree_options=frozenset(own.get("tree_options", ())),
-                       tree_keeping=frozenset(own.get("tree_keeping", ())),
-                       runs_rest_after=own.get("runs", ""), values=base.values | frozenset(own.get("values", ())),
-                       runs_rest_as_argv=own.get("argv", False), written=own.get("written", base.written),
-                       written_recursive=own.get("written_recursive", base.written_recursive),
-                       read=own.get("read", base.read), recursive=base.recursive | frozenset(own.get("recursive", ())),
-                       history=own.get("history", ""),
-                       history_patch=frozenset(own.get("history_patch", base.history_patch)),
-                       history_verbs=frozenset(own.get("history_verbs", ())),
-                       history_lists_trees=own.get("history_lists_trees", False),
-                       history_worktree=own.get("history_worktree", False),
-                       text_values=frozenset(own.get("text_values", ())),
-                       history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
-                       reads=base.reads | frozenset(own.get("reads", ())),
-                       read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
-                       settings={key: frozenset(words) for key, words in own.get("settings", {}).items()})
+        return replace(
+            base,
+            commands=frozenset(own.get("commands", ())),
+            writes=frozenset(own.get("writes", ())),
+            opaque=base.opaque | frozenset(own.get("opaque", ())),
+            config=base.config | config,
+            global_only=base.global_only - config,
+            tree=own.get("tree", ""),
+            tree_options=frozenset(own.get("tree_options", ())),
+            tree_keeping=frozenset(own.get("tree_keeping", ())),
+            runs_rest_after=own.get("runs", ""),
+            values=base.values | frozenset(own.get("values", ())),
+            runs_rest_as_argv=own.get("argv", False),
+            written=own.get("written", base.written),
+            written_recursive=own.get("written_recursive", base.written_recursive),
+            read=own.get("read", base.read),
+            recursive=base.recursive | frozenset(own.get("recursive", ())),
+            history=own.get("history", ""),
+            history_patch=frozenset(own.get("history_patch", base.history_patch)),
+            history_verbs=frozenset(own.get("history_verbs", ())),
+            history_lists_trees=own.get("history_lists_trees", False),
+            history_worktree=own.get("history_worktree", False),
+            text_values=frozenset(own.get("text_values", ())),
+            history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
+            reads=base.reads | frozenset(own.get("reads", ())),
+            read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
+            settings={key: frozenset(words) for key, words in own.get("settings", {}).items()},
+        )
+
     rows = dict.fromkeys(row.get("plain_subcommands", ()))
     rows.update(row["subcommands"])
     # made one by one when a line names them: `git status` needs one of git's ~40 (~2 ms of a hook made all)
@@ -372,53 +462,80 @@ def _program(row: dict) -> Program:
 
 
 def _program_row(row: dict) -> Program:
-    return Program(exec=frozenset(row.get("exec", ())), hazard=frozenset(row.get("hazard", ())),
-                   hazard_always=row.get("hazard_always", ""), writes=frozenset(row.get("writes", ())),
-                   reads=frozenset(row.get("reads", ())),
-                   chdir=frozenset(row.get("chdir", ())), global_only=frozenset(row.get("global", ())),
-                   script=frozenset(row.get("script", ())), first_operand_script=row.get("first_operand", False),
-                   safe_script=row.get("safe_script") or "", 
-                   values=frozenset(row.get("values", ())), opaque_script=row.get("opaque_script", ""),
-                   commands=frozenset(row.get("commands", ())), opaque=frozenset(row.get("opaque", ())),
-                   program_files=frozenset(row.get("program_files", ())),
-                   command_operands=tuple(row.get("command_operands", ())),
-                   config=frozenset(row.get("config", ())), config_from_env=frozenset(row.get("config_from_env", ())),
-                   config_commands=tuple(row.get("config_commands", ())),
-                   config_harmless=tuple(row.get("config_harmless", ())),
-                   options_after_dashes=row.get("options_after_dashes", False),
-                   remote_command=_options(row["remote_command"]) if "remote_command" in row else None,
-                   written=row.get("written", ""), written_with=frozenset(row.get("written_with", ())),
-                   moves=row.get("moves", False), into=frozenset(row.get("into", ())),
-                   written_assignments=frozenset(row.get("written_assignments", ())),
-                   written_recursive=row.get("written_recursive", False),
-                   removes_below=frozenset(row.get("removes_below", ())), tree=row.get("tree", ""),
-                   clusters=not row.get("whole_word_options", False),
-                   tree_options=frozenset(row.get("tree_options", ())),
-                   tree_keeping=frozenset(row.get("tree_keeping", ())),
-                   archive=frozenset(row.get("archive", ())), creates=frozenset(row.get("creates", ())),
-                   extracts=frozenset(row.get("extracts", ())), lists=frozenset(row.get("lists", ())),
-                   members_anywhere=frozenset(row.get("members_anywhere", ())),
-                   bundled_first=row.get("bundled_first", False), archive_first=row.get("archive_first", False),
-                   read=row.get("read", ""), read_patterns=frozenset(row.get("read_patterns", ())),
-                   read_assignments=frozenset(row.get("read_assignments", ())),
-                   recursive=frozenset(row.get("recursive", ())),
-                   read_only_names=frozenset(row.get("read_only_names", ())),
-                   history=row.get("history", ""), history_patch=frozenset(row.get("history_patch", ())),
-                   history_quiet=frozenset(row.get("history_quiet", ())),
-                   leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None)
+    return Program(
+        exec=frozenset(row.get("exec", ())),
+        hazard=frozenset(row.get("hazard", ())),
+        hazard_always=row.get("hazard_always", ""),
+        writes=frozenset(row.get("writes", ())),
+        reads=frozenset(row.get("reads", ())),
+        chdir=frozenset(row.get("chdir", ())),
+        global_only=frozenset(row.get("global", ())),
+        script=frozenset(row.get("script", ())),
+        first_operand_script=row.get("first_operand", False),
+        safe_script=row.get("safe_script") or "",
+        values=frozenset(row.get("values", ())),
+        opaque_script=row.get("opaque_script", ""),
+        commands=frozenset(row.get("commands", ())),
+        opaque=frozenset(row.get("opaque", ())),
+        program_files=frozenset(row.get("program_files", ())),
+        command_operands=tuple(row.get("command_operands", ())),
+        config=frozenset(row.get("config", ())),
+        config_from_env=frozenset(row.get("config_from_env", ())),
+        config_commands=tuple(row.get("config_commands", ())),
+        config_harmless=tuple(row.get("config_harmless", ())),
+        options_after_dashes=row.get("options_after_dashes", False),
+        remote_command=_options(row["remote_command"]) if "remote_command" in row else None,
+        written=row.get("written", ""),
+        written_with=frozenset(row.get("written_with", ())),
+        moves=row.get("moves", False),
+        into=frozenset(row.get("into", ())),
+        written_assignments=frozenset(row.get("written_assignments", ())),
+        written_recursive=row.get("written_recursive", False),
+        removes_below=frozenset(row.get("removes_below", ())),
+        tree=row.get("tree", ""),
+        clusters=not row.get("whole_word_options", False),
+        tree_options=frozenset(row.get("tree_options", ())),
+        tree_keeping=frozenset(row.get("tree_keeping", ())),
+        archive=frozenset(row.get("archive", ())),
+        creates=frozenset(row.get("creates", ())),
+        extracts=frozenset(row.get("extracts", ())),
+        lists=frozenset(row.get("lists", ())),
+        members_anywhere=frozenset(row.get("members_anywhere", ())),
+        bundled_first=row.get("bundled_first", False),
+        archive_first=row.get("archive_first", False),
+        read=row.get("read", ""),
+        read_patterns=frozenset(row.get("read_patterns", ())),
+        read_assignments=frozenset(row.get("read_assignments", ())),
+        recursive=frozenset(row.get("recursive", ())),
+        read_only_names=frozenset(row.get("read_only_names", ())),
+        history=row.get("history", ""),
+        history_patch=frozenset(row.get("history_patch", ())),
+        history_quiet=frozenset(row.get("history_quiet", ())),
+        leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None,
+    )
 
 
 def _interpreter(row: dict) -> Interpreter:
-    sets = {key: frozenset(row.get(key, ())) for key in
-            ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands", "stdin_subcommands")}
-    return Interpreter(_options(row), row["language"], code_operand=row.get("code_operand", False),
-                       bare_reads_stdin=row.get("bare_reads_stdin", True), attached_long=row.get("attached_long", False),
-                       single_dash_long=row.get("single_dash_long", False),
-                       code_operands_from=row.get("code_operands_from"),
-                       operands_not_program=row.get("operands_not_program", False),
-                       unclear_optional=row.get("unclear_optional", False), permutes=row.get("permutes", False),
-                       unsafe_code=row.get("unsafe_code", ""), writing_code=row.get("writing_code", ""),
-                       reads_operands=row.get("reads_operands", False), **sets)
+    sets = {
+        key: frozenset(row.get(key, ()))
+        for key in ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands", "stdin_subcommands")
+    }
+    return Interpreter(
+        _options(row),
+        row["language"],
+        code_operand=row.get("code_operand", False),
+        bare_reads_stdin=row.get("bare_reads_stdin", True),
+        attached_long=row.get("attached_long", False),
+        single_dash_long=row.get("single_dash_long", False),
+        code_operands_from=row.get("code_operands_from"),
+        operands_not_program=row.get("operands_not_program", False),
+        unclear_optional=row.get("unclear_optional", False),
+        permutes=row.get("permutes", False),
+        unsafe_code=row.get("unsafe_code", ""),
+        writing_code=row.get("writing_code", ""),
+        reads_operands=row.get("reads_operands", False),
+        **sets,
+    )
 
 
 def _by_name(rows: dict) -> dict:

@@ -5,6 +5,7 @@ bodies), the programs that print the environment (`env`, `printenv`, `export -p`
 `/proc/*/environ`, and interpreter forms in the line's text (`os.environ`, `process.env`, awk `ENVIRON`, …).
 Sets: assignments (`X=… cmd`, `export`, `declare -x`, `readonly`, `local`), `unset`, `read`, `env X=… cmd`.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,9 +23,12 @@ _NAMED = re.compile(
     r"""(?:os\.environ(?:\.get)?\s*[\[(]\s*|os\.getenv\s*\(\s*|getenv\s*\(\s*|ENVIRON\s*\[\s*|ENV\s*\[\s*)"""
     r"""\\?["']([A-Za-z_][A-Za-z0-9_]*)\\?["']"""
     r"""|process\.env\.([A-Za-z_][A-Za-z0-9_]*)|process\.env\s*\[\s*\\?["']([A-Za-z_][A-Za-z0-9_]*)"""
-    r"""|\$ENV\{\s*["']?([A-Za-z_][A-Za-z0-9_]*)|\$\{?([A-Za-z_][A-Za-z0-9_]*)""")
-_WHOLE = re.compile(r"os\.environ|process\.env\b|ENVIRON\b|\$ENV\{|\bENV\s*[\[.]|/proc/[^/\s]+/environ|os\.getenv\s*\("
-                    r"|\bgetenv\s*\(")
+    r"""|\$ENV\{\s*["']?([A-Za-z_][A-Za-z0-9_]*)|\$\{?([A-Za-z_][A-Za-z0-9_]*)"""
+)
+_WHOLE = re.compile(
+    r"os\.environ|process\.env\b|ENVIRON\b|\$ENV\{|\bENV\s*[\[.]|/proc/[^/\s]+/environ|os\.getenv\s*\("
+    r"|\bgetenv\s*\("
+)
 _SETTING_PARENTS = frozenset({"variable_assignment", "declaration_command", "unset_command", "for_statement"})
 
 
@@ -32,6 +36,7 @@ _SETTING_PARENTS = frozenset({"variable_assignment", "declaration_command", "uns
 class EnvUse:
     """What a line does with the environment: names read (`ALL` among them: every variable), names set, and
     whether the line was read whole (False: it does not parse, so any variable may be read or set)."""
+
     read: frozenset[str] = frozenset()
     set: frozenset[str] = frozenset()
     complete: bool = True
@@ -47,6 +52,7 @@ def env_use(command: str) -> EnvUse:
     if not isinstance(command, str) or "\x00" in command:
         return EnvUse(complete=False)
     from .bash_grammar import bash_parser
+
     try:
         root = bash_parser().parse(command.encode("utf-8", "surrogatepass")).root_node
     except (UnicodeError, ValueError):
@@ -64,7 +70,8 @@ def env_use(command: str) -> EnvUse:
             printed = parent == "declaration_command" and "-p" in _options(node.parent)  # `declare -p X`
             (wrote if parent in _SETTING_PARENTS and not printed else read).add(_text(node))
         elif kind == "declaration_command" and not any(
-                child.type in ("variable_name", "variable_assignment") for child in node.children[1:]):
+            child.type in ("variable_name", "variable_assignment") for child in node.children[1:]
+        ):
             if all(option in ("-p", "-x", "-px", "-xp") for option in _options(node)):
                 read.add(ALL)  # `export`, `export -p`, `declare -p`, `declare -x`: prints the (exported) variables
         elif kind == "command":
@@ -75,6 +82,7 @@ def env_use(command: str) -> EnvUse:
     _in_text(command, read, names=False)
     # the commands the shell analyser finds behind wrappers and `sh -c` (`sudo env`, `bash -c printenv`)
     from .shell import analyse
+
     found = analyse(command)
     for segment in found.segments if found is not None else ():
         if segment.argv and not segment.opaque:
@@ -87,8 +95,19 @@ def _command(node, read: set, wrote: set) -> None:
     """A simple command as tree-sitter reads it (its words as written, assignments to `env` among them)."""
     name_node = next((child for child in node.children if child.type == "command_name"), None)
     if name_node is not None:
-        _argv([_text(name_node), *(_text(child) for child in node.children if child.start_byte > name_node.start_byte
-                                   and child.type in ("word", "string", "raw_string", "number"))], read, wrote)
+        _argv(
+            [
+                _text(name_node),
+                *(
+                    _text(child)
+                    for child in node.children
+                    if child.start_byte > name_node.start_byte
+                    and child.type in ("word", "string", "raw_string", "number")
+                ),
+            ],
+            read,
+            wrote,
+        )
 
 
 def _argv(argv: list[str], read: set, wrote: set) -> None:

@@ -1,6 +1,7 @@
 """Options read per program, from catalogs/shell/options.json: a simple command or a command pattern → its
 option set (any order, cluster, alias or unambiguous abbreviation), so `deny … "rm -rf /*"` meets `rm -fr /`.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,9 +62,13 @@ def _grammar(row: dict) -> Grammar:
             spelled[spelling] = (canonical,)
     for spelling, canonicals in row.get("expands", {}).items():
         spelled[spelling] = tuple(canonicals)
-    return Grammar(spelled, tuple(s for s in spelled if s.startswith("--")), frozenset(row.get("values", ())),
-                   row.get("permutes", False),
-                   tuple((prefix, tuple(given)) for prefix, given in row.get("operand_options", {}).items()))
+    return Grammar(
+        spelled,
+        tuple(s for s in spelled if s.startswith("--")),
+        frozenset(row.get("values", ())),
+        row.get("permutes", False),
+        tuple((prefix, tuple(given)) for prefix, given in row.get("operand_options", {}).items()),
+    )
 
 
 def _program(words) -> tuple[str, int] | None:
@@ -85,6 +90,7 @@ def _after_leading(name: str, words) -> int | None:
     """Where the subcommand of `name` is, its leading options skipped (commands.json's
     `options_before_subcommand`), or None when the program has no subcommands."""
     from .shell_data import knowledge
+
     row = knowledge().programs.get(name)
     spec = row.leading if row is not None else None
     if spec is None:
@@ -138,8 +144,9 @@ def read_options(words, grammar: Grammar, pattern: bool = False):
             operands.append(word)
             ended = ended or not grammar.permutes
             if not pattern:  # (a pattern's `+*` is a glob of operands, not a force)
-                options += [option for prefix, given in grammar.operand_options if word.startswith(prefix)
-                            for option in given]
+                options += [
+                    option for prefix, given in grammar.operand_options if word.startswith(prefix) for option in given
+                ]
             continue
         if word == "--":
             ended = True
@@ -158,7 +165,7 @@ def read_options(words, grammar: Grammar, pattern: bool = False):
             names = grammar.spelled.get("-" + word[at], ("-" + word[at],))
             options += names
             if names[0] in grammar.values:
-                value = word[at + 1:]
+                value = word[at + 1 :]
                 if not value and i < n:
                     value = words[i]
                     i += 1
@@ -197,8 +204,9 @@ def except_problem(pattern: str, excepted) -> str:
     program, or a word is not one of its options."""
     found = _program(pattern.split(" "))
     if found is None:
-        return (f"no option grammar reads `{pattern}`: `except` is for "
-                + ", ".join(f"`{name}`" for name in sorted(grammars())))
+        return f"no option grammar reads `{pattern}`: `except` is for " + ", ".join(
+            f"`{name}`" for name in sorted(grammars())
+        )
     grammar = grammars()[found[0]]
     for option in excepted:
         if not option.startswith("-") or option == "--" or " " in option:
@@ -230,11 +238,14 @@ def options_match(reading: OptionReading, pattern: str) -> bool:
         return True
     if not wanted.options <= reading.options:
         return False
-    if not all(any(name == given and glob_match(glob, value) for given, value in reading.valued)
-               for name, glob in wanted.valued):
+    if not all(
+        any(name == given and glob_match(glob, value) for given, value in reading.valued)
+        for name, glob in wanted.valued
+    ):
         return False
     if glob_match(wanted.operands, reading.operands, shell=True):
         return True
     # one operand glob: any one operand it matches (`rm -rf /*` meets `rm -rf x /`, each operand is removed)
-    return " " not in wanted.operands and any(glob_match(wanted.operands, operand)
-                                              for operand in reading.operands.split(" "))
+    return " " not in wanted.operands and any(
+        glob_match(wanted.operands, operand) for operand in reading.operands.split(" ")
+    )

@@ -3,6 +3,7 @@
 A Span travels with every AST node but never takes part in equality or hashing, so two
 declarations that mean the same thing compare equal wherever they were written.
 """
+
 from __future__ import annotations
 
 
@@ -12,6 +13,7 @@ from .frozen import field, record
 @record
 class Span:
     """Where a piece of text was written: its file, and the line and column it starts and ends at."""
+
     path: str
     line: int
     col: int
@@ -30,5 +32,6 @@ def span_field():
 @record
 class Source:
     """A decoded source file: its path and its text."""
+
     path: str
     text: str

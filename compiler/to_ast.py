@@ -5,6 +5,7 @@ to walk afterwards; each reduction hands its parent a `Built`: the rule's AST va
 tokens (keywords and punctuation are kept, so a span is exactly what the author wrote, `}` and `)`
 included) and how deep conditions or lists nest in it, for the input limits.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,33 @@ from .source import Span
 
 # The nodes each rule makes, built without the frozen record __init__'s object.__setattr__ per field
 # (frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
-new = SimpleNamespace(**{cls.__name__: constructor(cls) for cls in (
-    Span, ast.Name, ast.Rule, ast.Guard, ast.Target, ast.Fact, ast.Compare, ast.Member, ast.Matches, ast.MatchesExcept,
-    ast.Place, ast.Has, ast.Flag, ast.Truthy, ast.Not, ast.And, ast.Or, ast.InClass, ast.ConfigEntry,
-    ast.CommandEntry)})
+new = SimpleNamespace(
+    **{
+        cls.__name__: constructor(cls)
+        for cls in (
+            Span,
+            ast.Name,
+            ast.Rule,
+            ast.Guard,
+            ast.Target,
+            ast.Fact,
+            ast.Compare,
+            ast.Member,
+            ast.Matches,
+            ast.MatchesExcept,
+            ast.Place,
+            ast.Has,
+            ast.Flag,
+            ast.Truthy,
+            ast.Not,
+            ast.And,
+            ast.Or,
+            ast.InClass,
+            ast.ConfigEntry,
+            ast.CommandEntry,
+        )
+    }
+)
 
 # What one reduction leaves for its parent: a `Built` tuple (AST value, first token, last token, nesting
 # height). A plain tuple — no token is one (lark's Token is a str) — costs a tenth of an object's __init__.
@@ -61,7 +85,9 @@ class _ToAst:
         return new.Span(_building.path, first.line, first.column, last.end_line, last.end_column)
 
     def _name(self, token: Token) -> ast.Name:
-        return new.Name(str(token), new.Span(_building.path, token.line, token.column, token.end_line, token.end_column))
+        return new.Name(
+            str(token), new.Span(_building.path, token.line, token.column, token.end_line, token.end_column)
+        )
 
     @staticmethod
     def _pick(children, kind):
@@ -304,8 +330,11 @@ class _ToAst:
             env=(self._one(children, "env") or ((), None))[0],
             url=self._one(children, "url"),
             risk=tuple(self._tagged(children, "risk")),
-            repeated=tuple(new.Name(tag, name.span) for tag in ("command", "args", "env", "url")
-                           if len(self._tagged(children, tag)) > 1),
+            repeated=tuple(
+                new.Name(tag, name.span)
+                for tag in ("command", "args", "env", "url")
+                if len(self._tagged(children, tag)) > 1
+            ),
             span=self._span(node),
             args_span=(self._one(children, "args") or ((), None))[1],
             env_span=(self._one(children, "env") or ((), None))[1],
@@ -328,8 +357,12 @@ class _ToAst:
 
     # --- command classes ---
     def commands(self, node, children):
-        return ast.Commands(self._name(children[0]), self._one(children, "title"),
-                            tuple(self._pick(children, ast.CommandEntry)), self._span(node))
+        return ast.Commands(
+            self._name(children[0]),
+            self._one(children, "title"),
+            tuple(self._pick(children, ast.CommandEntry)),
+            self._span(node),
+        )
 
     def command_entry(self, node, children):
         words = tuple(_unquote(children[0]).split())
@@ -365,8 +398,9 @@ class _ToAst:
         return new.Matches(children[0], _unquote(children[1]), self._span(node))
 
     def matches_except(self, node, children):
-        return new.MatchesExcept(children[0], _unquote(children[1]), tuple(_unquote(c) for c in children[2:]),
-                                 self._span(node))
+        return new.MatchesExcept(
+            children[0], _unquote(children[1]), tuple(_unquote(c) for c in children[2:]), self._span(node)
+        )
 
     def inside(self, node, children):
         return new.Place(children[0], True, self._name(children[1]), self._span(node))
@@ -446,8 +480,12 @@ def _rule_methods() -> dict:
 _RULES = _rule_methods()
 # how a rule's nesting height is counted for the input limits: +1 at each condition group or list,
 # carried through parentheses and a list's `value`; every other rule starts again from 0
-_NESTING = {**{rule: (1, MAX_CONDITION_DEPTH) for rule in CONDITION_NODES}, "list": (1, MAX_LIST_DEPTH),
-            "atom": (0, None), "value": (0, None)}
+_NESTING = {
+    **{rule: (1, MAX_CONDITION_DEPTH) for rule in CONDITION_NODES},
+    "list": (1, MAX_LIST_DEPTH),
+    "atom": (0, None),
+    "value": (0, None),
+}
 
 
 def _reduction(builder: _ToAst, method, rule: str):
@@ -532,8 +570,9 @@ def _specialised(builder: _ToAst, method, rule: str, layout: tuple):
         made: dict = {"__builtins__": {}}
         exec(compile(source, "<dshc reduce>", "exec"), made)  # noqa: S102 - generated names only (see above)
         code = _REDUCE_CODE[source] = made["reduce"].__code__
-    return FunctionType(code, {"method": method, "builder": builder, "state": _building,
-                               "__builtins__": {"len": len, "max": max}})
+    return FunctionType(
+        code, {"method": method, "builder": builder, "state": _building, "__builtins__": {"len": len, "max": max}}
+    )
 
 
 _REDUCE_CODE: dict = {}  # generated source -> its code object

@@ -13,6 +13,7 @@ lark's own lexer takes over from that very position and parser state, so whateve
 rest of the AST or the exact syntax error — is lark's. Every token fed before is one lark's lexer
 would have made in the same state (tests/test_token_stream.py compares both).
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,9 @@ class TokenStream:
         self.parser = parser
         name = re.compile(parser.get_terminal("NAME").pattern.to_regexp())
         # lark's BasicLexer order: the first alternative that matches is the token
-        terminals = sorted(parser.terminals, key=lambda t: (-t.priority, -t.pattern.max_width,
-                                                            -len(t.pattern.value), t.name))
+        terminals = sorted(
+            parser.terminals, key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name)
+        )
         self.keywords: dict[str, str] = {}  # "allow" -> "ALLOW": words NAME matches too
         alternatives = []
         for terminal in terminals:
@@ -140,9 +142,12 @@ class TokenStream:
                         gotos.setdefault(symbol, {})[state] = arg
             reductions = _reductions(callbacks, gotos)
             actions = {
-                state: {symbol: (True, arg) if action is Shift else (False, reductions[arg])
-                        for symbol, (action, arg) in row.items()}
-                for state, row in states.items()}
+                state: {
+                    symbol: (True, arg) if action is Shift else (False, reductions[arg])
+                    for symbol, (action, arg) in row.items()
+                }
+                for state, row in states.items()
+            }
             for goto in gotos.values():  # the state after a reduction, with its row: one lookup less a reduction
                 for below, following in goto.items():
                     goto[below] = (following, actions[following])
@@ -239,8 +244,9 @@ def _builds(rule, callback, built: set) -> bool:
     while callback is not None:
         if getattr(callback, "specialise", None) is not None:
             return True
-        if type(callback) is ExpandSingleChild and (len(rule.expansion) < 2 or
-                                                    any(symbol.name.startswith("_") for symbol in rule.expansion)):
+        if type(callback) is ExpandSingleChild and (
+            len(rule.expansion) < 2 or any(symbol.name.startswith("_") for symbol in rule.expansion)
+        ):
             return False  # it may hand a single child up as it is
         callback = getattr(callback, "node_builder", None)
     return False

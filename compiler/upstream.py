@@ -4,9 +4,12 @@ In: the parsed documents, and per upstream the `tools/list` entries as plain JSO
 the server could not be reached). Out: frozen catalog Packages plus diagnostics. No I/O here:
 connecting to the servers is the CLI's job.
 """
+
 from __future__ import annotations
 
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+from _collections_abc import (
+    Mapping,
+)  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from . import ast
 from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
@@ -31,6 +34,7 @@ _NAME_CHARS = Pattern(r"[^A-Za-z0-9_\-]")
 @record(slots=False)
 class Endpoint:
     """How to reach one upstream: a stdio command (with args and extra env) or a streamable-HTTP URL."""
+
     name: str
     command: str | None
     args: tuple[str, ...]
@@ -68,47 +72,82 @@ def endpoints(documents: Iterable[ast.Document]) -> tuple[tuple[Endpoint, ...], 
                 continue
             problems = list(_problems(decl))
             if decl.name.text in found:
-                problems.append(Diagnostic("DSH210", f"upstream `{decl.name.text}` is declared twice", decl.name.span,
-                                           f"first declared at {found[decl.name.text].span}"))
+                problems.append(
+                    Diagnostic(
+                        "DSH210",
+                        f"upstream `{decl.name.text}` is declared twice",
+                        decl.name.span,
+                        f"first declared at {found[decl.name.text].span}",
+                    )
+                )
             diags += problems
             if problems:
                 continue
             found[decl.name.text] = Endpoint(
-                decl.name.text, decl.command.text if decl.command else None, tuple(decl.args),
-                tuple((e.key.text, e.value) for e in decl.env), decl.url.text if decl.url else None, decl.risk,
-                decl.name.span)
+                decl.name.text,
+                decl.command.text if decl.command else None,
+                tuple(decl.args),
+                tuple((e.key.text, e.value) for e in decl.env),
+                decl.url.text if decl.url else None,
+                decl.risk,
+                decl.name.span,
+            )
     return tuple(found[name] for name in sorted(found)), diags
 
 
 def _problems(decl: ast.Upstream):
     for name in decl.repeated:
-        yield Diagnostic("DSH306", f"upstream `{decl.name.text}` sets `{name.text}` more than once", name.span,
-                         "keep one; nothing in a file is silently ignored")
+        yield Diagnostic(
+            "DSH306",
+            f"upstream `{decl.name.text}` sets `{name.text}` more than once",
+            name.span,
+            "keep one; nothing in a file is silently ignored",
+        )
     if SEPARATOR in decl.name.text:
-        yield Diagnostic("DSH520", f"upstream name `{decl.name.text}` contains `{SEPARATOR}`", decl.name.span,
-                         f"tool names are `NAME{SEPARATOR}tool`; a name holding the separator would be ambiguous")
+        yield Diagnostic(
+            "DSH520",
+            f"upstream name `{decl.name.text}` contains `{SEPARATOR}`",
+            decl.name.span,
+            f"tool names are `NAME{SEPARATOR}tool`; a name holding the separator would be ambiguous",
+        )
     if (decl.command is None) == (decl.url is None):
-        yield Diagnostic("DSH520", f"upstream `{decl.name.text}` needs exactly one of `command` or `url`",
-                         decl.name.span, 'stdio: `command "PROGRAM" args [...]`; HTTP: `url "http://HOST:PORT/mcp"`')
+        yield Diagnostic(
+            "DSH520",
+            f"upstream `{decl.name.text}` needs exactly one of `command` or `url`",
+            decl.name.span,
+            'stdio: `command "PROGRAM" args [...]`; HTTP: `url "http://HOST:PORT/mcp"`',
+        )
     if decl.url is not None and (decl.args or decl.env):
-        yield Diagnostic("DSH520", f"upstream `{decl.name.text}` has a `url`, so `args` and `env` mean nothing",
-                         decl.url.span, "remove them, or use `command` to start the server yourself")
+        yield Diagnostic(
+            "DSH520",
+            f"upstream `{decl.name.text}` has a `url`, so `args` and `env` mean nothing",
+            decl.url.span,
+            "remove them, or use `command` to start the server yourself",
+        )
     if decl.url is not None and not decl.url.text.startswith(("http://", "https://")):
         yield Diagnostic("DSH520", f"upstream url `{decl.url.text}` is not http(s)", decl.url.span)
     if not all(isinstance(a, str) for a in decl.args):
         yield Diagnostic("DSH520", f"`args` of upstream `{decl.name.text}` must all be strings", decl.args_span)
     for entry in decl.env:
         if not isinstance(entry.value, str):
-            yield Diagnostic("DSH520", f"env `{entry.key.text}` of upstream `{decl.name.text}` must be a string",
-                             entry.span, f'write `{entry.key.text} = "…"`')
+            yield Diagnostic(
+                "DSH520",
+                f"env `{entry.key.text}` of upstream `{decl.name.text}` must be a string",
+                entry.span,
+                f'write `{entry.key.text} = "…"`',
+            )
     for override in decl.risk:
         axes = [a.text for a in override.axes]
         if NO_AXIS in axes and len(axes) > 1:
             yield Diagnostic("DSH520", "`none` cannot be combined with risk axes", override.span)
         for axis in override.axes:
             if axis.text != NO_AXIS and axis.text not in KNOWN_AXES:
-                yield Diagnostic("DSH217", f"unknown risk axis `{axis.text}`", axis.span,
-                                 "one of: " + ", ".join(KNOWN_AXES + (NO_AXIS,)))
+                yield Diagnostic(
+                    "DSH217",
+                    f"unknown risk axis `{axis.text}`",
+                    axis.span,
+                    "one of: " + ", ".join(KNOWN_AXES + (NO_AXIS,)),
+                )
 
 
 def risk_from_annotations(annotations: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -126,45 +165,81 @@ def package(endpoint: Endpoint, tools: list[Mapping[str, Any]] | None) -> tuple[
     """The catalog package of one upstream from its `tools/list` answer (None: not reachable)."""
     diags: list[Diagnostic] = []
     if tools is None:
-        diags.append(Diagnostic("DSH522", f"upstream `{endpoint.name}` did not answer `tools/list`", endpoint.span,
-                                "its tools appear once the server answers; `dshc serve` keeps trying"))
+        diags.append(
+            Diagnostic(
+                "DSH522",
+                f"upstream `{endpoint.name}` did not answer `tools/list`",
+                endpoint.span,
+                "its tools appear once the server answers; `dshc serve` keeps trying",
+            )
+        )
         tools = []
     defs: dict[str, ToolDef] = {}
     overrides = {o.tool.text: tuple(a.text for a in o.axes if a.text != NO_AXIS) for o in endpoint.overrides}
     for raw in tools:
         name = raw.get("name") if isinstance(raw, Mapping) else None
         if not isinstance(name, str) or not name:
-            diags.append(Diagnostic("DSH521", f"upstream `{endpoint.name}` listed a tool without a name",
-                                    endpoint.span))
+            diags.append(
+                Diagnostic("DSH521", f"upstream `{endpoint.name}` listed a tool without a name", endpoint.span)
+            )
             continue
         wire = wire_name(endpoint.name, name)
         problem = _schema_problem(raw.get("inputSchema"))
         if problem is None and wire in defs:
             problem = f"its name becomes `{wire}`, which another of its tools already has"
         if problem is not None:
-            diags.append(Diagnostic("DSH521", f"upstream tool `{endpoint.name}/{name}` is left out: {problem}",
-                                    endpoint.span))
+            diags.append(
+                Diagnostic("DSH521", f"upstream tool `{endpoint.name}/{name}` is left out: {problem}", endpoint.span)
+            )
             continue
         description = raw.get("description") if isinstance(raw.get("description"), str) else ""
         annotations = raw.get("annotations") if isinstance(raw.get("annotations"), Mapping) else None
         risk = overrides.get(name, overrides.get(wire, risk_from_annotations(annotations)))
         defs[wire] = ToolDef(
-            name=wire, definition=f"{endpoint.package}/{name}", description=description or f"`{name}` of {endpoint.name}",
-            parameters=dict(raw["inputSchema"]), parallel_safe=False,  # MCP has no concurrency hint: exclusive
-            risk=risk, presentation="generic", requires=(), provider=endpoint.service, enabled_by=None,
-            name_from=None, param_knobs={}, escalation=False, aliases=())
+            name=wire,
+            definition=f"{endpoint.package}/{name}",
+            description=description or f"`{name}` of {endpoint.name}",
+            parameters=dict(raw["inputSchema"]),
+            parallel_safe=False,  # MCP has no concurrency hint: exclusive
+            risk=risk,
+            presentation="generic",
+            requires=(),
+            provider=endpoint.service,
+            enabled_by=None,
+            name_from=None,
+            param_knobs={},
+            escalation=False,
+            aliases=(),
+        )
     listed = {t.definition.split("/", 1)[1] for t in defs.values()} | set(defs)
     for override in endpoint.overrides:
         if tools and override.tool.text not in listed:
-            diags.append(Diagnostic("DSH523", f"upstream `{endpoint.name}` has no tool `{override.tool.text}`",
-                                    override.tool.span, "names: " + ", ".join(sorted(listed)) if listed else None))
+            diags.append(
+                Diagnostic(
+                    "DSH523",
+                    f"upstream `{endpoint.name}` has no tool `{override.tool.text}`",
+                    override.tool.span,
+                    "names: " + ", ".join(sorted(listed)) if listed else None,
+                )
+            )
     summary = f"tools of the MCP server `{endpoint.name}`"
     # a preset overrides a tool's risk with `mount mcp:NAME { TOOL = ["AXIS", …] }` (compose reads the effect)
-    config = {t.name[len(endpoint.name) + len(SEPARATOR):]: ConfigKnob(
-        type="string-list", values=KNOWN_AXES, effect=f"risk:{t.definition}",
-        summary=f"risk axes of `{t.name}` instead of {list(t.risk)}") for t in defs.values()}
-    return Package(id=endpoint.package, summary=summary, requires=(), config=config,
-                   tools=tuple(defs[name] for name in sorted(defs))), diags
+    config = {
+        t.name[len(endpoint.name) + len(SEPARATOR) :]: ConfigKnob(
+            type="string-list",
+            values=KNOWN_AXES,
+            effect=f"risk:{t.definition}",
+            summary=f"risk axes of `{t.name}` instead of {list(t.risk)}",
+        )
+        for t in defs.values()
+    }
+    return Package(
+        id=endpoint.package,
+        summary=summary,
+        requires=(),
+        config=config,
+        tools=tuple(defs[name] for name in sorted(defs)),
+    ), diags
 
 
 def _schema_problem(schema) -> str | None:

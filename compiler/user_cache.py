@@ -4,6 +4,7 @@ Every dshc cache (parse tables, compiled programs, catalog checks) lives in <cac
 0700; a file is read only through an fd on that folder, never through a link, and only when it is
 a regular file of this user that nobody else can write. Writes are whole or not at all.
 """
+
 from __future__ import annotations
 
 import errno
@@ -104,7 +105,7 @@ def prune(folder: int, prefix: str, keep: int) -> None:
     if len(names) <= keep:
         return
     aged = sorted(names, key=lambda n: os.stat(n, dir_fd=folder, follow_symlinks=False).st_mtime)
-    for name in aged[:len(names) - keep]:
+    for name in aged[: len(names) - keep]:
         try:
             os.unlink(name, dir_fd=folder)
         except OSError:

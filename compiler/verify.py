@@ -17,6 +17,7 @@ session is taken to be whatever the log says, independent of the call being deci
 A violation comes with the first concrete witness in a fixed order. Where argument classes
 are not exact the report says so and never claims a proof.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -53,10 +54,16 @@ class Report:
     violations: list[Violation] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"proved": not self.violations and self.exact, "exact": self.exact, "cells": self.cells,
-                "decisions": self.decisions, "notes": self.notes,
-                "violations": [{"property": v.property, "message": v.message, "witness": v.witness}
-                               for v in self.violations]}
+        return {
+            "proved": not self.violations and self.exact,
+            "exact": self.exact,
+            "cells": self.cells,
+            "decisions": self.decisions,
+            "notes": self.notes,
+            "violations": [
+                {"property": v.property, "message": v.message, "witness": v.witness} for v in self.violations
+            ],
+        }
 
 
 def _relevant_services(program) -> list[str]:
@@ -83,8 +90,9 @@ def cells(program):
         platforms = sorted(p.text for p in host.platforms) or list(PLATFORMS)
         for preset, platform, off in itertools.product(presets, platforms, _subsets(relevant)):
             for scope, mode in itertools.product(sorted(resolved.scopes), MODES):
-                yield Request(host=host_name, preset=preset, platform=platform, without_services=off, scope=scope,
-                              mode=mode)
+                yield Request(
+                    host=host_name, preset=preset, platform=platform, without_services=off, scope=scope, mode=mode
+                )
 
 
 def _subsets(items):
@@ -103,10 +111,16 @@ def _reachable(program, request) -> dict | None:
     return entries
 
 
-def _witness(request: Request, tool: str | None = None, arguments=None, plan=False, policy=None,
-             session=None) -> dict:
-    out = {"host": request.host, "preset": request.preset, "platform": request.platform, "scope": request.scope,
-           "mode": request.mode, "without": sorted(request.without_services), "plan": plan}
+def _witness(request: Request, tool: str | None = None, arguments=None, plan=False, policy=None, session=None) -> dict:
+    out = {
+        "host": request.host,
+        "preset": request.preset,
+        "platform": request.platform,
+        "scope": request.scope,
+        "mode": request.mode,
+        "without": sorted(request.without_services),
+        "plan": plan,
+    }
     if session is not None:
         out["session"] = describe(session)
     if policy is not None:
@@ -134,11 +148,16 @@ class ClassDecider:
         key = (name, tuple(id(p) for p in policies))
         found = self.classes.get(key)
         if found is None:
-            conditions = [item.condition for policy in policies for item in (*policy.rules, *policy.guards)
-                          if any(target_matches_tool(t, name, tool, tool.aliases if tool else ()) for t in item.targets)]
+            conditions = [
+                item.condition
+                for policy in policies
+                for item in (*policy.rules, *policy.guards)
+                if any(target_matches_tool(t, name, tool, tool.aliases if tool else ()) for t in item.targets)
+            ]
             command_classes = {c.name: c for policy in policies for c in policy.classes}
-            classes = argument_classes(conditions, shell_tool=tool is not None and "any-process" in tool.risk,
-                                       command_classes=command_classes)
+            classes = argument_classes(
+                conditions, shell_tool=tool is not None and "any-process" in tool.risk, command_classes=command_classes
+            )
             if not classes.exact:
                 self.report.exact = False
             for note in classes.notes:
@@ -153,8 +172,11 @@ class ClassDecider:
         key = ("without", id(policy), id(item))
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = replace(policy, rules=tuple(r for r in policy.rules if r is not item),
-                                              guards=tuple(g for g in policy.guards if g is not item))
+            found = self.cache[key] = replace(
+                policy,
+                rules=tuple(r for r in policy.rules if r is not item),
+                guards=tuple(g for g in policy.guards if g is not item),
+            )
         return found
 
     def mentioned(self, policy: EffectivePolicy) -> tuple[frozenset, frozenset, frozenset]:
@@ -181,8 +203,12 @@ class ClassDecider:
         found = self.cache.get(key)
         if found is None:
             aliases = tool.aliases if tool else ()
-            states = session_states(item.condition for policy in policies for item in (*policy.rules, *policy.guards)
-                                    if _may_decide(item, name, tool, aliases))
+            states = session_states(
+                item.condition
+                for policy in policies
+                for item in (*policy.rules, *policy.guards)
+                if _may_decide(item, name, tool, aliases)
+            )
             if not states.exact:
                 self.report.exact = False
             self.report.notes.extend(note for note in states.notes if note not in self.report.notes)
@@ -194,8 +220,14 @@ class ClassDecider:
         facts, services, flags = self.mentioned(policy)
         env = composition.env()
         seen = tuple(sorted((f, env.facts.get(f)) for f in facts - {"plan_mode"}))
-        return (id(policy), seen, plan if "plan_mode" in facts else None, composition.services & services,
-                env.flags & flags, composition.approval)
+        return (
+            id(policy),
+            seen,
+            plan if "plan_mode" in facts else None,
+            composition.services & services,
+            env.flags & flags,
+            composition.approval,
+        )
 
     def first_time(self, *context) -> bool:
         """Whether these contexts are met for the first time (a check done in equal ones finds the same)."""
@@ -205,26 +237,43 @@ class ClassDecider:
         self.cache[key] = True
         return True
 
-    def decisions(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes,
-                  session=None) -> tuple[str, ...]:
+    def decisions(
+        self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, classes, session=None
+    ) -> tuple[str, ...]:
         """The effect for each argument class, in the order of `classes`, in session state `session`."""
-        key = (self.context(policy, composition, plan), name, id(classes),
-               id(session) if any(fact.startswith("session.") for fact in self.mentioned(policy)[0]) else None)
+        key = (
+            self.context(policy, composition, plan),
+            name,
+            id(classes),
+            id(session) if any(fact.startswith("session.") for fact in self.mentioned(policy)[0]) else None,
+        )
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = tuple(self.decision(policy, composition, name, tool, plan, args, session).effect
-                                            for args in classes)
+            found = self.cache[key] = tuple(
+                self.decision(policy, composition, name, tool, plan, args, session).effect for args in classes
+            )
         return found
 
-    def decision(self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict,
-                 session=None) -> Decision:
+    def decision(
+        self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict, session=None
+    ) -> Decision:
         """One concrete call, decided by the reference evaluator in a workspace of its own."""
         base = composition.env()
-        facts = {**base.facts, "plan_mode": plan, "sandbox": policy.sandbox.text if policy.sandbox else None,
-                 "tool": name}
+        facts = {
+            **base.facts,
+            "plan_mode": plan,
+            "sandbox": policy.sandbox.text if policy.sandbox else None,
+            "tool": name,
+        }
         self.report.decisions += 1
-        return decide(policy, composition.approval, composition.approval_source, name, tool,
-                      Env(facts, base.services, base.flags, args, WORKSPACE, session=session))
+        return decide(
+            policy,
+            composition.approval,
+            composition.approval_source,
+            name,
+            tool,
+            Env(facts, base.services, base.flags, args, WORKSPACE, session=session),
+        )
 
 
 def verify(program, against=None, policy_names=None, progress=None) -> Report:
@@ -257,8 +306,13 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
             smaller = reach(fewer)
             if smaller is not None:
                 for name in sorted(set(smaller) - set(entries)):
-                    report.violations.append(Violation("monotonicity", f"removing service `{service}` makes `{name}` "
-                                                       "visible", _witness(fewer, name)))
+                    report.violations.append(
+                        Violation(
+                            "monotonicity",
+                            f"removing service `{service}` makes `{name}` visible",
+                            _witness(fewer, name),
+                        )
+                    )
         # --- narrowing: the child against its parent
         parent_entries = parent_composition = None
         if scope.parent is not None:
@@ -267,20 +321,39 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
             parent_composition = program.composition(parent_request) if parent_entries is not None else None
             own = {own_tool_name(n.text) for n in scope.own}
             for name in sorted(set(entries) - set(parent_entries or {}) - own):
-                report.violations.append(Violation("narrowing", f"scope `{scope.name}` sees `{name}`, which its parent "
-                                                   f"`{scope.parent}` does not", _witness(request, name)))
+                report.violations.append(
+                    Violation(
+                        "narrowing",
+                        f"scope `{scope.name}` sees `{name}`, which its parent `{scope.parent}` does not",
+                        _witness(request, name),
+                    )
+                )
         for policy, plan, name in itertools.product(policies, (False, True), sorted(entries)):
             tool_def = program.catalog.definitions.get(entries[name].definition)
             states = decider.states_for([policy], name, tool_def)
-            parent = decider.context(policy, parent_composition, plan) \
-                if parent_composition is not None and name in parent_entries else None
+            parent = (
+                decider.context(policy, parent_composition, plan)
+                if parent_composition is not None and name in parent_entries
+                else None
+            )
             # each session state but the strictest once per context the policy can tell apart: a cell alike
             # in every fact the policy reads is decided alike
             if len(states) > 1 and not decider.first_time(name, decider.context(policy, composition, plan), parent):
                 states = states[:1]
             for session in states:
-                _check_call(report, decider, request, composition, name, tool_def, policy, plan, session,
-                            parent_entries, parent_composition)
+                _check_call(
+                    report,
+                    decider,
+                    request,
+                    composition,
+                    name,
+                    tool_def,
+                    policy,
+                    plan,
+                    session,
+                    parent_entries,
+                    parent_composition,
+                )
             if against is not None:
                 _against(report, against, decider, request, name, tool_def, policy, plan, composition)
     if progress is not None:
@@ -289,16 +362,28 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
     return report
 
 
-def _check_call(report, decider, request, composition, name, tool_def, policy, plan, session, parent_entries,
-                parent_composition) -> None:
+def _check_call(
+    report, decider, request, composition, name, tool_def, policy, plan, session, parent_entries, parent_composition
+) -> None:
     """Narrowing and monotonicity for the calls of one tool in one cell and session state."""
     scope = composition.chain[-1]
     classes = decider.classes_for(name, tool_def, [policy])
     mine = decider.decisions(policy, composition, name, tool_def, plan, classes, session)
     if parent_composition is not None and name in parent_entries:
         theirs = decider.decisions(policy, parent_composition, name, tool_def, plan, classes, session)
-        _compare(report, "narrowing", mine, theirs, classes, request, name, plan, policy.name,
-                 f"scope `{scope.name}` may do more than its parent `{scope.parent}`", session)
+        _compare(
+            report,
+            "narrowing",
+            mine,
+            theirs,
+            classes,
+            request,
+            name,
+            plan,
+            policy.name,
+            f"scope `{scope.name}` may do more than its parent `{scope.parent}`",
+            session,
+        )
     aliases = tool_def.aliases if tool_def else ()
     for item in (*policy.rules, *policy.guards):
         if isinstance(item, ast.Rule) and item.effect != "deny":
@@ -308,8 +393,19 @@ def _check_call(report, decider, request, composition, name, tool_def, policy, p
         without = decider.without(policy, item)
         looser = decider.decisions(without, composition, name, tool_def, plan, classes, session)
         label = f"guard `{item.name.text}`" if isinstance(item, ast.Guard) else f"deny rule at {item.span}"
-        _compare(report, "monotonicity", mine, looser, classes, request, name, plan, policy.name,
-                 f"{label} makes the decision wider than without it", session)
+        _compare(
+            report,
+            "monotonicity",
+            mine,
+            looser,
+            classes,
+            request,
+            name,
+            plan,
+            policy.name,
+            f"{label} makes the decision wider than without it",
+            session,
+        )
 
 
 SPLIT_TOOLS = ("read", "write")  # a shell line's file accesses and a search's path are decided as these
@@ -318,15 +414,20 @@ SPLIT_TOOLS = ("read", "write")  # a shell line's file accesses and a search's p
 def _may_decide(item, name: str, tool_def, aliases) -> bool:
     """Whether a rule or guard can take part in a decision of tool `name`: it names the tool, or a tool a call
     is split into, or it targets a package or a risk axis (kept, as its tools are not looked up here)."""
-    return any(t.kind != "tool" or target_matches_tool(t, name, tool_def, aliases)
-               or any(target_matches_tool(t, split, None) for split in SPLIT_TOOLS) for t in item.targets)
+    return any(
+        t.kind != "tool"
+        or target_matches_tool(t, name, tool_def, aliases)
+        or any(target_matches_tool(t, split, None) for split in SPLIT_TOOLS)
+        for t in item.targets
+    )
 
 
 def _compare(report, prop, mine, baseline, classes, request, name, plan, policy, message, session=None):
     for args, a, b in zip(classes, mine, baseline):
         if widens_fail_closed(b, a):  # every fact is known for a concrete call: `conditional` fails closed
-            report.violations.append(Violation(prop, f"{message}: {b} → {a}",
-                                               _witness(request, name, args, plan, policy, session)))
+            report.violations.append(
+                Violation(prop, f"{message}: {b} → {a}", _witness(request, name, args, plan, policy, session))
+            )
             return
 
 
@@ -340,23 +441,42 @@ def _against(report, old, decider, request, name, tool_def, policy, plan, compos
     # both sides are decided on the classes both policies' patterns induce
     classes = decider.classes_for(name, tool_def, [policy, old_policy])
     states = decider.states_for([policy, old_policy], name, tool_def)
-    if len(states) > 1 and not decider.first_time("against", name, decider.context(policy, composition, plan),
-                                                  decider.context(old_policy, old.composition(request), plan),
-                                                  name in old_entries):
+    if len(states) > 1 and not decider.first_time(
+        "against",
+        name,
+        decider.context(policy, composition, plan),
+        decider.context(old_policy, old.composition(request), plan),
+        name in old_entries,
+    ):
         states = states[:1]
     for session in states:
         mine = decider.decisions(policy, composition, name, tool_def, plan, classes, session)
         if name not in old_entries:
             for args, effect in zip(classes, mine):
                 if effect != "deny":
-                    report.violations.append(Violation("against", f"`{name}` did not exist in the old program and a "
-                                                       f"call is now `{effect}`",
-                                                       _witness(request, name, args, plan, policy.name, session)))
+                    report.violations.append(
+                        Violation(
+                            "against",
+                            f"`{name}` did not exist in the old program and a call is now `{effect}`",
+                            _witness(request, name, args, plan, policy.name, session),
+                        )
+                    )
                     return
             continue
         theirs = decider.decisions(old_policy, old.composition(request), name, tool_def, plan, classes, session)
-        _compare(report, "against", mine, theirs, classes, request, name, plan, policy.name,
-                 "the new program is wider than the old one", session)
+        _compare(
+            report,
+            "against",
+            mine,
+            theirs,
+            classes,
+            request,
+            name,
+            plan,
+            policy.name,
+            "the new program is wider than the old one",
+            session,
+        )
 
 
 def _first_per_message(violations: list[Violation]) -> list[Violation]:

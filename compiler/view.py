@@ -4,6 +4,7 @@ The fingerprint is the SHA-256 of the RFC 8785 canonical JSON of what reaches th
 (names, descriptions, parameter schemas, and the SDK declarations in code/both mode), so it
 is the request-cache prefix: plan mode, readiness and policy never change it.
 """
+
 from __future__ import annotations
 
 from ..common import json_io
@@ -25,12 +26,14 @@ def canonical(value) -> bytes:
     if text is not None:
         return text
     import rfc8785
+
     return rfc8785.dumps(value)
 
 
 @record
 class ToolEntry:
     """One tool of a view: its name, where it comes from, its schema and its policy and readiness."""
+
     name: str
     package: str
     definition: str
@@ -48,14 +51,22 @@ class ToolEntry:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def to_json(self) -> dict:
-        return {"name": self.name, "package": self.package, "definition": self.definition,
-                "execution": self.execution, "parameters": self.parameters, "description": self.description,
-                "policy": self.policy, "ready": self.ready}
+        return {
+            "name": self.name,
+            "package": self.package,
+            "definition": self.definition,
+            "execution": self.execution,
+            "parameters": self.parameters,
+            "description": self.description,
+            "policy": self.policy,
+            "ready": self.ready,
+        }
 
 
 @record(slots=False)
 class ToolView:
     """The frozen tool view of one request: the tools a model sees (and code mode's SDK)."""
+
     preset: str | None
     host: str
     platform: str
@@ -80,9 +91,16 @@ class ToolView:
         return next((t for t in (*self.tools, *(self.sdk or ())) if t.name == name), None)
 
     def to_json(self) -> dict:
-        out = {"preset": self.preset, "host": self.host, "platform": self.platform, "scope": self.scope,
-               "mode": self.mode, "policy": self.policy, "fingerprint": self.fingerprint,
-               "tools": [t.to_json() for t in self.tools]}
+        out = {
+            "preset": self.preset,
+            "host": self.host,
+            "platform": self.platform,
+            "scope": self.scope,
+            "mode": self.mode,
+            "policy": self.policy,
+            "fingerprint": self.fingerprint,
+            "tools": [t.to_json() for t in self.tools],
+        }
         if self.sdk is not None:
             out["sdk"] = [t.to_json() for t in self.sdk]
         return out
@@ -95,9 +113,15 @@ def make_entry(name: str, registration, tool, policy: str, ready: str) -> ToolEn
     parameters = registration.parameters if registration is not None else tool.parameters
     description = registration.description if registration is not None else tool.description
     return ToolEntry(
-        name=name, package=tool.package, definition=tool.definition,
+        name=name,
+        package=tool.package,
+        definition=tool.definition,
         execution="parallel" if tool.parallel_safe is True else "exclusive",  # only an exact true is parallel
-        parameters_json=_parameter_text(parameters), description=description, policy=policy, ready=ready)
+        parameters_json=_parameter_text(parameters),
+        description=description,
+        policy=policy,
+        ready=ready,
+    )
 
 
 def _parameter_text(parameters: dict) -> str:

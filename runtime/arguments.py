@@ -2,6 +2,7 @@
 text (`where: what`), or None when the tool may run with them. Used by the body (INVALID_ARGS),
 by the scheduler (a call with invalid arguments is never run in parallel) and, through `check`
 (the same problem with its schema path and a did-you-mean), by every door that decides a call."""
+
 from __future__ import annotations
 
 # no json, re or functools at import: the Claude Code hook checks a call's arguments in a process that loads
@@ -29,13 +30,16 @@ def _parsed(schema) -> tuple:
 
     def parse():
         import json
+
         value = json.loads(schema)
         return value, _plain(value)
+
     return _remember(_parsed_cache, schema, parse)
 
 
 def _validator(schema):
     import jsonschema  # for a schema beyond `_KEYWORDS` only: a decision process never loads it
+
     if not isinstance(schema, str):
         return jsonschema.Draft202012Validator(schema)
     return _remember(_validators, schema, lambda: jsonschema.Draft202012Validator(_parsed(schema)[0]))
@@ -92,14 +96,30 @@ def check(parameters, arguments) -> ArgumentProblem | None:
 # The keywords the catalog's parameter schemas use, checked here as jsonschema's Draft 2020-12 validator
 # checks them (its messages, its order), so deciding a call loads no validation library; a schema with any
 # other keyword goes to jsonschema itself.
-_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "enum", "const", "items",
-                       "description", "title", "default", "examples"})
-_TYPES = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
-          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
-          "null": lambda v: v is None,
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or
-          (isinstance(v, float) and v.is_integer())}
+_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "enum",
+        "const",
+        "items",
+        "description",
+        "title",
+        "default",
+        "examples",
+    }
+)
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+}
 
 
 def _plain(schema) -> bool:
@@ -110,7 +130,11 @@ def _plain(schema) -> bool:
     types = schema.get("type", "object")
     if not all(t in _TYPES for t in (types if isinstance(types, list) else [types])):
         return False
-    children = [*schema.get("properties", {}).values(), schema.get("items", True), schema.get("additionalProperties", True)]
+    children = [
+        *schema.get("properties", {}).values(),
+        schema.get("items", True),
+        schema.get("additionalProperties", True),
+    ]
     return all(_plain(child) for child in children)
 
 
@@ -119,8 +143,9 @@ class _Error:
 
     __slots__ = ("path", "schema_path", "message", "validator", "validator_value", "instance", "schema")
 
-    def __init__(self, path: tuple, schema_path: tuple, message: str, validator: str, validator_value, instance,
-                 schema):
+    def __init__(
+        self, path: tuple, schema_path: tuple, message: str, validator: str, validator_value, instance, schema
+    ):
         self.path, self.schema_path, self.message, self.validator = path, schema_path, message, validator
         self.validator_value, self.instance, self.schema = validator_value, instance, schema
 
@@ -156,8 +181,15 @@ def _errors(schema, instance, path: tuple, at: tuple):
         if key == "type":
             types = value if isinstance(value, list) else [value]
             if not any(_TYPES[t](instance) for t in types):
-                yield _Error(path, here, f"{instance!r} is not of type {', '.join(repr(t) for t in types)}", key,
-                             value, instance, schema)
+                yield _Error(
+                    path,
+                    here,
+                    f"{instance!r} is not of type {', '.join(repr(t) for t in types)}",
+                    key,
+                    value,
+                    instance,
+                    schema,
+                )
         elif key == "required" and isinstance(instance, dict):
             for name in value:
                 if name not in instance:
@@ -173,9 +205,16 @@ def _errors(schema, instance, path: tuple, at: tuple):
                     yield from _errors(value, instance[name], (*path, name), here)
             elif value is False and extras:
                 names = sorted(extras, key=str)
-                yield _Error(path, here, "Additional properties are not allowed (%s %s unexpected)" % (
-                    ", ".join(repr(n) for n in names), "was" if len(names) == 1 else "were"), key, value, instance,
-                    schema)
+                yield _Error(
+                    path,
+                    here,
+                    "Additional properties are not allowed (%s %s unexpected)"
+                    % (", ".join(repr(n) for n in names), "was" if len(names) == 1 else "were"),
+                    key,
+                    value,
+                    instance,
+                    schema,
+                )
         elif key == "items" and isinstance(instance, list):
             for index, item in enumerate(instance):
                 yield from _errors(value, item, (*path, index), here)
@@ -188,6 +227,7 @@ def _errors(schema, instance, path: tuple, at: tuple):
 def _close_key(error, arguments) -> tuple[str, str] | None:
     """(a key given, the schema's key it is close to) for a missing required key or a refused extra one."""
     from difflib import get_close_matches  # only for a call that failed its schema
+
     instance = error.instance if isinstance(error.instance, dict) else arguments
     schema = error.schema if isinstance(error.schema, dict) else {}
     known = sorted(schema.get("properties", {}))
@@ -241,6 +281,7 @@ def _string_problem(text: str) -> str | None:
         return None
     if _lone_surrogate is None:
         import re
+
         _lone_surrogate = re.compile("[\ud800-\udfff]")
     # a search, not an encode: a large argument is never copied to be checked
     found = _lone_surrogate.search(text)

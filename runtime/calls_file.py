@@ -4,6 +4,7 @@ Each line is one call `{"id", "name", "arguments"}` or `{"batch": […]}` (the c
 assistant message). A missing id is `call-N` by position; ids are unique in a file, since
 a run executes each call id at most once.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,9 @@ def read_calls(path: str) -> CallsFile:
                 counter += 1
                 call_id = str(raw["id"]) if raw.get("id") not in (None, "") else f"call-{counter}"
                 if call_id in seen:
-                    problems.append((number, f"line {number}: call id `{call_id}` is already used on line {seen[call_id]}"))
+                    problems.append(
+                        (number, f"line {number}: call id `{call_id}` is already used on line {seen[call_id]}")
+                    )
                     continue
                 seen[call_id] = number
                 try:
@@ -102,5 +105,9 @@ def _parse_line(text: str, number: int) -> tuple[list | None, str | None]:
 
 
 def _is_call(raw) -> bool:
-    return (isinstance(raw, dict) and isinstance(raw.get("name"), str)
-            and isinstance(raw.get("id"), (str, int, type(None))) and not isinstance(raw.get("id"), bool))
+    return (
+        isinstance(raw, dict)
+        and isinstance(raw.get("name"), str)
+        and isinstance(raw.get("id"), (str, int, type(None)))
+        and not isinstance(raw.get("id"), bool)
+    )

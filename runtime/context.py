@@ -1,4 +1,5 @@
 """Everything the stages read: the view, the hooks, the tools and the log of one run."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

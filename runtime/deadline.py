@@ -5,6 +5,7 @@ on time (TOOL_TIMEOUT, the body abandoned) and later calls still run. Semantics 
 a body that returned reports what it did — a write that finished is reported done, even past
 the deadline; only a body that did not return is a timeout, and then its effects are unknown.
 """
+
 from __future__ import annotations
 
 import threading
@@ -45,11 +46,17 @@ def deadline_wrapper(seconds: float, grace_s: float = GRACE_S):
             return result  # finished (even late): the result says what was done
         if signal.is_set():
             return _error(call, "AbortError", "ABORTED", f"`{call.name}` was aborted and did not stop in time")
-        detail = "it stopped when told to" if result is not None else \
-            "its body did not stop and was abandoned; what it did is unknown"
+        detail = (
+            "it stopped when told to"
+            if result is not None
+            else "its body did not stop and was abandoned; what it did is unknown"
+        )
         return _error(call, "ToolTimeoutError", "TOOL_TIMEOUT", f"`{call.name}` timed out after {seconds:g}s; {detail}")
+
     return wrapper
 
 
 def _error(call, name: str, code: str, message: str) -> ToolResult:
-    return ToolResult(call.id, call.name, True, f"Error: {message}", None, {"name": name, "code": code, "message": message})
+    return ToolResult(
+        call.id, call.name, True, f"Error: {message}", None, {"name": name, "code": code, "message": message}
+    )

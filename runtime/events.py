@@ -9,6 +9,7 @@ opened relative to the log's folder and never through a link (`state_files`). Ea
 one before it in the file by its hash (`log_chain`): the writer keeps the last hash, so an append hashes one
 record and reads the file only when another writer appended since.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -45,8 +46,9 @@ class EventLog:
         if path:
             self._folder = state_files.open_folder(os.path.dirname(os.path.abspath(path)))
             try:
-                self._fd = state_files.open_file(self._folder, os.path.basename(path),
-                                                 os.O_RDWR | os.O_APPEND | os.O_CREAT, path, 0o644)
+                self._fd = state_files.open_file(
+                    self._folder, os.path.basename(path), os.O_RDWR | os.O_APPEND | os.O_CREAT, path, 0o644
+                )
                 # the marker exists from the start, empty: the sandbox can then keep it read-only (a file
                 # missing when a command starts cannot be), and one planted before it is refused here
                 os.close(self._torn_marker(os.O_RDONLY | os.O_CREAT))
@@ -72,8 +74,11 @@ class EventLog:
                 self._sync_tail()
             self._seq += 1
             head = {"seq": self._seq, "session": self.session, "type": type_, "time": round(time.time(), 6)}
-            link = ({log_chain.LOG: self._chain[0], log_chain.PREV: self._chain[1]} if self._chain
-                    else log_chain.first_link(fields.get("fingerprint")))
+            link = (
+                {log_chain.LOG: self._chain[0], log_chain.PREV: self._chain[1]}
+                if self._chain
+                else log_chain.first_link(fields.get("fingerprint"))
+            )
             line = log_format.encode({**head, **stored, **link})
             os.write(self._fd, line)
             os.fsync(self._fd)
@@ -223,7 +228,9 @@ def read_log(path: str, resolve_blobs: bool = True) -> LogRead:
 
 def calls_without_results(records) -> Iterator[dict]:
     """`tool/call` records with neither a result nor an interrupted marker, per (session, call id)."""
-    done = {(r.get("session"), r.get("callId")) for r in records if r.get("type") in ("tool/result", "tool/interrupted")}
+    done = {
+        (r.get("session"), r.get("callId")) for r in records if r.get("type") in ("tool/result", "tool/interrupted")
+    }
     for record in records:
         if record.get("type") == "tool/call" and (record.get("session"), record.get("callId")) not in done:
             yield record

@@ -8,6 +8,7 @@ from the end break none, so a truncation is seen only against a head kept elsewh
 earlier verify printed, or a database spool's last shipped record). A writer able to rewrite the whole log
 can rebuild the chain: that is why the log is kept out of the reach of the commands it records.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,17 +44,26 @@ def verify(entries, where, problems=(), torn: bool = False, heads=()) -> dict:
         finding = min(findings, key=lambda f: f[0])
     else:
         finding = walk.missing_head(heads) or _torn(torn) or walk.unchained_finding()
-    return {"intact": finding is None, "records": len(entries), "unchained": walk.unchained,
-            "logs": [{"log": log_id, **chain.summary()} for log_id, chain in walk.chains.items()],
-            "problem": None if finding is None else {"kind": finding[1], "at": where(finding[0])
-                                                     if finding[0] is not None else None, "message": finding[2]}}
+    return {
+        "intact": finding is None,
+        "records": len(entries),
+        "unchained": walk.unchained,
+        "logs": [{"log": log_id, **chain.summary()} for log_id, chain in walk.chains.items()],
+        "problem": None
+        if finding is None
+        else {"kind": finding[1], "at": where(finding[0]) if finding[0] is not None else None, "message": finding[2]},
+    }
 
 
 def _torn(torn: bool):
     if not torn:
         return None
-    return (None, "truncated", "the last line is incomplete: the log was cut mid-record (or its writer was stopped "
-                               "mid-append, and no append since has set the fragment aside)")
+    return (
+        None,
+        "truncated",
+        "the last line is incomplete: the log was cut mid-record (or its writer was stopped "
+        "mid-append, and no append since has set the fragment aside)",
+    )
 
 
 class _Chain:
@@ -63,8 +73,13 @@ class _Chain:
         self.position, self.seq, self.hash = position, record.get("seq"), digest
 
     def summary(self) -> dict:
-        return {"program": self.program, "records": self.count, "first": self.first, "head": self.hash,
-                "head_seq": self.seq}
+        return {
+            "program": self.program,
+            "records": self.count,
+            "first": self.first,
+            "head": self.hash,
+            "head_seq": self.seq,
+        }
 
 
 class _Walk:
@@ -91,11 +106,18 @@ class _Walk:
         if chain is None:
             chain = self.chains[log_id] = _Chain(position, record, digest)
             if prev is not None:
-                found = (position, "truncated", f"{self.where(position)}: log {log_id[:12]}… begins with a record "
-                                                f"that follows another ({str(prev)[:19]}…): its first records are gone")
+                found = (
+                    position,
+                    "truncated",
+                    f"{self.where(position)}: log {log_id[:12]}… begins with a record "
+                    f"that follows another ({str(prev)[:19]}…): its first records are gone",
+                )
             elif PROGRAM not in record:
-                found = (position, "edited", f"{self.where(position)}: the first record of log {log_id[:12]}… does "
-                                             f"not name the program")
+                found = (
+                    position,
+                    "edited",
+                    f"{self.where(position)}: the first record of log {log_id[:12]}… does not name the program",
+                )
         elif prev != chain.hash:
             found = self._broken(index, position, record, chain)
         chain.count += 1
@@ -106,23 +128,40 @@ class _Walk:
     def _broken(self, index: int, position, record: dict, chain: _Chain):
         here, before, seq, log_id = self.where(position), self.where(chain.position), record.get("seq"), record[LOG]
         if isinstance(record.get(PREV), str) and record[PREV] in self.seen:
-            return (position, "reordered", f"{here}: the record follows the one at "
-                                           f"{self.where(self.seen[record[PREV]])}, not the one before it at {before}")
+            return (
+                position,
+                "reordered",
+                f"{here}: the record follows the one at "
+                f"{self.where(self.seen[record[PREV]])}, not the one before it at {before}",
+            )
         if not isinstance(seq, int) or not isinstance(chain.seq, int):
-            return (position, "edited", f"{here}: the record does not follow the one at {before} (one of them was "
-                                        f"changed after it was written)")
+            return (
+                position,
+                "edited",
+                f"{here}: the record does not follow the one at {before} (one of them was "
+                f"changed after it was written)",
+            )
         if seq <= chain.seq:
             return (position, "reordered", f"{here}: seq {seq} comes after seq {chain.seq} ({before})")
         missing = range(chain.seq + 1, seq)
         if any(self.order.get((log_id, s), -1) > index for s in missing):
-            return (position, "reordered", f"{here}: seq {seq} comes before seq {chain.seq + 1}, which is later in "
-                                           f"the log")
+            return (
+                position,
+                "reordered",
+                f"{here}: seq {seq} comes before seq {chain.seq + 1}, which is later in the log",
+            )
         if missing:
             span = f"{missing[0]}" if len(missing) == 1 else f"{missing[0]}–{missing[-1]}"
-            return (position, "gap", f"{here}: record(s) seq {span} of log {log_id[:12]}… are missing (between "
-                                     f"{before} and here)")
-        return (position, "edited", f"{here}: the record does not follow the one at {before}: one of them was "
-                                    f"changed after it was written")
+            return (
+                position,
+                "gap",
+                f"{here}: record(s) seq {span} of log {log_id[:12]}… are missing (between {before} and here)",
+            )
+        return (
+            position,
+            "edited",
+            f"{here}: the record does not follow the one at {before}: one of them was changed after it was written",
+        )
 
     def missing_head(self, heads):
         """The first kept head the log no longer holds: records were cut from its end (or that one changed)."""
@@ -135,13 +174,19 @@ class _Walk:
             if chain is not None and isinstance(seq, int) and isinstance(chain.seq, int) and chain.seq >= seq:
                 return (None, "edited", f"record seq {seq} of log {log_id[:12]}… differs from the one {source} holds")
             ends = f" (log {log_id[:12]}… ends at seq {chain.seq})" if chain is not None else ""
-            return (None, "truncated", f"the log no longer holds record {digest[:19]}… ({source}){ends}: records "
-                                       f"were cut from its end")
+            return (
+                None,
+                "truncated",
+                f"the log no longer holds record {digest[:19]}… ({source}){ends}: records were cut from its end",
+            )
         return None
 
     def unchained_finding(self):
         if not self.unchained:
             return None
-        return (self.first_unchained, "unchained",
-                f"{self.unchained} record(s) carry no hash chain (written before logs were chained), from "
-                f"{self.where(self.first_unchained)}: they cannot be verified")
+        return (
+            self.first_unchained,
+            "unchained",
+            f"{self.unchained} record(s) carry no hash chain (written before logs were chained), from "
+            f"{self.where(self.first_unchained)}: they cannot be verified",
+        )

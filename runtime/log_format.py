@@ -4,6 +4,7 @@ A line is the record's JSON with a CRC-32 of its own bytes as the last member, s
 tells a whole record from a torn or altered one. String values above BLOB_MIN_BYTES live
 beside the log, named by their SHA-256 (`{"$blob": "sha256:…", "size": n}` in the record).
 """
+
 from __future__ import annotations
 
 import os
@@ -49,7 +50,7 @@ def decode(raw: bytes) -> dict:
         return _object(raw)  # a record of the unframed format that came before; JSON still rejects a torn one
     if at < 0 or not raw.endswith(b'"}') or len(raw) != at + len(_CRC_KEY) + 10:
         raise BadRecord("the record has no checksum (torn or not written by dshc)")
-    head, written = raw[:at], raw[at + len(_CRC_KEY):-2]
+    head, written = raw[:at], raw[at + len(_CRC_KEY) : -2]
     if b"%08x" % zlib.crc32(head) != written:
         raise BadRecord("the record's checksum does not match (torn or altered)")
     return _object(head + b"}")
@@ -87,8 +88,9 @@ def stored_form(value: object) -> object:
 def _externalised(value: object, store) -> object:
     if isinstance(value, str):
         # at most 4 bytes per character: only a string that may reach the threshold is measured
-        if len(value) * 4 < BLOB_MIN_BYTES or (len(value) < BLOB_MIN_BYTES
-                                              and len(value.encode("utf-8", "surrogatepass")) < BLOB_MIN_BYTES):
+        if len(value) * 4 < BLOB_MIN_BYTES or (
+            len(value) < BLOB_MIN_BYTES and len(value.encode("utf-8", "surrogatepass")) < BLOB_MIN_BYTES
+        ):
             return value
         ref, size = store(value)
         return {_BLOB: ref, "size": size}
@@ -102,6 +104,7 @@ def _externalised(value: object, store) -> object:
 
 def _blob_reference(text: str) -> tuple[str, int]:
     from hashlib import sha256  # OpenSSL's, for large values; loaded only when a blob is written or read
+
     digest, size = sha256(), 0
     for chunk in _utf8_slices(text):
         digest.update(chunk)
@@ -112,7 +115,7 @@ def _blob_reference(text: str) -> tuple[str, int]:
 def _utf8_slices(text: str):
     """A large value's UTF-8, a slice at a time (lone surrogates kept: they are decoded alike)."""
     for start in range(0, len(text), _SLICE_CHARS):
-        yield text[start:start + _SLICE_CHARS].encode("utf-8", "surrogatepass")
+        yield text[start : start + _SLICE_CHARS].encode("utf-8", "surrogatepass")
 
 
 def internalise(value: object, directory: str) -> object:
@@ -149,10 +152,12 @@ def _store_blob(directory: str, text: str) -> tuple[str, int]:
 
 def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
     from hashlib import sha256  # OpenSSL's, for large values; loaded only when a blob is written or read
+
     digest, size = sha256(), 0
     partial = f".{os.getpid()}.{threading.get_ident()}.partial"
-    fd = state_files.open_file(folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                               os.path.join(directory, partial), 0o644)
+    fd = state_files.open_file(
+        folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, os.path.join(directory, partial), 0o644
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in _utf8_slices(text):
@@ -230,6 +235,7 @@ def _load_blob(directory: str, ref: object, size: object) -> str:
     except OSError as exc:
         raise BadRecord(f"blob `{ref}` cannot be read: {exc.strerror or exc}") from None
     from hashlib import sha256
+
     if len(data) != size or "sha256:" + sha256(data).hexdigest() != ref:
         raise BadRecord(f"blob `{ref}` does not match its hash and size")
     return data.decode("utf-8", "surrogatepass")

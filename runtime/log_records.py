@@ -3,6 +3,7 @@
 Sessions may interleave (concurrent writers, restarts): a decision pairs with the header and
 the call of its own session. Resume looks only at sessions that ran the same calls file.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -24,6 +25,7 @@ class Header:
 @dataclass(frozen=True)
 class LoggedDecision:
     """One `tool/decision` with what is needed to decide it again."""
+
     line: int
     header: Header
     call_id: str
@@ -55,7 +57,8 @@ def _guard_decided(record: dict) -> bool:
     """Did a guard decide this result? Rules are named `policy/guard:NAME` (the policy core's naming)."""
     rules = record.get("decidedBy")
     return isinstance(rules, list) and any(
-        isinstance(rule, list) and rule and isinstance(rule[0], str) and "/guard:" in rule[0] for rule in rules)
+        isinstance(rule, list) and rule and isinstance(rule[0], str) and "/guard:" in rule[0] for rule in rules
+    )
 
 
 def replay_input(read: LogRead) -> ReplayInput:
@@ -90,8 +93,9 @@ def replay_input(read: LogRead) -> ReplayInput:
         elif kind == "tool/decision":
             call_id, name, recorded = _text(record, "callId"), _text(record, "name"), record.get("decision")
             if call_id is None or name is None or recorded not in DECISIONS:
-                problems.append((line, "a tool/decision needs a `callId`, a `name` and a `decision` of "
-                                 + ", ".join(DECISIONS)))
+                problems.append(
+                    (line, "a tool/decision needs a `callId`, a `name` and a `decision` of " + ", ".join(DECISIONS))
+                )
                 continue
             header, call = headers.get(session), calls.get((session, call_id))
             if header is None:
@@ -105,11 +109,22 @@ def replay_input(read: LogRead) -> ReplayInput:
                 continue
             arguments = call.get("arguments")
             agent = call.get("agentTool")
-            decisions.append(LoggedDecision(line, header, call_id, name, arguments if arguments is not None else {},
-                                            recorded, session in plan_left, agent if isinstance(agent, str) else None))
+            decisions.append(
+                LoggedDecision(
+                    line,
+                    header,
+                    call_id,
+                    name,
+                    arguments if arguments is not None else {},
+                    recorded,
+                    session in plan_left,
+                    agent if isinstance(agent, str) else None,
+                )
+            )
             sessions.append(session)
-    decisions = [replace(d, recorded="deny") if (session, d.call_id) in guarded else d
-                 for d, session in zip(decisions, sessions)]
+    decisions = [
+        replace(d, recorded="deny") if (session, d.call_id) in guarded else d for d, session in zip(decisions, sessions)
+    ]
     if not headers and not problems:
         problems.append((0, "the log has no request/header record"))
     return ReplayInput(tuple(decisions), len(calls), tuple(sorted(problems)))
@@ -118,14 +133,16 @@ def replay_input(read: LogRead) -> ReplayInput:
 @dataclass
 class PriorRun:
     """What earlier sessions over the same calls file left, by call id."""
+
     results: dict[str, dict] = field(default_factory=dict)  # its first tool/result record
     marked: dict[str, str] = field(default_factory=dict)  # name, for calls with a tool/interrupted marker
     unfinished: dict[str, str] = field(default_factory=dict)  # name, for calls recorded with no outcome at all
 
 
 def prior_run(read: LogRead, calls_digest: str) -> PriorRun:
-    sessions = {r.get("session") for r in read.records
-                if r.get("type") == "request/header" and r.get("calls") == calls_digest}
+    sessions = {
+        r.get("session") for r in read.records if r.get("type") == "request/header" and r.get("calls") == calls_digest
+    }
     prior, called = PriorRun(), {}
     for record in read.records:
         call_id, kind = record.get("callId"), record.get("type")

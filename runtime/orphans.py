@@ -3,6 +3,7 @@
 Children inherit DSHC_RUN_LOG / DSHC_RUN_OWNER from the environment, so a restart over the
 same log finds the processes of a killed run (its owner is gone) and kills their trees.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -5,6 +5,7 @@ to the database in one batched transaction, idempotent on (session, seq), and cu
 last record so `seq` keeps counting. While the database is unreachable the spool just grows;
 the next ship sends it all, in order. psycopg is imported only here, only when a DSN is used.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -19,7 +20,9 @@ RETRY_S = 0.5  # after a failed ship, appends do not try again sooner than this
 
 # Each migration runs once, in order, inside the transaction that records its version.
 MIGRATIONS = (
-    (1, """
+    (
+        1,
+        """
         CREATE TABLE events (
             id BIGSERIAL UNIQUE, session TEXT NOT NULL, seq BIGINT NOT NULL, type TEXT NOT NULL,
             time DOUBLE PRECISION, record JSONB NOT NULL, PRIMARY KEY (session, seq));
@@ -35,7 +38,8 @@ MIGRATIONS = (
             session TEXT NOT NULL, seq BIGINT NOT NULL, call_id TEXT, name TEXT, type TEXT, is_error BOOLEAN,
             PRIMARY KEY (session, seq));
         CREATE INDEX decisions_by_decision ON decisions (decision);
-    """),
+    """,
+    ),
 )
 
 
@@ -45,6 +49,7 @@ def is_dsn(target: str | None) -> bool:
 
 def _connect(dsn: str, timeout: float = 3.0):
     import psycopg
+
     return psycopg.connect(dsn, connect_timeout=max(1, int(timeout)))
 
 
@@ -52,8 +57,10 @@ def migrate(conn) -> int:
     """Apply the missing migrations (idempotent; concurrent migrators serialise on an advisory lock)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(2026120101)")
-        conn.execute("CREATE TABLE IF NOT EXISTS dshc_schema_version (version INTEGER PRIMARY KEY, "
-                     "applied DOUBLE PRECISION NOT NULL)")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS dshc_schema_version (version INTEGER PRIMARY KEY, "
+            "applied DOUBLE PRECISION NOT NULL)"
+        )
         done = {row[0] for row in conn.execute("SELECT version FROM dshc_schema_version")}
         for version, sql in MIGRATIONS:
             if version not in done:
@@ -65,6 +72,7 @@ def migrate(conn) -> int:
 def insert(conn, records) -> None:
     """One transaction for the batch; a (session, seq) already stored is left as it is."""
     from psycopg.types.json import Jsonb
+
     events, sessions, calls, decisions, results = [], [], [], [], []
     for r in records:
         key = (r.get("session"), r.get("seq"))
@@ -75,13 +83,16 @@ def insert(conn, records) -> None:
         elif kind == "tool/call":
             calls.append((*key, r.get("callId"), r.get("name"), Jsonb(r.get("arguments")), r.get("parent")))
         elif kind == "tool/decision":
-            decisions.append((*key, r.get("callId"), r.get("name"), r.get("decision"), r.get("reason"),
-                              Jsonb(r.get("decidedBy"))))
+            decisions.append(
+                (*key, r.get("callId"), r.get("name"), r.get("decision"), r.get("reason"), Jsonb(r.get("decidedBy")))
+            )
         elif kind in ("tool/result", "tool/interrupted"):
             results.append((*key, r.get("callId"), r.get("name"), kind, r.get("isError")))
     with conn.transaction(), conn.cursor() as cur:
-        cur.executemany("INSERT INTO events (session, seq, type, time, record) VALUES (%s,%s,%s,%s,%s) "
-                        "ON CONFLICT DO NOTHING", events)
+        cur.executemany(
+            "INSERT INTO events (session, seq, type, time, record) VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+            events,
+        )
         cur.executemany("INSERT INTO sessions VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING", sessions)
         cur.executemany("INSERT INTO calls VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING", calls)
         cur.executemany("INSERT INTO decisions VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING", decisions)
@@ -186,9 +197,11 @@ def read_postgres(dsn: str, calls_digest: str | None = None) -> LogRead:
         if calls_digest is None:
             rows = conn.execute("SELECT record FROM events ORDER BY id").fetchall()
         else:
-            rows = conn.execute("SELECT record FROM events WHERE session IN (SELECT session FROM events WHERE "
-                                "type = 'request/header' AND record->>'calls' = %s) ORDER BY id",
-                                (calls_digest,)).fetchall()
+            rows = conn.execute(
+                "SELECT record FROM events WHERE session IN (SELECT session FROM events WHERE "
+                "type = 'request/header' AND record->>'calls' = %s) ORDER BY id",
+                (calls_digest,),
+            ).fetchall()
     records = tuple(row[0] if isinstance(row[0], dict) else json_io.loads(row[0]) for row in rows)
     return LogRead(records, tuple(range(1, len(records) + 1)), (), False)
 
@@ -200,5 +213,7 @@ def read_postgres_rows(dsn: str) -> list[tuple[int, str, int, str, dict]]:
         conn.autocommit = True
         migrate(conn)
         rows = conn.execute("SELECT id, session, seq, type, record FROM events ORDER BY id").fetchall()
-    return [(i, session, seq, kind, record if isinstance(record, dict) else json_io.loads(record))
-            for i, session, seq, kind, record in rows]
+    return [
+        (i, session, seq, kind, record if isinstance(record, dict) else json_io.loads(record))
+        for i, session, seq, kind, record in rows
+    ]

@@ -1,4 +1,5 @@
 """Pipeline(stages).run(call, ctx) → CallOutcome: one record per stage, in DEFAULT_STAGES order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ serial); every other call is a barrier. Pre-dispatch stages and commits run in m
 only bodies overlap. On abort, unstarted calls get a recorded call and an
 ABORTED_BEFORE_DISPATCH result.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +67,9 @@ def _aborted(pipeline: Pipeline, call: ToolCall, ctx) -> CallOutcome:
     """A call that never started: recorded, then answered ABORTED_BEFORE_DISPATCH."""
     state = CallState(call)
     state = pipeline.stages[0][1](state, ctx)  # the tool/call record is kept even for skipped calls
-    state = replace(state, result=error_result(state, "aborted before dispatch", "ABORTED_BEFORE_DISPATCH",
-                                               "AbortError"), final=True)
+    state = replace(
+        state,
+        result=error_result(state, "aborted before dispatch", "ABORTED_BEFORE_DISPATCH", "AbortError"),
+        final=True,
+    )
     return pipeline.after_dispatch(state, ctx)

@@ -3,6 +3,7 @@
 A wrapper may only replace the signal; the pipeline fuses the caller's original back in, so
 nobody can stop a caller's abort from reaching the tool body.
 """
+
 from __future__ import annotations
 
 import threading

@@ -2,6 +2,7 @@
 relative to their folder's descriptor without following a symbolic link, and refused unless they are this
 user's, of the expected type, with one hard link: a process the log records may have planted a link there
 for dshc to write through (issue 49, C1/C2)."""
+
 from __future__ import annotations
 
 import errno
@@ -18,8 +19,10 @@ class UnsafeStateFile(OSError):
     """A file or folder of dshc's own that something else put in place: dshc does not use it."""
 
     def __init__(self, path: str, why: str) -> None:
-        super().__init__(errno.EPERM, f"refusing `{path}`: {why}; dshc never writes through it (remove it if "
-                                      f"you did not put it there)")
+        super().__init__(
+            errno.EPERM,
+            f"refusing `{path}`: {why}; dshc never writes through it (remove it if you did not put it there)",
+        )
 
 
 def open_folder(path: str) -> int:

@@ -3,6 +3,7 @@
 Arguments are materialised once as JSON and deep-frozen, so history, audit, UI and the tool
 body all see one value that nobody can rewrite.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,6 @@ class FrozenDict(dict):
 
     def __hash__(self):  # frozen, so hashable like a tuple of items
         return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
-
-
 
 
 def thaw(value: Any) -> Any:
@@ -107,7 +106,9 @@ class Deny:
     reason: str
     decided_by: tuple = ()
     code: str | None = None  # denials carry no code, except where a caller must tell this one apart
-    name: str = "ToolDenied"  # the error's class: a tool's own where the denial is the tool's error (its provider absent)
+    name: str = (
+        "ToolDenied"  # the error's class: a tool's own where the denial is the tool's error (its provider absent)
+    )
 
 
 PreDecision = Union[Allow, Ask, Deny]
@@ -154,6 +155,7 @@ class StageRecord:
 @dataclass(frozen=True)
 class CallState:
     """What one call has become so far; each stage returns a new state."""
+
     call: ToolCall
     entry: Any = None  # the view's ToolEntry, when the name is on the view
     decision: str | None = None  # allow | ask | deny

@@ -1,4 +1,5 @@
 """One thread that fires abort signals at deadlines, so a timeout costs no thread per call."""
+
 from __future__ import annotations
 
 import heapq

@@ -1,5 +1,6 @@
 """Shared fixtures: the shipped program (loaded once), an in-process CLI runner, and a tool
 session with a workspace and a folder outside it."""
+
 from __future__ import annotations
 
 import io
@@ -95,8 +96,10 @@ def bash_by_both(program: Program, policy: str, command: str, workspace: str = "
     host web): a test holds both to the effect it expects."""
     request = Request(preset="standard", host="web", policy=policy)
     args = {"command": command, "description": "d"}
-    return (program.decide(request, "bash", args, workspace=workspace),
-            program.decide_unindexed(request, "bash", args, workspace=workspace))
+    return (
+        program.decide(request, "bash", args, workspace=workspace),
+        program.decide_unindexed(request, "bash", args, workspace=workspace),
+    )
 
 
 def tool_index(policy_text: str, tool: str, policy: str = "gen"):
@@ -129,17 +132,33 @@ def run_bash(workspace, state):
     from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext
 
     def call(command, **kwargs):
-        ctx = ToolContext(**{"workspace": str(workspace), "sandbox": "workspace-write", "owner": "agent-1",
-                             "state": state, "abort": threading.Event(), "timeout_s": 60, **kwargs})
+        ctx = ToolContext(
+            **{
+                "workspace": str(workspace),
+                "sandbox": "workspace-write",
+                "owner": "agent-1",
+                "state": state,
+                "abort": threading.Event(),
+                "timeout_s": 60,
+                **kwargs,
+            }
+        )
         return IMPLEMENTATIONS["tool-bash/bash"]({"command": command, "description": "t"}, ctx)["output"]
+
     return call
 
 
 def run_git(cwd, *args) -> str:
     """git in `cwd` with a committer set, its output; a failure raises."""
     import subprocess
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
+
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @pytest.fixture
@@ -161,11 +180,26 @@ def claude_code_bash(project, command: str):
     """A Claude Code Bash call in `project` through a real `dshc hook claude-code` process: (its answer, and when
     it allows, the completed process of the command it hands back, run by `bash -c` as Claude Code runs it)."""
     import subprocess
-    event = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": "PreToolUse",
-                        "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "toolu_1",
-                        "tool_input": {"command": command, "description": "d"}})
-    done = subprocess.run([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"],
-                          input=event, capture_output=True, text=True, timeout=120, cwd=project)
+
+    event = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(project),
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": "Bash",
+            "tool_use_id": "toolu_1",
+            "tool_input": {"command": command, "description": "d"},
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "hook", "claude-code"],
+        input=event,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=project,
+    )
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     if answer["permissionDecision"] != "allow":
         return answer, None
@@ -177,9 +211,17 @@ def claude_code_answer(project: Path, policy: str, tool: str, tool_input: dict, 
     """A Claude Code PreToolUse call through `dshc hook claude-code`, run in this process under `policy` of the
     project's p.dsh: the hook's `hookSpecificOutput`."""
     from dshc.cli.hook import main as hook_main
+
     (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
-    event = {"session_id": "s", "cwd": str(cwd), "hook_event_name": "PreToolUse", "permission_mode": "default",
-             "tool_name": tool, "tool_use_id": "toolu_1", "tool_input": tool_input}
+    event = {
+        "session_id": "s",
+        "cwd": str(cwd),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": tool,
+        "tool_use_id": "toolu_1",
+        "tool_input": tool_input,
+    }
     out = io.StringIO()
     assert hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO()) == 0
     return json.loads(out.getvalue())["hookSpecificOutput"]

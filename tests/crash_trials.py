@@ -5,6 +5,7 @@ trials) and by tests/bench/kill_trials.py (100+).
 `dshc run` is started by fork from a process that already loaded the program, so a trial
 costs the run itself rather than interpreter start-up; the kill is a real SIGKILL of it.
 """
+
 from __future__ import annotations
 
 import io
@@ -29,13 +30,19 @@ EFFECTS = "effects.txt"
 
 def mixed_batch(big_bytes: int) -> list[dict]:
     """Two large writes, slow shell calls with side effects (before and after their sleep), a parallel batch."""
+
     def bash(call_id: str, command: str) -> dict:
         return {"id": call_id, "name": "bash", "arguments": {"command": command, "description": call_id}}
+
     return [
         {"id": "big-1", "name": "write", "arguments": {"file_path": "big1.txt", "content": "A" * big_bytes}},
         bash("fx-1", f"echo fx-1 >> {EFFECTS}; sleep 0.3"),
-        {"batch": [{"id": "grep-1", "name": "grep", "arguments": {"pattern": "fx-[0-9]", "path": EFFECTS}},
-                   {"id": "glob-1", "name": "glob", "arguments": {"pattern": "*.txt"}}]},
+        {
+            "batch": [
+                {"id": "grep-1", "name": "grep", "arguments": {"pattern": "fx-[0-9]", "path": EFFECTS}},
+                {"id": "glob-1", "name": "glob", "arguments": {"pattern": "*.txt"}},
+            ]
+        },
         bash("fx-2", f"sleep 0.4; echo fx-2 >> {EFFECTS}"),
         {"id": "big-2", "name": "write", "arguments": {"file_path": "big2.txt", "content": "B" * big_bytes}},
         bash("fx-3", f"echo fx-3 >> {EFFECTS}; sleep 0.2 & wait"),
@@ -116,8 +123,14 @@ class TrialResult:
 
     @property
     def ok(self) -> bool:
-        return (self.exit_code in (0, 1) and self.torn_records == 0 and self.replay_exit == 0
-                and self.duplicated_effects == 0 and not self.calls_without_one_outcome and self.survivors_final == 0)
+        return (
+            self.exit_code in (0, 1)
+            and self.torn_records == 0
+            and self.replay_exit == 0
+            and self.duplicated_effects == 0
+            and not self.calls_without_one_outcome
+            and self.survivors_final == 0
+        )
 
 
 def run_trial(folder: Path, rng: random.Random, big_bytes: int, kills: int, max_delay_s: float) -> TrialResult:
@@ -126,8 +139,19 @@ def run_trial(folder: Path, rng: random.Random, big_bytes: int, kills: int, max_
     calls, log = folder / "calls.jsonl", folder / "events.jsonl"
     batch = mixed_batch(big_bytes)
     calls.write_text("".join(json.dumps(item) + "\n" for item in batch))
-    argv = ["run", str(calls), "--workspace", str(workspace), "--log", str(log), "--approve", "once", "--json",
-            "--timeout", "30"]
+    argv = [
+        "run",
+        str(calls),
+        "--workspace",
+        str(workspace),
+        "--log",
+        str(log),
+        "--approve",
+        "once",
+        "--json",
+        "--timeout",
+        "30",
+    ]
     result = TrialResult()
     for _ in range(kills):
         pid = spawn_run(argv)
@@ -164,7 +188,10 @@ def _check(result: TrialResult, log: Path, workspace: Path, ids: list[str]) -> N
     result.replay_exit = main(["replay", str(log), "--policy", "workspace-write"], out, err)
     effects = Counter((workspace / EFFECTS).read_text().split()) if (workspace / EFFECTS).exists() else Counter()
     result.duplicated_effects = sum(count - 1 for count in effects.values() if count > 1)
-    outcomes = Counter(r["callId"] for r in read.records
-                       if r.get("type") in ("tool/result", "tool/interrupted") and not r.get("parent"))
+    outcomes = Counter(
+        r["callId"]
+        for r in read.records
+        if r.get("type") in ("tool/result", "tool/interrupted") and not r.get("parent")
+    )
     result.calls_without_one_outcome = [call_id for call_id in ids if outcomes[call_id] != 1]
     result.interrupted = sum(1 for r in read.records if r.get("type") == "tool/interrupted")

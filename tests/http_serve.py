@@ -1,4 +1,5 @@
 """A `dshc serve --http` subprocess on a free loopback port, started and awaited for the tests that drive it."""
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,13 @@ def serving(args: list[str], cwd, host: str = "127.0.0.1", env: dict | None = No
     loopback); `env`: added to the environment; `port`: a given one (default: a free one)."""
     shared = port is not None
     port = port or free_port()
-    proc = subprocess.Popen([*SERVE, *args, "--http", f"{host}:{port}"], cwd=cwd,
-                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*SERVE, *args, "--http", f"{host}:{port}"],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     dialled = {"localhost": "127.0.0.1", "0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host.lower(), host)
     base = f"http://{dialled}:{port}"
     try:

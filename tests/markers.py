@@ -1,11 +1,14 @@
 """`# E: CODE [line=N] @COL [msg~TEXT] [help~TEXT]` markers: expectations written beside the input."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-MARKER = re.compile(r"^\s*(?P<code>DSH\d{3})(?:\s+line=(?P<line>\d+))?\s+@(?P<col>\d+)"
-                    r"(?:\s+msg~(?P<msg>.*?))?(?:\s+help~(?P<help>.*?))?\s*$")
+MARKER = re.compile(
+    r"^\s*(?P<code>DSH\d{3})(?:\s+line=(?P<line>\d+))?\s+@(?P<col>\d+)"
+    r"(?:\s+msg~(?P<msg>.*?))?(?:\s+help~(?P<help>.*?))?\s*$"
+)
 
 
 @dataclass(frozen=True)

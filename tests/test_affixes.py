@@ -1,4 +1,5 @@
 """The prefix / suffix index answers what testing every key would, shortest key first."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings

@@ -1,6 +1,7 @@
 """A call's arguments may come in any mapping (a read-only view, a caller's own type): each is decided as
 the same dict would be. The index once read only a dict's fields, so `deny … when args.query matches`
 let the same call through in a `MappingProxyType`."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -21,8 +22,13 @@ POLICY = """policy p "Rules on arguments" {
 }
 """
 REQUEST = Request(preset="standard", policy="p")
-CALLS = [("web_search", {"query": "x.onion"}), ("web_search", {"query": "docs"}), ("skill", {"name": "deploy-prod"}),
-         ("job_output", {"job_id": "running"}), ("skill", {"name": "a secret"})]
+CALLS = [
+    ("web_search", {"query": "x.onion"}),
+    ("web_search", {"query": "docs"}),
+    ("skill", {"name": "deploy-prod"}),
+    ("job_output", {"job_id": "running"}),
+    ("skill", {"name": "a secret"}),
+]
 
 
 class CallersMapping(Mapping):
@@ -58,7 +64,6 @@ def test_any_mapping_is_decided_as_the_same_dict(program, kind, name, args):
 
 def test_a_glob_deny_holds_for_a_read_only_view(program):
     assert program.decide(REQUEST, "web_search", MappingProxyType({"query": "x.onion"})).effect == "deny"
-
 
 
 @pytest.mark.parametrize("args", ["query", ["x.onion"], 7, None])

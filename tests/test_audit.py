@@ -1,4 +1,5 @@
 """`dshc audit` over a JSONL log: the figures, and a log with unreadable records refused rather than undercounted."""
+
 from __future__ import annotations
 
 import json
@@ -6,12 +7,23 @@ import json
 
 def _logged_run(cli, tmp_path):
     (tmp_path / "a.txt").write_text("hello")
-    calls = [{"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
-             {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}}]
+    calls = [
+        {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
+        {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
+    ]
     (tmp_path / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
     log = tmp_path / "events.jsonl"
-    cli("run", str(tmp_path / "calls.jsonl"), "--workspace", str(tmp_path), "--policy", "read-only",
-        "--log", str(log), "--json")
+    cli(
+        "run",
+        str(tmp_path / "calls.jsonl"),
+        "--workspace",
+        str(tmp_path),
+        "--policy",
+        "read-only",
+        "--log",
+        str(log),
+        "--json",
+    )
     return log
 
 

@@ -1,4 +1,5 @@
 """The event log in a real PostgreSQL (started here with initdb/pg_ctl): written, read back, restarted mid-run, audited."""
+
 from __future__ import annotations
 
 import glob
@@ -38,17 +39,38 @@ class Server:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.dsn = f"postgresql://dshc@127.0.0.1:{self.port}/postgres"
-        subprocess.run(_as_owner([f"{self.bin}/initdb", "-D", self.data, "-A", "trust", "-U", "dshc"], self.owner),
-                       check=True, capture_output=True)
+        subprocess.run(
+            _as_owner([f"{self.bin}/initdb", "-D", self.data, "-A", "trust", "-U", "dshc"], self.owner),
+            check=True,
+            capture_output=True,
+        )
 
     def start(self):
-        subprocess.run(_as_owner([f"{self.bin}/pg_ctl", "-D", self.data, "-l", os.path.join(self.root, "log"), "-w",
-                                  "-o", f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
-                                  "start"], self.owner), check=True, capture_output=True)
+        subprocess.run(
+            _as_owner(
+                [
+                    f"{self.bin}/pg_ctl",
+                    "-D",
+                    self.data,
+                    "-l",
+                    os.path.join(self.root, "log"),
+                    "-w",
+                    "-o",
+                    f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+                    "start",
+                ],
+                self.owner,
+            ),
+            check=True,
+            capture_output=True,
+        )
 
     def stop(self):
-        subprocess.run(_as_owner([f"{self.bin}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"], self.owner),
-                       check=False, capture_output=True)
+        subprocess.run(
+            _as_owner([f"{self.bin}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"], self.owner),
+            check=False,
+            capture_output=True,
+        )
 
 
 def _usable() -> str | None:
@@ -98,18 +120,21 @@ def _without_time(records):
 
 def _write(log, n, start=0):
     for i in range(start, start + n):
-        log.append("tool/call", callId=str(i), name="read", arguments={"file_path": f"f{i}", "big": "é" * 10},
-                   parent=None)
+        log.append(
+            "tool/call", callId=str(i), name="read", arguments={"file_path": f"f{i}", "big": "é" * 10}, parent=None
+        )
         log.append("tool/result", callId=str(i), name="read", isError=False, content=f"text {i}")
 
 
 def _rows(dsn):
     from dshc.runtime.pg_log import read_postgres
+
     return read_postgres(dsn).records
 
 
 def test_records_read_back_equal_the_jsonl_records_of_the_same_writes(dsn, tmp_path):
     from dshc.cli.log_target import open_log
+
     jsonl = EventLog(str(tmp_path / "events.jsonl"), session="s1")
     pg = open_log(dsn, session="s1")
     for log in (jsonl, pg):
@@ -127,6 +152,7 @@ def test_records_read_back_equal_the_jsonl_records_of_the_same_writes(dsn, tmp_p
 def test_a_database_restart_mid_run_loses_and_duplicates_nothing(server, dsn):
     from dshc.cli.log_target import open_log
     import dshc.runtime.pg_log as pg_log
+
     log = open_log(dsn, session="restart")
     _write(log, 10)
     server.stop()
@@ -147,6 +173,7 @@ def test_a_database_restart_mid_run_loses_and_duplicates_nothing(server, dsn):
 
 def test_a_spool_left_by_a_run_that_ended_offline_is_shipped_by_the_next_writer(server, dsn):
     from dshc.cli.log_target import open_log
+
     server.stop()
     try:
         log = open_log(dsn, session="offline")
@@ -161,6 +188,7 @@ def test_a_spool_left_by_a_run_that_ended_offline_is_shipped_by_the_next_writer(
 
 def test_reinserting_the_same_records_changes_nothing(dsn):
     from dshc.runtime.pg_log import _connect, insert, migrate
+
     records = [{"seq": i, "session": "dup", "type": "tool/call", "callId": str(i), "name": "read"} for i in (1, 2, 3)]
     with _connect(dsn) as conn:
         conn.autocommit = True
@@ -173,11 +201,17 @@ def test_reinserting_the_same_records_changes_nothing(dsn):
 
 def _calls(tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
-        {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
-        {"id": "3", "name": "bash", "arguments": {"command": "ls", "description": "list"}},
-    ]) + "\n")
+    calls.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
+                {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
+                {"id": "3", "name": "bash", "arguments": {"command": "ls", "description": "list"}},
+            ]
+        )
+        + "\n"
+    )
     return calls
 
 
@@ -219,16 +253,33 @@ def test_suggest_reads_a_dsn_as_it_reads_the_same_run_logged_to_a_file(cli, dsn,
 
 def _resume_calls(tmp_path):
     calls = tmp_path / "resume.jsonl"
-    calls.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
-        {"id": "r", "name": "read", "arguments": {"file_path": "out.txt"}},
-    ]) + "\n")
+    calls.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
+                {"id": "r", "name": "read", "arguments": {"file_path": "out.txt"}},
+            ]
+        )
+        + "\n"
+    )
     return calls
 
 
 def _run_twice(cli, dsn, tmp_path, between=None):
-    argv = ("run", str(_resume_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once",
-            "--policy", "workspace-write", "--json")
+    argv = (
+        "run",
+        str(_resume_calls(tmp_path)),
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        dsn,
+        "--approve",
+        "once",
+        "--policy",
+        "workspace-write",
+        "--json",
+    )
     first = cli(*argv)
     if between:
         between()
@@ -256,6 +307,7 @@ def test_running_the_same_calls_to_a_dsn_again_resumes_instead_of_running_them_t
 
 def test_resuming_reads_only_the_sessions_of_its_own_calls_file(cli, dsn, tmp_path):
     from dshc.runtime.pg_log import read_postgres
+
     (tmp_path / "a.txt").write_text("hello")
     for calls in (_resume_calls(tmp_path), _calls(tmp_path)):
         cli("run", str(calls), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--json")
@@ -267,13 +319,36 @@ def test_resuming_reads_only_the_sessions_of_its_own_calls_file(cli, dsn, tmp_pa
 
 def test_a_run_resumes_from_records_spooled_while_the_database_was_away(server, dsn, tmp_path):
     # the database goes away while the first run's slow call runs: what follows exists only in its spool
-    (tmp_path / "slow.jsonl").write_text("\n".join(json.dumps(c) for c in [
-        {"id": "slow", "name": "bash", "arguments": {"command": "sleep 2 && echo done >> ran.txt",
-                                                      "description": "slow"}},
-        {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
-    ]) + "\n")
-    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "run", str(tmp_path / "slow.jsonl"),
-            "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--policy", "workspace-write", "--json"]
+    (tmp_path / "slow.jsonl").write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {
+                    "id": "slow",
+                    "name": "bash",
+                    "arguments": {"command": "sleep 2 && echo done >> ran.txt", "description": "slow"},
+                },
+                {"id": "w", "name": "write", "arguments": {"file_path": "out.txt", "content": "first\n"}},
+            ]
+        )
+        + "\n"
+    )
+    argv = [
+        sys.executable,
+        "-c",
+        "from dshc.cli.entry import entry; entry()",
+        "run",
+        str(tmp_path / "slow.jsonl"),
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        dsn,
+        "--approve",
+        "once",
+        "--policy",
+        "workspace-write",
+        "--json",
+    ]
     env = {**os.environ}
     first = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
@@ -296,8 +371,7 @@ def test_a_run_resumes_from_records_spooled_while_the_database_was_away(server, 
     assert sorted(_calls_per_session(dsn).values()) == [["slow", "w"]]  # the spool was shipped, nothing re-ran
 
 
-def test_a_run_to_an_unreachable_dsn_refuses_to_start_rather_than_risk_running_calls_twice(cli, server, dsn,
-                                                                                           tmp_path):
+def test_a_run_to_an_unreachable_dsn_refuses_to_start_rather_than_risk_running_calls_twice(cli, server, dsn, tmp_path):
     server.stop()
     try:
         refused = cli("run", str(_resume_calls(tmp_path)), "--workspace", str(tmp_path), "--log", dsn, "--json")
@@ -324,9 +398,15 @@ def test_an_unreachable_dsn_for_replay_is_a_diagnostic_not_a_traceback(cli):
 def test_hook_pre_and_post_records_pair_in_the_database(dsn, tmp_path):
     import io
     from dshc.cli.hook import main as hook_main
+
     (tmp_path / "a.txt").write_text("x")
-    base = {"session_id": "pg-hook", "cwd": str(tmp_path), "tool_name": "Read", "tool_use_id": "toolu_1",
-            "tool_input": {"file_path": str(tmp_path / "a.txt")}}
+    base = {
+        "session_id": "pg-hook",
+        "cwd": str(tmp_path),
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(tmp_path / "a.txt")},
+    }
     for event in ("PreToolUse", "PostToolUse"):
         payload = {**base, "hook_event_name": event, **({"tool_response": {"ok": 1}} if event == "PostToolUse" else {})}
         out, err = io.StringIO(), io.StringIO()
@@ -339,8 +419,11 @@ def test_hook_pre_and_post_records_pair_in_the_database(dsn, tmp_path):
 def test_the_runtime_and_cli_import_no_psycopg_without_a_dsn():
     import subprocess
     import sys
-    code = ("import sys, dshc.cli.main, dshc.cli.log_target, dshc.runtime.pg_log; "
-            "assert 'psycopg' not in sys.modules, 'psycopg imported'")
+
+    code = (
+        "import sys, dshc.cli.main, dshc.cli.log_target, dshc.runtime.pg_log; "
+        "assert 'psycopg' not in sys.modules, 'psycopg imported'"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
@@ -350,11 +433,26 @@ def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
     import sys
     import anyio
     from mcp import Client, StdioServerParameters
+
     (tmp_path / "a.txt").write_text("hello")
-    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve", "--policy", "read-only",
-            "--workspace", str(tmp_path), "--log", dsn]
-    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(tmp_path),
-                                   env={**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]})
+    argv = [
+        sys.executable,
+        "-c",
+        "from dshc.cli.entry import entry; entry()",
+        "serve",
+        "--policy",
+        "read-only",
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        dsn,
+    ]
+    params = StdioServerParameters(
+        command=argv[0],
+        args=argv[1:],
+        cwd=str(tmp_path),
+        env={**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]},
+    )
 
     async def main():
         async with Client(params, mode="legacy") as client:
@@ -362,6 +460,7 @@ def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
             assert not ran.is_error
             denied = await client.call_tool("write", {"file_path": str(tmp_path / "b.txt"), "content": "x"})
             assert denied.is_error and not (tmp_path / "b.txt").exists()
+
     anyio.run(main)
     stored = _rows(dsn)
     calls = [r["name"] for r in stored if r.get("type") == "tool/call"]
@@ -372,14 +471,19 @@ def test_serve_logs_its_mcp_calls_to_a_dsn(dsn, tmp_path):
 
 
 TAMPERING = {  # (SQL over the session's rows, the kind `dshc audit verify` reports)
-    "edited": ("UPDATE events SET record = jsonb_set(record, '{content}', '\"forged\"') "
-               "WHERE session = 'v' AND seq = 3", "edited"),
+    "edited": (
+        "UPDATE events SET record = jsonb_set(record, '{content}', '\"forged\"') WHERE session = 'v' AND seq = 3",
+        "edited",
+    ),
     "edited-columns": ("UPDATE events SET type = 'tool/call' WHERE session = 'v' AND seq = 3", "edited"),
     "deleted": ("DELETE FROM events WHERE session = 'v' AND seq = 3", "gap"),
-    "reordered": ("UPDATE events SET id = -id WHERE session = 'v' AND seq IN (3, 4); "  # ids are unique row by row
-                  "UPDATE events SET id = CASE WHEN seq = 3 THEN -(SELECT id FROM events WHERE session = 'v' AND "
-                  "seq = 4) ELSE -(SELECT id FROM events WHERE session = 'v' AND seq = 3) END "
-                  "WHERE session = 'v' AND seq IN (3, 4)", "reordered"),
+    "reordered": (
+        "UPDATE events SET id = -id WHERE session = 'v' AND seq IN (3, 4); "  # ids are unique row by row
+        "UPDATE events SET id = CASE WHEN seq = 3 THEN -(SELECT id FROM events WHERE session = 'v' AND "
+        "seq = 4) ELSE -(SELECT id FROM events WHERE session = 'v' AND seq = 3) END "
+        "WHERE session = 'v' AND seq IN (3, 4)",
+        "reordered",
+    ),
     "truncated": ("DELETE FROM events WHERE session = 'v' AND seq = (SELECT max(seq) FROM events)", "truncated"),
 }
 
@@ -387,6 +491,7 @@ TAMPERING = {  # (SQL over the session's rows, the kind `dshc audit verify` repo
 @pytest.mark.parametrize("tampering", sorted(TAMPERING))
 def test_verify_catches_a_database_log_tampered_with(cli, dsn, tampering):
     from dshc.cli.log_target import open_log
+
     logs = [open_log(dsn, session=session) for session in ("v", "w")]  # two writers, their rows interleaved
     for log in logs:
         log.append("request/header", reason="initial", fingerprint="sha256:" + "a" * 64, context={}, workspace="/w")
@@ -409,8 +514,9 @@ def test_verify_catches_a_database_log_tampered_with(cli, dsn, tampering):
 def test_a_dsn_run_verifies_and_big_values_hash_alike_in_the_database(cli, dsn, tmp_path):
     (tmp_path / "a.txt").write_text("hello")
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "1", "name": "write", "arguments": {"file_path": "b.txt",
-                                                                          "content": "é" * 70_000}}) + "\n")
+    calls.write_text(
+        json.dumps({"id": "1", "name": "write", "arguments": {"file_path": "b.txt", "content": "é" * 70_000}}) + "\n"
+    )
     cli("run", str(calls), "--workspace", str(tmp_path), "--log", dsn, "--approve", "once", "--json")
     done = cli("audit", "verify", dsn)
     assert done.code == 0 and "intact" in done.out, done.out + done.err
@@ -422,6 +528,7 @@ def test_session_facts_read_the_database_and_what_the_spool_has_not_sent(dsn):
     that cannot be read is the strictest state (None)."""
     from dshc.cli.log_target import _prefix, open_log, spool_folder
     from dshc.cli.session_log import session_of_log
+
     log = open_log(dsn, session="w1")
     log.append("request/header", reason="initial", context={}, workspace="/w")
     log.append("tool/call", callId="1", name="read", arguments={"file_path": ".env"}, parent=None)

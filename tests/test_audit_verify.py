@@ -1,6 +1,7 @@
 """`dshc audit verify`: the event log's hash chain (issue 51, item 4), over JSONL files. Each record names the
 hash of the one before it; an edited, deleted, reordered or cut record is reported with where it is (exit 1),
 an intact log exits 0. The PostgreSQL side is in test_audit_postgres.py."""
+
 from __future__ import annotations
 
 import json
@@ -56,10 +57,14 @@ def test_an_untouched_log_is_intact_and_names_its_program_and_head(cli, tmp_path
     assert human.code == 0 and "intact: 6 record(s) in 1 chained log(s)" in human.out
 
 
-@pytest.mark.parametrize("edit, at", [
-    (lambda line: _reframed(line, n=99), "line 4"),  # its checksum made to match: the next record's link breaks
-    (lambda line: line.replace(b'"n":1', b'"n":7'), "line 3"),  # its checksum left: the line itself is caught
-], ids=["checksum-fixed", "checksum-left"])
+@pytest.mark.parametrize(
+    "edit, at",
+    [
+        (lambda line: _reframed(line, n=99), "line 4"),  # its checksum made to match: the next record's link breaks
+        (lambda line: line.replace(b'"n":1', b'"n":7'), "line 3"),  # its checksum left: the line itself is caught
+    ],
+    ids=["checksum-fixed", "checksum-left"],
+)
 def test_an_edited_record_is_caught(cli, tmp_path, edit, at):
     path = _log(tmp_path / "events.jsonl")
     lines = _lines(path)
@@ -142,6 +147,7 @@ def test_concurrent_writers_and_a_repaired_torn_tail_keep_one_intact_chain(cli, 
         for n in range(20):
             log.append("note", writer=tag, n=n)
         log.close()
+
     threads = [threading.Thread(target=write, args=(tag,)) for tag in "abc"]
     for thread in threads:
         thread.start()
@@ -169,11 +175,14 @@ def test_a_log_written_before_chaining_reads_as_unchained(cli, tmp_path):
     assert code == 1 and report["problem"]["kind"] == "unchained" and report["logs"][0]["records"] == 1, report
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["audit", "verify"], "needs a log"),
-    (["audit", "verify", "x.jsonl", "--head", "abc"], "is not a record hash"),
-    (["audit", "x.jsonl", "y.jsonl"], "only taken by `dshc audit verify`"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["audit", "verify"], "needs a log"),
+        (["audit", "verify", "x.jsonl", "--head", "abc"], "is not a record hash"),
+        (["audit", "x.jsonl", "y.jsonl"], "only taken by `dshc audit verify`"),
+    ],
+)
 def test_bad_verify_arguments_are_usage_errors(cli, argv, message):
     done = cli(*argv)
     assert done.code == 2 and message in done.err, done

@@ -1,5 +1,6 @@
 """Signed bundles: round trip, determinism, refusals (tamper, key, unsigned, tar bypasses, an older revision, a
 decompression bomb), hot swap under load."""
+
 from __future__ import annotations
 
 import io
@@ -43,6 +44,7 @@ def _build(tmp_path, keys, text, name="b.tar.gz", revision=1):
 def _digest(path) -> str:
     """Which bundle this is, as `LoadedBundle.digest` says, without loading it."""
     import hashlib
+
     return "sha256:" + hashlib.sha256(_members(path)["manifest.json"]).hexdigest()
 
 
@@ -185,24 +187,30 @@ def test_other_shipped_sources_refused(tmp_path, keys, monkeypatch):
 def test_verify_against_bundles_finds_the_widening(tmp_path, keys):
     old, new = _build(tmp_path, keys, DENY, "old.tar.gz"), _build(tmp_path, keys, ALLOW, "new.tar.gz")
     out = io.StringIO()
-    assert main(["verify", "--against", old, new, "--trust", keys[1], "--policy", "mine", "--json"],
-                out, io.StringIO()) == 1
+    assert (
+        main(["verify", "--against", old, new, "--trust", keys[1], "--policy", "mine", "--json"], out, io.StringIO())
+        == 1
+    )
     assert json.loads(out.getvalue())["violations"]
 
 
 def test_hot_swap_under_load(tmp_path, keys):
     """Readers decide through the holder while the bundle is replaced; each answer is wholly old or new."""
     # each deploy a higher revision, alternating deny (revision 1, 3, …) and allow (2, 4, …)
-    paths = [_build(tmp_path, keys, ALLOW if revision % 2 == 0 else DENY, f"r{revision}.tar.gz", revision)
-             for revision in range(1, 12)]
-    expected = {_digest(path): "allow" if revision % 2 == 0 else "deny"
-                for revision, path in enumerate(paths, 1)}
+    paths = [
+        _build(tmp_path, keys, ALLOW if revision % 2 == 0 else DENY, f"r{revision}.tar.gz", revision)
+        for revision in range(1, 12)
+    ]
+    expected = {_digest(path): "allow" if revision % 2 == 0 else "deny" for revision, path in enumerate(paths, 1)}
     served = tmp_path / "served.tar.gz"
     served.write_bytes(open(paths[0], "rb").read())
     warnings: list[str] = []
     holder = bundle.BundleHolder(str(served), keys[1], warnings.append)
-    assert expected[holder.current().digest] == holder.current().program.decide(
-        REQUEST, "bash", {"command": "ls"}).effect == "deny"
+    assert (
+        expected[holder.current().digest]
+        == holder.current().program.decide(REQUEST, "bash", {"command": "ls"}).effect
+        == "deny"
+    )
     stop, failures, answers = threading.Event(), [], []
 
     def reader():
@@ -251,6 +259,7 @@ def test_newest_bundle_in_a_folder(tmp_path, keys):
 def test_serve_reads_the_holder_and_swaps(tmp_path, keys):
     import anyio
     from dshc.cli.serve import Served, ServeOptions
+
     served_path = tmp_path / "served.tar.gz"
     served_path.write_bytes(open(_build(tmp_path, keys, DENY, "deny.tar.gz"), "rb").read())
     holder = bundle.BundleHolder(str(served_path), keys[1], lambda text: None)
@@ -268,11 +277,14 @@ def test_serve_reads_the_holder_and_swaps(tmp_path, keys):
     assert served.pre_decision("bash", {"command": "ls", "description": "list"})[0] == "allow"
 
 
-@pytest.mark.parametrize("argv", [
-    ["serve", "--bundle", "{tmp}/missing.tar.gz", "--trust", "{pub}"],  # no such bundle
-    ["build", "--new-key", "{tmp}/no-such-folder/k"],  # a key that cannot be written
-    ["build", "{tmp}", "-o", "{tmp}/no-such-folder/b.tar.gz", "--key", "{key}"],  # a bundle that cannot be written
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--bundle", "{tmp}/missing.tar.gz", "--trust", "{pub}"],  # no such bundle
+        ["build", "--new-key", "{tmp}/no-such-folder/k"],  # a key that cannot be written
+        ["build", "{tmp}", "-o", "{tmp}/no-such-folder/b.tar.gz", "--key", "{key}"],  # a bundle that cannot be written
+    ],
+)
 def test_a_path_that_cannot_be_used_is_a_diagnostic_not_a_traceback(tmp_path, keys, argv):
     argv = [a.format(tmp=tmp_path, key=keys[0], pub=keys[1]) for a in argv]
     out, err = io.StringIO(), io.StringIO()
@@ -288,11 +300,15 @@ def test_a_failed_bundle_write_leaves_no_partial_file(tmp_path, keys, monkeypatc
 
     def failing_fsync(fd):
         raise OSError(28, "No space left on device")
+
     from dshc.cli import output_file
+
     monkeypatch.setattr(output_file.os, "fsync", failing_fsync)
     err = io.StringIO()
-    assert main(["build", str(tmp_path / "src"), "-o", str(out_dir / "b.tar.gz"), "--key", keys[0]],
-                io.StringIO(), err) == 2
+    assert (
+        main(["build", str(tmp_path / "src"), "-o", str(out_dir / "b.tar.gz"), "--key", keys[0]], io.StringIO(), err)
+        == 2
+    )
     assert "No space left" in err.getvalue() and list(out_dir.iterdir()) == []
 
 
@@ -362,6 +378,7 @@ def _bomb(path) -> int:
     """A tar.gz of a few hundred KB whose first header is a PAX header claiming 400 MB of zeros: tarfile reads
     such a header whole. Built from one gzip member of zeros repeated (gzip readers chain members)."""
     import gzip
+
     header = tarfile.TarInfo("././@PaxHeader")
     header.type, header.size = tarfile.XHDTYPE, BOMB_INFLATES_TO
     chunk = 16 * 1024 * 1024
@@ -377,10 +394,15 @@ def test_a_decompression_bomb_is_refused_without_inflating_it(tmp_path, keys):
     """A 0.4 MB unsigned bundle made the server allocate 1.3 GB: the cap applies while decompressing."""
     import subprocess
     import sys
+
     size = _bomb(tmp_path / "bomb.tar.gz")
     assert size < 1024 * 1024  # small on disk, 400 MB inflated
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(tmp_path / "bomb.tar.gz"), keys[1]],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(tmp_path / "bomb.tar.gz"), keys[1]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     message, grown_mb = done.stdout.strip().splitlines()
     assert "over the limit" in message, done.stdout + done.stderr
     # what the refusal may hold is the cap (20 MB) once or twice over; inflating the header took > 400 MB

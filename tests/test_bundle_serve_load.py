@@ -1,4 +1,5 @@
 """A real `dshc serve --bundle --http` swaps bundles while clients decide over HTTP: no request fails."""
+
 from __future__ import annotations
 
 import io
@@ -50,9 +51,9 @@ def setup(tmp_path):
     blobs = [_bundle(tmp_path, key, ALLOW if revision % 2 == 0 else DENY, revision) for revision in range(1, SWAPS + 2)]
     served = tmp_path / "served.tar.gz"
     served.write_bytes(blobs[0])
-    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), "--policy", "mine"],
-                 tmp_path) as (
-            base, proc):
+    with serving(
+        ["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), "--policy", "mine"], tmp_path
+    ) as (base, proc):
         yield base, served, blobs, proc
 
 

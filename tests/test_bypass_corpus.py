@@ -1,6 +1,7 @@
 """The bypass corpus (tests/fixtures/bypass/corpus.json): calls from public reports and peer test
 suites, each with its source and the verdict under a stated policy. 0 bypasses; every
 over-refusal is listed in the corpus with its reason (`ideal` + `why`)."""
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,7 @@ def test_the_corpus_is_large_sourced_and_has_no_bypass(program):
     assert all(case["source"] for case in CASES)
     # at least 200 cite a public report or a peer project's tests, not only this project's own issues
     assert sum(not case["source"].startswith("dshc issue") for case in CASES) >= 200
-    bypasses = [_label(c) for c in CASES
-                if _decide(program, c) == "allow" and c.get("ideal", c["expect"]) != "allow"]
+    bypasses = [_label(c) for c in CASES if _decide(program, c) == "allow" and c.get("ideal", c["expect"]) != "allow"]
     assert bypasses == []
 
 

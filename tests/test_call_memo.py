@@ -1,6 +1,7 @@
 """A call's Env remembers what it found about its arguments (inside/outside the workspace, a glob's
 match): many rules test one path or one glob, and each answer is computed once per call — the same
 answer each rule would get alone."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,7 +17,7 @@ from dshc.compiler.source import Source
 
 
 def _conditions(text: str) -> list:
-    decls, diags, _ = parse_source(Source("t.dsh", 'policy p {\n' + text + '\n}\n'))
+    decls, diags, _ = parse_source(Source("t.dsh", "policy p {\n" + text + "\n}\n"))
     assert not diags, diags
     return [rule.condition for rule in decls[0].rules]
 
@@ -25,14 +26,18 @@ def _env(args: dict, workspace: str) -> Env:
     return Env({}, frozenset(), args=canonical_args(args, ("file_path", "path"), workspace), workspace=workspace)
 
 
-CONDITIONS = _conditions("\n".join([
-    "  allow read when args.file_path inside workspace",
-    "  deny read when args.file_path outside workspace",
-    '  allow read when args.file_path inside workspace and args.file_path matches "*.py"',
-    '  deny read when args.file_path matches "/etc/*"',
-    '  ask read when args.path inside workspace and not args.file_path matches "*.md"',
-    '  allow read when args.path outside workspace or args.file_path matches "src/*"',
-]))
+CONDITIONS = _conditions(
+    "\n".join(
+        [
+            "  allow read when args.file_path inside workspace",
+            "  deny read when args.file_path outside workspace",
+            '  allow read when args.file_path inside workspace and args.file_path matches "*.py"',
+            '  deny read when args.file_path matches "/etc/*"',
+            '  ask read when args.path inside workspace and not args.file_path matches "*.md"',
+            '  allow read when args.path outside workspace or args.file_path matches "src/*"',
+        ]
+    )
+)
 PATHS = ["src/a.py", "../x.py", "/etc/hosts", "~/notes.md", "src/../../y.md", "docs/b.md"]
 
 
@@ -42,8 +47,10 @@ def test_each_rule_gets_the_answer_it_would_get_alone(tmp_path):
         args = {"file_path": file_path, "path": path}
         shared = _env(args, workspace)
         for condition, lenient in itertools.product(CONDITIONS, (True, False)):
-            assert evaluate(condition, shared, lenient) == evaluate(condition, _env(args, workspace), lenient), \
-                (condition, args)
+            assert evaluate(condition, shared, lenient) == evaluate(condition, _env(args, workspace), lenient), (
+                condition,
+                args,
+            )
 
 
 def test_one_walk_per_path_and_one_match_per_glob(tmp_path, monkeypatch):
@@ -69,16 +76,18 @@ def test_same_text_other_absolute_is_another_answer(tmp_path):
     """Two canonical paths with one text but different absolute forms must not share an answer."""
     inside, outside = CanonicalPath("x", str(tmp_path / "x")), CanonicalPath("x", "/elsewhere/x")
     env = Env({}, frozenset(), args={"file_path": inside, "path": outside}, workspace=str(tmp_path))
-    first, second = _conditions("  allow read when args.file_path inside workspace\n"
-                                "  allow read when args.path inside workspace")
+    first, second = _conditions(
+        "  allow read when args.file_path inside workspace\n  allow read when args.path inside workspace"
+    )
     assert evaluate(first, env, False) is True and evaluate(second, env, False) is False
 
 
 @pytest.mark.parametrize("value", [1, None, ["a"], {"a": 1}])
 def test_odd_values_are_not_remembered_wrongly(tmp_path, value):
     env = Env({}, frozenset(), args={"file_path": value}, workspace=str(tmp_path))
-    place, glob = _conditions('  allow read when args.file_path inside workspace\n'
-                              '  allow read when args.file_path matches "*"')
+    place, glob = _conditions(
+        '  allow read when args.file_path inside workspace\n  allow read when args.file_path matches "*"'
+    )
     for condition in (place, glob):
         assert evaluate(condition, env, True) is True and evaluate(condition, env, False) is False  # fail closed
     assert isinstance(place, ast.Place)

@@ -1,4 +1,5 @@
 """The spec-baseline catalog: counts, parallel-safe set, schema checks, completeness guard."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,16 @@ import pytest
 from dshc.compiler.catalog import CatalogFolder, load_catalog
 from dshc.compiler.diagnostics import DshError
 
-PARALLEL_SAFE = {"read", "read_image", "web_search", "web_fetch", "session_trace", "session_event_trace",
-                 "session_event_read", "subagent"}
+PARALLEL_SAFE = {
+    "read",
+    "read_image",
+    "web_search",
+    "web_fetch",
+    "session_trace",
+    "session_event_trace",
+    "session_event_read",
+    "subagent",
+}
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +35,20 @@ def catalog():
 @pytest.fixture
 def catalog_copy(tmp_path) -> Path:
     target = tmp_path / "catalog"
-    shutil.copytree(Path(str(resources.files("dshc.catalogs"))), target,
-                    ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+    shutil.copytree(
+        Path(str(resources.files("dshc.catalogs"))), target, ignore=shutil.ignore_patterns("__init__.py", "__pycache__")
+    )
     return target
 
 
 def test_counts_match_the_spec_baseline(catalog):
-    assert catalog.counts() == {"packages": 24, "schema_entries": 52, "unique_names": 51, "aliases": 1,
-                                "distinct_shipped_names": 52}
+    assert catalog.counts() == {
+        "packages": 24,
+        "schema_entries": 52,
+        "unique_names": 51,
+        "aliases": 1,
+        "distinct_shipped_names": 52,
+    }
 
 
 def test_exactly_eight_parallel_safe_definitions(catalog):
@@ -138,12 +153,15 @@ def test_the_checks_stamp_hashes_the_bytes_that_are_parsed(catalog_copy):
         files.text("packages/tool-none.json")
 
 
-@pytest.mark.parametrize("breakage, code, json_path", [
-    ("bad-json", "DSH501", "$"),
-    ("schema-violation", "DSH502", "$.tools[0].parallel_safe"),
-    ("invalid-parameters", "DSH503", "$.tools[0].parameters.properties.todos.type"),
-    ("duplicate-definition", "DSH504", "$.tools[0].definition"),
-])
+@pytest.mark.parametrize(
+    "breakage, code, json_path",
+    [
+        ("bad-json", "DSH501", "$"),
+        ("schema-violation", "DSH502", "$.tools[0].parallel_safe"),
+        ("invalid-parameters", "DSH503", "$.tools[0].parameters.properties.todos.type"),
+        ("duplicate-definition", "DSH504", "$.tools[0].definition"),
+    ],
+)
 def test_broken_catalog_file_exits_2_naming_file_and_json_path(catalog_copy, cli, breakage, code, json_path):
     file = catalog_copy / "packages" / "tool-todo.json"
     data = json.loads(file.read_text())
@@ -161,8 +179,9 @@ def test_broken_catalog_file_exits_2_naming_file_and_json_path(catalog_copy, cli
         file.write_text(json.dumps(data))
     # the copy goes in as an overlay that replaces every shipped package on purpose
     manifest = catalog_copy / "manifest.json"
-    manifest.write_text(json.dumps({**json.loads(manifest.read_text()),
-                                    "replaces": json.loads(manifest.read_text())["packages"]}))
+    manifest.write_text(
+        json.dumps({**json.loads(manifest.read_text()), "replaces": json.loads(manifest.read_text())["packages"]})
+    )
     result = cli("catalog", "--catalog", str(catalog_copy), "--json")
     assert result.code == 2
     diags = result.json()["diagnostics"]
@@ -207,17 +226,23 @@ def test_target_lookups_cover_what_matching_every_tool_covers(catalog):
     lookups must hold exactly the tools `target_matches_tool` accepts, aliases included."""
     from dshc.compiler import ast
     from dshc.compiler.resolve import _Resolver, target_matches_tool
+
     span = ast.Span("t.dsh", 1, 1, 1, 2)
     names = sorted(catalog.shipped_names | {"no_such_tool"})
-    targets = ([ast.Target("package", ast.Name(p, span)) for p in [*catalog.package_by_id, "no-such-package"]]
-               + [ast.Target("tool", ast.Name(n, span)) for n in names]
-               + [ast.Target("tool", ast.Name(g, span)) for g in ("web_*", "*", "?ash", "[br]*")]
-               + [ast.Target("risk", ast.Name(r, span)) for r in sorted(catalog.risk_axes)])
+    targets = (
+        [ast.Target("package", ast.Name(p, span)) for p in [*catalog.package_by_id, "no-such-package"]]
+        + [ast.Target("tool", ast.Name(n, span)) for n in names]
+        + [ast.Target("tool", ast.Name(g, span)) for g in ("web_*", "*", "?ash", "[br]*")]
+        + [ast.Target("risk", ast.Name(r, span)) for r in sorted(catalog.risk_axes)]
+    )
     assert any(t.aliases for t in catalog.definitions.values())  # the alias branch is exercised
     resolver = _Resolver(catalog)
     for target in targets:
-        expected = {t.definition for t in catalog.definitions.values()
-                    if target_matches_tool(target, t.name, t, alias_names=t.aliases)}
+        expected = {
+            t.definition
+            for t in catalog.definitions.values()
+            if target_matches_tool(target, t.name, t, alias_names=t.aliases)
+        }
         assert {t.definition for t in resolver._covered(target)} == expected, target
 
 

@@ -2,6 +2,7 @@
 services are added, clashes are diagnostics with a file and JSON path, `own PKG/NAME` picks one
 definition and a bare ambiguous `own NAME` is an error, and a listed tool with no local body
 answers a structured "unavailable" at gate 5 and at call time."""
+
 from __future__ import annotations
 
 import json
@@ -55,16 +56,19 @@ def test_overlay_adds_packages_and_services_to_the_shipped_catalog():
 def test_cli_catalog_flag_adds_instead_of_replacing(cli):
     data = cli("catalog", "--catalog", str(EXAMPLE), "--json").json()
     assert data["counts"]["packages"] == 25 and data["counts"]["schema_entries"] == 54
-    view = cli("compile", "tickets", "--with", "ticket-tracker", "--catalog", str(EXAMPLE), "--load", TICKETS,
-               "--json").json()
+    view = cli(
+        "compile", "tickets", "--with", "ticket-tracker", "--catalog", str(EXAMPLE), "--load", TICKETS, "--json"
+    ).json()
     names = [t["name"] for t in view["tools"]]
     assert "ticket_read" in names and "read" in names and "bash" in names  # shipped tools are still there
 
 
 def test_a_package_id_the_shipped_catalog_has_is_a_clash_with_its_json_path(plugin):
     _edit(plugin / "manifest.json", lambda m: m["packages"].append("tool-todo"))
-    shutil.copy(Path(str(load_catalog.__globals__["shipped_root"]())) / "packages" / "tool-todo.json",
-                plugin / "packages" / "tool-todo.json")
+    shutil.copy(
+        Path(str(load_catalog.__globals__["shipped_root"]())) / "packages" / "tool-todo.json",
+        plugin / "packages" / "tool-todo.json",
+    )
     with pytest.raises(DshError) as info:
         overlay(load_catalog(), plugin)
     (clash,) = _diags(info)
@@ -91,7 +95,10 @@ def test_replaces_must_name_a_base_package_the_overlay_lists(plugin):
     _edit(plugin / "manifest.json", lambda m: m.update(replaces=["tool-todo", "no-such-package"]))
     with pytest.raises(DshError) as info:
         overlay(load_catalog(), plugin)
-    assert sorted((d.code, d.json_path) for d in _diags(info)) == [("DSH509", "$.replaces[0]"), ("DSH509", "$.replaces[1]")]
+    assert sorted((d.code, d.json_path) for d in _diags(info)) == [
+        ("DSH509", "$.replaces[0]"),
+        ("DSH509", "$.replaces[1]"),
+    ]
 
 
 def test_cli_reports_overlay_clashes_as_diagnostics_not_tracebacks(plugin, cli):
@@ -103,7 +110,7 @@ def test_cli_reports_overlay_clashes_as_diagnostics_not_tracebacks(plugin, cli):
 
 def test_bare_own_of_a_name_two_packages_define_is_an_error():
     catalog = overlay(load_catalog(), EXAMPLE)
-    text = 'scope mine { parent root\n  own report }\n'
+    text = "scope mine { parent root\n  own report }\n"
     with pytest.raises(DshError) as info:
         Program.load(texts={"mine.dsh": text}, catalog=catalog)
     (ambiguous,) = _diags(info)
@@ -122,18 +129,21 @@ def test_qualified_own_registers_that_packages_definition():
     program = Program.load([TICKETS], catalog=catalog)
     view = program.view(Request(scope="ticket-child", with_services={"ticket-tracker"}))
     assert view.entry("report").definition == "tool-subagent-report/report"
-    text = 'scope noter { parent root\n  own acme-tickets/report }\n'
+    text = "scope noter { parent root\n  own acme-tickets/report }\n"
     other = Program.load(texts={"n.dsh": text}, catalog=catalog)
     view = other.view(Request(scope="noter", with_services={"ticket-tracker"}))
     assert view.entry("report").definition == "acme-tickets/report"
 
 
-@pytest.mark.parametrize("entry, code", [
-    ("nope/report", "DSH201"),              # unknown package
-    ("tool-fs/report", "DSH202"),           # the package does not define it
-    ("tool-bash/run_code", "DSH301"),       # the reserved name stays reserved when qualified
-    ("tool-*/report", "DSH108"),            # no globs in `own`
-])
+@pytest.mark.parametrize(
+    "entry, code",
+    [
+        ("nope/report", "DSH201"),  # unknown package
+        ("tool-fs/report", "DSH202"),  # the package does not define it
+        ("tool-bash/run_code", "DSH301"),  # the reserved name stays reserved when qualified
+        ("tool-*/report", "DSH108"),  # no globs in `own`
+    ],
+)
 def test_qualified_own_bypasses_are_refused(entry, code):
     with pytest.raises(DshError) as info:
         Program.load(texts={"m.dsh": f"scope m {{ parent root\n own {entry} }}\n"})
@@ -177,7 +187,7 @@ def test_project_file_catalog_entry_is_read_relative_to_the_file(tmp_path):
     assert read_project(str(tmp_path / ".dshc")).catalog == (str(tmp_path / "plugins"),)
     (tmp_path / ".dshc").write_text('catalog = ["a", "b"]\n')
     assert read_project(str(tmp_path / ".dshc")).catalog == (str(tmp_path / "a"), str(tmp_path / "b"))
-    (tmp_path / ".dshc").write_text('catalog = 3\n')
+    (tmp_path / ".dshc").write_text("catalog = 3\n")
     with pytest.raises(ValueError, match="catalog"):
         read_project(str(tmp_path / ".dshc"))
 

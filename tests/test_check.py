@@ -1,4 +1,5 @@
 """`dshc check`: every lint found with its code and line:col; shipped files check clean."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,6 +4,7 @@ tests/fixtures/interop/claude_shapes.json holds settings shapes, one defect clas
 the session's permission mode; every probe goes through the real hook (in-process) with the imported policy
 loaded, so the import and the hook are checked as one.
 """
+
 from __future__ import annotations
 
 import io
@@ -61,11 +62,21 @@ def hook_decision(places, path: Path, name: str, tool: str, tool_input, mode: st
     tool_input = _fill(tool_input, root, home)
     if isinstance(tool_input, str):
         tool_input = {"command": tool_input} if tool in ("Bash", "PowerShell") else {"file_path": tool_input}
-    payload = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(root),
-               "permission_mode": mode, "session_id": "s"}
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "cwd": str(root),
+        "permission_mode": mode,
+        "session_id": "s",
+    }
     out = io.StringIO()
-    hook_main(["claude-code", "--load", str(path), "--policy", name, "--workspace", str(root), "--log", "off"],
-              io.StringIO(json.dumps(payload)), out, io.StringIO())
+    hook_main(
+        ["claude-code", "--load", str(path), "--policy", name, "--workspace", str(root), "--log", "off"],
+        io.StringIO(json.dumps(payload)),
+        out,
+        io.StringIO(),
+    )
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
     return answer["permissionDecision"]
 
@@ -125,11 +136,15 @@ def _write(path: Path, settings: dict) -> Path:
 
 def test_a_hierarchy_merges_rules_and_the_highest_scalar_wins(own_home, cli):
     root, home, folder = places = own_home
-    user = _write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(git push:*)", "Bash(ls:*)"]},
-                                                       "sandbox": {"enabled": True}})
+    user = _write(
+        home / ".claude" / "settings.json",
+        {"permissions": {"allow": ["Bash(git push:*)", "Bash(ls:*)"]}, "sandbox": {"enabled": True}},
+    )
     project = _write(root / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(git push:*)"]}})
-    local = _write(root / ".claude" / "settings.local.json", {"permissions": {"allow": ["Bash(make:*)"]},
-                                                              "sandbox": {"enabled": False}})
+    local = _write(
+        root / ".claude" / "settings.local.json",
+        {"permissions": {"allow": ["Bash(make:*)"]}, "sandbox": {"enabled": False}},
+    )
     out = folder / "merged.dsh"
     folder.mkdir(exist_ok=True)
     done = cli("import", "claude-code", str(user), str(project), str(local), "--name", "merged", "-o", str(out))
@@ -158,10 +173,13 @@ def test_hierarchy_flag_finds_the_projects_files(own_home, cli):
 
 # --- change review: `dshc diff` reads agent settings directly ---------------------------------------
 def test_diff_fails_a_change_that_widens_claude_code_settings(tmp_path, cli):
-    old = _write(tmp_path / "old" / ".claude" / "settings.json",
-                 {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Bash(sudo:*)"]}})
-    undenied = _write(tmp_path / "undenied" / ".claude" / "settings.json",
-                      {"permissions": {"allow": ["Bash(npm run test:*)"]}})
+    old = _write(
+        tmp_path / "old" / ".claude" / "settings.json",
+        {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Bash(sudo:*)"]}},
+    )
+    undenied = _write(
+        tmp_path / "undenied" / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(npm run test:*)"]}}
+    )
     widened = cli("diff", str(old), str(undenied), "--fail-on-widen", "--json")
     assert widened.code == 1, widened.err
     assert any(c["witness"].get("command", "").startswith("sudo") for c in widened.json()["changes"] if c["widening"])
@@ -169,6 +187,7 @@ def test_diff_fails_a_change_that_widens_claude_code_settings(tmp_path, cli):
 
 def test_diff_reads_a_codex_config_as_its_imported_policy(tmp_path):
     from dshc.cli.agent_settings import agent_source
+
     config = tmp_path / "config.toml"
     config.write_text('approval_policy = "never"\nsandbox_mode = "danger-full-access"\n')
     source = agent_source(str(config))

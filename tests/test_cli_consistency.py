@@ -1,6 +1,7 @@
 """The CLI speaks one way everywhere: positionals anywhere among options, PRESET as a positional,
 the shipped declarations under diff/verify sides, and syntax errors that name what was meant;
 `dshc ls` lists what there is."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,14 @@ policy careful "Careful" extends workspace-write {
 """
 
 
-@pytest.mark.parametrize("argv", [
-    ("decide", "read", "--args", '{"file_path": "a.md"}', "minimal", "--json"),
-    ("decide", "--json", "read", "minimal", "--args", '{"file_path": "a.md"}'),
-    ("decide", "--args", '{"file_path": "a.md"}', "--json", "read", "minimal"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("decide", "read", "--args", '{"file_path": "a.md"}', "minimal", "--json"),
+        ("decide", "--json", "read", "minimal", "--args", '{"file_path": "a.md"}'),
+        ("decide", "--args", '{"file_path": "a.md"}', "--json", "read", "minimal"),
+    ],
+)
 def test_positionals_may_stand_anywhere_among_options(cli, argv):
     result = cli(*argv)
     # minimal mounts no `read`: the preset really was read from its position
@@ -38,8 +42,10 @@ def test_explain_all_honours_its_preset(cli):
     standard = {row["tool"]: row["available"] for row in cli("explain", "--all", "--json").json()["tools"]}
     assert minimal["str_replace_editor"] and not minimal["read"]
     assert standard["read"] and not standard["str_replace_editor"]
-    after = {row["tool"]: row["available"] for row in cli("explain", "--json", "--all", "--host", "web",
-                                                          "minimal").json()["tools"]}
+    after = {
+        row["tool"]: row["available"]
+        for row in cli("explain", "--json", "--all", "--host", "web", "minimal").json()["tools"]
+    }
     assert after == minimal
     both = cli("explain", "--all", "minimal", "standard")
     assert both.code == 2 and "explain --all takes one PRESET" in both.err
@@ -59,6 +65,7 @@ def test_run_takes_preset_as_a_positional_and_keeps_the_flag(cli, tmp_path):
 
 def side(spec: str, *load: str, no_shipped: bool = False):
     from dshc.cli.sides import side_program_of as _side_program
+
     return _side_program(spec, Namespace(load=list(load), no_shipped=no_shipped, catalog=None))
 
 
@@ -95,16 +102,29 @@ def test_a_complete_tree_under_the_shipped_one_says_to_pass_no_shipped(cli, tmp_
     assert verify.code == 2 and "pass --no-shipped" in verify.err
 
 
-@pytest.mark.parametrize("condition, message, hint", [
-    ('args.file_path outside "docs/"', "`outside` takes a place (`workspace`), not a path",
-     'write `not args.file_path matches "docs/*"`'),
-    ('args.file_path inside "src"', "`inside` takes a place (`workspace`), not a path",
-     'write `args.file_path matches "src/*"`'),
-    ('args.command not matches "git *"', "`not` goes before the whole test", 'write `not args.command matches "git *"`'),
-    ("args.command is not readonly", "`not` goes before the whole test", "write `not args.command is readonly`"),
-    ("args.command matches git*", "`matches` takes a quoted pattern", 'write `matches "git*"`'),
-    ('args.command in "ls"', "`in` takes a list", 'write `in ["ls"]`'),
-])
+@pytest.mark.parametrize(
+    "condition, message, hint",
+    [
+        (
+            'args.file_path outside "docs/"',
+            "`outside` takes a place (`workspace`), not a path",
+            'write `not args.file_path matches "docs/*"`',
+        ),
+        (
+            'args.file_path inside "src"',
+            "`inside` takes a place (`workspace`), not a path",
+            'write `args.file_path matches "src/*"`',
+        ),
+        (
+            'args.command not matches "git *"',
+            "`not` goes before the whole test",
+            'write `not args.command matches "git *"`',
+        ),
+        ("args.command is not readonly", "`not` goes before the whole test", "write `not args.command is readonly`"),
+        ("args.command matches git*", "`matches` takes a quoted pattern", 'write `matches "git*"`'),
+        ('args.command in "ls"', "`in` takes a list", 'write `in ["ls"]`'),
+    ],
+)
 def test_condition_mistakes_name_what_was_probably_meant(cli, tmp_path, condition, message, hint):
     path = tmp_path / "p.dsh"
     path.write_text(f"policy p {{\n  deny bash when {condition}\n}}\n")
@@ -118,9 +138,11 @@ def test_condition_mistakes_name_what_was_probably_meant(cli, tmp_path, conditio
 
 def test_the_suggested_rewrites_parse(cli, tmp_path):
     path = tmp_path / "p.dsh"
-    path.write_text('policy p {\n  deny bash when not args.command matches "git *"\n'
-                    '  deny write when not args.file_path matches "docs/*"\n'
-                    '  deny bash when not args.command is readonly\n}\n')
+    path.write_text(
+        'policy p {\n  deny bash when not args.command matches "git *"\n'
+        '  deny write when not args.file_path matches "docs/*"\n'
+        "  deny bash when not args.command is readonly\n}\n"
+    )
     assert cli("check", str(path)).code == 0
 
 
@@ -147,13 +169,23 @@ def test_ls_one_kind_and_one_name_and_loaded_files(cli, tmp_path):
     assert [i["name"] for i in one] == ["careful"]
 
 
-@pytest.mark.parametrize("argv, code, message", [
-    (("ls", "presets", "standrd"), "DSH204", "did you mean `standard`? known: `base`, `code`, `cordis`, `minimal`, "
-                                             "`standard`"),
-    (("ls", "scopes", "kid"), "DSH206", "known: `child`, `continuable-child`, `ralph-child`, `root`, `workflow-child`"),
-    (("ls", "tools", "raed"), "DSH406", "did you mean `read`?"),
-    (("ls", "polices"), "DSH405", "did you mean `policies`? kinds: presets, hosts, scopes, policies"),
-])
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (
+            ("ls", "presets", "standrd"),
+            "DSH204",
+            "did you mean `standard`? known: `base`, `code`, `cordis`, `minimal`, `standard`",
+        ),
+        (
+            ("ls", "scopes", "kid"),
+            "DSH206",
+            "known: `child`, `continuable-child`, `ralph-child`, `root`, `workflow-child`",
+        ),
+        (("ls", "tools", "raed"), "DSH406", "did you mean `read`?"),
+        (("ls", "polices"), "DSH405", "did you mean `policies`? kinds: presets, hosts, scopes, policies"),
+    ],
+)
 def test_ls_unknown_names_list_the_candidates(cli, argv, code, message):
     result = cli(*argv, "--json")
     assert result.code == 2

@@ -1,6 +1,7 @@
 """Code mode that runs: `run_code` programs in a sandboxed Node worker whose `tools.*` calls
 re-enter the full pipeline. Through `dshc run --preset code` where the shipped tools serve,
 through a session context with stand-in tools where timing or hostile names are the point."""
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,28 @@ needs_node = pytest.mark.skipif(MISSING is not None, reason=f"run_code cannot ru
 def run_programs(cli, tmp_path, programs: dict[str, str], *extra: str, mode=("--preset", "code")):
     """Each program as one run_code call; returns ({id: result}, the event log's records)."""
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("".join(json.dumps({"id": i, "name": "run_code", "arguments": {"code": code, "description": i}})
-                             + "\n" for i, code in programs.items()))
+    calls.write_text(
+        "".join(
+            json.dumps({"id": i, "name": "run_code", "arguments": {"code": code, "description": i}}) + "\n"
+            for i, code in programs.items()
+        )
+    )
     log = tmp_path / "events.jsonl"
     flags = ("--policy", "read-only") if "--policy" not in extra else ()
-    result = cli("run", str(calls), *mode, "--host", "web", "--workspace", str(tmp_path),
-                 "--log", str(log), "--json", *flags, *extra)
+    result = cli(
+        "run",
+        str(calls),
+        *mode,
+        "--host",
+        "web",
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(log),
+        "--json",
+        *flags,
+        *extra,
+    )
     assert result.code in (0, 1), result.err
     results = {r["id"]: r for r in map(json.loads, result.out.splitlines())}
     return results, list(read_log(str(log)).records)
@@ -53,17 +70,28 @@ def error_class(result) -> str:
 @needs_node
 def test_a_program_reads_a_file_and_returns_a_value_through_the_full_pipeline(cli, tmp_path):
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
-    results, records = run_programs(cli, tmp_path, {"c1": """
+    results, records = run_programs(
+        cli,
+        tmp_path,
+        {
+            "c1": """
         const seen: any = await tools.read({ file_path: "notes.txt" });
         console.log("read", typeof seen);
         return { lines: JSON.stringify(seen).includes("beta") ? 2 : 0 };""",
-        "nothing": "console.log('no value')"})
+            "nothing": "console.log('no value')",
+        },
+    )
     assert results["c1"]["isError"] is False
     assert results["c1"]["value"] == {"value": {"lines": 2}, "logs": ["read object"]}
     assert results["nothing"]["value"] == {"logs": ["no value"]}  # no `value` key at all
     nested = [r for r in records if r.get("callId") == "c1:code:1"]
-    assert [r["type"] for r in nested] == ["tool/code-dispatch-start", "tool/call", "tool/decision", "tool/result",
-                                           "tool/code-dispatch"]
+    assert [r["type"] for r in nested] == [
+        "tool/code-dispatch-start",
+        "tool/call",
+        "tool/decision",
+        "tool/result",
+        "tool/code-dispatch",
+    ]
     assert nested[1]["parent"] == "c1" and nested[1]["name"] == "read"
     assert nested[0]["parent"] == nested[-1]["parent"] == "c1" and nested[-1]["outcome"] == "ok"
     worker = next(r for r in records if r["type"] == "tool/code-worker")
@@ -73,13 +101,20 @@ def test_a_program_reads_a_file_and_returns_a_value_through_the_full_pipeline(cl
 
 @needs_node
 def test_a_nested_write_denied_by_policy_is_a_rejected_binding_and_a_logged_denial(cli, tmp_path):
-    results, records = run_programs(cli, tmp_path, {
-        "caught": """try { await tools.write({ file_path: "out.txt", content: "x" }); return "wrote"; }
+    results, records = run_programs(
+        cli,
+        tmp_path,
+        {
+            "caught": """try { await tools.write({ file_path: "out.txt", content: "x" }); return "wrote"; }
                      catch (e) { return { message: e.message, name: e.name, tool: e.tool }; }""",
-        "uncaught": """await tools.write({ file_path: "out.txt", content: "x" }); return "wrote";"""})
+            "uncaught": """await tools.write({ file_path: "out.txt", content: "x" }); return "wrote";""",
+        },
+    )
     assert results["caught"]["value"]["value"] == {
         "message": "rule `deny` matched (decided by read-only/deny@9 at policies/permissions.dsh:9:3)",
-        "name": "ToolError", "tool": "write"}
+        "name": "ToolError",
+        "tool": "write",
+    }
     assert error_class(results["uncaught"]) == "exception" and "rule `deny` matched" in results["uncaught"]["content"]
     assert not (tmp_path / "out.txt").exists()
     for parent in ("caught", "uncaught"):
@@ -93,14 +128,20 @@ def test_a_nested_write_denied_by_policy_is_a_rejected_binding_and_a_logged_deni
 
 @needs_node
 def test_error_classes_exception_timeout_invalid_output_output_limit(cli, tmp_path):
-    results, _ = run_programs(cli, tmp_path, {
-        "ok": "console.log('one'); console.warn({ two: 2 }); return [1, 'a', null]",
-        "throws": "console.log('before'); throw new RangeError('out of range')",
-        "syntax": "const x: = ;",
-        "bigint": "return 10n",
-        "huge": "return 'x'.repeat(200000)",
-        "spins": "console.log('spinning'); while (true) {}",
-    }, "--timeout", "3")
+    results, _ = run_programs(
+        cli,
+        tmp_path,
+        {
+            "ok": "console.log('one'); console.warn({ two: 2 }); return [1, 'a', null]",
+            "throws": "console.log('before'); throw new RangeError('out of range')",
+            "syntax": "const x: = ;",
+            "bigint": "return 10n",
+            "huge": "return 'x'.repeat(200000)",
+            "spins": "console.log('spinning'); while (true) {}",
+        },
+        "--timeout",
+        "3",
+    )
     assert results["ok"]["value"] == {"value": [1, "a", None], "logs": ["one", '{"two":2}']}
     assert error_class(results["throws"]) == "exception" and "RangeError: out of range" in results["throws"]["content"]
     assert "before" in results["throws"]["content"]  # the logs survive a failure
@@ -123,35 +164,52 @@ PROBES = {
 
 @needs_node
 def test_the_program_has_no_fs_process_network_or_host_realm_of_its_own(cli, tmp_path):
-    probes = "".join(f"try {{ out[{json.dumps(k)}] = String({v}) }} catch (e) {{ out[{json.dumps(k)}] = String(e) }}\n"
-                     for k, v in PROBES.items())
-    results, records = run_programs(cli, tmp_path, {
-        "probes": "const out: Record<string, string> = {};\n" + probes + "return out;",
-        "uncaught": "return require('fs')",
-        "globals": "return Object.getOwnPropertyNames(globalThis).filter(n => /^(require|process|fetch|Buffer|module"
-                   "|setTimeout)$/.test(n))",
-    })
+    probes = "".join(
+        f"try {{ out[{json.dumps(k)}] = String({v}) }} catch (e) {{ out[{json.dumps(k)}] = String(e) }}\n"
+        for k, v in PROBES.items()
+    )
+    results, records = run_programs(
+        cli,
+        tmp_path,
+        {
+            "probes": "const out: Record<string, string> = {};\n" + probes + "return out;",
+            "uncaught": "return require('fs')",
+            "globals": "return Object.getOwnPropertyNames(globalThis).filter(n => /^(require|process|fetch|Buffer|module"
+            "|setTimeout)$/.test(n))",
+        },
+    )
     refused = results["probes"]["value"]["value"]
-    for name, words in (("require", "ReferenceError: require is not defined"),
-                        ("process", "ReferenceError: process is not defined"),
-                        ("fetch", "ReferenceError: fetch is not defined"), ("import", "import() is not available"),
-                        ("global-climb", "EvalError"), ("binding-climb", "EvalError"), ("eval", "EvalError")):
+    for name, words in (
+        ("require", "ReferenceError: require is not defined"),
+        ("process", "ReferenceError: process is not defined"),
+        ("fetch", "ReferenceError: fetch is not defined"),
+        ("import", "import() is not available"),
+        ("global-climb", "EvalError"),
+        ("binding-climb", "EvalError"),
+        ("eval", "EvalError"),
+    ):
         assert words in refused[name], (name, refused[name])
-    assert error_class(results["uncaught"]) == "exception" and "require is not defined" in results["uncaught"]["content"]
+    assert (
+        error_class(results["uncaught"]) == "exception" and "require is not defined" in results["uncaught"]["content"]
+    )
     assert results["globals"]["value"]["value"] == []
     assert not [r for r in records if r["type"] == "tool/call" and r.get("parent")]  # nothing reached a tool
 
 
 @needs_node
 def test_replay_re_decides_nested_calls(cli, tmp_path):
-    _, records = run_programs(cli, tmp_path, {"c1": "try { await tools.write({ file_path: 'a.txt', content: 'x' }) }"
-                                                    " catch (e) { return e.message }"},
-                                mode=("--preset", "standard", "--mode", "code"))
+    _, records = run_programs(
+        cli,
+        tmp_path,
+        {"c1": "try { await tools.write({ file_path: 'a.txt', content: 'x' }) } catch (e) { return e.message }"},
+        mode=("--preset", "standard", "--mode", "code"),
+    )
     assert records[0]["tools"] == ["run_code"]
     replayed = cli("replay", str(tmp_path / "events.jsonl"), "--policy", "workspace-write", "--json")
     changes = replayed.json()["changes"]
-    assert [(c["callId"], c["name"], c["before"], c["after"]) for c in changes] == [("c1:code:1", "write", "deny",
-                                                                                      "allow")]
+    assert [(c["callId"], c["name"], c["before"], c["after"]) for c in changes] == [
+        ("c1:code:1", "write", "deny", "allow")
+    ]
 
 
 def test_a_code_mode_native_call_is_still_unknown_tool_and_a_calls_file_cannot_forge_a_parent(cli, tmp_path):
@@ -190,12 +248,26 @@ class Session:
         workspace = str(tmp_path)
 
         def tool_context(signal):
-            return ToolContext(workspace=workspace, sandbox="workspace-write", owner="root", state=self.state,
-                               abort=signal, timeout_s=timeout_s, sandbox_fallback=NO_OS_SANDBOX)
+            return ToolContext(
+                workspace=workspace,
+                sandbox="workspace-write",
+                owner="root",
+                state=self.state,
+                abort=signal,
+                timeout_s=timeout_s,
+                sandbox_fallback=NO_OS_SANDBOX,
+            )
 
-        self.ctx = PipelineContext(view=view, log=EventLog(None), implementations=dict(bodies),
-                                   tool_context=tool_context, render=render, pre_execute=tuple(pre_execute),
-                                   execute_wrappers=(deadline_wrapper(timeout_s),), timeout_s=timeout_s)
+        self.ctx = PipelineContext(
+            view=view,
+            log=EventLog(None),
+            implementations=dict(bodies),
+            tool_context=tool_context,
+            render=render,
+            pre_execute=tuple(pre_execute),
+            execute_wrappers=(deadline_wrapper(timeout_s),),
+            timeout_s=timeout_s,
+        )
         self.runtime = CodeRuntime(self.ctx, max_parallel=max_parallel, heap_mb=heap_mb).install()
 
     def run(self, code: str, call_id: str = "p"):
@@ -217,6 +289,7 @@ def session(tmp_path):
     def make(*args, **kwargs):
         made.append(Session(tmp_path, *args, **kwargs))
         return made[-1]
+
     yield make
     for s in made:
         s.close()
@@ -226,8 +299,23 @@ def echo(args, tctx):
     return {"echo": args}
 
 
-HOSTILE_NAMES = ("__proto__", "constructor", "hasOwnProperty", "toString", "then", "valueOf", "__defineGetter__",
-                 "prototype", "toJSON", "length", "0", "", "a b", "ünï", "'); process.exit(1); ('")
+HOSTILE_NAMES = (
+    "__proto__",
+    "constructor",
+    "hasOwnProperty",
+    "toString",
+    "then",
+    "valueOf",
+    "__defineGetter__",
+    "prototype",
+    "toJSON",
+    "length",
+    "0",
+    "",
+    "a b",
+    "ünï",
+    "'); process.exit(1); ('",
+)
 
 
 @needs_node
@@ -239,8 +327,13 @@ def test_hostile_binding_names_are_plain_own_names_on_a_null_prototype(session):
         return {{ calls, proto: Object.getPrototypeOf(tools), keys: Object.keys(tools).length,
                  isPrototypeOf: typeof tools.isPrototypeOf, frozen: Object.isFrozen(tools) }};""")
     assert result.is_error is False, result.content
-    assert thaw(result.value)["value"] == {"calls": list(HOSTILE_NAMES), "proto": None, "keys": len(HOSTILE_NAMES),
-                                           "isPrototypeOf": "undefined", "frozen": True}
+    assert thaw(result.value)["value"] == {
+        "calls": list(HOSTILE_NAMES),
+        "proto": None,
+        "keys": len(HOSTILE_NAMES),
+        "isPrototypeOf": "undefined",
+        "frozen": True,
+    }
     assert [r["name"] for r in s.records("tool/call") if r["parent"] == "p"] == list(HOSTILE_NAMES)
 
 
@@ -252,6 +345,7 @@ def test_no_prototype_walk_reaches_a_tool_and_run_code_cannot_call_itself(sessio
     # a frame naming a tool outside the SDK (run_code itself) is resolved against the SDK only
     s.runtime._live.add("forged")
     from dshc.runtime.code.dispatch import NestedDispatch
+
     answers = []
     dispatch = NestedDispatch(s.ctx, Pipeline(), "forged", 2, lambda n, r: answers.append(r))
     dispatch.submit(1, "run_code", {"code": "return 1", "description": "again"})
@@ -290,10 +384,14 @@ def test_parallel_safe_calls_overlap_up_to_the_knob_and_exclusive_ones_run_alone
             with lock:
                 running.remove(kind)
             return {"kind": kind}
+
         return run
 
-    s = session([entry("slow_p", "parallel"), entry("slow_x")], {"test/slow_p": body("p"), "test/slow_x": body("x")},
-                max_parallel=3)
+    s = session(
+        [entry("slow_p", "parallel"), entry("slow_x")],
+        {"test/slow_p": body("p"), "test/slow_x": body("x")},
+        max_parallel=3,
+    )
     result = s.run("""
         const all = [];
         for (let i = 0; i < 7; i++) all.push(tools.slow_p({ i }));
@@ -332,6 +430,7 @@ def test_a_worker_that_dies_is_worker_exit(session):
 @needs_node
 def test_abort_mid_program_kills_the_worker_and_records_in_flight_nested_calls_as_aborted(session, monkeypatch):
     from dshc.runtime.code.dispatch import NestedDispatch
+
     started = threading.Semaphore(0)
     submitted = []
     submit = NestedDispatch.submit
@@ -385,8 +484,10 @@ def test_the_worker_runs_without_network_and_with_nodes_permission_model(session
     assert s.run("await tools.look({}); return 1").value["value"] == 1
     assert namespaces["worker"] != namespaces["ours"]  # its own, empty network namespace
     assert "--experimental-permission" in namespaces["cmdline"]
-    assert not any(flag.startswith(("--allow-fs-write", "--allow-child-process", "--allow-worker"))
-                   for flag in namespaces["cmdline"])
+    assert not any(
+        flag.startswith(("--allow-fs-write", "--allow-child-process", "--allow-worker"))
+        for flag in namespaces["cmdline"]
+    )
     assert s.records("tool/code-worker")[0]["sandbox"] == "landlock+netns"
 
 
@@ -428,23 +529,35 @@ def test_a_stopped_run_kills_the_worker_and_marks_the_nested_call_in_flight(prog
 
     def stop_when_bash_runs():
         try:
-            wait_for(lambda: log.exists() and any(_runs(proc, "sleep 30") for proc in marked_processes(log)),
-                     "the nested bash call's command to start", 20)
+            wait_for(
+                lambda: log.exists() and any(_runs(proc, "sleep 30") for proc in marked_processes(log)),
+                "the nested bash call's command to start",
+                20,
+            )
         finally:
             stop.request(15)
 
     threading.Thread(target=stop_when_bash_runs, daemon=True).start()
     request = Request(host="web", preset="code", policy="danger-full-access")
-    report = run_calls(program, request, read_calls(str(calls)), RunOptions(str(tmp_path), str(log), None, 20.0),
-                       lambda results, contexts: None, stop)
+    report = run_calls(
+        program,
+        request,
+        read_calls(str(calls)),
+        RunOptions(str(tmp_path), str(log), None, 20.0),
+        lambda results, contexts: None,
+        stop,
+    )
     assert report.stopped_by == 15 and report.interrupted == [("c1", "run_code")]  # only the model's call
     records = list(read_log(str(log)).records)
     marked = {r["callId"]: r.get("parent") for r in records if r["type"] == "tool/interrupted"}
     assert marked == {"c1": None, "c1:code:1": "c1"}
     worker = next(r for r in records if r["type"] == "tool/code-worker")["pid"]
     deadline = time.monotonic() + 5
-    while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE \
-            and time.monotonic() < deadline:
+    while (
+        psutil.pid_exists(worker)
+        and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == psutil.STATUS_ZOMBIE
 
@@ -458,8 +571,9 @@ def test_nested_additional_contexts_are_deferred_onto_the_outer_result_in_submis
 
     s = session([entry("echo", "parallel")], {"test/echo": echo}, pre_execute=(), max_parallel=4)
     s.ctx.post_execute = (note,)
-    call = ToolCall.from_model("p", "run_code", {"code": "await Promise.all([1, 2, 3].map(n => tools.echo({ n })))",
-                                                 "description": "contexts"})
+    call = ToolCall.from_model(
+        "p", "run_code", {"code": "await Promise.all([1, 2, 3].map(n => tools.echo({ n })))", "description": "contexts"}
+    )
     outcomes, contexts = run_batch([call], s.ctx)
     assert outcomes[0].result.is_error is False
     assert contexts == ("seen 1", "seen 2", "seen 3")
@@ -470,6 +584,8 @@ def test_the_nested_pool_size_is_the_mounted_max_parallel_sub_calls_knob(program
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
 
-    narrow = Program.load(texts={"narrow.dsh": "preset narrow extends code {\n  mount tools { maxParallelSubCalls = 2 }\n}\n"})
+    narrow = Program.load(
+        texts={"narrow.dsh": "preset narrow extends code {\n  mount tools { maxParallelSubCalls = 2 }\n}\n"}
+    )
     assert max_parallel_sub_calls(narrow, Request(host="web", preset="narrow")) == 2
     assert max_parallel_sub_calls(program, Request(host="web", preset="code")) == 10  # the catalog default

@@ -1,6 +1,7 @@
 """run_code's readiness follows the machine: where no Node.js worker can run programs, gate 5 shows it
 unavailable (same wire, same fingerprint) and calls are refused there; the package build fetches the
 worker's npm dependency (setup.py)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -38,15 +39,20 @@ def test_the_cli_removes_the_worker_where_node_is_missing(cli, monkeypatch):
     assert explained.code == 1 and explained.json()["failed_gate"] == "ready"
     assert "code-worker" in explained.json()["gates"][-1]["reason"]
     # a caller who knows better (a remote host's worker) says so
-    assert cli("compile", "code", "--host", "web", "--mode", "code", "--with", "code-worker",
-               "--json").json()["tools"][0]["ready"] == "ready"
+    assert (
+        cli("compile", "code", "--host", "web", "--mode", "code", "--with", "code-worker", "--json").json()["tools"][0][
+            "ready"
+        ]
+        == "ready"
+    )
 
 
 def test_a_run_code_call_is_refused_at_gate_5_where_node_is_missing(cli, monkeypatch, tmp_path):
     monkeypatch.setenv("DSHC_NODE", "dshc-no-such-node")
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "a", "name": "run_code", "arguments": {"code": "return 6 * 7",
-                                                                           "description": "d"}}) + "\n")
+    calls.write_text(
+        json.dumps({"id": "a", "name": "run_code", "arguments": {"code": "return 6 * 7", "description": "d"}}) + "\n"
+    )
     result = cli("run", str(calls), "--preset", "code", "--host", "web", "--workspace", str(tmp_path), "--json")
     line = json.loads(result.out)
     assert result.code == 1 and line["isError"] and line["decided_by"] == [{"rule": "gate:ready", "source": None}]

@@ -2,6 +2,7 @@
 check` of the pinned npm package (tests/engines), give dshc's decisions on a table of shell lines, or differ in
 the direction and for the reason each row states; a public-corpus table stays as recorded. The engine tests
 skip, saying why, where the package is not installed (.ci/run installs it; the tests never do)."""
+
 from __future__ import annotations
 
 import tomllib
@@ -37,9 +38,11 @@ def _decided(table: dict, codex, tmp_path: Path, name: str, policies: str | None
 
 @pytest.mark.parametrize("policy", sorted({row["policy"] for row in TABLE["rows"]}))
 def test_the_engine_decides_the_export_as_each_row_says(codex, tmp_path, policy):
-    wrong = [f"{row['command']!r}: dshc {ours}, codex {theirs}, expected {row['codex']} ({row['why']})"
-             for row, ours, theirs in _decided(TABLE, codex, tmp_path, policy)
-             if relation(ours, theirs) != row["codex"]]
+    wrong = [
+        f"{row['command']!r}: dshc {ours}, codex {theirs}, expected {row['codex']} ({row['why']})"
+        for row, ours, theirs in _decided(TABLE, codex, tmp_path, policy)
+        if relation(ours, theirs) != row["codex"]
+    ]
     assert wrong == []
 
 
@@ -51,10 +54,12 @@ def test_the_table_agrees_on_most_rows_and_every_difference_has_a_reason():
 
 @pytest.mark.parametrize("policy", sorted({row["policy"] for row in REGRESSION["rows"]}))
 def test_public_corpus_rows_keep_their_recorded_decisions(codex, tmp_path, policy):
-    changed = [f"{row['command'][:60]!r} ({row['source'][:50]}): now dshc {ours}, codex {theirs}; recorded "
-               f"dshc {row['dshc']}, codex {row['codex']}"
-               for row, ours, theirs in _decided(REGRESSION, codex, tmp_path, policy, CORPUS_POLICIES)
-               if (ours, theirs) != (row["dshc"], row["codex"])]
+    changed = [
+        f"{row['command'][:60]!r} ({row['source'][:50]}): now dshc {ours}, codex {theirs}; recorded "
+        f"dshc {row['dshc']}, codex {row['codex']}"
+        for row, ours, theirs in _decided(REGRESSION, codex, tmp_path, policy, CORPUS_POLICIES)
+        if (ours, theirs) != (row["dshc"], row["codex"])
+    ]
     assert changed == []
 
 
@@ -71,12 +76,22 @@ SPLITS = [
     ("ls && pwd; echo 'hi there' | wc -l", [["ls"], ["pwd"], ["echo", "hi there"], ["wc", "-l"]]),
     ('echo "hello world"', [["echo", "hello world"]]),
     ('git commit -m "line1\nline2"', [["git", "commit", "-m", "line1\nline2"]]),
-    ("echo \"/usr\"'/'\"local\"/bin", [["echo", "/usr/local/bin"]]),
+    ('echo "/usr"\'/\'"local"/bin', [["echo", "/usr/local/bin"]]),
     ('rg -n "foo" -g"*.py"', [["rg", "-n", "foo", "-g*.py"]]),
     ("echo 123 456", [["echo", "123", "456"]]),
-    ('echo "hi ${USER}"', None), ("(ls)", None), ("ls || (pwd && echo hi)", None), ("ls > out.txt", None),
-    ("echo hi & echo bye", None), ("echo $(pwd)", None), ("echo `pwd`", None), ("echo $HOME", None),
-    ("FOO=bar ls", None), ("ls &&", None), ("&& ls", None), ("ls ;; pwd", None), ("ls | | wc", None),
+    ('echo "hi ${USER}"', None),
+    ("(ls)", None),
+    ("ls || (pwd && echo hi)", None),
+    ("ls > out.txt", None),
+    ("echo hi & echo bye", None),
+    ("echo $(pwd)", None),
+    ("echo `pwd`", None),
+    ("echo $HOME", None),
+    ("FOO=bar ls", None),
+    ("ls &&", None),
+    ("&& ls", None),
+    ("ls ;; pwd", None),
+    ("ls | | wc", None),
 ]
 
 
@@ -102,15 +117,19 @@ def test_a_deny_written_with_options_is_exported_as_its_program_and_said_stricte
 
 
 def test_an_allow_with_no_prefix_form_is_left_out_never_widened():
-    result = _export('policy p { default ask\n allow bash when args.command matches "make"\n'
-                     ' allow bash when args.command matches "git branch *" except "-D" }')
+    result = _export(
+        'policy p { default ask\n allow bash when args.command matches "make"\n'
+        ' allow bash when args.command matches "git branch *" except "-D" }'
+    )
     assert "prefix_rule" not in result.rules
     assert _kinds(result) == ["dropped", "dropped"]
 
 
 def test_a_deny_codex_cannot_hold_is_reported_weaker_never_dropped_silently():
-    result = _export('policy p { default allow\n deny read when args.file_path matches "*.env"\n'
-                     ' deny bash when args.command matches "*--force*" }')
+    result = _export(
+        'policy p { default allow\n deny read when args.file_path matches "*.env"\n'
+        ' deny bash when args.command matches "*--force*" }'
+    )
     assert result.weaker and _kinds(result) == ["weaker", "weaker"]
     assert "read" in result.notes[0].message and "*--force*" in result.notes[1].message
 
@@ -121,11 +140,14 @@ def test_a_deny_on_one_conjunct_is_exported_wider():
 
 
 def test_the_config_carries_sandbox_approval_network_and_the_shell_switch():
-    result = _export('policy p { sandbox workspace-write\n approval ask\n network allow\n default deny\n'
-                     ' deny bash }')
+    result = _export("policy p { sandbox workspace-write\n approval ask\n network allow\n default deny\n deny bash }")
     config = tomllib.loads(result.config)
-    assert config == {"sandbox_mode": "workspace-write", "approval_policy": "untrusted",
-                      "sandbox_workspace_write": {"network_access": True}, "features": {"shell_tool": False}}
+    assert config == {
+        "sandbox_mode": "workspace-write",
+        "approval_policy": "untrusted",
+        "sandbox_workspace_write": {"network_access": True},
+        "features": {"shell_tool": False},
+    }
     assert _kinds(result) == ["weaker"]  # the default deny: Codex asks
     never = tomllib.loads(_export("policy p { approval never\n default allow }").config)
     assert never["approval_policy"] == "never" and never["sandbox_mode"] == "read-only"
@@ -142,8 +164,10 @@ def test_the_shipped_permission_policies_export_exactly():
 
 def test_cli_writes_rules_config_and_notes(tmp_path, cli):
     source = tmp_path / "p.dsh"
-    source.write_text('policy p { default ask\n allow bash when args.command matches "git status *"\n'
-                      ' deny bash when args.command matches "rm -rf *"\n deny read }\n')
+    source.write_text(
+        'policy p { default ask\n allow bash when args.command matches "git status *"\n'
+        ' deny bash when args.command matches "rm -rf *"\n deny read }\n'
+    )
     rules, toml = tmp_path / "p.rules", tmp_path / "config.toml"
     done = cli("export", "codex", "--policy", "p", "--load", str(source), "-o", str(rules), "--toml", str(toml))
     assert done.code == 0, done.err

@@ -1,5 +1,6 @@
 """The command table: one module per command under `cli/commands/`, one row per module, each module
 loaded only when its command runs, and no import written as a string."""
+
 from __future__ import annotations
 
 import ast
@@ -34,8 +35,11 @@ def test_a_row_gives_a_module_with_its_parser_setup_and_its_function(name):
 def test_the_whole_help_lists_the_rows_in_table_order():
     out = io.StringIO()
     assert main(["--help"], out, io.StringIO()) == 0
-    listed = [line.split()[0] for line in out.getvalue().splitlines() if line.startswith("    ") and
-              line.split()[0] in COMMANDS]
+    listed = [
+        line.split()[0]
+        for line in out.getvalue().splitlines()
+        if line.startswith("    ") and line.split()[0] in COMMANDS
+    ]
     assert listed == list(COMMANDS)
 
 
@@ -49,8 +53,10 @@ def test_a_usage_error_names_the_commands_own_help_for_every_row():
 
 
 def test_a_process_loads_the_module_of_the_command_it_runs_and_no_other():
-    probe = ("import io, sys\nfrom dshc.cli.main import main\nmain(['codes'], io.StringIO(), io.StringIO())\n"
-             "print(sorted(m for m in sys.modules if m.startswith('dshc.cli.commands.')))")
+    probe = (
+        "import io, sys\nfrom dshc.cli.main import main\nmain(['codes'], io.StringIO(), io.StringIO())\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dshc.cli.commands.')))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "['dshc.cli.commands.codes']", done.stderr
 
@@ -74,4 +80,5 @@ def test_what_a_parser_lists_without_loading_its_command_is_the_commands_own():
     # `dshc --help` builds every parser; these keep a copy so it loads neither the listing nor the readers
     from dshc.cli import evidence, ls
     from dshc.cli.commands import ls as ls_command, suggest as suggest_command
+
     assert ls_command.KINDS == ls.KINDS and suggest_command.FORMATS == evidence.FORMATS

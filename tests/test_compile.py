@@ -1,4 +1,5 @@
 """Gates 1–3 on the shipped declarations: the pinned tool sets of the reference composition."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,14 +7,53 @@ import pytest
 from dshc.compiler.diagnostics import DshError
 from dshc.compiler.request import Request
 
-STANDARD = ["ask_user_question", "bash", "create_goal", "edit", "exit_plan_mode", "get_goal", "glob", "grep",
-            "interrupt_agent", "job_kill", "job_list", "job_output", "list_agents", "ralph", "read", "read_image",
-            "send_message", "skill", "subagent", "subagent_fork", "todo_write", "update_goal", "web_search",
-            "workflow", "write"]
-PARALLEL = {"read", "read_image", "web_search", "web_fetch", "session_trace", "session_event_trace",
-            "session_event_read", "subagent", "subagent_fork"}
-CORDIS = ["cordis_define", "cordis_inspect_list", "cordis_inspect_query", "cordis_inspect_self", "cordis_run",
-          "cordis_stop", "cordis_undefine"]
+STANDARD = [
+    "ask_user_question",
+    "bash",
+    "create_goal",
+    "edit",
+    "exit_plan_mode",
+    "get_goal",
+    "glob",
+    "grep",
+    "interrupt_agent",
+    "job_kill",
+    "job_list",
+    "job_output",
+    "list_agents",
+    "ralph",
+    "read",
+    "read_image",
+    "send_message",
+    "skill",
+    "subagent",
+    "subagent_fork",
+    "todo_write",
+    "update_goal",
+    "web_search",
+    "workflow",
+    "write",
+]
+PARALLEL = {
+    "read",
+    "read_image",
+    "web_search",
+    "web_fetch",
+    "session_trace",
+    "session_event_trace",
+    "session_event_read",
+    "subagent",
+    "subagent_fork",
+}
+CORDIS = [
+    "cordis_define",
+    "cordis_inspect_list",
+    "cordis_inspect_query",
+    "cordis_inspect_self",
+    "cordis_run",
+    "cordis_stop",
+    "cordis_undefine",
+]
 
 
 def names(program, **kwargs):
@@ -25,13 +65,15 @@ def test_standard_on_a_linux_web_host_with_attachments_is_exactly_25(program):
 
 
 def test_standard_without_attachments_drops_only_read_image(program):
-    assert names(program, preset="standard", host="web", without_services={"attachments"}) == \
-        [n for n in STANDARD if n != "read_image"]
+    assert names(program, preset="standard", host="web", without_services={"attachments"}) == [
+        n for n in STANDARD if n != "read_image"
+    ]
 
 
 def test_standard_on_win32_swaps_bash_for_pwsh(program):
-    assert names(program, preset="standard", host="web", platform="win32") == \
-        sorted([n for n in STANDARD if n != "bash"] + ["pwsh"])
+    assert names(program, preset="standard", host="web", platform="win32") == sorted(
+        [n for n in STANDARD if n != "bash"] + ["pwsh"]
+    )
 
 
 def test_the_web_host_defaults_to_the_standard_preset(program):
@@ -110,8 +152,13 @@ def test_execution_is_parallel_only_for_opt_in_definitions(program, preset):
 
 def test_parallel_names_in_standard(program):
     view = program.view(Request(preset="standard", host="web"))
-    assert {e.name for e in view.tools if e.execution == "parallel"} == \
-        {"read", "read_image", "subagent", "subagent_fork", "web_search"}
+    assert {e.name for e in view.tools if e.execution == "parallel"} == {
+        "read",
+        "read_image",
+        "subagent",
+        "subagent_fork",
+        "web_search",
+    }
 
 
 def test_continuable_child_gets_its_own_report(program):
@@ -164,8 +211,16 @@ def test_compile_json_shape(cli):
     assert [t["name"] for t in data["tools"]] == STANDARD
     assert set(data) == {"preset", "host", "platform", "scope", "mode", "policy", "fingerprint", "tools"}
     assert data["fingerprint"].startswith("sha256:")
-    assert set(data["tools"][0]) == {"name", "package", "definition", "execution", "parameters", "description",
-                                     "policy", "ready"}
+    assert set(data["tools"][0]) == {
+        "name",
+        "package",
+        "definition",
+        "execution",
+        "parameters",
+        "description",
+        "policy",
+        "ready",
+    }
     code = cli("compile", "code", "--host", "web", "--json").json()
     assert [t["name"] for t in code["tools"]] == ["run_code"] and len(code["sdk"]) == 25
 
@@ -176,13 +231,16 @@ def test_compile_table_without_json(cli):
     assert "25 on the wire" in result.out and "fingerprint sha256:" in result.out
 
 
-@pytest.mark.parametrize("argv, code", [
-    (["compile", "standrad", "--host", "web"], "DSH204"),
-    (["compile", "standard", "--host", "wbe"], "DSH205"),
-    (["compile", "standard", "--scope", "chidl"], "DSH206"),
-    (["compile", "standard", "--without", "attachment"], "DSH203"),
-    (["compile", "standard", "--policy", "workspace"], "DSH207"),
-])
+@pytest.mark.parametrize(
+    "argv, code",
+    [
+        (["compile", "standrad", "--host", "web"], "DSH204"),
+        (["compile", "standard", "--host", "wbe"], "DSH205"),
+        (["compile", "standard", "--scope", "chidl"], "DSH206"),
+        (["compile", "standard", "--without", "attachment"], "DSH203"),
+        (["compile", "standard", "--policy", "workspace"], "DSH207"),
+    ],
+)
 def test_misspelled_names_exit_2_with_did_you_mean(cli, argv, code):
     result = cli(*argv, "--json")
     assert result.code == 2

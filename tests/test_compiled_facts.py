@@ -1,4 +1,5 @@
 """A fact condition compiled to a closure answers exactly what `evaluate` answers, on either side."""
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,11 +19,15 @@ atoms = st.one_of(
     st.builds(ast.Flag, st.sampled_from(["beta", "fast"]).map(ast.Name)),
     st.builds(ast.Place, facts, st.booleans(), st.just(ast.Name("workspace"))),
 )
-conditions = st.recursive(atoms, lambda inner: st.one_of(
-    st.builds(ast.Not, inner),
-    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
-    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
-), max_leaves=8)
+conditions = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.builds(ast.Not, inner),
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
+    ),
+    max_leaves=8,
+)
 envs = st.builds(
     lambda values, flags, services: Env(values, frozenset(services), frozenset(flags)),
     st.dictionaries(st.sampled_from(FACTS), st.sampled_from(VALUES), max_size=len(FACTS)),
@@ -77,28 +82,37 @@ argument_atoms = st.one_of(
     st.builds(ast.Truthy, arg_facts),
     st.builds(ast.InClass, st.just(ast.Fact(("args", "command"))), st.just(ast.Name("readonly"))),
 )
-any_conditions = st.recursive(st.one_of(atoms, argument_atoms), lambda inner: st.one_of(
-    st.builds(ast.Not, inner),
-    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
-    st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
-), max_leaves=8)
+any_conditions = st.recursive(
+    st.one_of(atoms, argument_atoms),
+    lambda inner: st.one_of(
+        st.builds(ast.Not, inner),
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.And(tuple(items))),
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: ast.Or(tuple(items))),
+    ),
+    max_leaves=8,
+)
 
 
 def _path(text):
     from dshc.compiler.paths import CanonicalPath
+
     return CanonicalPath(text, "/ws/" + text)
 
 
-ARG_VALUES = ["src/a.py", "../x.py", "/etc/passwd", "git status", "rm -rf /", "eval $X", "", 5, None, ["a"],
-              "(path)"]
+ARG_VALUES = ["src/a.py", "../x.py", "/etc/passwd", "git status", "rm -rf /", "eval $X", "", 5, None, ["a"], "(path)"]
 ARG_VALUE = st.sampled_from(ARG_VALUES).map(lambda v: _path("src/b.py") if v == "(path)" else v)
 call_args = st.one_of(
     st.fixed_dictionaries({"file_path": ARG_VALUE, "command": ARG_VALUE, "content": ARG_VALUE}),
     st.dictionaries(st.sampled_from(["file_path", "command", "content"]), ARG_VALUE, max_size=2),
-    st.none())
+    st.none(),
+)
 call_envs = st.builds(
     lambda env, args, workspace, shell: Env(env.facts, env.services, env.flags, args, workspace, shell),
-    envs, call_args, st.sampled_from(["/ws", None]), st.booleans())
+    envs,
+    call_args,
+    st.sampled_from(["/ws", None]),
+    st.booleans(),
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -106,6 +120,7 @@ call_envs = st.builds(
 def test_a_compiled_condition_answers_like_evaluate(condition, env, tool, lenient):
     from dshc.compiler.conditions import compile_condition
     from dshc.compiler.frozen import replace
+
     # what `tool_env` gives the call's conditions; one each: an environment remembers answers (`found`)
     as_written = evaluate(condition, replace(env, facts={**env.facts, "tool": tool}), lenient)
     assert compile_condition(condition, lenient)(replace(env, facts={**env.facts, "tool": tool}), tool) is as_written

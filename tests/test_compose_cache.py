@@ -3,6 +3,7 @@ the work (SharedCompositions).
 
 The cache key is everything compose reads of a request; a mistake in it would hand one context
 another's tools, so every field of the cached composition is compared with a fresh one."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,7 +14,7 @@ from dshc.compiler.diagnostics import DshError
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
-TEXT = '''
+TEXT = """
 preset flagged "Rows behind flags" {
   mount tool-fs
   mount tool-web when flag web_on
@@ -21,7 +22,7 @@ preset flagged "Rows behind flags" {
 }
 scope narrow { parent root ; hide write* }
 policy strict { default deny }
-'''
+"""
 PROGRAM = Program.load(texts={"compose-cache.dsh": TEXT})
 SHARED = SharedCompositions(PROGRAM.resolved)
 
@@ -67,8 +68,11 @@ def test_a_flag_no_row_reads_shares_the_composition_and_one_a_row_reads_does_not
     web = SHARED.compose(Request(preset="flagged", flags=["web_on", "marker"]))
     assert other.rows is plain.rows and other.request.flags == {"other"}  # shared work, its own request
     assert web.rows is not plain.rows
-    assert [r.status for r in web.rows if r.package == "tool-web"] == ["registered"] != \
-        [r.status for r in plain.rows if r.package == "tool-web"]
+    assert (
+        [r.status for r in web.rows if r.package == "tool-web"]
+        == ["registered"]
+        != [r.status for r in plain.rows if r.package == "tool-web"]
+    )
 
 
 def test_a_bad_request_is_refused_every_time():
@@ -78,10 +82,15 @@ def test_a_bad_request_is_refused_every_time():
 
 
 FIELD_VALUES = {
-    "host": ["web", "headless", "nowhere"], "preset": ["flagged", "standard", "missing", None],
-    "platform": ["linux", "win32"], "with_services": [set(), {"browser"}, {"unknown-service"}],
-    "without_services": [set(), {"sandbox"}], "flags": [set(), {"web_on"}, {"no_jobs"}],
-    "scope": ["root", "narrow", "nope"], "mode": [None, "code"], "policy": [None, "strict", "absent"],
+    "host": ["web", "headless", "nowhere"],
+    "preset": ["flagged", "standard", "missing", None],
+    "platform": ["linux", "win32"],
+    "with_services": [set(), {"browser"}, {"unknown-service"}],
+    "without_services": [set(), {"sandbox"}],
+    "flags": [set(), {"web_on"}, {"no_jobs"}],
+    "scope": ["root", "narrow", "nope"],
+    "mode": [None, "code"],
+    "policy": [None, "strict", "absent"],
     "plan": [False, True],
 }
 

@@ -1,4 +1,5 @@
 """A tool whose rules allow some calls and deny others is `conditional` in compile, explain and the ui matrix."""
+
 from __future__ import annotations
 
 from dshc.cli.ui.surface import matrix
@@ -31,18 +32,25 @@ def test_explain_names_the_allowing_rule_and_what_decides_other_calls_and_exits_
     assert done.code == 0, done.out + done.err
     assert done.out.startswith("`bash` is available for some calls")
     assert f'available for calls where `args.command matches "git status *"` (team/allow@3 at {path}:3:3)' in done.out
-    assert f"other calls: `deny` (no rule matched; the policy default is `deny`; team/default at {path}:2:11)" \
-        in done.out
+    assert (
+        f"other calls: `deny` (no rule matched; the policy default is `deny`; team/default at {path}:2:11)" in done.out
+    )
     data = cli("explain", "bash", "--host", "web", "--policy", "team", "--load", path, "--json").json()
     assert data["available"] is True and data["policy"] == "conditional"
     per_call = next(g for g in data["gates"] if g["gate"] == "allowed")["per_call"]
-    assert {"effect": "allow", "rule": "team/allow@3", "when": 'args.command matches "git status *"',
-            "source": f"{path}:3:3"} in per_call["rules"]
+    assert {
+        "effect": "allow",
+        "rule": "team/allow@3",
+        "when": 'args.command matches "git status *"',
+        "source": f"{path}:3:3",
+    } in per_call["rules"]
     assert per_call["otherwise"]["effect"] == "deny"
 
 
 def test_a_default_deny_with_only_deny_rules_or_asks_under_approval_never_stays_deny():
-    program = Program.load(texts={"p.dsh": """policy p {
+    program = Program.load(
+        texts={
+            "p.dsh": """policy p {
   default deny
   deny bash when args.command matches "rm *"
 }
@@ -51,8 +59,11 @@ policy q {
   default deny
   ask bash when args.command matches "git *"
 }
-"""})
+"""
+        }
+    )
     from dshc.compiler.request import Request
+
     for name in ("p", "q"):
         entry = program.view(Request(host="web", policy=name)).entry("bash")
         assert entry.policy == "deny", name

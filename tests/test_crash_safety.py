@@ -1,5 +1,6 @@
 """Crash-safe runs: the framed log, blobs, concurrent writers, resume, signals, deadlines, RE2 grep,
 replay of malformed logs, and a bounded batch of kill -9 trials (the long run is tests/bench)."""
+
 from __future__ import annotations
 
 import json
@@ -154,10 +155,20 @@ def test_replay_reads_two_runs_interleaved_in_one_log(tmp_path, cli):
         workspace = tmp_path / side
         workspace.mkdir()
         calls = tmp_path / f"{side}.jsonl"
-        calls.write_text("".join(json.dumps({"id": f"{n}", "name": "write", "arguments": {
-            "file_path": f"{side}{n}.txt", "content": side}}) + "\n" for n in range(6)))
-        pids.append(crash_trials.spawn_run(["run", str(calls), "--workspace", str(workspace), "--log", str(log),
-                                            "--approve", "once"]))
+        calls.write_text(
+            "".join(
+                json.dumps(
+                    {"id": f"{n}", "name": "write", "arguments": {"file_path": f"{side}{n}.txt", "content": side}}
+                )
+                + "\n"
+                for n in range(6)
+            )
+        )
+        pids.append(
+            crash_trials.spawn_run(
+                ["run", str(calls), "--workspace", str(workspace), "--log", str(log), "--approve", "once"]
+            )
+        )
     assert [crash_trials.wait_exit(pid, 60) for pid in pids] == [0, 0]
     read = read_log(str(log))
     assert len({r["session"] for r in read.records}) == 2
@@ -171,14 +182,28 @@ def test_replay_reads_two_runs_interleaved_in_one_log(tmp_path, cli):
 # --- resume ------------------------------------------------------------------------------
 def _calls(tmp_path: Path, commands: dict[str, str]) -> Path:
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("".join(json.dumps({"id": i, "name": "bash", "arguments": {"command": c, "description": i}}) + "\n"
-                             for i, c in commands.items()))
+    calls.write_text(
+        "".join(
+            json.dumps({"id": i, "name": "bash", "arguments": {"command": c, "description": i}}) + "\n"
+            for i, c in commands.items()
+        )
+    )
     return calls
 
 
 def _run(cli, calls: Path, tmp_path: Path, *extra: str):
-    return cli("run", str(calls), "--workspace", str(tmp_path), "--log", str(tmp_path / "events.jsonl"),
-               "--approve", "once", "--json", *extra)
+    return cli(
+        "run",
+        str(calls),
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(tmp_path / "events.jsonl"),
+        "--approve",
+        "once",
+        "--json",
+        *extra,
+    )
 
 
 def _effects(tmp_path: Path) -> list[str]:
@@ -207,7 +232,9 @@ def test_a_call_recorded_without_a_result_is_interrupted_once_and_rerun_only_on_
     results = [json.loads(line) for line in resumed.out.splitlines()]
     assert resumed.code == 1
     assert [(r["id"], r["isError"], r.get("error", {}).get("code")) for r in results] == [
-        ("a", True, "INTERRUPTED"), ("b", False, None)]
+        ("a", True, "INTERRUPTED"),
+        ("b", False, None),
+    ]
     assert _effects(tmp_path) == ["b"]
     _run(cli, calls, tmp_path)  # again: still interrupted, and marked only once
     records = read_log(str(tmp_path / "events.jsonl")).records
@@ -233,8 +260,9 @@ def test_a_calls_file_with_a_repeated_id_is_refused_with_its_line(cli, tmp_path)
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_run_records_the_call_interrupted_and_kills_its_tree(tmp_path, sig, code):
     crash_trials.warm()
-    calls = _calls(tmp_path, {"slow": "sleep 30 & sleep 30; echo slow >> effects.txt",
-                              "next": "echo next >> effects.txt"})
+    calls = _calls(
+        tmp_path, {"slow": "sleep 30 & sleep 30; echo slow >> effects.txt", "next": "echo next >> effects.txt"}
+    )
     log, err = tmp_path / "events.jsonl", tmp_path / "stderr.txt"
     argv = ["run", str(calls), "--workspace", str(tmp_path), "--log", str(log), "--approve", "once"]
     pid = crash_trials.spawn_run(argv, err)
@@ -244,8 +272,9 @@ def test_a_signal_stops_the_run_records_the_call_interrupted_and_kills_its_tree(
     message = err.read_text()
     assert message.count("\n") == 1 and "Traceback" not in message and "interrupted" in message
     records = read_log(str(log)).records
-    assert [(r["type"], r.get("callId")) for r in records if r["type"].startswith("tool/")
-            and r["type"] != "tool/decision"] == [("tool/call", "slow"), ("tool/interrupted", "slow")]
+    assert [
+        (r["type"], r.get("callId")) for r in records if r["type"].startswith("tool/") and r["type"] != "tool/decision"
+    ] == [("tool/call", "slow"), ("tool/interrupted", "slow")]
     left = crash_trials.marked_processes(log)
     crash_trials.end_processes(left)
     assert left == [] and _effects(tmp_path) == []
@@ -256,12 +285,16 @@ def test_a_signal_stops_the_run_records_the_call_interrupted_and_kills_its_tree(
 # --- deadlines ---------------------------------------------------------------------------
 def _ctx(tmp_path, impls, seconds, grace_s=0.2):
     from dshc.compiler.view import ToolEntry, ToolView
+
     schema = json.dumps({"type": "object"})
     entries = tuple(ToolEntry(n, "test", f"test/{n}", "exclusive", schema, n, "allow", "ready") for n in impls)
-    return PipelineContext(view=ToolView(None, "test", "linux", "root", "native", None, entries, None),
-                           log=EventLog(str(tmp_path / "events.jsonl")),
-                           implementations={f"test/{n}": body for n, body in impls.items()},
-                           tool_context=lambda sig: sig, execute_wrappers=(deadline_wrapper(seconds, grace_s=grace_s),))
+    return PipelineContext(
+        view=ToolView(None, "test", "linux", "root", "native", None, entries, None),
+        log=EventLog(str(tmp_path / "events.jsonl")),
+        implementations={f"test/{n}": body for n, body in impls.items()},
+        tool_context=lambda sig: sig,
+        execute_wrappers=(deadline_wrapper(seconds, grace_s=grace_s),),
+    )
 
 
 def test_a_body_that_ignores_its_deadline_still_ends_with_a_recorded_timeout(tmp_path):
@@ -307,10 +340,23 @@ def test_a_body_that_stops_at_its_deadline_is_a_timeout(tmp_path):
 def test_a_catastrophic_pattern_ends_with_a_recorded_result(cli, tmp_path):
     (tmp_path / "a.txt").write_text("a" * 200_000 + "\n")
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "g", "name": "grep", "arguments": {"pattern": "(a*)*b", "path": "a.txt"}})
-                     + "\n" + json.dumps({"id": "r", "name": "grep", "arguments": {"pattern": "(a)\\1"}}) + "\n")
-    result = cli("run", str(calls), "--workspace", str(tmp_path), "--log", str(tmp_path / "ev.jsonl"), "--json",
-                 "--timeout", "20")
+    calls.write_text(
+        json.dumps({"id": "g", "name": "grep", "arguments": {"pattern": "(a*)*b", "path": "a.txt"}})
+        + "\n"
+        + json.dumps({"id": "r", "name": "grep", "arguments": {"pattern": "(a)\\1"}})
+        + "\n"
+    )
+    result = cli(
+        "run",
+        str(calls),
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(tmp_path / "ev.jsonl"),
+        "--json",
+        "--timeout",
+        "20",
+    )
     first, second = (json.loads(line) for line in result.out.splitlines())
     assert (first["isError"], first["content"]) == (False, "no matches")
     assert second["isError"] and "linear-time engine" in second["content"]
@@ -330,19 +376,33 @@ CALL = {"seq": 2, "type": "tool/call", "callId": "c", "name": "read", "arguments
 DECISION = {"seq": 3, "type": "tool/decision", "callId": "c", "name": "read", "decision": "allow"}
 
 
-@pytest.mark.parametrize("records, line", [
-    ((HEADER, {**CALL, "callId": None}, DECISION), 2),
-    ((HEADER, CALL, {k: v for k, v in DECISION.items() if k != "name"}), 3),
-    (({k: v for k, v in HEADER.items() if k != "context"}, CALL, DECISION), 1),
-    (({**HEADER, "context": {"host": "web", "colour": "red"}}, CALL, DECISION), 1),
-    (({**HEADER, "context": {"platform": "amiga"}}, CALL, DECISION), 1),
-    ((CALL, DECISION), 2),
-    ((HEADER, CALL, {**DECISION, "decision": "maybe"}), 3),
-    ((HEADER, {**CALL, "arguments": [1]}, DECISION), 3),
-    ((HEADER, CALL, {**DECISION, "type": 7}), 3),
-    ((HEADER, CALL, {**DECISION, "name": "write"}), 3),
-], ids=["no-callId", "no-name", "no-context", "unknown-context-field", "bad-context-value", "no-header",
-        "bad-decision", "arguments-not-object", "type-not-text", "name-is-not-the-calls"])
+@pytest.mark.parametrize(
+    "records, line",
+    [
+        ((HEADER, {**CALL, "callId": None}, DECISION), 2),
+        ((HEADER, CALL, {k: v for k, v in DECISION.items() if k != "name"}), 3),
+        (({k: v for k, v in HEADER.items() if k != "context"}, CALL, DECISION), 1),
+        (({**HEADER, "context": {"host": "web", "colour": "red"}}, CALL, DECISION), 1),
+        (({**HEADER, "context": {"platform": "amiga"}}, CALL, DECISION), 1),
+        ((CALL, DECISION), 2),
+        ((HEADER, CALL, {**DECISION, "decision": "maybe"}), 3),
+        ((HEADER, {**CALL, "arguments": [1]}, DECISION), 3),
+        ((HEADER, CALL, {**DECISION, "type": 7}), 3),
+        ((HEADER, CALL, {**DECISION, "name": "write"}), 3),
+    ],
+    ids=[
+        "no-callId",
+        "no-name",
+        "no-context",
+        "unknown-context-field",
+        "bad-context-value",
+        "no-header",
+        "bad-decision",
+        "arguments-not-object",
+        "type-not-text",
+        "name-is-not-the-calls",
+    ],
+)
 def test_a_malformed_record_is_a_diagnostic_with_its_line(cli, tmp_path, records, line):
     path = _log_with(tmp_path, *records)
     result = cli("replay", str(path), "--policy", "read-only")
@@ -379,6 +439,7 @@ def test_kill_trials_leave_whole_logs_no_repeats_and_no_processes(tmp_path):
 def test_grep_finds_exactly_the_lines_a_search_per_line_finds(pattern, text):
     from dshc.runtime.tools.search import LineMatcher, _compile
     from dshc.runtime.tools.base import ToolError
+
     try:
         matcher = LineMatcher(pattern)
     except ToolError:
@@ -392,12 +453,21 @@ def test_grep_finds_exactly_the_lines_a_search_per_line_finds(pattern, text):
 def test_a_resumed_result_is_read_whole_from_its_blob_or_reported_unreadable(tmp_path):
     from dshc.cli.run_calls import _not_run
     from dshc.runtime.log_records import prior_run
+
     path = tmp_path / "events.jsonl"
     log = EventLog(str(path))
     log.append("request/header", context={}, workspace=str(tmp_path), calls="sha256:x")
     log.append("tool/call", callId="c", name="read", arguments={}, parent=None)
-    log.append("tool/result", callId="c", name="read", isError=False, content=BIG, value=None, error=None,
-               decidedBy=[["p/allow@1", "p.dsh:1:1"]])
+    log.append(
+        "tool/result",
+        callId="c",
+        name="read",
+        isError=False,
+        content=BIG,
+        value=None,
+        error=None,
+        decidedBy=[["p/allow@1", "p.dsh:1:1"]],
+    )
     log.close()
     prior = prior_run(read_log(str(path), resolve_blobs=False), "sha256:x")
     call = ToolCall.from_model("c", "read", {})

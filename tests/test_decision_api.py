@@ -1,5 +1,6 @@
 """The decision API of `dshc serve --http`: a real server subprocess answers like Program.decide, under the
 server's own policy and workspace unless started with --caller-context; bad bodies are 400s, never 500s."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,18 @@ CALLS = [  # (tool, args, context): a spread over allow / ask / deny, presets an
 def server(tmp_path_factory):
     ws = tmp_path_factory.mktemp("ws")
     (ws / "policy.dsh").write_text(POLICY)
-    with serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws), "--log", str(ws / "events.jsonl"),
-                  "--caller-context"], ws) as (base, _):
+    with serving(
+        [
+            "--load",
+            str(ws / "policy.dsh"),
+            "--workspace",
+            str(ws),
+            "--log",
+            str(ws / "events.jsonl"),
+            "--caller-context",
+        ],
+        ws,
+    ) as (base, _):
         program = Program.load([ws / "policy.dsh"])
         with httpx.Client(base_url=base, timeout=30) as client:
             yield client, program, str(ws)
@@ -66,19 +77,27 @@ def test_decide_equals_program_decide(server):
 
 def test_a_write_the_sandbox_refuses_is_not_an_allow_and_keeps_the_policy_word(server):
     client, _, _ = server
-    got = client.post("/v1/decide", json={"tool": "write", "args": {"file_path": "/etc/passwd", "content": "x"},
-                                          "context": {"policy": "workspace-write"}}).json()
+    got = client.post(
+        "/v1/decide",
+        json={
+            "tool": "write",
+            "args": {"file_path": "/etc/passwd", "content": "x"},
+            "context": {"policy": "workspace-write"},
+        },
+    ).json()
     assert (got["decision"], got["gate"], got["policy_effect"]) == ("ask", "sandbox", "allow")
     assert got["reason"].startswith("the `workspace-write` sandbox refuses writes outside the workspace")
     assert "sandbox_permissions" in got["reason"] and got["sandbox_verdict"]["escalate_to"] == "danger-full-access"
-    assert got["decided_by"] == [{"rule": "workspace-write/sandbox workspace-write",
-                                  "source": "policies/permissions.dsh:16:11"}]
+    assert got["decided_by"] == [
+        {"rule": "workspace-write/sandbox workspace-write", "source": "policies/permissions.dsh:16:11"}
+    ]
 
 
 def test_arguments_that_miss_the_schema_are_a_400_naming_the_schema_path_and_the_close_key(server):
     client, _, _ = server
-    answer = client.post("/v1/decide", json={"tool": "bash", "args": {"comand": "git push"},
-                                             "context": {"policy": "workspace-write"}})
+    answer = client.post(
+        "/v1/decide", json={"tool": "bash", "args": {"comand": "git push"}, "context": {"policy": "workspace-write"}}
+    )
     assert answer.status_code == 400
     diagnostic = answer.json()["diagnostics"][0]
     assert "'command' is a required property (schema `/required`)" in diagnostic["message"]
@@ -89,8 +108,10 @@ def test_arguments_that_miss_the_schema_are_a_400_naming_the_schema_path_and_the
 
 def test_a_denial_names_its_rule_and_where(server):
     client, _, _ = server
-    got = client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls", "description": "list"},
-                                          "context": {"policy": "apitest"}}).json()
+    got = client.post(
+        "/v1/decide",
+        json={"tool": "bash", "args": {"command": "ls", "description": "list"}, "context": {"policy": "apitest"}},
+    ).json()
     assert got["decision"] == "deny" and got["decided_by"][0]["rule"] == "apitest/deny@6"
     assert got["decided_by"][0]["source"].endswith("policy.dsh:6:3")
 
@@ -102,6 +123,7 @@ def test_view_and_explain(server):
     assert view.status_code == 200 and view.json()["fingerprint"] == program.view(_request(context)).fingerprint
     openai = client.post("/v1/view", json={"context": context, "format": "openai"}).json()
     from dshc.compiler.interop.exports import export
+
     assert openai["tools"] == json.loads(json.dumps(export(program.view(_request(context)), "openai", False)[0]))
     explained = client.post("/v1/explain", json={"tool": "bash", "context": context}).json()
     assert explained["tool"] == "bash" and "available" in explained
@@ -139,9 +161,13 @@ def test_health_and_metrics_move(server):
             if line.startswith("dshc_decisions_total{") and 'effect="deny"' in line:
                 total += float(line.rsplit(" ", 1)[1])
         return total
+
     before = denied_count()
     for _ in range(3):
-        client.post("/v1/decide", json={"tool": "bash", "args": {"command": "ls", "description": "list"}, "context": {"policy": "apitest"}})
+        client.post(
+            "/v1/decide",
+            json={"tool": "bash", "args": {"command": "ls", "description": "list"}, "context": {"policy": "apitest"}},
+        )
     assert denied_count() == before + 3
     assert "dshc_request_seconds_bucket" in client.get("/metrics").text
 
@@ -170,29 +196,40 @@ def test_policy_and_workspace_are_the_servers_unless_caller_context(own_policy_s
     assert _codes(client.post("/v1/decide", json={**bash, "workspace": "/"})) == ["DSH405"]
     assert _codes(client.post("/v1/view", json={"context": {"policy": "danger-full-access"}})) == ["DSH405"]
     # the other context keys stay the caller's
-    assert client.post("/v1/decide", json={"tool": "read", "args": {"file_path": "a"},
-                                           "context": {"platform": "darwin"}}).json()["decision"] == "allow"
+    assert (
+        client.post(
+            "/v1/decide", json={"tool": "read", "args": {"file_path": "a"}, "context": {"platform": "darwin"}}
+        ).json()["decision"]
+        == "allow"
+    )
 
 
 def test_caller_context_lets_the_body_name_policy_and_workspace(server, tmp_path):
     client, program, _ = server
-    body = {"tool": "write", "args": {"file_path": str(tmp_path / "a.txt"), "content": "x"},
-            "context": {"policy": "workspace-write"}, "workspace": str(tmp_path)}
+    body = {
+        "tool": "write",
+        "args": {"file_path": str(tmp_path / "a.txt"), "content": "x"},
+        "context": {"policy": "workspace-write"},
+        "workspace": str(tmp_path),
+    }
     answer = client.post("/v1/decide", json=body)
     want = program.decide(Request(policy="workspace-write"), "write", body["args"], str(tmp_path))
     assert answer.status_code == 200 and answer.json()["decision"] == want.effect
 
 
-@pytest.mark.parametrize("raw", [
-    b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
-    b'{"tool": "read", "args": {"n": 1e999}}',  # infinity
-    b'{"tool": "read", "args": {"n": NaN}}',  # not JSON at all, though Python's parser takes it
-    b'{"tool": "bash", "args": {"command": "ls\\u0000 /"}}',  # a NUL: no command or path can hold one
-    b'{"tool": "bash", "args": {"command": "ls \\ud800"}}',  # a lone surrogate: no UTF-8 bytes for it
-    b'{"tool": "bash", "args": {"cmd": ["ok", {"deep": "\\udfff"}]}}',
-    b'{"tool": "\\ud800", "args": {}}',  # echoed in the diagnostic: must not break the answer
-    b'{"tool": "read", "args": {"\\ud800": "x"}}',
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
+        b'{"tool": "read", "args": {"n": 1e999}}',  # infinity
+        b'{"tool": "read", "args": {"n": NaN}}',  # not JSON at all, though Python's parser takes it
+        b'{"tool": "bash", "args": {"command": "ls\\u0000 /"}}',  # a NUL: no command or path can hold one
+        b'{"tool": "bash", "args": {"command": "ls \\ud800"}}',  # a lone surrogate: no UTF-8 bytes for it
+        b'{"tool": "bash", "args": {"cmd": ["ok", {"deep": "\\udfff"}]}}',
+        b'{"tool": "\\ud800", "args": {}}',  # echoed in the diagnostic: must not break the answer
+        b'{"tool": "read", "args": {"\\ud800": "x"}}',
+    ],
+)
 def test_numbers_nul_and_surrogates_are_400_not_500(server, raw):
     client, _, _ = server
     answer = client.post("/v1/decide", content=raw, headers={"content-type": "application/json"})

@@ -1,4 +1,5 @@
 """A Decision lists its deciding rules on first read; a shared decision may be read by several threads."""
+
 import pytest
 
 from dshc.compiler.policy.decision import Decision, LaterDeny
@@ -40,6 +41,7 @@ def test_the_listing_is_built_once_and_then_kept():
 
 class _Counted(LaterDeny):
     """A deny listed from what it holds: (the listing, a list of builds)."""
+
     reason = "a rule matched"
 
     def _list(self):

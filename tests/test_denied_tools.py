@@ -1,6 +1,7 @@
 """A tool a rule without condition denies is denied on every call, whatever its arguments or request:
 the decision is made from the index alone, and the rules that agree (glob and fact rules on the same
 tool) are listed when the decision's rules are first read — the same list trying every rule gives."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,15 +36,31 @@ POLICY = """policy p "Tools denied outright, beside rules that agree or would al
   guard jobs: deny job_list when scope == "child"
 }
 """
-REQUESTS = [Request(preset="standard", policy="p"), Request(preset="standard", policy="p", scope="child"),
-            Request(preset="standard", policy="p", platform="win32")]
-CALLS = [("web_search", {"query": "docs lark"}), ("web_search", {"query": "how x.onion"}),
-         ("web_search", {"query": ["not", "text"]}), ("web_search", {}), ("read", {"file_path": "prod.env"}),
-         ("read", {"file_path": "src/../prod.env"}), ("read", {"file_path": "src/a.py"}),
-         ("bash", {"command": "rm -rf x"}), ("bash", {"command": "ls; cat a.env"}), ("job_list", {}),
-         ("write", {"file_path": "Cargo.lock", "content": ""}), ("write", {"file_path": "a.txt", "content": ""}),
-         ("grep", {"pattern": "my password"}), ("grep", {"pattern": "x"}), ("skill", {"name": "lint"}),
-         ("skill", {"name": "x"}), ("todo_write", {"todos": []}), ("glob", {"pattern": "*.py"})]
+REQUESTS = [
+    Request(preset="standard", policy="p"),
+    Request(preset="standard", policy="p", scope="child"),
+    Request(preset="standard", policy="p", platform="win32"),
+]
+CALLS = [
+    ("web_search", {"query": "docs lark"}),
+    ("web_search", {"query": "how x.onion"}),
+    ("web_search", {"query": ["not", "text"]}),
+    ("web_search", {}),
+    ("read", {"file_path": "prod.env"}),
+    ("read", {"file_path": "src/../prod.env"}),
+    ("read", {"file_path": "src/a.py"}),
+    ("bash", {"command": "rm -rf x"}),
+    ("bash", {"command": "ls; cat a.env"}),
+    ("job_list", {}),
+    ("write", {"file_path": "Cargo.lock", "content": ""}),
+    ("write", {"file_path": "a.txt", "content": ""}),
+    ("grep", {"pattern": "my password"}),
+    ("grep", {"pattern": "x"}),
+    ("skill", {"name": "lint"}),
+    ("skill", {"name": "x"}),
+    ("todo_write", {"todos": []}),
+    ("glob", {"pattern": "*.py"}),
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +75,9 @@ def _seen(decision):
 @pytest.mark.parametrize("request_", REQUESTS, ids=["root", "child", "win32"])
 @pytest.mark.parametrize("name,args", CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CALLS)])
 def test_a_denied_tool_decides_and_lists_as_trying_every_rule(program, request_, name, args):
-    assert _seen(program.decide(request_, name, args, workspace="/ws")) == \
-        _seen(program.decide_unindexed(request_, name, args, workspace="/ws"))
+    assert _seen(program.decide(request_, name, args, workspace="/ws")) == _seen(
+        program.decide_unindexed(request_, name, args, workspace="/ws")
+    )
 
 
 def test_the_listing_names_every_agreeing_rule_in_source_order(program):
@@ -121,8 +139,17 @@ def test_only_calls_whose_answer_reads_nothing_more_take_the_shortcut(program):
         program.decide(REQUESTS[0], name, args, workspace="/ws")
     answers = {name: index.answer for name, (_, index) in compiled._last.items()}
     # read and glob have paths, grep is a search, job_list has a guard, bash is split: none answers alone
-    assert answers == {"web_search": DENIED_OUTRIGHT, "read": None, "bash": None, "job_list": None,
-                       "write": None, "grep": None, "skill": None, "todo_write": UNNAMED, "glob": None}
+    assert answers == {
+        "web_search": DENIED_OUTRIGHT,
+        "read": None,
+        "bash": None,
+        "job_list": None,
+        "write": None,
+        "grep": None,
+        "skill": None,
+        "todo_write": UNNAMED,
+        "glob": None,
+    }
 
 
 def test_the_answer_sits_beside_the_index_header():

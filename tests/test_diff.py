@@ -1,4 +1,5 @@
 """`dshc diff`: one edit reads as one change, with the responsible declaration on each side."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,11 @@ import pytest
 def shipped_tree(tmp_path) -> Path:
     root = tmp_path / "old"
     for package in ("presets", "policies"):
-        shutil.copytree(Path(str(resources.files(f"dshc.{package}"))), root / package,
-                        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+        shutil.copytree(
+            Path(str(resources.files(f"dshc.{package}"))),
+            root / package,
+            ignore=shutil.ignore_patterns("__init__.py", "__pycache__"),
+        )
     return root
 
 
@@ -26,8 +30,15 @@ def copy_with(tree: Path, target: Path, edit) -> Path:
 
 
 def test_enabling_fetch_in_standard_is_exactly_one_widening(cli, shipped_tree, tmp_path):
-    new = copy_with(shipped_tree, tmp_path / "new", lambda name, text: text.replace(
-        "mount tool-web { fetch = false", "mount tool-web { fetch = true") if name == "standard.dsh" else text)
+    new = copy_with(
+        shipped_tree,
+        tmp_path / "new",
+        lambda name, text: (
+            text.replace("mount tool-web { fetch = false", "mount tool-web { fetch = true")
+            if name == "standard.dsh"
+            else text
+        ),
+    )
     result = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json")
     assert result.code == 0
     data = result.json()
@@ -46,9 +57,11 @@ def test_a_reformatted_copy_diffs_empty(cli, shipped_tree, tmp_path):
     def reformat(name, text):
         # layout only: string literals (a description may hold ", ") keep their text
         parts = re.split(r'("(?:[^"\\\n]|\\.)*")', text)
-        parts[::2] = [re.sub(r"\n\s*\n", "\n", p).replace(", ", " ,   ").replace("  mount", "\tmount")
-                      for p in parts[::2]]
+        parts[::2] = [
+            re.sub(r"\n\s*\n", "\n", p).replace(", ", " ,   ").replace("  mount", "\tmount") for p in parts[::2]
+        ]
         return "# moved around\n\n" + "".join(parts)
+
     new = copy_with(shipped_tree, tmp_path / "new", reformat)
     result = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert result.code == 0
@@ -57,15 +70,20 @@ def test_a_reformatted_copy_diffs_empty(cli, shipped_tree, tmp_path):
 
 
 def test_a_new_deny_is_a_narrowing_not_a_widening(cli, shipped_tree, tmp_path):
-    new = copy_with(shipped_tree, tmp_path / "new", lambda name, text: text.replace(
-        "  sandbox workspace-write\n", "  sandbox workspace-write\n  deny glob\n"))
+    new = copy_with(
+        shipped_tree,
+        tmp_path / "new",
+        lambda name, text: text.replace("  sandbox workspace-write\n", "  sandbox workspace-write\n  deny glob\n"),
+    )
     data = cli("diff", "--no-shipped", str(shipped_tree), str(new), "--json", "--fail-on-widen")
     assert data.code == 0
     changes = data.json()["changes"]
     # the label on the wire (host policy workspace-write), and the calls under `plan` and `guarded`, which extend it
     assert {(c["kind"], c["tool"], c["detail"], c["widening"], c["policy"]) for c in changes} == {
-        ("policy", "glob", "allow → deny", False, None), ("decision", "glob", "allow → deny", False, "plan"),
-        ("decision", "glob", "allow → deny", False, "guarded")}
+        ("policy", "glob", "allow → deny", False, None),
+        ("decision", "glob", "allow → deny", False, "plan"),
+        ("decision", "glob", "allow → deny", False, "guarded"),
+    }
 
 
 def test_two_contexts_of_the_same_sources(cli):
@@ -112,10 +130,13 @@ def small_tree(tmp_path, name: str, text: str) -> Path:
     return tmp_path / name
 
 
-@pytest.mark.parametrize("policy, rule, command", [
-    ("guarded", '  deny bash when args.command matches "rm *"\n', "rm"),  # the host's policy: the label stays
-    ("strict", '  deny bash when args.command matches "git push*"\n', "git push"),  # a policy no cell names
-])
+@pytest.mark.parametrize(
+    "policy, rule, command",
+    [
+        ("guarded", '  deny bash when args.command matches "rm *"\n', "rm"),  # the host's policy: the label stays
+        ("strict", '  deny bash when args.command matches "git push*"\n', "git push"),  # a policy no cell names
+    ],
+)
 def test_removing_a_deny_rule_is_a_widening_with_a_witness_call(cli, tmp_path, policy, rule, command):
     old = small_tree(tmp_path, "old", SMALL)
     new = small_tree(tmp_path, "new", SMALL.replace(rule, ""))
@@ -124,7 +145,7 @@ def test_removing_a_deny_rule_is_a_widening_with_a_witness_call(cli, tmp_path, p
     (change,) = result.json()["changes"]  # no label changed: only the decisions tell
     assert (change["kind"], change["tool"], change["widening"], change["policy"]) == ("decision", "bash", True, policy)
     assert change["detail"].startswith("deny → ") and change["witness"]["command"].startswith(command)
-    assert change["old"]["source"] == f"{old / 'all.dsh'}:{SMALL[:SMALL.index(rule)].count(chr(10)) + 1}:3"
+    assert change["old"]["source"] == f"{old / 'all.dsh'}:{SMALL[: SMALL.index(rule)].count(chr(10)) + 1}:3"
     back = cli("diff", "--no-shipped", str(new), str(old), "--json", "--fail-on-widen")
     assert back.code == 0 and [c["widening"] for c in back.json()["changes"]] == [False]
     text = cli("diff", "--no-shipped", str(old), str(new)).out

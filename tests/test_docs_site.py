@@ -1,6 +1,7 @@
 """The docs site builds with `mkdocs build --strict` (a broken link or a page missing from the nav
 fails), its diagnostics page is the code registry, its `dsh` examples check clean, and the
 decision tables of the shell page are what dshc decides."""
+
 from __future__ import annotations
 
 import re
@@ -17,26 +18,37 @@ from dshc.compiler.request import Request
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
-RANGES = (("1", "syntax: a file that does not read or parse"), ("2", "names: something named does not exist"),
-          ("3", "semantics and lint: the declarations mean something questionable"),
-          ("4", "the request: a context, a call or a command's own arguments"),
-          ("5", "the catalog: packages, tools and upstream MCP servers"))
+RANGES = (
+    ("1", "syntax: a file that does not read or parse"),
+    ("2", "names: something named does not exist"),
+    ("3", "semantics and lint: the declarations mean something questionable"),
+    ("4", "the request: a context, a call or a command's own arguments"),
+    ("5", "the catalog: packages, tools and upstream MCP servers"),
+)
 
 
 def diagnostics_page() -> str:
     """docs/diagnostics.md as the registry (compiler/diagnostics.py CODES) makes it."""
-    lines = ["# Diagnostics", "",
-             "Every problem dshc reports carries a stable code. `dshc codes` prints this list; `--json` output",
-             "carries the code in each diagnostic's `code` field, and a `.dsh` file's problems point at",
-             "`path:line:col`. An error makes the input unusable (exit 2); a warning is reported and the",
-             "command goes on (`dshc check` exits 1 when it finds any).", "",
-             "This page is generated from the registry in `compiler/diagnostics.py`; `tests/test_docs_site.py`",
-             "fails when the two differ (`pytest tests/test_docs_site.py --force-regen` rewrites it).", ""]
+    lines = [
+        "# Diagnostics",
+        "",
+        "Every problem dshc reports carries a stable code. `dshc codes` prints this list; `--json` output",
+        "carries the code in each diagnostic's `code` field, and a `.dsh` file's problems point at",
+        "`path:line:col`. An error makes the input unusable (exit 2); a warning is reported and the",
+        "command goes on (`dshc check` exits 1 when it finds any).",
+        "",
+        "This page is generated from the registry in `compiler/diagnostics.py`; `tests/test_docs_site.py`",
+        "fails when the two differ (`pytest tests/test_docs_site.py --force-regen` rewrites it).",
+        "",
+    ]
     codes = list(iter_codes())
     for digit, title in RANGES:
         lines += [f"## DSH{digit}xx — {title}", "", "| code | severity | meaning |", "|---|---|---|"]
-        lines += [f"| `{code}` | {severity} | {summary.replace('|', '&#124;')} |"
-                  for code, severity, summary in codes if code[3] == digit]
+        lines += [
+            f"| `{code}` | {severity} | {summary.replace('|', '&#124;')} |"
+            for code, severity, summary in codes
+            if code[3] == digit
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -48,8 +60,13 @@ def test_the_diagnostics_page_is_the_registry(file_regression):
 
 def test_the_site_builds_strictly(tmp_path):
     # no `-q`: quiet mode drops the warnings that strict mode counts
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     for page in PAGES:
         if page.name != "index.md":

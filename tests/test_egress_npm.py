@@ -1,6 +1,7 @@
 """`npm view` under a guarded-style policy that lists the npm registry: npm, told of the proxy as a sandboxed
 command is (HTTP_PROXY), reaches a recorded registry on loopback through the egress proxy, whose resolver maps
 the listed name to loopback; a registry the policy does not list is refused before any lookup."""
+
 from __future__ import annotations
 
 import http.server
@@ -49,8 +50,19 @@ def registry():
 def policy_rules(cli, tmp_path, command: str) -> HostRules:
     """The host lists the sandbox would give `command` under the policy, which must allow it."""
     (tmp_path / "p.dsh").write_text(POLICY)
-    decided = cli("decide", "bash", "--args", json.dumps({"command": command, "description": "d"}), "--load",
-                  str(tmp_path / "p.dsh"), "--policy", "npm-guarded", "--host", "web", "--json").json()
+    decided = cli(
+        "decide",
+        "bash",
+        "--args",
+        json.dumps({"command": command, "description": "d"}),
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        "npm-guarded",
+        "--host",
+        "web",
+        "--json",
+    ).json()
     assert decided["decision"] == "allow", decided
     return HostRules(decided["sandbox"]["network_allow"], decided["sandbox"]["network_deny"])
 
@@ -70,21 +82,38 @@ def npm_view(cli, tmp_path):
             if host != "registry.npmjs.org":
                 raise socket.gaierror(socket.EAI_NONAME, "unknown to the test's resolver")
             return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", port))]
+
         rules = policy_rules(cli, tmp_path, f"npm view left-pad version --json --registry {url}")
         listener = socket.create_server(("127.0.0.1", 0))
         made.append(listener)
-        threading.Thread(target=proxy.serve, args=(listener, rules, lambda *seen: refused.append(seen)),
-                         kwargs={"resolve": resolve}, daemon=True).start()
+        threading.Thread(
+            target=proxy.serve,
+            args=(listener, rules, lambda *seen: refused.append(seen)),
+            kwargs={"resolve": resolve},
+            daemon=True,
+        ).start()
         (tmp_path / "npmrc").write_text("")
         address = f"http://127.0.0.1:{listener.getsockname()[1]}"
-        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "npm_config_userconfig": str(tmp_path / "npmrc"),
-               "npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_update_notifier": "false",
-               "npm_config_fetch_retries": "0",
-               # as the launcher sets them in the sandbox
-               **{name: address for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}}
-        done = subprocess.run([NPM, "view", "left-pad", "version", "--json", "--registry", url], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=120)
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            "npm_config_userconfig": str(tmp_path / "npmrc"),
+            "npm_config_cache": str(tmp_path / "npm-cache"),
+            "npm_config_update_notifier": "false",
+            "npm_config_fetch_retries": "0",
+            # as the launcher sets them in the sandbox
+            **{name: address for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")},
+        }
+        done = subprocess.run(
+            [NPM, "view", "left-pad", "version", "--json", "--registry", url],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return done, looked_up, refused
+
     yield view
     for listener in made:
         listener.close()

@@ -3,6 +3,7 @@ starts — the OS, dshc's file tools and the lines that name a file, or a comman
 for each gap, on every sandbox mechanism; and `dshc check`'s DSH317 on a text deny the sandbox could hold.
 
 Reports: anthropics/claude-code#45200, #32226 (file-tool rules and the Bash sandbox disagree)."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import pytest
 from dshc.compiler.enforcement import FILE_TOOLS, OS, RULES, WORKSPACE, enforcement_map
 from dshc.compiler.program import Program
 
-POLICY = '''
+POLICY = """
 policy team {
   default allow
   sandbox workspace-write
@@ -36,7 +37,7 @@ policy bare {
   deny read when args.file_path matches "~/.ssh/**"
   deny bash when args.command matches "curl *"
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +73,10 @@ def test_without_a_sandbox_nothing_is_the_oss(program):
     assert rows["bare/deny@22"][0] == FILE_TOOLS and rows["bare/deny@23"][0] == RULES
 
 
-@pytest.mark.parametrize("mechanism, mounts", [("landlock+mounts", True), ("bwrap", True), ("seatbelt", True),
-                                                ("landlock", False), ("none", False)])
+@pytest.mark.parametrize(
+    "mechanism, mounts",
+    [("landlock+mounts", True), ("bwrap", True), ("seatbelt", True), ("landlock", False), ("none", False)],
+)
 def test_every_mechanism_row(program, mechanism, mounts):
     rows = {row.rule: row for row in enforcement_map(program.resolved.policies["team"], mechanism)}
     hidden = rows["team/deny@7"]
@@ -85,16 +88,53 @@ def test_every_mechanism_row(program, mechanism, mounts):
 def test_verify_enforcement_prints_the_map_and_fails_on_a_required_gap(cli, tmp_path):
     path = tmp_path / "p.dsh"
     path.write_text(POLICY)
-    done = cli("verify", "--enforcement", "--load", str(path), "--no-shipped", "--policy", "team",
-               "--mechanism", "landlock+mounts")
-    assert done.code == 0 and "team/deny@13: command text `rm -rf *`" in done.out and "not stopped: `python3 x.py`" \
-        in done.out, done.out
-    required = cli("verify", "--enforcement", "--load", str(path), "--no-shipped", "--policy", "team",
-                   "--mechanism", "landlock+mounts", "--require", "team/deny@13", "--require", "team/deny@8", "--json")
+    done = cli(
+        "verify",
+        "--enforcement",
+        "--load",
+        str(path),
+        "--no-shipped",
+        "--policy",
+        "team",
+        "--mechanism",
+        "landlock+mounts",
+    )
+    assert (
+        done.code == 0
+        and "team/deny@13: command text `rm -rf *`" in done.out
+        and "not stopped: `python3 x.py`" in done.out
+    ), done.out
+    required = cli(
+        "verify",
+        "--enforcement",
+        "--load",
+        str(path),
+        "--no-shipped",
+        "--policy",
+        "team",
+        "--mechanism",
+        "landlock+mounts",
+        "--require",
+        "team/deny@13",
+        "--require",
+        "team/deny@8",
+        "--json",
+    )
     data = json.loads(required.out)
     assert required.code == 1 and [gap["rule"] for gap in data["gaps"]] == ["team/deny@13"]
-    held = cli("verify", "--enforcement", "--load", str(path), "--no-shipped", "--policy", "team",
-               "--mechanism", "landlock+mounts", "--require", "team/deny@8")
+    held = cli(
+        "verify",
+        "--enforcement",
+        "--load",
+        str(path),
+        "--no-shipped",
+        "--policy",
+        "team",
+        "--mechanism",
+        "landlock+mounts",
+        "--require",
+        "team/deny@8",
+    )
     assert held.code == 0
     unknown = cli("verify", "--enforcement", "--load", str(path), "--no-shipped", "--require", "team/deny@99")
     assert unknown.code == 2 and "names no row" in unknown.err and "Traceback" not in unknown.err
@@ -109,10 +149,12 @@ def test_verify_enforcement_on_the_shipped_policies(cli):
 
 def test_check_points_at_a_text_deny_the_sandbox_could_hold(cli, tmp_path):
     path = tmp_path / "p.dsh"
-    path.write_text('policy web {\n  default allow\n  sandbox workspace-write\n  network allow\n'
-                    '  deny bash when args.command matches "curl *"\n'
-                    '  deny bash when args.command matches "*.env*"\n'
-                    '  deny bash when args.command matches "rm -rf *"\n}\n')
+    path.write_text(
+        "policy web {\n  default allow\n  sandbox workspace-write\n  network allow\n"
+        '  deny bash when args.command matches "curl *"\n'
+        '  deny bash when args.command matches "*.env*"\n'
+        '  deny bash when args.command matches "rm -rf *"\n}\n'
+    )
     done = cli("check", str(path), "--json")
     found = [(d["code"], d["line"]) for d in json.loads(done.out)["diagnostics"]]
     assert found == [("DSH317", 5), ("DSH317", 6)], done.out
@@ -127,15 +169,20 @@ def test_explain_of_a_process_tool_says_what_holds_the_policy(cli, tmp_path):
     text = cli("explain", "bash", "standard", "--load", str(path), "--policy", "team").out
     assert "team/deny@13 (command text `rm -rf *`): not stopped:" in text and "dshc verify --enforcement" in text
     # a tool that starts no process has no map
-    assert "enforcement" not in json.loads(cli("explain", "read", "standard", "--load", str(path), "--policy",
-                                               "team", "--json").out)
+    assert "enforcement" not in json.loads(
+        cli("explain", "read", "standard", "--load", str(path), "--policy", "team", "--json").out
+    )
 
 
 @pytest.mark.parametrize("mechanism, layer", [("landlock+mounts", OS), ("bwrap", RULES), ("landlock", RULES)])
 def test_a_host_list_is_the_oss_only_where_a_proxy_can_be_its_way_out(mechanism, layer):
-    program = Program.load(texts={"p.dsh": 'policy npm extends workspace-write {\n'
-                                           '  network allow "registry.npmjs.org"\n'
-                                           '  ask bash when not args.command is readonly\n}\n'})
+    program = Program.load(
+        texts={
+            "p.dsh": "policy npm extends workspace-write {\n"
+            '  network allow "registry.npmjs.org"\n'
+            "  ask bash when not args.command is readonly\n}\n"
+        }
+    )
     rows = {row.rule: row for row in enforcement_map(program.resolved.policies["npm"], mechanism)}
     assert rows["npm/network"].layer == layer and "listed hosts" in rows["npm/network"].how
     assert rows["npm/network"].concerns == "the network: registry.npmjs.org"

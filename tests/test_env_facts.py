@@ -6,6 +6,7 @@ anthropics/claude-code#62156 (a `${ANTHROPIC_API_KEY…}` parameter expansion pr
 (`printenv` then POST), jikig-ai/soleur#723 (`echo $SUPABASE_SERVICE_ROLE_KEY`), usestrix/strix#679
 (`curl -d "env=$(env)"`). Each is decided by both evaluators (the index and the reference).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -87,8 +88,10 @@ def program():
 def _both(program, policy: str, command: str):
     request = Request(preset="standard", host="web", policy=policy)
     args = {"command": command, "description": "d"}
-    return (program.decide(request, "bash", args, workspace="/ws"),
-            program.decide_unindexed(request, "bash", args, workspace="/ws"))
+    return (
+        program.decide(request, "bash", args, workspace="/ws"),
+        program.decide_unindexed(request, "bash", args, workspace="/ws"),
+    )
 
 
 @pytest.mark.parametrize("command, names", READS)
@@ -107,8 +110,9 @@ def test_an_unparseable_line_is_not_read_whole():
     assert not env_use('echo "$(').complete
 
 
-@pytest.mark.parametrize("command", [c for c, names in READS if names & {ALL} or any(
-    n.endswith(("_KEY", "_TOKEN")) for n in names)])
+@pytest.mark.parametrize(
+    "command", [c for c, names in READS if names & {ALL} or any(n.endswith(("_KEY", "_TOKEN")) for n in names)]
+)
 def test_a_secret_read_is_denied_by_both_evaluators(program, command):
     indexed, reference = _both(program, "env", command)
     assert indexed.effect == reference.effect == "deny", (command, indexed.reason)
@@ -121,9 +125,16 @@ def test_lines_reading_no_secret_are_allowed(program, command):
     assert indexed.effect == reference.effect == "allow", (command, indexed.reason)
 
 
-@pytest.mark.parametrize("command, effect", [("export MOAT_HOME=x; ls", "ask"), ("PATH=/tmp/evil:$PATH ls", "ask"),
-                                             ("declare -x MOAT_HOME=1", "ask"), ("env LD_PRELOAD=/tmp/x.so ls", "ask"),
-                                             ("export OTHER=1", "allow")])
+@pytest.mark.parametrize(
+    "command, effect",
+    [
+        ("export MOAT_HOME=x; ls", "ask"),
+        ("PATH=/tmp/evil:$PATH ls", "ask"),
+        ("declare -x MOAT_HOME=1", "ask"),
+        ("env LD_PRELOAD=/tmp/x.so ls", "ask"),
+        ("export OTHER=1", "allow"),
+    ],
+)
 def test_setting_a_listed_variable_is_asked(program, command, effect):
     indexed, reference = _both(program, "env", command)
     assert indexed.effect == reference.effect == effect, (command, indexed.reason)
@@ -131,9 +142,17 @@ def test_setting_a_listed_variable_is_asked(program, command, effect):
         assert [rule for rule, _ in indexed.deciding] == ["env/ask@4"]
 
 
-@pytest.mark.parametrize("command, effect", [("echo $HOME", "allow"), ("printenv HOME", "allow"),
-                                             ("echo $HOME $GH_TOKEN", "deny"), ("env", "deny"), ("ls", "deny"),
-                                             ('echo "$(', "deny")])
+@pytest.mark.parametrize(
+    "command, effect",
+    [
+        ("echo $HOME", "allow"),
+        ("printenv HOME", "allow"),
+        ("echo $HOME $GH_TOKEN", "deny"),
+        ("env", "deny"),
+        ("ls", "deny"),
+        ('echo "$(', "deny"),
+    ],
+)
 def test_an_allow_on_reads_needs_every_read_to_match(program, command, effect):
     """Allow side: the line is read whole, reads something, and every name it reads matches; reading every
     variable (`env`) matches only `*`."""
@@ -144,7 +163,7 @@ def test_an_allow_on_reads_needs_every_read_to_match(program, command, effect):
 CHECKED = [
     ('policy p { deny bash when args.command.env_read == "X" }', "DSH305"),
     ('policy p { deny read when args.file_path.env_read matches "X" }', "DSH208"),
-    ('policy p { deny bash when args.command.env_read in [1] }', "DSH305"),
+    ("policy p { deny bash when args.command.env_read in [1] }", "DSH305"),
     ('policy p { deny bash when platform > "linux" }', "DSH305"),
 ]
 
@@ -157,12 +176,14 @@ def test_wrong_tests_of_variables_are_reported(text, code):
 
 
 def test_the_formatter_round_trips_variable_tests():
-    text = ('policy p {\n  deny bash when args.command.env_read matches "*_KEY" or args.command.env_set in ["PATH"]\n'
-            '  ask bash when args.command.env_read and not args.command.env_set\n}\n')
+    text = (
+        'policy p {\n  deny bash when args.command.env_read matches "*_KEY" or args.command.env_set in ["PATH"]\n'
+        "  ask bash when args.command.env_read and not args.command.env_set\n}\n"
+    )
     document = parse_one(text)
     formatted = format_document(document)
     assert parse_one(formatted) == document
-    assert "args.command.env_read matches \"*_KEY\"" in formatted
+    assert 'args.command.env_read matches "*_KEY"' in formatted
 
 
 def parse_one(text: str):

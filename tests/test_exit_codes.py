@@ -1,5 +1,6 @@
 """The two ends of the exit-code contract no other test reaches: a request that composes nothing (DSH404,
 exit 2 with the diagnostic) and a bug (exit 3: one line saying so, the traceback only with --debug)."""
+
 from __future__ import annotations
 
 import json
@@ -29,15 +30,19 @@ def test_a_bug_exits_3_and_says_so_without_a_traceback(cli, monkeypatch, argv):
     monkeypatch.setattr(codes, "run", _broken)
     result = cli(*argv)
     assert result.code == 3 and result.out == ""
-    assert result.err == ("dshc: internal error: RuntimeError: a planted bug\n"
-                          "this is a bug in dshc; run again with --debug for a traceback\n")
+    assert result.err == (
+        "dshc: internal error: RuntimeError: a planted bug\n"
+        "this is a bug in dshc; run again with --debug for a traceback\n"
+    )
 
 
 def test_debug_shows_the_bugs_traceback(cli, monkeypatch):
     monkeypatch.setattr(codes, "run", _broken)
     result = cli("--debug", "codes")
     assert result.code == 3
-    assert result.err.startswith("dshc: internal error: RuntimeError: a planted bug\nTraceback (most recent call last):")
+    assert result.err.startswith(
+        "dshc: internal error: RuntimeError: a planted bug\nTraceback (most recent call last):"
+    )
     assert "in _broken" in result.err and "--debug for a traceback" not in result.err
 
 

@@ -1,4 +1,5 @@
 """`dshc explain`: the first failing gate, the deciding declaration and one fix — pinned goldens."""
+
 from __future__ import annotations
 
 import shutil
@@ -72,15 +73,21 @@ def _apply(argv: list[str], counterfactual: str) -> list[str]:
 # and the context flags the same counterfactual names beside the edit
 SOURCE_FIXES = {
     "set `fetch = true` in that mount": ("fetch = false", "fetch = true", []),
-    "add `mount tool-terminal` to preset `standard` and run with `--with terminals`":
-        ("  mount tool-fs\n", "  mount tool-fs\n  mount tool-terminal\n", ["--with", "terminals"]),
+    "add `mount tool-terminal` to preset `standard` and run with `--with terminals`": (
+        "  mount tool-fs\n",
+        "  mount tool-fs\n  mount tool-terminal\n",
+        ["--with", "terminals"],
+    ),
 }
 
 
 def _edited_tree(tmp_path, before: str, after: str):
     for package in ("presets", "policies"):
-        shutil.copytree(Path(str(resources.files(f"dshc.{package}"))), tmp_path / package,
-                        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+        shutil.copytree(
+            Path(str(resources.files(f"dshc.{package}"))),
+            tmp_path / package,
+            ignore=shutil.ignore_patterns("__init__.py", "__pycache__"),
+        )
     standard = tmp_path / "presets" / "standard.dsh"
     assert before in standard.read_text()
     standard.write_text(standard.read_text().replace(before, after, 1))

@@ -2,6 +2,7 @@
 evaluated one by one — every kind of fact test, facts absent (`preset`, `sandbox` are None in some
 requests), `tool` tests, groups too wide to tabulate, and deciders made before an index numbered
 the tests they need."""
+
 from __future__ import annotations
 
 import threading
@@ -15,10 +16,23 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 FACT_TESTS = [
-    'platform == "linux"', 'platform == "win32"', 'platform != "darwin"', 'scope == "child"', 'scope == "root"',
-    'mode == "code"', 'host == "web"', 'preset == "standard"', 'sandbox == "read-only"', "plan_mode",
-    "not plan_mode", "flag beta", "has sandbox", 'tool == "write"', 'tool in ["read", "grep"]',
-    'platform in ["linux", "darwin"]', 'platform matches "win*"',
+    'platform == "linux"',
+    'platform == "win32"',
+    'platform != "darwin"',
+    'scope == "child"',
+    'scope == "root"',
+    'mode == "code"',
+    'host == "web"',
+    'preset == "standard"',
+    'sandbox == "read-only"',
+    "plan_mode",
+    "not plan_mode",
+    "flag beta",
+    "has sandbox",
+    'tool == "write"',
+    'tool in ["read", "grep"]',
+    'platform in ["linux", "darwin"]',
+    'platform matches "win*"',
 ]
 conditions = st.one_of(
     st.sampled_from(FACT_TESTS),
@@ -28,18 +42,35 @@ conditions = st.one_of(
 )
 globs = st.sampled_from(["", ' and args.file_path matches "*.txt"', ' and args.file_path matches "src/*"'])
 
+
 def _rule(effect: str, target: str, condition: str, glob: str) -> str:
     return f"  {effect} {target if not glob else 'read, write'} when {condition}{glob}"  # both have a file_path
 
 
-rules = st.builds(_rule, st.sampled_from(["allow", "ask", "deny"]),
-                  st.sampled_from(["read", "write", "grep", "package(tool-fs)"]), conditions, globs)
-requests = st.builds(Request, preset=st.sampled_from(["standard", None]), platform=st.sampled_from(["linux", "win32"]),
-                     scope=st.sampled_from(["root", "child"]), plan=st.booleans(),
-                     flags=st.sampled_from([frozenset(), frozenset({"beta"})]),
-                     without_services=st.sampled_from([frozenset(), frozenset({"sandbox"})]), policy=st.just("p"))
-CALLS = [("read", {"file_path": "src/a.txt"}), ("read", {"file_path": "b.md"}), ("grep", {"pattern": "x"}),
-         ("write", {"file_path": "src/c.py", "content": "x"}), ("write", {"file_path": "d.txt", "content": "x"})]
+rules = st.builds(
+    _rule,
+    st.sampled_from(["allow", "ask", "deny"]),
+    st.sampled_from(["read", "write", "grep", "package(tool-fs)"]),
+    conditions,
+    globs,
+)
+requests = st.builds(
+    Request,
+    preset=st.sampled_from(["standard", None]),
+    platform=st.sampled_from(["linux", "win32"]),
+    scope=st.sampled_from(["root", "child"]),
+    plan=st.booleans(),
+    flags=st.sampled_from([frozenset(), frozenset({"beta"})]),
+    without_services=st.sampled_from([frozenset(), frozenset({"sandbox"})]),
+    policy=st.just("p"),
+)
+CALLS = [
+    ("read", {"file_path": "src/a.txt"}),
+    ("read", {"file_path": "b.md"}),
+    ("grep", {"pattern": "x"}),
+    ("write", {"file_path": "src/c.py", "content": "x"}),
+    ("write", {"file_path": "d.txt", "content": "x"}),
+]
 
 
 def _policy(lines) -> str:
@@ -56,13 +87,21 @@ def test_tabulated_groups_decide_as_their_conditions_one_by_one(lines, asked):
     program = Program.load(texts={"p.dsh": _policy(lines)})
     for request in asked:
         for tool, args in CALLS:
-            assert _seen(program.decide(request, tool, args)) == _seen(program.decide_unindexed(request, tool, args)), \
-                (request, tool, args)
+            assert _seen(program.decide(request, tool, args)) == _seen(program.decide_unindexed(request, tool, args)), (
+                request,
+                tool,
+                args,
+            )
 
 
 def test_a_decider_made_before_an_index_numbered_its_tests_reads_them_again():
-    program = Program.load(texts={"p.dsh": _policy(['  deny read when platform == "win32"',
-                                                    '  allow skill when scope == "child" and plan_mode'])})
+    program = Program.load(
+        texts={
+            "p.dsh": _policy(
+                ['  deny read when platform == "win32"', '  allow skill when scope == "child" and plan_mode']
+            )
+        }
+    )
     request = Request(preset="standard", policy="p", platform="win32", scope="child", plan=True)
     decider = program._decider(request)[0]  # made while no index has numbered a test: its mask reads none
     assert decider._facts_read[0] == 0
@@ -111,8 +150,9 @@ def test_a_tool_test_is_a_constant_of_the_index_not_a_bit():
 
 
 def test_an_absent_fact_leaves_only_the_groups_reading_it_to_their_conditions():
-    program = Program.load(texts={"p.dsh": _policy(['  deny read when sandbox == "read-only"',
-                                                    "  ask grep when plan_mode"])})
+    program = Program.load(
+        texts={"p.dsh": _policy(['  deny read when sandbox == "read-only"', "  ask grep when plan_mode"])}
+    )
     request = Request(preset="standard", policy="p", plan=True)  # the policy sets no sandbox: the fact is absent
     decider = program._decider(request)[0]
     tools = {name: program.catalog.by_name_or_alias[name][0] for name in ("read", "grep")}
@@ -121,15 +161,18 @@ def test_an_absent_fact_leaves_only_the_groups_reading_it_to_their_conditions():
     assert decider._tabled(indexes["read"].plain_table) is None  # its test cannot be decided: the closures say
     assert decider._tabled(indexes["grep"].plain_table)[0] == "ask"  # plan_mode is decided: looked up
     for name, tool in tools.items():
-        assert _seen(decider.decide(name, tool, {"file_path": "a", "pattern": "x"})) == \
-            _seen(program.decide_unindexed(request, name, {"file_path": "a", "pattern": "x"}))
+        assert _seen(decider.decide(name, tool, {"file_path": "a", "pattern": "x"})) == _seen(
+            program.decide_unindexed(request, name, {"file_path": "a", "pattern": "x"})
+        )
 
 
 def test_tests_numbered_from_many_threads_get_distinct_bits():
     made = [_tiers_reading(f"flag f{i} and not flag g{i}") for i in range(40)]
     atoms = FactAtoms()
-    threads = [threading.Thread(target=lambda part=made[i::4]: [atoms.tabulate(t, "read", s) for t, s in part])
-               for i in range(4)]
+    threads = [
+        threading.Thread(target=lambda part=made[i::4]: [atoms.tabulate(t, "read", s) for t, s in part])
+        for i in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -1,5 +1,6 @@
 """Catalog-side behaviours pinned to the reference harness (issue 16 items 1, 5, 6, 7, 8), each
 test named after the reference behaviour it reproduces."""
+
 from __future__ import annotations
 
 import jsonschema
@@ -52,14 +53,18 @@ def test_openai_strict_export_closes_the_open_root_at_export_time(program):
     assert read["strict"] is True and read["parameters"]["additionalProperties"] is False
     assert "additionalProperties" not in _entry(program, STANDARD, "read").parameters  # the view stays open
     plain, _ = export(view, "openai")
-    assert "additionalProperties" not in next(t["function"] for t in plain["tools"]
-                                              if t["function"]["name"] == "read")["parameters"]
+    assert (
+        "additionalProperties"
+        not in next(t["function"] for t in plain["tools"] if t["function"]["name"] == "read")["parameters"]
+    )
 
 
 # --- 5. descriptions that follow configuration -----------------------------------------------------
 def _subagent_text(provider: str, mode: str) -> str:
-    text = (f'preset p extends standard {{\n  mount tool-subagent {{ provider = "{provider}", '
-            f'backgroundMode = "{mode}" }}\n}}\n')
+    text = (
+        f'preset p extends standard {{\n  mount tool-subagent {{ provider = "{provider}", '
+        f'backgroundMode = "{mode}" }}\n}}\n'
+    )
     program = Program.load(texts={"p.dsh": text})
     return _entry(program, Request(preset="p", with_services={f"subagent-provider-{provider}"}), "subagent").description
 
@@ -76,8 +81,10 @@ def test_glob_and_todo_write_descriptions_follow_their_knobs():
     def described(tool, mount):
         program = Program.load(texts={"p.dsh": f"preset p {{\n  provides fs, subprocess\n  mount {mount}\n}}\n"})
         return _entry(program, Request(preset="p"), tool).description
-    assert described("glob", "tool-fs-search { sampleOverCapGlobResults = true }") != \
-        described("glob", "tool-fs-search { sampleOverCapGlobResults = false }")
+
+    assert described("glob", "tool-fs-search { sampleOverCapGlobResults = true }") != described(
+        "glob", "tool-fs-search { sampleOverCapGlobResults = false }"
+    )
     assert "Several tasks" in described("todo_write", "tool-todo { allowParallelInProgress = true }")
     assert "At most one" in described("todo_write", "tool-todo { allowParallelInProgress = false }")
 
@@ -94,8 +101,10 @@ def test_str_replace_editor_path_is_described_as_absolute(program):
 
 
 # --- 6. a product subagent row needs its provider ----------------------------------------------------
-CODEX = ('preset with-codex extends standard {\n  mount tool-subagent as subagent_codex { provider = "codex", '
-         'backgroundMode = "one-shot" }\n}\n')
+CODEX = (
+    'preset with-codex extends standard {\n  mount tool-subagent as subagent_codex { provider = "codex", '
+    'backgroundMode = "one-shot" }\n}\n'
+)
 
 
 def test_product_subagent_row_registers_only_once_its_provider_is_registered():
@@ -165,8 +174,13 @@ def test_structured_output_reaches_no_root_and_no_plain_child(program):
 def test_structured_output_is_outside_the_generated_catalog_counts():
     catalog = load_catalog()
     assert "structured_output" in catalog.shipped_names
-    assert catalog.counts() == {"packages": 24, "schema_entries": 52, "unique_names": 51, "aliases": 1,
-                                "distinct_shipped_names": 52}
+    assert catalog.counts() == {
+        "packages": 24,
+        "schema_entries": 52,
+        "unique_names": 51,
+        "aliases": 1,
+        "distinct_shipped_names": 52,
+    }
 
 
 def test_read_with_an_extra_top_level_key_runs_instead_of_failing_invalid_args(program, tmp_path):
@@ -174,6 +188,7 @@ def test_read_with_an_extra_top_level_key_runs_instead_of_failing_invalid_args(p
     from dshc.runtime.pipeline import Pipeline
     from dshc.runtime.stages import DEFAULT_STAGES
     from dshc.runtime.types import ToolCall
+
     (tmp_path / "a.txt").write_text("hello\n")
     ctx, state = session(program, STANDARD, str(tmp_path), log_path=str(tmp_path / "log.jsonl"))
     try:

@@ -2,6 +2,7 @@
 `cd d; cp a b`) is decided as a write of a pattern — a deny whose glob may meet it applies, an allow only one
 every file of it matches. Held here to brute force on small alphabets, and through a policy (the index and
 the reference evaluator agree). Bypass forms are in the corpus (tests/fixtures/bypass/corpus.json)."""
+
 from __future__ import annotations
 
 import itertools
@@ -22,8 +23,9 @@ TEXTS = ["".join(chars) for size in range(7) for chars in itertools.product(ALPH
 
 
 def _regex(items) -> re.Pattern:
-    return re.compile("".join({NAME: "[^/]*", ONE: "[^/]", ANY: ".*"}.get(item, re.escape(item)) for item in items),
-                      re.DOTALL)
+    return re.compile(
+        "".join({NAME: "[^/]*", ONE: "[^/]", ANY: ".*"}.get(item, re.escape(item)) for item in items), re.DOTALL
+    )
 
 
 def _texts(items) -> list[str]:
@@ -63,17 +65,20 @@ def workspace(tmp_path):
     return str(tmp_path / "ws")
 
 
-@pytest.mark.parametrize("items, shown, inside", [
-    ((".claude/", NAME), ".claude/*", True),
-    ((NAME, ".py"), "*.py", True),
-    (("a/../", NAME), "*", True),
-    (("/etc/", NAME), "/etc/*", False),
-    (("../", NAME), "PARENT/*", None),  # the workspace is one of the parent's files
-    (("src/../../", NAME), "PARENT/*", None),
-    (("src/", NAME, "/../x"), "src/*/../x", None),  # a `..` after the directory: no directory holds it
-    ((ANY, "/settings.json"), "**settings.json", None),  # `$d/settings.json` is `settings.json` when `$d` is `.`
-    ((".claude/", ANY), "**", None),  # `.claude/$f` with `$f` = `../../etc/passwd`
-])
+@pytest.mark.parametrize(
+    "items, shown, inside",
+    [
+        ((".claude/", NAME), ".claude/*", True),
+        ((NAME, ".py"), "*.py", True),
+        (("a/../", NAME), "*", True),
+        (("/etc/", NAME), "/etc/*", False),
+        (("../", NAME), "PARENT/*", None),  # the workspace is one of the parent's files
+        (("src/../../", NAME), "PARENT/*", None),
+        (("src/", NAME, "/../x"), "src/*/../x", None),  # a `..` after the directory: no directory holds it
+        ((ANY, "/settings.json"), "**settings.json", None),  # `$d/settings.json` is `settings.json` when `$d` is `.`
+        ((".claude/", ANY), "**", None),  # `.claude/$f` with `$f` = `../../etc/passwd`
+    ],
+)
 def test_a_pattern_is_made_canonical_by_its_directory(workspace, items, shown, inside):
     made = pattern_path(items, workspace)
     assert str(made) == shown.replace("PARENT", os.path.dirname(os.path.realpath(workspace)))
@@ -86,7 +91,7 @@ def test_a_relative_pattern_has_both_forms(workspace):
     assert not made.may_match("src/*") and not made.may_match("/etc/*")
 
 
-POLICY = '''
+POLICY = """
 policy deny_list "deny-list" {
   default allow
   deny write when args.file_path matches ".claude/*"
@@ -112,21 +117,32 @@ policy guard-demo "a guard" {
   default allow
   guard settings: deny write when args.file_path matches ".claude/*"
 }
-'''
+"""
 
 CASES = [
-    ("deny_list", 'cp "$f" .claude/', "deny"), ("deny_list", "cp * .claude/", "deny"),
-    ("deny_list", "cd .claude; cp /tmp/x settings.json", "deny"), ("deny_list", "sed -i s/a/b/ .claude/*", "deny"),
-    ("deny_list", 'cp "$f" backup/', "allow"), ("deny_list", "sed -i s/a/b/ *.py", "allow"),
-    ("deny_list", 'cp "$f" /etc/', "ask"), ("deny_list", 'cp x "$d"/settings.json', "deny"),
-    ("allow_list", "cp -- *.py src/", "allow"), ("allow_list", 'cp -- "$f" src/', "allow"),
-    ("allow_list", 'cp -- "$f" lib/', "deny"), ("allow_list", 'cp x "$d"', "deny"),
+    ("deny_list", 'cp "$f" .claude/', "deny"),
+    ("deny_list", "cp * .claude/", "deny"),
+    ("deny_list", "cd .claude; cp /tmp/x settings.json", "deny"),
+    ("deny_list", "sed -i s/a/b/ .claude/*", "deny"),
+    ("deny_list", 'cp "$f" backup/', "allow"),
+    ("deny_list", "sed -i s/a/b/ *.py", "allow"),
+    ("deny_list", 'cp "$f" /etc/', "ask"),
+    ("deny_list", 'cp x "$d"/settings.json', "deny"),
+    ("allow_list", "cp -- *.py src/", "allow"),
+    ("allow_list", 'cp -- "$f" src/', "allow"),
+    ("allow_list", 'cp -- "$f" lib/', "deny"),
+    ("allow_list", 'cp x "$d"', "deny"),
     ("placed", 'cp -- "$f" backup/', "deny"),  # backup/NAME may be backup/x.env
-    ("placed", "cp -- *.py backup/", "allow"), ("placed", "cp -- *.py ../", "deny"),
-    ("placed", "cp -t backup -- *.py", "allow"), ("placed", "cp -t .. -- *.py", "deny"),  # `../*.py`: maybe outside
-    ("inside", "cp -t backup -- *.py", "allow"), ("inside", "cp -t .. -- *.py", "deny"),
-    ("inside", 'cp -t backup -- "$f"', "allow"), ("inside", 'cp -- x "$d"', "deny"),
-    ("guard-demo", 'cp "$f" .claude/', "deny"), ("guard-demo", 'cp "$f" backup/', "allow"),
+    ("placed", "cp -- *.py backup/", "allow"),
+    ("placed", "cp -- *.py ../", "deny"),
+    ("placed", "cp -t backup -- *.py", "allow"),
+    ("placed", "cp -t .. -- *.py", "deny"),  # `../*.py`: maybe outside
+    ("inside", "cp -t backup -- *.py", "allow"),
+    ("inside", "cp -t .. -- *.py", "deny"),
+    ("inside", 'cp -t backup -- "$f"', "allow"),
+    ("inside", 'cp -- x "$d"', "deny"),
+    ("guard-demo", 'cp "$f" .claude/', "deny"),
+    ("guard-demo", 'cp "$f" backup/', "allow"),
     ("guard-demo", 'cp x "$d"/settings.json', "deny"),  # `**settings.json`: no literal part a guard is found by
 ]
 

@@ -1,4 +1,5 @@
 """`dshc fmt`: canonical, idempotent, comments kept, and parse(fmt(x)) == parse(x)."""
+
 from __future__ import annotations
 
 
@@ -41,13 +42,17 @@ def test_shipped_files_are_formatted(cli):
 
 def test_fmt_check_reports_and_fmt_rewrites(cli, tmp_path):
     messy = tmp_path / "messy.dsh"
-    messy.write_text('scope s{parent root;hide  schedule_*}   # why\npolicy p{default deny\n deny bash when plan_mode}\n')
+    messy.write_text(
+        "scope s{parent root;hide  schedule_*}   # why\npolicy p{default deny\n deny bash when plan_mode}\n"
+    )
     before = parse_one(messy.read_text())
     result = cli("fmt", "--check", str(messy))
     assert result.code == 1 and "would reformat" in result.out
     assert cli("fmt", str(messy)).code == 0
-    assert messy.read_text() == ("scope s {  # why\n  parent root\n  hide schedule_*\n}\n\n"
-                                 "policy p {\n  default deny\n  deny bash when plan_mode\n}\n")
+    assert messy.read_text() == (
+        "scope s {  # why\n  parent root\n  hide schedule_*\n}\n\n"
+        "policy p {\n  default deny\n  deny bash when plan_mode\n}\n"
+    )
     assert parse_one(messy.read_text()) == before
     assert cli("fmt", "--check", str(messy)).code == 0
 
@@ -63,7 +68,7 @@ def test_comments_inside_a_merged_list_stay_separate_comments():
     """Two `provides` lines merge into one item spanning the lines between them; the comments on
     those lines used to trail the merged item joined into one comment (`# #`), found by the
     hypothesis test above."""
-    text = 'preset a {\nprovides web, fs\nmount tool-fs  # one\nmount tool-fs  # two\nprovides web, fs\n}'
+    text = "preset a {\nprovides web, fs\nmount tool-fs  # one\nmount tool-fs  # two\nprovides web, fs\n}"
     formatted = format_document(parse_one(text))
     assert [c.text for c in parse_one(formatted).comments] == ["# one", "# two"]
     assert format_document(parse_one(formatted)) == formatted

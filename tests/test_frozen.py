@@ -1,4 +1,5 @@
 """The parser's fast constructors make exactly the node the record's class makes, and it stays frozen."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -3,6 +3,7 @@
 The long run (100,000 inputs) is tests/fuzz/fuzz_dsh.py; this one uses its mutations on
 hypothesis-chosen inputs and seeds, so a failure shrinks to a small reproducible case.
 """
+
 from __future__ import annotations
 
 import random
@@ -21,8 +22,12 @@ sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 from fuzz_dsh import _load_beside_shipped, corpus, mutate, run_one  # noqa: E402
 
 CORPUS = corpus()
-BOUNDED = settings(max_examples=40, deadline=None, derandomize=True,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+BOUNDED = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @BOUNDED
@@ -42,7 +47,7 @@ def test_mutated_corpus_files_fail_only_with_diagnostics(tmp_path_factory, index
 
 def test_the_mutations_reach_past_the_parser():
     """A fuzz run that only ever produced syntax errors would prove little: some inputs must resolve."""
-    shipped = {path for path, _ in CORPUS[:len(shipped_sources())]}
+    shipped = {path for path, _ in CORPUS[: len(shipped_sources())]}
     loaded = 0
     for seed in range(40):
         rng = random.Random(seed)

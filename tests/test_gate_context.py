@@ -1,4 +1,5 @@
 """GateContext answers one name's registration exactly as its whole scope view would."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,11 +16,19 @@ SCOPES = """scope narrow "Narrow" {
 """
 
 
-@pytest.mark.parametrize("request_", [
-    Request(preset="standard"), Request(preset="standard", scope="child"), Request(preset="code", scope="child"),
-    Request(preset="standard", scope="continuable-child"), Request(host="web", scope="workflow-child"),
-    Request(preset="standard", scope="narrow"), Request(preset="minimal", scope="narrow", platform="win32"),
-], ids=repr)
+@pytest.mark.parametrize(
+    "request_",
+    [
+        Request(preset="standard"),
+        Request(preset="standard", scope="child"),
+        Request(preset="code", scope="child"),
+        Request(preset="standard", scope="continuable-child"),
+        Request(host="web", scope="workflow-child"),
+        Request(preset="standard", scope="narrow"),
+        Request(preset="minimal", scope="narrow", platform="win32"),
+    ],
+    ids=repr,
+)
 def test_one_names_registration_is_the_views(request_):
     program = Program.load(texts={"scopes.dsh": SCOPES})
     full = program.gate_context(request_)

@@ -3,6 +3,7 @@
 dshc's decisions on the table of shell lines the Codex export is held to, or differs in the direction and for
 the reason each row states; the public-corpus rows stay as recorded. One node process decides all the tables;
 the tests skip, saying why, where the package or node is missing (.ci/run installs it; the tests never do)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,7 @@ from dshc.compiler.interop.gemini_export import MAX_REGEX, export_gemini
 from dshc.compiler.interop.gemini_import import import_gemini
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
-from engines.differential import (CORPUS_POLICIES, RANK, REGRESSION, TABLE, dshc_decisions, policy, relation,
-                                  tables)
+from engines.differential import CORPUS_POLICIES, RANK, REGRESSION, TABLE, dshc_decisions, policy, relation, tables
 from engines.gemini_engine import decide_tables, gemini_engine
 
 SHELL = "run_shell_command"
@@ -48,9 +48,12 @@ def _decided(table: dict, engine, folder, policies: str | None = None):
 
 def test_the_engine_decides_the_export_as_each_row_says(gemini, tmp_path):
     decided = _decided(TABLE, gemini, tmp_path)
-    wrong = [f"{row['policy']}: {row['command']!r}: dshc {ours}, gemini {theirs}, expected {row['gemini']} "
-             f"({row.get('gemini_why', row['why'])})"
-             for row, ours, theirs in decided if relation(ours, theirs) != row["gemini"]]
+    wrong = [
+        f"{row['policy']}: {row['command']!r}: dshc {ours}, gemini {theirs}, expected {row['gemini']} "
+        f"({row.get('gemini_why', row['why'])})"
+        for row, ours, theirs in decided
+        if relation(ours, theirs) != row["gemini"]
+    ]
     assert wrong == []
     assert len(decided) == len(TABLE["rows"])
 
@@ -60,10 +63,12 @@ def test_the_table_agrees_on_most_rows():
 
 
 def test_public_corpus_rows_keep_their_recorded_decisions(gemini, tmp_path):
-    changed = [f"{row['policy']}: {row['command'][:60]!r} ({row['source'][:50]}): now dshc {ours}, gemini "
-               f"{theirs}; recorded dshc {row['dshc']}, gemini {row['gemini']}"
-               for row, ours, theirs in _decided(REGRESSION, gemini, tmp_path, CORPUS_POLICIES)
-               if (ours, theirs) != (row["dshc"], row["gemini"])]
+    changed = [
+        f"{row['policy']}: {row['command'][:60]!r} ({row['source'][:50]}): now dshc {ours}, gemini "
+        f"{theirs}; recorded dshc {row['dshc']}, gemini {row['gemini']}"
+        for row, ours, theirs in _decided(REGRESSION, gemini, tmp_path, CORPUS_POLICIES)
+        if (ours, theirs) != (row["dshc"], row["gemini"])
+    ]
     assert changed == []
 
 
@@ -81,14 +86,17 @@ def _matches(rule: dict, command: str) -> bool:
     text = '{"command":' + json.dumps(command) + "}"
     if "commandPrefix" in rule:
         prefixes = rule["commandPrefix"] if isinstance(rule["commandPrefix"], list) else [rule["commandPrefix"]]
-        return any(re.search(re.escape('"command":' + json.dumps(p)[:-1]) + '(?:[\\s"]|\\\\")', text)
-                   for p in prefixes)
+        return any(re.search(re.escape('"command":' + json.dumps(p)[:-1]) + '(?:[\\s"]|\\\\")', text) for p in prefixes)
     return re.search('"command":"' + rule["commandRegex"], text) is not None
 
 
 def test_strictness_is_priority_and_the_default_closes_the_file():
-    rules = _rules(_export('policy p { default deny\n allow bash when args.command matches "git status *"\n'
-                           ' ask bash when args.command matches "git push *"\n deny write }'))
+    rules = _rules(
+        _export(
+            'policy p { default deny\n allow bash when args.command matches "git status *"\n'
+            ' ask bash when args.command matches "git push *"\n deny write }'
+        )
+    )
     by_decision = {(r["decision"], r["priority"]) for r in rules}
     assert by_decision == {("allow", 300), ("ask_user", 600), ("deny", 900), ("deny", 2), ("deny", 1)}
     allow = rules[0]
@@ -108,8 +116,10 @@ def test_an_ask_under_approval_never_is_a_deny():
 
 
 def test_a_glob_that_is_no_prefix_is_a_whole_command_regex():
-    result = _export('policy p { default ask\n allow bash when args.command matches "make"\n'
-                     ' deny bash when args.command matches "*--force*" }')
+    result = _export(
+        'policy p { default ask\n allow bash when args.command matches "make"\n'
+        ' deny bash when args.command matches "*--force*" }'
+    )
     allow, deny = _rules(result)[:2]
     assert _matches(allow, "make") and _matches(allow, "/usr/bin/make") and not _matches(allow, "make install")
     assert _matches(deny, "git push --force") and _matches(deny, "git push '--force'")
@@ -124,9 +134,11 @@ def test_a_deny_with_options_is_its_program_and_every_regex_fits_the_engine():
 
 
 def test_path_rules():
-    result = _export('policy p { default allow\n deny read when args.file_path matches "*.env"\n'
-                     ' allow write when args.file_path matches "src/*"\n'
-                     ' ask write when args.file_path outside workspace\n deny skill when args.name == "x" }')
+    result = _export(
+        'policy p { default allow\n deny read when args.file_path matches "*.env"\n'
+        ' allow write when args.file_path matches "src/*"\n'
+        ' ask write when args.file_path outside workspace\n deny skill when args.name == "x" }'
+    )
     rules = _rules(result)
     assert rules[0]["toolName"] == "read_file" and rules[0]["decision"] == "deny"
     assert rules[0]["argsPattern"].startswith('"(?:path|absolute_path|file_path)":"[^"]*')
@@ -135,8 +147,10 @@ def test_path_rules():
 
 def test_cli_writes_the_toml_and_the_notes(tmp_path, cli):
     source = tmp_path / "p.dsh"
-    source.write_text('policy p { default ask\n deny bash when args.command matches "git push --force *"\n'
-                      ' deny bash when args.command is readonly }\n')
+    source.write_text(
+        'policy p { default ask\n deny bash when args.command matches "git push --force *"\n'
+        " deny bash when args.command is readonly }\n"
+    )
     out = tmp_path / "dshc.toml"
     done = cli("export", "gemini", "--policy", "p", "--load", str(source), "-o", str(out))
     assert done.code == 0 and tomllib.loads(out.read_text())["rule"]
@@ -152,13 +166,16 @@ IMPORTS = json.loads((Path(__file__).parent / "engines" / "gemini_import.json").
 def _imported_decisions(name: str, text: str, rows: list[dict]) -> list[str]:
     """dshc's effect for each Gemini CLI call under the import of `text`, the call mapped to catalog calls."""
     from dshc.compiler.interop.agents import map_call
+
     imported = import_gemini({f"{name}.toml": text}, name=name)
     program = Program.load(texts={f"{name}.dsh": imported.text})
     request = Request(preset="standard", host="web", policy=name)
     out = []
     for row in rows:
-        effects = [program.decide(request, call.tool, {"description": "d", **call.args}, workspace="/ws",
-                                  gates=False).effect for call in map_call("gemini", row["tool"], row["args"], "/ws")]
+        effects = [
+            program.decide(request, call.tool, {"description": "d", **call.args}, workspace="/ws", gates=False).effect
+            for call in map_call("gemini", row["tool"], row["args"], "/ws")
+        ]
         out.append(max(effects, key=RANK.__getitem__))
     return out
 
@@ -173,8 +190,11 @@ def test_the_import_decides_as_the_engine_does_on_the_file(gemini, tmp_path):
     wrong = []
     for name, theirs in zip(rows, decide_tables(gemini, files)):
         ours = _imported_decisions(name, IMPORTS["policies"][name], rows[name])
-        wrong += [f"{name}: {row['tool']} {row['args']}: dshc {o}, gemini {t}, expected {row['relation']} ({row['why']})"
-                  for row, o, t in zip(rows[name], ours, theirs) if relation(o, t) != row["relation"]]
+        wrong += [
+            f"{name}: {row['tool']} {row['args']}: dshc {o}, gemini {t}, expected {row['relation']} ({row['why']})"
+            for row, o, t in zip(rows[name], ours, theirs)
+            if relation(o, t) != row["relation"]
+        ]
     assert wrong == []
 
 
@@ -183,12 +203,15 @@ def test_a_higher_allow_is_taken_out_of_a_lower_deny_and_an_unread_pattern_never
     imported = import_gemini({"layered.toml": text}, name="layered")
     program = Program.load(texts={"l.dsh": imported.text})
     assert program.composition(Request(policy="layered")).policy is not None
-    assert 'deny bash when ((args.command matches "rm *")) and (not ((args.command matches "rm -i *")))' \
-        in imported.text
-    assert _imported_decisions("askfirst", IMPORTS["policies"]["askfirst"],
-                               [{"tool": "run_shell_command", "args": {"command": "npm ci"}}]) == ["ask"]
-    assert any("npm (ci|install)" in str(note) for note in import_gemini(
-        {"a.toml": IMPORTS["policies"]["askfirst"]}).notes)
+    assert (
+        'deny bash when ((args.command matches "rm *")) and (not ((args.command matches "rm -i *")))' in imported.text
+    )
+    assert _imported_decisions(
+        "askfirst", IMPORTS["policies"]["askfirst"], [{"tool": "run_shell_command", "args": {"command": "npm ci"}}]
+    ) == ["ask"]
+    assert any(
+        "npm (ci|install)" in str(note) for note in import_gemini({"a.toml": IMPORTS["policies"]["askfirst"]}).notes
+    )
 
 
 def test_import_cli_and_bad_files(tmp_path, cli):

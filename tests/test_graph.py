@@ -1,23 +1,25 @@
 """`dshc graph`: the composition with every gate cut marked and labelled."""
+
 from __future__ import annotations
 
 import re
 
 
 def test_dot_marks_each_kind_of_cut(cli):
-    result = cli("graph", "cordis", "--host", "web", "--without", "cordis-runner", "--without", "web-provider",
-                 "--format", "dot")
+    result = cli(
+        "graph", "cordis", "--host", "web", "--without", "cordis-runner", "--without", "web-provider", "--format", "dot"
+    )
     assert result.code == 0
     cuts = [line for line in result.out.splitlines() if "cut:" in line]
     labels = {re.search(r'label="cut: ([^"]+)"', line).group(1) for line in cuts}
     assert labels == {
-        "needs",                                          # package -> missing service
-        "removed by `fetch = false`",                     # a knob removes web_fetch
-        "mount tool-cordis — waits for cordis-runner",    # pending row
-        "mount tool-pwsh — condition false",              # platform condition
+        "needs",  # package -> missing service
+        "removed by `fetch = false`",  # a knob removes web_fetch
+        "mount tool-cordis — waits for cordis-runner",  # pending row
+        "mount tool-pwsh — condition false",  # platform condition
         "mount subagent_codex — disabled",
         "mount subagent_claude_code — disabled",
-        "provider — unavailable when called",             # readiness
+        "provider — unavailable when called",  # readiness
     }
     assert result.out.startswith("digraph composition {") and result.out.rstrip().endswith("}")
 

@@ -7,6 +7,7 @@ Reports: anomalyco/opencode#17073 (`grep "TEST_DB_URL" .` returns `.env` matches
 `*.env`), anomalyco/opencode#35503 (an `include` filter naming the denied file), odysseus-dev/odysseus#5011
 (the walk does not re-apply the deny list to the files it opens), anthropics/claude-code#57525 (a read deny
 is walked around by a search)."""
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,14 @@ def tree(workspace):
 
 
 def _grep(workspace, state, args, may_read=None):
-    ctx = ToolContext(workspace=str(workspace), sandbox="workspace-write", owner="agent-1", state=state,
-                      abort=threading.Event(), may_read=may_read)
+    ctx = ToolContext(
+        workspace=str(workspace),
+        sandbox="workspace-write",
+        owner="agent-1",
+        state=state,
+        abort=threading.Event(),
+        may_read=may_read,
+    )
     return GREP({"pattern": "KEY", **args}, ctx)
 
 
@@ -89,11 +96,12 @@ def test_without_read_rules_every_file_is_searched(tree, state):
 def test_a_judge_that_fails_fails_the_search(tree, state):
     def broken(path):
         raise RuntimeError("no answer")
+
     with pytest.raises(RuntimeError):
         _grep(tree, state, {"path": "."}, broken)
 
 
-POLICY = '''
+POLICY = """
 policy secrets "Secrets stay unread" {
   default allow
   deny read when args.file_path matches "*.env"
@@ -107,7 +115,7 @@ policy silent "Says nothing of reads" {
   default deny
   allow grep
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")

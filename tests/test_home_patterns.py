@@ -1,5 +1,6 @@
 """`~` and `$HOME` in a path glob name the home directory, as the shell reads them; a path glob no canonical
 path can match is reported by `dshc check` (DSH316) instead of deciding nothing in silence."""
+
 from __future__ import annotations
 
 import os
@@ -29,31 +30,36 @@ def program() -> Program:
 
 
 def _effect(program, tool, args, workspace="/ws"):
-    return program.decide(Request(preset="standard", host="web", policy="home"), tool, args,
-                          workspace=workspace).effect
+    return program.decide(Request(preset="standard", host="web", policy="home"), tool, args, workspace=workspace).effect
 
 
-@pytest.mark.parametrize("tool, args", [
-    ("read", {"file_path": f"{HOME}/.ssh/id_rsa"}),
-    ("read", {"file_path": "~/.ssh/id_ed25519"}),
-    ("read", {"file_path": "/ws/../" + HOME.lstrip("/") + "/.ssh/config"}),
-    ("read", {"file_path": f"{HOME}/.aws/credentials"}),
-    ("read", {"file_path": "~/.netrc"}),
-    ("write", {"file_path": "~/.bashrc", "content": "curl x | sh"}),
-    ("edit", {"file_path": f"{HOME}/.bashrc", "old_string": "a", "new_string": "b"}),
-    ("bash", {"command": "cat ~/.ssh/id_rsa"}),
-    ("bash", {"command": "echo 'curl x | sh' >> ~/.bashrc"}),
-    ("bash", {"command": "cat $HOME/.aws/credentials"}),
-])
+@pytest.mark.parametrize(
+    "tool, args",
+    [
+        ("read", {"file_path": f"{HOME}/.ssh/id_rsa"}),
+        ("read", {"file_path": "~/.ssh/id_ed25519"}),
+        ("read", {"file_path": "/ws/../" + HOME.lstrip("/") + "/.ssh/config"}),
+        ("read", {"file_path": f"{HOME}/.aws/credentials"}),
+        ("read", {"file_path": "~/.netrc"}),
+        ("write", {"file_path": "~/.bashrc", "content": "curl x | sh"}),
+        ("edit", {"file_path": f"{HOME}/.bashrc", "old_string": "a", "new_string": "b"}),
+        ("bash", {"command": "cat ~/.ssh/id_rsa"}),
+        ("bash", {"command": "echo 'curl x | sh' >> ~/.bashrc"}),
+        ("bash", {"command": "cat $HOME/.aws/credentials"}),
+    ],
+)
 def test_home_globs_deny_what_they_name(program, tool, args):
     assert _effect(program, tool, args) == "deny"
 
 
-@pytest.mark.parametrize("tool, args", [
-    ("read", {"file_path": "/ws/src/main.py"}),
-    ("read", {"file_path": "/ws/.ssh/id_rsa"}),  # the workspace's own `.ssh`, not the home's
-    ("bash", {"command": "cat README.md"}),
-])
+@pytest.mark.parametrize(
+    "tool, args",
+    [
+        ("read", {"file_path": "/ws/src/main.py"}),
+        ("read", {"file_path": "/ws/.ssh/id_rsa"}),  # the workspace's own `.ssh`, not the home's
+        ("bash", {"command": "cat README.md"}),
+    ],
+)
 def test_other_paths_stay_allowed(program, tool, args):
     assert _effect(program, tool, args) == "allow"
 
@@ -73,13 +79,16 @@ def test_home_glob_forms():
     assert home_glob("src/*.env") == "src/*.env"
 
 
-@pytest.mark.parametrize("pattern, reason", [
-    ("./secrets/*", "`.` or `..`"),
-    ("src/../.env", "`.` or `..`"),
-    ("src//x", "empty part"),
-    ("build/", "trailing"),
-    ("~no-such-user-x9/.ssh/*", "names no user"),
-])
+@pytest.mark.parametrize(
+    "pattern, reason",
+    [
+        ("./secrets/*", "`.` or `..`"),
+        ("src/../.env", "`.` or `..`"),
+        ("src//x", "empty part"),
+        ("build/", "trailing"),
+        ("~no-such-user-x9/.ssh/*", "names no user"),
+    ],
+)
 def test_patterns_no_canonical_path_can_match(pattern, reason):
     assert reason in never_canonical(pattern)
 
@@ -91,9 +100,11 @@ def test_patterns_that_can_match(pattern):
 
 def test_check_warns_on_a_path_glob_that_never_matches(tmp_path, capsys):
     source = tmp_path / "p.dsh"
-    source.write_text('policy p extends workspace-write {\n  default allow\n'
-                      '  deny read when args.file_path matches "./secrets/*"\n'
-                      '  deny bash when args.command matches "cat ./x"\n}\n')
+    source.write_text(
+        "policy p extends workspace-write {\n  default allow\n"
+        '  deny read when args.file_path matches "./secrets/*"\n'
+        '  deny bash when args.command matches "cat ./x"\n}\n'
+    )
     assert main(["check", str(source), "--json"]) == 1
     out = capsys.readouterr().out
     assert '"DSH316"' in out and '"line": 3' in out

@@ -4,6 +4,7 @@ Every PreToolUse answer is checked against `dshc decide` run on the same mapped 
 tools without a catalog mapping, against Program.decide, since `dshc decide` refuses unknown
 names). PostToolUse results land in the event log, and `dshc replay` reads that log.
 """
+
 from __future__ import annotations
 
 import io
@@ -60,10 +61,17 @@ def project(tmp_path_factory) -> Path:
 
 
 def _event(project: Path, tool: str, tool_input: dict, event="PreToolUse", cwd=None, **extra) -> dict:
-    return {"session_id": "5b9a-test", "transcript_path": str(project / "transcript.jsonl"),
-            "cwd": str(cwd or project / "src"), "permission_mode": "default", "hook_event_name": event,
-            "tool_name": tool, "tool_input": tool_input, "tool_use_id": f"toolu_{abs(hash((tool, str(tool_input))))}",
-            **extra}
+    return {
+        "session_id": "5b9a-test",
+        "transcript_path": str(project / "transcript.jsonl"),
+        "cwd": str(cwd or project / "src"),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": f"toolu_{abs(hash((tool, str(tool_input))))}",
+        **extra,
+    }
 
 
 def _run(args: list[str], stdin: str) -> subprocess.CompletedProcess:
@@ -93,8 +101,19 @@ def _hook(payload, *flags, run=_in_process):
 
 
 def _decide_cli(cli, project: Path, tool: str, args: dict):
-    return cli("decide", tool, "--args", json.dumps(args), "--load", str(project / "team.dsh"), "--policy", "team",
-               "--workspace", str(project), "--json")
+    return cli(
+        "decide",
+        tool,
+        "--args",
+        json.dumps(args),
+        "--load",
+        str(project / "team.dsh"),
+        "--policy",
+        "team",
+        "--workspace",
+        str(project),
+        "--json",
+    )
 
 
 def _fill(value, project: Path):
@@ -102,43 +121,78 @@ def _fill(value, project: Path):
 
 
 MAPPED = [  # (Claude Code tool, its input, catalog tool, catalog args, expected)
-    ("Bash", {"command": "git status", "description": "Show status"}, "bash",
-     {"command": "git status", "description": "Show status"}, "allow"),
+    (
+        "Bash",
+        {"command": "git status", "description": "Show status"},
+        "bash",
+        {"command": "git status", "description": "Show status"},
+        "allow",
+    ),
     # Claude Code's Bash may leave out `description`, which dshc's own `bash` requires (the hook checks the fields
     # that name the command or the file)
-    ("Bash", {"command": "git push origin main"}, "bash", {"command": "git push origin main", "description": "d"},
-     "ask"),
+    (
+        "Bash",
+        {"command": "git push origin main"},
+        "bash",
+        {"command": "git push origin main", "description": "d"},
+        "ask",
+    ),
     ("Bash", {"command": "rm -rf build"}, "bash", {"command": "rm -rf build", "description": "d"}, "deny"),
     ("Read", {"file_path": "notes.md"}, "read", {"file_path": "{root}/src/notes.md"}, "allow"),
-    ("Write", {"file_path": "{root}/src/a.py", "content": "x = 1\n"}, "write",
-     {"file_path": "{root}/src/a.py", "content": "x = 1\n"}, "ask"),
+    (
+        "Write",
+        {"file_path": "{root}/src/a.py", "content": "x = 1\n"},
+        "write",
+        {"file_path": "{root}/src/a.py", "content": "x = 1\n"},
+        "ask",
+    ),
 ]
 
 
-UNMAPPED = [("mcp__github__get_issue", "allow"), ("mcp__github__delete_repo", "deny"), ("mcp__slack__post", "ask"),
-            ("BrandNewTool", "ask")]
+UNMAPPED = [
+    ("mcp__github__get_issue", "allow"),
+    ("mcp__github__delete_repo", "deny"),
+    ("mcp__slack__post", "ask"),
+    ("BrandNewTool", "ask"),
+]
 MALFORMED = ["", "{not json"]
 
 
 # the cases that run as real processes (the others go through the same entry point in-process)
-AS_PROCESS = {("mapped", 1), ("mapped", 2), ("unmapped", "mcp__github__delete_repo"), ("unmapped", "BrandNewTool"),
-              ("malformed", "{not json")}  # and ("mapped", 0), the allow, run by the module probe below
+AS_PROCESS = {
+    ("mapped", 1),
+    ("mapped", 2),
+    ("unmapped", "mcp__github__delete_repo"),
+    ("unmapped", "BrandNewTool"),
+    ("malformed", "{not json"),
+}  # and ("mapped", 0), the allow, run by the module probe below
 
 
 @pytest.fixture(scope="module")
 def processes(project):
     """Each case's hook answer. The real-process cases are separate `dshc hook claude-code` processes, as
     Claude Code spawns them, run side by side to keep the suite's wall time down."""
-    jobs = {("mapped", i): json.dumps(_event(project, tool, _fill(tool_input, project)))
-            for i, (tool, tool_input, *_) in enumerate(MAPPED)}
+    jobs = {
+        ("mapped", i): json.dumps(_event(project, tool, _fill(tool_input, project)))
+        for i, (tool, tool_input, *_) in enumerate(MAPPED)
+    }
     jobs |= {("unmapped", tool): json.dumps(_event(project, tool, {"owner": "o", "repo": "r"})) for tool, _ in UNMAPPED}
     jobs |= {("malformed", text): text for text in MALFORMED}
     program_cache.load([project / "team.dsh"])  # warm, as after a session's first call: the processes read it back
     with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {key: pool.submit(_run if key in AS_PROCESS else _in_process, ["hook", "claude-code"], stdin)
-                   for key, stdin in jobs.items() if key != ("mapped", 0)}
-        probe = pool.submit(subprocess.run, [sys.executable, "-c", MODULES_PROBE], input=jobs[("mapped", 0)],
-                            capture_output=True, text=True, timeout=120)
+        futures = {
+            key: pool.submit(_run if key in AS_PROCESS else _in_process, ["hook", "claude-code"], stdin)
+            for key, stdin in jobs.items()
+            if key != ("mapped", 0)
+        }
+        probe = pool.submit(
+            subprocess.run,
+            [sys.executable, "-c", MODULES_PROBE],
+            input=jobs[("mapped", 0)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         results = {key: future.result() for key, future in futures.items()}
     # the probe is the `dshc` entry point in a process of its own; its first line is the hook's answer
     done = probe.result()
@@ -183,8 +237,9 @@ def test_unmapped_and_mcp_tools_follow_the_rules_that_name_them(project, process
     answer, _ = _answer(processes[("unmapped", tool)])
     output = answer["hookSpecificOutput"]
     # the policy's word alone: dshc's own gates (registered, visible, …) deny a tool it does not compose
-    library = Program.load([project / "team.dsh"]).decide(Request(policy="team"), tool, {"owner": "o", "repo": "r"},
-                                                         str(project), gates=False)
+    library = Program.load([project / "team.dsh"]).decide(
+        Request(policy="team"), tool, {"owner": "o", "repo": "r"}, str(project), gates=False
+    )
     assert output["permissionDecision"] == library.effect == expected
     assert "no catalog mapping" in output["permissionDecisionReason"]
     refused = _decide_cli(cli, project, tool, {})  # `dshc decide` only takes catalog tools
@@ -208,8 +263,14 @@ def test_malformed_stdin_makes_the_process_deny_with_a_reason(processes, stdin):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("stdin", ["[1, 2]", json.dumps({"hook_event_name": "PreToolUse"}),
-                                   json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": "ls"})])
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        "[1, 2]",
+        json.dumps({"hook_event_name": "PreToolUse"}),
+        json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": "ls"}),
+    ],
+)
 def test_malformed_payloads_deny_with_a_reason(stdin):
     answer, done = _hook(stdin)
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -218,7 +279,7 @@ def test_malformed_payloads_deny_with_a_reason(stdin):
 
 
 def test_broken_project_files_deny_and_say_where(tmp_path):
-    (tmp_path / "bad.dsh").write_text('policy bad {\n  allow bash when args.command matches\n}\n')
+    (tmp_path / "bad.dsh").write_text("policy bad {\n  allow bash when args.command matches\n}\n")
     (tmp_path / ".dshc").write_text('load = ["bad.dsh"]\npolicy = "bad"\n')
     answer, _ = _hook(_event(tmp_path, "Bash", {"command": "ls"}, cwd=tmp_path))
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -240,8 +301,16 @@ def test_posttooluse_results_make_a_log_that_replay_reads(project, cli):
         answer, done = _hook(post)
         assert answer is None and done.stdout == ""
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [r["type"] for r in records] == ["request/header", "tool/call", "tool/decision", "tool/result",
-                                            "request/header", "tool/call", "tool/decision", "tool/result"]
+    assert [r["type"] for r in records] == [
+        "request/header",
+        "tool/call",
+        "tool/decision",
+        "tool/result",
+        "request/header",
+        "tool/call",
+        "tool/decision",
+        "tool/result",
+    ]
     assert records[3]["callId"] == records[1]["callId"] and records[3]["name"] == "bash"
     # PreToolUse and PostToolUse are separate processes, yet write as one session
     assert len({r["session"] for r in records}) == 1
@@ -258,25 +327,43 @@ def test_claude_code_plan_mode_is_dshc_plan_mode(tmp_path, cli):
     planning, _ = _hook({**payload, "permission_mode": "plan"})
     assert acting["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert planning["hookSpecificOutput"]["permissionDecision"] == "deny"
-    decided = cli("decide", "write", "--args", json.dumps({"file_path": str(tmp_path / "a.md"), "content": "x"}),
-                  "--policy", "plan", "--plan", "--workspace", str(tmp_path), "--json")
+    decided = cli(
+        "decide",
+        "write",
+        "--args",
+        json.dumps({"file_path": str(tmp_path / "a.md"), "content": "x"}),
+        "--policy",
+        "plan",
+        "--plan",
+        "--workspace",
+        str(tmp_path),
+        "--json",
+    )
     assert decided.json()["decision"] == "deny"
-
-
 
 
 def test_the_bare_command_line_reads_as_argparse_reads_it():
     """`dshc hook claude-code` (how agents' settings spawn it) skips argparse: the options must be
     exactly argparse's for that command line, and any other command line still goes through it."""
     from dshc.cli import hook
+
     assert vars(hook._options(["claude-code"])) == vars(hook._parsed_options(["claude-code"]))
     assert hook._options(["claude-code", "--host", "web"]).host == "web"
     with pytest.raises(ValueError, match="bad hook command line"):
         hook._options(["claude-code", "--unknown"])
 
 
-@pytest.mark.parametrize("mode,expected", [("default", "ask"), ("plan", "ask"), ("acceptEdits", "ask"),
-                                           ("auto", "deny"), ("bypassPermissions", "deny"), ("dontAsk", "deny")])
+@pytest.mark.parametrize(
+    "mode,expected",
+    [
+        ("default", "ask"),
+        ("plan", "ask"),
+        ("acceptEdits", "ask"),
+        ("auto", "deny"),
+        ("bypassPermissions", "deny"),
+        ("dontAsk", "deny"),
+    ],
+)
 def test_an_ask_is_a_denial_where_claude_code_may_not_prompt(project, mode, expected):
     # anthropics/claude-code#89561: in `auto` a hook's ask ran the call unprompted (#77212: bypassPermissions)
     event = _event(project, "Bash", {"command": "git push origin main"}, permission_mode=mode)
@@ -291,8 +378,9 @@ def test_an_ask_is_a_denial_where_claude_code_may_not_prompt(project, mode, expe
 def test_an_unmapped_tool_can_be_left_to_the_agents_own_rules(tmp_path):
     # `unmapped = "defer"`: no decision, so Claude Code's own permission rules decide; a rule naming the tool,
     # and a mapped tool, are decided as ever, and a mode that runs what it is not asked about gets a deny
-    (tmp_path / "open.dsh").write_text('policy open "Open" {\n  approval ask\n  default allow\n'
-                                       '  deny * when tool matches "mcp__db__drop"\n}\n')
+    (tmp_path / "open.dsh").write_text(
+        'policy open "Open" {\n  approval ask\n  default allow\n  deny * when tool matches "mcp__db__drop"\n}\n'
+    )
     (tmp_path / ".dshc").write_text('load = ["open.dsh"]\npolicy = "open"\nunmapped = "defer"\n')
     answer, done = _hook(_event(tmp_path, "BrandNewTool", {}, cwd=tmp_path))
     assert answer is None and done.returncode == 0 and "dshc: defer:" in done.stderr, done.stdout

@@ -5,6 +5,7 @@ treats `ask`, and an `allow` without `updatedInput`, as unsupported output and r
 hook never prints them: an allow prints nothing (Codex's own approval policy applies) and an ask is a deny
 that says why. Payloads as codex-rs/hooks/src/events/pre_tool_use.rs serialises them.
 """
+
 from __future__ import annotations
 
 import io
@@ -16,7 +17,7 @@ import pytest
 from conftest import hook_project
 from dshc.cli.hook import main as hook_main
 
-POLICIES = '''
+POLICIES = """
 policy team "a team's rules" {
   sandbox danger-full-access
   approval ask
@@ -27,7 +28,7 @@ policy team "a team's rules" {
   deny edit, write when args.file_path matches "*.env"
   allow * when tool == "mcp__docs__search"
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -36,9 +37,18 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def codex(project: Path, tool: str, tool_input: dict, event: str = "PreToolUse") -> dict | None:
-    payload = {"session_id": "019a0000-0000-7000-8000-000000000000", "turn_id": "t1", "transcript_path": None,
-               "cwd": str(project), "hook_event_name": event, "model": "gpt-5-codex",
-               "permission_mode": "default", "tool_name": tool, "tool_input": tool_input, "tool_use_id": "call_1"}
+    payload = {
+        "session_id": "019a0000-0000-7000-8000-000000000000",
+        "turn_id": "t1",
+        "transcript_path": None,
+        "cwd": str(project),
+        "hook_event_name": event,
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "call_1",
+    }
     out = io.StringIO()
     assert hook_main(["codex"], io.StringIO(json.dumps(payload)), out, io.StringIO()) == 0
     text = out.getvalue().strip()
@@ -48,7 +58,10 @@ def codex(project: Path, tool: str, tool_input: dict, event: str = "PreToolUse")
 def test_a_deny_is_codex_deny_with_the_rules_reason(project):
     answer = codex(project, "Bash", {"command": "ls && rm -rf /"})["hookSpecificOutput"]
     assert answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == "deny"
-    assert answer["permissionDecisionReason"].startswith("dshc: deny:") and "team/deny@" in answer["permissionDecisionReason"]
+    assert (
+        answer["permissionDecisionReason"].startswith("dshc: deny:")
+        and "team/deny@" in answer["permissionDecisionReason"]
+    )
 
 
 def test_an_allow_prints_nothing_so_codexs_own_approval_applies(project):

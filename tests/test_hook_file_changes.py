@@ -6,6 +6,7 @@ tool), and Claude Code writes the file itself. Now what a confined process could
 `sandbox read-only`, a path outside the workspace (after `..` and links), what runs code later (.git/hooks,
 .git/config, .claude, .vscode…), what configures the hook — is the wider change the policy asks a human
 about, and a denial where approval is `never`. dshc's own file tools refuse the same paths at execution."""
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ from conftest import claude_code_answer
 from dshc.runtime.sandbox.files import change_refused, runs_later
 from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError
 
-POLICIES = '''
+POLICIES = """
 policy open_sandboxed "every change, in the sandbox" extends workspace-write {
 }
 policy locked "no prompts" extends workspace-write {
@@ -34,7 +35,7 @@ policy wider "a writable root besides the workspace" extends workspace-write {
 policy nosandbox "no sandbox line" {
   default allow
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -55,9 +56,20 @@ def write(project: Path, policy: str, path) -> dict:
     return hook(project, policy, "Write", file_path=path, content="x")
 
 
-@pytest.mark.parametrize("path", ["/root/.bashrc", "~/.bashrc", "../../outside.txt", "../.git/hooks/pre-commit",
-                                  "../.git/config", "../.GIT/hooks/post-checkout", "../.claude/settings.json",
-                                  "../.vscode/tasks.json", "../.mcp.json"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/root/.bashrc",
+        "~/.bashrc",
+        "../../outside.txt",
+        "../.git/hooks/pre-commit",
+        "../.git/config",
+        "../.GIT/hooks/post-checkout",
+        "../.claude/settings.json",
+        "../.vscode/tasks.json",
+        "../.mcp.json",
+    ],
+)
 def test_a_change_a_confined_process_could_not_make_is_asked(project, path):
     answer = write(project, "open_sandboxed", path)
     assert answer["permissionDecision"] == "ask", answer
@@ -68,8 +80,9 @@ def test_a_change_a_confined_process_could_not_make_is_asked(project, path):
 def test_a_change_of_what_decides_the_policy_is_denied(project, path):
     # (tests/test_hook_project_trust.py: under any policy, with or without a sandbox)
     answer = write(project, "open_sandboxed", path)
-    assert answer["permissionDecision"] == "deny" and "decides this hook's policy" in \
-        answer["permissionDecisionReason"], answer
+    assert (
+        answer["permissionDecision"] == "deny" and "decides this hook's policy" in answer["permissionDecisionReason"]
+    ), answer
 
 
 def test_a_link_inside_the_workspace_is_judged_where_it_leads(project, tmp_path):
@@ -86,19 +99,32 @@ def test_changes_inside_the_workspace_and_the_writable_roots_run(project, tmp_pa
 
 
 def test_every_file_tool_is_judged(project):
-    assert hook(project, "open_sandboxed", "Edit", file_path="/etc/hosts", old_string="a",
-                new_string="b")["permissionDecision"] == "ask"
-    assert hook(project, "open_sandboxed", "MultiEdit", file_path="../.git/config", edits=[])["permissionDecision"] == "ask"
-    assert hook(project, "open_sandboxed", "NotebookEdit", notebook_path="/tmp/n.ipynb",
-                new_source="x")["permissionDecision"] == "ask"
+    assert (
+        hook(project, "open_sandboxed", "Edit", file_path="/etc/hosts", old_string="a", new_string="b")[
+            "permissionDecision"
+        ]
+        == "ask"
+    )
+    assert (
+        hook(project, "open_sandboxed", "MultiEdit", file_path="../.git/config", edits=[])["permissionDecision"]
+        == "ask"
+    )
+    assert (
+        hook(project, "open_sandboxed", "NotebookEdit", notebook_path="/tmp/n.ipynb", new_source="x")[
+            "permissionDecision"
+        ]
+        == "ask"
+    )
     # reading is not a change: the sandbox modes keep writes, and a confined process reads anywhere
     assert hook(project, "open_sandboxed", "Read", file_path="/etc/hosts")["permissionDecision"] == "allow"
 
 
 def test_a_read_only_sandbox_asks_for_any_change(project):
     answer = write(project, "looking", "a.py")
-    assert answer["permissionDecision"] == "ask" and "`sandbox read-only` changes no file" in \
-        answer["permissionDecisionReason"]
+    assert (
+        answer["permissionDecision"] == "ask"
+        and "`sandbox read-only` changes no file" in answer["permissionDecisionReason"]
+    )
 
 
 def test_where_approval_is_never_the_wider_change_is_denied(project):
@@ -129,8 +155,10 @@ def test_the_judge_alone():
 @pytest.fixture
 def file_ctx(workspace, state):
     def make(mode="workspace-write"):
-        return ToolContext(workspace=str(workspace), sandbox=mode, owner="agent-1", state=state,
-                           abort=threading.Event(), timeout_s=30)
+        return ToolContext(
+            workspace=str(workspace), sandbox=mode, owner="agent-1", state=state, abort=threading.Event(), timeout_s=30
+        )
+
     return make
 
 
@@ -147,14 +175,16 @@ def test_dshc_s_own_write_tool_refuses_the_same_paths(file_ctx, workspace, path)
 
 def test_a_grep_of_a_file_a_read_rule_denies_is_denied(project):
     # Claude Code applies Read rules to Grep; dshc decides the grep tool's path as a read too
-    (project / "p.dsh").write_text(POLICIES.replace("{outside}", "/tmp") +
-                                   'policy secrets "no .env" {\n  default allow\n  deny read when args.file_path matches "*.env"\n}\n')
+    (project / "p.dsh").write_text(
+        POLICIES.replace("{outside}", "/tmp")
+        + 'policy secrets "no .env" {\n  default allow\n  deny read when args.file_path matches "*.env"\n}\n'
+    )
     assert hook(project, "secrets", "Grep", pattern="KEY", path="../.env")["permissionDecision"] == "deny"
     assert hook(project, "secrets", "Grep", pattern="KEY", path=".")["permissionDecision"] == "allow"
     assert hook(project, "secrets", "Read", file_path="../.env")["permissionDecision"] == "deny"
 
 
-SEARCH_POLICIES = '''policy quiet "says nothing of reads" {
+SEARCH_POLICIES = """policy quiet "says nothing of reads" {
   default deny
   allow grep
 }
@@ -162,12 +192,13 @@ policy read-guard "a guard on reads" {
   default allow
   guard secrets: deny read when args.file_path matches "*.env"
 }
-'''
+"""
 
 
 def test_a_search_is_a_read_only_where_the_policy_has_rules_on_reads():
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+
     program = Program.load(texts={"s.dsh": SEARCH_POLICIES})
     quiet = Request(preset="standard", policy="quiet")
     assert program.decide(quiet, "grep", {"pattern": "x", "path": ".env"}, workspace="/ws").effect == "allow"

@@ -5,6 +5,7 @@ timestamp, tool_name, tool_input); the answer is `{"decision", "reason"}` with t
 deciding rules the Claude Code hook gives for the same call, and an `ask` (which Gemini CLI hooks cannot
 express) is a deny that says so.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,7 +18,7 @@ from conftest import hook_project
 from dshc.cli.hook import main as hook_main
 from dshc.runtime import sandbox
 
-POLICIES = '''
+POLICIES = """
 policy team "a team's rules" {
   sandbox danger-full-access
   approval ask
@@ -30,7 +31,7 @@ policy team "a team's rules" {
 }
 policy boxed "every command, in the sandbox" extends workspace-write {
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -46,30 +47,57 @@ def _run(argv: list[str], payload) -> tuple[int, str, str]:
 
 
 def gemini(project: Path, tool: str, tool_input: dict, event: str = "BeforeTool", *flags: str) -> dict:
-    code, out, _ = _run(["gemini", *flags], {
-        "session_id": "s1", "transcript_path": str(project / "t.json"), "cwd": str(project),
-        "hook_event_name": event, "timestamp": "2026-01-01T00:00:00Z", "tool_name": tool, "tool_input": tool_input})
+    code, out, _ = _run(
+        ["gemini", *flags],
+        {
+            "session_id": "s1",
+            "transcript_path": str(project / "t.json"),
+            "cwd": str(project),
+            "hook_event_name": event,
+            "timestamp": "2026-01-01T00:00:00Z",
+            "tool_name": tool,
+            "tool_input": tool_input,
+        },
+    )
     assert code == 0
     return json.loads(out)
 
 
 def claude(project: Path, tool: str, tool_input: dict) -> dict:
-    code, out, _ = _run(["claude-code"], {"session_id": "s1", "cwd": str(project), "hook_event_name": "PreToolUse",
-                                          "permission_mode": "default", "tool_name": tool, "tool_input": tool_input})
+    code, out, _ = _run(
+        ["claude-code"],
+        {
+            "session_id": "s1",
+            "cwd": str(project),
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": tool,
+            "tool_input": tool_input,
+        },
+    )
     assert code == 0
     return json.loads(out)["hookSpecificOutput"]
 
 
-@pytest.mark.parametrize("gemini_call, claude_call, decision", [
-    (("run_shell_command", {"command": "ls -la"}), ("Bash", {"command": "ls -la"}), "allow"),
-    (("run_shell_command", {"command": "ls && rm -rf /"}), ("Bash", {"command": "ls && rm -rf /"}), "deny"),
-    (("read_file", {"absolute_path": "{root}/README.md"}), ("Read", {"file_path": "{root}/README.md"}), "allow"),
-    (("read_file", {"path": "{root}/README.md"}), ("Read", {"file_path": "{root}/README.md"}), "allow"),
-    (("write_file", {"file_path": "{root}/src/a.py", "content": "x"}),
-     ("Write", {"file_path": "{root}/src/a.py", "content": "x"}), "allow"),
-    (("replace", {"file_path": "{root}/src/.env", "old_string": "a", "new_string": "b"}),
-     ("Edit", {"file_path": "{root}/src/.env", "old_string": "a", "new_string": "b"}), "deny"),
-])
+@pytest.mark.parametrize(
+    "gemini_call, claude_call, decision",
+    [
+        (("run_shell_command", {"command": "ls -la"}), ("Bash", {"command": "ls -la"}), "allow"),
+        (("run_shell_command", {"command": "ls && rm -rf /"}), ("Bash", {"command": "ls && rm -rf /"}), "deny"),
+        (("read_file", {"absolute_path": "{root}/README.md"}), ("Read", {"file_path": "{root}/README.md"}), "allow"),
+        (("read_file", {"path": "{root}/README.md"}), ("Read", {"file_path": "{root}/README.md"}), "allow"),
+        (
+            ("write_file", {"file_path": "{root}/src/a.py", "content": "x"}),
+            ("Write", {"file_path": "{root}/src/a.py", "content": "x"}),
+            "allow",
+        ),
+        (
+            ("replace", {"file_path": "{root}/src/.env", "old_string": "a", "new_string": "b"}),
+            ("Edit", {"file_path": "{root}/src/.env", "old_string": "a", "new_string": "b"}),
+            "deny",
+        ),
+    ],
+)
 def test_same_decision_and_rules_as_the_claude_code_hook(project, gemini_call, claude_call, decision):
     fill = lambda d: {k: v.replace("{root}", str(project)) if isinstance(v, str) else v for k, v in d.items()}  # noqa: E731 - a one-line table helper
     answer = gemini(project, gemini_call[0], fill(gemini_call[1]))
@@ -102,8 +130,10 @@ def test_after_tool_and_other_events_answer_empty_json(project):
     assert gemini(project, "run_shell_command", {"command": "ls"}, "SessionStart") == {}
 
 
-@pytest.mark.skipif(sandbox.probe().landlock_abi < 1 or not sandbox.probe().network_namespace,
-                    reason="needs Landlock and unprivileged user namespaces")
+@pytest.mark.skipif(
+    sandbox.probe().landlock_abi < 1 or not sandbox.probe().network_namespace,
+    reason="needs Landlock and unprivileged user namespaces",
+)
 def test_a_sandboxed_policy_rewrites_the_shell_command(project):
     answer = gemini(project, "run_shell_command", {"command": "ls -la"}, "BeforeTool", "--policy", "boxed")
     assert answer["decision"] == "allow"

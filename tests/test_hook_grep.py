@@ -2,6 +2,7 @@
 being read, the hook answers for them (cli/hook_search.py). Before, under `deny read … "*.env"` a Grep of
 `.` was allowed and printed a `.env`'s lines (anthropics/claude-code#57525, anomalyco/opencode#17073); a
 Grep whose own `glob` leaves such files out stays allowed (anthropics/claude-code#91778)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from conftest import claude_code_answer
 
 
-POLICIES = '''
+POLICIES = """
 policy secrets "files kept from being read" {
   default allow
   deny read when args.file_path matches "*.env"
@@ -22,7 +23,7 @@ policy secrets "files kept from being read" {
 policy open "no read rule" {
   default allow
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -75,7 +76,9 @@ def test_a_search_over_a_folder_without_such_files_is_allowed(project, path):
 @pytest.mark.parametrize("path", ["config/app.env", "keys/old"])
 def test_a_search_of_a_denied_path_itself_is_denied_by_its_own_read(project, path):
     answer = grep(project, path=path)
-    assert answer["permissionDecision"] == "deny" and "reads every file below it" not in answer["permissionDecisionReason"]
+    assert (
+        answer["permissionDecision"] == "deny" and "reads every file below it" not in answer["permissionDecisionReason"]
+    )
 
 
 def test_the_searchs_own_glob_that_leaves_them_out_is_honoured(project):

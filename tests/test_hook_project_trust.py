@@ -8,6 +8,7 @@ from the cwd up, and the next Bash call ran with no sandbox. Now the project fol
 between the cwd and that folder denies the call, naming the file. A Write, an Edit or a shell line that
 writes a `.dshc` or a loaded declaration file is denied.
 """
+
 from __future__ import annotations
 
 import io
@@ -18,13 +19,13 @@ import pytest
 
 from dshc.cli.hook import main as hook_main
 
-POLICIES = '''
+POLICIES = """
 policy boxed "every command, in the sandbox" extends workspace-write {
 }
 policy open "no sandbox line" {
   default allow
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -39,8 +40,15 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def answer(cwd: Path, tool: str, argv=("claude-code",), **tool_input) -> dict:
-    event = {"session_id": "s", "cwd": str(cwd), "hook_event_name": "PreToolUse", "permission_mode": "default",
-             "tool_name": tool, "tool_use_id": "toolu_1", "tool_input": tool_input}
+    event = {
+        "session_id": "s",
+        "cwd": str(cwd),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": tool,
+        "tool_use_id": "toolu_1",
+        "tool_input": tool_input,
+    }
     out = io.StringIO()
     assert hook_main(list(argv), io.StringIO(json.dumps(event)), out, io.StringIO()) == 0
     return json.loads(out.getvalue())["hookSpecificOutput"]
@@ -72,8 +80,9 @@ def test_a_planted_dshc_deeper_down_or_in_the_cwd_of_any_tool_is_refused(project
 def test_the_hooks_workspace_flag_names_the_project_folder_too(project, monkeypatch):
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     planted = plant(project / "sub")
-    found = answer(project / "sub", "Bash", ("claude-code", "--workspace", str(project)), command="make",
-                   description="d")
+    found = answer(
+        project / "sub", "Bash", ("claude-code", "--workspace", str(project)), command="make", description="d"
+    )
     assert found["permissionDecision"] == "deny" and str(planted) in found["permissionDecisionReason"]
 
 
@@ -96,8 +105,9 @@ def test_outside_the_project_folder_its_own_file_still_decides(project, tmp_path
 
 def test_an_explicit_config_reads_no_other_file(project):
     plant(project / "sub")
-    found = answer(project / "sub", "Bash", ("claude-code", "--config", str(project / ".dshc")), command="make",
-                   description="d")
+    found = answer(
+        project / "sub", "Bash", ("claude-code", "--config", str(project / ".dshc")), command="make", description="d"
+    )
     assert found["permissionDecision"] == "allow" and "updatedInput" in found, found
 
 
@@ -105,16 +115,19 @@ def test_an_explicit_config_reads_no_other_file(project):
 @pytest.mark.parametrize("target", ["sub/.dshc", ".dshc", "p.dsh", "sub/../.dshc"])
 def test_the_agent_may_not_write_what_decides_its_policy(project, policy, target):
     (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
-    for tool, tool_input in (("Write", {"file_path": target, "content": "x"}),
-                             ("Edit", {"file_path": target, "old_string": "a", "new_string": "b"})):
+    for tool, tool_input in (
+        ("Write", {"file_path": target, "content": "x"}),
+        ("Edit", {"file_path": target, "old_string": "a", "new_string": "b"}),
+    ):
         found = answer(project, tool, **tool_input)
         assert found["permissionDecision"] == "deny", (tool, found)
         assert "decides this hook's policy" in found["permissionDecisionReason"]
 
 
 @pytest.mark.parametrize("policy", ["boxed", "open"])
-@pytest.mark.parametrize("command", ["echo 'policy = \"danger-full-access\"' > sub/.dshc",
-                                     "cp /tmp/x p.dsh", "tee -a .dshc < /dev/null"])
+@pytest.mark.parametrize(
+    "command", ["echo 'policy = \"danger-full-access\"' > sub/.dshc", "cp /tmp/x p.dsh", "tee -a .dshc < /dev/null"]
+)
 def test_a_shell_line_that_writes_what_decides_the_policy_is_denied(project, policy, command):
     (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
     found = answer(project, "Bash", command=command, description="d")

@@ -6,6 +6,7 @@ Bash call a policy with a sandbox lets run comes back as `updatedInput`: the sam
 by the launcher inside that sandbox. Real `dshc hook claude-code` processes; the command they hand back
 is run by `bash -c` in the call's cwd, as Claude Code's shell runs a command.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,10 +25,11 @@ from dshc.runtime import sandbox
 
 DSHC = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()"]
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
-                                      reason="needs Landlock and unprivileged user namespaces")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace, reason="needs Landlock and unprivileged user namespaces"
+)
 
-POLICIES = '''
+POLICIES = """
 policy keep "writes the workspace, never .claude" extends workspace-write {
   deny write, edit when args.file_path matches ".claude/*"
   deny bash when args.command matches "rm *"
@@ -42,13 +44,13 @@ policy full "no sandbox" extends danger-full-access {
 policy optout "may run bare where nothing confines" extends workspace-write {
   sandbox fallback unsandboxed
 }
-'''
+"""
 
 
-SANDBOXED_OPEN = '''
+SANDBOXED_OPEN = """
 policy open_but_sandboxed "every command, in the sandbox" extends workspace-write {
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -62,15 +64,28 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def _event(project: Path, command: str, **tool_input) -> str:
-    return json.dumps({"session_id": "s", "cwd": str(project / "src"), "hook_event_name": "PreToolUse",
-                       "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "toolu_1",
-                       "tool_input": {"command": command, "description": "d", **tool_input}})
+    return json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(project / "src"),
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": "Bash",
+            "tool_use_id": "toolu_1",
+            "tool_input": {"command": command, "description": "d", **tool_input},
+        }
+    )
 
 
 def hook(project: Path, policy: str, command: str, **tool_input) -> dict:
     (project / ".dshc").write_text(f'load = ["p.dsh"]\npolicy = "{policy}"\n')
-    done = subprocess.run([*DSHC, "hook", "claude-code"], input=_event(project, command, **tool_input),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*DSHC, "hook", "claude-code"],
+        input=_event(project, command, **tool_input),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["hookSpecificOutput"]
 
@@ -93,7 +108,8 @@ def test_a_script_cannot_write_a_protected_directory_nor_reach_the_network(proje
             "echo ok > out.txt; echo own=$?\n"
             'f=$(mktemp); echo x > "$f"; echo tmp=$?; echo x > /tmp/dshc-shared-$$; echo shared=$?\n'
             f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2)' 2>/dev/null;"
-            " echo net=$?\n")
+            " echo net=$?\n"
+        )
         answer = hook(project, "keep", "sh w.sh", timeout=120000)
         assert answer["permissionDecision"] == "allow"
         assert "runs in the policy's `sandbox workspace-write`" in answer["permissionDecisionReason"]
@@ -108,8 +124,9 @@ def test_a_script_cannot_write_a_protected_directory_nor_reach_the_network(proje
 @needs_namespaces
 def test_sandbox_read_only_stops_a_shell_from_writing(project):
     # a script: what it writes is the sandbox's to stop (the rules already refuse a redirection they see)
-    (project / "src" / "w.sh").write_text("echo x > made.txt; echo wrote=$?; cat /etc/hostname >/dev/null; "
-                                          "echo read=$?\n")
+    (project / "src" / "w.sh").write_text(
+        "echo x > made.txt; echo wrote=$?; cat /etc/hostname >/dev/null; echo read=$?\n"
+    )
     answer = hook(project, "look", "sh w.sh")
     done = as_claude_code_runs(project, answer)
     assert "wrote=0" not in done.stdout and "read=0" in done.stdout, done
@@ -117,11 +134,14 @@ def test_sandbox_read_only_stops_a_shell_from_writing(project):
 
 
 @needs_namespaces
-@pytest.mark.parametrize("command", [
-    "printf '%s|' \"a b\" 'c'\"'\"'d' $((1 + 2)); echo \"it's\" \\$HOME",
-    "for i in 1 2; do echo $i; done\necho second line",
-    "echo ü ✓ && false || echo fell back; exit 3",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf '%s|' \"a b\" 'c'\"'\"'d' $((1 + 2)); echo \"it's\" \\$HOME",
+        "for i in 1 2; do echo $i; done\necho second line",
+        "echo ü ✓ && false || echo fell back; exit 3",
+    ],
+)
 def test_the_command_runs_as_it_would_bare(project, command):
     done = as_claude_code_runs(project, hook(project, "keep", command))
     bare = subprocess.run(["bash", "-c", command], cwd=project / "src", capture_output=True, text=True)
@@ -158,10 +178,13 @@ def test_where_nothing_can_confine_the_call_is_denied_unless_the_policy_opted_ou
 
 def test_without_a_sandbox_the_hook_loads_none_of_its_planner(project):
     (project / ".dshc").write_text('load = ["p.dsh"]\npolicy = "open"\n')
-    probe = ("import sys\nfrom dshc.cli.entry import run\nrun(['hook', 'claude-code'])\n"
-             "print([m for m in sys.modules if m.startswith('dshc.runtime.sandbox') or m == 'shlex'])")
-    done = subprocess.run([sys.executable, "-c", probe], input=_event(project, "ls"), capture_output=True, text=True,
-                          timeout=120)
+    probe = (
+        "import sys\nfrom dshc.cli.entry import run\nrun(['hook', 'claude-code'])\n"
+        "print([m for m in sys.modules if m.startswith('dshc.runtime.sandbox') or m == 'shlex'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=_event(project, "ls"), capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
 
 
@@ -180,6 +203,7 @@ def test_other_tools_are_not_rewritten(project):
 def test_a_quoted_word_is_one_shell_word(word):
     import shlex
     from dshc.cli.hook_sandbox import quote
+
     assert shlex.split(quote(word)) == [word]
     done = subprocess.run(["bash", "-c", f"printf %s {quote(word)}"], capture_output=True, text=True)
     assert done.stdout == word
@@ -188,8 +212,9 @@ def test_a_quoted_word_is_one_shell_word(word):
 @needs_namespaces
 def test_a_missing_claude_folder_is_made_so_nothing_can_be_planted_in_it(project):
     # a settings file created where there was none would be read as one (its hooks, `disableAllHooks`)
-    answer = hook(project, "open_but_sandboxed", "mkdir -p ../.claude; echo '{}' > ../.claude/settings.json; "
-                                                 "echo wrote=$?")
+    answer = hook(
+        project, "open_but_sandboxed", "mkdir -p ../.claude; echo '{}' > ../.claude/settings.json; echo wrote=$?"
+    )
     done = as_claude_code_runs(project, answer)
     assert "wrote=0" not in done.stdout, done
     assert (project / ".claude").is_dir() and list((project / ".claude").iterdir()) == []
@@ -206,11 +231,13 @@ def test_a_confined_command_cannot_rewrite_what_configures_the_hook(project):
         "echo '{}' > ../.claude/settings.json; echo settings=$?\n"
         "echo '{\"disableAllHooks\": true}' > ../.claude/settings.local.json; echo local=$?\n"
         "mkdir -p ../.claude/hooks; echo 'touch pwned' > ../.claude/hooks/format.sh; echo script=$?\n"
-        "echo ok > mine.txt; echo own=$?\n")
+        "echo ok > mine.txt; echo own=$?\n"
+    )
     answer = hook(project, "open_but_sandboxed", "sh w.sh")
     done = as_claude_code_runs(project, answer)
-    assert "own=0" in done.stdout and \
-        not {"dsh=0", "project=0", "settings=0", "local=0", "script=0"} & set(done.stdout.split()), done
+    assert "own=0" in done.stdout and not {"dsh=0", "project=0", "settings=0", "local=0", "script=0"} & set(
+        done.stdout.split()
+    ), done
     assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json"]
     assert (project / "p.dsh").read_text() == POLICIES + SANDBOXED_OPEN
     assert (project / ".claude" / "settings.json").read_text() == '{"hooks": {}}'

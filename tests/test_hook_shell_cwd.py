@@ -1,6 +1,7 @@
 """A relative path in a Bash line is where the shell is: the hook's `cwd`, not the project root. Before, from
 `a/b` the line `cat ../../secrets/key` was judged as the file `../../secrets/key` of the project root (outside
 it) while Claude Code's Read of the same relative path was judged as `secrets/key`: the same file, two answers."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,13 +9,13 @@ from pathlib import Path
 import pytest
 from conftest import claude_code_answer
 
-POLICIES = '''
+POLICIES = """
 policy keys "the project's keys are not read, nothing outside is written" {
   default allow
   deny read when args.file_path matches "secrets/**"
   deny write when args.file_path outside workspace
 }
-'''
+"""
 
 
 @pytest.fixture
@@ -32,8 +33,10 @@ def _answer(project: Path, tool: str, tool_input: dict, cwd: Path) -> str:
     return claude_code_answer(project, "keys", tool, tool_input, cwd)["permissionDecision"]
 
 
-@pytest.mark.parametrize("command", ["cat ../../secrets/key", "head -n1 ../../secrets/key", "cp ../../secrets/key /tmp/k",
-                                     "cat < ../../secrets/key"])
+@pytest.mark.parametrize(
+    "command",
+    ["cat ../../secrets/key", "head -n1 ../../secrets/key", "cp ../../secrets/key /tmp/k", "cat < ../../secrets/key"],
+)
 def test_a_relative_read_from_a_subfolder_is_the_file_it_names(project, command):
     cwd = project / "a" / "b"
     assert _answer(project, "Read", {"file_path": "../../secrets/key"}, cwd) == "deny"

@@ -8,19 +8,44 @@ unicode"), Orange Tsai's "A New Era of SSRF - Exploiting URL Parser in Trending 
 suffix and equality checks (the `example.com.` form, cf. CVE-2021-23017's resolver, curl's CVE-2022-27779
 cookie domain `example.com.`).
 """
+
 import pytest
 
 from dshc.common.hosts import HostError, HostRules, Pattern, canonical_host, split_host_port, url_host
 
 # every spelling of 127.0.0.1 a report lists: each must be one host, so a deny of 127.0.0.1 catches it
 LOOPBACK_SPELLINGS = [
-    "127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "0x7f000001", "017700000001", "127.1", "127.0.1",
-    "0x7f.1", "0177.1", "0x7F.0.0.1", "127.0.0.1.", "[::ffff:127.0.0.1]", "::ffff:127.0.0.1", "::ffff:7f00:1",
-    "[0:0:0:0:0:ffff:127.0.0.1]", "[::127.0.0.1]", "①②⑦.⓪.⓪.①", "１２７.０.０.１", "127。0。0。1",
+    "127.0.0.1",
+    "2130706433",
+    "0177.0.0.1",
+    "0x7f.0.0.1",
+    "0x7f000001",
+    "017700000001",
+    "127.1",
+    "127.0.1",
+    "0x7f.1",
+    "0177.1",
+    "0x7F.0.0.1",
+    "127.0.0.1.",
+    "[::ffff:127.0.0.1]",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "[0:0:0:0:0:ffff:127.0.0.1]",
+    "[::127.0.0.1]",
+    "①②⑦.⓪.⓪.①",
+    "１２７.０.０.１",
+    "127。0。0。1",
 ]
 METADATA_SPELLINGS = [
-    "169.254.169.254", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "0xa9.0xfe.0xa9.0xfe", "169.254.43518",
-    "[::ffff:a9fe:a9fe]", "[::ffff:169.254.169.254]", "169.254.169.254.",
+    "169.254.169.254",
+    "2852039166",
+    "0xa9fea9fe",
+    "0251.0376.0251.0376",
+    "0xa9.0xfe.0xa9.0xfe",
+    "169.254.43518",
+    "[::ffff:a9fe:a9fe]",
+    "[::ffff:169.254.169.254]",
+    "169.254.169.254.",
 ]
 NAME_SPELLINGS = ["example.com", "EXAMPLE.COM", "Example.Com.", "ｅｘａｍｐｌｅ.ｃｏｍ", "ⓔⓧⓐⓜⓟⓛⓔ.com", "example。com"]
 
@@ -49,44 +74,73 @@ def test_ipv6_has_one_spelling():
     assert canonical_host("[FD00:0::1]") == "fd00::1"
 
 
-@pytest.mark.parametrize("text", [
-    "", "exa mple.com", "example.com\n", "a..b", "example.com..", "1.2.3.4.5", "256.1.1.1", "1.2.3.0x", "08.1.1.1",
-    "4294967296", "127.0.0.1/x", "user@host", "ex%61mple.com", "[::1", "[fe80::1%eth0]", "-bad.com", "a" * 64 + ".com",
-    "evil.com\\@good.com", "host\x00.com",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "exa mple.com",
+        "example.com\n",
+        "a..b",
+        "example.com..",
+        "1.2.3.4.5",
+        "256.1.1.1",
+        "1.2.3.0x",
+        "08.1.1.1",
+        "4294967296",
+        "127.0.0.1/x",
+        "user@host",
+        "ex%61mple.com",
+        "[::1",
+        "[fe80::1%eth0]",
+        "-bad.com",
+        "a" * 64 + ".com",
+        "evil.com\\@good.com",
+        "host\x00.com",
+    ],
+)
 def test_an_unparsable_host_is_an_error(text):
     with pytest.raises(HostError):
         canonical_host(text)
 
 
-@pytest.mark.parametrize("url, host, port", [
-    ("https://registry.npmjs.org/-/v1/search", "registry.npmjs.org", 443),
-    ("http://example.com:8080/x", "example.com", 8080),
-    ("http://user:pass@example.com/", "example.com", 80),
-    ("HTTPS://EXAMPLE.COM./", "example.com", 443),
-    ("http://[::ffff:a9fe:a9fe]/latest/meta-data/", "169.254.169.254", 80),
-    ("http://0251.0376.0251.0376/", "169.254.169.254", 80),
-    # the host is what comes before `#` or `?`, whatever follows an `@` there (Orange Tsai, 2017)
-    ("http://evil.com#@good.com/", "evil.com", 80),
-    ("http://evil.com?@good.com/", "evil.com", 80),
-    ("http://good.com@evil.com/", "evil.com", 80),
-    ("//evil.com/x", "evil.com", None),
-    ("example.com/path", "example.com", None),
-    ("https://api.github.com.evil.com/", "api.github.com.evil.com", 443),
-])
+@pytest.mark.parametrize(
+    "url, host, port",
+    [
+        ("https://registry.npmjs.org/-/v1/search", "registry.npmjs.org", 443),
+        ("http://example.com:8080/x", "example.com", 8080),
+        ("http://user:pass@example.com/", "example.com", 80),
+        ("HTTPS://EXAMPLE.COM./", "example.com", 443),
+        ("http://[::ffff:a9fe:a9fe]/latest/meta-data/", "169.254.169.254", 80),
+        ("http://0251.0376.0251.0376/", "169.254.169.254", 80),
+        # the host is what comes before `#` or `?`, whatever follows an `@` there (Orange Tsai, 2017)
+        ("http://evil.com#@good.com/", "evil.com", 80),
+        ("http://evil.com?@good.com/", "evil.com", 80),
+        ("http://good.com@evil.com/", "evil.com", 80),
+        ("//evil.com/x", "evil.com", None),
+        ("example.com/path", "example.com", None),
+        ("https://api.github.com.evil.com/", "api.github.com.evil.com", 443),
+    ],
+)
 def test_url_host(url, host, port):
     assert url_host(url) == (host, port)
 
 
-@pytest.mark.parametrize("url", [
-    "http://a@evil.com@good.com/",          # parsers take the first or the last `@` (Orange Tsai, 2017)
-    "http://good.com\\@evil.com/",          # `\` is `/` to browsers, part of the userinfo to others
-    "http://evil.com\t.good.com/",          # browsers drop tabs; other parsers keep them
-    "http://ex%61mple.com/",                # browsers decode the host, others do not
-    "http://127.0.0.1 evil.com/",           # glibc inet_aton accepts text after a space
-    "http://example.com:99999/", "http://example.com:+80/", "http:///path", "file:///etc/passwd",
-    "mailto:someone@example.com", 7,
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a@evil.com@good.com/",  # parsers take the first or the last `@` (Orange Tsai, 2017)
+        "http://good.com\\@evil.com/",  # `\` is `/` to browsers, part of the userinfo to others
+        "http://evil.com\t.good.com/",  # browsers drop tabs; other parsers keep them
+        "http://ex%61mple.com/",  # browsers decode the host, others do not
+        "http://127.0.0.1 evil.com/",  # glibc inet_aton accepts text after a space
+        "http://example.com:99999/",
+        "http://example.com:+80/",
+        "http:///path",
+        "file:///etc/passwd",
+        "mailto:someone@example.com",
+        7,
+    ],
+)
 def test_a_url_read_two_ways_is_refused(url):
     with pytest.raises(HostError):
         url_host(url)
@@ -100,11 +154,19 @@ def test_split_host_port():
         split_host_port("[::1]x")
 
 
-@pytest.mark.parametrize("host, expected", [
-    ("api.github.com", True), ("a.b.github.com", True), ("API.GitHub.com.", True),
-    ("github.com", False), ("evilgithub.com", False), ("github.com.evil.com", False),
-    ("api.github.com.evil.com", False), ("github.co", False),
-])
+@pytest.mark.parametrize(
+    "host, expected",
+    [
+        ("api.github.com", True),
+        ("a.b.github.com", True),
+        ("API.GitHub.com.", True),
+        ("github.com", False),
+        ("evilgithub.com", False),
+        ("github.com.evil.com", False),
+        ("api.github.com.evil.com", False),
+        ("github.co", False),
+    ],
+)
 def test_wildcard_matches_whole_labels_only(host, expected):
     assert Pattern("*.github.com").matches(canonical_host(host)) is expected
 
@@ -131,10 +193,26 @@ def test_ports_and_networks():
     assert not Pattern("*.example").matches("10.0.0.1")
 
 
-@pytest.mark.parametrize("text", [
-    "*github.com", "api*.github.com", "*.*.github.com", "api.*.com", "**", "*.", "*.10.0.0.1", "10.0.0.0/33",
-    "10.0.0.0/x", "pypi.org:", "pypi.org:http", " pypi.org", "a..b", "[::1]x", "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "*github.com",
+        "api*.github.com",
+        "*.*.github.com",
+        "api.*.com",
+        "**",
+        "*.",
+        "*.10.0.0.1",
+        "10.0.0.0/33",
+        "10.0.0.0/x",
+        "pypi.org:",
+        "pypi.org:http",
+        " pypi.org",
+        "a..b",
+        "[::1]x",
+        "",
+    ],
+)
 def test_a_malformed_pattern_is_an_error(text):
     with pytest.raises(HostError):
         Pattern(text)

@@ -5,6 +5,7 @@ sys.modules to a file. With the program cache warm (after one priming process), 
 load the parser, the graph library, the schema validator, the templates, the validation library or
 the runtime's tool set. The priming process is the control: it parses, so it must show lark.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,30 @@ sys.exit(code)
 """
 
 # loaded only to parse or check fresh sources, to render, or to run tools: never to decide
-NOT_FOR_DECIDING = ("lark", "networkx", "jsonschema", "jinja2", "pydantic", "pydantic_core", "importlib.metadata",
-                    "psutil", "dshc.compiler.parse", "dshc.compiler.to_ast", "dshc.compiler.templates",
-                    "dshc.runtime.tools", "dshc.runtime.sandbox", "dshc.runtime.pipeline", "dshc.runtime.stages",
-                    "dshc.cli.run_calls", "dshc.cli.serve")
+NOT_FOR_DECIDING = (
+    "lark",
+    "networkx",
+    "jsonschema",
+    "jinja2",
+    "pydantic",
+    "pydantic_core",
+    "importlib.metadata",
+    "psutil",
+    "dshc.compiler.parse",
+    "dshc.compiler.to_ast",
+    "dshc.compiler.templates",
+    "dshc.runtime.tools",
+    "dshc.runtime.sandbox",
+    "dshc.runtime.pipeline",
+    "dshc.runtime.stages",
+    "dshc.cli.run_calls",
+    "dshc.cli.serve",
+)
 SHELL_ANALYSIS = ("dshc.compiler.shell", "tree_sitter")  # for shell commands only
 
-POLICY = 'policy team "Team" {\n  approval ask\n  default ask\n  allow bash when args.command matches "git status *"\n}\n'
+POLICY = (
+    'policy team "Team" {\n  approval ask\n  default ask\n  allow bash when args.command matches "git status *"\n}\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +66,15 @@ def project(tmp_path_factory):
 def _run(project, argv, stdin=""):
     root, env = project
     out = root / "modules.json"
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(out), *argv], input=stdin, text=True, cwd=root,
-                          capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(out), *argv],
+        input=stdin,
+        text=True,
+        cwd=root,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     return done, set(json.loads(out.read_text()))
 
 
@@ -61,8 +86,14 @@ def _loaded(modules: set[str], names) -> list[str]:
 def startup(project):
     """What the interpreter loads before dshc does anything (site, .pth files): not dshc's doing."""
     root, env = project
-    done = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
-                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
     return set(json.loads(done.stdout))
 
 
@@ -71,8 +102,14 @@ def _decide(tool: str, args: str) -> list[str]:
 
 
 # a process tool's decision describes its sandbox, which probes the host: only then may the sandbox load
-DECISIONS = [(_decide("bash", '{"command": "git status", "description": "status"}'), "allow", ("dshc.runtime.sandbox", *SHELL_ANALYSIS)),
-             (_decide("read", '{"file_path": "notes.md"}'), "ask", ())]  # team's default
+DECISIONS = [
+    (
+        _decide("bash", '{"command": "git status", "description": "status"}'),
+        "allow",
+        ("dshc.runtime.sandbox", *SHELL_ANALYSIS),
+    ),
+    (_decide("read", '{"file_path": "notes.md"}'), "ask", ()),
+]  # team's default
 
 
 @pytest.mark.parametrize("argv, expected, used", DECISIONS, ids=["bash", "read"])
@@ -96,8 +133,16 @@ def test_the_driver_sees_what_a_cold_process_loads(project, tmp_path):
 
 def test_a_warm_hook_process_loads_nothing_it_does_not_decide_with(project, startup):
     root, _ = project
-    event = json.dumps({"session_id": "s", "cwd": str(root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                        "tool_input": {"command": "git status"}, "tool_use_id": "t"})
+    event = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(root),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status"},
+            "tool_use_id": "t",
+        }
+    )
     _run(project, ["hook", "claude-code"], event)  # primes the cache if the decide test did not
     warm, modules = _run(project, ["hook", "claude-code"], event)
     assert json.loads(warm.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow", warm.stderr

@@ -2,6 +2,7 @@
 statement, at module level, in a function, or under `if TYPE_CHECKING:`), is acyclic. A function-level
 import that closes a loop only defers the problem, and an annotation-only one is a loop a type checker
 follows, so both count."""
+
 from __future__ import annotations
 
 import ast
@@ -35,10 +36,11 @@ def import_graph(root: Path = ROOT, parts=PARTS) -> nx.DiGraph:
             else:
                 base = node.module or ""
                 if node.level:
-                    anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join(anchor + ([node.module] if node.module else []))
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                           for alias in node.names]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                ]
             graph.add_edges_from((name, target) for target in targets if target in modules and target != name)
     return graph
 
@@ -58,5 +60,7 @@ def test_the_graph_sees_a_cycle_held_open_by_a_function_level_import(tmp_path):
     (package / "c.py").write_text("from .b import B\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n    from .d import D\n")
     (package / "d.py").write_text("from .c import later\nD = 1\n")
     graph = import_graph(tmp_path, ("compiler",))
-    assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == [["dshc.compiler.a", "dshc.compiler.b"],
-                                                                   ["dshc.compiler.c", "dshc.compiler.d"]]
+    assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == [
+        ["dshc.compiler.a", "dshc.compiler.b"],
+        ["dshc.compiler.c", "dshc.compiler.d"],
+    ]

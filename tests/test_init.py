@@ -1,5 +1,6 @@
 """`dshc init`: a project under `guarded` whose own tests pass, the hook merged into Claude Code's settings
 without losing a key, and no file overwritten without --force."""
+
 from __future__ import annotations
 
 import json
@@ -7,9 +8,15 @@ import json
 
 def test_init_in_an_empty_project_gives_a_hook_setup_whose_tests_pass(cli, tmp_path):
     (tmp_path / ".claude").mkdir()
-    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
-        {"model": "opus", "permissions": {"deny": ["Read(./.env)"]},
-         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}}))
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "model": "opus",
+                "permissions": {"deny": ["Read(./.env)"]},
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]},
+            }
+        )
+    )
     result = cli("init", str(tmp_path), "--claude-code", "--json")
     assert result.code == 0, result.err
     assert result.json()["written"] == [".dshc", "team.dsh", "team.test.toml", ".claude/settings.json"]
@@ -17,8 +24,9 @@ def test_init_in_an_empty_project_gives_a_hook_setup_whose_tests_pass(cli, tmp_p
     assert settings["model"] == "opus" and settings["permissions"] == {"deny": ["Read(./.env)"]}
     assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify"}]}]
     for event in ("PreToolUse", "PostToolUse"):
-        assert settings["hooks"][event] == [{"matcher": "*", "hooks": [{"type": "command",
-                                                                          "command": "dshc hook claude-code"}]}]
+        assert settings["hooks"][event] == [
+            {"matcher": "*", "hooks": [{"type": "command", "command": "dshc hook claude-code"}]}
+        ]
     tested = cli("test", str(tmp_path / "team.test.toml"))
     assert tested.code == 0, tested.out
     assert "2 passed, 0 failed" in tested.out
@@ -38,14 +46,28 @@ def test_init_refuses_to_overwrite_without_force_and_never_registers_the_hook_tw
 
 def test_init_from_claude_code_keeps_the_projects_denies_and_asks_on_top_of_guarded(cli, tmp_path):
     (tmp_path / ".claude").mkdir()
-    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
-        {"permissions": {"deny": ["Bash(curl:*)", "Read(./secrets/**)"], "ask": ["Bash(terraform apply:*)"],
-                         "allow": ["Bash(npm run test:*)"], "defaultMode": "bypassPermissions"}}))
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "deny": ["Bash(curl:*)", "Read(./secrets/**)"],
+                    "ask": ["Bash(terraform apply:*)"],
+                    "allow": ["Bash(npm run test:*)"],
+                    "defaultMode": "bypassPermissions",
+                }
+            }
+        )
+    )
     (tmp_path / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {"deny": ["Bash(wget:*)"]}}))
     result = cli("init", str(tmp_path), "--from-claude-code", "--claude-code", "--json")
     assert result.code == 0, result.err
-    assert result.json()["written"] == [".dshc", "team.dsh", "claude-code.dsh", "team.test.toml",
-                                        ".claude/settings.json"]
+    assert result.json()["written"] == [
+        ".dshc",
+        "team.dsh",
+        "claude-code.dsh",
+        "team.test.toml",
+        ".claude/settings.json",
+    ]
     assert "include claude-code" in (tmp_path / "team.dsh").read_text()
     tested = cli("test", str(tmp_path / "team.test.toml"))
     assert tested.code == 0 and "2 passed, 0 failed" in tested.out, tested.out

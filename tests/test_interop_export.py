@@ -1,5 +1,6 @@
 """Tool exports validated with each API's official SDK types (openai, anthropic, mcp), for the
 standard, minimal, code and cordis presets; OpenAI strict mode; the code-mode TypeScript SDK."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,12 @@ anthropic_types = pytest.importorskip("anthropic.types")
 openai_chat = pytest.importorskip("openai.types.chat")
 mcp_types = pytest.importorskip("mcp.types")
 
-PRESETS = {"standard": Request(preset="standard"), "minimal": Request(preset="minimal"),
-           "code": Request(preset="code"), "cordis": Request(preset="cordis")}
+PRESETS = {
+    "standard": Request(preset="standard"),
+    "minimal": Request(preset="minimal"),
+    "code": Request(preset="code"),
+    "cordis": Request(preset="cordis"),
+}
 OPENAI_TOOL = TypeAdapter(openai_chat.ChatCompletionToolParam)
 ANTHROPIC_TOOL = TypeAdapter(anthropic_types.ToolParam)
 
@@ -69,9 +74,16 @@ def test_openai_strict_closes_every_schema_it_marks_strict(view):
 
 
 def test_strict_mode_makes_optional_fields_nullable_and_keeps_open_objects_honest():
-    schema = {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"},
-                                               "mode": {"type": "string", "enum": ["a", "b"]}},
-              "required": ["path"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
     closed, problems = strict_schema(schema)
     assert problems == [] and closed["required"] == ["path", "limit", "mode"]
     assert closed["properties"]["limit"]["type"] == ["integer", "null"]
@@ -110,6 +122,7 @@ def test_gemini_declarations_use_only_the_openapi_subset(view):
             walk(schema["items"], where + "[]")
         for sub in schema.get("anyOf", []):
             walk(sub, where + "|")
+
     for declaration_ in declarations:
         walk(declaration_["parameters"], declaration_["name"])
 
@@ -147,17 +160,21 @@ def test_compile_format_flags(cli):
 
 def test_export_claude_code_writes_exact_rules_and_names_the_rest(cli, tmp_path):
     source = tmp_path / "team.dsh"
-    source.write_text('policy team "T" {\n  approval ask\n  default ask\n  allow read, read_image, glob, grep\n'
-                      '  allow edit\n'
-                      '  allow bash when args.command matches "npm *" or args.command matches "git status"\n'
-                      '  deny bash when args.command matches "rm -rf *"\n'
-                      '  ask write when args.file_path outside workspace\n'
-                      '  guard g: deny edit when plan_mode\n}\n')
+    source.write_text(
+        'policy team "T" {\n  approval ask\n  default ask\n  allow read, read_image, glob, grep\n'
+        "  allow edit\n"
+        '  allow bash when args.command matches "npm *" or args.command matches "git status"\n'
+        '  deny bash when args.command matches "rm -rf *"\n'
+        "  ask write when args.file_path outside workspace\n"
+        "  guard g: deny edit when plan_mode\n}\n"
+    )
     result = cli("export", "claude-code", "--load", str(source), "--policy", "team")
     assert result.code == 0, result.err
     permissions = json.loads(result.out)["permissions"]
-    assert permissions == {"allow": ["Read", "Glob", "Grep", "Bash(npm *)", "Bash(git status)"],
-                           "deny": ["Bash(rm -rf *)"]}
+    assert permissions == {
+        "allow": ["Read", "Glob", "Grep", "Bash(npm *)", "Bash(git status)"],
+        "deny": ["Bash(rm -rf *)"],
+    }
     assert "team/allow@5" in result.err and "also covers write" in result.err  # `Edit` would allow Write too
     assert "team/ask@8" in result.err and f"{source}:8:3" in result.err
     assert "team/guard:g" in result.err and "team/default" in result.err

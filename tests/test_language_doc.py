@@ -1,5 +1,6 @@
 """docs/language.md stays in step with the language: every grammar keyword and fact is there,
 every `dsh` example checks clean, and its test-file example passes against those examples."""
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,10 @@ def test_the_doc_has_examples():
 
 def test_the_test_file_example_passes_against_the_examples(cli, tmp_path):
     (toml,) = TOML_EXAMPLES
-    preset, scope, policy = (next(e for e in EXAMPLES if e.lstrip().startswith(("#", kind)) and f"{kind} " in e)
-                             for kind in ("preset reviewer", "scope reviewer-child", "policy careful"))
+    preset, scope, policy = (
+        next(e for e in EXAMPLES if e.lstrip().startswith(("#", kind)) and f"{kind} " in e)
+        for kind in ("preset reviewer", "scope reviewer-child", "policy careful")
+    )
     # the policy first, so the rule ids (`careful/deny@11`) are the lines shown in the doc
     (tmp_path / "reviewer.dsh").write_text(policy + preset + scope)
     (tmp_path / "reviewer.test.toml").write_text(toml)
@@ -67,8 +70,8 @@ def test_the_test_file_example_passes_against_the_examples(cli, tmp_path):
 @pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
 def test_the_tour_runs_as_written(cli, tmp_path, page):
     text = (Path(__file__).parent.parent / page).read_text(encoding="utf-8")
-    section = text[text.index("## A five-minute tour"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## A five-minute tour") :]
+    section = section[: section.index("\n## ", 1)]
     declarations = next(b for b in re.findall(r"```\n(.*?)```", section, re.S) if b.startswith("# A code reviewer"))
     first, more, project = re.findall(r"```toml\n(.*?)```", section, re.S)
     team = tmp_path / "team"
@@ -86,9 +89,22 @@ def test_the_tour_runs_as_written(cli, tmp_path, page):
         shown = cli("explain", tool, "reviewer", *extra, *load, "--json")
         assert shown.code == 1 and shown.json()["failed_gate"] == gate
         assert f"`{tool}` is not available: gate `{gate}` fails" in section
-    for tool, args, effect in (("bash", {"command": "git log --oneline | head", "description": "history"}, "allow"),
-                               ("read", {"file_path": "config/prod.env"}, "deny")):
-        decided = cli("decide", tool, "--args", json.dumps(args), "reviewer", "--policy", "review-only", *load,
-                      "--workspace", str(tmp_path), "--json")
+    for tool, args, effect in (
+        ("bash", {"command": "git log --oneline | head", "description": "history"}, "allow"),
+        ("read", {"file_path": "config/prod.env"}, "deny"),
+    ):
+        decided = cli(
+            "decide",
+            tool,
+            "--args",
+            json.dumps(args),
+            "reviewer",
+            "--policy",
+            "review-only",
+            *load,
+            "--workspace",
+            str(tmp_path),
+            "--json",
+        )
         assert decided.json()["decision"] == effect and f"$ dshc decide {tool} --args '{json.dumps(args)}'" in section
     assert tomllib.loads(project)["load"] == ["team/reviewer.dsh"]

@@ -3,6 +3,7 @@ nothing of the compiler, and common/ (stand-ins for slow standard-library import
 
 Read from the source text (every import statement, module level or nested in a function), so a
 lazy import inside a function is caught too."""
+
 from __future__ import annotations
 
 import ast
@@ -21,7 +22,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -32,16 +33,22 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("layer, forbidden", [("compiler", ("dshc.runtime", "dshc.cli")),
-                                              ("runtime", ("dshc.compiler", "dshc.cli")),
-                                              # the standard-library stand-ins every layer may import
-                                              ("common", ("dshc.compiler", "dshc.runtime", "dshc.cli"))])
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [
+        ("compiler", ("dshc.runtime", "dshc.cli")),
+        ("runtime", ("dshc.compiler", "dshc.cli")),
+        # the standard-library stand-ins every layer may import
+        ("common", ("dshc.compiler", "dshc.runtime", "dshc.cli")),
+    ],
+)
 def test_layer_does_not_import(layer, forbidden):
-    offenders = [f"{path.relative_to(ROOT)}:{line} imports {target}"
-                 for path in sorted((ROOT / layer).rglob("*.py"))
-                 for line, target in _imports(path)
-                 if target == forbidden or target.startswith(tuple(f + "." for f in forbidden))
-                 or target in forbidden]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for path in sorted((ROOT / layer).rglob("*.py"))
+        for line, target in _imports(path)
+        if target == forbidden or target.startswith(tuple(f + "." for f in forbidden)) or target in forbidden
+    ]
     assert offenders == []
 
 

@@ -1,5 +1,6 @@
 """Input limits: past each documented limit a DSH110 diagnostic with a span (exit 2), never a crash;
 at the limit, and for flat chains of any length, the file is accepted and every command works."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,11 @@ def _only_limit_error(diags, line: int, col: int, words: str):
     assert words in diags[0].message, diags[0].message
 
 
-@pytest.mark.parametrize("condition", [_nested_not(limits.MAX_CONDITION_DEPTH),
-                                       _nested_groups(limits.MAX_CONDITION_DEPTH)], ids=["not", "groups"])
+@pytest.mark.parametrize(
+    "condition",
+    [_nested_not(limits.MAX_CONDITION_DEPTH), _nested_groups(limits.MAX_CONDITION_DEPTH)],
+    ids=["not", "groups"],
+)
 def test_conditions_at_the_depth_limit_are_accepted(condition):
     assert _diagnostics(_policy(condition)) == ()
 
@@ -76,18 +80,26 @@ def test_flat_chains_of_any_length_are_one_node(operator):
 
 
 def test_lists_at_and_past_the_depth_limit():
-    member = 'preset p {{ mount tool-fs when platform in {} }}\n'
+    member = "preset p {{ mount tool-fs when platform in {} }}\n"
     assert [d.code for d in _diagnostics(member.format(_nested_list(limits.MAX_LIST_DEPTH)))] == ["DSH305"]
     diags = _diagnostics(member.format(_nested_list(400)))
-    _only_limit_error(diags, 1, len("preset p { mount tool-fs when platform in ") + limits.MAX_LIST_DEPTH + 1,
-                      "lists nested more than 16 deep")
+    _only_limit_error(
+        diags,
+        1,
+        len("preset p { mount tool-fs when platform in ") + limits.MAX_LIST_DEPTH + 1,
+        "lists nested more than 16 deep",
+    )
 
 
 @pytest.mark.parametrize("digits", [4_301, 65])
 def test_a_long_number_literal_is_a_diagnostic_not_a_conversion_error(digits):
     text = f"preset p {{ mount tool-fs {{ x = {'7' * digits} }} }}\n"
-    _only_limit_error(_diagnostics(text), 1, len("preset p { mount tool-fs { x = ") + 1,
-                      f"number literal of {digits:,} characters; the limit is 64")
+    _only_limit_error(
+        _diagnostics(text),
+        1,
+        len("preset p { mount tool-fs { x = ") + 1,
+        f"number literal of {digits:,} characters; the limit is 64",
+    )
 
 
 def test_numbers_at_the_limit_still_convert():
@@ -97,10 +109,18 @@ def test_numbers_at_the_limit_still_convert():
 
 def test_long_strings_and_names_past_their_limits():
     long_string = '"' + "a/" * (limits.MAX_STRING_CHARS // 2) + '"'
-    _only_limit_error(_diagnostics(_policy(f"args.file_path matches {long_string}")), 2,
-                      len("  deny read when args.file_path matches ") + 1, "string literal of 65,538 characters")
-    _only_limit_error(_diagnostics("policy " + "p" * (limits.MAX_NAME_CHARS + 1) + " { deny read }\n"), 1, 8,
-                      "name of 1,025 characters; the limit is 1,024")
+    _only_limit_error(
+        _diagnostics(_policy(f"args.file_path matches {long_string}")),
+        2,
+        len("  deny read when args.file_path matches ") + 1,
+        "string literal of 65,538 characters",
+    )
+    _only_limit_error(
+        _diagnostics("policy " + "p" * (limits.MAX_NAME_CHARS + 1) + " { deny read }\n"),
+        1,
+        8,
+        "name of 1,025 characters; the limit is 1,024",
+    )
 
 
 def test_a_path_of_six_thousand_characters_is_an_ordinary_value():
@@ -151,13 +171,22 @@ def _string_parameter_calls(view, skip: set[str], bad: str) -> list[ToolCall]:
 STAGES_FROM_DECISION = [stage for stage in DEFAULT_STAGES if stage[0] not in ("record-call", "record-result")]
 
 
-@pytest.mark.parametrize("bad, words", [("a\0b", "contains a NUL character at offset 1"),
-                                        ("ok\udc80", "contains an invalid character (U+DC80, an unpaired surrogate) at offset 2")],
-                         ids=["nul", "surrogate"])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ("a\0b", "contains a NUL character at offset 1"),
+        ("ok\udc80", "contains an invalid character (U+DC80, an unpaired surrogate) at offset 2"),
+    ],
+    ids=["nul", "surrogate"],
+)
 def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program, tmp_path, bad, words):
     tried: set[str] = set()
     tools: set[str] = set()
-    for host, preset in [("web", "standard"), ("headless", None), *(("web", p) for p in sorted(program.resolved.presets))]:
+    for host, preset in [
+        ("web", "standard"),
+        ("headless", None),
+        *(("web", p) for p in sorted(program.resolved.presets)),
+    ]:
         request = Request(preset=preset, host=host, policy="danger-full-access")
         try:
             calls = _string_parameter_calls(program.view(request), tried, bad)
@@ -169,8 +198,10 @@ def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program
                 result = Pipeline(STAGES_FROM_DECISION).run(call, ctx).result
                 parameter = call.id.split(".", 1)[1]
                 assert (result.error or {}).get("code") == "INVALID_ARGS", (call, result)
-                assert result.content == f"Error: the arguments of `{call.name}` do not fit its schema: {parameter}: {words}", \
-                    result
+                assert (
+                    result.content
+                    == f"Error: the arguments of `{call.name}` do not fit its schema: {parameter}: {words}"
+                ), result
                 tools.add(call.name)
         finally:
             state.close()
@@ -181,7 +212,11 @@ def test_an_unusable_string_in_any_parameter_of_any_tool_is_invalid_args(program
 
 def test_nested_strings_and_keys_are_named_by_their_path(program, tmp_path):
     from dshc.runtime.arguments import _unusable_string
-    assert _unusable_string({"a": [{"b": "ok"}, {"c": ["fine", "x\0"]}]}) == ("a/1/c/1", "contains a NUL character at offset 1")
+
+    assert _unusable_string({"a": [{"b": "ok"}, {"c": ["fine", "x\0"]}]}) == (
+        "a/1/c/1",
+        "contains a NUL character at offset 1",
+    )
     assert _unusable_string({"ok": 1, "k\0": "v"})[1] == "key contains a NUL character at offset 1"
     assert _unusable_string({"deep": _deeply_nested(5_000, "\0")})[0].count("/") == 5_000
     assert _unusable_string({"a": "plain", "b": ["é", "日本"], "c": {"d": None}}) is None
@@ -196,8 +231,9 @@ def _deeply_nested(depth: int, leaf):
 
 def test_a_nul_reaches_the_tool_as_invalid_args_through_dshc_run(tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "1", "name": "bash", "arguments": {"command": "echo a\u0000b",
-                                                                           "description": "x"}}) + "\n")
+    calls.write_text(
+        json.dumps({"id": "1", "name": "bash", "arguments": {"command": "echo a\u0000b", "description": "x"}}) + "\n"
+    )
     result = run_cli("run", str(calls), "--policy", "danger-full-access", "--workspace", str(tmp_path), "--json")
     (line,) = [json.loads(text) for text in result.out.splitlines()]
     assert result.code == 1 and line["error"]["code"] == "INVALID_ARGS" and "command:" in line["content"], result
@@ -205,6 +241,7 @@ def test_a_nul_reaches_the_tool_as_invalid_args_through_dshc_run(tmp_path):
 
 def test_an_unpaired_surrogate_is_invalid_args_and_the_log_keeps_it_exactly(tmp_path):
     from dshc.runtime.events import read_log
+
     calls, log = tmp_path / "calls.jsonl", tmp_path / "events.jsonl"
     # json.dumps escapes the lone surrogate as \udc80, which json.loads turns back into one
     calls.write_text(json.dumps({"id": "1", "name": "read", "arguments": {"file_path": "a\udc80b"}}) + "\n")
@@ -223,17 +260,22 @@ def _pairwise_shadowed(program) -> list[tuple[str, str]]:
     """DSH307 by its definition, every pair of rules: the reference the indexed lint must agree with."""
     from dshc.compiler.policy import RANK
     from dshc.compiler.resolve import target_matches_tool
+
     tools = program.catalog.definitions.values()
 
     def covers(rule, tool):
         return any(target_matches_tool(t, tool.name, tool, tool.aliases) for t in rule.targets)
+
     found = []
     for policy in program.resolved.policies.values():
         for rule in policy.decl.rules:
             covered = [t for t in tools if covers(rule, t)]
             for other in policy.rules if covered else ():
-                if RANK[other.effect] > RANK[rule.effect] and other.condition in (None, rule.condition) \
-                        and all(covers(other, t) for t in covered):
+                if (
+                    RANK[other.effect] > RANK[rule.effect]
+                    and other.condition in (None, rule.condition)
+                    and all(covers(other, t) for t in covered)
+                ):
                     found.append((str(rule.span), str(other.span)))
                     break
     return found
@@ -241,8 +283,10 @@ def _pairwise_shadowed(program) -> list[tuple[str, str]]:
 
 def test_the_indexed_shadowed_rule_lint_agrees_with_the_pairwise_definition():
     from dshc.compiler.checks import check_shadowed_rules
+
     sys.path.insert(0, str(Path(__file__).parent / "bench"))
     from bench_resolution import glob_rules
+
     # 500 rules: enough shadowing whatever the catalog's name count (the workload cycles through it)
     program = Program.load(texts={"many.dsh": glob_rules(500)})
     indexed = [(str(d.span), d.message.rsplit(" at ", 1)[1]) for d in check_shadowed_rules(program)]
@@ -253,6 +297,7 @@ def test_the_indexed_shadowed_rule_lint_agrees_with_the_pairwise_definition():
 def test_a_deep_chain_inherits_from_its_root():
     sys.path.insert(0, str(Path(__file__).parent / "bench"))
     from bench_resolution import chains
+
     program = Program.load(texts={"chains.dsh": chains(1_500)})
     resolved = program.resolved
     assert [m.row_name for m in resolved.presets["c1499"].mounts] == ["tool-fs"]

@@ -1,6 +1,7 @@
 """List literals compare as lists: `args.view_range == [1, 10]` holds for the JSON array `[1, 10]`, in
 `dshc decide` and `dshc test`, in the indexed and the reference evaluator, with `!=` and `in` alike; fmt and
 check keep list literals as written."""
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,9 @@ def policy(tmp_path) -> str:
 @pytest.mark.parametrize("args, effect", CASES)
 def test_decide_compares_list_literals_as_lists(cli, policy, args, effect):
     call = json.dumps({"command": "view", **args})
-    result = cli("decide", "str_replace_editor", "minimal", "--args", call, "--load", policy, "--policy", "ranges",
-                 "--json")
+    result = cli(
+        "decide", "str_replace_editor", "minimal", "--args", call, "--load", policy, "--policy", "ranges", "--json"
+    )
     assert result.code == (0 if effect == "allow" else 1), result.out + result.err
     assert result.json()["decision"] == effect
 
@@ -65,7 +67,8 @@ def test_the_indexed_and_the_reference_evaluator_agree_on_lists(policy):
 
 
 def test_dshc_test_decides_list_arguments(cli, policy, tmp_path):
-    (tmp_path / "ranges.test.toml").write_text(textwrap.dedent(f"""\
+    (tmp_path / "ranges.test.toml").write_text(
+        textwrap.dedent(f"""\
         load = [{json.dumps(policy)}]
 
         [context]
@@ -89,7 +92,8 @@ def test_dshc_test_decides_list_arguments(cli, policy, tmp_path):
         tool = "str_replace_editor"
         args = {{ command = "view", path = "a.txt", view_range = [10, 1] }}
         expect = "deny"
-        """))
+        """)
+    )
     result = cli("test", str(tmp_path / "ranges.test.toml"), "--json")
     assert result.code == 0, result.out + result.err
 
@@ -101,5 +105,6 @@ def test_fmt_and_check_keep_list_literals(cli, policy):
     assert formatted.code == 0, formatted.out + formatted.err
     from dshc.compiler.fmt import format_document
     from dshc.compiler.program import SourceFile, parse_files
+
     (document,), diags, _ = parse_files([SourceFile("ranges.dsh", POLICY.encode())])
     assert not diags and format_document(document) == POLICY

@@ -1,4 +1,5 @@
 """`Program.listed_definition` answers what the view's entry answers, without building the view."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,12 +9,17 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dshc.compiler.resolve import RESERVED_TOOL
 
-REQUESTS = [Request(), Request(host="web"), Request(host="web", policy="read-only", plan=True),
-            Request(host="web", preset="code", mode="code", with_services=["code-runtime"]),
-            Request(host="web", preset="code", mode="both", with_services=["code-runtime"]),
-            Request(host="web", preset="code", mode="code", without_services=["code-runtime"]),  # DSH402: no view
-            Request(host="web", scope="child", policy="workspace-write"), Request(preset="no-such-preset"),
-            Request(host="web", without_services=["sandbox"], flags=["experimental"])]
+REQUESTS = [
+    Request(),
+    Request(host="web"),
+    Request(host="web", policy="read-only", plan=True),
+    Request(host="web", preset="code", mode="code", with_services=["code-runtime"]),
+    Request(host="web", preset="code", mode="both", with_services=["code-runtime"]),
+    Request(host="web", preset="code", mode="code", without_services=["code-runtime"]),  # DSH402: no view
+    Request(host="web", scope="child", policy="workspace-write"),
+    Request(preset="no-such-preset"),
+    Request(host="web", without_services=["sandbox"], flags=["experimental"]),
+]
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ The attacks are DNS rebinding and cross-site requests (a page on another site po
 the MCP transport's "DNS rebinding" security warning and CVE-2025-49596, MCP Inspector's unauthenticated local
 proxy) and slowloris (a client that trickles its headers to hold a connection open).
 """
+
 from __future__ import annotations
 
 import io
@@ -30,31 +31,43 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontex
 
 
 def _tools_call(command: str) -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "bash", "arguments": {"command": command, "description": "x"}, "_meta": META}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command, "description": "x"}, "_meta": META},
+    }
 
 
 def _mcp_headers(**extra) -> dict:
-    return {"Accept": ACCEPT, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "bash",
-            **extra}
+    return {
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "bash",
+        **extra,
+    }
 
 
 # --- the address ---------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, words", [
-    (["--http", "127.1:8765"], "127.0.0.1"),  # the C resolver's shorthand for 127.0.0.1
-    (["--http", "0x7f.1:8765"], "127.0.0.1"),
-    (["--http", "::1:8765"], "brackets"),
-    (["--http", "[::1:8765"], "HOST:PORT"),
-    (["--http", "[::1]8765"], "HOST:PORT"),
-    (["--http", "[127.0.0.1]:8765"], "127.0.0.1"),
-    (["--http", "127.0.0.1:99999"], "PORT 1-65535"),
-    (["--http", "127.0.0.1:٨٧"], "HOST:PORT"),  # Arabic-Indic digits pass str.isdigit
-    (["--http", "example.com:8765"], "not an IP address"),
-    (["--http", "0.0.0.0:8765"], "not a loopback address"),  # all interfaces
-    (["--http", "[::]:8765"], "not a loopback address"),
-    (["--http", "127.0.0.1:8765", "--token-file", "/nonexistent/token"], "cannot read the token file"),
-    (["--allow-remote"], "apply to --http only"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--http", "127.1:8765"], "127.0.0.1"),  # the C resolver's shorthand for 127.0.0.1
+        (["--http", "0x7f.1:8765"], "127.0.0.1"),
+        (["--http", "::1:8765"], "brackets"),
+        (["--http", "[::1:8765"], "HOST:PORT"),
+        (["--http", "[::1]8765"], "HOST:PORT"),
+        (["--http", "[127.0.0.1]:8765"], "127.0.0.1"),
+        (["--http", "127.0.0.1:99999"], "PORT 1-65535"),
+        (["--http", "127.0.0.1:٨٧"], "HOST:PORT"),  # Arabic-Indic digits pass str.isdigit
+        (["--http", "example.com:8765"], "not an IP address"),
+        (["--http", "0.0.0.0:8765"], "not a loopback address"),  # all interfaces
+        (["--http", "[::]:8765"], "not a loopback address"),
+        (["--http", "127.0.0.1:8765", "--token-file", "/nonexistent/token"], "cannot read the token file"),
+        (["--allow-remote"], "apply to --http only"),
+    ],
+)
 def test_an_unusable_address_is_a_diagnostic_not_a_traceback(tmp_path, argv, words, monkeypatch):
     monkeypatch.delenv(listener.TOKEN_ENV, raising=False)
     err = io.StringIO()
@@ -95,28 +108,37 @@ def test_a_remote_bind_needs_allow_remote_and_a_long_enough_token(tmp_path, monk
 def _app(token=None, hosts=()):
     async def ok(request):
         return PlainTextResponse("ran")
-    app = Starlette(routes=[Route("/mcp", ok, methods=["GET", "POST"]), Route("/v1/decide", ok, methods=["POST"]),
-                            Route("/healthz", ok)])
+
+    app = Starlette(
+        routes=[
+            Route("/mcp", ok, methods=["GET", "POST"]),
+            Route("/v1/decide", ok, methods=["POST"]),
+            Route("/healthz", ok),
+        ]
+    )
     return listener.Guard(app, token, hosts)
 
 
-@pytest.mark.parametrize("dialled, host, origin, status", [
-    ("127.0.0.2:8765", "127.0.0.2:8765", None, 200),
-    ("127.0.0.2:8765", "localhost:8765", "http://localhost:8765", 200),
-    ("127.0.0.2:8765", "LOCALHOST:8765", "http://127.0.0.1:8765", 200),  # names are case-insensitive
-    ("127.0.0.2:8765", "[::1]:8765", None, 200),
-    ("127.0.0.2:8765", "evil.example:8765", None, 400),  # DNS rebinding: evil.example resolved to 127.0.0.2
-    ("127.0.0.2:8765", "127.0.0.2:9999", None, 400),  # another port is another origin
-    ("127.0.0.2:8765", "127.0.0.2", None, 400),  # no port: 80
-    ("127.0.0.2:8765", "127.0.0.2:8765", "http://evil.example", 403),  # another site's page
-    ("127.0.0.2:8765", "127.0.0.2:8765", "null", 403),
-    ("127.0.0.2:8765", "127.0.0.2:8765", "http://127.0.0.2:8765.evil.example", 403),
-    ("127.0.0.2:8765", "127.0.0.2:8765", "http://user@127.0.0.2:8765", 403),
-    ("127.0.0.1:80", "127.0.0.1", "http://localhost", 200),
-    ("10.1.2.3:8765", "10.1.2.3:8765", None, 200),  # a wildcard bind answers to the address dialled
-    ("10.1.2.3:8765", "localhost:8765", None, 400),  # ... and not to loopback names from outside
-    ("10.1.2.3:8765", "evil.example:8765", None, 400),
-])
+@pytest.mark.parametrize(
+    "dialled, host, origin, status",
+    [
+        ("127.0.0.2:8765", "127.0.0.2:8765", None, 200),
+        ("127.0.0.2:8765", "localhost:8765", "http://localhost:8765", 200),
+        ("127.0.0.2:8765", "LOCALHOST:8765", "http://127.0.0.1:8765", 200),  # names are case-insensitive
+        ("127.0.0.2:8765", "[::1]:8765", None, 200),
+        ("127.0.0.2:8765", "evil.example:8765", None, 400),  # DNS rebinding: evil.example resolved to 127.0.0.2
+        ("127.0.0.2:8765", "127.0.0.2:9999", None, 400),  # another port is another origin
+        ("127.0.0.2:8765", "127.0.0.2", None, 400),  # no port: 80
+        ("127.0.0.2:8765", "127.0.0.2:8765", "http://evil.example", 403),  # another site's page
+        ("127.0.0.2:8765", "127.0.0.2:8765", "null", 403),
+        ("127.0.0.2:8765", "127.0.0.2:8765", "http://127.0.0.2:8765.evil.example", 403),
+        ("127.0.0.2:8765", "127.0.0.2:8765", "http://user@127.0.0.2:8765", 403),
+        ("127.0.0.1:80", "127.0.0.1", "http://localhost", 200),
+        ("10.1.2.3:8765", "10.1.2.3:8765", None, 200),  # a wildcard bind answers to the address dialled
+        ("10.1.2.3:8765", "localhost:8765", None, 400),  # ... and not to loopback names from outside
+        ("10.1.2.3:8765", "evil.example:8765", None, 400),
+    ],
+)
 def test_host_and_origin_must_name_the_listener_on_every_route(dialled, host, origin, status):
     client = TestClient(_app(), base_url=f"http://{dialled}")
     headers = {"host": host, **({"origin": origin} if origin else {})}
@@ -149,12 +171,17 @@ def test_a_foreign_host_or_origin_runs_no_tool(tmp_path, address):
     if address == "[::1]" and not socket.has_ipv6:
         pytest.skip("no IPv6 on this machine")
     (tmp_path / "p.dsh").write_text(BASH)
-    with serving(["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path)],
-                 tmp_path, host=address) as (base, _):
+    with serving(
+        ["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path)],
+        tmp_path,
+        host=address,
+    ) as (base, _):
         here = base.split("//", 1)[1]
-        foreign = [{"Host": "evil.example", "Origin": "http://evil.example"},
-                   {"Host": here, "Origin": "http://evil.example"},
-                   {"Host": f"evil.example:{here.rsplit(':', 1)[1]}"}]
+        foreign = [
+            {"Host": "evil.example", "Origin": "http://evil.example"},
+            {"Host": here, "Origin": "http://evil.example"},
+            {"Host": f"evil.example:{here.rsplit(':', 1)[1]}"},
+        ]
         with httpx.Client(base_url=base, timeout=30) as client:
             for index, headers in enumerate(foreign):
                 marker = tmp_path / f"foreign-{index}"
@@ -163,8 +190,9 @@ def test_a_foreign_host_or_origin_runs_no_tool(tmp_path, address):
                 decided = client.post("/v1/decide", json={"tool": "read", "args": {}}, headers=headers)
                 assert decided.status_code in (400, 403)
             marker = tmp_path / "own"  # the same request from the server's own origin runs: the attack was real
-            answer = client.post("/mcp", json=_tools_call(f"touch {marker}"),
-                                 headers=_mcp_headers(Origin=f"http://{here}"))
+            answer = client.post(
+                "/mcp", json=_tools_call(f"touch {marker}"), headers=_mcp_headers(Origin=f"http://{here}")
+            )
             assert answer.status_code == 200 and marker.exists(), answer.text
 
 
@@ -172,13 +200,25 @@ def test_all_interfaces_with_allow_remote_answer_only_the_token_and_the_dialled_
     """`0.0.0.0` ran bash for any Host and Origin; now it needs --allow-remote and a token, and checks both."""
     (tmp_path / "p.dsh").write_text(BASH)
     (tmp_path / "token").write_text(TOKEN + "\n")
-    args = ["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path),
-            "--allow-remote", "--token-file", str(tmp_path / "token")]
+    args = [
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        "openbash",
+        "--workspace",
+        str(tmp_path),
+        "--allow-remote",
+        "--token-file",
+        str(tmp_path / "token"),
+    ]
     with serving(args, tmp_path, host="0.0.0.0") as (base, _):
         here = base.split("//", 1)[1]
         bearer = {"Authorization": f"Bearer {TOKEN}"}
-        refused = [({}, 401), ({**bearer, "Origin": "http://evil.example"}, 403),
-                   ({**bearer, "Host": f"evil.example:{here.rsplit(':', 1)[1]}"}, 400)]
+        refused = [
+            ({}, 401),
+            ({**bearer, "Origin": "http://evil.example"}, 403),
+            ({**bearer, "Host": f"evil.example:{here.rsplit(':', 1)[1]}"}, 400),
+        ]
         with httpx.Client(base_url=base, timeout=30) as client:
             for index, (headers, status) in enumerate(refused):
                 marker = tmp_path / f"refused-{index}"
@@ -191,8 +231,11 @@ def test_all_interfaces_with_allow_remote_answer_only_the_token_and_the_dialled_
 
 def test_a_token_from_the_environment_guards_mcp_and_the_decision_api(tmp_path):
     (tmp_path / "p.dsh").write_text(BASH)
-    with serving(["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path)],
-                 tmp_path, env={listener.TOKEN_ENV: TOKEN}) as (base, _):
+    with serving(
+        ["--load", str(tmp_path / "p.dsh"), "--policy", "openbash", "--workspace", str(tmp_path)],
+        tmp_path,
+        env={listener.TOKEN_ENV: TOKEN},
+    ) as (base, _):
         with httpx.Client(base_url=base, timeout=30) as client:
             marker = tmp_path / "no-token"
             answer = client.post("/mcp", json=_tools_call(f"touch {marker}"), headers=_mcp_headers())
@@ -208,9 +251,11 @@ def test_a_token_from_the_environment_guards_mcp_and_the_decision_api(tmp_path):
 def timely_server():
     """An in-process uvicorn with the listeners' protocol and a short header deadline, on a loopback port."""
     import uvicorn
+
     port = free_port()
-    config = uvicorn.Config(_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off",
-                            http=listener.timely_protocol(0.5))
+    config = uvicorn.Config(
+        _app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off", http=listener.timely_protocol(0.5)
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -5,6 +5,7 @@ A confined command can write the workspace, and the log usually lives there: it 
 (a stand-in `~/.bashrc` here). `dshc run` and the Claude Code hook must refuse the log, saying why, and
 leave that file as it was.
 """
+
 from __future__ import annotations
 
 import io
@@ -36,15 +37,29 @@ def bashrc(tmp_path) -> Path:
 def workspace(tmp_path, private_state) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "calls.jsonl").write_text(json.dumps({"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}})
-                                    + "\n")
+    (ws / "calls.jsonl").write_text(
+        json.dumps({"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}}) + "\n"
+    )
     (ws / "a.txt").write_text("hello\n")
     return ws
 
 
 def _run(cli, ws: Path):
-    return cli("run", str(ws / "calls.jsonl"), "--host", "web", "--policy", "workspace-write", "--approve", "never",
-               "--workspace", str(ws), "--log", str(ws / "events.jsonl"), "--json")
+    return cli(
+        "run",
+        str(ws / "calls.jsonl"),
+        "--host",
+        "web",
+        "--policy",
+        "workspace-write",
+        "--approve",
+        "never",
+        "--workspace",
+        str(ws),
+        "--log",
+        str(ws / "events.jsonl"),
+        "--json",
+    )
 
 
 def _with_torn_tail(ws: Path) -> None:
@@ -102,8 +117,9 @@ def test_run_refuses_a_planted_blob_folder_link_before_the_call_runs(cli, worksp
     target = bashrc.parent / "cron.d"
     target.mkdir()
     (workspace / "events.jsonl.blobs").symlink_to(target)
-    (workspace / "calls.jsonl").write_text(json.dumps({"id": "c1", "name": "write", "arguments": {
-        "file_path": "x.txt", "content": BIG}}) + "\n")
+    (workspace / "calls.jsonl").write_text(
+        json.dumps({"id": "c1", "name": "write", "arguments": {"file_path": "x.txt", "content": BIG}}) + "\n"
+    )
     done = _run(cli, workspace)
     assert done.code == 2 and "events.jsonl.blobs" in done.out and "symbolic link" in done.out, done
     assert list(target.iterdir()) == [] and not (workspace / "x.txt").exists()
@@ -128,6 +144,7 @@ def test_a_failed_blob_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
     def full(fd):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(os, "fsync", full)
     with pytest.raises(OSError):
         log.append("tool/call", callId="c", name="write", arguments={"content": BIG})
@@ -138,9 +155,16 @@ def test_a_failed_blob_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
 def _hook(ws: Path, **event) -> dict:
     (ws / ".dshc").write_text('policy = "workspace-write"\nlog = "events.jsonl"\n')
-    payload = {"session_id": "s", "cwd": str(ws), "hook_event_name": "PreToolUse", "permission_mode": "default",
-               "tool_name": "Read", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(ws / "a.txt")},
-               **event}
+    payload = {
+        "session_id": "s",
+        "cwd": str(ws),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(ws / "a.txt")},
+        **event,
+    }
     out = io.StringIO()
     assert hook_main(["claude-code"], io.StringIO(json.dumps(payload)), out, io.StringIO()) == 0
     return json.loads(out.getvalue() or "{}").get("hookSpecificOutput", {})
@@ -167,16 +191,28 @@ def _hook_log_records(path: Path) -> list[str]:
 
 def test_the_hooks_default_log_is_in_the_users_state_folder_keyed_by_project(workspace, private_state):
     (workspace / ".dshc").write_text('policy = "workspace-write"\n')
-    event = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
-             "tool_name": "Read", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(workspace / "a.txt")}}
+    event = {
+        "session_id": "s",
+        "cwd": str(workspace),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(workspace / "a.txt")},
+    }
     for kind in ("PreToolUse", "PostToolUse"):
-        assert hook_main(["claude-code"], io.StringIO(json.dumps({**event, "hook_event_name": kind,
-                                                                   "tool_response": {}})), io.StringIO(),
-                         io.StringIO()) == 0
+        assert (
+            hook_main(
+                ["claude-code"],
+                io.StringIO(json.dumps({**event, "hook_event_name": kind, "tool_response": {}})),
+                io.StringIO(),
+                io.StringIO(),
+            )
+            == 0
+        )
     (folder,) = (private_state / "dshc").iterdir()
     assert folder.name.startswith("ws-") and oct(folder.stat().st_mode & 0o777) == "0o700"
-    assert _hook_log_records(folder / "events.jsonl") == ["request/header", "tool/call", "tool/decision",
-                                                          "tool/result"]
+    assert _hook_log_records(folder / "events.jsonl") == ["request/header", "tool/call", "tool/decision", "tool/result"]
     assert sorted(p.name for p in workspace.iterdir()) == [".dshc", "a.txt", "calls.jsonl"]  # nothing in the workspace
     other = workspace.parent / "other-project"  # (a `.dshc` below the project folder is refused, not a project)
     other.mkdir()
@@ -187,10 +223,21 @@ def test_the_hooks_default_log_is_in_the_users_state_folder_keyed_by_project(wor
 
 def test_an_explicit_log_still_wins(workspace, private_state):
     _hook(workspace)  # `log = "events.jsonl"` in the project file
-    payload = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
-               "tool_name": "Read", "tool_use_id": "toolu_2", "tool_input": {"file_path": str(workspace / "a.txt")}}
-    hook_main(["claude-code", "--log", str(workspace / "given.jsonl")], io.StringIO(json.dumps(payload)),
-              io.StringIO(), io.StringIO())
+    payload = {
+        "session_id": "s",
+        "cwd": str(workspace),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Read",
+        "tool_use_id": "toolu_2",
+        "tool_input": {"file_path": str(workspace / "a.txt")},
+    }
+    hook_main(
+        ["claude-code", "--log", str(workspace / "given.jsonl")],
+        io.StringIO(json.dumps(payload)),
+        io.StringIO(),
+        io.StringIO(),
+    )
     assert _hook_log_records(workspace / "events.jsonl")[1:] == ["tool/call", "tool/decision"]
     assert _hook_log_records(workspace / "given.jsonl")[1:] == ["tool/call", "tool/decision"]
     assert not (private_state / "dshc").exists()
@@ -202,20 +249,35 @@ def test_a_state_folder_planted_as_a_link_is_refused(workspace, private_state, b
     real = os.path.realpath(workspace)
     key = f"ws-{__import__('hashlib').sha256(real.encode()).hexdigest()[:16]}"
     (private_state / "dshc" / key).symlink_to(bashrc.parent)
-    event = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
-             "tool_name": "Read", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(workspace / "a.txt")}}
+    event = {
+        "session_id": "s",
+        "cwd": str(workspace),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(workspace / "a.txt")},
+    }
     out = io.StringIO()
     hook_main(["claude-code"], io.StringIO(json.dumps(event)), out, io.StringIO())
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "deny" and "not a folder of this user's" in answer["permissionDecisionReason"]
+    assert (
+        answer["permissionDecision"] == "deny" and "not a folder of this user's" in answer["permissionDecisionReason"]
+    )
     assert sorted(p.name for p in bashrc.parent.iterdir()) == [".bashrc"]
 
 
 def test_the_hook_asks_before_claude_code_itself_writes_the_log(workspace):
     (workspace / ".dshc").write_text('policy = "workspace-write"\nlog = "events.jsonl"\n')
-    payload = {"session_id": "s", "cwd": str(workspace), "hook_event_name": "PreToolUse", "permission_mode": "default",
-               "tool_name": "Write", "tool_use_id": "toolu_1",
-               "tool_input": {"file_path": str(workspace / "events.jsonl.blobs" / "x"), "content": "forged"}}
+    payload = {
+        "session_id": "s",
+        "cwd": str(workspace),
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Write",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(workspace / "events.jsonl.blobs" / "x"), "content": "forged"},
+    }
     out = io.StringIO()
     hook_main(["claude-code"], io.StringIO(json.dumps(payload)), out, io.StringIO())
     answer = json.loads(out.getvalue())["hookSpecificOutput"]
@@ -225,6 +287,7 @@ def test_the_hook_asks_before_claude_code_itself_writes_the_log(workspace):
 def test_a_run_removes_the_partial_blobs_of_writers_that_died_mid_write(cli, workspace):
     import subprocess
     import sys
+
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     blobs = workspace / "events.jsonl.blobs"
     blobs.mkdir()

@@ -1,4 +1,5 @@
 """Every per-request cache is bounded: LRU order, a configurable size, and no growth from invented names."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,7 +43,9 @@ def test_a_program_keeps_at_most_cache_size_contexts_and_answers_the_same(progra
     requests = [Request(host="web", flags=[f"f{i}"], policy="workspace-write") for i in range(10)]
     for request in requests + requests[:2]:
         assert small.view(request).canonical_json() == program.view(request).canonical_json()
-        assert small.decide(request, "bash", {"command": "ls"}, "/w") == program.decide(request, "bash", {"command": "ls"}, "/w")
+        assert small.decide(request, "bash", {"command": "ls"}, "/w") == program.decide(
+            request, "bash", {"command": "ls"}, "/w"
+        )
     for cache in (small._views, small._deciders, small._compositions):
         assert len(cache) == 3
 
@@ -60,8 +63,9 @@ def test_invented_names_a_rule_covers_do_not_grow_the_request_memo_without_bound
     """Names no rule covers take the policy's unmatched decision and leave nothing behind; these
     are covered by a pattern, so each is remembered per request — up to the bound."""
     monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no rules tabulated: each decision is remembered
-    covering = Program.load(texts={"p.dsh": 'policy p "Asks about web tools" {\n'
-                                            '  ask web_* when scope == "root"\n  default allow\n}\n'})
+    covering = Program.load(
+        texts={"p.dsh": 'policy p "Asks about web tools" {\n  ask web_* when scope == "root"\n  default allow\n}\n'}
+    )
     request = Request(policy="p")
     for index in range(3000):
         assert covering.decide(request, f"web_invented{index}", {}, "/w", gates=False).effect == "ask"
@@ -74,7 +78,9 @@ def test_shared_row_outcomes_follow_each_contexts_services(program):
     full, narrow = Request(host="web"), Request(host="web", without_services=["attachments"])
     for _ in range(2):
         assert "read_image" in program.view(Request(host="web", flags=["a"])).names
-        assert "read_image" not in program.view(Request(host="web", flags=["b"], without_services=["attachments"])).names
+        assert (
+            "read_image" not in program.view(Request(host="web", flags=["b"], without_services=["attachments"])).names
+        )
     assert set(program.view(full).names) - set(program.view(narrow).names) == {"read_image"}
 
 
@@ -91,8 +97,10 @@ def test_shared_preset_rows_follow_the_flags_and_facts_their_conditions_read():
     """A preset's rows are shared by contexts that differ in what no row reads (scope, policy, other
     flags), never across a flag or a fact a row's condition names, nor across two programs."""
     program = Program.load(texts={"flagged.dsh": FLAGGED})
+
     def names(**context):
         return set(program.view(Request(host="web", preset="flagged", **context)).names)
+
     base = names()
     for _ in range(2):  # the second round reads the shared rows
         assert "web_fetch" in names(flags=["web_on"]) and "web_fetch" not in names(flags=["other"])
@@ -109,9 +117,13 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds(monke
     new group can take a remembered id and read another group's summary."""
     monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no group tabulated: summaries are read per request
     linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request
-    program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
-                                           f'  deny web_fetch when args.url matches "http://*"{linux}\n'
-                                           f'  ask web_* when args.url matches "*.zip"{linux}\n}}\n'})
+    program = Program.load(
+        texts={
+            "p.dsh": 'policy p "Fetches" {\n  default allow\n'
+            f'  deny web_fetch when args.url matches "http://*"{linux}\n'
+            f'  ask web_* when args.url matches "*.zip"{linux}\n}}\n'
+        }
+    )
     request = Request(policy="p", platform="linux")
     expected = {"http://a": "deny", "https://b.zip": "ask", "https://c": "allow"}
     for round_ in range(3):
@@ -125,17 +137,28 @@ def test_a_requests_glob_group_memo_holds_its_groups_across_index_rebuilds(monke
 
 def test_the_glob_group_memo_and_the_shared_decisions_are_bounded(monkeypatch):
     from dshc.compiler.policy import index
+
     monkeypatch.setattr(fact_tables, "TABLE_LIMIT", 0)  # no group tabulated: summaries are read per request
     monkeypatch.setattr(index, "GROUP_CACHE", 2)
     monkeypatch.setattr(index, "DECIDED_CACHE", 2)
     linux = ' and platform == "linux"'  # a fact condition: each group's summary is read per request
-    program = Program.load(texts={"p.dsh": 'policy p "Fetches" {\n  default allow\n'
-                                           f'  deny web_fetch when args.url matches "http://*"{linux}\n'
-                                           f'  ask web_fetch when args.url matches "*.zip"{linux}\n'
-                                           f'  ask web_fetch when args.url matches "ftp:*"{linux}\n}}\n'})
+    program = Program.load(
+        texts={
+            "p.dsh": 'policy p "Fetches" {\n  default allow\n'
+            f'  deny web_fetch when args.url matches "http://*"{linux}\n'
+            f'  ask web_fetch when args.url matches "*.zip"{linux}\n'
+            f'  ask web_fetch when args.url matches "ftp:*"{linux}\n}}\n'
+        }
+    )
     request = Request(policy="p", platform="linux")
-    expected = {"http://a.zip": ("deny", [3]), "https://b.zip": ("ask", [4]), "ftp:c": ("ask", [5]),
-                "ftp:c.zip": ("ask", [4, 5]), "http://d": ("deny", [3]), "https://e": ("allow", [])}
+    expected = {
+        "http://a.zip": ("deny", [3]),
+        "https://b.zip": ("ask", [4]),
+        "ftp:c": ("ask", [5]),
+        "ftp:c.zip": ("ask", [4, 5]),
+        "http://d": ("deny", [3]),
+        "https://e": ("allow", []),
+    }
     for _ in range(2):  # the second round finds what the bounds let it keep, or makes it again
         for url, (effect, lines) in expected.items():
             decision = program.decide(request, "web_fetch", {"url": url}, "/w", gates=False)

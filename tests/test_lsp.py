@@ -1,6 +1,7 @@
 """`dshc lsp`: one editor session over stdio with a real JSON-RPC client (pygls's), against a
 spawned `dshc lsp` process; then the lexical completion, the source set and the VS Code folder
 in-process."""
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,11 @@ async def _session(folder: Path) -> dict:
         """The diagnostics of that version; with `lint`, those that follow once the lint is done."""
         while True:
             params = await asyncio.wait_for(published.get(), TIMEOUT)
-            if params.uri == uri and params.version == version and (not lint or any(
-                    d.severity == types.DiagnosticSeverity.Warning for d in params.diagnostics)):
+            if (
+                params.uri == uri
+                and params.version == version
+                and (not lint or any(d.severity == types.DiagnosticSeverity.Warning for d in params.diagnostics))
+            ):
                 return params
 
     def ask(coro):
@@ -97,35 +101,50 @@ async def _session(folder: Path) -> dict:
     await client.start_io(command[0], *command[1:], "lsp", cwd=str(folder))
     record["pid"] = client._server.pid  # noqa: SLF001 - the test checks that the process it started ended
     try:
-        await ask(client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(folder)))))
+        await ask(
+            client.initialize_async(
+                types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(folder)))
+            )
+        )
         client.initialized(types.InitializedParams())
         path = folder / "team.dsh"
         uri = from_fs_path(str(path))
         doc = types.TextDocumentIdentifier(uri=uri)
-        client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="dsh", version=1, text=TEAM)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="dsh", version=1, text=TEAM)
+            )
+        )
         record["opened"] = await diagnostics_for(uri, 1)
 
         def change(version: int, text: str) -> None:
-            client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
 
         change(2, FIXED)
         record["fixed"] = await diagnostics_for(uri, 2, lint=True)
 
         async def hover(needle: str, offset: int = 1, occurrence: int = 0):
-            return await ask(client.text_document_hover_async(types.HoverParams(
-                text_document=doc, position=_at(FIXED, needle, offset, occurrence))))
+            return await ask(
+                client.text_document_hover_async(
+                    types.HoverParams(text_document=doc, position=_at(FIXED, needle, offset, occurrence))
+                )
+            )
 
         record["hover_tool"] = await hover("bash")
         record["hover_rule"] = await hover("ask bash", 0)
         record["hover_package"] = await hover("tool-fs")
 
         async def completion(needle: str, offset: int):
-            return await ask(client.text_document_completion_async(types.CompletionParams(
-                text_document=doc, position=_at(FIXED, needle, offset))))
+            return await ask(
+                client.text_document_completion_async(
+                    types.CompletionParams(text_document=doc, position=_at(FIXED, needle, offset))
+                )
+            )
 
         record["complete_package"] = await completion("tool-fs", len("tool-f"))
         record["complete_config"] = await completion("readLimit", len("read"))
@@ -133,27 +152,45 @@ async def _session(folder: Path) -> dict:
         record["complete_argument"] = await completion("command matches", 0)
 
         async def definition(text: str, needle: str, offset: int = 1, of: str = uri):
-            return await ask(client.text_document_definition_async(types.DefinitionParams(
-                text_document=types.TextDocumentIdentifier(uri=of), position=_at(text, needle, offset))))
+            return await ask(
+                client.text_document_definition_async(
+                    types.DefinitionParams(
+                        text_document=types.TextDocumentIdentifier(uri=of), position=_at(text, needle, offset)
+                    )
+                )
+            )
 
         record["def_extends"] = await definition(FIXED, "standard")
         record["def_parent"] = await definition(FIXED, "root")
         record["def_mount"] = await definition(FIXED, "tool-fs")
         record["def_policy_extends"] = await definition(FIXED, "workspace-write")
         host_uri = from_fs_path(str(folder / "host.dsh"))
-        client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=host_uri, language_id="dsh", version=1, text=HOST)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=host_uri, language_id="dsh", version=1, text=HOST)
+            )
+        )
         record["host_opened"] = await diagnostics_for(host_uri, 1)
         record["def_host_policy"] = await definition(HOST, "team", of=host_uri)
 
-        record["formatting"] = await ask(client.text_document_formatting_async(types.DocumentFormattingParams(
-            text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True))))
+        record["formatting"] = await ask(
+            client.text_document_formatting_async(
+                types.DocumentFormattingParams(
+                    text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+                )
+            )
+        )
 
         change(3, BROKEN)
         record["broken"] = await diagnostics_for(uri, 3)
         record["hover_broken"] = await hover("bash")
-        record["formatting_broken"] = await ask(client.text_document_formatting_async(types.DocumentFormattingParams(
-            text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True))))
+        record["formatting_broken"] = await ask(
+            client.text_document_formatting_async(
+                types.DocumentFormattingParams(
+                    text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+                )
+            )
+        )
         await ask(client.shutdown_async(None))
         client.exit(None)
     finally:
@@ -212,7 +249,7 @@ def test_hover_on_a_tool_shows_what_explain_and_decide_say(session, folder):
 def test_hover_on_a_rule_decides_a_call_it_is_about(session, folder):
     text = session["hover_rule"].contents.value
     assert 'ask bash when args.command matches "git push*"' in text
-    assert "--args '{\"command\": \"git push\"}'" in text
+    assert '--args \'{"command": "git push"}\'' in text
     assert f"bash: ask: rule `ask` matched (decided by team/ask@11 at {folder / 'team.dsh'}:11:3)" in text
 
 
@@ -296,26 +333,29 @@ def _complete(text: str, vocabulary: Vocabulary) -> set[str]:
     return {c.label for c in found}
 
 
-@pytest.mark.parametrize("text, present, absent", [
-    ("|", {"preset", "policy", "scope", "host", "commands"}, {"mount"}),
-    ("preset p {\n  |", {"mount", "provides", "present"}, {"allow", "parent"}),
-    ("preset p {\n  provides fs, |", {"shell", "web", "sandbox", "approval"}, {"tool-fs"}),
-    ("scope s {\n  parent |", {"root", "child"}, {"standard"}),
-    ("scope s {\n  only read, gr|", {"grep", "glob", "read"}, {"tool-fs"}),
-    ("policy p extends |", {"workspace-write", "read-only"}, {"standard"}),
-    ('scope s "A title" |', {"extends"}, {"parent"}),
-    ("scope s ex|", {"extends"}, set()),
-    ("policy p {\n  deny risk(|", {"file-mutation", "any-process"}, {"bash"}),
-    ("policy p {\n  ask package(|", {"tool-fs", "tool-bash"}, set()),
-    ("policy p {\n  guard g: deny |", {"bash", "package(", "risk("}, set()),
-    ("policy p {\n  allow bash when args.command is |", {"readonly"}, set()),
-    ("policy p {\n  sandbox |", {"read-only", "workspace-write", "fallback"}, set()),
-    ("host h {\n  policy |", {"read-only", "plan"}, set()),
-    ("host h {\n  roster default |", {"standard", "minimal"}, set()),
-    ("preset p {\n  mount tool-bash when |", {"platform", "host", "has"}, {"plan_mode", "args"}),
-    ('policy p {\n  allow bash when args.command matches "gi|', set(), {"bash", "platform"}),
-    ("policy p {\n  # allow |", set(), {"bash"}),
-])
+@pytest.mark.parametrize(
+    "text, present, absent",
+    [
+        ("|", {"preset", "policy", "scope", "host", "commands"}, {"mount"}),
+        ("preset p {\n  |", {"mount", "provides", "present"}, {"allow", "parent"}),
+        ("preset p {\n  provides fs, |", {"shell", "web", "sandbox", "approval"}, {"tool-fs"}),
+        ("scope s {\n  parent |", {"root", "child"}, {"standard"}),
+        ("scope s {\n  only read, gr|", {"grep", "glob", "read"}, {"tool-fs"}),
+        ("policy p extends |", {"workspace-write", "read-only"}, {"standard"}),
+        ('scope s "A title" |', {"extends"}, {"parent"}),
+        ("scope s ex|", {"extends"}, set()),
+        ("policy p {\n  deny risk(|", {"file-mutation", "any-process"}, {"bash"}),
+        ("policy p {\n  ask package(|", {"tool-fs", "tool-bash"}, set()),
+        ("policy p {\n  guard g: deny |", {"bash", "package(", "risk("}, set()),
+        ("policy p {\n  allow bash when args.command is |", {"readonly"}, set()),
+        ("policy p {\n  sandbox |", {"read-only", "workspace-write", "fallback"}, set()),
+        ("host h {\n  policy |", {"read-only", "plan"}, set()),
+        ("host h {\n  roster default |", {"standard", "minimal"}, set()),
+        ("preset p {\n  mount tool-bash when |", {"platform", "host", "has"}, {"plan_mode", "args"}),
+        ('policy p {\n  allow bash when args.command matches "gi|', set(), {"bash", "platform"}),
+        ("policy p {\n  # allow |", set(), {"bash"}),
+    ],
+)
 def test_completion_by_context(vocabulary, text, present, absent):
     found = _complete(text, vocabulary)
     assert present <= found, present - found
@@ -443,11 +483,13 @@ def test_catalog_overlays_add_to_the_shipped_catalog_as_on_the_command_line():
     """`dshc lsp --catalog DIR` adds DIR's packages; the shipped ones stay, and a jump finds the overlay's JSON."""
     from dshc.cli.lsp.definition import definition
     from dshc.cli.lsp.server import DshLanguageServer
+
     overlay = ROOT / "examples" / "plugin-catalog"
     server = DshLanguageServer((str(overlay),))
     assert {"acme-tickets", "tool-fs"} <= set(server.catalog.package_by_id)
     assert "ticket_read" in {t.name for t in server.catalog.definitions.values()}
     from dshc.cli.lsp.index import Ref
+
     span = definition(Ref("package", "acme-tickets", None, None), [], server.catalog, server.catalog_dirs)
     assert span is not None and Path(span.path) == overlay / "packages" / "acme-tickets.json"
     shipped = definition(Ref("package", "tool-fs", None, None), [], server.catalog, server.catalog_dirs)
@@ -457,14 +499,17 @@ def test_catalog_overlays_add_to_the_shipped_catalog_as_on_the_command_line():
 # --- hover, in-process -----------------------------------------------------------------------
 def _hover_at(program, text: str, needle: str, offset: int = 1) -> str | None:
     from dshc.cli.lsp.hover import hover
+
     position = _at(text, needle, offset)
     ref = ref_at(_document(text), position.line + 1, position.character + 1)
     return hover(ref, program, program.catalog, None)
 
 
 def test_hover_on_config_keys_facts_and_services(program):
-    text = ('preset p {\n  mount tool-fs { readLimit = 5 } when platform == "linux" and has web\n}\n'
-            'policy q {\n  deny bash when args.command matches "x" and plan_mode\n}\n')
+    text = (
+        'preset p {\n  mount tool-fs { readLimit = 5 } when platform == "linux" and has web\n}\n'
+        'policy q {\n  deny bash when args.command matches "x" and plan_mode\n}\n'
+    )
     assert "**config** `tool-fs.readLimit` (integer; default `2000`)" in _hover_at(program, text, "readLimit")
     assert "`platform` (string): one of `darwin`, `linux`, `win32`" in _hover_at(program, text, "platform")
     assert "**service** `web`" in _hover_at(program, text, "web")
@@ -474,6 +519,7 @@ def test_hover_on_config_keys_facts_and_services(program):
 
 def test_hover_without_a_program_still_shows_the_catalog():
     from dshc.cli.lsp.hover import hover
+
     text = "scope s {\n  hide write\n}\n"
     position = _at(text, "write", 1)
     ref = ref_at(_document(text), position.line + 1, position.character + 1)

@@ -11,6 +11,7 @@ The diagnostics of a file must match its markers exactly: (code, line, col) as a
 diagnostic in that file. `# XFAIL: reason` marks a fixture that shows a known compiler bug.
 `*.with-shipped.dsh` files are loaded with the shipped declarations; the others alone.
 """
+
 from __future__ import annotations
 
 import io
@@ -74,8 +75,12 @@ def test_malformed_fixture(path: Path):
 
 def test_marker_parser():
     text = "a   # E: DSH201 @9 help~did you mean `x`?\n# E: DSH104 line=7 @1\nb # E: DSH209 @2  # E: DSH214 @5 msg~m\n"
-    assert parse_markers(text) == [Marker("DSH201", 1, 9, None, "did you mean `x`?"), Marker("DSH104", 7, 1),
-                                   Marker("DSH209", 3, 2), Marker("DSH214", 3, 5, "m")]
+    assert parse_markers(text) == [
+        Marker("DSH201", 1, 9, None, "did you mean `x`?"),
+        Marker("DSH104", 7, 1),
+        Marker("DSH209", 3, 2),
+        Marker("DSH214", 3, 5, "m"),
+    ]
     with pytest.raises(ValueError):
         parse_markers("mount x   # E: DSH201\n")  # the column is mandatory
 
@@ -84,11 +89,15 @@ def test_marker_parser():
 GENERATED = [
     pytest.param(b"", [Marker("DSH106", 1, 1)], id="empty"),
     pytest.param(b"# nothing here\n\n   # still nothing\n", [Marker("DSH106", 1, 1)], id="only-comments"),
-    pytest.param(b"preset p {\n  mount tool-fs\n  mount tool-\xff\xfe\n}\n", [Marker("DSH105", 3, 14)],
-                 id="invalid-utf8"),
+    pytest.param(
+        b"preset p {\n  mount tool-fs\n  mount tool-\xff\xfe\n}\n", [Marker("DSH105", 3, 14)], id="invalid-utf8"
+    ),
     # every other column counts characters: `é` is one column (two bytes), so 0xff is at column 10
-    pytest.param(b"preset p {\n  mount tool-fs\n  # caf\xc3\xa9 \xff\n}\n", [Marker("DSH105", 3, 10)],
-                 id="invalid-utf8-after-multibyte"),
+    pytest.param(
+        b"preset p {\n  mount tool-fs\n  # caf\xc3\xa9 \xff\n}\n",
+        [Marker("DSH105", 3, 10)],
+        id="invalid-utf8-after-multibyte",
+    ),
 ]
 
 
@@ -135,7 +144,8 @@ def test_cli_check_json_lists_every_diagnostic_field():
     assert code == 2
     diags = json.loads(out)["diagnostics"]
     assert [(d["code"], d["line"], d["col"]) for d in diags] == sorted(
-        (m.where for m in parse_markers(path.read_text(encoding="utf-8"))), key=lambda w: w[1:])
+        (m.where for m in parse_markers(path.read_text(encoding="utf-8"))), key=lambda w: w[1:]
+    )
     for d in diags:
         assert {"code", "severity", "message", "path", "line", "col", "end_line", "end_col", "help"} <= d.keys()
         assert d["path"] == str(path) and d["severity"] == "error"
@@ -145,6 +155,7 @@ def test_a_long_word_before_a_mistake_is_read_in_a_bounded_window(monkeypatch):
     """A 32,000-character word in a comment before a syntax error cost `dshc check` minutes: the hint's
     patterns searched the whole text before the token from every start. They now read a window of it."""
     from dshc.compiler import parse
+
     searched: list[int] = []
 
     class Recording:
@@ -166,6 +177,7 @@ def test_a_long_word_before_a_mistake_is_read_in_a_bounded_window(monkeypatch):
 
 def test_a_long_line_is_shown_cut_around_the_mistake():
     from dshc.compiler.render import SHOWN, human
+
     word = "y" * 32_000
     text = f"policy p extends workspace-write {{\n  default allow\n  {word}\n}}\n"
     with pytest.raises(DshError) as caught:

@@ -1,4 +1,5 @@
 """The remembered tool list of an upstream: used while it is down, and only from a private file."""
+
 from __future__ import annotations
 
 import os
@@ -40,13 +41,24 @@ def test_commands_see_a_down_upstreams_remembered_tools_and_gate_five_names_it(t
     import json
 
     from dshc.cli.main import main
+
     monkeypatch.setenv("DSHC_CACHE_DIR", str(tmp_path / "cache"))
     endpoint = Endpoint("git", "false", (), (), None, ())  # a server that exits at once: down
-    upstream_lists.known_tools(endpoint, [{"name": "git_status", "inputSchema": {"type": "object"},
-                                    "annotations": {"readOnlyHint": True, "openWorldHint": False}}])
+    upstream_lists.known_tools(
+        endpoint,
+        [
+            {
+                "name": "git_status",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": True, "openWorldHint": False},
+            }
+        ],
+    )
     source = tmp_path / "gw.dsh"
-    source.write_text('upstream git { command "false" }\npreset gw extends standard { mount mcp:git }\n'
-                      "policy gwp { sandbox workspace-write; default deny; allow git__git_status }\n")
+    source.write_text(
+        'upstream git { command "false" }\npreset gw extends standard { mount mcp:git }\n'
+        "policy gwp { sandbox workspace-write; default deny; allow git__git_status }\n"
+    )
     flags = ["gw", "--policy", "gwp", "--load", str(source)]
     out = io.StringIO()
     assert main(["explain", "git__git_status", *flags, "--json"], out, io.StringIO()) == 1

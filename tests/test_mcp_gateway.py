@@ -2,6 +2,7 @@
 
 `dshc serve` is driven with the SDK's own client; the upstreams are the published packages, untouched.
 """
+
 from __future__ import annotations
 
 import io
@@ -23,9 +24,11 @@ if shutil.which("git") is None:
 
 SERVE = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve"]
 # the time server, started only while FLAG is absent: how a test takes it down and brings it back
-TIME_LAUNCHER = ("import os, sys; os.path.exists(sys.argv[1]) and sys.exit(3); "
-                 "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']; "
-                 "from mcp_server_time import main; main()")
+TIME_LAUNCHER = (
+    "import os, sys; os.path.exists(sys.argv[1]) and sys.exit(3); "
+    "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']; "
+    "from mcp_server_time import main; main()"
+)
 
 CLOCK = f'upstream clock {{ command {json.dumps(sys.executable)} args ["-m", "mcp_server_time"] }}\n'
 
@@ -64,6 +67,7 @@ def _text(result) -> str:
 
 def test_explain_names_the_gate_for_an_upstream_tool_hidden_by_a_scope(gateway, monkeypatch):
     from dshc.cli.main import main
+
     root, _, _ = gateway
     monkeypatch.setenv("DSHC_CACHE_DIR", str(root / "cache"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))  # (the sandbox's private temp folder)
@@ -72,17 +76,53 @@ def test_explain_names_the_gate_for_an_upstream_tool_hidden_by_a_scope(gateway, 
     # reading never starts an upstream: `upstream refresh` lists its tools, in the sandbox (both answer here)
     assert main(["upstream", "refresh", str(root / "gw.dsh")], out, err) == 0, out.getvalue() + err.getvalue()
     out = io.StringIO()
-    code = main(["explain", "git__git_status", "gw", "--scope", "nogit", "--policy", "gwp",
-                 "--load", str(root / "gw.dsh"), "--json"], out, err)
+    code = main(
+        [
+            "explain",
+            "git__git_status",
+            "gw",
+            "--scope",
+            "nogit",
+            "--policy",
+            "gwp",
+            "--load",
+            str(root / "gw.dsh"),
+            "--json",
+        ],
+        out,
+        err,
+    )
     report = json.loads(out.getvalue())
     assert code == 1 and report["failed_gate"] == "visible", err.getvalue()
     assert report["gates"][1]["source"].startswith(str(root / "gw.dsh"))
     out = io.StringIO()  # at the root scope the same tool passes every gate the files decide
-    assert main(["explain", "git__git_status", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"), "--json"],
-                out, err) == 1 and json.loads(out.getvalue())["failed_gate"] == "ready"
+    assert (
+        main(
+            ["explain", "git__git_status", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"), "--json"], out, err
+        )
+        == 1
+        and json.loads(out.getvalue())["failed_gate"] == "ready"
+    )
     out = io.StringIO()  # and every gate, where the caller says it answers
-    assert main(["explain", "git__git_status", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"),
-                 "--with", "mcp:git", "--json"], out, err) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "git__git_status",
+                "gw",
+                "--policy",
+                "gwp",
+                "--load",
+                str(root / "gw.dsh"),
+                "--with",
+                "mcp:git",
+                "--json",
+            ],
+            out,
+            err,
+        )
+        == 0
+    )
 
 
 def _own_descendant(marker: str) -> psutil.Process:
@@ -107,9 +147,25 @@ async def _until(check, timeout_s: float):
 
 def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_then_recovers(gateway):
     root, repo, flag = gateway
-    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:] + [
-        "--preset", "gw", "--policy", "gwp", "--load", str(root / "gw.dsh"), "--workspace", str(root),
-        "--log", str(root / "events.jsonl"), "--watch"], env={"DSHC_CACHE_DIR": str(root / "cache")}, cwd=str(root))
+    params = StdioServerParameters(
+        command=SERVE[0],
+        args=SERVE[1:]
+        + [
+            "--preset",
+            "gw",
+            "--policy",
+            "gwp",
+            "--load",
+            str(root / "gw.dsh"),
+            "--workspace",
+            str(root),
+            "--log",
+            str(root / "events.jsonl"),
+            "--watch",
+        ],
+        env={"DSHC_CACHE_DIR": str(root / "cache")},
+        cwd=str(root),
+    )
 
     async def main():
         async with Client(params, mode="legacy") as client:
@@ -133,6 +189,7 @@ def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_t
             async def gate_five():
                 result = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
                 return result if "gate `ready`" in _text(result) else None
+
             down = await _until(gate_five, 20)
             assert down.is_error and "server `time` is not answering" in _text(down)
             sibling = await client.call_tool("git__git_status", {"repo_path": str(repo)})
@@ -144,29 +201,37 @@ def test_policies_hold_on_upstream_tools_and_a_killed_upstream_fails_gate_five_t
             async def back():
                 result = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
                 return result if not result.is_error else None
+
             await _until(back, 40)
 
             # an edit that declares and mounts another upstream: its tools arrive once it answers
             text = (root / "gw.dsh").read_text()
             text = text.replace("mount mcp:git }", "mount mcp:git; mount mcp:clock }").replace(
-                "allow package(mcp:time)", "allow package(mcp:time), package(mcp:clock)")
+                "allow package(mcp:time)", "allow package(mcp:time), package(mcp:clock)"
+            )
             (root / "gw.dsh").write_text(text + CLOCK)
 
             async def clock_listed():
                 names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
                 return names if "clock__get_current_time" in names else None
+
             await _until(clock_listed, 60)
             clock = await client.call_tool("clock__get_current_time", {"timezone": "UTC"})
             assert not clock.is_error, _text(clock)
+
     anyio.run(main)
     assert not (repo / ".git" / "refs" / "heads" / "x").exists()
     results = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
     assert any(r["type"] == "tool/result" and r.get("name") == "git__git_status" for r in results)
     # the gateway's log is evidence for `dshc suggest`: what the upstreams answered is allowed, pinned
-    suggested = subprocess.run(SERVE[:-1] + ["suggest", "--from-log", str(root / "events.jsonl"), "--load",
-                                             str(root / "gw.dsh"), "--json"],
-                               env={**os.environ, "DSHC_CACHE_DIR": str(root / "cache")}, cwd=str(root),
-                               capture_output=True, text=True, timeout=300)
+    suggested = subprocess.run(
+        SERVE[:-1] + ["suggest", "--from-log", str(root / "events.jsonl"), "--load", str(root / "gw.dsh"), "--json"],
+        env={**os.environ, "DSHC_CACHE_DIR": str(root / "cache")},
+        cwd=str(root),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert suggested.returncode == 0, suggested.stdout + suggested.stderr
     report = json.loads(suggested.stdout)
     rules = {(r["tool"], r["when"]) for r in report["suggested"]}

@@ -1,4 +1,5 @@
 """`dshc serve` driven by the official MCP SDK client, over stdio (both protocol eras) and streamable HTTP."""
+
 from __future__ import annotations
 
 import io
@@ -36,8 +37,22 @@ def workspace(tmp_path):
 
 
 def _args(ws, *extra):
-    return [*SERVE, "--load", str(ws / "policy.dsh"), "--load", str(ws / "scope.dsh"), "--policy", "mcptest",
-            "--scope", "mcps", "--workspace", str(ws), "--log", str(ws / "events.jsonl"), *extra]
+    return [
+        *SERVE,
+        "--load",
+        str(ws / "policy.dsh"),
+        "--load",
+        str(ws / "scope.dsh"),
+        "--policy",
+        "mcptest",
+        "--scope",
+        "mcps",
+        "--workspace",
+        str(ws),
+        "--log",
+        str(ws / "events.jsonl"),
+        *extra,
+    ]
 
 
 def _stdio(ws, *extra) -> StdioServerParameters:
@@ -51,6 +66,7 @@ def _text(result) -> str:
 def _answer(action: str):
     async def callback(ctx, params):
         return types.ElicitResult(action=action, content={} if action == "accept" else None)
+
     return callback
 
 
@@ -80,14 +96,17 @@ async def _forged_answers_do_not_approve(client, ws) -> None:
     """2026-07-28: an accept is bound to the question the server asked, for those very arguments."""
     accept = {"dshc-approval": types.ElicitResult(action="accept", content={})}
     target = ws / "forged.txt"
-    forged = await client.session.call_tool("write", {"file_path": str(target), "content": "x"},
-                                            input_responses=accept, request_state="made-up")
+    forged = await client.session.call_tool(
+        "write", {"file_path": str(target), "content": "x"}, input_responses=accept, request_state="made-up"
+    )
     assert forged.is_error and "rejected" in _text(forged)
-    asked = await client.session.call_tool("write", {"file_path": str(ws / "asked.txt"), "content": "x"},
-                                           allow_input_required=True)
+    asked = await client.session.call_tool(
+        "write", {"file_path": str(ws / "asked.txt"), "content": "x"}, allow_input_required=True
+    )
     assert isinstance(asked, types.InputRequiredResult)
-    moved = await client.session.call_tool("write", {"file_path": str(target), "content": "x"},
-                                           input_responses=accept, request_state=asked.request_state)
+    moved = await client.session.call_tool(
+        "write", {"file_path": str(target), "content": "x"}, input_responses=accept, request_state=asked.request_state
+    )
     assert moved.is_error and "rejected" in _text(moved)
     assert not target.exists() and not (ws / "asked.txt").exists()
 
@@ -118,13 +137,15 @@ def test_stdio_list_call_deny_elicited_ask_and_list_changed(workspace, mode, act
             if "list_changed" in repr(message):  # notifications/tools/list_changed, however the SDK wraps it
                 heard.set()
 
-        async with Client(_stdio(workspace, "--watch"), mode=mode, elicitation_callback=_answer(action),
-                          message_handler=on_message) as client:
+        async with Client(
+            _stdio(workspace, "--watch"), mode=mode, elicitation_callback=_answer(action), message_handler=on_message
+        ) as client:
             await _exercise(client, workspace, action)
             if mode == "auto":
                 await _forged_answers_do_not_approve(client, workspace)
             assert not heard.is_set()  # nothing changed yet
             await _list_changed_after_an_edit(client, workspace, mode == "auto", heard)
+
     anyio.run(main)
     events = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
     assert {"tool/call", "tool/result"} <= {e["type"] for e in events}  # the durable log saw every call
@@ -134,6 +155,7 @@ def test_client_without_elicitation_gets_a_denial_that_says_so(workspace):
     async def main():
         async with Client(_stdio(workspace), mode="legacy") as client:
             await _exercise(client, workspace, None)
+
     anyio.run(main)
 
 
@@ -144,8 +166,12 @@ def _edit_scope(ws) -> None:
 
 def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monkeypatch):
     port = free_port()
-    proc = subprocess.Popen(_args(workspace, "--http", f"127.0.0.1:{port}", "--watch"), cwd=workspace,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _args(workspace, "--http", f"127.0.0.1:{port}", "--watch"),
+        cwd=workspace,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -166,20 +192,25 @@ def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monk
                     with anyio.fail_after(20):
                         event = await subscription.__anext__()
                     assert type(event).__name__ == "ToolsListChanged"
+
         anyio.run(main)
 
         # the same server as an upstream reached by `url`: its tools become package `mcp:self`
         from dshc.cli.main import main as dshc
+
         monkeypatch.setenv("DSHC_CACHE_DIR", str(workspace / "cache"))
-        (workspace / "gw.dsh").write_text(f'upstream self {{ url "{url}" }}\n'
-                                          "preset viaurl extends standard { mount mcp:self }\n")
+        (workspace / "gw.dsh").write_text(
+            f'upstream self {{ url "{url}" }}\npreset viaurl extends standard {{ mount mcp:self }}\n'
+        )
         out, err = io.StringIO(), io.StringIO()
         # reading never reaches an upstream: `upstream refresh` connects to the url and remembers its tools
         assert dshc(["upstream", "refresh", str(workspace / "gw.dsh")], out, err) == 0, err.getvalue()
         assert f"connected to {url} (no command runs)" in out.getvalue()
         out = io.StringIO()
-        assert dshc(["compile", "viaurl", "--load", str(workspace / "gw.dsh"), "--with", "mcp:self", "--json"], out,
-                    err) == 0, err.getvalue()
+        assert (
+            dshc(["compile", "viaurl", "--load", str(workspace / "gw.dsh"), "--with", "mcp:self", "--json"], out, err)
+            == 0
+        ), err.getvalue()
         tools = {t["name"]: t for t in json.loads(out.getvalue())["tools"]}
         assert tools["self__read"]["package"] == "mcp:self" and tools["self__read"]["ready"] == "ready"
         assert "self__grep" not in tools  # the served scope hides grep since the edit
@@ -191,6 +222,7 @@ def test_http_list_call_deny_ask_list_changed_and_a_url_upstream(workspace, monk
 def test_bad_http_address_is_a_usage_error(workspace):
     from dshc.cli.main import main
     import io
+
     err = io.StringIO()
     assert main(["serve", "--http", "nowhere", "--workspace", str(workspace)], io.StringIO(), err) == 2
     assert "HOST:PORT" in err.getvalue()
@@ -199,25 +231,44 @@ def test_bad_http_address_is_a_usage_error(workspace):
 def test_code_mode_over_mcp_runs_a_program_whose_nested_calls_pass_the_policy(workspace):
     """`dshc serve --preset code`: the view is `run_code` alone; a program's nested calls re-enter the pipeline."""
     from dshc.runtime.code.node_runtime import missing_runtime
+
     if missing_runtime() is not None:
         pytest.skip(f"run_code cannot run here: no {missing_runtime()}")
     (workspace / "code.dsh").write_text("policy codetest extends mcptest {\n  allow run_code\n}\n")
-    argv = [*SERVE, "--preset", "code", "--load", str(workspace / "policy.dsh"), "--load", str(workspace / "code.dsh"),
-            "--policy", "codetest", "--workspace", str(workspace), "--log", str(workspace / "events.jsonl")]
-    program = ("const r = await tools.read({file_path: 'hello.txt'});"
-               " let denied = 'no'; try { await tools.bash({command: 'echo hi', description: 'x'}); }"
-               " catch (e) { denied = String(e.message || e); } return {text: r.content, denied};")
+    argv = [
+        *SERVE,
+        "--preset",
+        "code",
+        "--load",
+        str(workspace / "policy.dsh"),
+        "--load",
+        str(workspace / "code.dsh"),
+        "--policy",
+        "codetest",
+        "--workspace",
+        str(workspace),
+        "--log",
+        str(workspace / "events.jsonl"),
+    ]
+    program = (
+        "const r = await tools.read({file_path: 'hello.txt'});"
+        " let denied = 'no'; try { await tools.bash({command: 'echo hi', description: 'x'}); }"
+        " catch (e) { denied = String(e.message || e); } return {text: r.content, denied};"
+    )
 
     async def main():
-        async with Client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(workspace)),
-                          mode="legacy") as client:
+        async with Client(
+            StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(workspace)), mode="legacy"
+        ) as client:
             assert [t.name for t in (await client.list_tools()).tools] == ["run_code"]
             ran = await client.call_tool("run_code", {"description": "read, then try bash", "code": program})
             assert not ran.is_error, _text(ran)
             value = json.loads(_text(ran))["value"]
             assert "hello from the workspace" in value["text"] and "deny" in value["denied"].lower()
+
     anyio.run(main)
     nested = [json.loads(line) for line in (workspace / "events.jsonl").read_text().splitlines()]
     nested_ids = {e["callId"] for e in nested if e["type"] == "tool/call" and e.get("parent")}
-    assert {("read", "allow"), ("bash", "deny")} == {(e["name"], e["decision"]) for e in nested
-                                                    if e["type"] == "tool/decision" and e["callId"] in nested_ids}
+    assert {("read", "allow"), ("bash", "deny")} == {
+        (e["name"], e["decision"]) for e in nested if e["type"] == "tool/decision" and e["callId"] in nested_ids
+    }

@@ -3,6 +3,7 @@
 The tool lists here are the JSON an MCP server answers to `tools/list`; the live servers are in
 test_mcp_gateway.py.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -16,12 +17,24 @@ from dshc.compiler.request import Request
 
 OBJECT = {"type": "object", "properties": {"repo_path": {"type": "string"}}, "required": ["repo_path"]}
 GIT_TOOLS = [
-    {"name": "git_status", "description": "Shows the working tree status", "inputSchema": OBJECT,
-     "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}},
-    {"name": "git_commit", "description": "Records changes", "inputSchema": OBJECT,
-     "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}},
-    {"name": "git_reset", "description": "Unstages all changes", "inputSchema": OBJECT,
-     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}},
+    {
+        "name": "git_status",
+        "description": "Shows the working tree status",
+        "inputSchema": OBJECT,
+        "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+    },
+    {
+        "name": "git_commit",
+        "description": "Records changes",
+        "inputSchema": OBJECT,
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+    },
+    {
+        "name": "git_reset",
+        "description": "Unstages all changes",
+        "inputSchema": OBJECT,
+        "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+    },
     {"name": "fetch_url", "description": "no annotations at all", "inputSchema": {"type": "object"}},
 ]
 SOURCES = """
@@ -75,11 +88,14 @@ def test_tool_list_becomes_a_package_of_exclusive_tools_named_the_mcp_way():
 
 def test_bad_schemas_and_name_collisions_are_left_out_with_a_warning():
     endpoint = upstream.Endpoint("u", "x", (), (), None, ())
-    tools = [{"name": "ok", "inputSchema": {"type": "object"}},
-             {"name": "not_object", "inputSchema": {"type": "string"}},
-             {"name": "bad_schema", "inputSchema": {"type": "object", "properties": 3}},
-             {"name": "a.b", "inputSchema": {"type": "object"}}, {"name": "a_b", "inputSchema": {"type": "object"}},
-             {"inputSchema": {"type": "object"}}]
+    tools = [
+        {"name": "ok", "inputSchema": {"type": "object"}},
+        {"name": "not_object", "inputSchema": {"type": "string"}},
+        {"name": "bad_schema", "inputSchema": {"type": "object", "properties": 3}},
+        {"name": "a.b", "inputSchema": {"type": "object"}},
+        {"name": "a_b", "inputSchema": {"type": "object"}},
+        {"inputSchema": {"type": "object"}},
+    ]
     package, diags = upstream.package(endpoint, tools)
     assert [t.name for t in package.tools] == ["u__a_b", "u__ok"]
     assert [d.code for d in diags] == ["DSH521"] * 4
@@ -124,23 +140,27 @@ def test_gate_five_fails_while_the_upstream_is_down_and_names_its_service():
 
 
 def test_explain_names_the_visible_gate_for_a_tool_a_scope_hides():
-    gates = _program().explain(Request(preset="gw", policy="gwp", scope="nogit", with_services={"mcp:git"}),
-                               "git__git_status")
+    gates = _program().explain(
+        Request(preset="gw", policy="gwp", scope="nogit", with_services={"mcp:git"}), "git__git_status"
+    )
     failed = next(g for g in gates if g.status == "fail")
     assert failed.gate == "visible" and "hide" in failed.reason
 
 
-@pytest.mark.parametrize("text,code", [
-    ('upstream a { command "x" url "http://h/mcp" }', "DSH520"),
-    ("upstream a { }", "DSH520"),
-    ('upstream a { url "file:///etc/passwd" }', "DSH520"),
-    ('upstream a { command "x" env { N = 1 } }', "DSH520"),
-    ('upstream a { url "http://h/mcp" args ["x"] }', "DSH520"),
-    ('upstream a__b { command "x" }', "DSH520"),
-    ('upstream a { command "x" command "y" }', "DSH306"),
-    ('upstream a { command "x" risk t harmless }', "DSH217"),
-    ('upstream a { command "x" }\nupstream a { command "y" }', "DSH210"),
-])
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ('upstream a { command "x" url "http://h/mcp" }', "DSH520"),
+        ("upstream a { }", "DSH520"),
+        ('upstream a { url "file:///etc/passwd" }', "DSH520"),
+        ('upstream a { command "x" env { N = 1 } }', "DSH520"),
+        ('upstream a { url "http://h/mcp" args ["x"] }', "DSH520"),
+        ('upstream a__b { command "x" }', "DSH520"),
+        ('upstream a { command "x" command "y" }', "DSH306"),
+        ('upstream a { command "x" risk t harmless }', "DSH217"),
+        ('upstream a { command "x" }\nupstream a { command "y" }', "DSH210"),
+    ],
+)
 def test_bad_declarations_are_reported(text, code):
     documents, diags, _ = parse_files([SourceFile("u.dsh", text.encode())])
     assert not diags
@@ -149,7 +169,9 @@ def test_bad_declarations_are_reported(text, code):
 
 
 def test_fmt_keeps_every_part_of_an_upstream():
-    text = ('upstream git "Git" {\n  command "python"\n  args ["-m", "mcp_server_git"]\n  env { A = "1" }\n'
-            '  risk git_commit file-mutation, durable-state\n}\n\npreset p {\n  mount mcp:git\n}\n')
+    text = (
+        'upstream git "Git" {\n  command "python"\n  args ["-m", "mcp_server_git"]\n  env { A = "1" }\n'
+        "  risk git_commit file-mutation, durable-state\n}\n\npreset p {\n  mount mcp:git\n}\n"
+    )
     documents, diags, _ = parse_files([SourceFile("u.dsh", text.encode())])
     assert not diags and format_document(documents[0]) == text

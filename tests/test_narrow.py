@@ -1,5 +1,6 @@
 """`cli.narrow`: observed argument values → conditions pinning all but free text; the free-text heuristic
 (schema first, values second) and what the language cannot write."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,41 +9,64 @@ from dshc.cli.narrow import free_text, literal, narrow
 from dshc.compiler.program import SourceFile, parse_files
 
 
-@pytest.mark.parametrize("name, schema, values, free", [
-    ("body", {"type": "string"}, ["hi"], True),  # named like prose
-    ("subject", {"type": "string", "description": "Subject of the transaction."}, ["Rent"], True),
-    ("q", {"type": "string", "description": "Text to search for."}, ["a"], True),  # described like prose
-    ("recipient", {"type": "string", "description": "The body's recipient."}, ["GB29"], False),  # an identifier name
-    ("message_id", {"type": "string"}, ["m-1"], False),  # identifier words outweigh prose words
-    ("channel", {"type": "string", "description": "Channel name."}, ["general"], False),
-    ("kind", {"type": "string", "enum": ["a", "b"]}, ["a"], False),
-    ("when", {"type": "string", "format": "date"}, ["2024-05-01"], False),
-    ("n", {"type": "integer"}, [3], False),
-    ("x", {}, ["one two three four"], True),  # no schema hint: four words are prose
-    ("x", {}, ["line\nbreak"], True),
-    ("x", {}, ["ACC-1234"], False),
-    ("x", {}, [["a", "b"]], False),  # a list is never free text
-])
+@pytest.mark.parametrize(
+    "name, schema, values, free",
+    [
+        ("body", {"type": "string"}, ["hi"], True),  # named like prose
+        ("subject", {"type": "string", "description": "Subject of the transaction."}, ["Rent"], True),
+        ("q", {"type": "string", "description": "Text to search for."}, ["a"], True),  # described like prose
+        (
+            "recipient",
+            {"type": "string", "description": "The body's recipient."},
+            ["GB29"],
+            False,
+        ),  # an identifier name
+        ("message_id", {"type": "string"}, ["m-1"], False),  # identifier words outweigh prose words
+        ("channel", {"type": "string", "description": "Channel name."}, ["general"], False),
+        ("kind", {"type": "string", "enum": ["a", "b"]}, ["a"], False),
+        ("when", {"type": "string", "format": "date"}, ["2024-05-01"], False),
+        ("n", {"type": "integer"}, [3], False),
+        ("x", {}, ["one two three four"], True),  # no schema hint: four words are prose
+        ("x", {}, ["line\nbreak"], True),
+        ("x", {}, ["ACC-1234"], False),
+        ("x", {}, [["a", "b"]], False),  # a list is never free text
+    ],
+)
 def test_free_text_is_told_by_schema_then_values(name, schema, values, free):
     assert free_text(name, schema, values) is free
 
 
-@pytest.mark.parametrize("value, text", [
-    ("a\"b", '"a\\"b"'), (True, "true"), (12, "12"), (-1.5, "-1.5"), (["a", 1, [False]], '["a", 1, [false]]'),
-    ({"a": 1}, None), (None, None), (1e-7, None), (["a", None], None),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        ('a"b', '"a\\"b"'),
+        (True, "true"),
+        (12, "12"),
+        (-1.5, "-1.5"),
+        (["a", 1, [False]], '["a", 1, [false]]'),
+        ({"a": 1}, None),
+        (None, None),
+        (1e-7, None),
+        (["a", None], None),
+    ],
+)
 def test_literal_writes_what_the_language_can(value, text):
     assert literal(value) == text
 
 
 def test_calls_are_grouped_by_the_pinned_arguments_they_give():
-    schema = {"properties": {"id": {"type": "integer"}, "recipient": {"type": "string"},
-                             "amount": {"type": "number"}, "note": {"type": "string"}}}
-    found = narrow([{"id": 7, "amount": 5}, {"id": 8, "amount": 5, "note": "why"}, {"id": 9, "recipient": "X"}],
-                   schema)
+    schema = {
+        "properties": {
+            "id": {"type": "integer"},
+            "recipient": {"type": "string"},
+            "amount": {"type": "number"},
+            "note": {"type": "string"},
+        }
+    }
+    found = narrow([{"id": 7, "amount": 5}, {"id": 8, "amount": 5, "note": "why"}, {"id": 9, "recipient": "X"}], schema)
     assert [(n.condition, n.calls) for n in found] == [
         ("args.amount == 5 and args.id in [7, 8] and not has args.recipient", (0, 1)),
-        ("not has args.amount and args.id == 9 and args.recipient == \"X\"", (2,)),
+        ('not has args.amount and args.id == 9 and args.recipient == "X"', (2,)),
     ]
 
 
@@ -61,7 +85,7 @@ def test_urls_are_pinned_by_host_and_other_strings_exactly():
 
 
 def test_every_condition_parses():
-    found = narrow([{"a": ["x", 1], "b": "q\"uote", "c": 2.5, "d": True}], {})
+    found = narrow([{"a": ["x", 1], "b": 'q"uote', "c": 2.5, "d": True}], {})
     text = "".join(f"policy p{i} {{ allow t when {n.condition} }}\n" for i, n in enumerate(found))
     _, diags, _ = parse_files([SourceFile("n.dsh", text.encode())])
     assert not diags

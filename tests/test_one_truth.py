@@ -1,6 +1,7 @@
 """One truth at every door: compile, explain, decide, `dshc test`, the Claude Code hook, MCP and the decision API
 give a call the effect it will have. Small generated policies (rules, guards, defaults, sandbox modes) and calls
 (paths inside and outside the workspace, shell lines, invalid arguments) hold the doors together."""
+
 from __future__ import annotations
 
 import json
@@ -30,40 +31,66 @@ CONDITIONS = {  # tool -> conditions a rule or guard on it may have
 LINES = ("git status", "git push origin main", "rm -rf build", "ls && git status", "echo hi > out.txt")
 PATHS = ("src/a.py", "notes.md", "/etc/passwd", "../outside.txt", "src/deps.lock")
 
-rules = st.lists(st.sampled_from(TOOLS).flatmap(lambda tool: st.tuples(
-    st.sampled_from(("allow", "ask", "deny")), st.just(tool), st.sampled_from((None, *CONDITIONS[tool]))
-)), max_size=3)
-guards = st.lists(st.sampled_from(TOOLS).flatmap(lambda tool: st.tuples(st.just(tool),
-                                                                      st.sampled_from(CONDITIONS[tool]))), max_size=1)
-policies = st.fixed_dictionaries({
-    "mode": st.sampled_from(("read-only", "workspace-write", "danger-full-access")),
-    "approval": st.sampled_from(("ask", "never")),
-    "default": st.sampled_from((None, "allow", "ask", "deny")),
-    "rules": rules, "guards": guards})
+rules = st.lists(
+    st.sampled_from(TOOLS).flatmap(
+        lambda tool: st.tuples(
+            st.sampled_from(("allow", "ask", "deny")), st.just(tool), st.sampled_from((None, *CONDITIONS[tool]))
+        )
+    ),
+    max_size=3,
+)
+guards = st.lists(
+    st.sampled_from(TOOLS).flatmap(lambda tool: st.tuples(st.just(tool), st.sampled_from(CONDITIONS[tool]))), max_size=1
+)
+policies = st.fixed_dictionaries(
+    {
+        "mode": st.sampled_from(("read-only", "workspace-write", "danger-full-access")),
+        "approval": st.sampled_from(("ask", "never")),
+        "default": st.sampled_from((None, "allow", "ask", "deny")),
+        "rules": rules,
+        "guards": guards,
+    }
+)
 
 
 def _args(tool: str, path: str, line: str) -> dict:
-    return {"bash": {"command": line, "description": "d"}, "write": {"file_path": path, "content": "x"},
-            "edit": {"file_path": path, "old_string": "a", "new_string": "b"}, "read": {"file_path": path}}[tool]
+    return {
+        "bash": {"command": line, "description": "d"},
+        "write": {"file_path": path, "content": "x"},
+        "edit": {"file_path": path, "old_string": "a", "new_string": "b"},
+        "read": {"file_path": path},
+    }[tool]
 
 
 def _invalid(tool: str, args: dict, kind: str) -> dict:
     """A misspelt required key, or a wrong type for it."""
     key = "command" if tool == "bash" else "file_path"
     if kind == "misspelt":
-        return {("comand" if tool == "bash" else "file_pth"): args[key],
-                **{k: v for k, v in args.items() if k != key}}
+        return {("comand" if tool == "bash" else "file_pth"): args[key], **{k: v for k, v in args.items() if k != key}}
     return {**args, key: 3}
 
 
-calls = st.sampled_from(TOOLS).flatmap(lambda tool: st.tuples(
-    st.just(tool), st.sampled_from(PATHS), st.sampled_from(LINES), st.sampled_from((None, None, "misspelt", "type")))
-).map(lambda c: (c[0], _args(c[0], c[1], c[2]) if c[3] is None else _invalid(c[0], _args(c[0], c[1], c[2]), c[3])))
+calls = (
+    st.sampled_from(TOOLS)
+    .flatmap(
+        lambda tool: st.tuples(
+            st.just(tool),
+            st.sampled_from(PATHS),
+            st.sampled_from(LINES),
+            st.sampled_from((None, None, "misspelt", "type")),
+        )
+    )
+    .map(lambda c: (c[0], _args(c[0], c[1], c[2]) if c[3] is None else _invalid(c[0], _args(c[0], c[1], c[2]), c[3])))
+)
 
 
 def _policy_text(spec: dict) -> str:
-    lines = ["policy gen {", f"  sandbox {spec['mode']}", "  sandbox fallback unsandboxed",
-             f"  approval {spec['approval']}"]
+    lines = [
+        "policy gen {",
+        f"  sandbox {spec['mode']}",
+        "  sandbox fallback unsandboxed",
+        f"  approval {spec['approval']}",
+    ]
     if spec["default"]:
         lines.append(f"  default {spec['default']}")
     for effect, tool, condition in spec["rules"]:
@@ -113,9 +140,11 @@ def _rest(client: TestClient, tool: str, args: dict, workspace: str) -> str:
 def _dshc_test(cli, project: Path, tool: str, args: dict, expect: str) -> bool:
     """Whether `dshc test` passes a case expecting `expect` for this call."""
     path = project / "gen.test.toml"
-    path.write_text(f"load = [{json.dumps(str(project / 'p.dsh'))}]\n[[test]]\nname = \"call\"\npolicy = \"gen\"\n"
-                    f"workspace = {json.dumps(str(project))}\n[[test.call]]\ntool = \"{tool}\"\n"
-                    f"args = {_toml(args)}\nexpect = \"{expect}\"\n")
+    path.write_text(
+        f'load = [{json.dumps(str(project / "p.dsh"))}]\n[[test]]\nname = "call"\npolicy = "gen"\n'
+        f'workspace = {json.dumps(str(project))}\n[[test.call]]\ntool = "{tool}"\n'
+        f'args = {_toml(args)}\nexpect = "{expect}"\n'
+    )
     return cli("test", str(path)).code == 0
 
 
@@ -133,8 +162,12 @@ def project(tmp_path, monkeypatch):
     return root
 
 
-@settings(max_examples=20, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=20,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(spec=policies, batch=st.lists(calls, min_size=1, max_size=4))
 def test_every_door_gives_a_call_the_same_effect(project, cli, spec, batch):
     text = _policy_text(spec)
@@ -160,15 +193,30 @@ def test_every_door_gives_a_call_the_same_effect(project, cli, spec, batch):
         if decided.invalid is None:
             # the policy's word is Program.decide's; only the sandbox may change it, and only to ask or deny
             assert decided.policy_effect == own.effect
-            assert decided.effect == runtime_effect(own.effect) or decided.gate == "sandbox" and \
-                decided.effect in ("ask", "deny") and runtime_effect(own.effect) != "deny"
+            assert (
+                decided.effect == runtime_effect(own.effect)
+                or decided.gate == "sandbox"
+                and decided.effect in ("ask", "deny")
+                and runtime_effect(own.effect) != "deny"
+            )
             # compile's per-tool effect holds for every call (conditional: either)
             if static[tool] != "conditional":
                 assert own.effect == static[tool], (tool, args, text)
             if decided.effect == "deny":  # every denial names what decided it and where
                 assert decided.deciding and all(span is not None for _, span in decided.deciding), decided
-        on_cli = cli("decide", tool, "--args", json.dumps(args), "--load", str(project / "p.dsh"), "--policy", "gen",
-                     "--workspace", workspace, "--json")
+        on_cli = cli(
+            "decide",
+            tool,
+            "--args",
+            json.dumps(args),
+            "--load",
+            str(project / "p.dsh"),
+            "--policy",
+            "gen",
+            "--workspace",
+            workspace,
+            "--json",
+        )
         assert (on_cli.code == 2) if effect == "invalid" else (on_cli.json()["decision"] == effect), (on_cli.out, text)
         assert _rest(client, tool, args, workspace) == effect
         assert _mcp(served, tool, args) == effect
@@ -182,7 +230,9 @@ def test_every_door_gives_a_call_the_same_effect(project, cli, spec, batch):
 
 
 # --- the examples the doors are held to ----------------------------------------------------------
-TEAM = 'policy team extends workspace-write {\n  default deny\n  allow bash when args.command matches "git status *"\n}\n'
+TEAM = (
+    'policy team extends workspace-write {\n  default deny\n  allow bash when args.command matches "git status *"\n}\n'
+)
 
 
 def test_decide_refuses_a_misspelt_key_with_the_schema_path_and_a_did_you_mean(cli):
@@ -198,24 +248,47 @@ def test_decide_refuses_a_misspelt_key_with_the_schema_path_and_a_did_you_mean(c
 
 
 def test_decide_gives_the_sandbox_refusal_and_keeps_the_policy_word(cli, tmp_path):
-    done = cli("decide", "write", "--args", '{"file_path": "/etc/passwd", "content": "x"}', "--policy",
-               "workspace-write", "--workspace", str(tmp_path), "--json")
+    done = cli(
+        "decide",
+        "write",
+        "--args",
+        '{"file_path": "/etc/passwd", "content": "x"}',
+        "--policy",
+        "workspace-write",
+        "--workspace",
+        str(tmp_path),
+        "--json",
+    )
     data = done.json()
     assert done.code == 1 and (data["decision"], data["policy_effect"], data["gate"]) == ("ask", "allow", "sandbox")
     assert data["reason"].startswith("the `workspace-write` sandbox refuses writes outside the workspace")
     assert "sandbox_permissions" in data["reason"]
-    edit = cli("decide", "edit", "--args", '{"file_path": "../../../etc/shadow", "old_string": "a", "new_string": "b"}',
-               "--policy", "workspace-write", "--workspace", str(tmp_path), "--json").json()
+    edit = cli(
+        "decide",
+        "edit",
+        "--args",
+        '{"file_path": "../../../etc/shadow", "old_string": "a", "new_string": "b"}',
+        "--policy",
+        "workspace-write",
+        "--workspace",
+        str(tmp_path),
+        "--json",
+    ).json()
     assert edit["decision"] == "ask"
     # where approval is `never`, no escalation can run it
     never = Program.load(texts={"p.dsh": "policy strict extends workspace-write { approval never }\n"})
-    decided = decide_call(never, Request(policy="strict"), "write", {"file_path": "/etc/passwd", "content": "x"},
-                          str(tmp_path))
+    decided = decide_call(
+        never, Request(policy="strict"), "write", {"file_path": "/etc/passwd", "content": "x"}, str(tmp_path)
+    )
     assert decided.effect == "deny" and "approval is `never`" in decided.reason
     # read-only: any change asks for the narrowest wider mode
-    inside = decide_call(Program.load(), Request(policy="read-only"), "write",
-                         {"file_path": "a.txt", "content": "x", "sandbox_permissions": "workspace-write",
-                          "justification": "j"}, str(tmp_path))
+    inside = decide_call(
+        Program.load(),
+        Request(policy="read-only"),
+        "write",
+        {"file_path": "a.txt", "content": "x", "sandbox_permissions": "workspace-write", "justification": "j"},
+        str(tmp_path),
+    )
     assert inside.effect == "ask" and inside.sandbox.escalate_to == "workspace-write"
 
 
@@ -228,14 +301,15 @@ def test_the_issue_example_is_conditional_and_decides_per_call(cli, tmp_path):
     args = '{"command": "git status", "description": "d"}'
     assert cli("decide", "bash", "--args", args, *flags).code == 0
     denied = cli("decide", "bash", "--args", '{"command": "git push", "description": "d"}', *flags, "--json").json()
-    assert denied["decision"] == "deny" and denied["decided_by"] == [{"rule": "team/default",
-                                                                      "source": f"{path}:2:11"}]
+    assert denied["decision"] == "deny" and denied["decided_by"] == [{"rule": "team/default", "source": f"{path}:2:11"}]
 
 
 def test_dshc_test_fails_a_case_whose_arguments_miss_the_schema(cli, tmp_path):
-    (tmp_path / "a.test.toml").write_text('[[test]]\nname = "typo"\npolicy = "workspace-write"\n'
-                                          '[[test.call]]\ntool = "bash"\nargs = { comand = "git push" }\n'
-                                          'expect = "allow"\n')
+    (tmp_path / "a.test.toml").write_text(
+        '[[test]]\nname = "typo"\npolicy = "workspace-write"\n'
+        '[[test.call]]\ntool = "bash"\nargs = { comand = "git push" }\n'
+        'expect = "allow"\n'
+    )
     done = cli("test", str(tmp_path / "a.test.toml"))
     assert done.code == 1 and "expected allow, but the arguments are invalid" in done.out
 
@@ -248,15 +322,34 @@ def test_the_hook_denies_a_misspelt_key_naming_the_schema(project):
 
 
 def test_the_runtime_refuses_invalid_arguments_before_any_rule_and_names_the_rule_of_a_denial(cli, tmp_path):
-    (tmp_path / "p.dsh").write_text("policy p extends workspace-write {\n  deny bash when args.command matches "
-                                    '"rm *"\n}\n')
+    (tmp_path / "p.dsh").write_text(
+        'policy p extends workspace-write {\n  deny bash when args.command matches "rm *"\n}\n'
+    )
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "bad", "name": "bash", "arguments": {"comand": "rm -rf /"}},
-        {"id": "rm", "name": "bash", "arguments": {"command": "rm -rf build", "description": "d"}}]) + "\n")
+    calls.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "bad", "name": "bash", "arguments": {"comand": "rm -rf /"}},
+                {"id": "rm", "name": "bash", "arguments": {"command": "rm -rf build", "description": "d"}},
+            ]
+        )
+        + "\n"
+    )
     log = tmp_path / "events.jsonl"
-    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", "p", "--workspace", str(tmp_path),
-               "--log", str(log), "--json")
+    done = cli(
+        "run",
+        str(calls),
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        "p",
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(log),
+        "--json",
+    )
     rows = {row["id"]: row for row in map(json.loads, done.out.splitlines())}
     assert rows["bad"]["error"]["code"] == "INVALID_ARGS" and "did you mean `command`" in rows["bad"]["content"]
     assert f"decided by p/deny@2 at {tmp_path / 'p.dsh'}:2:3" in rows["rm"]["content"]
@@ -277,6 +370,7 @@ def test_web_search_without_a_provider_answers_the_tools_own_code(cli, tmp_path)
 def test_an_approved_sandbox_ask_runs_escalated_and_a_rejected_one_writes_nothing(tmp_path):
     from dshc.cli.host import session
     from dshc.runtime.scheduler import run_batch
+
     workspace, outside = tmp_path / "ws", tmp_path / "out"
     workspace.mkdir()
     outside.mkdir()
@@ -288,8 +382,15 @@ def test_an_approved_sandbox_ask_runs_escalated_and_a_rejected_one_writes_nothin
         assert outcomes[0].result.is_error is not written and (outside / "a.txt").exists() is written
 
 
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from((1.0, 1.5)), st.text(max_size=3),
-                   st.lists(st.sampled_from(("a", 1)), max_size=2), st.just({"a": 1}))
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.sampled_from((1.0, 1.5)),
+    st.text(max_size=3),
+    st.lists(st.sampled_from(("a", 1)), max_size=2),
+    st.just({"a": 1}),
+)
 
 
 @settings(max_examples=50, deadline=None)
@@ -300,12 +401,20 @@ def test_the_argument_check_finds_the_problem_jsonschema_finds_first(program, da
     passes and the objects the doors pass alike."""
     import jsonschema
     from dshc.runtime.arguments import check
+
     entry = data.draw(st.sampled_from(program.view(Request(host="web")).tools))
     keys = [*entry.parameters.get("properties", {}), "comand", "extra"]
     args = data.draw(st.dictionaries(st.sampled_from(keys), VALUES, max_size=4))
     errors = sorted(jsonschema.Draft202012Validator(entry.parameters).iter_errors(args), key=lambda e: list(e.path))
-    want = ("/".join(map(str, errors[0].absolute_path)) or "arguments",
-            "/" + "/".join(map(str, errors[0].absolute_schema_path)), errors[0].message) if errors else None
+    want = (
+        (
+            "/".join(map(str, errors[0].absolute_path)) or "arguments",
+            "/" + "/".join(map(str, errors[0].absolute_schema_path)),
+            errors[0].message,
+        )
+        if errors
+        else None
+    )
     for schema in (entry.parameters_json, entry.parameters):
         found = check(schema, args)
         assert (None if found is None else (found.where, found.schema_path, found.message)) == want
@@ -313,9 +422,12 @@ def test_the_argument_check_finds_the_problem_jsonschema_finds_first(program, da
 
 def test_the_mcp_server_names_the_rule_of_a_denial_and_refuses_invalid_arguments(tmp_path):
     """What `tools/call` answers (`Served.run_call`, the text the CallToolResult carries)."""
-    (tmp_path / "p.dsh").write_text('policy p extends workspace-write {\n  deny bash when args.command matches "rm *"\n}\n')
-    options = ServeOptions((str(tmp_path / "p.dsh"),), True, None, Request(policy="p"), str(tmp_path), None, 10.0,
-                           False)
+    (tmp_path / "p.dsh").write_text(
+        'policy p extends workspace-write {\n  deny bash when args.command matches "rm *"\n}\n'
+    )
+    options = ServeOptions(
+        (str(tmp_path / "p.dsh"),), True, None, Request(policy="p"), str(tmp_path), None, 10.0, False
+    )
     served = Served(options, lambda text: None)
     served.start()
     try:
@@ -325,8 +437,7 @@ def test_the_mcp_server_names_the_rule_of_a_denial_and_refuses_invalid_arguments
         invalid = served.run_call(ToolCall.from_model("i", "bash", {"comand": "ls"}), None)
         assert invalid.result.is_error and invalid.result.error["code"] == "INVALID_ARGS"
         assert "did you mean `command`" in invalid.result.content
-        outside = served.run_call(ToolCall.from_model("w", "write", {"file_path": "/etc/passwd", "content": "x"}),
-                                  None)
+        outside = served.run_call(ToolCall.from_model("w", "write", {"file_path": "/etc/passwd", "content": "x"}), None)
         assert outside.result.is_error and "sandbox refuses writes outside the workspace" in outside.result.content
         assert served.pre_decision("write", {"file_path": "/etc/passwd", "content": "x"})[0] == "ask"
     finally:

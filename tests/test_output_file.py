@@ -1,4 +1,5 @@
 """Files dshc writes for the user are replaced whole: a failed write keeps the old file, links and modes stay."""
+
 from __future__ import annotations
 
 import io
@@ -25,6 +26,7 @@ def test_fmt_that_cannot_finish_its_write_keeps_the_original(tmp_path, monkeypat
 
     def no_space(fd):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(output_file.os, "fsync", no_space)
     code, err = _fmt(source)
     assert code == 2 and "No space left" in err and "internal error" not in err

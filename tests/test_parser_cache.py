@@ -1,4 +1,5 @@
 """The parse-table cache: plain data in the user's cache folder, and every hostile plant refused and reported."""
+
 from __future__ import annotations
 
 import os
@@ -33,6 +34,7 @@ class Loader:
         def build():
             self.builds += 1
             return Lark(GRAMMAR, parser="lalr")
+
         parser = load_parser(GRAMMAR, build, {}, report=self.reports.append)
         assert parser.parse("ab, cd").children == ["ab", "cd"]  # whatever the source, it parses
         return parser
@@ -58,11 +60,13 @@ def test_first_run_builds_and_stores_plain_json_private_to_the_user(cache_home):
 
 def test_the_dshc_grammar_round_trips_through_the_cache(cache_home, monkeypatch):
     from dshc.compiler import parse
+
     text = 'policy p { deny read when not (platform == "linux" and has web) or flag x }'
     monkeypatch.setattr(parse._current, "text", text, raising=False)  # the keyword check reads the text
 
     def fresh_parse():  # both parsers: the one building the AST and the one building a tree
         return parse.parser.__wrapped__().parse(text)[0], parse.tree_parser.__wrapped__().parse(text)
+
     monkeypatch.setenv("DSHC_NO_PARSER_CACHE", "1")
     built = fresh_parse()
     monkeypatch.delenv("DSHC_NO_PARSER_CACHE")
@@ -132,12 +136,15 @@ def test_a_group_writable_file_is_refused(cache_home):
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600  # rebuilt and stored privately again
 
 
-@pytest.mark.parametrize("damage", [
-    lambda data: data[: len(data) // 2],                               # torn
-    lambda data: data.replace(b'"WORD"', b'"WORM"', 1),               # edited: checksum fails
-    lambda data: b"not json\n" + data,
-    lambda data: b"",
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # torn
+        lambda data: data.replace(b'"WORD"', b'"WORM"', 1),  # edited: checksum fails
+        lambda data: b"not json\n" + data,
+        lambda data: b"",
+    ],
+)
 def test_a_corrupt_file_is_refused_and_rebuilt(cache_home, damage):
     stored = _plant_valid_cache(cache_home)
     stored.write_bytes(damage(stored.read_bytes()))

@@ -1,4 +1,5 @@
 """Canonical path arguments (compiler/paths.py) and the catalog data that marks path parameters."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,10 @@ def test_symlinks_are_followed(tmp_path):
 
 def test_both_forms_are_kept_and_a_bad_value_is_left_alone(tmp_path):
     found = canonical_path("a/x", str(tmp_path))
-    assert isinstance(found, CanonicalPath) and found.forms() == ("a/x", os.path.join(os.path.realpath(tmp_path), "a/x"))
+    assert isinstance(found, CanonicalPath) and found.forms() == (
+        "a/x",
+        os.path.join(os.path.realpath(tmp_path), "a/x"),
+    )
     assert canonical_path("a\x00b", str(tmp_path)) == "a\x00b"
     assert canonical_path("a/../b", None) == "b"
 

@@ -5,6 +5,7 @@ The runtime decides each call where the shell is now (read from /proc), as the h
 
 Report: the shell-cwd class of anthropics/claude-code#4570 (deny rules on paths walked around from another
 directory)."""
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,30 @@ def test_a_later_call_is_decided_in_the_directory_the_shell_moved_to(cli, tmp_pa
     workspace.mkdir()
     (workspace / "secret.txt").write_text("harmless\n")
     policy = tmp_path / "p.dsh"
-    policy.write_text(f'policy p {{\n  default allow\n  sandbox {mode}\n'
-                      f'  deny read when args.file_path matches "{outside}/*"\n}}\n')
+    policy.write_text(
+        f'policy p {{\n  default allow\n  sandbox {mode}\n  deny read when args.file_path matches "{outside}/*"\n}}\n'
+    )
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("".join(json.dumps({"id": cid, "name": "bash", "arguments": {"command": command}}) + "\n"
-                             for cid, command in (("here", "cat secret.txt"), ("move", f"cd {outside}"),
-                                                  ("there", "cat secret.txt"))))
-    done = cli("run", str(calls), "minimal", "--load", str(policy), "--policy", "p", "--workspace", str(workspace),
-               "--log", str(tmp_path / "events.jsonl"), "--json")
+    calls.write_text(
+        "".join(
+            json.dumps({"id": cid, "name": "bash", "arguments": {"command": command}}) + "\n"
+            for cid, command in (("here", "cat secret.txt"), ("move", f"cd {outside}"), ("there", "cat secret.txt"))
+        )
+    )
+    done = cli(
+        "run",
+        str(calls),
+        "minimal",
+        "--load",
+        str(policy),
+        "--policy",
+        "p",
+        "--workspace",
+        str(workspace),
+        "--log",
+        str(tmp_path / "events.jsonl"),
+        "--json",
+    )
     rows = {row["id"]: row for row in map(json.loads, done.out.splitlines())}
     assert "harmless" in rows["here"]["content"] and not rows["here"]["isError"], rows["here"]
     assert not rows["move"]["isError"], rows["move"]

@@ -1,6 +1,7 @@
 """Rules that test an argument `inside` / `outside` the workspace are indexed by that test (read once a
 call, their groups only where it holds): decisions stay those of trying every rule as written, for paths
 in and out of the workspace, values that are not text, absent arguments and no workspace at all."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -10,9 +11,18 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dsl_strategies import request_facts
 
-PARTS = ["args.file_path inside workspace", "args.file_path outside workspace", 'args.file_path matches "*.env"',
-         'args.file_path matches "src/*"', 'args.content matches "x*"', 'platform == "linux"', "plan_mode",
-         "not plan_mode", "flag beta", "args.content inside workspace"]
+PARTS = [
+    "args.file_path inside workspace",
+    "args.file_path outside workspace",
+    'args.file_path matches "*.env"',
+    'args.file_path matches "src/*"',
+    'args.content matches "x*"',
+    'platform == "linux"',
+    "plan_mode",
+    "not plan_mode",
+    "flag beta",
+    "args.content inside workspace",
+]
 PATH_PARTS = [part for part in PARTS if "content" not in part]  # `read` has no `content`
 
 
@@ -21,15 +31,29 @@ def _rule(effect, tool, parts):
 
 
 RULE = st.one_of(
-    st.builds(_rule, st.sampled_from(["allow", "ask", "deny"]), st.just("write"),
-              st.lists(st.sampled_from(PARTS), max_size=3, unique=True)),
-    st.builds(_rule, st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(["read", "write, read"]),
-              st.lists(st.sampled_from(PATH_PARTS), max_size=3, unique=True)))
-GUARD = st.builds(lambda parts: "  guard g: deny write when " + " and ".join(parts),
-                  st.lists(st.sampled_from(PARTS), min_size=1, max_size=2, unique=True))
-POLICIES = st.builds(lambda rules, guards, default: "policy gen {\n" + default + "\n".join(rules + guards) + "\n}\n",
-                     st.lists(RULE, min_size=1, max_size=10), st.lists(GUARD, max_size=1),
-                     st.sampled_from(["", "  default allow\n", "  default deny\n"]))
+    st.builds(
+        _rule,
+        st.sampled_from(["allow", "ask", "deny"]),
+        st.just("write"),
+        st.lists(st.sampled_from(PARTS), max_size=3, unique=True),
+    ),
+    st.builds(
+        _rule,
+        st.sampled_from(["allow", "ask", "deny"]),
+        st.sampled_from(["read", "write, read"]),
+        st.lists(st.sampled_from(PATH_PARTS), max_size=3, unique=True),
+    ),
+)
+GUARD = st.builds(
+    lambda parts: "  guard g: deny write when " + " and ".join(parts),
+    st.lists(st.sampled_from(PARTS), min_size=1, max_size=2, unique=True),
+)
+POLICIES = st.builds(
+    lambda rules, guards, default: "policy gen {\n" + default + "\n".join(rules + guards) + "\n}\n",
+    st.lists(RULE, min_size=1, max_size=10),
+    st.lists(GUARD, max_size=1),
+    st.sampled_from(["", "  default allow\n", "  default deny\n"]),
+)
 PATHS = ["src/a.txt", "../x.env", "/etc/passwd", "a.env", "~/x.txt", "src/../../y", 5, None, ["a"], "MISSING"]
 
 
@@ -47,15 +71,21 @@ def test_placed_rules_decide_like_trying_every_rule(policy, facts, workspace):
 
 
 def test_an_outside_deny_is_met_only_outside():
-    text = ('policy gen {\n  default allow\n  deny write when args.file_path outside workspace\n'
-            '  ask write when args.file_path inside workspace and args.file_path matches "*.env"\n}\n')
+    text = (
+        "policy gen {\n  default allow\n  deny write when args.file_path outside workspace\n"
+        '  ask write when args.file_path inside workspace and args.file_path matches "*.env"\n}\n'
+    )
     program = Program.load(texts={"p.dsh": text})
     request = Request(preset="standard", host="web", policy="gen")
 
     def effect(path, workspace="/ws"):
         return program.decide(request, "write", {"file_path": path, "content": "x"}, workspace=workspace).effect
 
-    assert (effect("src/a.txt"), effect("../a.txt"), effect("/etc/passwd"), effect("src/../../a")) == \
-        ("allow", "deny", "deny", "deny")
+    assert (effect("src/a.txt"), effect("../a.txt"), effect("/etc/passwd"), effect("src/../../a")) == (
+        "allow",
+        "deny",
+        "deny",
+        "deny",
+    )
     assert effect("x.env") == "ask"
     assert effect("x.txt", workspace=None) == "deny"  # no workspace: a deny may match, an allow never would

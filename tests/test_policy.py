@@ -1,4 +1,5 @@
 """Gate 4: strictest-wins decisions, deny-only guards, approval pins, shell structure and paths."""
+
 from __future__ import annotations
 
 import os
@@ -38,19 +39,22 @@ def call(program, command, **request):
 OPAQUE = {5, 6, 7}  # a command that cannot be analysed may match every deny whose facts hold (not line 8's flag)
 
 
-@pytest.mark.parametrize("command, lines", [
-    ("cd x && git push", {6}),
-    ("timeout 5 rm -rf /", {5}),
-    ("echo $(rm -rf ~)", OPAQUE),  # the inner `rm` meets line 5; `echo` with a computed word is opaque
-    ("{ cat .env; }", {7}),
-    ("echo x | sh", OPAQUE),
-    ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
-    ("bash -c 'git push origin main'", {6}),
-    ("ls `rm -rf /`", OPAQUE),
-    ("(cd /; rm -rf x)", {5}),
-    ("xargs rm < files", {5}),
-    ("echo 'unterminated", OPAQUE),
-])
+@pytest.mark.parametrize(
+    "command, lines",
+    [
+        ("cd x && git push", {6}),
+        ("timeout 5 rm -rf /", {5}),
+        ("echo $(rm -rf ~)", OPAQUE),  # the inner `rm` meets line 5; `echo` with a computed word is opaque
+        ("{ cat .env; }", {7}),
+        ("echo x | sh", OPAQUE),
+        ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
+        ("bash -c 'git push origin main'", {6}),
+        ("ls `rm -rf /`", OPAQUE),
+        ("(cd /; rm -rf x)", {5}),
+        ("xargs rm < files", {5}),
+        ("echo 'unterminated", OPAQUE),
+    ],
+)
 def test_bypass_shapes_are_denied_by_the_rule_they_dodge(guarded, command, lines):
     decision = decide_call(guarded, command)
     assert decision.effect == "deny"
@@ -82,10 +86,17 @@ def test_strictest_wins_regardless_of_order():
         assert rule.startswith(f"{name}/deny@") and span.path == "order.dsh"
 
 
-@pytest.mark.parametrize("first, second, winner", [
-    ("allow", "ask", "ask"), ("ask", "allow", "ask"), ("ask", "deny", "deny"), ("deny", "ask", "deny"),
-    ("allow", "deny", "deny"), ("deny", "allow", "deny"),
-])
+@pytest.mark.parametrize(
+    "first, second, winner",
+    [
+        ("allow", "ask", "ask"),
+        ("ask", "allow", "ask"),
+        ("ask", "deny", "deny"),
+        ("deny", "ask", "deny"),
+        ("allow", "deny", "deny"),
+        ("deny", "allow", "deny"),
+    ],
+)
 def test_strictest_wins_for_every_pair_of_effects(first, second, winner):
     text = f'policy p "P" {{\n  approval ask\n  {first} glob\n  {second} glob\n}}\n'
     program = Program.load(texts={"pair.dsh": text})
@@ -104,8 +115,10 @@ def test_no_rule_and_no_default_denies():
 
 # the shipped workspace-write refuses outside writes at execution (the reference's behaviour);
 # a policy may still ask about them, and that is the rule form these tests exercise
-CAREFUL = {"careful.dsh": 'policy careful "Asks before writing outside" extends workspace-write {\n'
-                          '  ask write, edit when args.file_path outside workspace\n}\n'}
+CAREFUL = {
+    "careful.dsh": 'policy careful "Asks before writing outside" extends workspace-write {\n'
+    "  ask write, edit when args.file_path outside workspace\n}\n"
+}
 
 
 @pytest.fixture(scope="module")
@@ -116,25 +129,36 @@ def careful() -> Program:
 def test_child_scopes_turn_every_ask_into_a_deny(careful):
     outside = {"file_path": "/etc/passwd", "content": "x"}
     root = careful.decide(Request(preset="standard", policy="careful"), "write", outside, workspace="/ws")
-    child = careful.decide(Request(preset="standard", policy="careful", scope="child"), "write", outside,
-                           workspace="/ws")
+    child = careful.decide(
+        Request(preset="standard", policy="careful", scope="child"), "write", outside, workspace="/ws"
+    )
     assert (root.effect, child.effect) == ("ask", "deny")
     assert any(rule == "approval never" for rule, _ in child.deciding)
 
 
 def test_escalation_is_an_ask(program):
-    args = {"command": "make", "description": "build", "sandbox_permissions": "danger-full-access",
-            "justification": "needs the network"}
+    args = {
+        "command": "make",
+        "description": "build",
+        "sandbox_permissions": "danger-full-access",
+        "justification": "needs the network",
+    }
     assert program.decide(Request(policy="workspace-write"), "bash", args).effect == "ask"
-    assert program.decide(Request(policy="workspace-write"), "bash", {"command": "make", "description": "b"}).effect \
+    assert (
+        program.decide(Request(policy="workspace-write"), "bash", {"command": "make", "description": "b"}).effect
         == "allow"
+    )
 
 
 def test_read_only_denies_writes_without_an_escalation(program):
     write = program.decide(Request(policy="read-only"), "write", {"file_path": "a", "content": ""})
     assert (write.effect, write.gate) == ("deny", "allowed")
-    assert program.decide(Request(preset="minimal", policy="read-only"), "str_replace_editor",
-                          {"command": "view", "path": "a"}).effect == "allow"
+    assert (
+        program.decide(
+            Request(preset="minimal", policy="read-only"), "str_replace_editor", {"command": "view", "path": "a"}
+        ).effect
+        == "allow"
+    )
 
 
 def test_plan_policy_denies_mutations_while_planning_and_lists_everything(program):
@@ -164,13 +188,16 @@ def test_paths_are_normalised_before_inside_or_outside(careful, tmp_path):
     assert effect("~/x") == ("allow" if os.path.expanduser("~").startswith(str(workspace)) else "ask")
 
 
-@pytest.mark.parametrize("text, code", [
-    ('policy p "P" {\n  allow wirte\n}\n', "DSH202"),
-    ('policy p "P" {\n  allow package(tool-fss)\n}\n', "DSH201"),
-    ('policy p "P" {\n  allow bash when args.comand matches "x"\n}\n', "DSH208"),
-    ('policy p "P" {\n  allow bash when plan_mod\n}\n', "DSH208"),
-    ('policy p "P" {\n  allow risk(files)\n}\n', "DSH217"),
-])
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ('policy p "P" {\n  allow wirte\n}\n', "DSH202"),
+        ('policy p "P" {\n  allow package(tool-fss)\n}\n', "DSH201"),
+        ('policy p "P" {\n  allow bash when args.comand matches "x"\n}\n', "DSH208"),
+        ('policy p "P" {\n  allow bash when plan_mod\n}\n', "DSH208"),
+        ('policy p "P" {\n  allow risk(files)\n}\n', "DSH217"),
+    ],
+)
 def test_rules_naming_unknown_things_are_errors(text, code):
     with pytest.raises(DshError) as info:
         Program.load(texts={"bad.dsh": text})
@@ -183,9 +210,18 @@ def test_decide_cli_names_the_deciding_rule_for_each_outcome(cli, tmp_path):
     base = ["decide", "bash", "--policy", "no-rm", "--load", str(policy), "--json"]
     allow = cli(*base, "--args", '{"command": "ls", "description": "d"}')
     deny = cli(*base, "--args", '{"command": "cd x && git push", "description": "d"}')
-    ask = cli("decide", "write", "--policy", "workspace-write", "--workspace", str(tmp_path), "--json",
-              "--args", '{"file_path": "/etc/hosts", "content": "", "sandbox_permissions": "danger-full-access", '
-              '"justification": "the host file lives outside"}')
+    ask = cli(
+        "decide",
+        "write",
+        "--policy",
+        "workspace-write",
+        "--workspace",
+        str(tmp_path),
+        "--json",
+        "--args",
+        '{"file_path": "/etc/hosts", "content": "", "sandbox_permissions": "danger-full-access", '
+        '"justification": "the host file lives outside"}',
+    )
     for result, code, effect in ((allow, 0, "allow"), (deny, 1, "deny"), (ask, 1, "ask")):
         data = result.json()
         assert (result.code, data["decision"]) == (code, effect)
@@ -223,13 +259,16 @@ def gated() -> Program:
     return Program.load(texts={"gated.dsh": GATED})
 
 
-@pytest.mark.parametrize("tool, request_fields, gate", [
-    ("bash", {"preset": "noshell"}, "registered"),  # a preset that mounts no shell never allows bash
-    ("bash", {"scope": "no-bash"}, "visible"),
-    ("run_code", {}, "projected"),  # native mode puts no run_code within reach
-    ("web_search", {"without_services": {"web-provider"}}, "ready"),
-    ("no_such_tool", {}, "registered"),
-])
+@pytest.mark.parametrize(
+    "tool, request_fields, gate",
+    [
+        ("bash", {"preset": "noshell"}, "registered"),  # a preset that mounts no shell never allows bash
+        ("bash", {"scope": "no-bash"}, "visible"),
+        ("run_code", {}, "projected"),  # native mode puts no run_code within reach
+        ("web_search", {"without_services": {"web-provider"}}, "ready"),
+        ("no_such_tool", {}, "registered"),
+    ],
+)
 def test_decide_denies_a_call_an_earlier_gate_stops_naming_that_gate(gated, tool, request_fields, gate):
     request = Request(host="web", policy="danger-full-access", **request_fields)
     for decision in (gated.decide(request, tool, LS), gated.decide_unindexed(request, tool, LS)):
@@ -252,8 +291,18 @@ def test_code_mode_decides_sdk_tools_by_policy(gated):
 def test_decide_cli_names_the_failing_gate_and_exits_1(cli, tmp_path):
     path = tmp_path / "gated.dsh"
     path.write_text(GATED)
-    result = cli("decide", "bash", "noshell", "--load", str(path), "--policy", "danger-full-access", "--json",
-                 "--args", '{"command": "ls", "description": "d"}')
+    result = cli(
+        "decide",
+        "bash",
+        "noshell",
+        "--load",
+        str(path),
+        "--policy",
+        "danger-full-access",
+        "--json",
+        "--args",
+        '{"command": "ls", "description": "d"}',
+    )
     assert result.code == 1
     assert (result.json()["decision"], result.json()["gate"]) == ("deny", "registered")
     text = cli("decide", "bash", "noshell", "--load", str(path), "--args", '{"command": "ls"}')
@@ -291,11 +340,14 @@ def test_deep_args_on_the_cli_exit_2_with_a_clear_error(cli, depth):
     assert cli("decide", "bash", "--args", shallow, "--policy", "danger-full-access").code == 0
 
 
-@pytest.mark.parametrize("args, named", [
-    ('{"file_path": "a\\u0000b"}', "file_path"),
-    ('{"file_path": "a\\udc80"}', "file_path"),
-    ('{"file_path": "ok", "x": {"y": ["\\u0000"]}}', "x"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        ('{"file_path": "a\\u0000b"}', "file_path"),
+        ('{"file_path": "a\\udc80"}', "file_path"),
+        ('{"file_path": "ok", "x": {"y": ["\\u0000"]}}', "x"),
+    ],
+)
 def test_a_nul_or_lone_surrogate_in_cli_args_is_an_argument_error_naming_it(cli, args, named):
     result = cli("decide", "read", "--args", args, "--json")
     assert result.code == 2 and "Traceback" not in result.err

@@ -1,5 +1,6 @@
 """`dshc test`: the shipped test files pass with full coverage; failures, bad files and coverage
 gaps are reported at their line."""
+
 from __future__ import annotations
 
 import textwrap
@@ -34,7 +35,10 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 def write_call_test(folder: Path, expect: str, more: str = "") -> Path:
     """r.test.toml: one reviewer case whose first call (line 8) writes a file and expects `expect`."""
-    return write(folder, "r.test.toml", textwrap.dedent(f"""\
+    return write(
+        folder,
+        "r.test.toml",
+        textwrap.dedent(f"""\
         load = ["reviewer.dsh"]
 
         [[test]]
@@ -46,7 +50,9 @@ def write_call_test(folder: Path, expect: str, more: str = "") -> Path:
         tool = "write"
         args = {{ file_path = "a.md", content = "x" }}
         expect = "{expect}"
-        """) + textwrap.dedent(more))
+        """)
+        + textwrap.dedent(more),
+    )
 
 
 @pytest.fixture
@@ -62,17 +68,22 @@ def test_the_shipped_declarations_pass_their_tests_with_every_item_exercised(cli
     assert data["failed"] == 0 and data["passed"] >= 20
     report = data["coverage"]
     assert report["uncovered"] == [] and report["items"] == report["exercised"] >= 50
-    assert {"policies/permissions.dsh", "policies/plan.dsh", "presets/standard.dsh", "presets/scopes.dsh"} <= \
-        set(report["files"])
+    assert {"policies/permissions.dsh", "policies/plan.dsh", "presets/standard.dsh", "presets/scopes.dsh"} <= set(
+        report["files"]
+    )
 
 
 def test_a_wrong_expectation_fails_with_the_line_and_the_deciding_rule(cli, project):
-    write_call_test(project, "allow", """
+    write_call_test(
+        project,
+        "allow",
+        """
         [[test.call]]
         tool = "read"
         args = { file_path = "a.md" }
         expect = "allow"
-        """)
+        """,
+    )
     result = cli("test", str(project / "r.test.toml"))
     assert result.code == 1
     assert f"FAIL {project / 'r.test.toml'}:3  reviewers cannot write" in result.out
@@ -83,7 +94,10 @@ def test_a_wrong_expectation_fails_with_the_line_and_the_deciding_rule(cli, proj
 
 
 def test_views_gates_and_calls_all_checked(cli, project):
-    write(project, "r.test.toml", """\
+    write(
+        project,
+        "r.test.toml",
+        """\
         load = ["reviewer.dsh"]
         [context]
         preset = "reviewer"
@@ -112,20 +126,28 @@ def test_views_gates_and_calls_all_checked(cli, project):
         expect = "deny"
         by = "review-only/guard:no-secrets"
         gate = "allowed"
-        """)
+        """,
+    )
     result = cli("test", str(project), "--json")
     assert result.code == 0, result.out + result.err
     assert [t["passed"] for t in result.json()["tests"]] == [True, True, True]
     # each kind of expectation can fail
-    broken = (project / "r.test.toml").read_text().replace('"web_search", "write"]', '"write"]') \
-        .replace('write = "visible"', 'write = "registered"').replace('expect = "deny"', 'expect = "ask"')
+    broken = (
+        (project / "r.test.toml")
+        .read_text()
+        .replace('"web_search", "write"]', '"write"]')
+        .replace('write = "visible"', 'write = "registered"')
+        .replace('expect = "deny"', 'expect = "ask"')
+    )
     (project / "r.test.toml").write_text(broken)
     result = cli("test", str(project), "--json")
     assert result.code == 1
     failures = [f for t in result.json()["tests"] for f in t["failures"]]
     messages = " | ".join(f["message"] for f in failures)
     assert "view: not expected `web_search`" in messages
-    assert "`write`: expected registered, got visible (gate `visible` fails: scope `review-child` allows only" in messages
+    assert (
+        "`write`: expected registered, got visible (gate `visible` fails: scope `review-child` allows only" in messages
+    )
     assert "expected ask, got deny" in messages
     assert [f["source"].rsplit(":", 2)[1] for f in failures] == ["8", "19", "23"]
 
@@ -146,15 +168,18 @@ def test_coverage_names_what_no_test_exercised_with_its_span(cli, project):
     assert f"not exercised: {project / 'reviewer.dsh'}:12:3  guard review-only/guard:no-secrets:" in text
 
 
-@pytest.mark.parametrize("body, where, message", [
-    ('[[test]]\nname = "x"\npreset = \n', "3:10", "not valid TOML"),
-    ('[[test]]\nname = "x"\nprest = "standard"\nincludes = ["read"]\n', "3:1", "unknown key `prest`"),
-    ('[[test]]\nname = "x"\npreset = "standrd"\nincludes = ["read"]\n', "3:1", "unknown preset `standrd`"),
-    ('[[test]]\nname = "x"\npreset = "standard"\nincludes = ["raed"]\n', "4:1", "unknown tool `raed`"),
-    ('[[test]]\nname = "x"\n\n[[test.call]]\ntool = "read"\nexpect = "yes"\n', "6:1", "`expect` is one of"),
-    ('[[test]]\nname = "x"\npreset = "standard"\n', "1:1", "expects nothing"),
-    ('[context]\nplan = "yes"\n[[test]]\nname = "x"\nincludes = ["read"]\n', "2:1", "`plan` takes a boolean"),
-])
+@pytest.mark.parametrize(
+    "body, where, message",
+    [
+        ('[[test]]\nname = "x"\npreset = \n', "3:10", "not valid TOML"),
+        ('[[test]]\nname = "x"\nprest = "standard"\nincludes = ["read"]\n', "3:1", "unknown key `prest`"),
+        ('[[test]]\nname = "x"\npreset = "standrd"\nincludes = ["read"]\n', "3:1", "unknown preset `standrd`"),
+        ('[[test]]\nname = "x"\npreset = "standard"\nincludes = ["raed"]\n', "4:1", "unknown tool `raed`"),
+        ('[[test]]\nname = "x"\n\n[[test.call]]\ntool = "read"\nexpect = "yes"\n', "6:1", "`expect` is one of"),
+        ('[[test]]\nname = "x"\npreset = "standard"\n', "1:1", "expects nothing"),
+        ('[context]\nplan = "yes"\n[[test]]\nname = "x"\nincludes = ["read"]\n', "2:1", "`plan` takes a boolean"),
+    ],
+)
 def test_a_bad_test_file_exits_2_at_its_line(cli, tmp_path, body, where, message):
     path = write(tmp_path, "bad.test.toml", body)
     result = cli("test", str(path))

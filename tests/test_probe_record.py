@@ -1,5 +1,6 @@
 """decide and explain remember per boot that namespaces work; a failure is never remembered, and
 launching a command never reads the record."""
+
 from __future__ import annotations
 
 import importlib
@@ -106,6 +107,7 @@ def test_a_process_asks_at_most_once(private_cache, monkeypatch):
 def test_the_landlock_abi_is_remembered_for_the_boot(private_cache, monkeypatch):
     """A hook plans a confinement on every shell call: the kernel is asked once a boot (asking loads ctypes)."""
     from dshc.runtime.sandbox import landlock
+
     asked = []
     monkeypatch.setattr(landlock, "abi_version", lambda: asked.append(1) or 4)
     assert sandbox_record.remembered_abi("netns-works-boot") == 4 and len(asked) == 1

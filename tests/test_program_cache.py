@@ -4,6 +4,7 @@ A cached Program must decide and render exactly as a fresh one; a planted, linke
 corrupt cache file is never trusted and never runs code; a process answering from the cache does
 not import the parser, the graph library or the schema validator.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,21 @@ from dshc.compiler import data_codec, program_cache
 from dshc.compiler.request import Request
 from test_hook import POLICY  # the hook's team policy: allow, ask and deny on shell commands
 
-REQUESTS = [Request(policy="team"), Request(host="web"), Request(host="web", policy="read-only", plan=True),
-            Request(host="web", preset="code", mode="code", with_services=["code-runtime"]),
-            Request(host="web", scope="child", policy="workspace-write")]
-CALLS = [("bash", {"command": "git status"}), ("bash", {"command": "git push origin main"}),
-         ("bash", {"command": "rm -rf /"}), ("write", {"file_path": "/etc/passwd", "content": "x"}),
-         ("read", {"file_path": "notes.md"}), ("edit", {"file_path": "a/b.py", "old_string": "a", "new_string": "b"})]
+REQUESTS = [
+    Request(policy="team"),
+    Request(host="web"),
+    Request(host="web", policy="read-only", plan=True),
+    Request(host="web", preset="code", mode="code", with_services=["code-runtime"]),
+    Request(host="web", scope="child", policy="workspace-write"),
+]
+CALLS = [
+    ("bash", {"command": "git status"}),
+    ("bash", {"command": "git push origin main"}),
+    ("bash", {"command": "rm -rf /"}),
+    ("write", {"file_path": "/etc/passwd", "content": "x"}),
+    ("read", {"file_path": "notes.md"}),
+    ("edit", {"file_path": "a/b.py", "old_string": "a", "new_string": "b"}),
+]
 
 
 @pytest.fixture
@@ -67,8 +77,11 @@ def test_a_cached_program_answers_exactly_as_a_fresh_one(cache_home, source, tmp
 def test_any_change_of_the_sources_loads_afresh(cache_home, source, tmp_path):
     request, args = Request(policy="team"), {"command": "git push origin"}
     assert program_cache.load([source]).decide(request, "bash", args, str(tmp_path)).effect == "ask"
-    source.write_text(POLICY.replace('ask bash when args.command matches "git push *"',
-                                     'deny bash when args.command matches "git push *"'))
+    source.write_text(
+        POLICY.replace(
+            'ask bash when args.command matches "git push *"', 'deny bash when args.command matches "git push *"'
+        )
+    )
     assert program_cache.load([source]).decide(request, "bash", args, str(tmp_path)).effect == "deny"
     assert len(_programs(cache_home)) == 2
 
@@ -99,6 +112,7 @@ def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
 def test_the_digest_is_sha256_with_or_without_hashlib_loaded(monkeypatch):
     import hashlib
     from dshc.common import digest
+
     for loaded in (True, False):  # OpenSSL's once hashlib is loaded, CPython's own before
         if not loaded:
             monkeypatch.delitem(sys.modules, "hashlib")
@@ -114,9 +128,17 @@ def test_plain_json_travels_as_json_and_everything_else_keeps_its_type():
     """A dict or list of JSON values only is carried by JSON itself; one holding a tuple, a set, a
     non-string key or a dshc object is encoded node by node, so each comes back as what it was."""
     from dshc.compiler.source import Span
+
     plain = {"type": "object", "properties": {"a": {"enum": [1, 2.5, None, True, "x"]}}, "required": ["a"]}
-    values = [plain, [plain, "s", 1], {"k": (1, 2)}, {1: "one"}, {"s": frozenset({"a"})}, [Span("a.dsh", 1, 1, 1, 2)],
-              {"nested": [{"t": "looks like a tuple"}, {"o": "looks like an object"}]}]
+    values = [
+        plain,
+        [plain, "s", 1],
+        {"k": (1, 2)},
+        {1: "one"},
+        {"s": frozenset({"a"})},
+        [Span("a.dsh", 1, 1, 1, 2)],
+        {"nested": [{"t": "looks like a tuple"}, {"o": "looks like an object"}]},
+    ]
     for value in values:
         decoded = data_codec.loads(data_codec.dumps(value))
         assert decoded == value and repr(decoded) == repr(value)
@@ -126,6 +148,7 @@ def test_plain_json_travels_as_json_and_everything_else_keeps_its_type():
 
 def test_shared_objects_stay_shared_and_sets_encode_in_one_order():
     from dshc.compiler.source import Span
+
     span = Span("a.dsh", 1, 2, 1, 5)
     decoded = data_codec.loads(data_codec.dumps((span, [span], {3: span})))
     assert decoded[0] == span and decoded[1][0] is decoded[0] and decoded[2][3] is decoded[0]
@@ -133,26 +156,31 @@ def test_shared_objects_stay_shared_and_sets_encode_in_one_order():
 
 
 def test_deferred_fields_decode_on_first_read_and_share_what_the_rest_holds(source):
-    resolved = program_cache.Program.from_files(program_cache.shipped_sources()
-                                                + program_cache.read_paths([source])).resolved
+    resolved = program_cache.Program.from_files(
+        program_cache.shipped_sources() + program_cache.read_paths([source])
+    ).resolved
     text = data_codec.dumps(resolved)
     decoded = data_codec.loads(text)
     assert not {"documents", "tables"} & set(vars(decoded))
     assert data_codec.dumps(decoded) == text  # written again unread: the same text (read first, then written)
     assert decoded.documents == resolved.documents and decoded.tables == resolved.tables
     assert decoded.hosts and all(decoded.tables["host"][name] is host for name, host in decoded.hosts.items())
-    (policy_decl,) = [d for doc in decoded.documents for d in doc.decls
-                      if isinstance(d, ast.Policy) and d.name.text == "team"]
+    (policy_decl,) = [
+        d for doc in decoded.documents for d in doc.decls if isinstance(d, ast.Policy) and d.name.text == "team"
+    ]
     assert decoded.tables["policy"]["team"] is policy_decl
     with pytest.raises(AttributeError):
         decoded.no_such_field
 
 
-@pytest.mark.parametrize("planted", [
-    {"o": "dshc.compiler.source:Span", "i": 0, "a": {}, "z": {"path": 0}},  # a class that defers nothing
-    {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": "0"}},  # not a position
-    {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": 0}},  # no deferred text below
-])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        {"o": "dshc.compiler.source:Span", "i": 0, "a": {}, "z": {"path": 0}},  # a class that defers nothing
+        {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": "0"}},  # not a position
+        {"o": "dshc.compiler.resolve:Resolved", "i": 0, "a": {}, "z": {"documents": 0}},  # no deferred text below
+    ],
+)
 def test_a_deferral_the_class_does_not_declare_is_refused(planted):
     valid = planted["z"] == {"documents": 0}
     for text in [planted, {"v": planted, "z": 5}] + ([] if valid else [{"v": planted, "z": '["x"]'}]):
@@ -171,11 +199,11 @@ def test_what_has_no_data_form_is_not_cached():
 HOSTILE = [
     {"o": "os:system", "i": 0, "a": {}},
     {"o": "subprocess:Popen", "i": 0, "a": {}},
-    {"o": "dshc.compiler.program_cache:load_files", "i": 0, "a": {}},      # a function, not a class
-    {"o": "dshc.compiler.data_codec:LazyGraph", "i": 0, "a": {}},          # a dshc class, but not plain data
-    {"o": "dshc.compiler.source:Span.__init__", "i": 0, "a": {}},          # a dotted path into a class
-    {"o": "dshc.compilerx:Span", "i": 0, "a": {}},                          # a look-alike module
-    {"g": "__import__", "n": [], "e": []},                                  # a graph kind networkx lacks
+    {"o": "dshc.compiler.program_cache:load_files", "i": 0, "a": {}},  # a function, not a class
+    {"o": "dshc.compiler.data_codec:LazyGraph", "i": 0, "a": {}},  # a dshc class, but not plain data
+    {"o": "dshc.compiler.source:Span.__init__", "i": 0, "a": {}},  # a dotted path into a class
+    {"o": "dshc.compilerx:Span", "i": 0, "a": {}},  # a look-alike module
+    {"g": "__import__", "n": [], "e": []},  # a graph kind networkx lacks
 ]
 
 
@@ -191,6 +219,7 @@ def test_the_decoder_builds_only_dshc_data_classes(payload):
 @pytest.mark.parametrize("how", ["symlink", "group-writable", "foreign-class", "pickle", "truncated"])
 def test_a_planted_program_file_is_never_trusted(cache_home, source, tmp_path, how):
     import pickle
+
     fresh = program_cache.load([source])
     (target,) = _programs(cache_home)
     marker = tmp_path / "ran"
@@ -239,6 +268,7 @@ def test_the_cache_keeps_a_bounded_number_of_programs(cache_home, source, monkey
 
 def test_catalog_checks_run_once_per_catalog_hash(cache_home, tmp_path, monkeypatch):
     import shutil
+
     root = tmp_path / "catalog"
     shutil.copytree(catalog_module.shipped_root(), root, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     runs = []
@@ -278,17 +308,39 @@ def test_a_cached_hook_process_loads_no_parser_graph_or_schema_library(cache_hom
     command line …): each is milliseconds of every tool call."""
     # deciding alone: an event log (the hook's default) loads hashing, threads and the view's fingerprint
     (tmp_path / ".dshc").write_text('load = ["team.dsh"]\npolicy = "team"\nlog = "off"\n')
-    event = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                        "tool_input": {"command": "git status"}, "tool_use_id": "t"})
+    event = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status"},
+            "tool_use_id": "t",
+        }
+    )
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
-    runs = [subprocess.run([sys.executable, "-c", IMPORTS_PROBE, "hook", "claude-code"], input=event, text=True,
-                           capture_output=True, env=env, timeout=120) for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", IMPORTS_PROBE, "hook", "claude-code"],
+            input=event,
+            text=True,
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        for _ in range(2)
+    ]
     answers = [run.stdout.splitlines() for run in runs]
     assert all(json.loads(lines[0])["hookSpecificOutput"]["permissionDecision"] == "allow" for lines in answers)
     assert answers[0][1] != "[]"  # the first process parsed the sources
     assert answers[1][1] == "[]", runs[1].stderr
     assert answers[1][2] == "[]", runs[1].stderr
-    decide = subprocess.run([sys.executable, "-c", IMPORTS_PROBE, "decide", "read", "--args", '{"file_path": "a"}',
-                             "--load", str(source)], text=True, capture_output=True, env=env, timeout=120)
+    decide = subprocess.run(
+        [sys.executable, "-c", IMPORTS_PROBE, "decide", "read", "--args", '{"file_path": "a"}', "--load", str(source)],
+        text=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     # decide reads its plain command line without argparse (and names the sandbox without building the view)
     assert decide.stdout.splitlines()[-2:] == ["[]", "[]"], decide.stdout + decide.stderr

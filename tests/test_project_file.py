@@ -1,4 +1,5 @@
 """The `.dshc` project file: read the same from its TOML or from the parse kept in the user's cache."""
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,12 @@ def test_an_edit_is_read_afresh_and_a_corrupt_entry_is_replaced(tmp_path, cache_
 
 def test_what_a_valid_file_cannot_hold_is_never_cached_and_still_refused(tmp_path, cache_home):
     path = tmp_path / ".dshc"
-    for text, message in (('policy = 1979-05-27\n', "`policy` is a string"), ("[policy]\nname = 'x'\n", "string"),
-                          ("policy = \n", "cannot read"), ("bogus = 'x'\n", "unknown key")):
+    for text, message in (
+        ("policy = 1979-05-27\n", "`policy` is a string"),
+        ("[policy]\nname = 'x'\n", "string"),
+        ("policy = \n", "cannot read"),
+        ("bogus = 'x'\n", "unknown key"),
+    ):
         path.write_text(text)
         with pytest.raises(project.ProjectError, match=message):
             project.read(str(path))
@@ -75,12 +80,16 @@ def test_parsed_entries_are_bounded(tmp_path, cache_home, monkeypatch):
 
 def test_a_hook_reading_a_parsed_file_imports_no_toml_parser(tmp_path, cache_home):
     (tmp_path / ".dshc").write_text(TEXT)
-    probe = ("import sys\nbefore = set(sys.modules)\nfrom dshc.compiler import project\n"
-             f"print(project.locate(None, {str(tmp_path)!r}).policy, 'tomllib' in set(sys.modules) - before)")
+    probe = (
+        "import sys\nbefore = set(sys.modules)\nfrom dshc.compiler import project\n"
+        f"print(project.locate(None, {str(tmp_path)!r}).policy, 'tomllib' in set(sys.modules) - before)"
+    )
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home.parent)}
     env.pop("DSHC_NO_CACHE", None)
-    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        for _ in range(2)
+    ]
     assert [run.stdout.split() for run in runs] == [["team", "True"], ["team", "False"]], runs[1].stderr
     assert user_cache.usable()
 

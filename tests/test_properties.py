@@ -1,4 +1,5 @@
 """Whole-compiler invariants, property-tested: bad text never crashes, tightening never widens."""
+
 from __future__ import annotations
 
 import json
@@ -14,24 +15,51 @@ from dshc.compiler.request import Request
 from dsl_strategies import documents
 
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep", "web_search", "todo_write", "subagent"]
-COMMANDS = ["ls", "git push origin", "rm -rf /", "cd x && git push", "echo $(rm -rf ~)", "timeout 5 rm -rf /",
-            "echo x | sh", "git", "cat .env", "make test"]
+COMMANDS = [
+    "ls",
+    "git push origin",
+    "rm -rf /",
+    "cd x && git push",
+    "echo $(rm -rf ~)",
+    "timeout 5 rm -rf /",
+    "echo x | sh",
+    "git",
+    "cat .env",
+    "make test",
+]
 PATHS = ["a.txt", "../up.txt", "/etc/passwd", "~/x", "sub/../b.txt"]
 
-conditions = st.sampled_from([
-    "", " when plan_mode", " when not plan_mode", ' when platform == "win32"', ' when scope == "child"',
-    ' when args.command matches "git *"', ' when args.command matches "rm *"', ' when args.file_path outside workspace',
-    " when has args.sandbox_permissions", ' when mode == "code" or plan_mode', ' when tool == "bash"',
-    ' when tool in ["read", "write"] and not plan_mode',
-    # globs on a plain argument: looked up by literal prefix / suffix in the index, with and without facts
-    ' when args.file_path matches "*.txt"', ' when args.file_path matches "a*" and not plan_mode',
-    ' when args.file_path matches "*.txt" and scope == "child"', ' when args.file_path matches "/etc/*"',
-    # list literals against JSON arrays (a list argument equals the list literal written for it)
-    ' when args.view_range == [1, 2]', ' when args.view_range in [[3], [1, 2]] and not plan_mode',
-    ' when args.view_range != [1, 2]',
-])
-targets = st.lists(st.sampled_from(TOOLS + ["risk(file-mutation)", "risk(any-process)", "package(tool-fs)", "*"]),
-                   min_size=1, max_size=2, unique=True)
+conditions = st.sampled_from(
+    [
+        "",
+        " when plan_mode",
+        " when not plan_mode",
+        ' when platform == "win32"',
+        ' when scope == "child"',
+        ' when args.command matches "git *"',
+        ' when args.command matches "rm *"',
+        " when args.file_path outside workspace",
+        " when has args.sandbox_permissions",
+        ' when mode == "code" or plan_mode',
+        ' when tool == "bash"',
+        ' when tool in ["read", "write"] and not plan_mode',
+        # globs on a plain argument: looked up by literal prefix / suffix in the index, with and without facts
+        ' when args.file_path matches "*.txt"',
+        ' when args.file_path matches "a*" and not plan_mode',
+        ' when args.file_path matches "*.txt" and scope == "child"',
+        ' when args.file_path matches "/etc/*"',
+        # list literals against JSON arrays (a list argument equals the list literal written for it)
+        " when args.view_range == [1, 2]",
+        " when args.view_range in [[3], [1, 2]] and not plan_mode",
+        " when args.view_range != [1, 2]",
+    ]
+)
+targets = st.lists(
+    st.sampled_from(TOOLS + ["risk(file-mutation)", "risk(any-process)", "package(tool-fs)", "*"]),
+    min_size=1,
+    max_size=2,
+    unique=True,
+)
 
 
 def _rule(effect, tools, condition):
@@ -48,11 +76,19 @@ def _rule(effect, tools, condition):
 
 
 rules = st.builds(_rule, st.sampled_from(["allow", "ask", "deny"]), targets, conditions)
-policies = st.builds(lambda rs, default: "policy gen \"Generated\" {\n" + default + "\n".join(rs) + "\n}\n",
-                     st.lists(rules, max_size=5), st.sampled_from(["", "  default allow\n", "  default ask\n"]))
-requests = st.builds(Request, preset=st.sampled_from(["standard", "minimal", "code"]),
-                     platform=st.sampled_from(["linux", "win32"]), scope=st.sampled_from(["root", "child"]),
-                     plan=st.booleans(), policy=st.just("gen"))
+policies = st.builds(
+    lambda rs, default: 'policy gen "Generated" {\n' + default + "\n".join(rs) + "\n}\n",
+    st.lists(rules, max_size=5),
+    st.sampled_from(["", "  default allow\n", "  default ask\n"]),
+)
+requests = st.builds(
+    Request,
+    preset=st.sampled_from(["standard", "minimal", "code"]),
+    platform=st.sampled_from(["linux", "win32"]),
+    scope=st.sampled_from(["root", "child"]),
+    plan=st.booleans(),
+    policy=st.just("gen"),
+)
 
 
 def _calls():
@@ -60,8 +96,15 @@ def _calls():
         if tool == "bash":
             for command in COMMANDS:
                 yield tool, {"command": command, "description": "d"}
-            yield tool, {"command": "make", "description": "d", "sandbox_permissions": "danger-full-access",
-                         "justification": "j"}
+            yield (
+                tool,
+                {
+                    "command": "make",
+                    "description": "d",
+                    "sandbox_permissions": "danger-full-access",
+                    "justification": "j",
+                },
+            )
         elif tool in ("write", "edit"):
             for path in PATHS:
                 yield tool, {"file_path": path, "content": "x", "old_string": "a", "new_string": "b"}
@@ -122,8 +165,11 @@ def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, reques
 
 
 @settings(max_examples=30)
-@given(st.lists(st.sampled_from(TOOLS + ["job_*", "web_*", "*_goal", "s*"]), min_size=1, max_size=3, unique=True),
-       st.sampled_from(["standard", "cordis", "minimal"]), st.sampled_from(["linux", "win32"]))
+@given(
+    st.lists(st.sampled_from(TOOLS + ["job_*", "web_*", "*_goal", "s*"]), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["standard", "cordis", "minimal"]),
+    st.sampled_from(["linux", "win32"]),
+)
 def test_adding_a_restriction_never_widens_a_view(patterns, preset, platform):
     scope = 'scope narrow "Narrow" {\n  parent root\n}\n'
     restricted = f'scope narrow "Narrow" {{\n  parent root\n  hide {", ".join(patterns)}\n}}\n'
@@ -134,9 +180,12 @@ def test_adding_a_restriction_never_widens_a_view(patterns, preset, platform):
 
 
 @settings(max_examples=40)
-@given(st.sampled_from(["standard", "cordis", "minimal", "code"]), st.sampled_from(["web", "headless"]),
-       st.sampled_from(["attachments", "sandbox", "web-provider", "code-runtime", "cordis-runner", "web"]),
-       st.sampled_from(["root", "child", "continuable-child"]))
+@given(
+    st.sampled_from(["standard", "cordis", "minimal", "code"]),
+    st.sampled_from(["web", "headless"]),
+    st.sampled_from(["attachments", "sandbox", "web-provider", "code-runtime", "cordis-runner", "web"]),
+    st.sampled_from(["root", "child", "continuable-child"]),
+)
 def test_removing_a_host_service_never_widens_a_view(preset, host, service, scope):
     program = Program.load()
     request = Request(preset=preset if host == "web" else None, host=host, scope=scope)

@@ -2,6 +2,7 @@
 pair below is the same body decorated both ways (each with its own `field`), and every behaviour a
 caller can see is compared — through `frozen.fields`/`replace`/`asdict` on one side and
 dataclasses' on the other."""
+
 from __future__ import annotations
 
 import copy
@@ -26,9 +27,14 @@ def _pair(name: str, annotations: dict, defaults: dict):
     A default is a value, or a function of the maker's module (its `field`) giving one."""
     made = []
     for decorate, module, suffix in MAKERS:
-        body = {"__annotations__": dict(annotations), "__doc__": f"{name}.", "__module__": __name__,
-                "__qualname__": name + suffix, **{k: v(module) if callable(v) else v for k, v in defaults.items()},
-                "doubled": property(lambda self: 2)}
+        body = {
+            "__annotations__": dict(annotations),
+            "__doc__": f"{name}.",
+            "__module__": __name__,
+            "__qualname__": name + suffix,
+            **{k: v(module) if callable(v) else v for k, v in defaults.items()},
+            "doubled": property(lambda self: 2),
+        }
         cls = decorate(type(name + suffix, (), body))
         globals()[name + suffix] = cls
         made.append(cls)
@@ -39,16 +45,22 @@ PAIRS = [
     _pair("Empty", {}, {}),
     _pair("One", {"a": "object"}, {}),
     _pair("Defaults", {"a": "object", "b": "object"}, {"b": "b"}),
-    _pair("Spanned", {"a": "object", "span": "object"},
-          {"span": lambda m: m.field(default=None, compare=False, hash=False, repr=False)}),
-    _pair("Mixed", {"a": "object", "note": "object", "weight": "object"},
-          {"note": lambda m: m.field(default="", compare=False), "weight": lambda m: m.field(default=0, hash=False)}),
+    _pair(
+        "Spanned",
+        {"a": "object", "span": "object"},
+        {"span": lambda m: m.field(default=None, compare=False, hash=False, repr=False)},
+    ),
+    _pair(
+        "Mixed",
+        {"a": "object", "note": "object", "weight": "object"},
+        {"note": lambda m: m.field(default="", compare=False), "weight": lambda m: m.field(default=0, hash=False)},
+    ),
 ]
 values = st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=3), st.tuples(st.integers(0, 2)))
 
 
 def _build(cls, args, module):
-    return cls(*args[:len(module.fields(cls))])
+    return cls(*args[: len(module.fields(cls))])
 
 
 @given(st.sampled_from(PAIRS), st.lists(values, min_size=3, max_size=3), st.lists(values, min_size=3, max_size=3))
@@ -59,11 +71,19 @@ def test_instances_behave_as_the_dataclass_instances(pair, first, second):
 def test_interpreted_methods_behave_as_the_compiled_ones(monkeypatch):
     """Before a class's methods are compiled (its first COMPILE_AFTER calls) they are interpreted:
     the same results, the same errors, for every pair's shape; once compiled, still the same."""
-    monkeypatch.setattr(frozen, "COMPILE_AFTER", 10 ** 9)
-    fresh = [_pair(ours.__name__.removesuffix("Record") + "Interpreted", dict(theirs.__annotations__),
-                   {f.name: _field_maker(f) for f in dataclasses.fields(theirs)
-                    if f.default is not dataclasses.MISSING or f.compare is False or f.hash is False})
-             for ours, theirs in PAIRS]
+    monkeypatch.setattr(frozen, "COMPILE_AFTER", 10**9)
+    fresh = [
+        _pair(
+            ours.__name__.removesuffix("Record") + "Interpreted",
+            dict(theirs.__annotations__),
+            {
+                f.name: _field_maker(f)
+                for f in dataclasses.fields(theirs)
+                if f.default is not dataclasses.MISSING or f.compare is False or f.hash is False
+            },
+        )
+        for ours, theirs in PAIRS
+    ]
     samples = [[None, 1, "x"], [None, 1, "y"], [(0,), -3, ""], [(0,), -3, ""]]
     for ours, theirs in fresh:
         for first in samples:
@@ -81,13 +101,14 @@ def test_interpreted_methods_behave_as_the_compiled_ones(monkeypatch):
         monkeypatch.setattr(frozen, "COMPILE_AFTER", 0)
         _behave_alike(ours, theirs, samples[0], samples[2])
         assert vars(ours)["__init__"].__name__ == "__init__"  # compiled by the next call
-        monkeypatch.setattr(frozen, "COMPILE_AFTER", 10 ** 9)
+        monkeypatch.setattr(frozen, "COMPILE_AFTER", 10**9)
 
 
 def _field_maker(item):
     def make(module):
         default = module.MISSING if item.default is dataclasses.MISSING else item.default
         return module.field(default=default, compare=item.compare, hash=item.hash, repr=item.repr)
+
     return make
 
 
@@ -114,8 +135,18 @@ def _behave_alike(ours, theirs, first, second):
 
 
 def _described(module, cls) -> list[tuple]:
-    return [(f.name, "no default" if f.default is module.MISSING else f.default, f.compare, f.hash, f.repr, f.init,
-             f.kw_only) for f in module.fields(cls)]
+    return [
+        (
+            f.name,
+            "no default" if f.default is module.MISSING else f.default,
+            f.compare,
+            f.hash,
+            f.repr,
+            f.init,
+            f.kw_only,
+        )
+        for f in module.fields(cls)
+    ]
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: pair[0].__name__)
@@ -133,14 +164,18 @@ def test_the_parsers_constructors_take_records():
     assert made == ast.Rule("deny", (), None) and type(made) is ast.Rule
 
 
-@pytest.mark.parametrize("body", [
-    {"__annotations__": {"a": "int"}, "a": frozen.field(default=0, init=False)},
-    {"__annotations__": {"a": "int", "b": "dataclasses.InitVar[int]"}},
-    {"__annotations__": {"a": "int", "b": "ClassVar[int]"}},
-    {"__annotations__": {"a": "int"}, "__eq__": lambda self, other: True},
-    {"__annotations__": {"a": "list"}, "a": []},
-    {"__annotations__": {"a": "int", "b": "int"}, "a": 0},
-], ids=["not in init", "init var", "class var", "own eq", "mutable default", "default before required"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"__annotations__": {"a": "int"}, "a": frozen.field(default=0, init=False)},
+        {"__annotations__": {"a": "int", "b": "dataclasses.InitVar[int]"}},
+        {"__annotations__": {"a": "int", "b": "ClassVar[int]"}},
+        {"__annotations__": {"a": "int"}, "__eq__": lambda self, other: True},
+        {"__annotations__": {"a": "list"}, "a": []},
+        {"__annotations__": {"a": "int", "b": "int"}, "a": 0},
+    ],
+    ids=["not in init", "init var", "class var", "own eq", "mutable default", "default before required"],
+)
 def test_what_it_cannot_make_exactly_is_refused(body):
     with pytest.raises((TypeError, ValueError)):
         record(type("Odd", (), {"__doc__": "Odd.", "__module__": __name__, **body}))
@@ -154,15 +189,19 @@ class _Checked:
 
 
 def _made_both_ways(slots: bool, base=()):
-    body = {"__annotations__": {"name": "str", "items": "tuple", "extra": "dict"}, "__doc__": "K.",
-            "__module__": __name__}
+    body = {
+        "__annotations__": {"name": "str", "items": "tuple", "extra": "dict"},
+        "__doc__": "K.",
+        "__module__": __name__,
+    }
     ours = record(type("K", base, dict(body, extra=frozen.field(default_factory=dict, compare=False))), slots=slots)
     theirs = dataclasses.dataclass(frozen=True, slots=slots)(
-        type("K", base, dict(body, extra=dataclasses.field(default_factory=dict, compare=False))))
+        type("K", base, dict(body, extra=dataclasses.field(default_factory=dict, compare=False)))
+    )
     return ours, theirs
 
 
-@pytest.mark.parametrize("compile_after", [0, 10 ** 9], ids=["compiled", "interpreted"])
+@pytest.mark.parametrize("compile_after", [0, 10**9], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("slots", [True, False])
 def test_factories_keyword_only_fields_and_an_inherited_post_init(slots, compile_after, monkeypatch):
     monkeypatch.setattr(frozen, "COMPILE_AFTER", compile_after)
@@ -175,23 +214,40 @@ def test_factories_keyword_only_fields_and_an_inherited_post_init(slots, compile
         assert type(vars(ours).get("extra")) is type(vars(theirs).get("extra"))
         with pytest.raises(FrozenInstanceError):
             a.name = "m"
-    keyword = record(type("W", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "W.",
-                                   "__module__": __name__, "b": frozen.field(default=1, kw_only=True)}))
+    keyword = record(
+        type(
+            "W",
+            (),
+            {
+                "__annotations__": {"a": "int", "b": "int"},
+                "__doc__": "W.",
+                "__module__": __name__,
+                "b": frozen.field(default=1, kw_only=True),
+            },
+        )
+    )
     assert keyword(0, b=2).b == 2 and keyword(0).b == 1 and keyword.__match_args__ == ("a",)
     with pytest.raises(TypeError):
         keyword(0, 2)  # keyword-only, as dataclasses makes it
-    everything = record(kw_only=True)(type("V", (), {"__annotations__": {"a": "int"}, "__doc__": "V.",
-                                                      "__module__": __name__}))
+    everything = record(kw_only=True)(
+        type("V", (), {"__annotations__": {"a": "int"}, "__doc__": "V.", "__module__": __name__})
+    )
     assert everything(a=1).a == 1 and everything.__match_args__ == ()
     with pytest.raises(TypeError):
         everything(1)
 
 
 def test_a_derived_record_has_its_bases_fields_first():
-    base = record(type("Base", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "B.",
-                                    "__module__": __name__, "b": 2}))
-    derived = record(type("Derived", (base,), {"__annotations__": {"c": "int", "b": "int"}, "__doc__": "D.",
-                                               "__module__": __name__, "c": 3, "b": 5}))
+    base = record(
+        type("Base", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "B.", "__module__": __name__, "b": 2})
+    )
+    derived = record(
+        type(
+            "Derived",
+            (base,),
+            {"__annotations__": {"c": "int", "b": "int"}, "__doc__": "D.", "__module__": __name__, "c": 3, "b": 5},
+        )
+    )
     made = derived(1)
     assert [f.name for f in frozen.fields(derived)] == ["a", "b", "c"] and (made.a, made.b, made.c) == (1, 5, 3)
     assert made != base(1, 5) and frozen.replace(made, c=4).c == 4 and constructor(derived)(1).b == 5
@@ -202,12 +258,14 @@ def test_a_derived_record_has_its_bases_fields_first():
 def test_a_record_with_its_own_init_keeps_it():
     class Checked:
         """Its own __init__ checks and stores the field, as Request does."""
+
         a: int = 0
 
         def __init__(self, *, a: int = 0):
             if a < 0:
                 raise ValueError("negative")
             self.__dict__["a"] = a
+
     made = record(slots=False, init=False)(Checked)
     assert made(a=1) == made(a=1) and made(a=1) != made(a=2) and repr(made(a=1)).endswith("Checked(a=1)")
     assert frozen.replace(made(a=1), a=3).a == 3
@@ -218,8 +276,9 @@ def test_a_record_with_its_own_init_keeps_it():
 
 
 def test_a_record_without_slots_keeps_a_dict_for_cached_values():
-    plain = record(type("Plain", (), {"__annotations__": {"a": "int"}, "__doc__": "P.", "__module__": __name__}),
-                   slots=False)
+    plain = record(
+        type("Plain", (), {"__annotations__": {"a": "int"}, "__doc__": "P.", "__module__": __name__}), slots=False
+    )
     globals()["Plain"] = plain  # pickle finds a class by its module and name
     made = plain(1)
     made.__dict__["cached"] = 2  # what functools.cached_property writes
@@ -227,8 +286,11 @@ def test_a_record_without_slots_keeps_a_dict_for_cached_values():
 
 
 def test_every_ast_node_is_a_record():
-    nodes = [cls for cls in vars(ast).values() if isinstance(cls, type) and cls.__module__ == ast.__name__
-             and frozen.is_record(cls)]
+    nodes = [
+        cls
+        for cls in vars(ast).values()
+        if isinstance(cls, type) and cls.__module__ == ast.__name__ and frozen.is_record(cls)
+    ]
     assert len(nodes) >= 28 and all(vars(cls).get("__frozen_record__") for cls in nodes)
 
 
@@ -240,8 +302,10 @@ def test_fields_replace_and_asdict_still_take_plain_dataclasses():
 
 def test_a_decision_process_imports_no_dataclasses():
     """The point of records: the modules a hook loads to decide never import dataclasses (and its inspect)."""
-    probe = ("import sys\nfrom dshc.compiler import program, program_cache\nfrom dshc.cli import hook, main\n"
-             "print(sorted({'dataclasses', 'inspect'} & set(sys.modules)))")
+    probe = (
+        "import sys\nfrom dshc.compiler import program, program_cache\nfrom dshc.cli import hook, main\n"
+        "print(sorted({'dataclasses', 'inspect'} & set(sys.modules)))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -252,11 +316,30 @@ def test_methods_compile_once_used_whichever_comes_first(first, monkeypatch):
     """A cached program's nodes are made without __init__ (object.__new__ and slot stores), so a
     record's first call may be __eq__ or __hash__; each then behaves as the dataclass's."""
     monkeypatch.setattr(frozen, "COMPILE_AFTER", 0)  # compiled by the first call
-    ours = record(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
-                                    "__module__": __name__, "b": frozen.field(default=0, compare=False)}))
-    theirs = dataclass_frozen(type("Lazy", (), {"__annotations__": {"a": "int", "b": "int"}, "__doc__": "L.",
-                                                "__module__": __name__,
-                                                "b": dataclasses.field(default=0, compare=False)}))
+    ours = record(
+        type(
+            "Lazy",
+            (),
+            {
+                "__annotations__": {"a": "int", "b": "int"},
+                "__doc__": "L.",
+                "__module__": __name__,
+                "b": frozen.field(default=0, compare=False),
+            },
+        )
+    )
+    theirs = dataclass_frozen(
+        type(
+            "Lazy",
+            (),
+            {
+                "__annotations__": {"a": "int", "b": "int"},
+                "__doc__": "L.",
+                "__module__": __name__,
+                "b": dataclasses.field(default=0, compare=False),
+            },
+        )
+    )
     stand_in = vars(ours)["__eq__"]
     decoded = object.__new__(ours)
     object.__setattr__(decoded, "a", 1)

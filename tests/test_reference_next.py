@@ -1,6 +1,7 @@
 """Following the reference's next release needs data only: `examples/reference-next/` (a catalog
 overlay plus presets) loads on top of the baseline and compiles to the facts of that release
 (26 packages / 63 schema entries / 58 names, persistent pwsh, the agent team, web_search.queries[])."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,8 +15,18 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 NEXT = Path(__file__).resolve().parent.parent / "examples" / "reference-next"
-TEAM_TOOLS = {"followup_task", "interrupt_agent", "list_agents", "send_message", "spawn_teammate",
-              "team_task_create", "team_task_get", "team_task_list", "team_task_update", "wait_agent"}
+TEAM_TOOLS = {
+    "followup_task",
+    "interrupt_agent",
+    "list_agents",
+    "send_message",
+    "spawn_teammate",
+    "team_task_create",
+    "team_task_get",
+    "team_task_list",
+    "team_task_update",
+    "wait_agent",
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +46,13 @@ def test_next_release_counts_26_packages_63_schema_entries_58_names(catalog):
 
 
 def test_next_release_duplicated_names(catalog):
-    assert {n for n, tools in catalog.by_name.items() if len(tools) > 1} == \
-        {"bash", "pwsh", "interrupt_agent", "list_agents", "send_message"}
+    assert {n for n, tools in catalog.by_name.items() if len(tools) > 1} == {
+        "bash",
+        "pwsh",
+        "interrupt_agent",
+        "list_agents",
+        "send_message",
+    }
 
 
 def test_agent_team_adds_ten_tools_seven_new_names(catalog):
@@ -62,8 +78,10 @@ def test_web_search_takes_queries_with_the_limit_in_the_description(program, cat
     assert catalog.package_by_id["tool-web"].config["searchMaxQueries"].default == 4
     entry = program.view(Request(preset="standard")).entry("web_search")
     assert "between 1 and 4 queries" in entry.description
-    other = Program.load(texts={"w.dsh": 'preset w extends standard {\n  mount tool-web { fetch = false, '
-                                         'searchMaxQueries = 2 }\n}\n'}, catalog=catalog)
+    other = Program.load(
+        texts={"w.dsh": "preset w extends standard {\n  mount tool-web { fetch = false, searchMaxQueries = 2 }\n}\n"},
+        catalog=catalog,
+    )
     assert "between 1 and 2 queries" in other.view(Request(preset="w")).entry("web_search").description
 
 
@@ -71,18 +89,22 @@ def test_report_delivery_wakeup_is_renamed_next_step(catalog):
     knob = catalog.package_by_id["tool-subagent-report"].config["reportDelivery"]
     assert knob.values == ("quiet", "next-step") and knob.default == "next-step"
     with pytest.raises(DshError) as info:
-        Program.load(texts={"r.dsh": 'preset r {\n  mount tool-subagent-report { reportDelivery = "wakeup" }\n}\n'},
-                     catalog=catalog)
+        Program.load(
+            texts={"r.dsh": 'preset r {\n  mount tool-subagent-report { reportDelivery = "wakeup" }\n}\n'},
+            catalog=catalog,
+        )
     assert [d.code for d in info.value.diagnostics] == ["DSH214"]
 
 
-@pytest.mark.parametrize("platform, shell, definition", [
-    ("linux", "bash", "tool-bash-persistent/bash"),
-    ("darwin", "bash", "tool-bash-persistent/bash"),
-    ("win32", "pwsh", "tool-pwsh-persistent/pwsh"),
-])
-def test_minimal_preset_is_persistent_bash_off_win32_and_persistent_pwsh_on_it(program, platform, shell,
-                                                                                 definition):
+@pytest.mark.parametrize(
+    "platform, shell, definition",
+    [
+        ("linux", "bash", "tool-bash-persistent/bash"),
+        ("darwin", "bash", "tool-bash-persistent/bash"),
+        ("win32", "pwsh", "tool-pwsh-persistent/pwsh"),
+    ],
+)
+def test_minimal_preset_is_persistent_bash_off_win32_and_persistent_pwsh_on_it(program, platform, shell, definition):
     view = program.view(Request(preset="minimal-next", platform=platform))
     assert view.names == tuple(sorted((shell, "str_replace_editor")))
     assert view.entry(shell).definition == definition
@@ -116,5 +138,4 @@ def test_python_code_runtime_is_a_known_service(catalog):
 
 def test_baseline_presets_still_compile_on_top_of_the_next_release(program):
     assert len(program.view(Request(preset="standard")).names) == 25
-    assert program.view(Request(scope="continuable-child")).entry("report").definition == \
-        "tool-subagent-report/report"
+    assert program.view(Request(scope="continuable-child")).entry("report").definition == "tool-subagent-report/report"

@@ -4,6 +4,7 @@ Every REST answer must be exactly the old program's or the new one's — its dec
 view fingerprint together, never one program's decision with the other's fingerprint — and no request
 may fail. MCP clients call a tool the edit turns from denied to allowed: each answer is one or the other.
 """
+
 from __future__ import annotations
 
 import io
@@ -29,12 +30,19 @@ policy live {
   deny bash when args.command matches "rm *"
 }
 """
-NEW = OLD.replace("hide web_search", "hide web_search, glob").replace("deny grep", "allow grep") \
-    .replace('deny bash when', 'ask bash when')
+NEW = (
+    OLD.replace("hide web_search", "hide web_search, glob")
+    .replace("deny grep", "allow grep")
+    .replace("deny bash when", "ask bash when")
+)
 CONTEXT = {"policy": "live", "scope": "s1", "preset": "standard"}
-CALLS = [("grep", {"pattern": "hello"}), ("bash", {"command": "rm -rf build", "description": "d"}),
-         ("glob", {"pattern": "*.txt"}), ("read", {"file_path": "hello.txt"}),
-         ("bash", {"command": "ls", "description": "d"})]
+CALLS = [
+    ("grep", {"pattern": "hello"}),
+    ("bash", {"command": "rm -rf build", "description": "d"}),
+    ("glob", {"pattern": "*.txt"}),
+    ("read", {"file_path": "hello.txt"}),
+    ("bash", {"command": "ls", "description": "d"}),
+]
 REST_CLIENTS, MCP_CLIENTS, SWAPS = 4, 2, 2
 SERVE_CONTEXT = ["--policy", "live", "--scope", "s1", "--preset", "standard", "--caller-context"]
 
@@ -80,8 +88,13 @@ def _under_load(base: str, ws, swap, versions: dict[str, list[tuple]]) -> None:
             while not stop.is_set():
                 result = await client.call_tool("grep", {"pattern": "hello", "path": str(ws)})
                 text = "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
-                mcp_seen.append("denied" if result.is_error and "deny" in text.lower() else
-                                "found" if not result.is_error and "hello.txt" in text else f"other: {text[:200]}")
+                mcp_seen.append(
+                    "denied"
+                    if result.is_error and "deny" in text.lower()
+                    else "found"
+                    if not result.is_error and "hello.txt" in text
+                    else f"other: {text[:200]}"
+                )
 
     async def mcp_clients() -> None:
         try:
@@ -103,8 +116,9 @@ def _under_load(base: str, ws, swap, versions: dict[str, list[tuple]]) -> None:
                 swap(version)
                 deadline = time.monotonic() + 20  # the server polls its sources every WATCH_EVERY_S
                 while time.monotonic() < deadline:
-                    body = probe.post("/v1/decide", json={"tool": "grep", "args": {"pattern": "x"},
-                                                          "context": CONTEXT}).json()
+                    body = probe.post(
+                        "/v1/decide", json={"tool": "grep", "args": {"pattern": "x"}, "context": CONTEXT}
+                    ).json()
                     if body["fingerprint"] == versions[version][0][3]:
                         served.append(version)
                         break
@@ -139,7 +153,9 @@ def test_a_watched_edit_under_load_answers_from_one_program_at_a_time(tmp_path):
         os.replace(staged, source)  # an editor's atomic save: the watcher never reads half a file
 
     with serving(["--load", str(source), "--workspace", str(tmp_path), "--watch", *SERVE_CONTEXT], tmp_path) as (
-            base, proc):
+        base,
+        proc,
+    ):
         _under_load(base, tmp_path, swap, versions)
         assert proc.poll() is None
 
@@ -156,8 +172,14 @@ def test_a_bundle_swap_under_load_answers_from_one_program_at_a_time(tmp_path):
         src.mkdir(exist_ok=True)
         (src / "live.dsh").write_text(OLD if version == "old" else NEW)
         out = tmp_path / f"{revision}.tar.gz"
-        assert main(["build", str(src), "-o", str(out), "--key", key, "--revision", str(revision)],
-                    io.StringIO(), io.StringIO()) == 0
+        assert (
+            main(
+                ["build", str(src), "-o", str(out), "--key", key, "--revision", str(revision)],
+                io.StringIO(),
+                io.StringIO(),
+            )
+            == 0
+        )
         blobs.setdefault(version, []).append(out.read_bytes())
         versions[version] = _expected(bundle.load(str(out), key + ".pub").program, str(tmp_path))
     served = tmp_path / "served.tar.gz"
@@ -168,7 +190,8 @@ def test_a_bundle_swap_under_load_answers_from_one_program_at_a_time(tmp_path):
         staged.write_bytes(blobs[version].pop(0))
         os.replace(staged, served)  # a deploy drops the new bundle in with an atomic rename
 
-    with serving(["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), *SERVE_CONTEXT],
-                 tmp_path) as (base, proc):
+    with serving(
+        ["--bundle", str(served), "--trust", key + ".pub", "--workspace", str(tmp_path), *SERVE_CONTEXT], tmp_path
+    ) as (base, proc):
         _under_load(base, tmp_path, swap, versions)
         assert proc.poll() is None

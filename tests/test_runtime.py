@@ -1,4 +1,5 @@
 """The runtime pipeline: one test per stage contract and per error code, order, abort, the log."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,9 @@ from dshc.runtime.types import Abstain, Allow, Ask, Deny, ToolCall
 
 from conftest import NO_OS_SANDBOX, wait_for
 
-SCHEMA = json.dumps({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"],
-                     "additionalProperties": False})
+SCHEMA = json.dumps(
+    {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}
+)
 
 
 def entry(name, execution="exclusive"):
@@ -37,9 +39,14 @@ def view(*entries, mode="native", sdk=None):
 
 def make_ctx(entries=(entry("echo"),), impls=None, **hooks):
     impls = impls if impls is not None else {"test/echo": lambda args, tctx: {"x": args["x"]}}
-    return PipelineContext(view=hooks.pop("the_view", None) or view(*entries), log=EventLog(hooks.pop("log", None)),
-                           implementations=impls, tool_context=lambda sig: sig,
-                           render=lambda d, a, v: json.dumps(v, sort_keys=True), **hooks)
+    return PipelineContext(
+        view=hooks.pop("the_view", None) or view(*entries),
+        log=EventLog(hooks.pop("log", None)),
+        implementations=impls,
+        tool_context=lambda sig: sig,
+        render=lambda d, a, v: json.dumps(v, sort_keys=True),
+        **hooks,
+    )
 
 
 def run(ctx, name="echo", args='{"x": 1}', **call):
@@ -48,8 +55,17 @@ def run(ctx, name="echo", args='{"x": 1}', **call):
 
 def test_default_stages_are_the_ten_of_the_spec_in_order():
     assert [name for name, _ in DEFAULT_STAGES] == [
-        "record-call", "pre-execute", "approval", "guards", "execute", "post-execute", "normalize",
-        "finalize-content", "emit-result", "record-result"]
+        "record-call",
+        "pre-execute",
+        "approval",
+        "guards",
+        "execute",
+        "post-execute",
+        "normalize",
+        "finalize-content",
+        "emit-result",
+        "record-result",
+    ]
 
 
 def test_the_call_is_recorded_before_anything_runs():
@@ -69,8 +85,10 @@ def test_arguments_are_materialised_once_and_frozen():
         call.arguments["deep"]["list"] = []
     assert ToolCall.from_model("c", "echo", "").arguments == {}
     assert ToolCall.from_model("c", "echo", "{oops").arguments == "{oops"
-    assert ToolCall.from_model("c", "echo", '{"big": 123456789012345678901234567890}').arguments["big"] == \
-        123456789012345678901234567890
+    assert (
+        ToolCall.from_model("c", "echo", '{"big": 123456789012345678901234567890}').arguments["big"]
+        == 123456789012345678901234567890
+    )
 
 
 @pytest.mark.parametrize("decision, effect", [(Allow(), False), (Deny("no"), True), (None, False)])
@@ -81,8 +99,10 @@ def test_pre_execute_waterfall(decision, effect):
         assert result.content == "Error: no" and "code" not in result.error  # denials carry no code
 
 
-@pytest.mark.parametrize("outcome, allowed", [("allowed-once", True), ("rejected", False), ("cancelled", False),
-                                              ("unavailable", False), ("bogus", False)])
+@pytest.mark.parametrize(
+    "outcome, allowed",
+    [("allowed-once", True), ("rejected", False), ("cancelled", False), ("unavailable", False), ("bogus", False)],
+)
 def test_approval_only_allowed_once_passes(outcome, allowed):
     ctx = make_ctx(pre_execute=(lambda call, e: Ask("needs a human"),), approver=lambda call, reason: outcome)
     result = run(ctx).result
@@ -184,6 +204,7 @@ def test_a_wrapper_cannot_hide_the_callers_abort():
     ctx.signal.set()
     state = Pipeline().before_dispatch(ToolCall.from_model("c2", "echo", '{"x": 1}'), ctx)
     from dataclasses import replace
+
     ctx.signal = type(ctx.signal)()  # dispatch with a clear signal, then abort from inside the swapped one
     fused = []
 
@@ -208,8 +229,9 @@ def test_post_execute_accept_block_and_illegal_combinations():
     outcome = run(make_ctx(post_execute=(lambda c, r: Block("try again", ("why",)),)))
     assert outcome.result.is_error and outcome.result.content == "try again" and outcome.contexts == ("why",)
     assert run(make_ctx(post_execute=(lambda c, r: Accept(content="a", value={"x": 1}),))).result.is_error
-    denied = run(make_ctx(pre_execute=(lambda c, e: Deny("no"),),
-                          post_execute=(lambda c, r: Accept(content="seen by post"),)))
+    denied = run(
+        make_ctx(pre_execute=(lambda c, e: Deny("no"),), post_execute=(lambda c, r: Accept(content="seen by post"),))
+    )
     assert denied.result.content == "seen by post"  # denials still pass post-execute
 
 
@@ -247,8 +269,11 @@ def test_results_commit_in_model_order_with_parallel_runs_and_barriers():
         return {"x": 2}
 
     entries = (entry("a", "parallel"), entry("b", "parallel"), entry("c"))
-    ctx = make_ctx(entries, {"test/a": first, "test/b": second, "test/c": lambda a, s: {"x": 3}},
-                   post_execute=(lambda c, r: Accept(additional_contexts=(f"ctx-{c.id}",)),))
+    ctx = make_ctx(
+        entries,
+        {"test/a": first, "test/b": second, "test/c": lambda a, s: {"x": 3}},
+        post_execute=(lambda c, r: Accept(additional_contexts=(f"ctx-{c.id}",)),),
+    )
     calls = [ToolCall.from_model(i, n, '{"x": 0}') for i, n in (("1", "a"), ("2", "b"), ("3", "c"), ("4", "a"))]
     second_done_before = [len(g) for g in groups(calls, ctx.view)]
     assert second_done_before == [2, 1, 1]  # a+b overlap, c is a barrier, the last a runs after it
@@ -293,9 +318,11 @@ def test_abort_before_dispatch_and_after_a_successful_start():
 
 
 def test_the_runtime_never_imports_the_parser():
-    probe = ("import sys, dshc.runtime.pipeline, dshc.runtime.scheduler, dshc.runtime.tools, dshc.runtime.events\n"
-             "bad = [m for m in sys.modules if m == 'lark' or m.startswith('lark.') or m.startswith('dshc.compiler')]\n"
-             "print(bad)")
+    probe = (
+        "import sys, dshc.runtime.pipeline, dshc.runtime.scheduler, dshc.runtime.tools, dshc.runtime.events\n"
+        "bad = [m for m in sys.modules if m == 'lark' or m.startswith('lark.') or m.startswith('dshc.compiler')]\n"
+        "print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -303,13 +330,27 @@ def test_the_runtime_never_imports_the_parser():
 @pytest.mark.skipif(NO_OS_SANDBOX, reason="no OS sandbox here: the shell call fails closed before the kill")
 def test_killing_dshc_run_mid_call_leaves_a_parseable_log(tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "slow", "name": "bash",
-                                 "arguments": {"command": "sleep 30", "description": "wait"}}) + "\n")
+    calls.write_text(
+        json.dumps({"id": "slow", "name": "bash", "arguments": {"command": "sleep 30", "description": "wait"}}) + "\n"
+    )
     log = tmp_path / "events.jsonl"
-    process = subprocess.Popen([sys.executable, "-c", "from dshc.cli.main import entry; entry()", "run",
-                                str(calls), "--workspace", str(tmp_path), "--log", str(log)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from dshc.cli.main import entry; entry()",
+            "run",
+            str(calls),
+            "--workspace",
+            str(tmp_path),
+            "--log",
+            str(log),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     from crash_trials import end_processes, marked_processes
+
     wait_for(lambda: log.exists() and b'"tool/decision"' in log.read_bytes(), "the call's decision in the log")
     wait_for(lambda: marked_processes(log), "the call's shell to start")  # mid-call: its command is running
     os.kill(process.pid, signal.SIGKILL)
@@ -328,11 +369,13 @@ def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):
     (workspace / "link").symlink_to(tmp_path)
     (tmp_path / "secret.txt").write_text("s")
     calls = tmp_path / "calls.jsonl"
-    lines = [{"id": "r1", "name": "read", "arguments": {"file_path": "../secret.txt"}},
-             {"id": "r2", "name": "read", "arguments": {"file_path": "link/secret.txt"}},
-             {"id": "w1", "name": "write", "arguments": {"file_path": "../x.txt", "content": "x"}},
-             {"id": "w2", "name": "write", "arguments": {"file_path": "link/x.txt", "content": "x"}},
-             {"id": "ok", "name": "write", "arguments": {"file_path": "inside.txt", "content": "x"}}]
+    lines = [
+        {"id": "r1", "name": "read", "arguments": {"file_path": "../secret.txt"}},
+        {"id": "r2", "name": "read", "arguments": {"file_path": "link/secret.txt"}},
+        {"id": "w1", "name": "write", "arguments": {"file_path": "../x.txt", "content": "x"}},
+        {"id": "w2", "name": "write", "arguments": {"file_path": "link/x.txt", "content": "x"}},
+        {"id": "ok", "name": "write", "arguments": {"file_path": "inside.txt", "content": "x"}},
+    ]
     calls.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     # an escape asks as an escalation before it runs (only an approval runs it): refused here
     result = cli("run", str(calls), "--workspace", str(workspace), "--approve", "never", "--json")
@@ -346,8 +389,9 @@ def test_sandbox_denies_escapes_under_workspace_write(cli, tmp_path):
 
 def test_plan_policy_denies_write_while_planning_and_the_view_is_unchanged(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "w", "name": "write", "arguments": {"file_path": "a.txt", "content": "x"}})
-                     + "\n")
+    calls.write_text(
+        json.dumps({"id": "w", "name": "write", "arguments": {"file_path": "a.txt", "content": "x"}}) + "\n"
+    )
     planning = cli("run", str(calls), "--workspace", str(tmp_path), "--policy", "plan", "--plan", "--json")
     row = json.loads(planning.out.splitlines()[0])
     assert row["isError"] and "guard `planning`" in row["content"] and not (tmp_path / "a.txt").exists()
@@ -360,12 +404,18 @@ def test_plan_policy_denies_write_while_planning_and_the_view_is_unchanged(cli, 
 
 def test_replay_reports_nothing_under_the_same_policy_and_exactly_the_new_denials(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
-        {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
-        {"id": "3", "name": "bash", "arguments": {"command": "ls", "description": "list"}},
-        {"id": "4", "name": "edit", "arguments": {"file_path": "b.txt", "old_string": "x", "new_string": "y"}},
-    ]) + "\n")
+    calls.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "1", "name": "read", "arguments": {"file_path": "a.txt"}},
+                {"id": "2", "name": "write", "arguments": {"file_path": "b.txt", "content": "x"}},
+                {"id": "3", "name": "bash", "arguments": {"command": "ls", "description": "list"}},
+                {"id": "4", "name": "edit", "arguments": {"file_path": "b.txt", "old_string": "x", "new_string": "y"}},
+            ]
+        )
+        + "\n"
+    )
     log = tmp_path / "events.jsonl"
     cli("run", str(calls), "--workspace", str(tmp_path), "--log", str(log), "--json")
     same = cli("replay", str(log), "--policy", "workspace-write", "--json")

@@ -1,6 +1,7 @@
 """Local tool bodies: catalog coverage, file tools under each sandbox mode, one-shot and
 persistent shells (process-tree kill, abort, per-owner state), jobs, todo, plan, goals,
 ask-user and the structured unavailable errors."""
+
 from __future__ import annotations
 
 import ast
@@ -16,8 +17,7 @@ import psutil
 import pytest
 
 from dshc.runtime import tools as runtime_tools
-from dshc.runtime.tools import (IMPLEMENTATIONS, ToolContext, ToolError, render, resolve_path,
-                                unavailable_definitions)
+from dshc.runtime.tools import IMPLEMENTATIONS, ToolContext, ToolError, render, resolve_path, unavailable_definitions
 from dshc.runtime.tools import ask_user
 
 from conftest import NO_OS_SANDBOX, wait_for
@@ -30,8 +30,15 @@ from conftest import NO_OS_SANDBOX, wait_for
 def make_ctx(workspace, state):
     def make(sandbox="workspace-write", owner="agent-1", abort=None, **kwargs) -> ToolContext:
         kwargs.setdefault("sandbox_fallback", NO_OS_SANDBOX)
-        return ToolContext(workspace=str(workspace), sandbox=sandbox, owner=owner, state=state,
-                           abort=abort or threading.Event(), **kwargs)
+        return ToolContext(
+            workspace=str(workspace),
+            sandbox=sandbox,
+            owner=owner,
+            state=state,
+            abort=abort or threading.Event(),
+            **kwargs,
+        )
+
     return make
 
 
@@ -39,6 +46,7 @@ def make_ctx(workspace, state):
 def call(make_ctx):
     def run(definition, args, **ctx_kwargs):
         return IMPLEMENTATIONS[definition](args, make_ctx(**ctx_kwargs))
+
     return run
 
 
@@ -139,7 +147,7 @@ def test_read_window_and_default_limit(call, workspace):
     assert whole["lines"] == 2000 and whole["truncated"]
     window = call("tool-fs/read", {"file_path": "long.txt", "offset": 10, "limit": 2})
     assert window["content"] == "line 10\nline 11"
-    assert render("tool-fs/read", {"offset": 10}, window) .startswith("    10\tline 10")
+    assert render("tool-fs/read", {"offset": 10}, window).startswith("    10\tline 10")
 
 
 def test_read_before_write_rules(call, workspace):
@@ -150,8 +158,9 @@ def test_read_before_write_rules(call, workspace):
     call("tool-fs/read", {"file_path": "seen.txt"})
     target.write_text("changed behind our back\n")
     fails("FS_STALE_VERSION", call, "tool-fs/write", {"file_path": "seen.txt", "content": "x"})
-    fails("FS_STALE_VERSION", call, "tool-fs/edit",
-          {"file_path": "seen.txt", "old_string": "changed", "new_string": "c"})
+    fails(
+        "FS_STALE_VERSION", call, "tool-fs/edit", {"file_path": "seen.txt", "old_string": "changed", "new_string": "c"}
+    )
     assert target.read_text() == "changed behind our back\n"
     call("tool-fs/read", {"file_path": "seen.txt"})
     call("tool-fs/write", {"file_path": "seen.txt", "content": "fresh\n"})
@@ -163,9 +172,13 @@ def test_missing_files_and_bad_edits(call, workspace):
     fails("FS_NOT_FOUND", call, "tool-fs/edit", {"file_path": "nope.txt", "old_string": "a", "new_string": "b"})
     (workspace / "twice.txt").write_text("x x\n")
     call("tool-fs/read", {"file_path": "twice.txt"})
-    err = fails("FS_AMBIGUOUS_EDIT", call, "tool-fs/edit", {"file_path": "twice.txt", "old_string": "x", "new_string": "y"})
+    err = fails(
+        "FS_AMBIGUOUS_EDIT", call, "tool-fs/edit", {"file_path": "twice.txt", "old_string": "x", "new_string": "y"}
+    )
     assert "2 times" in err.message
-    err = fails("FS_EDIT_NOT_FOUND", call, "tool-fs/edit", {"file_path": "twice.txt", "old_string": "z", "new_string": "y"})
+    err = fails(
+        "FS_EDIT_NOT_FOUND", call, "tool-fs/edit", {"file_path": "twice.txt", "old_string": "z", "new_string": "y"}
+    )
     assert "not found" in err.message
     fails(None, call, "tool-fs/read_image", {"file_path": "twice.txt"})
 
@@ -176,8 +189,12 @@ def test_missing_files_and_bad_edits(call, workspace):
 def escape_routes(workspace: Path, outside: Path) -> dict[str, str]:
     (workspace / "link").symlink_to(outside, target_is_directory=True)
     (workspace / "dangling").symlink_to(outside / "made-through-link.txt")
-    return {"absolute": str(outside / "abs.txt"), "dotdot": "../outside/dotdot.txt",
-            "dir-symlink": "link/via-dir.txt", "file-symlink": "dangling"}
+    return {
+        "absolute": str(outside / "abs.txt"),
+        "dotdot": "../outside/dotdot.txt",
+        "dir-symlink": "link/via-dir.txt",
+        "file-symlink": "dangling",
+    }
 
 
 @pytest.mark.parametrize("route", ["absolute", "dotdot", "dir-symlink", "file-symlink"])
@@ -186,8 +203,12 @@ def test_writes_outside_the_workspace(route, call, workspace, outside):
     err = fails("FS_SANDBOX_DENIED", call, "tool-fs/write", {"file_path": path, "content": "x"})
     assert err.message.startswith("[sandbox: file access denied under workspace-write mode]")
     assert "outside the workspace" in err.message
-    fails("FS_SANDBOX_DENIED", call, "tool-str-replace-editor/str_replace_editor",
-          {"command": "create", "path": path, "file_text": "x"})
+    fails(
+        "FS_SANDBOX_DENIED",
+        call,
+        "tool-str-replace-editor/str_replace_editor",
+        {"command": "create", "path": path, "file_text": "x"},
+    )
     assert list(outside.iterdir()) == []
 
     written = call("tool-fs/write", {"file_path": path, "content": "x"}, sandbox="danger-full-access")
@@ -234,8 +255,10 @@ def test_glob_orders_newest_first_and_caps(call, workspace):
     for name, mtime in [("a.py", 1000), ("sub/b.py", 3000), ("sub/c.txt", 2000), ("z.py", 2000)]:
         (workspace / name).write_text("")
         os.utime(workspace / name, (mtime, mtime))
-    assert call("tool-fs-search/glob", {"pattern": "**/*.py"}) == {"paths": ["sub/b.py", "z.py", "a.py"],
-                                                                    "truncated": False}
+    assert call("tool-fs-search/glob", {"pattern": "**/*.py"}) == {
+        "paths": ["sub/b.py", "z.py", "a.py"],
+        "truncated": False,
+    }
     assert call("tool-fs-search/glob", {"pattern": "*.txt", "path": "sub"})["paths"] == ["sub/c.txt"]
     many = workspace / "many"
     many.mkdir()
@@ -251,8 +274,13 @@ def test_grep_matches_skips_binary_and_caps(call, workspace):
     (workspace / "src" / "n.txt").write_text("import nothing\n")
     (workspace / "blob.bin").write_bytes(b"\x00\x01import binary\n")
     got = call("tool-fs-search/grep", {"pattern": r"^import \w+", "include": "*.py"})
-    assert got == {"matches": [{"path": "src/m.py", "line": 1, "text": "import os"},
-                               {"path": "src/m.py", "line": 3, "text": "import sys"}], "truncated": False}
+    assert got == {
+        "matches": [
+            {"path": "src/m.py", "line": 1, "text": "import os"},
+            {"path": "src/m.py", "line": 3, "text": "import sys"},
+        ],
+        "truncated": False,
+    }
     everywhere = call("tool-fs-search/grep", {"pattern": "import"})
     assert {m["path"] for m in everywhere["matches"]} == {"src/m.py", "src/n.txt"}
     (workspace / "big.txt").write_text("hit\n" * 300)
@@ -278,7 +306,9 @@ def test_str_replace_editor_commands(call, workspace):
     call(editor, {"command": "insert", "path": "e.txt", "insert_line": 1, "new_str": "one and a half"})
     assert (workspace / "e.txt").read_text() == "one\none and a half\ntwo\n"
     call(editor, {"command": "str_replace", "path": "e.txt", "old_str": "two", "new_str": "one"})
-    fails("FS_AMBIGUOUS_EDIT", call, editor, {"command": "str_replace", "path": "e.txt", "old_str": "one", "new_str": "1"})
+    fails(
+        "FS_AMBIGUOUS_EDIT", call, editor, {"command": "str_replace", "path": "e.txt", "old_str": "one", "new_str": "1"}
+    )
     window = call(editor, {"command": "view", "path": "e.txt", "view_range": [2, -1]})
     assert window["content"] == "one and a half\none" and window["start_line"] == 2
     listing = call(editor, {"command": "view", "path": "."})
@@ -310,8 +340,10 @@ def test_one_shot_bash_caps_output(call):
 
 def test_one_shot_bash_timeout_kills_the_whole_tree(call, workspace):
     pids = workspace / "pids"
-    command = ("echo $$ >> pids; sleep 30 & echo $! >> pids; "
-               "bash -c 'sleep 30 & echo $! >> pids; wait' & echo $! >> pids; sleep 30; wait")
+    command = (
+        "echo $$ >> pids; sleep 30 & echo $! >> pids; "
+        "bash -c 'sleep 30 & echo $! >> pids; wait' & echo $! >> pids; sleep 30; wait"
+    )
     started = time.monotonic()
     err = fails("TOOL_TIMEOUT", call, "tool-bash/bash", bash(command, timeoutMs=1000))
     assert "timed out after 1 s" in err.message
@@ -436,8 +468,10 @@ def test_closing_the_state_kills_persistent_shells(call, workspace, state):
 
 
 def test_todo_write_replaces_the_list(call, state):
-    first = call("tool-todo/todo_write", {"todos": [{"content": "a", "status": "pending"},
-                                                    {"content": "b", "status": "in_progress"}]})
+    first = call(
+        "tool-todo/todo_write",
+        {"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "in_progress"}]},
+    )
     assert first["todos"][1] == {"content": "b", "status": "in_progress"}
     second = call("tool-todo/todo_write", {"todos": ({"content": "c", "status": "completed"},)})
     assert state.todos == [{"content": "c", "status": "completed"}] == second["todos"]
@@ -452,28 +486,49 @@ def test_goal_revisions_and_transitions(call):
     fails("GOAL_ALREADY_EXISTS", call, "tool-goal/create_goal", {"objective": "another"})
     paused = call("tool-goal/update_goal", {"goal_id": "goal-1", "revision": 1, "action": "pause"})["goal"]
     assert (paused["status"], paused["revision"]) == ("paused", 2)
-    err = fails("GOAL_STALE_REVISION", call, "tool-goal/update_goal",
-                {"goal_id": "goal-1", "revision": 1, "action": "resume"})
+    err = fails(
+        "GOAL_STALE_REVISION", call, "tool-goal/update_goal", {"goal_id": "goal-1", "revision": 1, "action": "resume"}
+    )
     assert "stale" in err.message
-    fails("GOAL_INVALID_TRANSITION", call, "tool-goal/update_goal", {"goal_id": "goal-1", "revision": 2, "action": "pause"})
-    fails("GOAL_TOOL_INVALID_UPDATE", call, "tool-goal/update_goal",
-          {"goal_id": "goal-1", "revision": 2, "action": "blocked"})
-    blocked = call("tool-goal/update_goal", {"goal_id": "goal-1", "revision": 2, "action": "blocked",
-                                             "blocked_reason": "waiting on review"})["goal"]
+    fails(
+        "GOAL_INVALID_TRANSITION",
+        call,
+        "tool-goal/update_goal",
+        {"goal_id": "goal-1", "revision": 2, "action": "pause"},
+    )
+    fails(
+        "GOAL_TOOL_INVALID_UPDATE",
+        call,
+        "tool-goal/update_goal",
+        {"goal_id": "goal-1", "revision": 2, "action": "blocked"},
+    )
+    blocked = call(
+        "tool-goal/update_goal",
+        {"goal_id": "goal-1", "revision": 2, "action": "blocked", "blocked_reason": "waiting on review"},
+    )["goal"]
     assert blocked["status"] == "blocked"
-    edited = call("tool-goal/update_goal", {"goal_id": "goal-1", "revision": 3, "action": "edit",
-                                            "objective": "ship it well"})["goal"]
+    edited = call(
+        "tool-goal/update_goal", {"goal_id": "goal-1", "revision": 3, "action": "edit", "objective": "ship it well"}
+    )["goal"]
     assert edited["objective"] == "ship it well" and edited["status"] == "blocked"
     call("tool-goal/update_goal", {"goal_id": "goal-1", "revision": 4, "action": "complete"})
     assert call("tool-goal/get_goal", {})["goal"]["status"] == "completed"
-    fails("GOAL_INVALID_TRANSITION", call, "tool-goal/update_goal",
-          {"goal_id": "goal-1", "revision": 5, "action": "resume"})
+    fails(
+        "GOAL_INVALID_TRANSITION",
+        call,
+        "tool-goal/update_goal",
+        {"goal_id": "goal-1", "revision": 5, "action": "resume"},
+    )
     fails("GOAL_NOT_FOUND", call, "tool-goal/update_goal", {"goal_id": "goal-7", "revision": 1, "action": "pause"})
     assert call("tool-goal/create_goal", {"objective": "next"})["goal"]["goal_id"] == "goal-2"
 
 
-QUESTIONS = {"questions": [{"id": "color", "question": "Which color?", "options": [{"label": "red"}, {"label": "blue"}]},
-                           {"id": "why", "question": "Why?"}]}
+QUESTIONS = {
+    "questions": [
+        {"id": "color", "question": "Which color?", "options": [{"label": "red"}, {"label": "blue"}]},
+        {"id": "why", "question": "Why?"},
+    ]
+}
 
 
 def test_ask_user_needs_a_terminal(call):
@@ -548,6 +603,7 @@ def test_a_shell_sync_waits_for_the_sentinels_whole_line():
     from types import SimpleNamespace
 
     from dshc.runtime.tools.persistent_shell import PersistentShell
+
     read_end, write_end = os.pipe()
     line_end = threading.Timer(0.3, os.write, (write_end, b"\r\n"))  # the line end, a read later
     try:

@@ -2,6 +2,7 @@
 jobs and the persistent shell confined too, network off/on, approved and rejected
 escalation through `dshc run`, failing closed without a mechanism, the supervisor that
 outlives nothing, and the bubblewrap / Seatbelt command lines pinned."""
+
 from __future__ import annotations
 
 import io
@@ -33,9 +34,17 @@ GOLDEN = Path(__file__).parent / "test_sandbox"
 @pytest.fixture
 def run(workspace, state):
     def call(definition, args, sandbox="workspace-write", **kwargs):
-        ctx = ToolContext(workspace=str(workspace), sandbox=sandbox, owner="agent-1", state=state,
-                          abort=threading.Event(), timeout_s=30, **kwargs)
+        ctx = ToolContext(
+            workspace=str(workspace),
+            sandbox=sandbox,
+            owner="agent-1",
+            state=state,
+            abort=threading.Event(),
+            timeout_s=30,
+            **kwargs,
+        )
         return IMPLEMENTATIONS[definition](args, ctx)
+
     return call
 
 
@@ -61,9 +70,11 @@ def test_workspace_write_touch_outside_fails_and_inside_works(run, workspace, ou
 @needs_landlock
 def test_read_only_writes_nowhere(run, workspace, outside):
     (workspace / "kept.txt").write_text("original")
-    command = (f"touch {outside}/a; echo x > {workspace}/new; echo y >> {workspace}/kept.txt; "
-               f"rm -f {workspace}/kept.txt; mkdir {workspace}/d; cat {workspace}/kept.txt; echo; "
-               "echo scratch > $TMPDIR/t && echo tmp-ok; echo discard > /dev/null && echo null-ok")
+    command = (
+        f"touch {outside}/a; echo x > {workspace}/new; echo y >> {workspace}/kept.txt; "
+        f"rm -f {workspace}/kept.txt; mkdir {workspace}/d; cat {workspace}/kept.txt; echo; "
+        "echo scratch > $TMPDIR/t && echo tmp-ok; echo discard > /dev/null && echo null-ok"
+    )
     result = run("tool-bash/bash", bash(command), sandbox="read-only")
     assert listing(outside) == []
     assert listing(workspace) == [str(workspace / "kept.txt")]
@@ -73,8 +84,15 @@ def test_read_only_writes_nowhere(run, workspace, outside):
 
 
 @needs_landlock
-@pytest.mark.parametrize("how", ["sh -c 'touch {out}/sh'", "python3 -c \"open('{out}/py', 'w')\"",
-                                 "(sleep 0.1; touch {out}/later) & wait", "setsid sh -c 'touch {out}/setsid'"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "sh -c 'touch {out}/sh'",
+        "python3 -c \"open('{out}/py', 'w')\"",
+        "(sleep 0.1; touch {out}/later) & wait",
+        "setsid sh -c 'touch {out}/setsid'",
+    ],
+)
 def test_children_of_the_shell_are_confined(run, outside, how):
     run("tool-bash/bash", bash(how.format(out=outside)))
     assert listing(outside) == []
@@ -82,8 +100,9 @@ def test_children_of_the_shell_are_confined(run, outside, how):
 
 @needs_landlock
 def test_background_job_is_confined(run, workspace, outside):
-    started = run("tool-bash/bash", bash(f"touch {outside}/job; echo rc=$?; touch {workspace}/job-inside",
-                                         run_in_background=True))
+    started = run(
+        "tool-bash/bash", bash(f"touch {outside}/job; echo rc=$?; touch {workspace}/job-inside", run_in_background=True)
+    )
     done = run("tool-jobs/job_output", {"job_id": started["job_id"], "wait": True, "timeout_ms": 10000})
     assert done["status"] == "exited" and "rc=1" in done["output"]
     assert listing(outside) == [] and (workspace / "job-inside").exists()
@@ -125,8 +144,10 @@ def listener():
 
 
 def connect(port: int) -> str:
-    return (f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
-            "print('connected')\"; echo rc=$?")
+    return (
+        f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
+        "print('connected')\"; echo rc=$?"
+    )
 
 
 @needs_landlock
@@ -209,9 +230,13 @@ def dshc_run(workspace: Path, calls: list[dict], *flags: str) -> tuple[int, list
 def test_escalation_runs_wider_only_when_approved(workspace, outside, approve, escaped):
     calls = [
         {"id": "plain", "name": "bash", "arguments": bash(f"touch {outside}/plain; echo rc=$?")},
-        {"id": "wide", "name": "bash", "arguments": bash(f"touch {outside}/wide; echo rc=$?",
-                                                         sandbox_permissions="danger-full-access",
-                                                         justification="test")},
+        {
+            "id": "wide",
+            "name": "bash",
+            "arguments": bash(
+                f"touch {outside}/wide; echo rc=$?", sandbox_permissions="danger-full-access", justification="test"
+            ),
+        },
         {"id": "after", "name": "bash", "arguments": bash(f"touch {outside}/after; echo rc=$?")},
     ]
     _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", approve)
@@ -228,15 +253,31 @@ def test_escalation_runs_wider_only_when_approved(workspace, outside, approve, e
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the supervisor (a child subreaper) is Linux-only")
 def test_kill_9_of_dshc_leaves_no_process_behind(workspace, tmp_path):
     pids = workspace / "pids"
-    command = (f"sleep 300 & echo $! >> {pids}; setsid sleep 301 & echo $! >> {pids}; "
-               f"(trap '' HUP TERM; sleep 302) & echo $! >> {pids}; wait")
+    command = (
+        f"sleep 300 & echo $! >> {pids}; setsid sleep 301 & echo $! >> {pids}; "
+        f"(trap '' HUP TERM; sleep 302) & echo $! >> {pids}; wait"
+    )
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"id": "c1", "name": "bash", "arguments": bash(command)}) + "\n")
     # the supervisor is the same in every mode; without an OS sandbox only full access runs a shell
     policy = "danger-full-access" if NO_OS_SANDBOX else "workspace-write"
-    dshc = subprocess.Popen([sys.executable, "-c", "from dshc.cli.main import entry; entry()", "run", str(calls), "--workspace",
-                             str(workspace), "--policy", policy, "--approve", "never"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    dshc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from dshc.cli.main import entry; entry()",
+            "run",
+            str(calls),
+            "--workspace",
+            str(workspace),
+            "--policy",
+            policy,
+            "--approve",
+            "never",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
@@ -273,12 +314,17 @@ def test_escaped_session_does_not_outlive_a_returned_call(run, tmp_path):
 
 
 def test_seatbelt_profile_is_pinned():
-    text = seatbelt.profile(["/Users/dev/project", "/private/tmp/dshc-tmp-x", "/Users/dev/.cache/pip"],
-                            ["/dev/null", "/dev/tty"], network=False)
+    text = seatbelt.profile(
+        ["/Users/dev/project", "/private/tmp/dshc-tmp-x", "/Users/dev/.cache/pip"],
+        ["/dev/null", "/dev/tty"],
+        network=False,
+    )
     assert text == (GOLDEN / "workspace-write.sb").read_text()
     assert seatbelt.profile(["/p"], [], network=True).count("(allow network*)") == 1
     # a quote in a path cannot close the string and add a rule
-    assert '"/a\\") (allow file-write* (subpath \\"/\\")"' in seatbelt.profile(['/a") (allow file-write* (subpath "/")'], [], False)
+    assert '"/a\\") (allow file-write* (subpath \\"/\\")"' in seatbelt.profile(
+        ['/a") (allow file-write* (subpath "/")'], [], False
+    )
 
 
 def test_seatbelt_launch_on_macos(tmp_path):
@@ -293,10 +339,28 @@ def test_bwrap_command_line(tmp_path):
     conf = Confinement("workspace-write", str(tmp_path), str(tmp_path), backend="bwrap")
     launch = plan(conf, ["/bin/true"], 3, absent(bwrap="/usr/bin/bwrap"))
     assert launch.mechanism == "bwrap"
-    tail = launch.argv[launch.argv.index("/usr/bin/bwrap"):]
-    assert tail == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                    "--bind", str(tmp_path), str(tmp_path), "--unshare-net", "--unshare-pid", "--new-session",
-                    "--cap-drop", "ALL", "--die-with-parent", "--", "/bin/true"]
+    tail = launch.argv[launch.argv.index("/usr/bin/bwrap") :]
+    assert tail == [
+        "/usr/bin/bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        str(tmp_path),
+        str(tmp_path),
+        "--unshare-net",
+        "--unshare-pid",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--",
+        "/bin/true",
+    ]
 
 
 @pytest.mark.skipif(PROBE.bwrap is None, reason="bubblewrap (`bwrap`) is not installed")
@@ -306,16 +370,27 @@ def test_bwrap_confines_for_real(run, workspace, outside, listener):
     run("tool-bash/bash", bash("touch inside-ro"), sandbox="read-only", sandbox_backend="bwrap")
     assert not (workspace / "inside-ro").exists()
     assert "connected" not in run("tool-bash/bash", bash(connect(listener)), sandbox_backend="bwrap")["output"]
-    assert "connected" in run("tool-bash/bash", bash(connect(listener)), sandbox_backend="bwrap", network=True)["output"]
+    assert (
+        "connected" in run("tool-bash/bash", bash(connect(listener)), sandbox_backend="bwrap", network=True)["output"]
+    )
 
 
 @pytest.mark.parametrize("approve, escaped", [("once", True), ("never", False)])
 def test_file_write_escalation_widens_only_when_approved(workspace, outside, approve, escaped):
     target = outside / "note.txt"
-    calls = [{"id": "wide", "name": "write", "arguments": {"file_path": str(target), "content": "x",
-                                                          "sandbox_permissions": "danger-full-access",
-                                                          "justification": "test"}},
-             {"id": "plain", "name": "write", "arguments": {"file_path": str(outside / "plain.txt"), "content": "x"}}]
+    calls = [
+        {
+            "id": "wide",
+            "name": "write",
+            "arguments": {
+                "file_path": str(target),
+                "content": "x",
+                "sandbox_permissions": "danger-full-access",
+                "justification": "test",
+            },
+        },
+        {"id": "plain", "name": "write", "arguments": {"file_path": str(outside / "plain.txt"), "content": "x"}},
+    ]
     _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", approve)
     assert target.exists() is escaped
     # without `sandbox_permissions` the call asks as the escalation the sandbox needs: approved, it runs escalated
@@ -340,9 +415,17 @@ def test_an_escalation_is_asked_even_where_a_rule_allows_the_call(workspace, out
     # (anthropics/claude-code#13583, #34315: a retry outside the sandbox ran without a prompt)
     loose = tmp_path / "loose.dsh"
     loose.write_text("policy loose {\n  sandbox workspace-write\n  approval ask\n  default allow\n}\n")
-    calls = [{"id": "wide", "name": "bash", "arguments": bash(f"touch {outside}/wide; echo rc=$?",
-                                                             sandbox_permissions="danger-full-access",
-                                                             justification="needs the home folder")}]
+    calls = [
+        {
+            "id": "wide",
+            "name": "bash",
+            "arguments": bash(
+                f"touch {outside}/wide; echo rc=$?",
+                sandbox_permissions="danger-full-access",
+                justification="needs the home folder",
+            ),
+        }
+    ]
     _, (result,) = dshc_run(workspace, calls, "--load", str(loose), "--policy", "loose", "--approve", approve)
     assert (outside / "wide").exists() is escaped
     assert result["isError"] is not escaped, result
@@ -353,14 +436,21 @@ def test_an_escalation_is_asked_even_where_a_rule_allows_the_call(workspace, out
 def test_an_escalation_names_the_refusal_that_prompted_it(workspace, outside, tmp_path):
     target = str(outside / "f.txt")
     write = {"file_path": target, "content": "x\n"}
-    calls = [{"id": "first", "name": "write", "arguments": write},
-             {"id": "retry", "name": "write", "arguments": {**write, "sandbox_permissions": "danger-full-access",
-                                                           "justification": "the file is outside"}}]
+    calls = [
+        {"id": "first", "name": "write", "arguments": write},
+        {
+            "id": "retry",
+            "name": "write",
+            "arguments": {**write, "sandbox_permissions": "danger-full-access", "justification": "the file is outside"},
+        },
+    ]
     log = tmp_path / "events.jsonl"
     _, results = dshc_run(workspace, calls, "--policy", "workspace-write", "--approve", "never", "--log", str(log))
     by_id = {r["id"]: r for r in results}
     assert by_id["first"]["isError"] and by_id["retry"]["isError"] and not (outside / "f.txt").exists()
     decisions = [json.loads(line) for line in log.read_text().splitlines() if '"tool/decision"' in line]
     retry = next(d for d in decisions if d.get("callId") == "retry")
-    assert "prompted by call `first` (the `workspace-write` sandbox refuses writes outside the workspace)" in \
-        retry["reason"], retry
+    assert (
+        "prompted by call `first` (the `workspace-write` sandbox refuses writes outside the workspace)"
+        in retry["reason"]
+    ), retry

@@ -8,6 +8,7 @@ nothing is left to it.
 
 Reports: anthropics/claude-code#45200 and #32226 (file-tool rules and the Bash sandbox disagree), and the
 everyday commands a secrets deny refused (`git diff`, `rg`) in this project's own guarded policy."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,11 @@ from dshc.compiler.program import Program
 from dshc.runtime import sandbox
 
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
-                                      reason="needs Landlock and unprivileged user namespaces")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace, reason="needs Landlock and unprivileged user namespaces"
+)
 
-POLICY = '''
+POLICY = """
 policy secrets "No secrets read, no settings written" {
   default allow
   sandbox workspace-write
@@ -46,12 +48,31 @@ policy open "The same rules, the sandbox off" extends secrets {
 policy fallback "The same rules, run unconfined where no sandbox exists" extends secrets {
   sandbox fallback unsandboxed
 }
-'''
+"""
 
-DEFERRED = ["git diff -- src", "git diff", "git diff --cached -- src", "grep -rn print .", "rg TODO src",
-            "grep -r --include='*.py' x src", "tar -cf /tmp/src.tar src", "cd src && grep -r x ."]
-REFUSED = ["cat .env", "grep KEY .env", "cat src/*", "cat < .env", "git log -p", "git diff HEAD~3 -- src",
-           "git show HEAD", "grep -r KEY ~", "grep -r KEY \"$DIR\"", "grep -r KEY ../other", "cp .env x"]
+DEFERRED = [
+    "git diff -- src",
+    "git diff",
+    "git diff --cached -- src",
+    "grep -rn print .",
+    "rg TODO src",
+    "grep -r --include='*.py' x src",
+    "tar -cf /tmp/src.tar src",
+    "cd src && grep -r x .",
+]
+REFUSED = [
+    "cat .env",
+    "grep KEY .env",
+    "cat src/*",
+    "cat < .env",
+    "git log -p",
+    "git diff HEAD~3 -- src",
+    "git show HEAD",
+    "grep -r KEY ~",
+    'grep -r KEY "$DIR"',
+    "grep -r KEY ../other",
+    "cp .env x",
+]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +84,10 @@ def program() -> Program:
 def test_a_tree_read_is_left_to_the_sandbox_that_hides_the_secrets(program, tmp_path, command):
     indexed, reference = bash_by_both(program, "secrets", command, str(tmp_path))
     assert indexed.effect == reference.effect == "allow", (indexed.reason, reference.reason)
-    assert "the sandbox hides from the command what secrets/deny@6, secrets/guard:no-secrets keep from being read" \
+    assert (
+        "the sandbox hides from the command what secrets/deny@6, secrets/guard:no-secrets keep from being read"
         in indexed.reason
+    )
 
 
 @pytest.mark.parametrize("command", REFUSED)
@@ -82,8 +105,12 @@ def test_nothing_is_left_to_a_sandbox_that_is_not_promised(program, tmp_path, po
 
 def test_a_literal_path_is_hidden_wherever_the_tree_is(tmp_path):
     # `~/.ssh/**` is mounted over wherever it is: a search of the home may be left to the sandbox for it
-    program = Program.load(texts={"p.dsh": 'policy ssh {\n  default allow\n  sandbox workspace-write\n'
-                                           '  deny read when args.file_path matches "~/.ssh/**"\n}\n'})
+    program = Program.load(
+        texts={
+            "p.dsh": "policy ssh {\n  default allow\n  sandbox workspace-write\n"
+            '  deny read when args.file_path matches "~/.ssh/**"\n}\n'
+        }
+    )
     indexed, reference = bash_by_both(program, "ssh", "grep -r KEY ~", str(tmp_path))
     assert indexed.effect == reference.effect == "allow", indexed.reason
     assert bash_by_both(program, "ssh", "cat ~/.ssh/id_rsa", str(tmp_path))[0].effect == "deny"
@@ -107,13 +134,21 @@ def test_a_write_glob_under_a_folder_no_write_root_reaches_is_the_oss(tmp_path, 
     # Landlock keeps it; `~/w*` matches the workspace `~/ws` itself, `~/.cache/*.txt` and `~/.*_history` (a `*`
     # crosses `/`) meet the private temp folder below the cache
     from pathlib import Path
+
     home = Path("/nonexistent/home")  # outside the temp folder, a write root; decisions never touch it
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     text = 'policy kube {{\n  default allow\n  sandbox workspace-write\n  deny write when args.file_path matches "{}"\n}}\n'
-    for pattern, effect in (("~/.kube/config*", "allow"), ("~/.*_history", "deny"), ("/dev/sd*", "allow"),
-                            ("~/w*", "deny"), ("~/.cache/*.txt", "deny"), ("/tmp/x/*.txt", "deny"), ("/dev/n*", "deny"),
-                            ("~/*/x.txt", "deny")):
+    for pattern, effect in (
+        ("~/.kube/config*", "allow"),
+        ("~/.*_history", "deny"),
+        ("/dev/sd*", "allow"),
+        ("~/w*", "deny"),
+        ("~/.cache/*.txt", "deny"),
+        ("/tmp/x/*.txt", "deny"),
+        ("/dev/n*", "deny"),
+        ("~/*/x.txt", "deny"),
+    ):
         program = Program.load(texts={"p.dsh": text.format(pattern)})
         indexed, reference = bash_by_both(program, "kube", "git checkout main", str(home / "ws"))
         assert indexed.effect == reference.effect == effect, (pattern, indexed.reason)
@@ -122,6 +157,7 @@ def test_a_write_glob_under_a_folder_no_write_root_reaches_is_the_oss(tmp_path, 
 def test_the_devices_every_mode_writes_are_the_launchers():
     from dshc.compiler.policy.deferral import DEVICES
     from dshc.runtime.sandbox.confine import DEVICES as LAUNCHED
+
     assert DEVICES == LAUNCHED
 
 
@@ -148,14 +184,34 @@ def repository(tmp_path, git):
 @needs_namespaces
 def test_everyday_git_and_searches_run_and_never_print_the_secret(cli, repository, tmp_path):
     (tmp_path / "p.dsh").write_text(POLICY)
-    commands = {"diff": "git diff -- src", "status": "git status --short", "grep": "grep -rn print .",
-                "cat": "cat .env", "log": "git log -p", "script": "python3 w.py; echo wrote=$?"}
+    commands = {
+        "diff": "git diff -- src",
+        "status": "git status --short",
+        "grep": "grep -rn print .",
+        "cat": "cat .env",
+        "log": "git log -p",
+        "script": "python3 w.py; echo wrote=$?",
+    }
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("".join(json.dumps({"id": key, "name": "bash", "arguments": {"command": command,
-                                                                                  "description": key}}) + "\n"
-                             for key, command in commands.items()))
-    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", "secrets",
-               "--workspace", str(repository), "--log", str(tmp_path / "events.jsonl"), "--json")
+    calls.write_text(
+        "".join(
+            json.dumps({"id": key, "name": "bash", "arguments": {"command": command, "description": key}}) + "\n"
+            for key, command in commands.items()
+        )
+    )
+    done = cli(
+        "run",
+        str(calls),
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        "secrets",
+        "--workspace",
+        str(repository),
+        "--log",
+        str(tmp_path / "events.jsonl"),
+        "--json",
+    )
     rows = {row["id"]: row for row in map(json.loads, done.out.splitlines())}
     everything = done.out + done.err
     assert "current-secret" not in everything and "committed-secret" not in everything, everything
@@ -177,8 +233,23 @@ def test_a_secret_reached_through_a_link_is_hidden_from_the_search(cli, reposito
     os.symlink(outside, repository / "src" / "linked")
     (tmp_path / "p.dsh").write_text(POLICY)
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({"id": "g", "name": "bash", "arguments": {"command": "grep -rRn KEY src; echo ran",
-                                                                            "description": "g"}}) + "\n")
-    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", "secrets",
-               "--workspace", str(repository), "--log", str(tmp_path / "events.jsonl"), "--json")
+    calls.write_text(
+        json.dumps(
+            {"id": "g", "name": "bash", "arguments": {"command": "grep -rRn KEY src; echo ran", "description": "g"}}
+        )
+        + "\n"
+    )
+    done = cli(
+        "run",
+        str(calls),
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        "secrets",
+        "--workspace",
+        str(repository),
+        "--log",
+        str(tmp_path / "events.jsonl"),
+        "--json",
+    )
     assert "linked-secret" not in done.out + done.err and "ran" in done.out, done.out

@@ -2,6 +2,7 @@
 HEAD:secret.txt` away, or a blob under `.git/objects` any program can inflate. Where git holds a hidden file
 (its index or HEAD) the object store is hidden with it; an untracked hidden file (an ignored `.env`) leaves git
 working. Real processes and a real repository."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,14 +12,18 @@ from dshc.runtime.sandbox import confinement_in
 from dshc.runtime.sandbox.gitstore import objects_to_hide
 
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
-                                      reason="needs Landlock, user namespaces and libseccomp")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
+    reason="needs Landlock, user namespaces and libseccomp",
+)
 
 SECRET = "hunter2-do-not-show"
 # every blob of the store inflated by hand: no git needed to read it
-INFLATE = ("python3 -c \"import os, zlib\nfor top, _, names in os.walk('.git/objects'):\n for n in names:\n"
-           "  p = os.path.join(top, n)\n  try: print(zlib.decompress(open(p, 'rb').read()))\n"
-           "  except Exception: pass\"")
+INFLATE = (
+    "python3 -c \"import os, zlib\nfor top, _, names in os.walk('.git/objects'):\n for n in names:\n"
+    "  p = os.path.join(top, n)\n  try: print(zlib.decompress(open(p, 'rb').read()))\n"
+    '  except Exception: pass"'
+)
 
 
 @pytest.fixture
@@ -32,9 +37,12 @@ def committed(repo, git):
 @needs_namespaces
 @pytest.mark.parametrize("context", [{}, {"network": True}], ids=["network-off", "network-allow"])
 def test_a_hidden_committed_file_is_not_read_from_git(run_bash, committed, context):
-    output = run_bash(f"cat secret.txt; git show HEAD:secret.txt; git log -p; {INFLATE}; "
-                      "git cat-file --batch-all-objects --batch 2>&1 | head -50",
-                      hidden_roots=("secret.txt",), **context)
+    output = run_bash(
+        f"cat secret.txt; git show HEAD:secret.txt; git log -p; {INFLATE}; "
+        "git cat-file --batch-all-objects --batch 2>&1 | head -50",
+        hidden_roots=("secret.txt",),
+        **context,
+    )
     assert SECRET not in output, output
 
 
@@ -42,8 +50,9 @@ def test_a_hidden_committed_file_is_not_read_from_git(run_bash, committed, conte
 def test_an_untracked_hidden_file_leaves_git_working(run_bash, repo, git):
     (repo / ".gitignore").write_text(".env\n")
     (repo / ".env").write_text(SECRET + "\n")
-    output = run_bash("cat .env; git status --short; echo status=$?; git log --format=%s; echo log=$?",
-                      hidden_roots=(".env",))
+    output = run_bash(
+        "cat .env; git status --short; echo status=$?; git log --format=%s; echo log=$?", hidden_roots=(".env",)
+    )
     assert SECRET not in output and "status=0" in output and "log=0" in output and "one" in output, output
 
 

@@ -8,6 +8,7 @@ or editor would run what it wrote, outside any sandbox.
 Reports: safedep/pmg#444 (core.hooksPath leaves the live hook directory writable: `.husky/_/pre-commit` ran,
 `.git/hooks/pre-commit` did not), rappdw/sandy#86 (a hooks folder `core.hooksPath` names but that is missing
 at launch is created by the agent and fires on the next host commit). Real processes, real git."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,9 @@ from dshc.runtime.sandbox import confinement_in
 from dshc.runtime.sandbox.files import change_refused, hooks_path
 
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
-                                      reason="needs Landlock and unprivileged user namespaces")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace, reason="needs Landlock and unprivileged user namespaces"
+)
 needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None, reason="needs bubblewrap")
 
 
@@ -27,7 +29,9 @@ def _refused(output: str, *steps: str) -> None:
         assert f"{step}=0" not in output, (step, output)
 
 
-COMMIT = "echo b > b.txt && git add b.txt && git -c user.email=t@example.com -c user.name=t commit -qm two; echo commit=$?"
+COMMIT = (
+    "echo b > b.txt && git add b.txt && git -c user.email=t@example.com -c user.name=t commit -qm two; echo commit=$?"
+)
 
 
 @needs_namespaces
@@ -35,10 +39,12 @@ COMMIT = "echo b > b.txt && git add b.txt && git -c user.email=t@example.com -c 
 def test_the_hooks_folder_git_reads_cannot_be_written(run_bash, repo, backend, git):
     git(repo, "config", "core.hooksPath", ".husky/_")
     (repo / ".husky" / "_").mkdir(parents=True)
-    (repo / ".husky" / "_" / "pre-commit").write_text("#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n")
-    output = run_bash("echo 'touch pwned' >> .husky/_/pre-commit; echo hook=$?; "
-                      "echo 'touch pwned' > .husky/pre-commit; echo script=$?; mv .husky h; echo mv=$?; " + COMMIT,
-                      sandbox_backend=backend)
+    (repo / ".husky" / "_" / "pre-commit").write_text('#!/bin/sh\n. "$(dirname "$0")/h"\n')
+    output = run_bash(
+        "echo 'touch pwned' >> .husky/_/pre-commit; echo hook=$?; "
+        "echo 'touch pwned' > .husky/pre-commit; echo script=$?; mv .husky h; echo mv=$?; " + COMMIT,
+        sandbox_backend=backend,
+    )
     _refused(output, "hook", "script", "mv")
     assert "commit=0" in output and not (repo / "pwned").exists(), output
 
@@ -46,8 +52,10 @@ def test_the_hooks_folder_git_reads_cannot_be_written(run_bash, repo, backend, g
 @needs_namespaces
 def test_a_hooks_folder_named_but_missing_cannot_be_made(run_bash, repo, git):
     git(repo, "config", "core.hooksPath", ".githooks")
-    output = run_bash("mkdir -p .githooks && printf '#!/bin/sh\\ntouch pwned\\n' > .githooks/pre-commit "
-                      "&& chmod +x .githooks/pre-commit; echo planted=$?; " + COMMIT)
+    output = run_bash(
+        "mkdir -p .githooks && printf '#!/bin/sh\\ntouch pwned\\n' > .githooks/pre-commit "
+        "&& chmod +x .githooks/pre-commit; echo planted=$?; " + COMMIT
+    )
     _refused(output, "planted")
     assert "commit=0" in output and not (repo / "pwned").exists(), output
 
@@ -58,19 +66,21 @@ def test_hook_managers_dev_containers_and_agent_servers_are_kept(run_bash, works
         (workspace / name).write_text("x: 1\n")
     for folder in (".devcontainer", ".cursor", ".gemini"):
         (workspace / folder).mkdir()
-    output = run_bash("echo y >> .pre-commit-config.yaml; echo precommit=$?; echo y >> lefthook.yml; echo lefthook=$?; "
-                      "echo y >> .devcontainer.json; echo devfile=$?; echo '{}' > .devcontainer/devcontainer.json; "
-                      "echo devcontainer=$?; echo '{}' > .cursor/mcp.json; echo cursor=$?; "
-                      "echo '{}' > .gemini/settings.json; echo gemini=$?; echo ok > other.txt; echo other=$?")
+    output = run_bash(
+        "echo y >> .pre-commit-config.yaml; echo precommit=$?; echo y >> lefthook.yml; echo lefthook=$?; "
+        "echo y >> .devcontainer.json; echo devfile=$?; echo '{}' > .devcontainer/devcontainer.json; "
+        "echo devcontainer=$?; echo '{}' > .cursor/mcp.json; echo cursor=$?; "
+        "echo '{}' > .gemini/settings.json; echo gemini=$?; echo ok > other.txt; echo other=$?"
+    )
     _refused(output, "precommit", "lefthook", "devfile", "devcontainer", "cursor", "gemini")
     assert "other=0" in output, output
 
 
 HOOKS_PATHS = [
     ("[core]\n\thooksPath = .githooks\n", ".githooks"),
-    ("[Core]\n\tHOOKSPATH = \".husky/_\" # husky\n", ".husky/_"),
+    ('[Core]\n\tHOOKSPATH = ".husky/_" # husky\n', ".husky/_"),
     ("[core]\n\thooksPath = one\n[user]\n\tname = x\n[core]\n\thooksPath = two ; the last one wins\n", "two"),
-    ("[remote \"origin\"]\n\thooksPath = not-core\n", None),
+    ('[remote "origin"]\n\thooksPath = not-core\n', None),
     ("[core]\n\tbare = false\n", None),
 ]
 

@@ -3,6 +3,7 @@ chmod(2), utimensat(2) or setxattr(2), so a confined command could make its owne
 backdate a file, or set an attribute another program trusts — in any mode, `read-only` too. Every mount but
 the writable roots is now read-only in the command's own mount namespace (EROFS), as bubblewrap's
 `--ro-bind / /` makes it. Real processes; a file inside the workspace still changes as before."""
+
 from __future__ import annotations
 
 import os
@@ -12,14 +13,18 @@ import pytest
 from dshc.runtime import sandbox
 
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
-                                      reason="needs Landlock, user namespaces and libseccomp")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace or not PROBE.seccomp,
+    reason="needs Landlock, user namespaces and libseccomp",
+)
 needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None or not PROBE.seccomp, reason="needs bubblewrap and libseccomp")
 
-CHANGES = ("chmod 777 {f}; echo chmod=$?; touch -d 2001-01-01 {f}; echo utime=$?; "
-           "python3 -c \"import os; os.setxattr('{f}', 'user.planted', b'1')\" 2>/dev/null; echo setxattr=$?; "
-           "python3 -c \"import os; os.removexattr('{f}', 'user.kept')\" 2>/dev/null; echo removexattr=$?; "
-           "chown $(id -u):$(id -g) {f}; echo chown=$?")
+CHANGES = (
+    "chmod 777 {f}; echo chmod=$?; touch -d 2001-01-01 {f}; echo utime=$?; "
+    "python3 -c \"import os; os.setxattr('{f}', 'user.planted', b'1')\" 2>/dev/null; echo setxattr=$?; "
+    "python3 -c \"import os; os.removexattr('{f}', 'user.kept')\" 2>/dev/null; echo removexattr=$?; "
+    "chown $(id -u):$(id -g) {f}; echo chown=$?"
+)
 STEPS = ("chmod", "utime", "setxattr", "removexattr", "chown")
 
 
@@ -45,8 +50,11 @@ def _refused(output: str) -> None:
 
 
 @needs_namespaces
-@pytest.mark.parametrize("context", [{"network": True}, {}, {"sandbox": "read-only", "network": True}],
-                         ids=["network-allow", "network-off", "read-only"])
+@pytest.mark.parametrize(
+    "context",
+    [{"network": True}, {}, {"sandbox": "read-only", "network": True}],
+    ids=["network-allow", "network-off", "read-only"],
+)
 def test_a_file_outside_keeps_its_mode_times_and_attributes(run_bash, target, workspace, context):
     inside = workspace / "inside"
     inside.write_text("y")

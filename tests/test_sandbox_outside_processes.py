@@ -4,6 +4,7 @@ there, and `kill` stops the user's work. Landlock (ABI 6 scopes signals; ptrace 
 on the default mechanism; bubblewrap needs its own process namespace for that (`--unshare-pid`), and a new
 session so the command cannot push input into the terminal it was started from (TIOCSTI, CVE-2017-5226).
 Real processes."""
+
 from __future__ import annotations
 
 import subprocess
@@ -16,8 +17,10 @@ from dshc.runtime.sandbox.confine import bwrap_argv
 
 PROBE = sandbox.probe()
 needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None, reason="needs bubblewrap")
-needs_scopes = pytest.mark.skipif(PROBE.landlock_abi < 6 or not PROBE.network_namespace,
-                                  reason="needs Landlock ABI 6 (signal scopes) and user namespaces")
+needs_scopes = pytest.mark.skipif(
+    PROBE.landlock_abi < 6 or not PROBE.network_namespace,
+    reason="needs Landlock ABI 6 (signal scopes) and user namespaces",
+)
 
 
 @pytest.fixture
@@ -29,11 +32,15 @@ def outside():
     process.wait()
 
 
-PTRACE = ("python3 -c \"import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
-          "r = libc.ptrace(16, {pid}, 0, 0); print('ptrace', r, os.strerror(ctypes.get_errno()) if r else 'attached')\"")
+PTRACE = (
+    'python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); '
+    "r = libc.ptrace(16, {pid}, 0, 0); print('ptrace', r, os.strerror(ctypes.get_errno()) if r else 'attached')\""
+)
 
 
-@pytest.mark.parametrize("backend", [pytest.param("auto", marks=needs_scopes), pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "backend", [pytest.param("auto", marks=needs_scopes), pytest.param("bwrap", marks=needs_bwrap)]
+)
 def test_a_process_outside_cannot_be_signalled_or_traced(run_bash, outside, backend):
     output = run_bash(f"kill -0 {outside}; echo signal=$?; " + PTRACE.format(pid=outside), sandbox_backend=backend)
     assert "signal=0" not in output and "attached" not in output, output

@@ -3,6 +3,7 @@ unsupervised: the supervisor used to take whatever parent it had when it got the
 subreaper) as dshc, and never saw dshc go (3 of 40 calls killed in their first 0.4 s). The launcher is now
 told dshc's pid and starts nothing once dshc is no longer its parent; the command dies with the supervisor
 (PR_SET_PDEATHSIG). Real processes: dshc's side is a process that starts the launcher and exits at once."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ import pytest
 from dshc.runtime import sandbox
 
 PROBE = sandbox.probe()
-needs_landlock = pytest.mark.skipif(not sys.platform.startswith("linux") or PROBE.landlock_abi < 1
-                                    or not PROBE.seccomp, reason="needs Landlock and libseccomp")
+needs_landlock = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or PROBE.landlock_abi < 1 or not PROBE.seccomp,
+    reason="needs Landlock and libseccomp",
+)
 
 STARTER = """
 import json, os, subprocess, sys
@@ -35,8 +38,13 @@ os._exit(0)  # as a SIGKILL would: no clean-up, the launcher is mid-confinement
 @pytest.mark.parametrize("mode", ["workspace-write", "danger-full-access"])
 def test_a_command_does_not_start_once_dshc_is_gone(workspace, tmp_path, mode):
     (tmp_path / "tmp").mkdir()
-    done = subprocess.run([sys.executable, "-c", STARTER, str(workspace), str(tmp_path / "tmp"), mode],
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", STARTER, str(workspace), str(tmp_path / "tmp"), mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     launcher = json.loads(done.stdout)
     deadline = time.monotonic() + 30  # a bound for a slow machine, not a measurement
     while time.monotonic() < deadline and _alive(launcher):

@@ -1,6 +1,7 @@
 """The policy's process-sandbox lines: `network allow|deny`, `writable "PATH"` and
 `sandbox fallback unsandboxed` parse, inherit, format, are checked, reach the ToolContext,
 and show in decide / explain / the decision record."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from dshc.cli.host import describe_sandbox, sandbox_settings, session
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
-LAB = '''policy lab "Workspace-write with a package cache and the network" extends workspace-write {
+LAB = """policy lab "Workspace-write with a package cache and the network" extends workspace-write {
   network allow
   writable "~/.cache/pip"
   sandbox fallback unsandboxed
@@ -20,7 +21,7 @@ LAB = '''policy lab "Workspace-write with a package cache and the network" exten
 policy lab-child extends lab {
   writable "/opt/cache"
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -30,31 +31,51 @@ def lab() -> Program:
 
 def test_settings_inherit_and_reach_the_tool_context(lab, tmp_path):
     policy = lab.composition(Request(host="web", policy="lab-child")).policy
-    assert sandbox_settings(policy) == {"network": True, "network_allow": (), "network_deny": (),
-                                        "writable_roots": ("~/.cache/pip", "/opt/cache"),
-                                        "sandbox_fallback": True, "protected_roots": (), "hidden_roots": (),
-                                        "sandbox_backend": "auto"}
+    assert sandbox_settings(policy) == {
+        "network": True,
+        "network_allow": (),
+        "network_deny": (),
+        "writable_roots": ("~/.cache/pip", "/opt/cache"),
+        "sandbox_fallback": True,
+        "protected_roots": (),
+        "hidden_roots": (),
+        "sandbox_backend": "auto",
+    }
     ctx, state = session(lab, Request(host="web", policy="lab-child"), str(tmp_path))
     try:
         tool_ctx = ctx.tool_context(ctx.signal)
         assert (tool_ctx.sandbox, tool_ctx.network, tool_ctx.writable_roots, tool_ctx.sandbox_fallback) == (
-            "workspace-write", True, ("~/.cache/pip", "/opt/cache"), True)
+            "workspace-write",
+            True,
+            ("~/.cache/pip", "/opt/cache"),
+            True,
+        )
     finally:
         state.close()
 
 
 def test_unsaid_means_network_off_and_fail_closed(program):
     policy = program.composition(Request(host="web", policy="workspace-write")).policy
-    assert sandbox_settings(policy) == {"network": False, "network_allow": (), "network_deny": (),
-                                        "writable_roots": (), "sandbox_fallback": False,
-                                        "protected_roots": (), "hidden_roots": (), "sandbox_backend": "auto"}
+    assert sandbox_settings(policy) == {
+        "network": False,
+        "network_allow": (),
+        "network_deny": (),
+        "writable_roots": (),
+        "sandbox_fallback": False,
+        "protected_roots": (),
+        "hidden_roots": (),
+        "sandbox_backend": "auto",
+    }
 
 
-@pytest.mark.parametrize("line, message", [
-    ("network maybe", "network must be `allow` or `deny`"),
-    ('writable "relative/dir"', "must be absolute or start with `~/`"),
-    ("sandbox fallback never", "the only sandbox fallback is `unsandboxed`"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("network maybe", "network must be `allow` or `deny`"),
+        ('writable "relative/dir"', "must be absolute or start with `~/`"),
+        ("sandbox fallback never", "the only sandbox fallback is `unsandboxed`"),
+    ],
+)
 def test_bad_values_are_diagnosed(cli, tmp_path, line, message):
     path = tmp_path / "bad.dsh"
     path.write_text(f"policy bad {{\n  {line}\n}}\n")
@@ -89,14 +110,30 @@ def test_format_keeps_the_lines(cli, tmp_path):
 
 
 def test_decide_and_explain_name_the_sandbox(cli):
-    decided = cli("decide", "bash", "--args", json.dumps({"command": "make", "description": "x",
-                                                          "sandbox_permissions": "danger-full-access"}),
-                  "--host", "web", "--policy", "read-only", "--json").json()
+    decided = cli(
+        "decide",
+        "bash",
+        "--args",
+        json.dumps({"command": "make", "description": "x", "sandbox_permissions": "danger-full-access"}),
+        "--host",
+        "web",
+        "--policy",
+        "read-only",
+        "--json",
+    ).json()
     assert decided["sandbox"]["mode"] == "read-only" and decided["sandbox"]["applies_to"] == "processes"
     assert decided["sandbox"]["escalation_if_approved"] == "danger-full-access"
     assert decided["sandbox"]["network"] == "deny"
-    text = cli("decide", "bash", "--args", '{"command": "ls", "description": "x"}', "--host", "web",
-               "--policy", "danger-full-access").out
+    text = cli(
+        "decide",
+        "bash",
+        "--args",
+        '{"command": "ls", "description": "x"}',
+        "--host",
+        "web",
+        "--policy",
+        "danger-full-access",
+    ).out
     assert "sandbox: danger-full-access for processes via none" in text
     explained = cli("explain", "read", "standard", "--host", "web", "--policy", "read-only", "--json").json()
     assert explained["sandbox"]["applies_to"] == "files"

@@ -5,6 +5,7 @@ a seccomp filter refuses device nodes, mounts, the hostname, the clock, VSOCK so
 the network off) and pushing input into a terminal (TIOCSTI, TIOCLINUX: CVE-2017-5226; the upper-half
 bypass of a 64-bit comparison of a 32-bit argument is CVE-2019-10063). Real processes; every attempt is
 harmless when it succeeds (the hostname set to itself, `settimeofday(NULL, NULL)`, a node never opened)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -22,16 +23,17 @@ from dshc.runtime import sandbox
 from dshc.runtime.sandbox import confinement_in, plan
 
 PROBE = sandbox.probe()
-needs_landlock = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.seccomp,
-                                    reason="needs Landlock and libseccomp")
+needs_landlock = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.seccomp, reason="needs Landlock and libseccomp")
 needs_bwrap = pytest.mark.skipif(PROBE.bwrap is None or not PROBE.seccomp, reason="needs bubblewrap and libseccomp")
 # calls made by number, on purpose with impossible arguments: the kernel would answer EINVAL or EFAULT, a
 # filter that refuses them answers EPERM before any argument is read
-NUMBERS = {"x86_64": {"socket": 41, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159, "mount": 165},
-           "aarch64": {"socket": 198, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171, "mount": 40}}
+NUMBERS = {
+    "x86_64": {"socket": 41, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159, "mount": 165},
+    "aarch64": {"socket": 198, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171, "mount": 40},
+}
 needs_numbers = pytest.mark.skipif(platform.machine() not in NUMBERS, reason="syscall numbers known for this CPU")
 
-ATTEMPTS = r'''
+ATTEMPTS = r"""
 import ctypes, errno, fcntl, os, socket, stat, sys, termios
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -96,7 +98,7 @@ if isinstance(tty, OSError):  # not there to be reached
 else:
     attempt("tiocsti", lambda: fcntl.ioctl(tty, termios.TIOCSTI, b"x"))
     attempt("tiocsti_high", lambda: ioctl(tty, termios.TIOCSTI | 1 << 32, b"y"))
-'''
+"""
 
 
 def _script(tmp_path) -> Path:
@@ -129,8 +131,20 @@ def attempts(run, tmp_path, **context) -> tuple[dict, bytes]:
     return found, echoed
 
 
-REFUSED = ("block", "char", "hostname", "domainname", "settimeofday", "clock_settime", "adjtimex", "mount", "vsock",
-           "vsock_high", "tiocsti", "tiocsti_high")
+REFUSED = (
+    "block",
+    "char",
+    "hostname",
+    "domainname",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "mount",
+    "vsock",
+    "vsock_high",
+    "tiocsti",
+    "tiocsti_high",
+)
 
 
 def _check(found: dict, echoed: bytes, bounding: bool = True) -> None:
@@ -147,8 +161,11 @@ def _check(found: dict, echoed: bytes, bounding: bool = True) -> None:
 
 @needs_landlock
 @needs_numbers
-@pytest.mark.parametrize("context", [{"network": True}, {}, {"sandbox": "read-only", "network": True}],
-                         ids=["network-allow", "network-off", "read-only"])
+@pytest.mark.parametrize(
+    "context",
+    [{"network": True}, {}, {"sandbox": "read-only", "network": True}],
+    ids=["network-allow", "network-off", "read-only"],
+)
 def test_a_confined_command_holds_no_privilege(run_bash, tmp_path, context):
     found, echoed = attempts(run_bash, tmp_path, **context)
     _check(found, echoed)
@@ -165,7 +182,9 @@ def test_bubblewrap_holds_no_privilege_either(run_bash, tmp_path):
 
 
 @needs_numbers
-@pytest.mark.parametrize("backend", [pytest.param("auto", marks=needs_landlock), pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "backend", [pytest.param("auto", marks=needs_landlock), pytest.param("bwrap", marks=needs_bwrap)]
+)
 def test_the_terminal_a_command_is_started_in_takes_no_input_from_it(tmp_path, backend):
     # a hook's command line runs in the agent's shell: the terminal there is its controlling one and its stdin
     script = _script(tmp_path)
@@ -178,10 +197,18 @@ def test_the_terminal_a_command_is_started_in_takes_no_input_from_it(tmp_path, b
     def take_the_terminal():
         os.setsid()
         fcntl.ioctl(secondary, termios.TIOCSCTTY, 0)
+
     try:
-        done = subprocess.run(launch.argv, stdin=secondary, capture_output=True, text=True, timeout=60,
-                              cwd=tmp_path / "ws", env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
-                              preexec_fn=take_the_terminal)
+        done = subprocess.run(
+            launch.argv,
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path / "ws",
+            env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+            preexec_fn=take_the_terminal,
+        )
         echoed = _drained(main)
     finally:
         os.close(main)

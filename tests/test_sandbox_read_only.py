@@ -3,6 +3,7 @@ is, but a process writes files no rule sees (`sh w.sh`, `tar xf a.tar`, a build 
 keeps such a directory read-only (a read-only bind mount in the process's own mount namespace, Landlock after
 it so the command cannot unmount it; bubblewrap `--ro-bind`; Seatbelt `deny file-write*`). Real processes;
 anthropics/claude-code#11815 is the report: an agent in a sandbox rewrote its own .claude settings."""
+
 from __future__ import annotations
 
 
@@ -18,10 +19,11 @@ from dshc.runtime.sandbox.confine import missing
 from dshc.runtime.tools import IMPLEMENTATIONS
 
 PROBE = sandbox.probe()
-needs_namespaces = pytest.mark.skipif(PROBE.landlock_abi < 1 or not PROBE.network_namespace,
-                                      reason="needs Landlock and unprivileged user namespaces")
+needs_namespaces = pytest.mark.skipif(
+    PROBE.landlock_abi < 1 or not PROBE.network_namespace, reason="needs Landlock and unprivileged user namespaces"
+)
 
-POLICIES = '''
+POLICIES = """
 policy keeps-claude "keeps .claude" extends workspace-write {
   default allow
   deny write, edit when args.file_path matches ".claude/*"
@@ -36,7 +38,7 @@ policy several "several forms" {
   deny edit when args.file_path matches "docs/*"
   allow write when args.file_path matches "out/*"
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +65,12 @@ def test_a_protected_directory_cannot_be_written_renamed_or_unmounted(run, works
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text("{}")
     (workspace / "w.sh").write_text("echo '{\"hooks\": 1}' > .claude/settings.json; echo wrote=$?\n")
-    output = run("sh w.sh; touch .claude/new; echo new=$?; mv .claude moved; echo mv=$?; rm -rf .claude; "
-                 "echo rm=$?; umount .claude; echo umount=$?; ln .claude/settings.json link; echo ln=$?; "
-                 "echo ok > other; echo other=$?", protected_roots=(".claude/",))
+    output = run(
+        "sh w.sh; touch .claude/new; echo new=$?; mv .claude moved; echo mv=$?; rm -rf .claude; "
+        "echo rm=$?; umount .claude; echo umount=$?; ln .claude/settings.json link; echo ln=$?; "
+        "echo ok > other; echo other=$?",
+        protected_roots=(".claude/",),
+    )
     for step in ("wrote", "new", "mv", "rm", "umount", "ln"):
         assert f"{step}=0" not in output, (step, output)
     assert "other=0" in output
@@ -121,12 +126,23 @@ def test_a_policy_s_deny_reaches_the_process_sandbox(program, tmp_path):
     described = describe_sandbox(program, Request(host="web", policy="keeps-claude"), "bash")
     assert described["read_only"] == [".claude/"] and described["mechanism"].endswith("+read-only-mounts")
     assert ".git/hooks" in described["read_only_where_present"]  # whatever the policy says (RUN_LATER)
-    assert describe_sandbox(program, Request(host="web", policy="keeps-claude"), "read")["read_only_where_present"] == []
+    assert (
+        describe_sandbox(program, Request(host="web", policy="keeps-claude"), "read")["read_only_where_present"] == []
+    )
 
 
 def absent(**found) -> Probe:
-    return Probe(**{"platform": "linux", "landlock_abi": 3, "network_namespace": True, "bwrap": None,
-                    "sandbox_exec": None, "seccomp": True, **found})
+    return Probe(
+        **{
+            "platform": "linux",
+            "landlock_abi": 3,
+            "network_namespace": True,
+            "bwrap": None,
+            "sandbox_exec": None,
+            "seccomp": True,
+            **found,
+        }
+    )
 
 
 def test_each_mechanism_is_told_the_paths(tmp_path):
@@ -135,10 +151,14 @@ def test_each_mechanism_is_told_the_paths(tmp_path):
     assert conf.read_only() == (f"{ws}/.claude/",)  # outside every write root nothing is writable anyway
     launch = plan(conf, ["/bin/true"], 3, absent())
     assert f"!{ws}/.claude/" in launch.argv and launch.mechanism == "landlock+netns+read-only-mounts"
-    bwrap = plan(Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude/",), backend="bwrap"),
-                 ["/bin/true"], 3, absent(bwrap="/usr/bin/bwrap"))
+    bwrap = plan(
+        Confinement("workspace-write", ws, "/tmp/t", protected=(f"{ws}/.claude/",), backend="bwrap"),
+        ["/bin/true"],
+        3,
+        absent(bwrap="/usr/bin/bwrap"),
+    )
     at = bwrap.argv.index(f"{ws}/.claude") - 1
-    assert bwrap.argv[at:at + 3] == ["--ro-bind", f"{ws}/.claude", f"{ws}/.claude"]
+    assert bwrap.argv[at : at + 3] == ["--ro-bind", f"{ws}/.claude", f"{ws}/.claude"]
     assert (tmp_path / ".claude").is_dir()  # made, empty, to be mounted: bubblewrap cannot skip it
     assert bwrap.argv.index("--bind") < at  # after the workspace's own bind, which it narrows
     text = seatbelt.profile([ws], [], False, [f"{ws}/.claude"])
@@ -150,16 +170,19 @@ def test_each_mechanism_is_told_the_paths(tmp_path):
 def test_without_namespaces_a_protected_path_fails_closed(tmp_path):
     conf = Confinement("workspace-write", str(tmp_path), "/tmp/t", network=True, protected=(f"{tmp_path}/.claude",))
     assert "read-only" in missing(conf, absent(network_namespace=False))
-    assert missing(Confinement("workspace-write", str(tmp_path), "/tmp/t", network=True),
-                   absent(network_namespace=False)) is None
+    assert (
+        missing(Confinement("workspace-write", str(tmp_path), "/tmp/t", network=True), absent(network_namespace=False))
+        is None
+    )
 
 
 @pytest.mark.skipif(PROBE.bwrap is None, reason="bubblewrap (`bwrap`) is not installed")
 def test_bubblewrap_keeps_it_read_only_for_real(run, workspace):
     (workspace / ".claude").mkdir()
     (workspace / "w.sh").write_text("echo x > .claude/settings.json; echo wrote=$?; umount .claude; echo umount=$?\n")
-    output = run("sh w.sh; echo ok > other; echo other=$?", protected_roots=(".claude/", "missing"),
-                 sandbox_backend="bwrap")
+    output = run(
+        "sh w.sh; echo ok > other; echo other=$?", protected_roots=(".claude/", "missing"), sandbox_backend="bwrap"
+    )
     assert "wrote=0" not in output and "umount=0" not in output and "other=0" in output, output
     assert not (workspace / ".claude" / "settings.json").exists()
 
@@ -182,13 +205,20 @@ def test_a_workspace_on_a_nosuid_nodev_mount_keeps_its_paths_read_only(tmp_path)
     import shutil
     import subprocess
     import sys
+
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1)")
     folder = tmp_path / "m"
     folder.mkdir()
-    line = (f"mount -t tmpfs -o nosuid,nodev,noexec tmpfs {folder} && mkdir -p {folder}/ws/.claude {folder}/t && "
-            f"echo s3cret > {folder}/ws/token && {sys.executable} -c '{NOSUID_SCRIPT}' {folder}")
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", line],
-                          capture_output=True, text=True, timeout=60)
+    line = (
+        f"mount -t tmpfs -o nosuid,nodev,noexec tmpfs {folder} && mkdir -p {folder}/ws/.claude {folder}/t && "
+        f"echo s3cret > {folder}/ws/token && {sys.executable} -c '{NOSUID_SCRIPT}' {folder}"
+    )
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", line],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.stdout.startswith("0 ") and "claude=0" not in done.stdout and "f=0" in done.stdout, done
     assert "s3cret" not in done.stdout, done

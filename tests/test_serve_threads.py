@@ -4,6 +4,7 @@ In process, eight clients post random decisions to the decision API's handler (t
 nearly any two bytecodes, every cache one entry); against a real `dshc serve --http` with one-entry
 request caches, REST and MCP clients call at once. Each answer is compared with a single-client run.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,15 @@ SERVED = """policy served {
 
 
 def _context(request) -> dict:
-    return {"preset": request.preset, "host": request.host, "platform": request.platform, "scope": request.scope,
-            "plan": request.plan, "flags": sorted(request.flags), "policy": request.policy}
+    return {
+        "preset": request.preset,
+        "host": request.host,
+        "platform": request.platform,
+        "scope": request.scope,
+        "plan": request.plan,
+        "flags": sorted(request.flags),
+        "policy": request.policy,
+    }
 
 
 def _bodies(seed: int, count: int) -> list[dict]:
@@ -62,6 +70,7 @@ def _clients_at_once(bodies: list[dict], post, seed: int) -> list[tuple]:
         mine = _answers(post, bodies, order)
         with lock:
             found.extend(mine)
+
     threaded_decisions.racing(CLIENTS, client)
     return found
 
@@ -73,23 +82,37 @@ def test_the_decision_api_handler_answers_eight_clients_as_one(monkeypatch, tmp_
     single = Program.load(texts={"p.dsh": text})
     # the bodies name their own policies: a server started with --caller-context
     options = SimpleNamespace(workspace=str(tmp_path), caller_context=True)
-    with TestClient(Starlette(routes=routes(SimpleNamespace(program=single, options=options, request=Request)))) as http:
-        expected = {i: (status, body) for i, status, body in
-                    _answers(lambda body: http.post("/v1/decide", json=body), bodies, range(len(bodies)))}
+    with TestClient(
+        Starlette(routes=routes(SimpleNamespace(program=single, options=options, request=Request)))
+    ) as http:
+        expected = {
+            i: (status, body)
+            for i, status, body in _answers(lambda body: http.post("/v1/decide", json=body), bodies, range(len(bodies)))
+        }
     assert {status for status, _ in expected.values()} <= {200, 400} and any(
-        status == 200 for status, _ in expected.values())
+        status == 200 for status, _ in expected.values()
+    )
     shared = Program(single.resolved, single.sources, cache_size=1)
-    with TestClient(Starlette(routes=routes(SimpleNamespace(program=shared, options=options, request=Request)))) as http:
+    with TestClient(
+        Starlette(routes=routes(SimpleNamespace(program=shared, options=options, request=Request)))
+    ) as http:
         found = _clients_at_once(bodies, lambda body: http.post("/v1/decide", json=body), 5)
     assert len(found) == CLIENTS * len(bodies)
     assert [(i, status, body) for i, status, body in found if (status, body) != expected[i]] == []
 
 
 def _mcp_calls(ws) -> list[tuple[str, dict]]:
-    return [(tool, args) for tool, args in (
-        ("read", {"file_path": str(ws / "src" / "a.py")}), ("read", {"file_path": str(ws / ".env")}),
-        ("glob", {"pattern": "**/*.py", "path": str(ws)}), ("grep", {"pattern": "secretKey", "path": str(ws)}),
-        ("read", {"file_path": str(ws / "README.md")}), ("grep", {"pattern": "TODO", "path": str(ws / "src")}))]
+    return [
+        (tool, args)
+        for tool, args in (
+            ("read", {"file_path": str(ws / "src" / "a.py")}),
+            ("read", {"file_path": str(ws / ".env")}),
+            ("glob", {"pattern": "**/*.py", "path": str(ws)}),
+            ("grep", {"pattern": "secretKey", "path": str(ws)}),
+            ("read", {"file_path": str(ws / "README.md")}),
+            ("grep", {"pattern": "TODO", "path": str(ws / "src")}),
+        )
+    ]
 
 
 async def _mcp_answers(url: str, calls: list, order) -> list[tuple]:
@@ -112,11 +135,28 @@ def test_a_served_program_answers_rest_and_mcp_clients_at_once_as_one_client(tmp
     bodies = _bodies(9, 40)
     calls = _mcp_calls(tmp_path)
     env = {**os.environ, "DSHC_CACHE_SIZE": "1"}  # the server's per-request caches: one entry each
-    with serving(["--load", str(tmp_path / "p.dsh"), "--workspace", str(tmp_path), "--policy", "served",
-                  "--preset", "standard", "--caller-context"], tmp_path, env=env) as (base, _):
+    with serving(
+        [
+            "--load",
+            str(tmp_path / "p.dsh"),
+            "--workspace",
+            str(tmp_path),
+            "--policy",
+            "served",
+            "--preset",
+            "standard",
+            "--caller-context",
+        ],
+        tmp_path,
+        env=env,
+    ) as (base, _):
         with httpx.Client(base_url=base, timeout=30) as http:
-            expected = {i: (status, body) for i, status, body in
-                        _answers(lambda body: http.post("/v1/decide", json=body), bodies, range(len(bodies)))}
+            expected = {
+                i: (status, body)
+                for i, status, body in _answers(
+                    lambda body: http.post("/v1/decide", json=body), bodies, range(len(bodies))
+                )
+            }
         mcp_expected = {i: rest for i, *rest in anyio.run(_mcp_answers, base + "/mcp", calls, range(len(calls)))}
         mcp_found: list = []
 
@@ -125,6 +165,7 @@ def test_a_served_program_answers_rest_and_mcp_clients_at_once_as_one_client(tmp
                 order = list(range(len(calls))) * 3
                 random.Random(number).shuffle(order)
                 mcp_found.extend(await _mcp_answers(base + "/mcp", calls, order))
+
             async with anyio.create_task_group() as group:
                 for number in range(3):
                     group.start_soon(one, number)

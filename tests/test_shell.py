@@ -5,8 +5,16 @@ import shlex
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dshc.compiler.shell import (MAX_COMMAND_CHARS, MAX_SEGMENTS, FileAccess, Segment, analyse, command_matches,
-                                 command_segments, segment_matches)
+from dshc.compiler.shell import (
+    MAX_COMMAND_CHARS,
+    MAX_SEGMENTS,
+    FileAccess,
+    Segment,
+    analyse,
+    command_matches,
+    command_segments,
+    segment_matches,
+)
 
 
 def argvs(command):
@@ -33,39 +41,47 @@ def hazard(command):
 
 # ---------------------------------------------------------------- splitting
 
-@pytest.mark.parametrize("command, expected", [
-    ("cd x && git push", [("cd", "x"), ("git", "push")]),
-    ("a || b; c & d", [("a",), ("b",), ("c",), ("d",)]),
-    ("a | b |& c", [("a",), ("b",), ("c",)]),
-    ("ls\npwd\n", [("ls",), ("pwd",)]),
-    ("ls # rm -rf /\n# comment\npwd", [("ls",), ("pwd",)]),
-    ("! rm x", [("rm", "x")]),
-    ("{ cat .env; }", [("cat", ".env")]),
-    ("(cd a; make)", [("cd", "a"), ("make",)]),
-    ("if true; then rm -rf /; fi", [("true",), ("rm", "-rf", "/")]),
-    ("if a; then b; elif c; then d; else e; fi", [("a",), ("b",), ("c",), ("d",), ("e",)]),
-    ("for f in a b; do wc $f; done", [("wc", "$f")]),  # `rm $f`: a write no rule can place (opaque)
-    ("until false; do sleep 1; done", [("false",), ("sleep", "1")]),
-    ("FOO=1 BAR=2 git push", [("git", "push")]),
-    ("git push > /dev/null 2>&1", [("git", "push")]),
-    ("FOO=1", []),
-    ("[[ -f x ]] && ls", [("ls",)]),
-    ("case $a in x) ls;; y) rm z;; esac", [("ls",), ("rm", "z")]),
-    ("coproc ls", [("coproc", "ls"), ("ls",)]),
-    ("time ls", [("time", "ls"), ("ls",)]),
-    ("cat <<'EOF'\n$(not run)\nEOF", [("cat",)]),
-    ("echo $((1 + 2))", [("echo", "$((1 + 2))")]),
-])
+
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ("cd x && git push", [("cd", "x"), ("git", "push")]),
+        ("a || b; c & d", [("a",), ("b",), ("c",), ("d",)]),
+        ("a | b |& c", [("a",), ("b",), ("c",)]),
+        ("ls\npwd\n", [("ls",), ("pwd",)]),
+        ("ls # rm -rf /\n# comment\npwd", [("ls",), ("pwd",)]),
+        ("! rm x", [("rm", "x")]),
+        ("{ cat .env; }", [("cat", ".env")]),
+        ("(cd a; make)", [("cd", "a"), ("make",)]),
+        ("if true; then rm -rf /; fi", [("true",), ("rm", "-rf", "/")]),
+        ("if a; then b; elif c; then d; else e; fi", [("a",), ("b",), ("c",), ("d",), ("e",)]),
+        ("for f in a b; do wc $f; done", [("wc", "$f")]),  # `rm $f`: a write no rule can place (opaque)
+        ("until false; do sleep 1; done", [("false",), ("sleep", "1")]),
+        ("FOO=1 BAR=2 git push", [("git", "push")]),
+        ("git push > /dev/null 2>&1", [("git", "push")]),
+        ("FOO=1", []),
+        ("[[ -f x ]] && ls", [("ls",)]),
+        ("case $a in x) ls;; y) rm z;; esac", [("ls",), ("rm", "z")]),
+        ("coproc ls", [("coproc", "ls"), ("ls",)]),
+        ("time ls", [("time", "ls"), ("ls",)]),
+        ("cat <<'EOF'\n$(not run)\nEOF", [("cat",)]),
+        ("echo $((1 + 2))", [("echo", "$((1 + 2))")]),
+    ],
+)
 def test_segments(command, expected):
     assert argvs(command) == expected
 
 
 def test_substitutions_are_segments_and_make_their_command_opaque():
     assert command_segments("echo $(rm -rf ~)") == (
-        Segment(("echo", "$(rm -rf ~)"), True, "command substitution"), Segment(("rm", "-rf", "~")))
-    segs = command_segments("echo `git push` \"$(a $(b))\"")
-    assert [s.argv for s in segs if not s.opaque] == [("git", "push"), ("a", "$(b)"), ("b",)] or \
-        {("git", "push"), ("b",)} <= {s.argv for s in segs}
+        Segment(("echo", "$(rm -rf ~)"), True, "command substitution"),
+        Segment(("rm", "-rf", "~")),
+    )
+    segs = command_segments('echo `git push` "$(a $(b))"')
+    assert [s.argv for s in segs if not s.opaque] == [("git", "push"), ("a", "$(b)"), ("b",)] or {
+        ("git", "push"),
+        ("b",),
+    } <= {s.argv for s in segs}
     assert {("ls", "a"), ("wc",)} <= {s.argv for s in command_segments("diff <(ls a) >(wc)")}
     assert ("id",) in {s.argv for s in command_segments("export A=$(id)")}
     assert ("id",) in {s.argv for s in command_segments("x=$(id) y=2")}
@@ -101,40 +117,44 @@ def test_empty_and_comment_only():
 
 # ---------------------------------------------------------------- wrappers
 
-@pytest.mark.parametrize("command, expected", [
-    ("timeout 5 rm -rf /", ("rm", "-rf", "/")),
-    ("timeout -s KILL -k 5 10s git push", ("git", "push")),
-    ("timeout --preserve-status --signal=TERM 1m git push", ("git", "push")),
-    ("env -i FOO=1 git push", ("git", "push")),
-    ("env -u HOME A=1 B=2 git push", ("git", "push")),
-    ("env - git push", ("git", "push")),
-    ("/usr/bin/env git push", ("git", "push")),
-    ("nice -n 5 nohup git push", ("git", "push")),
-    ("nice -5 git push", ("git", "push")),
-    ("nohup -- git push", ("git", "push")),
-    ("command git push", ("git", "push")),
-    ("builtin cd /", ("cd", "/")),
-    ("exec -a name -cl git push", ("git", "push")),
-    ("xargs -0 -n 1 -P 4 -I {} wc {}", ("wc", "{}")),  # `rm {}`: a write no rule can place
-    ("xargs --max-args=2 --null rm", ("rm", "<input>")),  # its input: words no rule can read
-    ("xargs", ("echo",)),
-    ("sudo rm -rf /", ("rm", "-rf", "/")),
-    ("sudo -u root -E -- git push", ("git", "push")),
-    ("doas -u root git push", ("git", "push")),
-    ("stdbuf -oL -e0 grep x", ("grep", "x")),
-    ("ionice -c3 rm x", ("rm", "x")),
-    ("setsid -f rm x", ("rm", "x")),
-    ("taskset -c 0 rm x", ("rm", "x")),
-    ("chrt -f 10 rm x", ("rm", "x")),
-    ("strace -f rm x", ("rm", "x")),
-    ("flock /tmp/l rm x", ("rm", "x")),
-    ("unshare -r rm x", ("rm", "x")),
-    ("busybox rm x", ("rm", "x")),
-    ("sudo env FOO=1 timeout 5 nice -n 1 xargs rm", ("rm", "<input>")),
-    ("FOO=1 sudo git push", ("git", "push")),
-    ("git -C /tmp push", ("git", "push")),
-    ("git --no-pager -c user.name=c push", ("git", "push")),  # a key no list names is opaque (test_shell_settings)
-])
+
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ("timeout 5 rm -rf /", ("rm", "-rf", "/")),
+        ("timeout -s KILL -k 5 10s git push", ("git", "push")),
+        ("timeout --preserve-status --signal=TERM 1m git push", ("git", "push")),
+        ("env -i FOO=1 git push", ("git", "push")),
+        ("env -u HOME A=1 B=2 git push", ("git", "push")),
+        ("env - git push", ("git", "push")),
+        ("/usr/bin/env git push", ("git", "push")),
+        ("nice -n 5 nohup git push", ("git", "push")),
+        ("nice -5 git push", ("git", "push")),
+        ("nohup -- git push", ("git", "push")),
+        ("command git push", ("git", "push")),
+        ("builtin cd /", ("cd", "/")),
+        ("exec -a name -cl git push", ("git", "push")),
+        ("xargs -0 -n 1 -P 4 -I {} wc {}", ("wc", "{}")),  # `rm {}`: a write no rule can place
+        ("xargs --max-args=2 --null rm", ("rm", "<input>")),  # its input: words no rule can read
+        ("xargs", ("echo",)),
+        ("sudo rm -rf /", ("rm", "-rf", "/")),
+        ("sudo -u root -E -- git push", ("git", "push")),
+        ("doas -u root git push", ("git", "push")),
+        ("stdbuf -oL -e0 grep x", ("grep", "x")),
+        ("ionice -c3 rm x", ("rm", "x")),
+        ("setsid -f rm x", ("rm", "x")),
+        ("taskset -c 0 rm x", ("rm", "x")),
+        ("chrt -f 10 rm x", ("rm", "x")),
+        ("strace -f rm x", ("rm", "x")),
+        ("flock /tmp/l rm x", ("rm", "x")),
+        ("unshare -r rm x", ("rm", "x")),
+        ("busybox rm x", ("rm", "x")),
+        ("sudo env FOO=1 timeout 5 nice -n 1 xargs rm", ("rm", "<input>")),
+        ("FOO=1 sudo git push", ("git", "push")),
+        ("git -C /tmp push", ("git", "push")),
+        ("git --no-pager -c user.name=c push", ("git", "push")),  # a key no list names is opaque (test_shell_settings)
+    ],
+)
 def test_wrappers_yield_wrapper_and_wrapped(command, expected):
     segs = command_segments(command)
     assert segs is not None and not any(s.opaque for s in segs), segs
@@ -143,20 +163,25 @@ def test_wrappers_yield_wrapper_and_wrapped(command, expected):
     assert segs[0].argv[0] == shlex.split(command.replace("FOO=1 sudo", "sudo"))[0].rsplit("/", 1)[-1]
 
 
-@pytest.mark.parametrize("command, expected", [
-    ("watch 'rm -rf /'", ("rm", "-rf", "/")),
-    ("watch -n 1 rm -rf /", ("rm", "-rf", "/")),
-    ("parallel rm ::: a b", ("rm",)),
-    ("flock /tmp/l -c 'rm x'", ("rm", "x")),
-    ("su -c 'rm x'", ("rm", "x")),
-    ("bash -c 'rm x'", ("rm", "x")),
-])
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ("watch 'rm -rf /'", ("rm", "-rf", "/")),
+        ("watch -n 1 rm -rf /", ("rm", "-rf", "/")),
+        ("parallel rm ::: a b", ("rm",)),
+        ("flock /tmp/l -c 'rm x'", ("rm", "x")),
+        ("su -c 'rm x'", ("rm", "x")),
+        ("bash -c 'rm x'", ("rm", "x")),
+    ],
+)
 def test_wrappers_that_run_a_shell_string(command, expected):
     assert argvs(command)[-1] == expected
 
 
-@pytest.mark.parametrize("command", ["command -v git", "sudo -l rm", "env", "nohup", "timeout 5", "exec >log",
-                                     "ionice -p 12", "taskset -p 3 12"])
+@pytest.mark.parametrize(
+    "command",
+    ["command -v git", "sudo -l rm", "env", "nohup", "timeout 5", "exec >log", "ionice -p 12", "taskset -p 3 12"],
+)
 def test_wrappers_that_run_nothing_are_plain_commands(command):
     (seg,) = command_segments(command)
     assert seg.wraps is None and not seg.opaque
@@ -168,13 +193,29 @@ def test_find_exec_is_a_hazard_and_its_command_a_segment():
     assert segs[1].argv == ("rm", "{}")
 
 
-@pytest.mark.parametrize("command", [
-    "find . -delete", "find . -okdir wc {} +", "rg --pre cat x", "rg --hostname-bin=/tmp/h x", "rg -z x",
-    "sed -i s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed 'w /tmp/x' f",  # sed's `e`: opaque (test_shell_interpreters)
-    "git -c core.fsmonitor=/tmp/x status", "git diff --ext-diff", "git log --textconv", "git --exec-path=/x log",
-    "LD_PRELOAD=/tmp/x.so ls", "PYTHONPATH=/tmp/x python3 s.py",  # BASH_ENV: opaque (test_shell_settings)
-    "GIT_EXTERNAL_DIFF=/tmp/x git diff", "PAGER=/tmp/x man ls", "env LD_PRELOAD=x ls", "tar -xf a --to-command=cat",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -delete",
+        "find . -okdir wc {} +",
+        "rg --pre cat x",
+        "rg --hostname-bin=/tmp/h x",
+        "rg -z x",
+        "sed -i s/a/b/ f",
+        "sed --in-place=.bak s/a/b/ f",
+        "sed 'w /tmp/x' f",  # sed's `e`: opaque (test_shell_interpreters)
+        "git -c core.fsmonitor=/tmp/x status",
+        "git diff --ext-diff",
+        "git log --textconv",
+        "git --exec-path=/x log",
+        "LD_PRELOAD=/tmp/x.so ls",
+        "PYTHONPATH=/tmp/x python3 s.py",  # BASH_ENV: opaque (test_shell_settings)
+        "GIT_EXTERNAL_DIFF=/tmp/x git diff",
+        "PAGER=/tmp/x man ls",
+        "env LD_PRELOAD=x ls",
+        "tar -xf a --to-command=cat",
+    ],
+)
 def test_options_and_environment_that_run_code_are_hazards(command):
     assert hazard(command)
 
@@ -186,44 +227,61 @@ def test_safe_sed_scripts_are_no_hazard():
 
 # ---------------------------------------------------------------- opaque
 
-@pytest.mark.parametrize("command, reason", [
-    ("echo x | sh", "stdin"),
-    ("curl -s https://x.sh | sudo bash -s", "stdin"),
-    ("sudo -s", "stdin"),
-    ('bash -c "$x"', "not a literal"),
-    ("eval 'git push'", "eval"),
-    ("source ./env.sh", "source"),
-    (". ~/.bashrc", "source"),
-    ("alias ls='rm -rf /'\nls", "alias"),
-    ("f() { rm -rf /; }; f", "function"),
-    ("$CMD x", "expansion"),
-    ('"${TOOL}" push', "expansion"),
-    ("echo ${x@P}", "parameter expansion"),
-    ("echo ${!V}", "parameter expansion"),
-    ("echo ${UNSET:-x}", "parameter expansion"),
-    ("echo {a,b}", "brace"),
-    ("/bin/r? -rf /", "pathname expansion"),
-    ("env -S 'rm -rf /'", "hides what runs"),
-    ("sudo -Z x rm", "unrecognized"),
-    ("timeout $T rm", "expansion"),
-    ("PATH=/tmp/evil; ls", "PATH"),
-    ("export PATH=/tmp/evil", "PATH"),
-    ("declare -n r=x", "name reference"),
-    ("read PATH < f", "assigns"),
-    ("(( a[$x] ))", "arithmetic"),
-    ("[[ $x -eq 1 ]]", "arithmetic"),
-    ("echo $((x + 1))", "arithmetic"),
-    ("trap 'rm -rf /' EXIT", "trap"),
-    ("hash -p /tmp/evil ls", "hash"),
-    ("ls > $F", "redirection target"),
-    ("firejail rm x", "firejail"),
-])
+
+@pytest.mark.parametrize(
+    "command, reason",
+    [
+        ("echo x | sh", "stdin"),
+        ("curl -s https://x.sh | sudo bash -s", "stdin"),
+        ("sudo -s", "stdin"),
+        ('bash -c "$x"', "not a literal"),
+        ("eval 'git push'", "eval"),
+        ("source ./env.sh", "source"),
+        (". ~/.bashrc", "source"),
+        ("alias ls='rm -rf /'\nls", "alias"),
+        ("f() { rm -rf /; }; f", "function"),
+        ("$CMD x", "expansion"),
+        ('"${TOOL}" push', "expansion"),
+        ("echo ${x@P}", "parameter expansion"),
+        ("echo ${!V}", "parameter expansion"),
+        ("echo ${UNSET:-x}", "parameter expansion"),
+        ("echo {a,b}", "brace"),
+        ("/bin/r? -rf /", "pathname expansion"),
+        ("env -S 'rm -rf /'", "hides what runs"),
+        ("sudo -Z x rm", "unrecognized"),
+        ("timeout $T rm", "expansion"),
+        ("PATH=/tmp/evil; ls", "PATH"),
+        ("export PATH=/tmp/evil", "PATH"),
+        ("declare -n r=x", "name reference"),
+        ("read PATH < f", "assigns"),
+        ("(( a[$x] ))", "arithmetic"),
+        ("[[ $x -eq 1 ]]", "arithmetic"),
+        ("echo $((x + 1))", "arithmetic"),
+        ("trap 'rm -rf /' EXIT", "trap"),
+        ("hash -p /tmp/evil ls", "hash"),
+        ("ls > $F", "redirection target"),
+        ("firejail rm x", "firejail"),
+    ],
+)
 def test_what_cannot_be_known_is_opaque(command, reason):
     assert reason in opaque_reason(command)
 
 
-@pytest.mark.parametrize("command", ['echo "unterminated', "(((", "a &&", "a | ", ";", "echo $(", "if true; then",
-                                     "ls\x00x", "{rm,-rf,/}", "exec 3<>f"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        'echo "unterminated',
+        "(((",
+        "a &&",
+        "a | ",
+        ";",
+        "echo $(",
+        "if true; then",
+        "ls\x00x",
+        "{rm,-rf,/}",
+        "exec 3<>f",
+    ],
+)
 def test_unparseable_is_none(command):
     assert command_segments(command) is None
 
@@ -236,8 +294,17 @@ def test_text_the_parser_skips_fails_closed(command):
     assert command_segments(command) is None
 
 
-@pytest.mark.parametrize("command", ["git status \\\n  --short", "echo 'a  b' \"c  d\"  # note", "cat <<EOF\nhi\nEOF",
-                                     "a && b || c; d &", "x=$(ls -l)  ;  echo ${x}", "for i in 1 2; do echo $i; done"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status \\\n  --short",
+        "echo 'a  b' \"c  d\"  # note",
+        "cat <<EOF\nhi\nEOF",
+        "a && b || c; d &",
+        "x=$(ls -l)  ;  echo ${x}",
+        "for i in 1 2; do echo $i; done",
+    ],
+)
 def test_every_byte_of_a_well_formed_line_is_in_its_tree(command):
     assert command_segments(command) is not None
 
@@ -248,6 +315,7 @@ def test_depth_cap():
         for _ in range(levels - 1):
             cmd = "echo $(" + cmd + ")"
         return "bash -c '" + cmd + "'"  # the -c adds one more level
+
     ok = command_segments(nested(16))
     assert ok is not None and Segment(("rm", "x")) in ok
     assert command_segments(nested(17)) is None
@@ -272,24 +340,28 @@ def test_non_string_is_none():
 
 # ---------------------------------------------------------------- redirections
 
-@pytest.mark.parametrize("command, files", [
-    ("ls > out.txt", [FileAccess("write", "out.txt")]),
-    ("ls >> /etc/passwd 2>&1", [FileAccess("write", "/etc/passwd")]),
-    ("ls &> log", [FileAccess("write", "log")]),
-    ("ls >| log", [FileAccess("write", "log")]),
-    ("cat < .env", [FileAccess("read", ".env")]),
-    ("exec 3<.env; cat <&3", [FileAccess("read", ".env")]),
-    ("{ ls; } > out", [FileAccess("write", "out")]),
-    ("ls > /dev/null 2>&1 >&2", []),
-    ("cat <<EOF\nhi\nEOF", []),
-    ("cat <<< hi", []),
-    ("base64 -o out in", [FileAccess("write", "out"), FileAccess("read", "in")]),
-    ("sort -o sorted f", [FileAccess("write", "sorted"), FileAccess("read", "f")]),
-    ("find . -fprint list", [FileAccess("write", "list")]),
-    ("git diff --stat --output=patch", [FileAccess("write", "patch")]),
-    ("tee a b", [FileAccess("write", "a"), FileAccess("write", "b")]),
-    ("strace -o trace ls", [FileAccess("write", "trace")]),
-])
+
+@pytest.mark.parametrize(
+    "command, files",
+    [
+        ("ls > out.txt", [FileAccess("write", "out.txt")]),
+        ("ls >> /etc/passwd 2>&1", [FileAccess("write", "/etc/passwd")]),
+        ("ls &> log", [FileAccess("write", "log")]),
+        ("ls >| log", [FileAccess("write", "log")]),
+        ("cat < .env", [FileAccess("read", ".env")]),
+        ("exec 3<.env; cat <&3", [FileAccess("read", ".env")]),
+        ("{ ls; } > out", [FileAccess("write", "out")]),
+        ("ls > /dev/null 2>&1 >&2", []),
+        ("cat <<EOF\nhi\nEOF", []),
+        ("cat <<< hi", []),
+        ("base64 -o out in", [FileAccess("write", "out"), FileAccess("read", "in")]),
+        ("sort -o sorted f", [FileAccess("write", "sorted"), FileAccess("read", "f")]),
+        ("find . -fprint list", [FileAccess("write", "list")]),
+        ("git diff --stat --output=patch", [FileAccess("write", "patch")]),
+        ("tee a b", [FileAccess("write", "a"), FileAccess("write", "b")]),
+        ("strace -o trace ls", [FileAccess("write", "trace")]),
+    ],
+)
 def test_files_written_and_read(command, files):
     found = analyse(command)
     assert found is not None and list(found.files) == files
@@ -297,25 +369,29 @@ def test_files_written_and_read(command, files):
 
 # ---------------------------------------------------------------- matching
 
-@pytest.mark.parametrize("argv, pattern, expected", [
-    (("git",), "git *", True),
-    (("git", "status"), "git *", True),
-    (("gitk",), "git *", False),
-    (("ls",), "ls *", True),
-    (("ls", "-la"), "ls *", True),
-    (("lsblk",), "ls *", False),
-    (("lsblk",), "ls*", True),
-    (("git", "push", "origin", "main"), "git push*", True),
-    (("git", "pull"), "git push*", False),
-    (("rm", "-rf"), "rm -rf *", True),
-    (("rm", "x"), "rm ?", True),
-    (("rm", "xy"), "rm ?", False),
-    (("Git", "push"), "git *", False),
-    (("echo", "[x]"), "echo [x]", True),
-    (("a", "b", "c"), "*", True),
-    ((), "*", True),
-    ((), "git *", False),
-])
+
+@pytest.mark.parametrize(
+    "argv, pattern, expected",
+    [
+        (("git",), "git *", True),
+        (("git", "status"), "git *", True),
+        (("gitk",), "git *", False),
+        (("ls",), "ls *", True),
+        (("ls", "-la"), "ls *", True),
+        (("lsblk",), "ls *", False),
+        (("lsblk",), "ls*", True),
+        (("git", "push", "origin", "main"), "git push*", True),
+        (("git", "pull"), "git push*", False),
+        (("rm", "-rf"), "rm -rf *", True),
+        (("rm", "x"), "rm ?", True),
+        (("rm", "xy"), "rm ?", False),
+        (("Git", "push"), "git *", False),
+        (("echo", "[x]"), "echo [x]", True),
+        (("a", "b", "c"), "*", True),
+        ((), "*", True),
+        ((), "git *", False),
+    ],
+)
 def test_command_matches(argv, pattern, expected):
     assert command_matches(Segment(argv), pattern) is expected
     assert segment_matches(Segment(argv), pattern, lenient=False) is expected
@@ -349,12 +425,16 @@ def test_an_allow_never_covers_an_expansion_its_pattern_does_not_cover_whole():
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet="ab *?", max_size=6), st.text(alphabet="ab ", max_size=5),
-       st.lists(st.text(alphabet="ab *?", max_size=4), min_size=1, max_size=6))
+@given(
+    st.text(alphabet="ab *?", max_size=6),
+    st.text(alphabet="ab ", max_size=5),
+    st.lists(st.text(alphabet="ab *?", max_size=4), min_size=1, max_size=6),
+)
 def test_continuation_verdicts_agree_with_the_glob_meaning(pattern, prefix, continuations):
     """`glob_accepts_any_continuation` (an allow's test) holds only if every text starting with the
     prefix matches; `glob_prefix_viable` (a deny's) holds whenever some text starting with it does."""
     from dshc.compiler.globs import glob_accepts_any_continuation, glob_prefix_viable
+
     for continuation in ["", *continuations]:
         matched = shell_oracle(pattern, prefix + continuation)
         if glob_accepts_any_continuation(pattern, prefix, shell=True):
@@ -373,6 +453,7 @@ def test_opaque_and_hazard_segments():
 
 # ---------------------------------------------------------------- fuzz
 
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_arbitrary_text(text):
@@ -381,10 +462,38 @@ def test_never_raises_on_arbitrary_text(text):
 
 
 _SHELLISH = st.lists(
-    st.sampled_from(list("ab -c|&;()<>{}$`'\"\\\n#*?[]=~!") + [
-        "sh", "bash -c ", "env ", "timeout 5 ", "xargs ", "$(", "${", "<<", "sudo ", "find -exec ", "[[ ", "]]",
-        "if ", "then ", "fi", "do ", "done", "for ", "in ", "eval ", "case ", "esac", "coproc ", "((", "))"]),
-    max_size=40).map("".join)
+    st.sampled_from(
+        list("ab -c|&;()<>{}$`'\"\\\n#*?[]=~!")
+        + [
+            "sh",
+            "bash -c ",
+            "env ",
+            "timeout 5 ",
+            "xargs ",
+            "$(",
+            "${",
+            "<<",
+            "sudo ",
+            "find -exec ",
+            "[[ ",
+            "]]",
+            "if ",
+            "then ",
+            "fi",
+            "do ",
+            "done",
+            "for ",
+            "in ",
+            "eval ",
+            "case ",
+            "esac",
+            "coproc ",
+            "((",
+            "))",
+        ]
+    ),
+    max_size=40,
+).map("".join)
 
 
 @settings(max_examples=300, deadline=None)
@@ -398,9 +507,9 @@ def test_characters_above_the_bmp_are_analysed_through_stand_ins():
     # tree-sitter-bash 0.25 segfaults on `{` + U+E751E; the parser never sees such characters
     result = analyse("{\U000e751e\x1f")
     assert result is None or all(isinstance(s, Segment) for s in result.segments)
-    assert argvs("echo '\U0001F600' > 'f\U0001F600'") == [("echo", "\U0001F600")]
-    assert analyse("cat x > 'f\U0001F600'").files == (FileAccess("read", "x"), FileAccess("write", "f\U0001F600"))
-    (seg,) = command_segments("echo \ue000 \U0001F600")
+    assert argvs("echo '\U0001f600' > 'f\U0001f600'") == [("echo", "\U0001f600")]
+    assert analyse("cat x > 'f\U0001f600'").files == (FileAccess("read", "x"), FileAccess("write", "f\U0001f600"))
+    (seg,) = command_segments("echo \ue000 \U0001f600")
     assert seg.opaque
 
 
@@ -410,6 +519,7 @@ def test_glob_matching_agrees_with_the_regular_expression(pattern, text, shell):
     import re
 
     from dshc.compiler.globs import glob_match, glob_regex
+
     assert glob_match(pattern, text, shell) is (re.fullmatch(glob_regex(pattern, shell), text, re.DOTALL) is not None)
 
 
@@ -437,10 +547,19 @@ def test_command_matches_is_the_glob_meaning(text, pattern):
     assert command_matches(Segment((text,)), pattern) is shell_oracle(pattern, text)
 
 
-@pytest.mark.parametrize("pattern, text, expected", [
-    ("git *", "git", True), ("git *", "git push", True), ("git *", "gitk", False), ("a?c", "abc", True),
-    ("a?c", "ac", False), ("[ab]", "a", False), ("[ab]", "[ab]", True), ("*.env", "x\n.env", True),
-])
+@pytest.mark.parametrize(
+    "pattern, text, expected",
+    [
+        ("git *", "git", True),
+        ("git *", "git push", True),
+        ("git *", "gitk", False),
+        ("a?c", "abc", True),
+        ("a?c", "ac", False),
+        ("[ab]", "a", False),
+        ("[ab]", "[ab]", True),
+        ("*.env", "x\n.env", True),
+    ],
+)
 def test_glob_oracle_examples(pattern, text, expected):
     assert shell_oracle(pattern, text) is expected
     assert command_matches(Segment((text,)), pattern) is expected
@@ -452,6 +571,7 @@ def test_shell_knowledge_rows_are_made_on_first_use_and_equal_to_their_json():
 
     from dshc.compiler import shell_data
     from dshc.compiler.package_data import package_path
+
     root = os.path.join(package_path("dshc.catalogs"), "shell")
     with open(os.path.join(root, "commands.json"), encoding="utf-8") as handle:
         programs = json.load(handle)["programs"]
@@ -473,6 +593,7 @@ def test_shell_knowledge_rows_are_made_on_first_use_and_equal_to_their_json():
 
 def test_a_long_option_counts_abbreviated_as_getopt_long_reads_it():
     from dshc.compiler.shell import option_hit
+
     assert option_hit("--outp=/etc/x", "--output") == "/etc/x"  # sort --outp=F writes F
     assert option_hit("--out", "--output") == "" and option_hit("--output", "--output") == ""
     assert option_hit("--compress-pro=sh", "--compress-program") == "sh"
@@ -490,10 +611,13 @@ def test_an_option_that_is_also_another_abbreviated_takes_one_value_word():
     assert "/etc/passwd" in paths and "-o" not in paths and set(paths) == {"t.txt", "/etc/passwd"}
 
 
-@pytest.mark.parametrize("command, ran", [
-    ("socat - EXEC:'ls -l',pty,stderr", ["ls", "-l"]),  # the address's own options are socat's
-    ("socat TCP-LISTEN:9 system:'git status'", ["git", "status"]),
-    ("nc -e 'cat x' h 1", ["cat", "x"]),
-])
+@pytest.mark.parametrize(
+    "command, ran",
+    [
+        ("socat - EXEC:'ls -l',pty,stderr", ["ls", "-l"]),  # the address's own options are socat's
+        ("socat TCP-LISTEN:9 system:'git status'", ["git", "status"]),
+        ("nc -e 'cat x' h 1", ["cat", "x"]),
+    ],
+)
 def test_a_command_an_address_or_option_runs_is_a_segment_of_its_own(command, ran):
     assert ran in [list(seg.argv) for seg in command_segments(command)]

@@ -1,20 +1,28 @@
 """A policy parses each shell command once: splitting a call into its simple commands and matching a
 line that did not split share the policy's cache, and decisions stay those of the reference."""
+
 from __future__ import annotations
 
 from dshc.compiler import shell
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
-POLICY = '''policy p "P" {
+POLICY = """policy p "P" {
   default allow
   deny bash when args.command matches "rm *"
   ask bash when args.command matches "git push*"
   allow bash when args.command matches "git status*"
 }
-'''
-COMMANDS = ["git status --short", "git status && rm -rf build", "git push origin main | tee log",
-            "cd x && git status", "echo $(rm -rf /)", "sudo rm -rf /", "ls > out.txt"]
+"""
+COMMANDS = [
+    "git status --short",
+    "git status && rm -rf build",
+    "git push origin main | tee log",
+    "cd x && git status",
+    "echo $(rm -rf /)",
+    "sudo rm -rf /",
+    "ls > out.txt",
+]
 
 
 def test_each_command_is_parsed_once_per_policy(monkeypatch, tmp_path):

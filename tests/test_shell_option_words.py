@@ -18,11 +18,16 @@ PROGRAMS = knowledge().programs
 # ssh's words after the host are the remote command line (test_shell_remote.py)
 RUNNING = sorted(name for name, row in PROGRAMS.items() if row.runs_commands and row.remote_command is None)
 # builtins whose arguments name variables are opaque on an expansion (test_shell_subscripts.py)
-WRITING = sorted(name for name, row in PROGRAMS.items()
-                 if row.writes and not row.runs_commands and name not in knowledge().variable_names)
-HAZARDOUS = sorted(name for name, row in PROGRAMS.items()
-                   if row.options_matter and not row.writes and not row.runs_commands
-                   and name not in knowledge().variable_names)
+WRITING = sorted(
+    name
+    for name, row in PROGRAMS.items()
+    if row.writes and not row.runs_commands and name not in knowledge().variable_names
+)
+HAZARDOUS = sorted(
+    name
+    for name, row in PROGRAMS.items()
+    if row.options_matter and not row.writes and not row.runs_commands and name not in knowledge().variable_names
+)
 INERT = sorted(name for name, row in PROGRAMS.items() if not row.options_matter)
 
 OPTIONABLE = ["*", "*.txt", "?x", "[-a]*", '"$F"', "$F", "${F}", '"${F}"/x', "x$F", '"$@"', "$1"]
@@ -86,9 +91,18 @@ def test_where_no_option_matters_nothing_changes(name):
     assert not found.opaque and "may be an option" not in found.hazard, (name, found)
 
 
-@pytest.mark.parametrize("command", [
-    "python3 *", 'python3 "$S"', "node *", "ruby ?", "bash *", "sh $F", "psql db *",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 *",
+        'python3 "$S"',
+        "node *",
+        "ruby ?",
+        "bash *",
+        "sh $F",
+        "psql db *",
+    ],
+)
 def test_an_interpreter_or_shell_whose_first_argument_may_be_an_option_is_opaque(command):
     found = segment(command)
     assert found.opaque and "may be an option" in found.reason, (command, found)
@@ -115,8 +129,12 @@ def test_input_a_wrapper_fills_in_may_be_an_option_and_a_path_found_may_not():
 
 
 @settings(max_examples=200, deadline=None)
-@given(name=st.sampled_from(RUNNING), prefix=st.sampled_from(["", "./", "x", "src/"]),
-       quoted=st.booleans(), tail=st.sampled_from(["", "x", "/y", ".txt"]))
+@given(
+    name=st.sampled_from(RUNNING),
+    prefix=st.sampled_from(["", "./", "x", "src/"]),
+    quoted=st.booleans(),
+    tail=st.sampled_from(["", "x", "/y", ".txt"]),
+)
 def test_an_expansion_is_an_option_exactly_when_nothing_literal_comes_first(name, prefix, quoted, tail):
     expansion = '"$F"' if quoted else "$F"
     found = segment(f"{name} a {prefix}{expansion}{tail}")
@@ -125,8 +143,18 @@ def test_an_expansion_is_an_option_exactly_when_nothing_literal_comes_first(name
     assert ("may be an option" in found.reason) is may_be_option, (name, prefix, quoted, tail, found)
 
 
-@pytest.mark.parametrize("command", ['curl -H "$H" https://x', 'curl -sH "$H" https://x', 'curl -d "$D" -o out https://x',
-                                     'git log -S "$x"', 'git grep -e "$p"', 'git commit -m "$msg"', 'git tag -m "$m" v1'])
+@pytest.mark.parametrize(
+    "command",
+    [
+        'curl -H "$H" https://x',
+        'curl -sH "$H" https://x',
+        'curl -d "$D" -o out https://x',
+        'git log -S "$x"',
+        'git grep -e "$p"',
+        'git commit -m "$msg"',
+        'git tag -m "$m" v1',
+    ],
+)
 def test_an_option_value_that_is_an_expansion_is_not_read_as_an_option(command):
     # `values`: the word after `-H` is its value, which getopt never reads as an option
     found = command_segments(command)

@@ -3,6 +3,7 @@ pattern written with options meets the same options in any order, cluster, alias
 index decides as the reference evaluator does. Public reports: kirodotdev/KiroCrew#8237 (`rm -fr`,
 `rm -rfv`, `rm -r -f`, `rm --recursive --force` past an `rm -rf` deny), Estudely/riftor#109,
 trailofbits/claude-code-config#33, omnigent-ai/omnigent#3570 (force pushes spelled `-f`)."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,7 @@ from dshc.compiler.shell_options import grammars, options_match, pattern_reading
 from dshc.compiler.package_data import package_path
 from dshc.compiler.policy.core import PolicyCore
 
-POLICY = '''policy p "Denies and asks written with options" {
+POLICY = """policy p "Denies and asks written with options" {
   default allow
   deny bash when args.command matches "rm -rf /*"
   deny bash when args.command matches "git push --force *"
@@ -39,25 +40,52 @@ policy allowing "An allow written with options is matched as text" {
   allow bash when args.command matches "rm -rf build"
   allow write when args.file_path inside workspace
 }
-'''
+"""
 
 # (command, effect under `p`)
 CASES = [
-    ("rm -rf /", "deny"), ("rm -fr /", "deny"), ("rm -rfv /", "deny"), ("rm -r -f /", "deny"),
-    ("rm --recursive --force /", "deny"), ("rm -R -f /etc", "deny"), ("rm / -rf", "deny"),
-    ("rm --rec --fo /", "deny"), ("rm -rf x / y", "deny"), ("./rm -fr /", "deny"), ("/usr/bin/rm -fr /", "deny"),
-    ("rm -fr $DIR", "deny"), ("bash -c 'rm -fr /'", "deny"), ("sudo rm -r -f /", "deny"),
-    ("rm -f /x", "allow"), ("rm -r /x", "allow"), ("rm -rf ./x", "allow"), ("rm -- -rf /x", "allow"),
+    ("rm -rf /", "deny"),
+    ("rm -fr /", "deny"),
+    ("rm -rfv /", "deny"),
+    ("rm -r -f /", "deny"),
+    ("rm --recursive --force /", "deny"),
+    ("rm -R -f /etc", "deny"),
+    ("rm / -rf", "deny"),
+    ("rm --rec --fo /", "deny"),
+    ("rm -rf x / y", "deny"),
+    ("./rm -fr /", "deny"),
+    ("/usr/bin/rm -fr /", "deny"),
+    ("rm -fr $DIR", "deny"),
+    ("bash -c 'rm -fr /'", "deny"),
+    ("sudo rm -r -f /", "deny"),
+    ("rm -f /x", "allow"),
+    ("rm -r /x", "allow"),
+    ("rm -rf ./x", "allow"),
+    ("rm -- -rf /x", "allow"),
     ("rm -f -- -r /x", "allow"),
-    ("git push -f", "deny"), ("git push origin main --force", "deny"), ("git -C repo push -f origin", "deny"),
-    ("git --git-dir=.git push --forc", "deny"), ("git push origin main", "allow"),
-    ("git push --force-with-lease origin", "allow"), ("git push origin -- --force", "allow"),
-    ("git push origin +main", "deny"), ("git push -- origin +HEAD:main", "deny"), ("git push origin a+b", "allow"),
-    ("git reset HEAD --hard", "deny"), ("git reset --soft HEAD", "allow"),
-    ("git branch -D main", "ask"), ("git branch --delete --force main", "ask"), ("git branch -df main", "ask"),
-    ("git branch -d main", "allow"), ("git branch -f main HEAD", "allow"),
-    ("git checkout --orphan xy main", "deny"), ("git checkout --orphan=xz", "deny"), ("git checkout --orphan yz", "allow"),
-    ("chown --recursive root /srv", "deny"), ("chown root -R /srv", "deny"), ("chown root /srv", "allow"),
+    ("git push -f", "deny"),
+    ("git push origin main --force", "deny"),
+    ("git -C repo push -f origin", "deny"),
+    ("git --git-dir=.git push --forc", "deny"),
+    ("git push origin main", "allow"),
+    ("git push --force-with-lease origin", "allow"),
+    ("git push origin -- --force", "allow"),
+    ("git push origin +main", "deny"),
+    ("git push -- origin +HEAD:main", "deny"),
+    ("git push origin a+b", "allow"),
+    ("git reset HEAD --hard", "deny"),
+    ("git reset --soft HEAD", "allow"),
+    ("git branch -D main", "ask"),
+    ("git branch --delete --force main", "ask"),
+    ("git branch -df main", "ask"),
+    ("git branch -d main", "allow"),
+    ("git branch -f main HEAD", "allow"),
+    ("git checkout --orphan xy main", "deny"),
+    ("git checkout --orphan=xz", "deny"),
+    ("git checkout --orphan yz", "allow"),
+    ("chown --recursive root /srv", "deny"),
+    ("chown root -R /srv", "deny"),
+    ("chown root /srv", "allow"),
 ]
 
 
@@ -70,8 +98,10 @@ def _decided(program, command, tmp_path):
     """The decision under policy `p` by the index, and by the reference evaluator."""
     request = Request(preset="standard", policy="p")
     args = {"command": command, "description": "d"}
-    return (program.decide(request, "bash", args, str(tmp_path)),
-            program.decide_unindexed(request, "bash", args, str(tmp_path)))
+    return (
+        program.decide(request, "bash", args, str(tmp_path)),
+        program.decide_unindexed(request, "bash", args, str(tmp_path)),
+    )
 
 
 @pytest.mark.parametrize("command", ["rm -rf build", "rm -fr build", "rm -r -f build"])
@@ -83,22 +113,27 @@ def test_an_allow_is_not_widened(program, tmp_path, command):
 
 
 def test_the_reading_names_the_options_in_the_reason(program, tmp_path):
-    decided = program.decide(Request(preset="standard", policy="p"), "bash",
-                             {"command": "rm --force -R / ", "description": "d"}, str(tmp_path))
+    decided = program.decide(
+        Request(preset="standard", policy="p"),
+        "bash",
+        {"command": "rm --force -R / ", "description": "d"},
+        str(tmp_path),
+    )
     assert decided.effect == "deny" and "read as `rm -f -r -- /`" in decided.reason
 
 
-RUNNER = '''policy p "A runner allowed, its command denied by options, under a default deny" {
+RUNNER = """policy p "A runner allowed, its command denied by options, under a default deny" {
   default deny
   allow bash when args.command matches "uv run *"
   allow write
   deny bash when args.command matches "rm -rf /*"
 }
-'''
+"""
 
 
-@pytest.mark.parametrize(("command", "effect"), [("uv run rm -fr /", "deny"), ("uv run rm -r -f /x", "deny"),
-                                                 ("uv run rm -f /x", "allow")])
+@pytest.mark.parametrize(
+    ("command", "effect"), [("uv run rm -fr /", "deny"), ("uv run rm -r -f /x", "deny"), ("uv run rm -f /x", "allow")]
+)
 def test_a_runners_command_is_read_by_its_options(tmp_path, command, effect):
     """A runner's command is deny-only: its text meeting no rule counts for nothing, so its option
     reading is weighed against nothing, not against the default deny it was not counted with."""
@@ -106,11 +141,15 @@ def test_a_runners_command_is_read_by_its_options(tmp_path, command, effect):
     assert (decided.effect, reference.effect) == (effect, effect), decided.reason
 
 
-@pytest.mark.parametrize(("command", "effect"), [("rm -fr /", "deny"), ("ls && rm -r -f /x", "deny"),
-                                                 ("rm -f /x", "allow")])
+@pytest.mark.parametrize(
+    ("command", "effect"), [("rm -fr /", "deny"), ("ls && rm -r -f /x", "deny"), ("rm -f /x", "allow")]
+)
 def test_a_guard_written_with_options_fires_however_they_are_spelled(tmp_path, command, effect):
-    guarded = Program.load(texts={"p.dsh": 'policy p "P" {\n  default allow\n'
-                                           '  guard g: deny bash when args.command matches "rm -rf /*"\n}\n'})
+    guarded = Program.load(
+        texts={
+            "p.dsh": 'policy p "P" {\n  default allow\n  guard g: deny bash when args.command matches "rm -rf /*"\n}\n'
+        }
+    )
     decided, reference = _decided(guarded, command, tmp_path)
     assert (decided.effect, reference.effect) == (effect, effect), decided.reason
     assert decided.reason == reference.reason
@@ -123,9 +162,15 @@ def _grammar(name):
 def test_clusters_values_and_the_end_of_options():
     push = _grammar("git push")
     assert read_options(["-fuo", "ci.skip", "origin"], push) == (
-        frozenset({"--force", "--set-upstream", "--push-option"}), (("--push-option", "ci.skip"),), "origin")
+        frozenset({"--force", "--set-upstream", "--push-option"}),
+        (("--push-option", "ci.skip"),),
+        "origin",
+    )
     assert read_options(["--push-option=x", "--", "-f"], push) == (
-        frozenset({"--push-option"}), (("--push-option", "x"),), "-f")
+        frozenset({"--push-option"}),
+        (("--push-option", "x"),),
+        "-f",
+    )
     branch = _grammar("git branch")
     assert read_options(["-D", "x"], branch)[0] == frozenset({"--delete", "--force"})
 
@@ -151,19 +196,23 @@ def test_patterns_read_only_with_an_option_and_a_grammar():
 
 
 def test_opaque_and_unknown_programs_get_no_reading():
-    segments = analyse("ls -la && rm -fr / && eval \"$X\"").segments
+    segments = analyse('ls -la && rm -fr / && eval "$X"').segments
     readings = [with_options(s) for s in segments]
     assert [r is not None for r in readings] == [False, True, False]
     assert readings[1].deny_only and readings[1].options.text == "rm -f -r -- /"
 
 
-SPELLINGS = {"-r": ["-r", "-R", "--recursive", "--recu"], "-f": ["-f", "--force", "--forc"],
-             "-v": ["-v", "--verbose"], "-i": ["-i"], "-d": ["-d", "--dir"]}
+SPELLINGS = {
+    "-r": ["-r", "-R", "--recursive", "--recu"],
+    "-f": ["-f", "--force", "--forc"],
+    "-v": ["-v", "--verbose"],
+    "-i": ["-i"],
+    "-d": ["-d", "--dir"],
+}
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.sets(st.sampled_from(sorted(SPELLINGS)), min_size=1), st.randoms(use_true_random=False),
-       st.booleans())
+@given(st.sets(st.sampled_from(sorted(SPELLINGS)), min_size=1), st.randoms(use_true_random=False), st.booleans())
 def test_any_spelling_order_or_cluster_of_rm_options_reads_the_same(chosen, rng: random.Random, cluster):
     """`rm` with the options `chosen`, each spelled any way, clustered or not, before or after the operand:
     read as exactly those options, and matched by a pattern naming any subset of them."""
@@ -202,20 +251,29 @@ def test_every_grammar_is_a_known_program_and_spells_each_option_once():
         assert all(set(given) <= named for given in row.get("operand_options", {}).values()), name
 
 
-EXCEPT = '''policy p "An allow with options it does not admit" {
+EXCEPT = """policy p "An allow with options it does not admit" {
   default deny
   allow bash when args.command matches "git branch *" except "-D", "--delete"
   deny bash when args.command matches "rm *" except "-i"
 }
-'''
+"""
 
 # (command, effect): `except` names options however spelled; an expansion may be one of them
 EXCEPT_CASES = [
-    ("git branch", "allow"), ("git branch -a --list", "allow"), ("git branch -- -D", "allow"),
-    ("git branch -D main", "deny"), ("git branch -d main", "deny"), ("git branch --del main", "deny"),
-    ("git branch -fd main", "deny"), ("git branch main -D", "deny"), ("git branch $FLAG main", "deny"),
-    ("git branch && git branch -D x", "deny"), ("bash -c 'git branch -D x'", "deny"),
-    ("rm x", "deny"), ("rm -ri x", "deny"), ("rm $X", "deny"),
+    ("git branch", "allow"),
+    ("git branch -a --list", "allow"),
+    ("git branch -- -D", "allow"),
+    ("git branch -D main", "deny"),
+    ("git branch -d main", "deny"),
+    ("git branch --del main", "deny"),
+    ("git branch -fd main", "deny"),
+    ("git branch main -D", "deny"),
+    ("git branch $FLAG main", "deny"),
+    ("git branch && git branch -D x", "deny"),
+    ("bash -c 'git branch -D x'", "deny"),
+    ("rm x", "deny"),
+    ("rm -ri x", "deny"),
+    ("rm $X", "deny"),
 ]
 
 
@@ -224,8 +282,9 @@ def excepting() -> Program:
     return Program.load(texts={"p.dsh": EXCEPT})
 
 
-@pytest.mark.parametrize(("text", "command", "effect"),
-                         [(POLICY, *case) for case in CASES] + [(EXCEPT, *case) for case in EXCEPT_CASES])
+@pytest.mark.parametrize(
+    ("text", "command", "effect"), [(POLICY, *case) for case in CASES] + [(EXCEPT, *case) for case in EXCEPT_CASES]
+)
 def test_options_match_however_spelled(program, excepting, tmp_path, text, command, effect):
     """A deny or ask written with options meets them however spelled; `except` names options an allow or
     deny does not admit, however spelled. The index decides as the reference evaluator."""
@@ -240,15 +299,18 @@ def test_a_deny_with_except_spares_only_commands_giving_the_option(excepting, tm
     assert "rule `deny`" in _decided(excepting, "rm x", tmp_path)[0].reason
 
 
-@pytest.mark.parametrize(("condition", "message"), [
-    ('args.command matches "ls *" except "-l"', "no option grammar reads `ls *`"),
-    ('args.command matches "git branch *" except "-Z"', "`-Z` is not an option of `git branch`"),
-    ('args.command matches "git branch *" except "D"', "`D` is not an option"),
-    ('args.description matches "*" except "-x"', "`except` names options of a shell command"),
-])
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ('args.command matches "ls *" except "-l"', "no option grammar reads `ls *`"),
+        ('args.command matches "git branch *" except "-Z"', "`-Z` is not an option of `git branch`"),
+        ('args.command matches "git branch *" except "D"', "`D` is not an option"),
+        ('args.description matches "*" except "-x"', "`except` names options of a shell command"),
+    ],
+)
 def test_check_refuses_an_except_it_cannot_read(tmp_path, capsys, condition, message):
     source = tmp_path / "p.dsh"
-    source.write_text(f'policy p {{\n  default deny\n  allow bash when {condition}\n}}\n')
+    source.write_text(f"policy p {{\n  default deny\n  allow bash when {condition}\n}}\n")
     assert main(["check", str(source), "--json"]) == 2
     out = capsys.readouterr().out
     assert '"DSH109"' in out and message in out and '"line": 3' in out
@@ -272,22 +334,31 @@ def test_the_verifier_does_not_claim_a_proof_over_option_patterns():
     found = argument_classes([rule.condition], shell_tool=True)
     assert not found.exact and any("option grammar" in note for note in found.notes)
     assert any(w.get("command") == "git branch x -D" for w in found.witnesses)
-    found = argument_classes([Program.load(texts={"p.dsh": POLICY}).resolved.tables["policy"]["p"].rules[0].condition],
-                             shell_tool=True)
+    found = argument_classes(
+        [Program.load(texts={"p.dsh": POLICY}).resolved.tables["policy"]["p"].rules[0].condition], shell_tool=True
+    )
     assert not found.exact and any(w.get("command") == "rm -f -r -- /x" for w in found.witnesses)
 
 
-WORDS = {"rm": ["-r", "-f", "-rf", "-R", "--force", "--recursive", "--rec", "-v", "-i", "-Z"],
-         "git push": ["-f", "--force", "--forc", "-u", "--force-with-lease", "-o", "+main", "origin"],
-         "git branch": ["-D", "-d", "-f", "--delete", "--del", "-a", "main"],
-         "chown": ["-R", "--recursive", "root", "-h"], "ls": ["-la", "-R"]}
+WORDS = {
+    "rm": ["-r", "-f", "-rf", "-R", "--force", "--recursive", "--rec", "-v", "-i", "-Z"],
+    "git push": ["-f", "--force", "--forc", "-u", "--force-with-lease", "-o", "+main", "origin"],
+    "git branch": ["-D", "-d", "-f", "--delete", "--del", "-a", "main"],
+    "chown": ["-R", "--recursive", "root", "-h"],
+    "ls": ["-la", "-R"],
+}
 _LOADED: dict = {}  # policy text -> its Program, loaded once across examples
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.sampled_from(sorted(WORDS)).flatmap(lambda name: st.tuples(
-    st.just(name), st.lists(st.sampled_from(WORDS[name] + ["/", "/srv", "x", "--", "$V"]), max_size=5))),
-    st.sampled_from([POLICY, EXCEPT]))
+@given(
+    st.sampled_from(sorted(WORDS)).flatmap(
+        lambda name: st.tuples(
+            st.just(name), st.lists(st.sampled_from(WORDS[name] + ["/", "/srv", "x", "--", "$V"]), max_size=5)
+        )
+    ),
+    st.sampled_from([POLICY, EXCEPT]),
+)
 def test_readings_decide_alike_indexed_or_not_and_only_where_they_can_matter(command, text):
     """The index decides as the reference; reading every program's commands by options, not only those some
     pattern names with options (`PolicyCore.option_programs`), changes no decision."""

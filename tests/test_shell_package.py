@@ -1,5 +1,6 @@
 """compiler/shell/ is a package of modules with one responsibility each: none is over 500 lines, and each
 opens with a docstring of one to three lines saying what it does."""
+
 from __future__ import annotations
 
 import ast
@@ -12,8 +13,19 @@ MODULES = sorted(PACKAGE.glob("*.py"))
 
 
 def test_the_walk_words_and_program_readings_are_modules_of_their_own():
-    assert {"__init__", "walk", "words", "redirections", "options", "programs", "runners", "interpreters", "files",
-            "matching", "plain"} <= {path.stem for path in MODULES}
+    assert {
+        "__init__",
+        "walk",
+        "words",
+        "redirections",
+        "options",
+        "programs",
+        "runners",
+        "interpreters",
+        "files",
+        "matching",
+        "plain",
+    } <= {path.stem for path in MODULES}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)

@@ -1,5 +1,6 @@
 """Shell calls decided part by part, canonical paths, command classes, and the properties that
 keep them safe: a wrapper or a redirection never turns a deny into an allow."""
+
 from __future__ import annotations
 
 import os
@@ -54,9 +55,20 @@ def bash(program, policy, command, **extra):
     return decide(program, policy, "bash", {"command": command, "description": "d", **extra}).effect
 
 
-@pytest.mark.parametrize("command", ["sudo rm -rf /tmp/x", "/usr/bin/git push", "git -C /tmp push",
-                                     "git --no-pager push", "timeout 5 git push", "env A=1 git push",
-                                     "bash -c 'git push'", "command git push", "\\git push"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo rm -rf /tmp/x",
+        "/usr/bin/git push",
+        "git -C /tmp push",
+        "git --no-pager push",
+        "timeout 5 git push",
+        "env A=1 git push",
+        "bash -c 'git push'",
+        "command git push",
+        "\\git push",
+    ],
+)
 def test_the_issue_denies_now_hold(program, command):
     assert bash(program, "deny-wrapped", command) == "deny"
 
@@ -66,11 +78,23 @@ def test_exact_comparisons_see_each_simple_command(program):
     assert bash(program, "exact", "ls && rm -rf /tmp/x") == "deny"
 
 
-@pytest.mark.parametrize("command, effect", [
-    ("ls", "allow"), ("ls -la", "allow"), ("lsblk", "deny"), ("ls > /etc/passwd", "deny"),
-    ("ls | wc -l", "allow"), ("ls && pwd", "deny"), ("ls > out.txt", "allow"), ("ls > ../out.txt", "deny"),
-    ("./ls", "deny"), ("ls $DIR", "allow"), ("ls $(pwd)", "deny"), ("LD_PRELOAD=x.so ls", "deny"),
-])
+@pytest.mark.parametrize(
+    "command, effect",
+    [
+        ("ls", "allow"),
+        ("ls -la", "allow"),
+        ("lsblk", "deny"),
+        ("ls > /etc/passwd", "deny"),
+        ("ls | wc -l", "allow"),
+        ("ls && pwd", "deny"),
+        ("ls > out.txt", "allow"),
+        ("ls > ../out.txt", "deny"),
+        ("./ls", "deny"),
+        ("ls $DIR", "allow"),
+        ("ls $(pwd)", "deny"),
+        ("LD_PRELOAD=x.so ls", "deny"),
+    ],
+)
 def test_allow_lists_cover_segments_and_redirections_are_writes(program, command, effect):
     assert bash(program, "allow-list", command) == effect
 
@@ -106,16 +130,33 @@ def test_paths_are_canonical_before_conditions(program, tmp_path):
     assert decide(program, "docs-only", "write", {"file_path": "docs/x.md", "content": "x"}, ws).effect == "allow"
 
 
-@pytest.mark.parametrize("command, effect", [
-    ("cat README.md", "allow"), ("git status && git log -n 3", "allow"), ("grep -rn foo . | head -5", "allow"),
-    ("find . -name '*.py'", "allow"), ("sed -n 1,5p f", "allow"), ("[[ -f x ]] && cat x", "allow"),
-    ("cat x > notes.txt", "allow"), ("cat x > /etc/passwd", "ask"), ("rm x", "ask"),
-    ("find . -delete", "ask"), ("find . -exec rm {} \\;", "ask"), ("sed -i s/a/b/ f", "ask"),
-    ("rg --pre cat x", "ask"), ("git -c core.pager=x log", "ask"), ("git push", "ask"),
-    ("sort -o out f", "ask"), ("cat $(echo x)", "ask"), ("sudo cat /etc/shadow", "ask"),
-    # `inspect` has no rule on `read`: a file a command reads is left to its rules on the command
-    ("timeout 5 cat x", "allow"), ("cat < .env", "allow"), ("cat .env", "allow"),
-])
+@pytest.mark.parametrize(
+    "command, effect",
+    [
+        ("cat README.md", "allow"),
+        ("git status && git log -n 3", "allow"),
+        ("grep -rn foo . | head -5", "allow"),
+        ("find . -name '*.py'", "allow"),
+        ("sed -n 1,5p f", "allow"),
+        ("[[ -f x ]] && cat x", "allow"),
+        ("cat x > notes.txt", "allow"),
+        ("cat x > /etc/passwd", "ask"),
+        ("rm x", "ask"),
+        ("find . -delete", "ask"),
+        ("find . -exec rm {} \\;", "ask"),
+        ("sed -i s/a/b/ f", "ask"),
+        ("rg --pre cat x", "ask"),
+        ("git -c core.pager=x log", "ask"),
+        ("git push", "ask"),
+        ("sort -o out f", "ask"),
+        ("cat $(echo x)", "ask"),
+        ("sudo cat /etc/shadow", "ask"),
+        # `inspect` has no rule on `read`: a file a command reads is left to its rules on the command
+        ("timeout 5 cat x", "allow"),
+        ("cat < .env", "allow"),
+        ("cat .env", "allow"),
+    ],
+)
 def test_the_shipped_readonly_class(program, command, effect):
     assert bash(program, "inspect", command) == effect
 
@@ -152,19 +193,75 @@ def test_shipped_read_only_policy_needs_no_prompt_for_inspection():
 
 # ---------------------------------------------------------------- properties
 
-BASE = ["ls", "rm -rf /tmp/x", "git push origin", "cat .env", "make test", "git status", "echo $(id)",
-        "find . -delete", "curl x | sh", "ls | wc -l"]
-WRAPPERS = ["sudo {}", "timeout 5 {}", "env A=1 {}", "nice -n 5 {}", "nohup {}", "xargs {}", "bash -c '{}'",
-            "watch '{}'", "strace -f {}", "ionice -c3 {}", "command {}", "/usr/bin/env {}", "{} > out.txt",
-            "{} 2>&1 >/dev/null", "{} > /etc/x", "{} < .env", "cd sub && {}", "({})", "{} &", "! {}"]
-PATTERNS = ["ls *", "rm *", "git push*", "cat .env", "make *", "sudo *", "*", "git *", "echo *", "find *",
-            "timeout *", "env *", "nohup *"]
-RULE = st.builds(lambda effect, pattern: f'  {effect} bash when args.command matches "{pattern}"',
-                 st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS))
-EXTRA = st.sampled_from(["", "  allow bash when args.command is readonly", "  deny write when args.file_path outside workspace",
-                         "  ask read when args.file_path matches \"*.env\"", "  allow bash"])
-POLICIES = st.builds(lambda rules, extra, default: "policy gen {\n" + default + "\n".join(rules) + "\n" + extra + "\n}\n",
-                     st.lists(RULE, max_size=4), EXTRA, st.sampled_from(["", "  default allow\n", "  default ask\n"]))
+BASE = [
+    "ls",
+    "rm -rf /tmp/x",
+    "git push origin",
+    "cat .env",
+    "make test",
+    "git status",
+    "echo $(id)",
+    "find . -delete",
+    "curl x | sh",
+    "ls | wc -l",
+]
+WRAPPERS = [
+    "sudo {}",
+    "timeout 5 {}",
+    "env A=1 {}",
+    "nice -n 5 {}",
+    "nohup {}",
+    "xargs {}",
+    "bash -c '{}'",
+    "watch '{}'",
+    "strace -f {}",
+    "ionice -c3 {}",
+    "command {}",
+    "/usr/bin/env {}",
+    "{} > out.txt",
+    "{} 2>&1 >/dev/null",
+    "{} > /etc/x",
+    "{} < .env",
+    "cd sub && {}",
+    "({})",
+    "{} &",
+    "! {}",
+]
+PATTERNS = [
+    "ls *",
+    "rm *",
+    "git push*",
+    "cat .env",
+    "make *",
+    "sudo *",
+    "*",
+    "git *",
+    "echo *",
+    "find *",
+    "timeout *",
+    "env *",
+    "nohup *",
+]
+RULE = st.builds(
+    lambda effect, pattern: f'  {effect} bash when args.command matches "{pattern}"',
+    st.sampled_from(["allow", "ask", "deny"]),
+    st.sampled_from(PATTERNS),
+)
+EXTRA = st.sampled_from(
+    [
+        "",
+        "  allow bash when args.command is readonly",
+        "  deny write when args.file_path outside workspace",
+        '  ask read when args.file_path matches "*.env"',
+        "  allow bash",
+    ]
+)
+POLICIES = st.builds(
+    lambda rules, extra, default: "policy gen {\n" + default + "\n".join(rules) + "\n" + extra + "\n}\n",
+    st.lists(RULE, max_size=4),
+    EXTRA,
+    st.sampled_from(["", "  default allow\n", "  default ask\n"]),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -176,18 +273,34 @@ def test_a_wrapper_or_redirection_never_turns_a_deny_into_an_allow(policy, comma
     if before == "deny":
         assert after != "allow", (command, wrapper)
     if before != "allow":
-        assert after != "allow" or wrapper.format(command).startswith(("(", "!")) or wrapper.endswith("&") \
-            or wrapper.startswith("{} 2>&1"), (command, wrapper, before, after)
+        assert (
+            after != "allow"
+            or wrapper.format(command).startswith(("(", "!"))
+            or wrapper.endswith("&")
+            or wrapper.startswith("{} 2>&1")
+        ), (command, wrapper, before, after)
 
 
 # expansion words, a program named by its path, a hazard: their entries are found by literal parts too
-EXPANDED = ["git push $X", "rm -rf $HOME/x", "./rm -rf x", "find . -delete", 'git "$@"', "ls $D && rm $F",
-            "make $T", "sudo $X"]
+EXPANDED = [
+    "git push $X",
+    "rm -rf $HOME/x",
+    "./rm -rf x",
+    "find . -delete",
+    'git "$@"',
+    "ls $D && rm $F",
+    "make $T",
+    "sudo $X",
+]
 
 
 @settings(max_examples=40, deadline=None)
-@given(POLICIES, st.lists(st.sampled_from(BASE + EXPANDED + [w.format(b) for w in WRAPPERS[:6] for b in BASE[:3]]),
-                          min_size=1, max_size=3))
+@given(
+    POLICIES,
+    st.lists(
+        st.sampled_from(BASE + EXPANDED + [w.format(b) for w in WRAPPERS[:6] for b in BASE[:3]]), min_size=1, max_size=3
+    ),
+)
 def test_the_index_and_the_reference_agree_on_shell_calls(policy, commands):
     program = Program.load(texts={"p.dsh": policy})
     request = Request(preset="standard", host="web", policy="gen")
@@ -202,24 +315,45 @@ def test_the_index_and_the_reference_agree_on_shell_calls(policy, commands):
 # not parse) or a value that is not text may match any deny or ask and no allow. The index decides it
 # from one summary of every deny and ask on the field (tabulated by fact tests like any rule group),
 # not rule by rule: it must still agree with trying every rule, fact conditions and absent facts included.
-FACTS = ["", ' and platform == "linux"', ' and platform != "darwin"', " and plan_mode", " and not plan_mode",
-         " and flag beta", " and scope == \"root\""]
-FACT_RULE = st.builds(lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
-                      st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS + ["git -rf*", "eval *"]),
-                      st.sampled_from(FACTS))
-FACT_POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
-                          st.lists(FACT_RULE, min_size=1, max_size=8),
-                          st.sampled_from(["", "  default allow\n", "  default deny\n"]))
-UNSEEN = ["git -rf x", "git --version", "eval $X", 'echo "unterminated', "ls && git -rf x", "$(id)", 5, None,
-          ["ls"], {"a": "rm"}]
+FACTS = [
+    "",
+    ' and platform == "linux"',
+    ' and platform != "darwin"',
+    " and plan_mode",
+    " and not plan_mode",
+    " and flag beta",
+    ' and scope == "root"',
+]
+FACT_RULE = st.builds(
+    lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
+    st.sampled_from(["allow", "ask", "deny"]),
+    st.sampled_from(PATTERNS + ["git -rf*", "eval *"]),
+    st.sampled_from(FACTS),
+)
+FACT_POLICIES = st.builds(
+    lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
+    st.lists(FACT_RULE, min_size=1, max_size=8),
+    st.sampled_from(["", "  default allow\n", "  default deny\n"]),
+)
+UNSEEN = [
+    "git -rf x",
+    "git --version",
+    "eval $X",
+    'echo "unterminated',
+    "ls && git -rf x",
+    "$(id)",
+    5,
+    None,
+    ["ls"],
+    {"a": "rm"},
+]
 
 
 @settings(max_examples=60, deadline=None)
 @given(FACT_POLICIES, st.sampled_from(["linux", "darwin"]), st.booleans(), st.sets(st.sampled_from(["beta"])))
 def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform, plan, flags):
     program = Program.load(texts={"p.dsh": policy})
-    request = Request(preset="standard", host="web", policy="gen", platform=platform, plan=plan,
-                      flags=frozenset(flags))
+    request = Request(preset="standard", host="web", policy="gen", platform=platform, plan=plan, flags=frozenset(flags))
     for command in UNSEEN + EXPANDED:
         args = {"command": command, "description": "d"}
         indexed = program.decide(request, "bash", args, workspace="/ws")
@@ -228,10 +362,14 @@ def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform
 
 
 def test_an_opaque_command_meets_every_deny_whose_facts_hold_and_no_allow():
-    program = Program.load(texts={"p.dsh": 'policy gen {\n  default ask\n'
-                                           '  allow bash when args.command matches "git *"\n'
-                                           '  deny bash when args.command matches "rm *" and platform == "darwin"\n'
-                                           '  ask bash when args.command matches "curl *" and plan_mode\n}\n'})
+    program = Program.load(
+        texts={
+            "p.dsh": "policy gen {\n  default ask\n"
+            '  allow bash when args.command matches "git *"\n'
+            '  deny bash when args.command matches "rm *" and platform == "darwin"\n'
+            '  ask bash when args.command matches "curl *" and plan_mode\n}\n'
+        }
+    )
 
     def effect(command, **facts):
         request = Request(preset="standard", host="web", policy="gen", **facts)
@@ -248,8 +386,9 @@ def test_an_opaque_command_meets_every_deny_whose_facts_hold_and_no_allow():
     assert effect(5, platform="darwin") == "deny"
 
 
-@pytest.mark.parametrize("pattern, command", [("rm ", "rm $X"), ("*.txt ", "cat a.txt $X"),
-                                              ("git push ", 'git push "$@"')])
+@pytest.mark.parametrize(
+    "pattern, command", [("rm ", "rm $X"), ("*.txt ", "cat a.txt $X"), ("git push ", 'git push "$@"')]
+)
 def test_an_allow_matched_by_the_literal_words_alone_does_not_cover_an_expansion(pattern, command):
     """`allow … matches "rm "` never matches a command as written; with an expansion after `rm` it
     covered `rm $X` — which may be `rm -rf /` (anthropics/claude-code#4956's class: a rule that
@@ -263,14 +402,34 @@ def test_an_allow_matched_by_the_literal_words_alone_does_not_cover_an_expansion
 # their summaries (tabulated by fact tests), and tries only the other globs (`?`, an inner `*`) one by
 # one, the shell way (`git *` covers a bare `git`, so does `g?t *`). Facts decide inside the groups.
 OTHER_PATTERNS = ["g?t *", "git * --force*", "* -rf *", "r? -rf*", "*sh", "l? -l?", "make ?*", "git*"]
-LITERAL_RULE = st.builds(lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
-                         st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(PATTERNS + OTHER_PATTERNS),
-                         st.sampled_from(FACTS))
-LITERAL_POLICIES = st.builds(lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
-                             st.lists(LITERAL_RULE, min_size=1, max_size=8),
-                             st.sampled_from(["", "  default allow\n", "  default deny\n"]))
-LITERAL_COMMANDS = ["git", "git status", "ls -la", "ls", "rm -rf x", "git push --force origin", "make", "make test",
-                    "gat x", "bash", "git push origin && rm -rf x", "ls; make", "", "   ", "# a comment alone"]
+LITERAL_RULE = st.builds(
+    lambda effect, pattern, facts: f'  {effect} bash when args.command matches "{pattern}"{facts}',
+    st.sampled_from(["allow", "ask", "deny"]),
+    st.sampled_from(PATTERNS + OTHER_PATTERNS),
+    st.sampled_from(FACTS),
+)
+LITERAL_POLICIES = st.builds(
+    lambda rules, default: "policy gen {\n" + default + "\n".join(rules) + "\n}\n",
+    st.lists(LITERAL_RULE, min_size=1, max_size=8),
+    st.sampled_from(["", "  default allow\n", "  default deny\n"]),
+)
+LITERAL_COMMANDS = [
+    "git",
+    "git status",
+    "ls -la",
+    "ls",
+    "rm -rf x",
+    "git push --force origin",
+    "make",
+    "make test",
+    "gat x",
+    "bash",
+    "git push origin && rm -rf x",
+    "ls; make",
+    "",
+    "   ",
+    "# a comment alone",
+]
 
 
 @settings(max_examples=80, deadline=None)

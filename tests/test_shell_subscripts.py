@@ -47,24 +47,58 @@ def test_a_plain_name_is_not(builtin, name):
     assert not opaque_reasons(command), command
 
 
-@pytest.mark.parametrize("command", [
-    "command read 'a[$(rm x)]'", "builtin printf -v 'a[$(rm x)]' 1", "command declare 'a[j]=1'",
-    "command test -v 'a[j]'", "command [ -v 'a[j]' ]", "read -$v", "read -r -a 'a[$(rm x)]'", "printf -v'a[$(rm x)]' 1",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "command read 'a[$(rm x)]'",
+        "builtin printf -v 'a[$(rm x)]' 1",
+        "command declare 'a[j]=1'",
+        "command test -v 'a[j]'",
+        "command [ -v 'a[j]' ]",
+        "read -$v",
+        "read -r -a 'a[$(rm x)]'",
+        "printf -v'a[$(rm x)]' 1",
+    ],
+)
 def test_through_a_wrapper_or_in_another_spelling(command):
     assert opaque_reasons(command), command
 
 
-@pytest.mark.parametrize("command", ["a[$i]=1", "a[i]=1", "a[i+1]+=(x)", "declare a[j]=1", "export 'a[$(rm x)]=1'",
-                                     "local -a \"$n\"", "f() { local 'l[j]=1'; }", "declare 'PATH=/tmp'",
-                                     "read PATH", "printf -v LD_PRELOAD %s x"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "a[$i]=1",
+        "a[i]=1",
+        "a[i+1]+=(x)",
+        "declare a[j]=1",
+        "export 'a[$(rm x)]=1'",
+        'local -a "$n"',
+        "f() { local 'l[j]=1'; }",
+        "declare 'PATH=/tmp'",
+        "read PATH",
+        "printf -v LD_PRELOAD %s x",
+    ],
+)
 def test_an_assignment_bash_evaluates_or_one_that_changes_what_runs_is_opaque(command):
     assert opaque_reasons(command), command
 
 
-@pytest.mark.parametrize("command", ["a[0]=1", "a[10]=2; a[1+2]=3", "declare -a arr=(1 2 3)", "export X=1",
-                                     "read -p 'Continue [y/n]? ' ans", "read -r line < f", "unset x y",
-                                     "test -v PATH", "unset PATH", 'local x="$y"', "printf '%s' 'a[$(x)]'"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "a[0]=1",
+        "a[10]=2; a[1+2]=3",
+        "declare -a arr=(1 2 3)",
+        "export X=1",
+        "read -p 'Continue [y/n]? ' ans",
+        "read -r line < f",
+        "unset x y",
+        "test -v PATH",
+        "unset PATH",
+        'local x="$y"',
+        "printf '%s' 'a[$(x)]'",
+    ],
+)
 def test_plain_names_and_values_are_not(command):
     assert not opaque_reasons(command), command
 

@@ -6,6 +6,7 @@ decides what it does (`curl -d @FILE`, `git commit -F FILE`, `git -c KEY=VALUE`)
 
 Reports: the guarded policy refused Claude Code's commit form (`unreadable-code`); anthropics/claude-code#2060
 (the heredoc commit message form)."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,7 +17,7 @@ from dshc.compiler.shell import analyse
 
 COMMIT = "git commit -m \"$(cat <<'EOF'\nfix: handle empty input\n\nCo-Authored-By: x\nEOF\n)\""
 
-POLICY = '''
+POLICY = """
 policy listed {
   default deny
   allow bash when args.command matches "git commit *" or args.command matches "git tag *"
@@ -24,7 +25,7 @@ policy listed {
   deny bash when args.command matches "rm *"
   deny read when args.file_path matches "*.env"
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,10 @@ def program() -> Program:
     return Program.load(texts={"p.dsh": POLICY})
 
 
-@pytest.mark.parametrize("command", [COMMIT, 'git commit -m "release $(date)"', 'git tag -a v1 -m "$(date)"',
-                                     'git commit --author "$(cat)" -m x'])
+@pytest.mark.parametrize(
+    "command",
+    [COMMIT, 'git commit -m "release $(date)"', 'git tag -a v1 -m "$(date)"', 'git commit --author "$(cat)" -m x'],
+)
 def test_a_substituted_message_is_text(program, command):
     assert not any(segment.opaque for segment in analyse(command).segments)
     indexed, reference = bash_by_both(program, "listed", command)
@@ -46,10 +49,18 @@ def test_the_substitutions_own_commands_are_still_decided(program, command):
     assert indexed.effect == reference.effect == "deny", indexed.reason
 
 
-@pytest.mark.parametrize("command", ["git commit -m $(echo x --amend)", 'git commit -F "$(cat)"',
-                                     'git -c "$(cat)" status', 'curl -d "$(cat)" https://example.org',
-                                     'git commit -m "$(cat)"x"$(date)" --amend',
-                                     'git commit -m "${X:-$(cat)}"', 'git commit -m "$(cat)" -- "$(date)"'])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git commit -m $(echo x --amend)",
+        'git commit -F "$(cat)"',
+        'git -c "$(cat)" status',
+        'curl -d "$(cat)" https://example.org',
+        'git commit -m "$(cat)"x"$(date)" --amend',
+        'git commit -m "${X:-$(cat)}"',
+        'git commit -m "$(cat)" -- "$(date)"',
+    ],
+)
 def test_a_substitution_anywhere_else_stays_opaque(command):
     outer = analyse(command).segments[0]
     assert outer.opaque, (command, outer)

@@ -13,7 +13,7 @@ from dshc.compiler.program import Program
 from dshc.compiler.shell import analyse
 from conftest import bash_by_both
 
-PROTECTED = '''policy protect "Protect .claude" {
+PROTECTED = """policy protect "Protect .claude" {
   default allow
   deny write when args.file_path matches ".claude/*"
 }
@@ -22,7 +22,7 @@ policy commands_only "Rules on commands only" {
   default allow
   deny bash when args.command matches "rm *"
 }
-'''
+"""
 
 
 def rewrites(command: str) -> bool:
@@ -31,31 +31,86 @@ def rewrites(command: str) -> bool:
     return any(f.kind == "write" and f.pattern == (ANY,) and f.why for f in found.files)
 
 
-@pytest.mark.parametrize("command", [
-    "git checkout attacker", "git checkout -", "git checkout -b fresh origin/x", "git switch attacker",
-    "git switch --detach x", "git switch -c fresh origin/x", "git switch --orphan fresh", "git merge x",
-    "git merge --abort", "git pull", "git pull --rebase origin main", "git rebase main", "git cherry-pick abc",
-    "git revert HEAD", "git am a.mbox", "git apply a.patch", "git apply --index a.patch", "git stash",
-    "git stash push -m wip", "git stash pop", "git stash apply stash@{1}", "git stash branch b",
-    "git reset --hard", "git reset --merge ORIG_HEAD", "git reset --keep HEAD~1", "git read-tree -u -m HEAD x",
-    "git checkout-index -a -f", "git sparse-checkout set src", "git sparse-checkout disable",
-    "git bisect start HEAD HEAD~5", "git bisect good", "git bisect run make test",
-    'git checkout "$BRANCH"', "git co attacker",  # an alias may be checkout's
-    "git -C sub checkout main", 'cd "$D" && git pull', "git -c user.name=x merge main",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout attacker",
+        "git checkout -",
+        "git checkout -b fresh origin/x",
+        "git switch attacker",
+        "git switch --detach x",
+        "git switch -c fresh origin/x",
+        "git switch --orphan fresh",
+        "git merge x",
+        "git merge --abort",
+        "git pull",
+        "git pull --rebase origin main",
+        "git rebase main",
+        "git cherry-pick abc",
+        "git revert HEAD",
+        "git am a.mbox",
+        "git apply a.patch",
+        "git apply --index a.patch",
+        "git stash",
+        "git stash push -m wip",
+        "git stash pop",
+        "git stash apply stash@{1}",
+        "git stash branch b",
+        "git reset --hard",
+        "git reset --merge ORIG_HEAD",
+        "git reset --keep HEAD~1",
+        "git read-tree -u -m HEAD x",
+        "git checkout-index -a -f",
+        "git sparse-checkout set src",
+        "git sparse-checkout disable",
+        "git bisect start HEAD HEAD~5",
+        "git bisect good",
+        "git bisect run make test",
+        'git checkout "$BRANCH"',
+        "git co attacker",  # an alias may be checkout's
+        "git -C sub checkout main",
+        'cd "$D" && git pull',
+        "git -c user.name=x merge main",
+    ],
+)
 def test_a_command_that_may_rewrite_its_repository_writes_any_file(command):
     assert rewrites(command)
 
 
-@pytest.mark.parametrize("command", [
-    "git switch -c feature", "git switch --create feature", "git checkout -b feature", "git checkout",
-    "git checkout main -- src/a.py", "git checkout -- a.py", "git checkout a.py b.py", "git reset",
-    "git reset --soft HEAD~1",
-    "git reset HEAD notes.txt", "git stash list", "git stash show -p", "git stash drop", "git apply --check a.patch",
-    "git apply --stat a.patch", "git apply --cached a.patch", "git am --show-current-patch", "git read-tree HEAD",
-    "git bisect log", "git bisect", "git sparse-checkout list", "git status", "git log -p", "git fetch origin",
-    "git commit -m x", "git -c user.name=x commit -m x", "git", "git add src/a.py", "git branch -d old",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git switch -c feature",
+        "git switch --create feature",
+        "git checkout -b feature",
+        "git checkout",
+        "git checkout main -- src/a.py",
+        "git checkout -- a.py",
+        "git checkout a.py b.py",
+        "git reset",
+        "git reset --soft HEAD~1",
+        "git reset HEAD notes.txt",
+        "git stash list",
+        "git stash show -p",
+        "git stash drop",
+        "git apply --check a.patch",
+        "git apply --stat a.patch",
+        "git apply --cached a.patch",
+        "git am --show-current-patch",
+        "git read-tree HEAD",
+        "git bisect log",
+        "git bisect",
+        "git sparse-checkout list",
+        "git status",
+        "git log -p",
+        "git fetch origin",
+        "git commit -m x",
+        "git -c user.name=x commit -m x",
+        "git",
+        "git add src/a.py",
+        "git branch -d old",
+    ],
+)
 def test_a_command_that_keeps_its_files_writes_none_of_them(command):
     assert not rewrites(command)
 
@@ -82,33 +137,44 @@ def test_a_setting_s_value_is_not_the_subcommand():
     assert rewrites("git -c core.quotepath=off stash")
 
 
-@pytest.mark.parametrize("command, written", [
-    ("git clone https://example.com/r.git", ["r", "r/**"]),
-    ("git clone https://example.com/r.git/", ["r", "r/**"]),
-    ("git clone git@example.com:team/tools.git", ["tools", "tools/**"]),
-    ("git clone /srv/repo/.git", ["repo", "repo/**"]),
-    ("git clone https://example.com/.claude", [".claude", ".claude/**"]),  # git's own name for it
-    ("git clone x.bundle", ["x", "x/**"]), ("git clone example.com:tools.git", ["tools", "tools/**"]),
-    ('git clone -- "$URL"', ["**", "**/**"]),  # a name not known: any
-    ("git clone --depth 1 -b main https://example.com/r.git vendor/r", ["vendor/r", "vendor/r/**"]),
-    ("git clone --separate-git-dir=g https://example.com/r.git", ["g", "r", "r/**"]),
-    ("git worktree add -b fresh ../wt main", ["../wt", "../wt/**", "main", "main/**"]),
-    ("git worktree list", []),
-    ("git submodule add https://example.com/x libs/x",
-     ["https://example.com/x", "https://example.com/x/**", "libs/x", "libs/x/**"]),
-    ("git submodule update --init", []),
-    ("git init sub", ["sub", "sub/**"]), ("git init", []),
-])
+@pytest.mark.parametrize(
+    "command, written",
+    [
+        ("git clone https://example.com/r.git", ["r", "r/**"]),
+        ("git clone https://example.com/r.git/", ["r", "r/**"]),
+        ("git clone git@example.com:team/tools.git", ["tools", "tools/**"]),
+        ("git clone /srv/repo/.git", ["repo", "repo/**"]),
+        ("git clone https://example.com/.claude", [".claude", ".claude/**"]),  # git's own name for it
+        ("git clone x.bundle", ["x", "x/**"]),
+        ("git clone example.com:tools.git", ["tools", "tools/**"]),
+        ('git clone -- "$URL"', ["**", "**/**"]),  # a name not known: any
+        ("git clone --depth 1 -b main https://example.com/r.git vendor/r", ["vendor/r", "vendor/r/**"]),
+        ("git clone --separate-git-dir=g https://example.com/r.git", ["g", "r", "r/**"]),
+        ("git worktree add -b fresh ../wt main", ["../wt", "../wt/**", "main", "main/**"]),
+        ("git worktree list", []),
+        (
+            "git submodule add https://example.com/x libs/x",
+            ["https://example.com/x", "https://example.com/x/**", "libs/x", "libs/x/**"],
+        ),
+        ("git submodule update --init", []),
+        ("git init sub", ["sub", "sub/**"]),
+        ("git init", []),
+    ],
+)
 def test_a_git_command_that_makes_a_directory_writes_it(command, written):
     found = analyse(command)
     assert not any(s.opaque for s in found.segments)
     assert sorted(f.path for f in found.files if f.kind == "write") == written
 
 
-@pytest.mark.parametrize("command", [
-    "git clone -c core.hooksPath=/tmp/h https://example.com/r.git",  # its post-checkout hook runs in the clone
-    "git clone --template=/tmp/t https://example.com/r.git", "git init --template /tmp/t",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git clone -c core.hooksPath=/tmp/h https://example.com/r.git",  # its post-checkout hook runs in the clone
+        "git clone --template=/tmp/t https://example.com/r.git",
+        "git init --template /tmp/t",
+    ],
+)
 def test_a_clone_s_own_settings_and_templates_are_read(command):
     assert analyse(command).segments[0].opaque
     assert not analyse("git clone -c user.name=x https://example.com/r.git").segments[0].opaque

@@ -1,4 +1,5 @@
 """Source texts belong to the Program (and its errors): excerpts never mix up two Programs."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,6 +31,7 @@ def test_two_programs_with_same_named_files_each_show_their_own_excerpt():
 def test_request_errors_carry_the_texts_of_the_program_that_raised_them():
     def preset(comment):
         return f'preset mine "Mine" {{\n  mount tool-web   # {comment}\n}}\n'
+
     programs = [Program.load(texts={"mine.dsh": preset(c)}) for c in ("alpha", "beta")]
     for program, comment in zip(programs, ("alpha", "beta")):
         with pytest.raises(DshError) as info:

@@ -1,4 +1,5 @@
 """Byte-stable views: the same bytes whatever the hash seed and whatever order sources load in."""
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,9 @@ def test_views_are_byte_identical_across_processes_seeds_and_source_orders():
     outputs = set()
     for run in range(5):
         env = {**os.environ, "PYTHONHASHSEED": str(1000 + run * 7919)}
-        done = subprocess.run([sys.executable, "-c", PROBE, str(run)], env=env, capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(run)], env=env, capture_output=True, text=True, check=True
+        )
         outputs.add(done.stdout)
     assert len(outputs) == 1
     (text,) = outputs

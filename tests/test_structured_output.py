@@ -1,6 +1,7 @@
 """`structured_output`, the result channel of workflow and ralph children (reference: a successful
 call ends the child's turn, then a guard denies every later call). Driven through the real
 pipeline: in-process over `cli.host.session`, and through `dshc run` with a calls file."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,12 @@ from dshc.runtime.tools import IMPLEMENTATIONS
 from dshc.runtime.tools.base import ToolContext, ToolError
 from dshc.runtime.types import MAX_ARGUMENT_DEPTH, ArgumentsTooDeep, ToolCall
 
-SCHEMA = {"type": "object", "required": ["answer"], "additionalProperties": False,
-          "properties": {"answer": {"type": "integer"}, "notes": {"type": "array", "items": {"type": "string"}}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["answer"],
+    "additionalProperties": False,
+    "properties": {"answer": {"type": "integer"}, "notes": {"type": "array", "items": {"type": "string"}}},
+}
 CHILD = Request(host="web", scope="workflow-child")
 TURN_CONCLUDED = "TURN_CONCLUDED"
 
@@ -55,8 +60,12 @@ def child(program, tmp_path):
 
 
 def _concluded(result) -> bool:
-    return (result.is_error and result.error.get("code") == TURN_CONCLUDED
-            and "structured_output" in result.content and "turn" in result.content)
+    return (
+        result.is_error
+        and result.error.get("code") == TURN_CONCLUDED
+        and "structured_output" in result.content
+        and "turn" in result.content
+    )
 
 
 # --- attacks first: nothing runs after the result ---------------------------------------------------
@@ -65,11 +74,13 @@ def test_after_a_successful_structured_output_every_later_call_is_denied_before_
     first = c.call("structured_output", {"answer": 42})
     assert not first.is_error and first.value == {"answer": 42}
     marker = tmp_path / "ran"
-    later = [c.call("structured_output", {"answer": 7}),             # a second result cannot replace the first
-             c.call("bash", {"command": f"touch {marker}"}),          # a process never starts
-             c.call("write", {"file_path": str(tmp_path / "w.txt"), "content": "x"}),
-             c.call("todo_write", {"todos": [{"content": "x", "status": "pending"}]}),
-             c.call("no_such_tool", {})]                              # an unknown name is denied, not dispatched
+    later = [
+        c.call("structured_output", {"answer": 7}),  # a second result cannot replace the first
+        c.call("bash", {"command": f"touch {marker}"}),  # a process never starts
+        c.call("write", {"file_path": str(tmp_path / "w.txt"), "content": "x"}),
+        c.call("todo_write", {"todos": [{"content": "x", "status": "pending"}]}),
+        c.call("no_such_tool", {}),
+    ]  # an unknown name is denied, not dispatched
     assert all(_concluded(r) for r in later), [r.to_json() for r in later]
     assert not marker.exists() and not (tmp_path / "w.txt").exists()
     assert c.state.final_output == {"answer": 42} and c.state.todos == []
@@ -92,7 +103,7 @@ def test_a_result_invalid_against_the_output_schema_is_refused_and_the_turn_goes
         assert refused.is_error and refused.error["code"] == "INVALID_ARGS", refused.to_json()
         assert "output schema" in refused.content
     assert c.state.final_output is None
-    assert not c.call("todo_write", {"todos": []}).is_error      # the model may go on working
+    assert not c.call("todo_write", {"todos": []}).is_error  # the model may go on working
     assert not c.call("structured_output", {"answer": 1, "notes": ["ok"]}).is_error  # and retry
     assert c.state.final_output == {"answer": 1, "notes": ["ok"]}
 
@@ -124,8 +135,14 @@ def test_deep_results_against_a_recursive_schema_are_checked_or_refused_never_a_
     assert not c.call("structured_output", _nested(64)).is_error
     # an in-process caller handing the body a result deeper than jsonschema can walk: refused, the turn goes on
     body = IMPLEMENTATIONS["subagent-in-process-driver/structured_output"]
-    tctx = ToolContext(workspace=str(tmp_path), sandbox="workspace-write", owner="workflow-child", state=state,
-                       abort=None, output_schema=TREE)
+    tctx = ToolContext(
+        workspace=str(tmp_path),
+        sandbox="workspace-write",
+        owner="workflow-child",
+        state=state,
+        abort=None,
+        output_schema=TREE,
+    )
     with pytest.raises(ToolError, match="too deep to check") as refused:
         body(_nested(400), tctx)
     assert refused.value.code == "INVALID_ARGS" and state.final_output is None
@@ -141,11 +158,17 @@ def test_1000_deep_arguments_are_a_clear_error_not_a_crash():
 
 def test_two_racing_results_keep_only_the_first(state, tmp_path):
     body = IMPLEMENTATIONS["subagent-in-process-driver/structured_output"]
-    tctx = ToolContext(workspace=str(tmp_path), sandbox="workspace-write", owner="workflow-child", state=state,
-                       abort=None, output_schema=None)
+    tctx = ToolContext(
+        workspace=str(tmp_path),
+        sandbox="workspace-write",
+        owner="workflow-child",
+        state=state,
+        abort=None,
+        output_schema=None,
+    )
     assert body({"n": 1}, tctx) == {"n": 1}
     with pytest.raises(ToolError, match="turn ended") as second:  # both passed pre-execute (overlapping
-        body({"n": 2}, tctx)                                            # nested run_code calls): the body decides
+        body({"n": 2}, tctx)  # nested run_code calls): the body decides
     assert second.value.code is None and state.final_output == {"n": 1}  # tools raise only the reference's codes
 
 
@@ -173,12 +196,30 @@ def _write_calls(path, *calls):
 def test_dshc_run_in_a_workflow_child_ends_the_turn_at_the_result(cli, tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA))
-    calls = _write_calls(tmp_path / "calls.jsonl", ("1", "structured_output", {"answer": "no"}),
-                         ("2", "todo_write", {"todos": []}), ("3", "structured_output", {"answer": 5}),
-                         ("4", "bash", {"command": "true"}), ("5", "nope", {}))
+    calls = _write_calls(
+        tmp_path / "calls.jsonl",
+        ("1", "structured_output", {"answer": "no"}),
+        ("2", "todo_write", {"todos": []}),
+        ("3", "structured_output", {"answer": 5}),
+        ("4", "bash", {"command": "true"}),
+        ("5", "nope", {}),
+    )
     log = tmp_path / "events.jsonl"
-    run = cli("run", calls, "--host", "web", "--scope", "workflow-child", "--output-schema", str(schema),
-              "--workspace", str(tmp_path), "--log", str(log), "--json")
+    run = cli(
+        "run",
+        calls,
+        "--host",
+        "web",
+        "--scope",
+        "workflow-child",
+        "--output-schema",
+        str(schema),
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(log),
+        "--json",
+    )
     rows = {row["id"]: row for row in map(json.loads, run.out.splitlines())}
     assert run.code == 1 and run.err == ""
     assert rows["1"]["error"]["code"] == "INVALID_ARGS" and not rows["2"]["isError"]
@@ -198,8 +239,20 @@ def test_dshc_serve_lists_the_output_schema_as_the_parameters_and_enforces_it(tm
 
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA))
-    argv = [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "serve", "--host", "web",
-            "--scope", "workflow-child", "--output-schema", str(schema), "--workspace", str(tmp_path)]
+    argv = [
+        sys.executable,
+        "-c",
+        "from dshc.cli.entry import entry; entry()",
+        "serve",
+        "--host",
+        "web",
+        "--scope",
+        "workflow-child",
+        "--output-schema",
+        str(schema),
+        "--workspace",
+        str(tmp_path),
+    ]
     text = lambda result: "".join(getattr(b, "text", "") for b in result.content)  # noqa: E731
 
     async def main():
@@ -213,6 +266,7 @@ def test_dshc_serve_lists_the_output_schema_as_the_parameters_and_enforces_it(tm
             assert not right.is_error, text(right)
             after = await client.call_tool("todo_write", {"todos": []})
             assert after.is_error and "structured_output" in text(after) and "turn" in text(after), text(after)
+
     anyio.run(main)
 
 
@@ -223,8 +277,10 @@ def test_dshc_serve_refuses_an_unusable_output_schema_before_serving(cli, tmp_pa
     assert served.code == 2 and "not a valid JSON Schema" in served.err and "Traceback" not in served.err
 
 
-@pytest.mark.parametrize("content, why", [("{not json", "not JSON"), ('{"type": 5}', "not a valid JSON Schema"),
-                                          ("[1]", "not a valid JSON Schema")])
+@pytest.mark.parametrize(
+    "content, why",
+    [("{not json", "not JSON"), ('{"type": 5}', "not a valid JSON Schema"), ("[1]", "not a valid JSON Schema")],
+)
 def test_dshc_run_refuses_an_unusable_output_schema_file(cli, tmp_path, content, why):
     schema = tmp_path / "schema.json"
     schema.write_text(content)
@@ -235,8 +291,10 @@ def test_dshc_run_refuses_an_unusable_output_schema_file(cli, tmp_path, content,
 
 def test_dshc_run_reports_a_1000_deep_calls_line_as_a_diagnostic(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text('{"id": "1", "name": "structured_output", "arguments": {"ok": 1}}\n'
-                     '{"id": "2", "name": "structured_output", "arguments": ' + '{"a": ' * 1000 + "1" + "}" * 1001 + "\n")
+    calls.write_text(
+        '{"id": "1", "name": "structured_output", "arguments": {"ok": 1}}\n'
+        '{"id": "2", "name": "structured_output", "arguments": ' + '{"a": ' * 1000 + "1" + "}" * 1001 + "\n"
+    )
     run = cli("run", str(calls), "--host", "web", "--scope", "workflow-child", "--json")
     assert run.code == 2 and "Traceback" not in run.err and "internal error" not in run.err
     [diagnostic] = run.json()["diagnostics"]
@@ -251,15 +309,36 @@ def test_in_code_mode_a_nested_result_ends_the_turn_for_nested_and_later_calls(c
         try { await tools.read({ file_path: "notes.txt" }); } catch (e) { after = String(e); }
         return { after };"""
     (tmp_path / "notes.txt").write_text("secret\n")
-    calls = _write_calls(tmp_path / "calls.jsonl", ("p", "run_code", {"code": program, "description": "deliver"}),
-                         ("q", "run_code", {"code": "return 1;", "description": "later"}))
+    calls = _write_calls(
+        tmp_path / "calls.jsonl",
+        ("p", "run_code", {"code": program, "description": "deliver"}),
+        ("q", "run_code", {"code": "return 1;", "description": "later"}),
+    )
     log = tmp_path / "events.jsonl"
-    run = cli("run", calls, "--host", "web", "--scope", "workflow-child", "--mode", "code", "--policy", "read-only",
-              "--workspace", str(tmp_path), "--log", str(log), "--json")
+    run = cli(
+        "run",
+        calls,
+        "--host",
+        "web",
+        "--scope",
+        "workflow-child",
+        "--mode",
+        "code",
+        "--policy",
+        "read-only",
+        "--workspace",
+        str(tmp_path),
+        "--log",
+        str(log),
+        "--json",
+    )
     rows = {row["id"]: row for row in map(json.loads, run.out.splitlines())}
     assert "turn ended" in rows["p"]["value"]["value"]["after"], rows["p"]
     assert rows["q"]["error"]["code"] == TURN_CONCLUDED
-    nested = {r["name"]: r for r in read_log(str(log)).records if r["type"] == "tool/result" and r["callId"] != "p"
-              and r["callId"] != "q"}
+    nested = {
+        r["name"]: r
+        for r in read_log(str(log)).records
+        if r["type"] == "tool/result" and r["callId"] != "p" and r["callId"] != "q"
+    }
     assert nested["structured_output"]["value"] == {"answer": 9}
     assert nested["read"]["error"]["code"] == TURN_CONCLUDED and "secret" not in json.dumps(nested["read"])

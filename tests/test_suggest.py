@@ -1,4 +1,5 @@
 """`dshc suggest`: a real `dshc run --log` session → a scope and policy that allow what ran and nothing else."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,17 @@ CALLS = [
     {"id": "3", "name": "bash", "arguments": {"command": "ls src && git status", "description": "list"}},
     {"id": "4", "name": "read", "arguments": {"file_path": "src/a/b/z.txt"}},
     # asked (an escalation) and declined by --approve never: `edit` must not be allowed
-    {"id": "5", "name": "edit", "arguments": {"file_path": "src/a/x.txt", "old_string": "hi", "new_string": "yo",
-                                              "sandbox_permissions": "require_escalated", "justification": "j"}},
+    {
+        "id": "5",
+        "name": "edit",
+        "arguments": {
+            "file_path": "src/a/x.txt",
+            "old_string": "hi",
+            "new_string": "yo",
+            "sandbox_permissions": "require_escalated",
+            "justification": "j",
+        },
+    },
 ]
 
 
@@ -67,27 +77,34 @@ def test_every_call_that_ran_is_still_allowed(session):
         assert _decide(session, call["name"], call["arguments"]) == "allow", call
 
 
-@pytest.mark.parametrize("name, args", [
-    ("glob", {"pattern": "*"}),  # a tool never used
-    ("edit", {"file_path": "src/a/x.txt", "old_string": "hi", "new_string": "yo"}),  # only a declined ask
-    ("read", {"file_path": "docs/secret.txt"}),  # outside the observed directory
-    ("read", {"file_path": "src/a/../../docs/secret.txt"}),  # `..` back out of it
-    ("read", {"file_path": "/etc/passwd"}),  # outside the workspace
-    ("write", {"file_path": "src/other.txt", "content": "x"}),
-    ("bash", {"command": "rm -rf src", "description": "x"}),
-    ("bash", {"command": "ls src && rm -rf /", "description": "x"}),  # a used command does not carry another
-    ("bash", {"command": "ls src/a", "description": "x"}),  # other arguments to a used program
-    # a redirection is decided as a `write` of its file: outside the observed write directory
-    ("bash", {"command": "git status > docs/out", "description": "x"}),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("glob", {"pattern": "*"}),  # a tool never used
+        ("edit", {"file_path": "src/a/x.txt", "old_string": "hi", "new_string": "yo"}),  # only a declined ask
+        ("read", {"file_path": "docs/secret.txt"}),  # outside the observed directory
+        ("read", {"file_path": "src/a/../../docs/secret.txt"}),  # `..` back out of it
+        ("read", {"file_path": "/etc/passwd"}),  # outside the workspace
+        ("write", {"file_path": "src/other.txt", "content": "x"}),
+        ("bash", {"command": "rm -rf src", "description": "x"}),
+        ("bash", {"command": "ls src && rm -rf /", "description": "x"}),  # a used command does not carry another
+        ("bash", {"command": "ls src/a", "description": "x"}),  # other arguments to a used program
+        # a redirection is decided as a `write` of its file: outside the observed write directory
+        ("bash", {"command": "git status > docs/out", "description": "x"}),
+    ],
+)
 def test_calls_never_made_are_denied(session, name, args):
     assert _decide(session, name, args) == "deny"
 
 
 def test_the_suggestion_keeps_what_current_asks(session):
     # extending CURRENT keeps its asks: an escalated write inside the observed directory still asks
-    escalated = {"file_path": "src/a/y.txt", "content": "x", "sandbox_permissions": "require_escalated",
-                 "justification": "j"}
+    escalated = {
+        "file_path": "src/a/y.txt",
+        "content": "x",
+        "sandbox_permissions": "require_escalated",
+        "justification": "j",
+    }
     assert _decide(session, "write", escalated) == "ask"
     assert session["report"]["against"] == "workspace-write"
 
@@ -95,9 +112,20 @@ def test_the_suggestion_keeps_what_current_asks(session):
 def test_a_rule_verify_finds_wider_is_dropped_and_the_witness_shown(session, tmp_path, monkeypatch):
     from dshc.cli import suggest
     from dshc.compiler.verify import Report, Violation
-    answers = [Report(cells=1, violations=[Violation("against", "the new program is wider than the old one: "
-                                                     "deny → allow", {"tool": "bash", "scope": "suggested-root"})]),
-               Report(cells=1)]
+
+    answers = [
+        Report(
+            cells=1,
+            violations=[
+                Violation(
+                    "against",
+                    "the new program is wider than the old one: deny → allow",
+                    {"tool": "bash", "scope": "suggested-root"},
+                )
+            ],
+        ),
+        Report(cells=1),
+    ]
     monkeypatch.setattr(suggest, "verify", lambda *args, **kwargs: answers.pop(0))
     output = tmp_path / "narrowed.dsh"
     result = run_cli("suggest", "--from-log", str(session["log"]), "-o", str(output), "--json")
@@ -117,11 +145,22 @@ def _hostile_log(path, good_log, tail: bytes):
 
 def test_hostile_records_are_skipped_and_counted(session, tmp_path):
     good = read_sessions(str(session["log"]))
-    deep = b'{"type":"tool/call","session":"s","callId":"d","name":"read","arguments":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
+    deep = (
+        b'{"type":"tool/call","session":"s","callId":"d","name":"read","arguments":'
+        + b"[" * 1000
+        + b"]" * 1000
+        + b"}\n"
+    )
     deeper = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
     huge = log_format.encode({"type": "note", "text": "x" * 3_000_000})
-    for tail, skipped in [(b'{"type":"tool/call"', 0),  # torn last line: not a record, flagged as torn
-                          (b"not json at all\n", 1), (deep, 1), (deeper, 1), (huge, 0), (b"[1, 2]\n", 1)]:
+    for tail, skipped in [
+        (b'{"type":"tool/call"', 0),  # torn last line: not a record, flagged as torn
+        (b"not json at all\n", 1),
+        (deep, 1),
+        (deeper, 1),
+        (huge, 0),
+        (b"[1, 2]\n", 1),
+    ]:
         read = _hostile_log(tmp_path / "hostile.jsonl", session["log"], tail)
         assert [c.call_id for c in read.calls] == [c.call_id for c in good.calls]
         assert len(read.skipped) - len(good.skipped) == skipped, tail[:40]
@@ -129,8 +168,11 @@ def test_hostile_records_are_skipped_and_counted(session, tmp_path):
 
 def test_paths_that_leave_the_workspace_are_not_generalised(session, tmp_path):
     evidence = read_sessions(str(session["log"]))
-    escaped = [c.__class__(**{**c.__dict__, "arguments": {"file_path": "src/../../outside.txt"}})
-               for c in evidence.calls if c.name == "read"]
+    escaped = [
+        c.__class__(**{**c.__dict__, "arguments": {"file_path": "src/../../outside.txt"}})
+        for c in evidence.calls
+        if c.name == "read"
+    ]
     suggestion = generalise(session["program"], escaped)
     assert [r for r in suggestion.rules if r.tool == "read"] == []
     assert len(suggestion.uncovered) == len(escaped) == 2

@@ -1,6 +1,7 @@
 """`dshc suggest` from any record of calls: calls files, Claude Code transcripts and event logs in which dshc
 refused a host-implemented tool at gate 5; every argument but free text pinned, on a task set with injected
 attack calls (tests/fixtures/evidence: an overlay of office tools with JSON schemas, tasks, attacks)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,20 @@ from conftest import run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "evidence"
 TASKS = FIXTURE / "tasks"
-CONTEXT = ("--load", str(FIXTURE / "office.dsh"), "--catalog", str(FIXTURE / "catalog"), "--preset", "office",
-           "--with", "bank", "--with", "mail", "--with", "chat")
+CONTEXT = (
+    "--load",
+    str(FIXTURE / "office.dsh"),
+    "--catalog",
+    str(FIXTURE / "catalog"),
+    "--preset",
+    "office",
+    "--with",
+    "bank",
+    "--with",
+    "mail",
+    "--with",
+    "chat",
+)
 NAMES = ("pay-rent", "team-update", "refund")
 
 
@@ -29,8 +42,16 @@ def _calls(path: Path) -> list[dict]:
 
 def _suggest(cli, tmp_path, *sources):
     output = tmp_path / "suggested.dsh"
-    result = cli("suggest", *(a for s in sources for a in ("--from", str(s))), *CONTEXT, "--workspace",
-                 str(tmp_path), "-o", str(output), "--json")
+    result = cli(
+        "suggest",
+        *(a for s in sources for a in ("--from", str(s))),
+        *CONTEXT,
+        "--workspace",
+        str(tmp_path),
+        "-o",
+        str(output),
+        "--json",
+    )
     assert result.code == 0, result.out + result.err
     return result.json(), _program(output.read_text()), output.read_text()
 
@@ -42,9 +63,16 @@ def _program(text: str) -> Program:
 
 
 def _effect(program, call: dict, workspace) -> str:
-    observed = ObservedCall(1, call["id"], call["name"], call["arguments"],
-                            {"preset": "office", "with_services": ["bank", "mail", "chat"]}, str(workspace),
-                            "allow", True)
+    observed = ObservedCall(
+        1,
+        call["id"],
+        call["name"],
+        call["arguments"],
+        {"preset": "office", "with_services": ["bank", "mail", "chat"]},
+        str(workspace),
+        "allow",
+        True,
+    )
     return decide_again(program, observed, host_implemented(program.catalog))
 
 
@@ -82,8 +110,10 @@ def test_the_task_set_pinned_allows_every_task_call_and_refuses_the_injected_one
 def test_allowing_the_tools_alone_refuses_only_tools_the_task_never_used(suggested):
     programs = {}
     for name, (_, program, _, workspace) in suggested.items():
-        calls = [ObservedCall(i, c["id"], c["name"], c["arguments"], {}, str(workspace), "allow", True, "t")
-                 for i, c in enumerate(_calls(TASKS / f"{name}.calls.jsonl"), 1)]
+        calls = [
+            ObservedCall(i, c["id"], c["name"], c["arguments"], {}, str(workspace), "allow", True, "t")
+            for i, c in enumerate(_calls(TASKS / f"{name}.calls.jsonl"), 1)
+        ]
         suggestion = generalise(program, calls, "tool")
         assert all(rule.condition is None for rule in suggestion.rules)
         programs[name] = (_program(render(suggestion, "workspace-write", "t")), workspace)
@@ -96,8 +126,10 @@ def test_each_rule_cites_its_calls_and_pins_lists_as_lists(suggested):
     report, _, text, _ = suggested["team-update"]
     source = str(TASKS / "team-update.calls.jsonl")
     rules = {r["tool"]: r for r in report["suggested"]}
-    assert rules["send_email"]["when"] == 'args.recipients == ["bob@corp.example", "carol@corp.example"] ' \
-                                          'and not has args.cc'
+    assert (
+        rules["send_email"]["when"] == 'args.recipients == ["bob@corp.example", "carol@corp.example"] '
+        "and not has args.cc"
+    )
     assert rules["send_email"]["calls"] == [f"{source}:3"]
     assert rules["get_webpage"]["when"] == 'args.url.host == "www.company-news.example"'
     assert rules["invite_user_to_chat"]["when"] == 'args.user == "dora" and args.user_email == "dora@corp.example"'
@@ -107,10 +139,12 @@ def test_each_rule_cites_its_calls_and_pins_lists_as_lists(suggested):
 
 def test_a_gate_five_refusal_of_a_host_implemented_tool_is_a_call_the_host_ran(cli, tmp_path):
     log = tmp_path / "events.jsonl"
-    ran = cli("run", str(TASKS / "pay-rent.calls.jsonl"), *CONTEXT, "--workspace", str(tmp_path), "--log", str(log),
-              "--json")
-    assert ran.code in (0, 1) and all(json.loads(line)["decided_by"] == [{"rule": "gate:ready", "source": None}]
-                                      for line in ran.out.splitlines())
+    ran = cli(
+        "run", str(TASKS / "pay-rent.calls.jsonl"), *CONTEXT, "--workspace", str(tmp_path), "--log", str(log), "--json"
+    )
+    assert ran.code in (0, 1) and all(
+        json.loads(line)["decided_by"] == [{"rule": "gate:ready", "source": None}] for line in ran.out.splitlines()
+    )
     output = tmp_path / "from-log.dsh"
     result = cli("suggest", "--from-log", str(log), *CONTEXT, "-o", str(output), "--json")
     assert result.code == 0, result.out + result.err
@@ -127,25 +161,76 @@ def test_a_gate_five_refusal_of_a_shipped_tool_is_not(tmp_path):
 
 def _transcript(path: Path, workspace: Path) -> Path:
     def assistant(*uses):
-        return {"type": "assistant", "cwd": str(workspace), "sessionId": "s1",
-                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}, *uses]}}
+        return {
+            "type": "assistant",
+            "cwd": str(workspace),
+            "sessionId": "s1",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}, *uses]},
+        }
 
     def result(use_id, content, error=False):
-        return {"type": "user", "cwd": str(workspace),
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use_id,
-                                                         "content": content, "is_error": error}]}}
+        return {
+            "type": "user",
+            "cwd": str(workspace),
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": use_id, "content": content, "is_error": error}],
+            },
+        }
+
     records = [
         {"type": "summary", "summary": "pay the rent"},
-        assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": str(workspace / "src" / "a.txt")}}),
+        assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "Read",
+                "input": {"file_path": str(workspace / "src" / "a.txt")},
+            }
+        ),
         result("toolu_1", "hello"),
-        assistant({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "git status", "description": "s"}}),
+        assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_2",
+                "name": "Bash",
+                "input": {"command": "git status", "description": "s"},
+            }
+        ),
         result("toolu_2", [{"type": "text", "text": "Exit code 1\nnot a repository"}], error=True),  # ran, and failed
-        assistant({"type": "tool_use", "id": "toolu_3", "name": "mcp__acme__send_money",
-                   "input": {"recipient": "GB29NWBK60161331926819", "amount": 1100, "subject": "Rent", "date": "2024-05-01"}}),
+        assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_3",
+                "name": "mcp__acme__send_money",
+                "input": {
+                    "recipient": "GB29NWBK60161331926819",
+                    "amount": 1100,
+                    "subject": "Rent",
+                    "date": "2024-05-01",
+                },
+            }
+        ),
         result("toolu_3", "sent"),
-        assistant({"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "rm -rf build", "description": "x"}}),
-        result("toolu_4", "The user doesn't want to proceed with this tool use. The tool use was rejected.", error=True),
-        assistant({"type": "tool_use", "id": "toolu_5", "name": "Write", "input": {"file_path": str(workspace / "x"), "content": "x"}}),
+        assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_4",
+                "name": "Bash",
+                "input": {"command": "rm -rf build", "description": "x"},
+            }
+        ),
+        result(
+            "toolu_4", "The user doesn't want to proceed with this tool use. The tool use was rejected.", error=True
+        ),
+        assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_5",
+                "name": "Write",
+                "input": {"file_path": str(workspace / "x"), "content": "x"},
+            }
+        ),
         # no result: the session ended before it ran
         assistant({"type": "tool_use", "id": "toolu_6", "name": "SomeNewTool", "input": {}}),
         result("toolu_6", "done"),
@@ -163,17 +248,25 @@ def test_a_claude_code_transcript_is_evidence(cli, tmp_path):
     assert any(tool == "send_money" and 'args.recipient == "GB29NWBK60161331926819"' in when for tool, when in rules)
     assert "rm -rf" not in text and "allow write" not in text  # refused by the user; never answered
     assert report["redecided"] == {"ran": {"allow": 3}, "not_ran": {"deny": 2}}
-    assert report["skipped"] == [{"source": str(transcript), "line": 11, "why": "`SomeNewTool` has no catalog counterpart"}]
+    assert report["skipped"] == [
+        {"source": str(transcript), "line": 11, "why": "`SomeNewTool` has no catalog counterpart"}
+    ]
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ('{"id": "1", "name": "read", "arguments": {}}\n{"id": "2", "nom": "read"}\n', 2, "a call is"),
-    ('{"id": "1", "name": "read", "arguments": {}}\nnot json\n', 2, "is not JSON"),
-    ('{"type": "assistant", "message": {"content": []}}\n[1, 2]\n', 2, "a transcript record is a JSON object"),
-    ('{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 3, "name": "Bash"}]}}\n', 1,
-     "a `tool_use` block needs"),
-    ('{"weird": true}\n', 1, "cannot tell whether"),
-])
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ('{"id": "1", "name": "read", "arguments": {}}\n{"id": "2", "nom": "read"}\n', 2, "a call is"),
+        ('{"id": "1", "name": "read", "arguments": {}}\nnot json\n', 2, "is not JSON"),
+        ('{"type": "assistant", "message": {"content": []}}\n[1, 2]\n', 2, "a transcript record is a JSON object"),
+        (
+            '{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 3, "name": "Bash"}]}}\n',
+            1,
+            "a `tool_use` block needs",
+        ),
+        ('{"weird": true}\n', 1, "cannot tell whether"),
+    ],
+)
 def test_malformed_evidence_is_an_error_at_its_line(cli, tmp_path, text, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(text)
@@ -191,23 +284,34 @@ def test_no_evidence_and_an_unreadable_file_are_clear_errors(cli, tmp_path):
 
 def test_a_call_of_a_tool_the_catalog_lacks_is_reported_not_allowed(cli, tmp_path):
     calls = tmp_path / "calls.jsonl"
-    calls.write_text('{"id": "t1", "name": "no_such_tool", "arguments": {"a": 1}}\n'
-                     '{"id": "t2", "name": "get_balance", "arguments": {}}\n')
+    calls.write_text(
+        '{"id": "t1", "name": "no_such_tool", "arguments": {"a": 1}}\n'
+        '{"id": "t2", "name": "get_balance", "arguments": {}}\n'
+    )
     report, _, text = _suggest(cli, tmp_path, calls)
     assert [(u["line"], u["name"]) for u in report["uncovered"]] == [(1, "no_such_tool")]
     assert "no_such_tool" not in text and "allow get_balance" in text
 
 
-@pytest.mark.parametrize("records, form", [
-    ([{"seq": 1, "type": "request/header"}], "log"),
-    ([{"id": "1", "name": "read", "arguments": {}}], "calls"),
-    ([{"batch": [{"id": "1", "name": "read"}]}], "calls"),
-    ([{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
-      {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}}], "claude-code"),
-    ([{"type": "summary", "summary": "x"}], "claude-code"),
-])
+@pytest.mark.parametrize(
+    "records, form",
+    [
+        ([{"seq": 1, "type": "request/header"}], "log"),
+        ([{"id": "1", "name": "read", "arguments": {}}], "calls"),
+        ([{"batch": [{"id": "1", "name": "read"}]}], "calls"),
+        (
+            [
+                {"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
+                {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+            ],
+            "claude-code",
+        ),
+        ([{"type": "summary", "summary": "x"}], "claude-code"),
+    ],
+)
 def test_the_format_is_told_from_the_first_records_that_tell(tmp_path, records, form):
     from dshc.cli.evidence import detect
+
     path = tmp_path / "evidence.jsonl"
     path.write_text("\n" + "".join(json.dumps(r) + "\n" for r in records))
     assert detect(str(path)) == form

@@ -1,4 +1,5 @@
 """The policy core's target index finds exactly the rules and guards a pass over all of them finds, in order."""
+
 from __future__ import annotations
 
 import sys
@@ -25,8 +26,10 @@ EXTRA = """policy idx extends workspace-write {
 
 
 def _linear(core, name, tool):
-    return ([r for r in core.policy.rules if targets(r, name, tool)],
-            [g for g in core.policy.guards if targets(g, name, tool)])
+    return (
+        [r for r in core.policy.rules if targets(r, name, tool)],
+        [g for g in core.policy.guards if targets(g, name, tool)],
+    )
 
 
 @pytest.mark.parametrize("source", ["workload", "extra"])

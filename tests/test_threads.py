@@ -4,6 +4,7 @@ Each test switches threads between nearly any two bytecodes (`sys.setswitchinter
 the caches to one entry, so a thread evicts what another is reading. `threaded_decisions` generates the
 policies and calls and compares every threaded answer with a single-threaded run.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,17 @@ def test_fresh_processes_decide_as_one_thread_does():
     """Cold processes: every record class's methods are compiled while threads race to call them."""
     script = str(HERE / "threaded_decisions.py")
     env = {**os.environ, "DSHC_CACHE_SIZE": "1"}
-    runs = [subprocess.Popen([sys.executable, script, str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env, cwd=HERE) for seed in (1, 3, 5)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, script, str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=HERE,
+        )
+        for seed in (1, 3, 5)
+    ]
     for run in runs:
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err
@@ -51,6 +61,7 @@ def test_a_record_class_compiled_while_threads_call_it(monkeypatch):
     monkeypatch.setattr(frozen, "COMPILE_AFTER", 8)
     failures = []
     for _ in range(20):  # a fresh class each round: its methods are compiled during the race
+
         @record
         class Point:
             x: int
@@ -63,6 +74,7 @@ def test_a_record_class_compiled_while_threads_call_it(monkeypatch):
                     assert made == cls(i, number) and hash(made) == hash(cls(i, number))
             except BaseException as exc:  # noqa: BLE001 - collected: a thread's exception is the finding
                 failures.append(repr(exc)[:120])
+
         racing(8, work)
     assert failures == []
 
@@ -83,10 +95,10 @@ def test_a_one_entry_lru_shared_by_threads():
                 assert cache.put(key, key.flags) == key.flags
         except BaseException as exc:  # noqa: BLE001 - collected: a thread's exception is the finding
             failures.append(repr(exc)[:120])
+
     for _ in range(10):  # a round is a few thousand lookups: several rounds make a lost race unlikely
         racing(8, work)
     assert failures == [] and len(cache) == 1
-
 
 
 CROSS_PRESETS = [
@@ -101,8 +113,12 @@ def test_programs_of_different_sources_share_the_process_wide_caches_safely(tiny
     """compose's and view's caches are keyed by ids and shared by every Program in the process: threads
     composing different Programs at once, each evicting what the others read, get one thread's views."""
     from dshc.compiler.program import Program
-    requests = [Request(host="web", preset="p", flags=flags, mode=mode)
-                for flags in ((), ("beta",)) for mode in ("native", "code")]
+
+    requests = [
+        Request(host="web", preset="p", flags=flags, mode=mode)
+        for flags in ((), ("beta",))
+        for mode in ("native", "code")
+    ]
 
     def views(program) -> list[bytes]:
         return [program.view(request).canonical_json() for request in requests]

@@ -1,5 +1,6 @@
 """A tool's fact-only tiers as one generated function (compiler/policy/tier_code.py) answer what the
 closures answer, and decisions through it are those of trying every rule."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,27 +15,53 @@ from dshc.compiler.request import Request
 
 
 # well-typed conditions only (the checker refuses the rest): string facts with values of their kind
-STRINGS = {"platform": ['"linux"', '"win32"', '"darwin"'], "scope": ['"root"', '"child"', '"x"'],
-           "preset": ['"standard"', '"minimal"', '"p"'], "tool": ['"read"', '"grep"']}
+STRINGS = {
+    "platform": ['"linux"', '"win32"', '"darwin"'],
+    "scope": ['"root"', '"child"', '"x"'],
+    "preset": ['"standard"', '"minimal"', '"p"'],
+    "tool": ['"read"', '"grep"'],
+}
 string_fact = st.sampled_from(sorted(STRINGS))
 atoms = st.one_of(
-    st.builds(lambda f, op, i: f"{f} {op} {STRINGS[f][i % len(STRINGS[f])]}", string_fact,
-              st.sampled_from(["==", "!="]), st.integers(0, 2)),
-    st.builds(lambda f, picks: f"{f} in [{', '.join(STRINGS[f][i % len(STRINGS[f])] for i in picks)}]", string_fact,
-              st.lists(st.integers(0, 2), min_size=1, max_size=3)),
+    st.builds(
+        lambda f, op, i: f"{f} {op} {STRINGS[f][i % len(STRINGS[f])]}",
+        string_fact,
+        st.sampled_from(["==", "!="]),
+        st.integers(0, 2),
+    ),
+    st.builds(
+        lambda f, picks: f"{f} in [{', '.join(STRINGS[f][i % len(STRINGS[f])] for i in picks)}]",
+        string_fact,
+        st.lists(st.integers(0, 2), min_size=1, max_size=3),
+    ),
     st.builds(lambda f, p: f"{f} matches {p}", string_fact, st.sampled_from(['"l*"', '"*d"', '"r?ot"', '"*"'])),
-    st.sampled_from(["plan_mode", "plan_mode == true", "plan_mode != false", "has web", "has attachments",
-                     "flag a", "flag b"]),
+    st.sampled_from(
+        ["plan_mode", "plan_mode == true", "plan_mode != false", "has web", "has attachments", "flag a", "flag b"]
+    ),
 )
-conditions = st.recursive(atoms, lambda inner: st.one_of(
-    st.builds(lambda a, b: f"({a} and {b})", inner, inner),
-    st.builds(lambda a, b: f"({a} or {b})", inner, inner),
-    st.builds(lambda a: f"not {a}", inner)), max_leaves=4)
-rules = st.lists(st.builds(lambda e, c: f"  {e} read when {c}", st.sampled_from(["allow", "ask", "deny"]), conditions),
-                 min_size=MIN_TESTS, max_size=14)
-requests = st.builds(Request, preset=st.sampled_from(["standard", "minimal", None]),
-                     platform=st.sampled_from(["linux", "win32"]), scope=st.sampled_from(["root", "child"]),
-                     plan=st.booleans(), flags=st.lists(st.sampled_from(["a", "b"]), max_size=2), policy=st.just("gen"))
+conditions = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.builds(lambda a, b: f"({a} and {b})", inner, inner),
+        st.builds(lambda a, b: f"({a} or {b})", inner, inner),
+        st.builds(lambda a: f"not {a}", inner),
+    ),
+    max_leaves=4,
+)
+rules = st.lists(
+    st.builds(lambda e, c: f"  {e} read when {c}", st.sampled_from(["allow", "ask", "deny"]), conditions),
+    min_size=MIN_TESTS,
+    max_size=14,
+)
+requests = st.builds(
+    Request,
+    preset=st.sampled_from(["standard", "minimal", None]),
+    platform=st.sampled_from(["linux", "win32"]),
+    scope=st.sampled_from(["root", "child"]),
+    plan=st.booleans(),
+    flags=st.lists(st.sampled_from(["a", "b"]), max_size=2),
+    policy=st.just("gen"),
+)
 
 
 @pytest.fixture(autouse=True)
@@ -73,8 +100,12 @@ def test_the_generated_function_answers_what_the_closures_answer(lines, reqs):
 
 
 def test_a_tool_with_many_conditions_gets_one_function_and_uses_it():
-    lines = [f'  {effect} read when scope == "{scope}" and platform == "{platform}"'
-             for effect in ("allow", "ask", "deny") for scope in ("root", "child") for platform in ("linux", "win32")]
+    lines = [
+        f'  {effect} read when scope == "{scope}" and platform == "{platform}"'
+        for effect in ("allow", "ask", "deny")
+        for scope in ("root", "child")
+        for platform in ("linux", "win32")
+    ]
     program = _program(lines)
     for scope, platform, effect in (("root", "linux", "deny"), ("child", "win32", "deny")):
         request = Request(policy="gen", scope=scope, platform=platform)
@@ -119,6 +150,7 @@ def test_policy_text_never_becomes_code():
 
 def test_conditions_nested_to_the_input_limit_decide_as_written():
     from dshc.compiler.limits import MAX_CONDITION_DEPTH
+
     deep = "(" * (MAX_CONDITION_DEPTH - 1) + 'scope == "root"' + ")" * (MAX_CONDITION_DEPTH - 1)
     nots = "not " * (MAX_CONDITION_DEPTH - 2) + 'platform == "linux"'
     lines = [f'  deny read when {deep} and scope != "s{i}"' for i in range(MIN_TESTS)] + [f"  ask read when {nots}"]

@@ -1,4 +1,5 @@
 """`dshc ui` without a browser: the JSON API against the CLI's own answers, live reload, and bad input."""
+
 from __future__ import annotations
 
 import shutil
@@ -17,8 +18,15 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = {"preset": "standard", "host": "web", "platform": "linux", "scope": "root", "mode": None, "policy": None,
-        "plan": False}
+BASE = {
+    "preset": "standard",
+    "host": "web",
+    "platform": "linux",
+    "scope": "root",
+    "mode": None,
+    "policy": None,
+    "plan": False,
+}
 
 
 def shipped_tree(folder: Path) -> Path:
@@ -110,10 +118,14 @@ def test_explain_highlights_the_deciding_line_and_gives_the_fix(client):
 
 
 def test_explain_with_arguments_shows_the_deciding_rule(client):
-    args = {"file_path": "/outside-the-workspace/file.txt", "sandbox_permissions": "danger-full-access",
-            "justification": "write outside"}
-    data = post(client, "/api/explain", {"context": {**BASE, "policy": "workspace-write"}, "tool": "write",
-                                         "args": args}).json()
+    args = {
+        "file_path": "/outside-the-workspace/file.txt",
+        "sandbox_permissions": "danger-full-access",
+        "justification": "write outside",
+    }
+    data = post(
+        client, "/api/explain", {"context": {**BASE, "policy": "workspace-write"}, "tool": "write", "args": args}
+    ).json()
     assert data["decision"]["effect"] == "ask"
     rule = data["decision"]["rules"][0]
     assert any("has args.sandbox_permissions" in line["text"] for line in rule["excerpt"]["lines"] if line["hl"])
@@ -138,11 +150,14 @@ def test_diff_of_two_contexts_gives_witness_calls(client):
     assert "write" in widened and widened["write"]["witness_text"].startswith("call write(")
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"old": "@current", "new": "policy=read-only"}, "both be trees or both contexts"),
-    ({"old": "@current"}, "give both sides"),
-    ({"old": "policy=nope", "new": "policy=read-only"}, "DSH207"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"old": "@current", "new": "policy=read-only"}, "both be trees or both contexts"),
+        ({"old": "@current"}, "give both sides"),
+        ({"old": "policy=nope", "new": "policy=read-only"}, "DSH207"),
+    ],
+)
 def test_diff_refuses_what_it_cannot_compare(client, body, message):
     response = post(client, "/api/diff", body)
     assert response.status_code == 400 and message in response.json()["error"]
@@ -215,17 +230,20 @@ def test_only_loopback_hosts_and_json_bodies_are_answered(live, client):
     assert response.status_code == 415
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"base": {**BASE, "preset": "standrd"}, "vary": []}, "did you mean `standard`"),
-    ({"base": {**BASE, "platform": "beos"}, "vary": []}, "invalid context: platform"),
-    ({"base": {**BASE, "colour": 1}, "vary": []}, "unknown context key `colour`"),
-    ({"base": BASE, "vary": ["preset", "platform", "scope", "mode"]}, "more than 48"),
-    ({"base": BASE, "vary": [], "colour": "rainbow"}, "colour is"),
-    ({"base": BASE, "vary": [], "args": [1]}, "args must be a JSON object"),
-    ({"base": "standard"}, "base must be a JSON object"),
-    ({"base": BASE, "vary": "preset"}, "vary is a list of axes"),
-    ({"base": BASE, "vary": ["presets"]}, "vary is a list of axes"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"base": {**BASE, "preset": "standrd"}, "vary": []}, "did you mean `standard`"),
+        ({"base": {**BASE, "platform": "beos"}, "vary": []}, "invalid context: platform"),
+        ({"base": {**BASE, "colour": 1}, "vary": []}, "unknown context key `colour`"),
+        ({"base": BASE, "vary": ["preset", "platform", "scope", "mode"]}, "more than 48"),
+        ({"base": BASE, "vary": [], "colour": "rainbow"}, "colour is"),
+        ({"base": BASE, "vary": [], "args": [1]}, "args must be a JSON object"),
+        ({"base": "standard"}, "base must be a JSON object"),
+        ({"base": BASE, "vary": "preset"}, "vary is a list of axes"),
+        ({"base": BASE, "vary": ["presets"]}, "vary is a list of axes"),
+    ],
+)
 def test_bad_matrix_requests_are_explained_not_crashed(client, body, message):
     response = post(client, "/api/matrix", body)
     if response.status_code == 200:  # an unknown name is one column's error, not the request's
@@ -260,8 +278,9 @@ def test_diff_reads_no_file_the_page_was_not_given(client, tmp_path, monkeypatch
 def test_diff_compares_the_loaded_tree_and_the_trees_named_with_against(live, tree, tmp_path):
     wider = shipped_tree(tmp_path / "wider")
     with_fetch(wider)
-    refused = post(TestClient(build_app(live), base_url="http://127.0.0.1"), "/api/diff",
-                   {"old": "@current", "new": str(wider)})
+    refused = post(
+        TestClient(build_app(live), base_url="http://127.0.0.1"), "/api/diff", {"old": "@current", "new": str(wider)}
+    )
     assert refused.status_code == 400
     client = TestClient(build_app(live, trees=[wider]), base_url="http://127.0.0.1")
     assert post(client, "/api/diff", {"old": "@current", "new": str(wider)}).json()["widening"]
@@ -269,11 +288,14 @@ def test_diff_compares_the_loaded_tree_and_the_trees_named_with_against(live, tr
     assert same["changes"] == []
 
 
-@pytest.mark.parametrize("raw", [
-    b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
-    b'{"tool": "read", "args": {"n": NaN}}',
-    b'{"tool": "\\ud800"}',  # a lone surrogate, echoed by the answer's error text
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"tool": "read", "args": {"n": ' + b"9" * 5000 + b"}}",  # past Python's int-string limit
+        b'{"tool": "read", "args": {"n": NaN}}',
+        b'{"tool": "\\ud800"}',  # a lone surrogate, echoed by the answer's error text
+    ],
+)
 def test_bodies_no_answer_could_carry_are_400(live, raw):
     client = TestClient(build_app(live), base_url="http://127.0.0.1", raise_server_exceptions=False)
     answer = client.post("/api/explain", content=raw, headers={"content-type": "application/json"})
@@ -284,5 +306,7 @@ def test_explain_of_a_process_tool_shows_what_holds_the_policy(client):
     data = post(client, "/api/explain", {"context": {**BASE, "policy": "guarded"}, "tool": "bash"}).json()
     layers = {row["rule"]: row["layer"] for row in data["enforcement"]}
     assert layers["guarded/guard:ssh-keys"] == "os" and layers["guarded/guard:dotenv"] == "os-in-workspace"
-    assert post(client, "/api/explain", {"context": {**BASE, "policy": "guarded"}, "tool": "read"}).json()[
-        "enforcement"] is None
+    assert (
+        post(client, "/api/explain", {"context": {**BASE, "policy": "guarded"}, "tool": "read"}).json()["enforcement"]
+        is None
+    )

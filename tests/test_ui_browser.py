@@ -4,6 +4,7 @@ Needs Playwright for Python (the test extra) and a Chromium on the machine (Debi
 chromium`; another binary through DSHC_CHROMIUM); Playwright's own browser download is never used.
 With DSHC_UI_SCREENSHOTS=DIR the views are saved there as ui-*.png (how docs/ui-*.png are made).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,8 +24,9 @@ import pytest
 
 from test_ui import shipped_tree, with_fetch
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed: "
-                               "pip install '.[test]'")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright for Python is not installed: pip install '.[test]'"
+)
 
 
 def _chromium() -> str | None:
@@ -38,8 +40,10 @@ def _chromium() -> str | None:
 
 
 CHROMIUM = _chromium()
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install "
-                                "chromium; or point DSHC_CHROMIUM at one)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium on this machine (Debian: apt-get install chromium; or point DSHC_CHROMIUM at one)",
+)
 SHOTS = os.environ.get("DSHC_UI_SCREENSHOTS")
 WAIT_MS = 30_000  # only reached on failure; the shared CI machine can be slow
 
@@ -71,9 +75,24 @@ def server(tmp_path_factory):
     shipped_tree(work / "decls")
     with_fetch(shipped_tree(work / "wider"))
     log = open(work / "server.err", "w")
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from dshc.cli.main import main; sys.exit(main())",
-                             "ui", "decls", "--no-shipped", "--port", "0", "--against", "wider"], cwd=work, stdout=subprocess.PIPE,
-                            stderr=log, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from dshc.cli.main import main; sys.exit(main())",
+            "ui",
+            "decls",
+            "--no-shipped",
+            "--port",
+            "0",
+            "--against",
+            "wider",
+        ],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
     try:
         started = Server(proc, work)
         yield started
@@ -119,15 +138,22 @@ def cell(page, tool: str, label: str) -> str:
 def test_standard_minimal_and_code_columns_are_what_compile_prints(page, server, cli):
     work = server.work
     for preset in ("standard", "minimal", "code"):
-        compiled = cli("compile", preset, "--host", "web", "--json", "--no-shipped", "--load", str(work / "decls")).json()
+        compiled = cli(
+            "compile", preset, "--host", "web", "--json", "--no-shipped", "--load", str(work / "decls")
+        ).json()
         col = column(page, preset)
-        on_wire = page.eval_on_selector_all(f'#matrix td[data-col="{col}"][data-wire="true"]',
-                                            "cells => cells.map(c => c.dataset.tool)")
+        on_wire = page.eval_on_selector_all(
+            f'#matrix td[data-col="{col}"][data-wire="true"]', "cells => cells.map(c => c.dataset.tool)"
+        )
         assert sorted(on_wire) == sorted(t["name"] for t in compiled["tools"])
         index = int(col) + 2  # the fingerprint row: the tool header, then one cell per column (1-based)
-        assert page.get_attribute(f"#matrix thead tr:nth-child(2) th:nth-child({index})", "title") == \
-            compiled["fingerprint"]
-        assert page.inner_text(f'#matrix th[data-count-col="{col}"]').startswith(f"{len(compiled['tools'])} on the wire")
+        assert (
+            page.get_attribute(f"#matrix thead tr:nth-child(2) th:nth-child({index})", "title")
+            == compiled["fingerprint"]
+        )
+        assert page.inner_text(f'#matrix th[data-count-col="{col}"]').startswith(
+            f"{len(compiled['tools'])} on the wire"
+        )
     # readable without colour: every cell carries a text label; and the page fits 1280 px across
     assert page.eval_on_selector_all("#matrix td", "cells => cells.every(c => c.textContent.trim().length > 0)")
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
@@ -153,8 +179,9 @@ def test_the_matrix_and_tabs_work_from_the_keyboard(page):
     tool = page.evaluate("document.activeElement.dataset.tool")
     assert page.evaluate("document.activeElement.dataset.row") == str(int(below) + 1)
     page.keyboard.press("Enter")
-    page.wait_for_function("t => document.querySelector('#explain-title')?.textContent.includes('`' + t + '`')",
-                           arg=tool)
+    page.wait_for_function(
+        "t => document.querySelector('#explain-title')?.textContent.includes('`' + t + '`')", arg=tool
+    )
     page.focus("#tab-matrix")
     page.keyboard.press("ArrowRight")
     assert page.get_attribute("#tab-diff", "aria-selected") == "true" and page.is_visible("#view-diff")
@@ -166,6 +193,7 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
     work = server.work
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+
     program = Program.load([work / "decls"], shipped=False)
     args = {"sandbox_permissions": "value"}  # an escalation: asked under two policies, allowed under one
     page.uncheck("#vary-preset")
@@ -173,7 +201,7 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
     page.wait_for_selector('#matrix th[data-col-label="read-only"]')
     page.check('input[name="colour"][value="decision"]')
     page.select_option("#arg-class", value=json.dumps(args, separators=(",", ":")))
-    page.wait_for_selector('#matrix td.d-ask')
+    page.wait_for_selector("#matrix td.d-ask")
     for policy in ("read-only", "workspace-write", "danger-full-access"):
         for tool in ("write", "read"):
             expected = program.decide(Request(preset="standard", policy=policy), tool, args, workspace="/workspace")
@@ -191,7 +219,9 @@ def test_cells_coloured_by_the_decision_for_an_argument_class(page, server):
 def test_graph_draws_the_composition_with_cuts_dashed(page):
     page.click("#tab-graph")
     page.wait_for_selector("#graph svg g.node")
-    dashed = page.eval_on_selector_all("#graph g.edge.cut path", "ps => ps.map(p => p.getAttribute('stroke-dasharray'))")
+    dashed = page.eval_on_selector_all(
+        "#graph g.edge.cut path", "ps => ps.map(p => p.getAttribute('stroke-dasharray'))"
+    )
     assert dashed and all(dashed)
     assert "web_fetch: removed by `fetch = false`" in page.inner_text("#cuts")
     shot(page, "graph")

@@ -1,5 +1,6 @@
 """A tool no rule names gets the policy's own answer (its default, else deny) without any per-request
 work — except where the request changes that answer: a default of `ask` under approval `never`."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,6 +35,7 @@ def test_an_ask_default_under_approval_never_is_a_denial_naming_where_never_was_
 def test_requests_share_one_unmatched_decision_when_the_request_cannot_change_it():
     program = _program("allow")
     first = program.decide(Request(preset="standard", policy="p"), "read", {"file_path": "a"})
-    other = program.decide(Request(preset="standard", policy="p", scope="child", platform="darwin"), "glob",
-                           {"pattern": "*"})
+    other = program.decide(
+        Request(preset="standard", policy="p", scope="child", platform="darwin"), "glob", {"pattern": "*"}
+    )
     assert first is other and first.effect == "allow"

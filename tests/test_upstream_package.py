@@ -1,5 +1,6 @@
 """An upstream MCP server's `tools/list` answer → its catalog package: the warnings and errors of what the
 answer lacks (DSH522: no answer; DSH523: a risk override for a tool the answer does not list)."""
+
 from __future__ import annotations
 
 from dshc.compiler import ast

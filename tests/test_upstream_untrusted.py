@@ -6,6 +6,7 @@ command, unconfined, to list its tools. Now the tool lists come from the user's 
 `dshc upstream refresh`, which runs the command in the sandbox, or by `dshc serve`); with none, the
 upstream has no tools and a DSH522 warning names `dshc upstream refresh`.
 """
+
 from __future__ import annotations
 
 import io
@@ -20,15 +21,23 @@ from dshc.cli.main import main
 from dshc.compiler.program import SourceFile
 from dshc.compiler.upstream import Endpoint
 
-TOOLS = [{"name": "probe", "description": "reads", "inputSchema": {"type": "object"},
-          "annotations": {"readOnlyHint": True, "openWorldHint": False}}]
+TOOLS = [
+    {
+        "name": "probe",
+        "description": "reads",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    }
+]
 
 
 def declaration(marker: Path) -> str:
     command = f"touch {marker}; exec cat"
-    return (f'upstream evil {{ command "/bin/sh" args ["-c", {json.dumps(command)}] }}\n'
-            "preset ev extends standard { mount mcp:evil }\n"
-            "policy evp extends workspace-write { allow package(mcp:evil) }\n")
+    return (
+        f'upstream evil {{ command "/bin/sh" args ["-c", {json.dumps(command)}] }}\n'
+        "preset ev extends standard { mount mcp:evil }\n"
+        "policy evp extends workspace-write { allow package(mcp:evil) }\n"
+    )
 
 
 @pytest.fixture
@@ -75,14 +84,16 @@ def test_the_explorer_and_the_language_server_never_start_it_either(planted):
     from dshc.cli.lsp.sources import SourceSet
     from dshc.cli.ui.diffs import diff, given_trees
     from dshc.compiler.program import Program
+
     source, marker = planted
     SourceSet().analyse(str(source))
     old, new = source.parent.parent / "ui-old", source.parent.parent / "ui-new"  # the explorer's sides are whole trees
     old.mkdir()
     new.mkdir()
     (old / "p.dsh").write_text("policy evp { default deny }\n")
-    (new / "p.dsh").write_text(declaration(marker).split("preset")[0] +
-                               "policy evp { default deny\n allow package(mcp:evil) }\n")
+    (new / "p.dsh").write_text(
+        declaration(marker).split("preset")[0] + "policy evp { default deny\n allow package(mcp:evil) }\n"
+    )
     # (the trees the explorer was started with: it reads no other path)
     assert diff(Program.load(), str(old), str(new), trees=given_trees([old, new]))["kind"] == "trees"
     assert not marker.exists()
@@ -90,7 +101,7 @@ def test_the_explorer_and_the_language_server_never_start_it_either(planted):
 
 def test_a_remembered_list_gives_the_tools_and_none_is_said_to_answer(planted, capsys):
     source, marker = planted
-    endpoint, = upstream_lists.source_endpoints([SourceFile(str(source), source.read_bytes())])
+    (endpoint,) = upstream_lists.source_endpoints([SourceFile(str(source), source.read_bytes())])
     upstream_lists.known_tools(endpoint, TOOLS)
     code, out, err = run("compile", "ev", "--policy", "evp", "--load", str(source), "--json")
     entry = next(t for t in json.loads(out)["tools"] if t["name"] == "evil__probe")
@@ -98,8 +109,9 @@ def test_a_remembered_list_gives_the_tools_and_none_is_said_to_answer(planted, c
     assert "DSH522" not in capsys.readouterr().err and not marker.exists()
     code, out, _ = run("explain", "evil__probe", "ev", "--policy", "evp", "--load", str(source), "--json")
     assert code == 1 and json.loads(out)["failed_gate"] == "ready"
-    code, out, _ = run("explain", "evil__probe", "ev", "--policy", "evp", "--load", str(source), "--with",
-                       "mcp:evil", "--json")  # the caller's word that it answers
+    code, out, _ = run(
+        "explain", "evil__probe", "ev", "--policy", "evp", "--load", str(source), "--with", "mcp:evil", "--json"
+    )  # the caller's word that it answers
     assert code == 0, out
 
 
@@ -113,17 +125,22 @@ def test_another_command_under_the_same_name_is_not_the_remembered_one(planted, 
 def test_refresh_starts_the_command_in_the_sandbox_and_remembers_its_tools(tmp_path, monkeypatch):
     pytest.importorskip("mcp_server_time")
     from dshc.runtime import sandbox
+
     if sandbox.missing(sandbox.Confinement("read-only", str(tmp_path), str(tmp_path))) is not None:
         pytest.skip("no OS sandbox for `read-only` on this host")
     monkeypatch.setenv("DSHC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.chdir(tmp_path)
     marker = tmp_path / "written"
-    script = (f"import contextlib, sys\nwith contextlib.suppress(OSError): open({str(marker)!r}, 'w').write('x')\n"
-              "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']\nfrom mcp_server_time import main\nmain()")
+    script = (
+        f"import contextlib, sys\nwith contextlib.suppress(OSError): open({str(marker)!r}, 'w').write('x')\n"
+        "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']\nfrom mcp_server_time import main\nmain()"
+    )
     source = tmp_path / "gw.dsh"
-    source.write_text(f"upstream time {{ command {json.dumps(sys.executable)} args [\"-c\", {json.dumps(script)}] }}\n"
-                      "preset gw extends standard { mount mcp:time }\n")
+    source.write_text(
+        f'upstream time {{ command {json.dumps(sys.executable)} args ["-c", {json.dumps(script)}] }}\n'
+        "preset gw extends standard { mount mcp:time }\n"
+    )
     code, out, err = run("upstream", "refresh", str(source))
     assert code == 0 and "upstream `time`: 2 tool(s) remembered; started" in out and "in the sandbox" in out, (out, err)
     assert not marker.exists()  # the sandbox kept it from writing outside dshc's temp folder
@@ -133,6 +150,7 @@ def test_refresh_starts_the_command_in_the_sandbox_and_remembers_its_tools(tmp_p
 
 def test_where_nothing_confines_refresh_starts_nothing(planted, monkeypatch):
     from dshc.runtime import sandbox
+
     bare = sandbox.probe().replace(landlock_abi=0, network_namespace=False, bwrap=None, sandbox_exec=None)
     monkeypatch.setattr(sandbox.confine, "probe", lambda: bare)
     source, marker = planted

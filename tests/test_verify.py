@@ -1,4 +1,5 @@
 """`dshc verify`: exhaustive narrowing / monotonicity / no-widening checks, with witnesses."""
+
 from __future__ import annotations
 
 import shutil
@@ -11,11 +12,11 @@ from dshc.compiler.policy import Decision
 from dshc.compiler.program import Program
 from dshc.compiler.verify import verify
 
-LEAKY = '''policy leaky "Denies the root, forgets its children" {
+LEAKY = """policy leaky "Denies the root, forgets its children" {
   default allow
   deny write when scope == "root"
 }
-'''
+"""
 
 
 PROVED = ("read-only", "workspace-write", "danger-full-access", "plan")  # few enough patterns for exact classes
@@ -76,8 +77,11 @@ def test_a_guard_that_allows_is_caught(monkeypatch):
 def _tree(tmp_path: Path, name: str, edit=None) -> Path:
     root = tmp_path / name
     for package in ("presets", "policies"):
-        shutil.copytree(Path(str(resources.files(f"dshc.{package}"))), root / package,
-                        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+        shutil.copytree(
+            Path(str(resources.files(f"dshc.{package}"))),
+            root / package,
+            ignore=shutil.ignore_patterns("__init__.py", "__pycache__"),
+        )
     if edit:
         for file in root.rglob("*.dsh"):
             file.write_text(edit(file.read_text()))
@@ -86,8 +90,14 @@ def _tree(tmp_path: Path, name: str, edit=None) -> Path:
 
 def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
     old = _tree(tmp_path, "old")
-    new = _tree(tmp_path, "new", lambda text: text.replace(
-        "  ask pwsh, write, edit when has args.sandbox_permissions\n", "  ask pwsh when has args.sandbox_permissions\n"))
+    new = _tree(
+        tmp_path,
+        "new",
+        lambda text: text.replace(
+            "  ask pwsh, write, edit when has args.sandbox_permissions\n",
+            "  ask pwsh when has args.sandbox_permissions\n",
+        ),
+    )
     same = cli("verify", str(old), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
     assert same.code == 0
     result = cli("verify", str(new), "--no-shipped", "--against", str(old), "--policy", "workspace-write", "--json")
@@ -100,12 +110,12 @@ def test_against_old_catches_an_ask_that_became_an_allow(cli, tmp_path):
 
 
 def test_shell_patterns_are_split_exactly(tmp_path):
-    text = '''policy shell "Shell rules" {
+    text = """policy shell "Shell rules" {
   default allow
   deny bash when args.command matches "rm *"
   ask bash when args.command matches "git push*"
 }
-'''
+"""
     report = verify(Program.load(texts={"shell.dsh": text}), policy_names=["shell"])
     assert report.exact and not report.violations
     # a pattern naming options also meets them spelled otherwise (`rm -fr x`): glob classes do not split

@@ -1,6 +1,7 @@
 """`dshc verify` over policies that test the session: every call is decided in each session state the tests
 tell apart (the strictest, no log, and a concrete one per class of earlier calls), not in the strictest alone,
 where every session test holds for a deny: a deny loosened from `> 20` to `> 30` denied calls did not show."""
+
 from __future__ import annotations
 
 from dshc.compiler import verify as verify_module
@@ -9,7 +10,7 @@ from dshc.compiler.program import Program
 from dshc.compiler.session_states import session_states
 from dshc.compiler.verify import verify
 
-REMEMBERS = '''
+REMEMBERS = """
 policy remembers "Asks after a secret was read" {
   default allow
   ask bash, web_fetch when session.read matches "*.env"
@@ -17,7 +18,7 @@ policy remembers "Asks after a secret was read" {
   deny write when session.denied_count > 20
   allow read when not session.read matches "secrets/*"
 }
-'''
+"""
 
 
 def _program(text: str = REMEMBERS) -> Program:
@@ -59,13 +60,13 @@ def test_against_old_catches_a_session_deny_that_holds_later():
 
 
 def test_the_states_are_every_class_the_tests_make():
-    program = _program('''
+    program = _program("""
 policy p {
   default allow
   ask bash when session.read matches "*.env" or session.read matches "a.env"
   deny bash when session.denied_count >= 3 or session.env_read in ["OPENAI_API_KEY"]
 }
-''')
+""")
     policy = program.resolved.policies["p"]
     states = session_states(item.condition for item in policy.rules)
     assert states.exact and states.states[0] is None
@@ -73,8 +74,14 @@ policy p {
     answers = {tuple(state.test(atom, False) for atom in tests) for state in states.states[1:]}
     # `a.env` meets both globs, another `.env` file the first alone; 3 earlier denials or more, or fewer; the key
     # read or not: every mix of them, and no state twice
-    assert answers == {(every, a_env and every, count, key) for every in (True, False) for a_env in (True, False)
-                       for count in (True, False) for key in (True, False)}
-    assert len(states.states) == 1 + len({tuple((state.test(atom, True), state.test(atom, False)) for atom in tests)
-                                          for state in states.states[1:]})
+    assert answers == {
+        (every, a_env and every, count, key)
+        for every in (True, False)
+        for a_env in (True, False)
+        for count in (True, False)
+        for key in (True, False)
+    }
+    assert len(states.states) == 1 + len(
+        {tuple((state.test(atom, True), state.test(atom, False)) for atom in tests) for state in states.states[1:]}
+    )
     assert session_states([None]).states == (None,)

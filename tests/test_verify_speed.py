@@ -1,4 +1,5 @@
 """verify's speed-ups keep its answers: the shortest-witness search and the progress bar."""
+
 from __future__ import annotations
 
 import io
@@ -8,6 +9,7 @@ import pytest
 from dshc.cli.progress import ProgressBar
 from dshc.compiler import argclasses
 from dshc.compiler.globs import glob_regex
+
 
 def _first_string(region):
     return next(("".join(chars) for chars in region.strings()), None)

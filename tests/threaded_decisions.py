@@ -4,6 +4,7 @@ In: a seed. Out: the calls whose threaded answer differs from the single-threade
 by tests/test_threads.py in the test process and, run as a script, in fresh processes whose records and
 caches start cold: `python tests/threaded_decisions.py SEED [SEED…]` prints one JSON line per seed.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,17 +19,42 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
 THREADS = 8
-FACTS = ['platform == "linux"', 'platform == "win32"', "plan_mode", "not plan_mode", "flag beta", "flag gamma",
-         'scope == "child"', 'mode == "code"', "has sandbox", 'tool in ["read", "grep"]', 'host == "web"']
-GLOBS = {"bash": ("command", ["git *", "rm *", "ls*", "*push*", "cat .env", "echo *"]),
-         "read": ("file_path", ["src/*", "*.env", "*.key", "/etc/*", "README*"]),
-         "write": ("file_path", ["src/*", "*.lock", "tmp/*", "*.py"]),
-         "edit": ("file_path", ["src/*", "*.md", "/etc/*"]),
-         "grep": ("pattern", ["secret*", "*TODO*"])}
+FACTS = [
+    'platform == "linux"',
+    'platform == "win32"',
+    "plan_mode",
+    "not plan_mode",
+    "flag beta",
+    "flag gamma",
+    'scope == "child"',
+    'mode == "code"',
+    "has sandbox",
+    'tool in ["read", "grep"]',
+    'host == "web"',
+]
+GLOBS = {
+    "bash": ("command", ["git *", "rm *", "ls*", "*push*", "cat .env", "echo *"]),
+    "read": ("file_path", ["src/*", "*.env", "*.key", "/etc/*", "README*"]),
+    "write": ("file_path", ["src/*", "*.lock", "tmp/*", "*.py"]),
+    "edit": ("file_path", ["src/*", "*.md", "/etc/*"]),
+    "grep": ("pattern", ["secret*", "*TODO*"]),
+}
 TARGETS = [*GLOBS, "glob", "web_search", "todo_write", "package(tool-fs)", "risk(file-mutation)", "*"]
-COMMANDS = ["git status", "git push origin main", "rm -rf /tmp/x", "ls -la && echo done", "cat .env",
-            "echo $(whoami)", "cd src && git log | head", "cat src/a.py > out.txt", "timeout 5 rm -rf /",
-            "bash -c 'git push'", "echo 'unterminated", "env A=1 ls src", "find . -name '*.py' -delete"]
+COMMANDS = [
+    "git status",
+    "git push origin main",
+    "rm -rf /tmp/x",
+    "ls -la && echo done",
+    "cat .env",
+    "echo $(whoami)",
+    "cd src && git log | head",
+    "cat src/a.py > out.txt",
+    "timeout 5 rm -rf /",
+    "bash -c 'git push'",
+    "echo 'unterminated",
+    "env A=1 ls src",
+    "find . -name '*.py' -delete",
+]
 PATHS = ["src/a.py", "README.md", ".env", "/etc/hosts", "tmp/x.lock", "deep/id.key", "../outside.py"]
 
 
@@ -53,10 +79,18 @@ def policy_text(rng: random.Random, policies: int = 3) -> str:
 
 
 def requests(rng: random.Random, policies: int, count: int) -> list[Request]:
-    return [Request(preset=rng.choice(["standard", None]), host="web", platform=rng.choice(["linux", "darwin"]),
-                    scope=rng.choice(["root", "child"]), plan=rng.random() < 0.3,
-                    flags=frozenset(rng.sample(["beta", "gamma", "delta"], rng.randint(0, 2))),
-                    policy=f"p{rng.randrange(policies)}") for _ in range(count)]
+    return [
+        Request(
+            preset=rng.choice(["standard", None]),
+            host="web",
+            platform=rng.choice(["linux", "darwin"]),
+            scope=rng.choice(["root", "child"]),
+            plan=rng.random() < 0.3,
+            flags=frozenset(rng.sample(["beta", "gamma", "delta"], rng.randint(0, 2))),
+            policy=f"p{rng.randrange(policies)}",
+        )
+        for _ in range(count)
+    ]
 
 
 def call(rng: random.Random) -> tuple[str, dict]:
@@ -81,8 +115,13 @@ def jobs(seed: int, count: int = 240) -> tuple[str, list]:
 def shrink_caches(assign=setattr) -> None:
     """Every cache on the decide path holds one entry, so threads evict what others are reading.
     `assign`: how a module attribute is set (a test passes monkeypatch.setattr, which undoes it)."""
-    for module, name in ((compose, "_SHAPES"), (compose, "_LAYERS"), (compose, "_ROWS"), (compose, "_FLAGS_NAMED"),
-                         (view, "_PARAMETER_TEXT")):
+    for module, name in (
+        (compose, "_SHAPES"),
+        (compose, "_LAYERS"),
+        (compose, "_ROWS"),
+        (compose, "_FLAGS_NAMED"),
+        (view, "_PARAMETER_TEXT"),
+    ):
         assign(module, name, LRU(1))
     for name in ("SEGMENT_CACHE", "NAME_CACHE", "GROUP_CACHE", "DECIDED_CACHE"):
         assign(index, name, 1)

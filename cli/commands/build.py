@@ -1,6 +1,6 @@
 """`dshc build`: a signed policy bundle (`cli/bundle.py`)."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 
 def add_parser(sub) -> None:
@@ -11,13 +11,19 @@ def add_parser(sub) -> None:
     p.add_argument("--key", metavar="KEYFILE", help="the ed25519 private key that signs the manifest")
     p.add_argument("--new-key", metavar="KEYFILE", help="write a new keypair (KEYFILE, mode 0600, and KEYFILE.pub)")
     p.add_argument("--no-shipped", action="store_true", help="the bundle carries every declaration itself")
-    p.add_argument("--revision", type=_revision, metavar="N", help="the bundle's revision, signed in its "
-                   "manifest; a server swaps only to a higher one (default: $SOURCE_DATE_EPOCH, else the time)")
+    p.add_argument(
+        "--revision",
+        type=_revision,
+        metavar="N",
+        help="the bundle's revision, signed in its "
+        "manifest; a server swaps only to a higher one (default: $SOURCE_DATE_EPOCH, else the time)",
+    )
     p.add_argument("--json", action="store_true")
 
 
 def _revision(text: str) -> int:
     import argparse
+
     if not text.isascii() or not text.isdigit():
         raise argparse.ArgumentTypeError(f"`{text}` is not a revision (a whole number, 0 or more)")
     return int(text)
@@ -25,4 +31,5 @@ def _revision(text: str) -> int:
 
 def run(args, out, err) -> int:
     from ..bundle import cmd_build
+
     return cmd_build(args, out, err)

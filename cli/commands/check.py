@@ -1,4 +1,5 @@
 """`dshc check`: parse, resolve and lint declaration files (exit 1 on findings)."""
+
 from __future__ import annotations
 
 from ..flags import load_flags
@@ -15,6 +16,7 @@ def run(args, out, err) -> int:
     from ...compiler.program import read_paths, shipped_sources
     from ...compiler.render import diagnostics_json, human
     from ..command_context import catalog_of, from_files, write_json
+
     files = read_paths(list(args.paths) + list(args.load))
     program = from_files((shipped_sources() if not args.no_shipped else []) + files, catalog_of(args))
     # with paths, report what those files say; without, the shipped declarations themselves

@@ -1,4 +1,5 @@
 """`dshc codes`: every diagnostic code with its severity and summary."""
+
 from __future__ import annotations
 
 
@@ -10,6 +11,7 @@ def add_parser(sub) -> None:
 def run(args, out, err) -> int:
     from ...compiler.diagnostics import iter_codes
     from ..command_context import write_json
+
     if args.json:
         write_json(out, [{"code": c, "severity": s, "summary": m} for c, s, m in iter_codes()])
         return 0

@@ -1,5 +1,6 @@
 """`dshc decide TOOL --args JSON`: one call's decision. Its function, and the plain command line it reads
 without argparse, live in `cli/decide.py`, which a per-call process loads alone."""
+
 from __future__ import annotations
 
 from ..flags import context_flags
@@ -15,4 +16,5 @@ def add_parser(sub) -> None:
 
 def run(args, out, err) -> int:
     from ..decide import cmd_decide
+
     return cmd_decide(args, out, err)

@@ -1,5 +1,6 @@
 """`dshc export TARGET`: a policy as an agent's settings (Claude Code, Codex, Gemini CLI), or the code-mode
 SDK as TypeScript; what has no exact form goes to stderr as notes."""
+
 from __future__ import annotations
 
 import json
@@ -12,17 +13,20 @@ def add_parser(sub) -> None:
     p.add_argument("target", choices=["claude-code", "codex", "gemini", "typescript"])
     context_flags(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (codex: the .rules file)")
-    p.add_argument("--toml", metavar="FILE", help="codex: write the config.toml lines here (else they close the "
-                   "rules as comments)")
+    p.add_argument(
+        "--toml", metavar="FILE", help="codex: write the config.toml lines here (else they close the rules as comments)"
+    )
 
 
 def run(args, out, err) -> int:
     from ..command_context import program_of, request_of, usage_error
     from ..output_file import write_output
+
     program = program_of(args)
     request = request_of(args)
     if args.target == "typescript":
         from ...compiler.interop.typescript import declaration
+
         try:
             text = declaration(program.view(request))
         except ValueError as exc:
@@ -39,6 +43,7 @@ def run(args, out, err) -> int:
     if args.toml:
         raise usage_error("--toml writes Codex's config.toml lines: use it with `export codex`")
     from ...compiler.interop.claude_export import export_policy
+
     settings, notes = export_policy(policy)
     write_output(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", args.output, out)
     for note in notes:
@@ -51,13 +56,16 @@ def _export_codex(args, policy, out, err) -> int:
     (`--json`: all three, and whether some deny or ask has no Codex form at least as strict)."""
     from ...compiler.interop.codex_export import export_codex
     from ..output_file import write_output
+
     result = export_codex(policy)
     rules = result.rules
     if args.toml:
         write_output(result.config, args.toml, out)
     elif not args.json:
-        rules += "\n" + "".join(line + "\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
-                                 for line in result.config.splitlines())
+        rules += "\n" + "".join(
+            line + "\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
+            for line in result.config.splitlines()
+        )
     if args.json:
         data = {"rules": result.rules, "config": result.config, "weaker": result.weaker, "notes": _notes(result)}
         if args.output:
@@ -76,14 +84,19 @@ def _export_gemini(args, policy, out, err) -> int:
     from ...compiler.interop.gemini_export import export_gemini
     from ..command_context import usage_error
     from ..output_file import write_output
+
     if args.toml:
         raise usage_error("--toml writes Codex's config.toml lines: use it with `export codex`")
     result = export_gemini(policy)
     if args.json:
         if args.output:
             write_output(result.text, args.output, out)
-        out.write(json.dumps({"policy": result.text, "weaker": result.weaker, "notes": _notes(result)},
-                             indent=2, ensure_ascii=False) + "\n")
+        out.write(
+            json.dumps(
+                {"policy": result.text, "weaker": result.weaker, "notes": _notes(result)}, indent=2, ensure_ascii=False
+            )
+            + "\n"
+        )
         return 0
     write_output(result.text, args.output, out)
     for note in result.notes:

@@ -1,4 +1,5 @@
 """`dshc ls`: list presets, hosts, scopes, policies, command classes, packages or tools (`cli/ls.py`)."""
+
 from __future__ import annotations
 
 from ..flags import load_flags
@@ -16,4 +17,5 @@ def add_parser(sub) -> None:
 
 def run(args, out, err) -> int:
     from ..ls import cmd_ls
+
     return cmd_ls(args, out, err)

@@ -1,4 +1,5 @@
 """`dshc replay EVENTS.jsonl --policy P`: re-decide every logged call under another policy (exit 1 on a change)."""
+
 from __future__ import annotations
 
 from ..flags import load_flags
@@ -16,6 +17,7 @@ def run(args, out, err) -> int:
     from ..command_context import line_diagnostics, program_of, write_json
     from ..log_target import read_log_target
     from ..replay import replay
+
     log = read_log_target(args.log)
     program = program_of(args)
     if args.policy not in program.resolved.policies:
@@ -24,11 +26,14 @@ def run(args, out, err) -> int:
     if report.problems:
         raise DshError(line_diagnostics(args.log, report.problems))
     if args.json:
-        write_json(out, {"policy": args.policy, "calls": report.calls, "changes": list(report.changes),
-                         "torn_tail": log.torn_tail})
+        write_json(
+            out,
+            {"policy": args.policy, "calls": report.calls, "changes": list(report.changes), "torn_tail": log.torn_tail},
+        )
     else:
         for change in report.changes:
-            out.write(f"[{change['callId']}] {change['name']}: {change['before']} → {change['after']} "
-                      f"({change['reason']})\n")
+            out.write(
+                f"[{change['callId']}] {change['name']}: {change['before']} → {change['after']} ({change['reason']})\n"
+            )
         out.write(f"{len(report.changes)} change(s) over {report.calls} call(s) under policy `{args.policy}`\n")
     return 1 if report.changes else 0

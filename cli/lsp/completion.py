@@ -5,14 +5,23 @@ In: the document text, a 0-based line and a code-point column, and the Vocabular
 sources. Out: Candidates and the column where the word being typed starts. Purely lexical, so it
 works while the file does not parse (as it mostly does not while one types).
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
 from ...compiler.catalog import Catalog
-from ...compiler.facts import (APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS,
-                               REQUEST_FACTS, SANDBOX_MODES)
+from ...compiler.facts import (
+    APPROVALS,
+    COMPOSITION_FACTS,
+    HOST_SERVICES,
+    MODES,
+    PLACES,
+    PLATFORMS,
+    REQUEST_FACTS,
+    SANDBOX_MODES,
+)
 from ...compiler.program import Program
 
 DECL_KEYWORDS = ("preset", "host", "scope", "policy", "commands")
@@ -25,8 +34,10 @@ BLOCK_KEYWORDS = {
 }
 EFFECTS = ("allow", "ask", "deny")
 CONDITION_KEYWORDS = ("has", "flag", "not")
-_TOKEN = re.compile(r'(?P<string>"(?:[^"\\\n]|\\.)*"?)|(?P<comment>#[^\n]*)|(?P<cmp>==|!=)'
-                    r'|(?P<name>[A-Za-z_*?][A-Za-z0-9_\-*?]*)|(?P<punct>[{}()\[\],:;=.])|(?P<space>\s+)|(?P<other>.)')
+_TOKEN = re.compile(
+    r'(?P<string>"(?:[^"\\\n]|\\.)*"?)|(?P<comment>#[^\n]*)|(?P<cmp>==|!=)'
+    r"|(?P<name>[A-Za-z_*?][A-Za-z0-9_\-*?]*)|(?P<punct>[{}()\[\],:;=.])|(?P<space>\s+)|(?P<other>.)"
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class Candidate:
 @dataclass(frozen=True)
 class Vocabulary:
     """The names completion offers, from the catalog and the last sources that resolved."""
+
     catalog: Catalog
     declared: dict[str, tuple[str, ...]] = field(default_factory=dict)  # kind -> names
     flags: tuple[str, ...] = ()
@@ -80,8 +92,11 @@ class _Token:
 
 
 def _tokens(text: str) -> list[_Token]:
-    return [_Token(m.lastgroup, m.group(), m.start()) for m in _TOKEN.finditer(text)
-            if m.lastgroup not in ("space", "comment")]
+    return [
+        _Token(m.lastgroup, m.group(), m.start())
+        for m in _TOKEN.finditer(text)
+        if m.lastgroup not in ("space", "comment")
+    ]
 
 
 def complete(text: str, line: int, col: int, vocab: Vocabulary) -> tuple[list[Candidate], int]:
@@ -123,7 +138,9 @@ def _where(tokens: list[_Token]) -> _Where:
         if token.kind == "name" and not stack and token.text in DECL_KEYWORDS:
             pending_decl = token.text
         elif token.kind == "name" and token.text == "mount" and stack:
-            last_mount = tokens[index + 1].text if index + 1 < len(tokens) and tokens[index + 1].kind == "name" else None
+            last_mount = (
+                tokens[index + 1].text if index + 1 < len(tokens) and tokens[index + 1].kind == "name" else None
+            )
         elif token.text == "{":
             stack.append(("config", last_mount) if stack else ("decl", pending_decl))
         elif token.text == "}" and stack:
@@ -157,8 +174,11 @@ def _candidates(tokens: list[_Token], vocab: Vocabulary) -> list[Candidate]:
     if where.mount_package is not None:
         if prev in ("{", ","):
             package = vocab.catalog.package_by_id.get(where.mount_package)
-            return [Candidate(k, "config", f"{knob.type}: {knob.summary}")
-                    for k, knob in sorted(package.config.items())] if package else []
+            return (
+                [Candidate(k, "config", f"{knob.type}: {knob.summary}") for k, knob in sorted(package.config.items())]
+                if package
+                else []
+            )
         return []
     keyword = _list_keyword(tokens) if prev == "," else prev
     found = _argument(keyword, tokens, where, vocab)
@@ -192,15 +212,25 @@ def _argument(keyword: str | None, tokens: list[_Token], where: _Where, vocab: V
     decl = where.decl
     values = lambda names, kind="value": [Candidate(n, kind) for n in names]  # noqa: E731 - a local shorthand
     simple = {
-        "mount": vocab.packages, "provides": vocab.services, "has": vocab.services,
-        "only": vocab.tools, "hide": vocab.tools, "own": vocab.tools,
-        "parent": lambda: vocab.names("scope"), "rows": lambda: vocab.names("preset"),
+        "mount": vocab.packages,
+        "provides": vocab.services,
+        "has": vocab.services,
+        "only": vocab.tools,
+        "hide": vocab.tools,
+        "own": vocab.tools,
+        "parent": lambda: vocab.names("scope"),
+        "rows": lambda: vocab.names("preset"),
         "extends": lambda: vocab.names(decl),
-        "approval": lambda: values(APPROVALS), "present": lambda: values(MODES),
-        "platforms": lambda: values(PLATFORMS), "network": lambda: values(("allow", "deny")),
-        "flags": lambda: values(vocab.flags), "flag": lambda: values(vocab.flags),
-        "fallback": lambda: values(("unsandboxed",)), "is": lambda: values(vocab.classes),
-        "inside": lambda: values(PLACES), "outside": lambda: values(PLACES),
+        "approval": lambda: values(APPROVALS),
+        "present": lambda: values(MODES),
+        "platforms": lambda: values(PLATFORMS),
+        "network": lambda: values(("allow", "deny")),
+        "flags": lambda: values(vocab.flags),
+        "flag": lambda: values(vocab.flags),
+        "fallback": lambda: values(("unsandboxed",)),
+        "is": lambda: values(vocab.classes),
+        "inside": lambda: values(PLACES),
+        "outside": lambda: values(PLACES),
     }
     if keyword in simple:
         return simple[keyword]()
@@ -227,10 +257,13 @@ def _argument(keyword: str | None, tokens: list[_Token], where: _Where, vocab: V
 
 def _facts(decl: str | None) -> list[Candidate]:
     facts = REQUEST_FACTS if decl == "policy" else COMPOSITION_FACTS
-    found = [Candidate(name, "fact", kind + (f": {', '.join(allowed)}" if allowed else ""))
-             for name, (kind, allowed) in sorted(facts.items())]
+    found = [
+        Candidate(name, "fact", kind + (f": {', '.join(allowed)}" if allowed else ""))
+        for name, (kind, allowed) in sorted(facts.items())
+    ]
     if decl == "policy":
         from ...compiler.session import SESSION_FACTS
+
         found.append(Candidate("args", "fact", "the call's arguments: args.NAME"))
         found += [Candidate(name, "fact", f"{kind}: {what}") for name, (kind, what) in SESSION_FACTS.items()]
     return found + [Candidate(k, "keyword") for k in CONDITION_KEYWORDS]
@@ -240,13 +273,14 @@ def _argument_names(tokens: list[_Token], where: _Where, vocab: Vocabulary) -> l
     """`args.|` in a rule: the parameters of the tools that rule names (every tool's when it names none)."""
     named = set()
     if where.rule_start is not None:
-        for token in tokens[where.rule_start + 1:]:
+        for token in tokens[where.rule_start + 1 :]:
             if token.text == "when":
                 break
             if token.kind == "name":
                 named.add(token.text)
-    tools = [t for t in vocab.catalog.definitions.values() if t.name in named or t.package in named] \
-        or list(vocab.catalog.definitions.values())
+    tools = [t for t in vocab.catalog.definitions.values() if t.name in named or t.package in named] or list(
+        vocab.catalog.definitions.values()
+    )
     params: dict[str, str] = {}
     for tool in tools:
         for name, schema in tool.parameters.get("properties", {}).items():

@@ -3,6 +3,7 @@
 In: the Ref, the parsed sources (declarations), the catalog folders (user folder first, then the
 shipped one). Out: a Span (absolute path, 1-based line and column), or None.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,15 @@ def definition(ref: Ref, documents, catalog: Catalog, catalog_dirs: list[str]) -
     """`documents`: every parsed source, so a jump works while the sources do not resolve."""
     if ref.kind in (*DECLARED, "commands"):
         kind = ast.DECL_KIND
-        return next((d.name.span for doc in documents for d in doc.decls
-                     if kind[type(d)] == ref.kind and d.name.text == ref.text), None)
+        return next(
+            (
+                d.name.span
+                for doc in documents
+                for d in doc.decls
+                if kind[type(d)] == ref.kind and d.name.text == ref.text
+            ),
+            None,
+        )
     if ref.kind == "package" and ref.text in catalog.package_by_id:
         return _json_key(catalog_dirs, ref.text, "id", ref.text)
     if ref.kind == "tool":

@@ -5,6 +5,7 @@ catalog speaks), the catalog and the workspace root. Out: markdown text, or None
 Tools are explained in the request the surrounding declaration stands for: a preset's tools
 under that preset, a scope's under that scope, a policy's under that policy.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -65,8 +66,9 @@ def _tool_line(tool: ToolDef) -> str:
 
 def _tool(ref: Ref, program, catalog: Catalog, workspace) -> str:
     lines = [f"**tool** `{ref.text}`"]
-    definitions = [t for t in catalog.definitions.values() if fnmatch.fnmatchcase(t.name, ref.text)
-                   or ref.text in t.aliases]
+    definitions = [
+        t for t in catalog.definitions.values() if fnmatch.fnmatchcase(t.name, ref.text) or ref.text in t.aliases
+    ]
     lines += [f"- {_tool_line(t)}" for t in definitions[:MAX_TOOLS]]
     if not definitions:
         lines.append("- no catalog definition has this name")
@@ -115,10 +117,16 @@ def _package(ref: Ref, program, catalog: Catalog, workspace) -> str:
     if package.requires:
         lines.append("requires services: " + ", ".join(f"`{s}`" for s in package.requires))
     if package.config:
-        lines.append("config:\n" + "\n".join(f"- `{key}` ({knob.type}"
-                                              + (f", default `{knob.default}`" if knob.default is not None else "")
-                                              + (", required" if knob.required else "") + f"): {knob.summary}"
-                                              for key, knob in sorted(package.config.items())))
+        lines.append(
+            "config:\n"
+            + "\n".join(
+                f"- `{key}` ({knob.type}"
+                + (f", default `{knob.default}`" if knob.default is not None else "")
+                + (", required" if knob.required else "")
+                + f"): {knob.summary}"
+                for key, knob in sorted(package.config.items())
+            )
+        )
     lines.append("tools:\n" + "\n".join(f"- {_tool_line(t)}" for t in package.tools))
     if program is not None:
         if isinstance(ref.decl, ast.Policy):
@@ -152,8 +160,10 @@ def _rule(ref: Ref, program, catalog: Catalog, workspace) -> str:
     head = f"{item.effect} {targets}" if isinstance(item, ast.Rule) else f"guard {item.name.text}: deny {targets}"
     if item.condition is not None:
         head += f" when {expr_text(item.condition)}"
-    lines = [f"**{ref.kind}** in policy `{ref.decl.name.text}`:\n```\n{head}\n```",
-             "rule order never matters: the strictest matching decision wins (deny > ask > allow)"]
+    lines = [
+        f"**{ref.kind}** in policy `{ref.decl.name.text}`:\n```\n{head}\n```",
+        "rule order never matters: the strictest matching decision wins (deny > ask > allow)",
+    ]
     if program is not None:
         names = sorted({n for t in item.targets for n in _target_names(t, catalog)})
         if names:
@@ -212,18 +222,23 @@ def _config(ref: Ref, catalog: Catalog) -> str:
         return f"**config** `{ref.text}`: not a key of package `{ref.node.package.text}`"
     values = f"; one of {', '.join(f'`{v}`' for v in knob.values)}" if knob.values else ""
     default = f"; default `{knob.default}`" if knob.default is not None else ""
-    return f"**config** `{package.id}.{ref.text}` ({knob.type}{values}{default}): {knob.summary}\n\neffect: {knob.effect}"
+    return (
+        f"**config** `{package.id}.{ref.text}` ({knob.type}{values}{default}): {knob.summary}\n\neffect: {knob.effect}"
+    )
 
 
 def _fact(ref: Ref) -> str:
     facts = REQUEST_FACTS if isinstance(ref.decl, ast.Policy) else COMPOSITION_FACTS
     if ref.text.startswith("args."):
         if ref.text.endswith((".env_read", ".env_set")):
-            return (f"**fact** `{ref.text}` (names): the environment variables the shell line "
-                    f"{'reads' if ref.text.endswith('read') else 'sets'}; `matches`, `in`, or alone (not empty)")
+            return (
+                f"**fact** `{ref.text}` (names): the environment variables the shell line "
+                f"{'reads' if ref.text.endswith('read') else 'sets'}; `matches`, `in`, or alone (not empty)"
+            )
         return f"**fact** `{ref.text}`: the call's argument `{ref.text[5:]}` (typed by the tool's parameter schema)"
     if ref.text.startswith("session.") and isinstance(ref.decl, ast.Policy):
         from ...compiler.session import SESSION_FACTS
+
         if ref.text in SESSION_FACTS:
             kind, what = SESSION_FACTS[ref.text]
             return f"**fact** `{ref.text}` ({kind}): {what}"
@@ -255,20 +270,31 @@ def _declaration(ref: Ref, program) -> str | None:
     decl = program.resolved.tables.get(ref.kind, {}).get(ref.text)
     if decl is None:
         return f"**{ref.kind}** `{ref.text}`: not declared in the loaded sources"
-    lines = [f"**{ref.kind}** `{ref.text}`" + (f": {decl.title}" if decl.title else ""), f"declared at {decl.name.span}"]
-    request = {"preset": Request(preset=ref.text), "scope": Request(scope=ref.text),
-               "host": Request(host=ref.text)}.get(ref.kind)
+    lines = [
+        f"**{ref.kind}** `{ref.text}`" + (f": {decl.title}" if decl.title else ""),
+        f"declared at {decl.name.span}",
+    ]
+    request = {
+        "preset": Request(preset=ref.text),
+        "scope": Request(scope=ref.text),
+        "host": Request(host=ref.text),
+    }.get(ref.kind)
     if request is not None:
         try:
             view = program.view(request)
-            lines.append(f"`dshc compile {_flags(ref)}`: {len(view.tools)} tools on the wire: "
-                         + ", ".join(f"`{t.name}`" for t in view.tools))
+            lines.append(
+                f"`dshc compile {_flags(ref)}`: {len(view.tools)} tools on the wire: "
+                + ", ".join(f"`{t.name}`" for t in view.tools)
+            )
         except DshError as exc:
             lines.append("does not compile: " + "; ".join(d.message for d in exc.diagnostics))
     elif ref.kind == "policy":
         policy = program.resolved.policies[ref.text]
-        settings = [f"{key} `{value.text}`" for key, value in (("sandbox", policy.sandbox), ("approval", policy.approval),
-                                                                ("default", policy.default)) if value is not None]
+        settings = [
+            f"{key} `{value.text}`"
+            for key, value in (("sandbox", policy.sandbox), ("approval", policy.approval), ("default", policy.default))
+            if value is not None
+        ]
         lines.append(", ".join(settings + [f"{len(policy.rules)} rules", f"{len(policy.guards)} guards"]))
     return "\n\n".join(lines)
 

@@ -3,6 +3,7 @@
 In: a parsed Document. Out: Refs (what kind of name, its text, its span, the declaration around
 it); `ref_at(line, col)` picks the innermost one, so a tool inside a rule wins over the rule.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

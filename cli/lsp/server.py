@@ -5,6 +5,7 @@ with their spans), hover (catalog + `explain` / `decide`), go-to-definition, com
 `dshc fmt` formatting. The features themselves live in the sibling modules; this one only joins
 them to documents, positions and URIs.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,10 +34,14 @@ from .sources import SourceSet, lint_findings
 # diagnostics wait for a pause in typing this long, so a burst of keystrokes is analysed once
 DEBOUNCE_SECONDS = 0.3
 COMPLETION_KINDS = {
-    "keyword": types.CompletionItemKind.Keyword, "package": types.CompletionItemKind.Module,
-    "tool": types.CompletionItemKind.Function, "fact": types.CompletionItemKind.Field,
-    "service": types.CompletionItemKind.Value, "config": types.CompletionItemKind.Property,
-    "declaration": types.CompletionItemKind.Class, "value": types.CompletionItemKind.EnumMember,
+    "keyword": types.CompletionItemKind.Keyword,
+    "package": types.CompletionItemKind.Module,
+    "tool": types.CompletionItemKind.Function,
+    "fact": types.CompletionItemKind.Field,
+    "service": types.CompletionItemKind.Value,
+    "config": types.CompletionItemKind.Property,
+    "declaration": types.CompletionItemKind.Class,
+    "value": types.CompletionItemKind.EnumMember,
 }
 
 
@@ -70,18 +75,24 @@ class DshLanguageServer(LanguageServer):
                 if not self._is_current(uri, version, text):
                     return None  # typed over while queued: a newer lint follows
                 return lint_findings(result.program, path)
+
             linting = asyncio.get_running_loop().run_in_executor(self._linter, lint_if_current)
 
             def publish_lint(done: asyncio.Future) -> None:
                 if done.cancelled():  # the server is shutting down
                     return
                 if done.exception() is not None:  # a bug in a check: say so rather than show a clean file
-                    self.window_log_message(types.LogMessageParams(
-                        type=types.MessageType.Error, message=f"dshc: the lint of {path} failed: {done.exception()!r}"))
+                    self.window_log_message(
+                        types.LogMessageParams(
+                            type=types.MessageType.Error,
+                            message=f"dshc: the lint of {path} failed: {done.exception()!r}",
+                        )
+                    )
                     return
                 # a lint of a text the user has since changed or closed would point at the wrong places
                 if done.result() is not None and self._is_current(uri, version, text):
                     self._publish(self.workspace.get_text_document(uri), result.diagnostics + done.result())
+
             linting.add_done_callback(publish_lint)
 
     def _is_current(self, uri: str, version, text: str) -> bool:
@@ -89,9 +100,13 @@ class DshLanguageServer(LanguageServer):
         return now is not None and now.version == version and now.source == text
 
     def _publish(self, document: TextDocument, diagnostics) -> None:
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=document.uri, version=document.version,
-            diagnostics=[convert.diagnostic(d, document.source, document.position_codec) for d in diagnostics]))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=document.uri,
+                version=document.version,
+                diagnostics=[convert.diagnostic(d, document.source, document.position_codec) for d in diagnostics],
+            )
+        )
 
     def analyse_later(self, uri: str) -> None:
         handle = self._pending.pop(uri, None)
@@ -139,8 +154,11 @@ class DshLanguageServer(LanguageServer):
         """A span in any file (an open buffer, a shipped file, a catalog JSON file) as an LSP Location."""
         uri = from_fs_path(span.path)
         try:
-            text = self.workspace.get_text_document(uri).source if uri in self.workspace.text_documents \
+            text = (
+                self.workspace.get_text_document(uri).source
+                if uri in self.workspace.text_documents
                 else Path(span.path).read_text(encoding="utf-8")
+            )
         except (OSError, UnicodeDecodeError):
             text = ""
         return types.Location(uri=uri, range=convert.span_range(span, text, self.workspace.position_codec))
@@ -152,6 +170,7 @@ def _path(uri: str) -> str:
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dshc")
     except PackageNotFoundError:
@@ -203,8 +222,10 @@ def build_server(overlays: tuple[str, ...] = (), load: tuple[str, ...] = ()) -> 
         text = hover(ref, ls.program_for(params.text_document.uri), ls.catalog, root)
         if text is None:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-                           range=convert.span_range(ref.span, document.source, document.position_codec))
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+            range=convert.span_range(ref.span, document.source, document.position_codec),
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: DshLanguageServer, params: types.DefinitionParams) -> types.Location | None:
@@ -214,8 +235,7 @@ def build_server(overlays: tuple[str, ...] = (), load: tuple[str, ...] = ()) -> 
         span = definition(ref, ls.documents_for(params.text_document.uri), ls.catalog, ls.catalog_dirs)
         return ls.location(span) if span is not None else None
 
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
-                    types.CompletionOptions(trigger_characters=[".", "(", ","]))
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[".", "(", ","]))
     def on_completion(ls: DshLanguageServer, params: types.CompletionParams) -> types.CompletionList:
         document = ls.workspace.get_text_document(params.text_document.uri)
         at = document.position_codec.position_from_client_units(document.lines, params.position)
@@ -225,10 +245,17 @@ def build_server(overlays: tuple[str, ...] = (), load: tuple[str, ...] = ()) -> 
         codec = document.position_codec
         edit_range = types.Range(
             start=codec.position_to_client_units(lines, types.Position(line=at.line, character=start)),
-            end=params.position)
-        items = [types.CompletionItem(label=c.label, kind=COMPLETION_KINDS.get(c.kind), detail=c.detail or None,
-                                      text_edit=types.TextEdit(range=edit_range, new_text=c.label))
-                 for c in candidates]
+            end=params.position,
+        )
+        items = [
+            types.CompletionItem(
+                label=c.label,
+                kind=COMPLETION_KINDS.get(c.kind),
+                detail=c.detail or None,
+                text_edit=types.TextEdit(range=edit_range, new_text=c.label),
+            )
+            for c in candidates
+        ]
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)

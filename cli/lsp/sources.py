@@ -4,6 +4,7 @@ In: open buffers (path -> text), the shipped files, a `.dshc` project's `load`, 
 and `--load` paths. Out: SourceFiles (buffers win over disk) and, per file, a Program (or None)
 with that file's diagnostics: syntax, resolution and lint, each with its span.
 """
+
 from __future__ import annotations
 
 import os
@@ -111,7 +112,6 @@ class SourceSet:
             return Analysis(None, [d for d in exc.diagnostics if d.where == path], tuple(documents))
         findings = [d for d in program.warnings if d.where == path] + (lint_findings(program, path) if lint else [])
         return Analysis(program, own + findings, tuple(documents))
-
 
     def _parse(self, path: str, text: str) -> tuple[list[ast.Document], list[Diagnostic]]:
         found = self._parsed.get(path)

@@ -4,6 +4,7 @@ A side is `@current` (what the page shows), `@shipped`, one of the trees `dshc u
 `--against` trees), or a context `key=value,…` of the current declarations; both sides must be of one kind,
 as in `dshc diff`. No other path is read: the page's callers choose among trees, never files.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,14 @@ def _tree(spec: str, trees: dict[str, str]) -> str | None:
     found = trees.get(os.path.realpath(spec)) if "\0" not in spec else None
     if found is None and "=" not in spec:
         given = ", ".join(f"`{t}`" for t in sorted(set(trees.values()))) or "none"
-        raise DshError([invalid_request(f"`{spec}` is not a tree this page was given",
-                                        f"trees: `{CURRENT}`, `@shipped`, {given}; start `dshc ui` with "
-                                        "--against PATH to compare another")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"`{spec}` is not a tree this page was given",
+                    f"trees: `{CURRENT}`, `@shipped`, {given}; start `dshc ui` with --against PATH to compare another",
+                )
+            ]
+        )
     return found
 
 
@@ -53,9 +59,14 @@ def diff(program: Program, old: str, new: str, catalog=None, only=None, trees: d
         result = diff_programs(program, program, contexts[:1], contexts[1:])
         result["kind"] = "contexts"
     else:
-        raise DshError([invalid_request("OLD and NEW must both be trees or both contexts",
-                                        f"trees: `{CURRENT}`, `@shipped` or a tree `dshc ui` was given; "
-                                        "contexts: `key=value,…`")])
+        raise DshError(
+            [
+                invalid_request(
+                    "OLD and NEW must both be trees or both contexts",
+                    f"trees: `{CURRENT}`, `@shipped` or a tree `dshc ui` was given; contexts: `key=value,…`",
+                )
+            ]
+        )
     result.update(old=old, new=new)
     for change in result["changes"]:
         change["cells_total"] = len(change["cells"])

@@ -3,6 +3,7 @@
 A background thread polls the files' contents; a change reloads. A load that fails keeps the last
 good Program (the page marks it stale) and records the diagnostics with their caret excerpts.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,8 +54,11 @@ class LiveProgram:
         try:
             program, error, diagnostics = self._load(), None, []
         except DshError as exc:
-            program, error, diagnostics = None, human(exc.diagnostics, sources=exc.sources), \
-                diagnostics_json(exc.diagnostics)
+            program, error, diagnostics = (
+                None,
+                human(exc.diagnostics, sources=exc.sources),
+                diagnostics_json(exc.diagnostics),
+            )
         with self._lock:
             if program is not None:
                 self.program = program
@@ -72,9 +76,13 @@ class LiveProgram:
 
     def state(self) -> dict:
         with self._lock:
-            return {"version": self.version, "error": self.error, "diagnostics": self.diagnostics,
-                    "stale": self.error is not None and self.program is not None,
-                    "watched": [str(p) for p in self.watched]}
+            return {
+                "version": self.version,
+                "error": self.error,
+                "diagnostics": self.diagnostics,
+                "stale": self.error is not None and self.program is not None,
+                "watched": [str(p) for p in self.watched],
+            }
 
     def start(self) -> None:
         if self.watched:

@@ -4,6 +4,7 @@ Requests only read: nothing on disk is written, and only the declaration trees `
 The listeners' Guard answers only to this server's own loopback names and origin, and the POST routes take only
 `application/json`, so another site's page can neither read nor drive it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,8 +38,7 @@ class _BadInput(Exception):
     pass
 
 
-def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = lambda: False,
-              trees=()) -> Starlette:
+def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = lambda: False, trees=()) -> Starlette:
     """`stopping()` turns true when the server shuts down: event streams then end instead of holding it up;
     `trees`: further declaration trees the diff may compare with (beside the watched ones)."""
     comparable = diffs.given_trees([*live.watched, *trees])
@@ -51,14 +51,16 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
 
     def api(compute):
         """An endpoint over a JSON body; a DshError is the user's input (400) with its caret excerpts."""
+
         async def endpoint(request: HttpRequest):
             if request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send the body as application/json"}, status_code=415)
             try:
                 body = strict_json(await request.body()) if request.method == "POST" else {}
             except (ValueError, RecursionError) as exc:
-                return JSONResponse({"error": f"the body is not usable JSON: {getattr(exc, 'msg', exc)}"},
-                                    status_code=400)
+                return JSONResponse(
+                    {"error": f"the body is not usable JSON: {getattr(exc, 'msg', exc)}"}, status_code=400
+                )
             try:
                 if not isinstance(body, dict):
                     raise _BadInput("the body must be a JSON object")
@@ -68,14 +70,24 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
             except DshError as exc:
                 program = live.program
                 sources = {**(program.sources if program else {}), **exc.sources}
-                return JSONResponse({"error": human(exc.diagnostics, sources=sources),
-                                     "diagnostics": diagnostics_json(exc.diagnostics)}, status_code=400)
+                return JSONResponse(
+                    {
+                        "error": human(exc.diagnostics, sources=sources),
+                        "diagnostics": diagnostics_json(exc.diagnostics),
+                    },
+                    status_code=400,
+                )
+
         return endpoint
 
     def meta(body):
         program = current()
-        return {"values": surface.axis_values(program), "axes": list(surface.AXES),
-                "classes": surface.argument_classes(program), "state": live.state()}
+        return {
+            "values": surface.axis_values(program),
+            "axes": list(surface.AXES),
+            "classes": surface.argument_classes(program),
+            "state": live.state(),
+        }
 
     def matrix(body):
         args = body.get("args")
@@ -107,8 +119,10 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
         program = current()
         request = surface.to_request(_object(body, "context"))
         g = composition_graph(program.gate_context(request))
-        title = f"composition of preset {request.preset or '(host default)'} on host {request.host}, " \
-                f"{request.platform}, scope {request.scope}"
+        title = (
+            f"composition of preset {request.preset or '(host default)'} on host {request.host}, "
+            f"{request.platform}, scope {request.scope}"
+        )
         return {"svg": svg.to_svg(g, title), "cuts": svg.cut_list(g), "title": title}
 
     def state(body):
@@ -129,8 +143,10 @@ def build_app(live: LiveProgram, catalog=None, stopping: Callable[[], bool] = la
                     yield ": still here\n\n"
                 await asyncio.sleep(EVENT_POLL_SECONDS)
                 quiet += EVENT_POLL_SECONDS
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        )
 
     async def index(request: HttpRequest):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})

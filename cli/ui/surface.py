@@ -3,6 +3,7 @@
 Every answer comes from the library verbs `dshc compile`, `explain`, `decide` and `diff` use, so the
 page and the CLI cannot disagree.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -22,8 +23,14 @@ MAX_COLUMNS = 48  # a wider matrix is unreadable at 1280 px; the page says to fi
 EXCERPT_CONTEXT = 2  # source lines shown around a deciding declaration
 
 # the first failing gate → a short label readable without colour; allowed/ready failures stay on the wire
-GATE_LABELS = {None: "on", "registered": "✗ reg", "visible": "✗ vis", "projected": "✗ proj",
-               "allowed": "on · deny", "ready": "on · n/a"}
+GATE_LABELS = {
+    None: "on",
+    "registered": "✗ reg",
+    "visible": "✗ vis",
+    "projected": "✗ proj",
+    "allowed": "on · deny",
+    "ready": "on · n/a",
+}
 ON_THE_WIRE = (None, "allowed", "ready")
 GATE_SHORT = {"registered": "reg", "visible": "vis", "projected": "proj", "ready": "n/a"}
 
@@ -50,13 +57,25 @@ def to_request(context: dict) -> Request:
         return Request(**{k: v for k, v in context.items() if v is not None})
     except InvalidRequest as exc:
         error = exc.errors()[0]
-        raise DshError([invalid_request(f"invalid context: {'.'.join(map(str, error['loc']))}: {error['msg']}",
-                                        f"keys: {', '.join(AXES)}")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"invalid context: {'.'.join(map(str, error['loc']))}: {error['msg']}", f"keys: {', '.join(AXES)}"
+                )
+            ]
+        )
 
 
 def context_of(request: Request) -> dict:
-    return {"preset": request.preset, "host": request.host, "platform": request.platform, "scope": request.scope,
-            "mode": request.mode, "policy": request.policy, "plan": request.plan}
+    return {
+        "preset": request.preset,
+        "host": request.host,
+        "platform": request.platform,
+        "scope": request.scope,
+        "mode": request.mode,
+        "policy": request.policy,
+        "plan": request.plan,
+    }
 
 
 def columns(base: dict, vary: list[str], values: dict[str, list]) -> list[dict]:
@@ -64,8 +83,13 @@ def columns(base: dict, vary: list[str], values: dict[str, list]) -> list[dict]:
     vary = [axis for axis in AXES if axis in vary]  # a fixed axis order, whatever order the page sent
     combos = list(itertools.product(*(values[axis] for axis in vary)))
     if len(combos) > MAX_COLUMNS:
-        raise DshError([invalid_request(f"{len(combos)} columns is more than {MAX_COLUMNS}",
-                                        "vary fewer axes, or fix one to a single value")])
+        raise DshError(
+            [
+                invalid_request(
+                    f"{len(combos)} columns is more than {MAX_COLUMNS}", "vary fewer axes, or fix one to a single value"
+                )
+            ]
+        )
     return [{**base, **dict(zip(vary, combo))} for combo in combos]
 
 
@@ -77,6 +101,7 @@ def _label(context: dict, vary: list[str]) -> str:
         if value is None:
             return "host's default preset" if axis == "preset" else f"{axis}: declared"
         return value
+
     return " · ".join(show(axis) for axis in AXES if axis in vary) or "this context"
 
 
@@ -91,15 +116,25 @@ def matrix(program: Program, base: dict, vary: list[str], colour: str = "gate", 
     contexts = columns(base, vary, values)
     out_columns, tables = [], []
     for context in contexts:
-        column = {"context": context, "label": _label(context, vary), "error": None, "fingerprint": None,
-                  "wire": [], "sdk": None, "counts": {}}
+        column = {
+            "context": context,
+            "label": _label(context, vary),
+            "error": None,
+            "fingerprint": None,
+            "wire": [],
+            "sdk": None,
+            "counts": {},
+        }
         table = None
         try:
             request = to_request(context)
             view = program.view(request)
             table = program.explain_all(request)
-            column.update(fingerprint=view.fingerprint, wire=list(view.names),
-                          sdk=[e.name for e in view.sdk] if view.sdk is not None else None)
+            column.update(
+                fingerprint=view.fingerprint,
+                wire=list(view.names),
+                sdk=[e.name for e in view.sdk] if view.sdk is not None else None,
+            )
         except DshError as exc:
             column["error"] = _error_text(program, exc)
         out_columns.append(column)
@@ -118,8 +153,15 @@ def matrix(program: Program, base: dict, vary: list[str], colour: str = "gate", 
             if colour == "decision":
                 counts[cell["decision"]] = counts.get(cell["decision"], 0) + 1
         column["counts"] = counts if table else {}
-    return {"axes": list(AXES), "values": values, "columns": out_columns, "tools": names, "cells": cells,
-            "colour": colour, "args": args}
+    return {
+        "axes": list(AXES),
+        "values": values,
+        "columns": out_columns,
+        "tools": names,
+        "cells": cells,
+        "colour": colour,
+        "args": args,
+    }
 
 
 def _cell(program: Program, column: dict, table, name: str, colour: str, args: dict | None) -> dict | None:
@@ -138,7 +180,10 @@ def _cell(program: Program, column: dict, table, name: str, colour: str, args: d
     if colour == "decision":
         decision = program.decide(to_request(column["context"]), name, args or {}, workspace=WORKSPACE)
         stopped = decision.gate if decision.gate != "allowed" else None
-        cell.update(decision=decision.effect, label=decision.effect + (f" @{GATE_SHORT.get(stopped, stopped)}" if stopped else ""))
+        cell.update(
+            decision=decision.effect,
+            label=decision.effect + (f" @{GATE_SHORT.get(stopped, stopped)}" if stopped else ""),
+        )
     return cell
 
 
@@ -162,20 +207,27 @@ def excerpt(program: Program, source) -> dict | None:
         return {"path": source.path, "line": source.line, "lines": []}
     lines = text.splitlines()
     first, last = max(1, source.line - EXCERPT_CONTEXT), min(len(lines), source.end_line + EXCERPT_CONTEXT)
-    return {"path": source.path, "line": source.line, "col": source.col,
-            "lines": [{"n": n, "text": lines[n - 1], "hl": source.line <= n <= source.end_line}
-                      for n in range(first, last + 1)]}
+    return {
+        "path": source.path,
+        "line": source.line,
+        "col": source.col,
+        "lines": [
+            {"n": n, "text": lines[n - 1], "hl": source.line <= n <= source.end_line} for n in range(first, last + 1)
+        ],
+    }
 
 
 def _enforcement(program: Program, request: Request, tool: str) -> list[dict] | None:
     """For a tool that starts processes under a policy: which layer holds each of its denies (`dshc verify
     --enforcement`), else None."""
     from ..host import describe_sandbox, host_mechanism
+
     described = describe_sandbox(program, request, tool) if request.policy else None
     policy = program.composition(request).policy
     if described is None or described["applies_to"] != "processes" or policy is None:
         return None
     from ...compiler.enforcement import enforcement_map
+
     return [row.to_json() for row in enforcement_map(policy, host_mechanism())]
 
 
@@ -186,17 +238,31 @@ def explain(program: Program, context: dict, tool: str, args: dict | None = None
     data = explain_json(tool, results)
     for gate, result in zip(data["gates"], results):
         gate["excerpt"] = excerpt(program, result.source) if result.status != "not-reached" else None
-    deciding = next((r for r in results if r.status == "fail"), None) or \
-        next((r for r in results if r.gate == "allowed" and r.source), None)
-    data["deciding"] = {"gate": deciding.gate, "source": str(deciding.source) if deciding.source else None,
-                        "excerpt": excerpt(program, deciding.source), "fix": deciding.counterfactual} \
-        if deciding is not None else None
+    deciding = next((r for r in results if r.status == "fail"), None) or next(
+        (r for r in results if r.gate == "allowed" and r.source), None
+    )
+    data["deciding"] = (
+        {
+            "gate": deciding.gate,
+            "source": str(deciding.source) if deciding.source else None,
+            "excerpt": excerpt(program, deciding.source),
+            "fix": deciding.counterfactual,
+        }
+        if deciding is not None
+        else None
+    )
     data["context"] = context_of(request)
     data["enforcement"] = _enforcement(program, request, tool)
     if args is not None:
         decision = program.decide(request, tool, args, workspace=WORKSPACE)
-        data["decision"] = {"effect": decision.effect, "gate": decision.gate, "reason": decision.reason,
-                            "args": args,
-                            "rules": [{"rule": rule, "source": str(span) if span else None,
-                                       "excerpt": excerpt(program, span)} for rule, span in decision.deciding]}
+        data["decision"] = {
+            "effect": decision.effect,
+            "gate": decision.gate,
+            "reason": decision.reason,
+            "args": args,
+            "rules": [
+                {"rule": rule, "source": str(span) if span else None, "excerpt": excerpt(program, span)}
+                for rule, span in decision.deciding
+            ],
+        }
     return data

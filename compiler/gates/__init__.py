@@ -3,6 +3,7 @@
 Each gate module exposes `check(ctx, name) -> GateResult`; a gate runs only when every gate
 before it passed, so the first failure is the answer to "why can't my agent see this?".
 """
+
 from __future__ import annotations
 
 from . import allowed, projected, ready, registered, visible
@@ -10,10 +11,10 @@ from .base import GateContext, GateResult
 
 GATES = (
     ("registered", registered.check),  # mounted, enabled, condition true, services present
-    ("visible", visible.check),        # scope chain: shadowing, restrictions, own registrations
-    ("projected", projected.check),    # presentation mode: native / code / both
-    ("allowed", allowed.check),        # policy rules, guards, approval pin
-    ("ready", ready.check),            # provider behind the tool present
+    ("visible", visible.check),  # scope chain: shadowing, restrictions, own registrations
+    ("projected", projected.check),  # presentation mode: native / code / both
+    ("allowed", allowed.check),  # policy rules, guards, approval pin
+    ("ready", ready.check),  # provider behind the tool present
 )
 
 GATE_NAMES = tuple(name for name, _ in GATES)

@@ -2,6 +2,7 @@
 
 A tool some calls may use and others not is `conditional`: the gate passes, naming the rules that
 can let a call through and what decides every other call (`detail`, for explain)."""
+
 from __future__ import annotations
 
 from ..policy import decide
@@ -14,17 +15,23 @@ GATE = "allowed"
 
 def check(ctx: GateContext, name: str) -> GateResult:
     comp = ctx.composition
-    decision = decide(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(),
-                      core=ctx.policy_core())
+    decision = decide(
+        comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(), core=ctx.policy_core()
+    )
     span = decision.deciding[0][1] if decision.deciding else None
     policy = f"policy `{comp.policy.name}`" if comp.policy else "no policy"
     if decision.effect == "deny":
-        return GateResult(GATE, "fail", f"{policy}: {decision.reason}", span,
-                          "change the deciding rule, or use a wider policy with --policy", value="deny")
+        return GateResult(
+            GATE,
+            "fail",
+            f"{policy}: {decision.reason}",
+            span,
+            "change the deciding rule, or use a wider policy with --policy",
+            value="deny",
+        )
     if decision.effect == "conditional":
         detail = _per_call(ctx, name)
-        return GateResult(GATE, "pass", f"{policy}: {_per_call_text(detail)}", span, value="conditional",
-                          detail=detail)
+        return GateResult(GATE, "pass", f"{policy}: {_per_call_text(detail)}", span, value="conditional", detail=detail)
     if decision.effect == "ask":
         reason = f"{policy}: {decision.reason}; each call asks for approval"
     else:
@@ -35,16 +42,29 @@ def check(ctx: GateContext, name: str) -> GateResult:
 def _per_call(ctx: GateContext, name: str) -> dict:
     """{"rules": what a call may match ({effect, rule, when, source}), "otherwise": {effect, reason, rules}}."""
     from ..fmt import expr_text  # only a conditional tool's explanation prints conditions
+
     comp = ctx.composition
-    maybe, guards, otherwise = per_call(comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name),
-                                        comp.env(), core=ctx.policy_core())
+    maybe, guards, otherwise = per_call(
+        comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(), core=ctx.policy_core()
+    )
     items = [*maybe, *guards]
-    rules = [{"effect": "deny" if item in guards else item.effect, "rule": rule_id(comp.policy, item),
-              "when": expr_text(item.condition) if item.condition is not None else None,
-              "source": str(item.span) if item.span else None} for item in items]
-    return {"rules": rules, "otherwise": {"effect": otherwise.effect, "reason": otherwise.reason,
-                                          "rules": [{"rule": rid, "source": str(at) if at else None}
-                                                    for rid, at in otherwise.deciding]}}
+    rules = [
+        {
+            "effect": "deny" if item in guards else item.effect,
+            "rule": rule_id(comp.policy, item),
+            "when": expr_text(item.condition) if item.condition is not None else None,
+            "source": str(item.span) if item.span else None,
+        }
+        for item in items
+    ]
+    return {
+        "rules": rules,
+        "otherwise": {
+            "effect": otherwise.effect,
+            "reason": otherwise.reason,
+            "rules": [{"rule": rid, "source": str(at) if at else None} for rid, at in otherwise.deciding],
+        },
+    }
 
 
 _VERB = {"allow": "available for", "ask": "asks approval for", "deny": "denies"}
@@ -52,8 +72,10 @@ _VERB = {"allow": "available for", "ask": "asks approval for", "deny": "denies"}
 
 def _per_call_text(detail: dict) -> str:
     """e.g. available for calls where `args.command matches "git status *"` at team.dsh:3:3; other calls: …"""
-    parts = [f"{_VERB[r['effect']]} calls where `{r['when']}` ({r['rule']}" + (f" at {r['source']})" if r["source"]
-                                                                                else ")") for r in detail["rules"]]
+    parts = [
+        f"{_VERB[r['effect']]} calls where `{r['when']}` ({r['rule']}" + (f" at {r['source']})" if r["source"] else ")")
+        for r in detail["rules"]
+    ]
     other = detail["otherwise"]
     by = ", ".join(f"{r['rule']} at {r['source']}" if r["source"] else r["rule"] for r in other["rules"])
     return "; ".join(parts) + f"; other calls: `{other['effect']}` ({other['reason']}" + (f"; {by})" if by else ")")

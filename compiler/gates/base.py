@@ -1,4 +1,5 @@
 """What every gate reads: the composition, plus per-name lookups computed once per request."""
+
 from __future__ import annotations
 
 from ..compose import Composition, Registration
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 @record(slots=False)
 class GateResult:
     """One availability gate's verdict on a tool, with its reason."""
+
     gate: str
     status: str  # pass | fail | not-reached
     reason: str

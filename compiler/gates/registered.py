@@ -1,4 +1,5 @@
 """Gate 1 — registered: a row mounts the package, enabled, condition true, services present."""
+
 from __future__ import annotations
 
 from ..facts import PLATFORMS
@@ -12,7 +13,9 @@ GATE = "registered"
 def check(ctx: GateContext, name: str) -> GateResult:
     comp = ctx.composition
     if name == RESERVED_TOOL:
-        return GateResult(GATE, "pass", "the tool registry owns `run_code`; the presentation mode decides if it appears")
+        return GateResult(
+            GATE, "pass", "the tool registry owns `run_code`; the presentation mode decides if it appears"
+        )
     regs = ctx.registrations.get(name)
     if regs:
         reg = regs[0]
@@ -74,23 +77,48 @@ def _why_not(ctx: GateContext, name: str) -> GateResult:
                 continue
             if why.startswith("missing:"):
                 missing = why.split(":", 1)[1].split(",")
-                return GateResult(GATE, "fail", f"`{name}` needs service {', '.join(f'`{m}`' for m in missing)}, "
-                                  f"which this request does not provide", mount.span,
-                                  " ".join(f"--with {m}" for m in missing) + f" would register `{name}`")
-            return GateResult(GATE, "fail", f"package `{row.package}` is mounted with {why}, which removes `{name}`",
-                              span, f"set `{why.strip('`').split(' =')[0]} = true` in that mount")
+                return GateResult(
+                    GATE,
+                    "fail",
+                    f"`{name}` needs service {', '.join(f'`{m}`' for m in missing)}, "
+                    f"which this request does not provide",
+                    mount.span,
+                    " ".join(f"--with {m}" for m in missing) + f" would register `{name}`",
+                )
+            return GateResult(
+                GATE,
+                "fail",
+                f"package `{row.package}` is mounted with {why}, which removes `{name}`",
+                span,
+                f"set `{why.strip('`').split(' =')[0]} = true` in that mount",
+            )
     if row.status == "pending":
         missing = ", ".join(f"`{m}`" for m in row.missing)
-        return GateResult(GATE, "fail", f"package `{row.package}` waits for service {missing}, which host "
-                          f"`{comp.host.name.text}` does not provide (the preset cannot be composed)", mount.span,
-                          " ".join(f"--with {m}" for m in row.missing))
+        return GateResult(
+            GATE,
+            "fail",
+            f"package `{row.package}` waits for service {missing}, which host "
+            f"`{comp.host.name.text}` does not provide (the preset cannot be composed)",
+            mount.span,
+            " ".join(f"--with {m}" for m in row.missing),
+        )
     if row.status == "disabled":
-        return GateResult(GATE, "fail", f"mount row `{mount.row_name}` is disabled", mount.span,
-                          "remove `disabled` from that mount")
+        return GateResult(
+            GATE, "fail", f"mount row `{mount.row_name}` is disabled", mount.span, "remove `disabled` from that mount"
+        )
     # condition false: find a platform that would make it hold
     env = comp.env()
-    fixes = [p for p in PLATFORMS if p != comp.request.platform and
-             evaluate(mount.condition, Env({**env.facts, "platform": p}, env.services, env.flags), False) is True]
+    fixes = [
+        p
+        for p in PLATFORMS
+        if p != comp.request.platform
+        and evaluate(mount.condition, Env({**env.facts, "platform": p}, env.services, env.flags), False) is True
+    ]
     hint = f"--platform {fixes[0]}" if fixes else "change the condition"
-    return GateResult(GATE, "fail", f"the mount condition of `{mount.row_name}` is false for platform "
-                      f"`{comp.request.platform}`", mount.condition.span or mount.span, hint)
+    return GateResult(
+        GATE,
+        "fail",
+        f"the mount condition of `{mount.row_name}` is false for platform `{comp.request.platform}`",
+        mount.condition.span or mount.span,
+        hint,
+    )

@@ -3,10 +3,13 @@
 In: an agent name, the agent's tool name and input. Out: the catalog calls to decide (usually
 one; an apply_patch touching three files is three), or none when the tool is unmapped.
 """
+
 from __future__ import annotations
 
 import os
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+from _collections_abc import (
+    Mapping,
+)  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from ...common import json_io
 from ..frozen import record
@@ -69,11 +72,25 @@ def load_mapping(agent: str) -> AgentMapping:
         raise ValueError(f"unknown agent `{agent}` (known: {', '.join(AGENTS)})")
     with open(os.path.join(package_path("dshc.catalogs"), "agents", f"{agent}.json"), encoding="utf-8") as handle:
         raw = json_io.loads(handle.read())
-    tools = {name: AgentTool(name, t["tool"], t["family"], bool(t["needs_permission"]), dict(t.get("args", {})),
-                             dict(t.get("fixed", {})), dict(t.get("when_true", {})), tuple(t.get("paths", ())), tuple(t.get("urls", ())),
-                             tuple(t.get("argv", ())),
-                             _names(t.get("patch")), t.get("cwd"), t.get("only"), t.get("specifier"))
-             for name, t in raw["tools"].items()}
+    tools = {
+        name: AgentTool(
+            name,
+            t["tool"],
+            t["family"],
+            bool(t["needs_permission"]),
+            dict(t.get("args", {})),
+            dict(t.get("fixed", {})),
+            dict(t.get("when_true", {})),
+            tuple(t.get("paths", ())),
+            tuple(t.get("urls", ())),
+            tuple(t.get("argv", ())),
+            _names(t.get("patch")),
+            t.get("cwd"),
+            t.get("only"),
+            t.get("specifier"),
+        )
+        for name, t in raw["tools"].items()
+    }
     return AgentMapping(raw["agent"], raw["mcp_prefix"], tools, {k: tuple(v) for k, v in raw["families"].items()})
 
 
@@ -112,6 +129,7 @@ def map_call(agent: str, name: str, tool_input: Mapping[str, Any] | None, cwd: s
             value = source[theirs]
             if theirs in spec.argv and isinstance(value, list):
                 import shlex  # an argv given as a list: rare, and shlex imports `re`
+
                 value = shlex.join(str(v) for v in value)
             args[ours] = value
     for theirs, implied in spec.when_true.items():

@@ -5,6 +5,7 @@ rule, guard or setting left out (with its id and `file:line`), so nothing is los
 Exact forms: a rule on mapped tools without a condition, and a shell rule whose condition is
 `args.command matches` glob(s) without `?` (one character in dshc, literal in Claude Code).
 """
+
 from __future__ import annotations
 
 from .. import ast
@@ -53,7 +54,9 @@ def export_policy(policy) -> tuple[dict, list[str]]:
         targets = [t.name.text for t in rule.targets]
         unmapped = [t for t in rule.targets if t.kind != "tool" or t.name.text not in names]
         if unmapped:
-            notes.append(f"{where(rule)}: target(s) {', '.join(t.name.text for t in unmapped)} have no Claude Code tool")
+            notes.append(
+                f"{where(rule)}: target(s) {', '.join(t.name.text for t in unmapped)} have no Claude Code tool"
+            )
             continue
         wider = _wider(targets, rule.effect)
         if wider:
@@ -70,12 +73,17 @@ def export_policy(policy) -> tuple[dict, list[str]]:
         lists[rule.effect] += [f"{tool}({p})" for tool in shells for p in patterns]
         if rule.effect != "allow":  # dshc also meets other spellings of a pattern's options; Claude Code does not
             from ..shell_options import pattern_reading
-            notes += [f"{where(rule)}: other spellings of its options (`{reading.text}`): Claude Code matches "
-                      f"`{p}` as text" for p in patterns if (reading := pattern_reading(p)) is not None]
+
+            notes += [
+                f"{where(rule)}: other spellings of its options (`{reading.text}`): Claude Code matches `{p}` as text"
+                for p in patterns
+                if (reading := pattern_reading(p)) is not None
+            ]
     for guard in policy.guards:
         notes.append(f"{where(guard)}: guards have no Claude Code form")
     if policy.default is not None:
-        notes.append(f"{policy.name}/default `{policy.default.text}`: Claude Code's defaultMode is per tool kind; "
-                     "not exported")
+        notes.append(
+            f"{policy.name}/default `{policy.default.text}`: Claude Code's defaultMode is per tool kind; not exported"
+        )
     permissions = {k: list(dict.fromkeys(v)) for k, v in lists.items() if v}
     return {"permissions": permissions}, notes

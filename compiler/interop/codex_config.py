@@ -5,6 +5,7 @@ and notes. A rules file is Starlark; only literal `prefix_rule(...)` calls are r
 Python expression tree, never executed). Each rule's `match` / `not_match` examples are checked
 against the imported pattern, and any disagreement is a note.
 """
+
 from __future__ import annotations
 
 import ast as pyast
@@ -20,8 +21,32 @@ from .dsl_out import PolicyText, any_of
 DECISIONS = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
 # commands Codex runs without asking under `untrusted` (its known-safe list, without the ones
 # whose flags can write or execute: find, rg, sed)
-SAFE_COMMANDS = ("cat", "cd", "echo", "false", "grep", "head", "ls", "nl", "pwd", "rev", "seq", "stat", "tail", "tr",
-                 "true", "uname", "uniq", "wc", "which", "whoami", "git status", "git log", "git diff", "git show")
+SAFE_COMMANDS = (
+    "cat",
+    "cd",
+    "echo",
+    "false",
+    "grep",
+    "head",
+    "ls",
+    "nl",
+    "pwd",
+    "rev",
+    "seq",
+    "stat",
+    "tail",
+    "tr",
+    "true",
+    "uname",
+    "uniq",
+    "wc",
+    "which",
+    "whoami",
+    "git status",
+    "git log",
+    "git diff",
+    "git show",
+)
 
 
 def import_codex(config_text: str, source: str, rules: dict[str, str] | None = None, name: str = "codex") -> Imported:
@@ -39,19 +64,33 @@ def import_codex(config_text: str, source: str, rules: dict[str, str] | None = N
     if approval_policy not in ("untrusted", "on-failure", "on-request", "never"):
         notes.append(Note(f"approval_policy = {approval_policy!r}", "unknown policy; imported as `untrusted`"))
         approval_policy = "untrusted"
-    policy = PolicyText(name, f"Codex config: {os.path.basename(source)}", sandbox_mode,
-                        "never" if approval_policy == "never" else "ask",
-                        "ask" if approval_policy == "untrusted" else "allow",
-                        header=[f"Imported from {source} by `dshc import codex`.",
-                                "Each rule is preceded by the setting it came from."])
+    policy = PolicyText(
+        name,
+        f"Codex config: {os.path.basename(source)}",
+        sandbox_mode,
+        "never" if approval_policy == "never" else "ask",
+        "ask" if approval_policy == "untrusted" else "allow",
+        header=[
+            f"Imported from {source} by `dshc import codex`.",
+            "Each rule is preceded by the setting it came from.",
+        ],
+    )
     origin = f"approval_policy = {approval_policy!r}"
     if approval_policy == "untrusted":
-        policy.rule(origin + ": reads and known-safe commands run without asking", "allow",
-                    ["read", "read_image", "glob", "grep", "todo_write"])
+        policy.rule(
+            origin + ": reads and known-safe commands run without asking",
+            "allow",
+            ["read", "read_image", "glob", "grep", "todo_write"],
+        )
         policy.rule(origin, "allow", ["bash"], any_of("args.command", [c + " *" for c in SAFE_COMMANDS]))
     elif approval_policy == "on-failure":
-        notes.append(Note(origin, "Codex asks after a sandboxed command fails; a failure is not known before the "
-                                  "call, so only escalations ask"))
+        notes.append(
+            Note(
+                origin,
+                "Codex asks after a sandboxed command fails; a failure is not known before the "
+                "call, so only escalations ask",
+            )
+        )
     if approval_policy in ("on-request", "on-failure"):
         policy.rule(origin + ": leaving the sandbox needs an approval", "ask", ["bash"], "has args.sandbox_permissions")
     _sandbox(policy, config, sandbox_mode, notes)
@@ -74,12 +113,22 @@ def _sandbox(policy: PolicyText, config: dict, mode: str, notes: list[Note]) -> 
     roots = [r for r in table.get("writable_roots", []) if isinstance(r, str)]
     outside = "args.file_path outside workspace"
     if roots:
-        outside += " and not " + any_of("args.file_path", [p for r in roots for p in (r.rstrip("/"), r.rstrip("/") + "/*")])
-    policy.rule(origin + (f" with writable_roots {roots}" if roots else "") + ": writes elsewhere need an approval",
-                "ask", ["edit", "write"], outside)
+        outside += " and not " + any_of(
+            "args.file_path", [p for r in roots for p in (r.rstrip("/"), r.rstrip("/") + "/*")]
+        )
+    policy.rule(
+        origin + (f" with writable_roots {roots}" if roots else "") + ": writes elsewhere need an approval",
+        "ask",
+        ["edit", "write"],
+        outside,
+    )
     if "network_access" in table:
-        notes.append(Note(f"sandbox_workspace_write.network_access = {table['network_access']!r}",
-                          "network confinement of the sandbox, not a permission rule; not expressed"))
+        notes.append(
+            Note(
+                f"sandbox_workspace_write.network_access = {table['network_access']!r}",
+                "network confinement of the sandbox, not a permission rule; not expressed",
+            )
+        )
     for key in sorted(set(table) - {"writable_roots", "network_access"}):
         notes.append(Note(f"sandbox_workspace_write.{key}", "sandbox detail, not a permission rule; not expressed"))
 
@@ -108,7 +157,9 @@ def _prefix_rule(policy: PolicyText, where: str, fields: dict, notes: list[Note]
     pattern = fields.get("pattern")
     effect = DECISIONS.get(fields.get("decision", "allow"))
     if not isinstance(pattern, list) or not pattern or effect is None:
-        notes.append(Note(where, "a prefix_rule needs a non-empty `pattern` list and decision allow|prompt|forbidden; skipped"))
+        notes.append(
+            Note(where, "a prefix_rule needs a non-empty `pattern` list and decision allow|prompt|forbidden; skipped")
+        )
         return
     alternatives = [[t] if isinstance(t, str) else list(t) for t in pattern]
     globs = [" ".join(shlex.quote(t) for t in combo) + " *" for combo in itertools.product(*alternatives)]

@@ -5,6 +5,7 @@ translate exactly, with its kind: `stricter` (Codex holds something at least as 
 (an allow left out, so Codex asks), `moot` (a rule on a tool Codex does not have) or `weaker` (a deny or
 ask Codex has no way to hold).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,10 @@ class _Writer(RuleWriter):
         self.codex_tools = {tool.tool for tool in load_mapping("codex").tools.values()}
 
     def emit(self, item, effect: str, pattern: list, justification: str) -> None:
-        self.lines.append(f"prefix_rule(pattern={json.dumps(pattern)}, decision=\"{DECISIONS[effect]}\", "
-                          f"justification={json.dumps(justification)})")
+        self.lines.append(
+            f'prefix_rule(pattern={json.dumps(pattern)}, decision="{DECISIONS[effect]}", '
+            f"justification={json.dumps(justification)})"
+        )
 
     def item(self, item, effect: str, targets: list[str]) -> None:
         condition = item.condition
@@ -54,8 +57,12 @@ class _Writer(RuleWriter):
         for tool in targets:
             if escalated is True and effect == "ask":
                 continue  # Codex's approval policy asks before a command or patch leaves the sandbox
-            if effect == "ask" and tool in ("write", "edit") and outside_workspace(condition) \
-                    and self.sandbox() == "workspace-write":
+            if (
+                effect == "ask"
+                and tool in ("write", "edit")
+                and outside_workspace(condition)
+                and self.sandbox() == "workspace-write"
+            ):
                 continue  # so does Codex's workspace-write sandbox before a write outside the workspace
             if tool == "bash":
                 self.shell(item, effect, condition)
@@ -66,10 +73,16 @@ class _Writer(RuleWriter):
                 elif escalated is not False:
                     self.note(item, "stricter", f"`{tool}` needs an approval in Codex's read-only sandbox")
             elif effect == "allow":
-                self.note(item, "dropped", f"`{tool}`: Codex has no per-tool allow; its sandbox and approval policy decide")
+                self.note(
+                    item, "dropped", f"`{tool}`: Codex has no per-tool allow; its sandbox and approval policy decide"
+                )
             elif tool in FILE_TOOLS or tool in self.codex_tools:
-                self.note(item, "weaker", f"`{tool}`: Codex's rules read command lines only; this {effect} has no "
-                                          "Codex form (shell commands reaching the same files are not held either)")
+                self.note(
+                    item,
+                    "weaker",
+                    f"`{tool}`: Codex's rules read command lines only; this {effect} has no "
+                    "Codex form (shell commands reaching the same files are not held either)",
+                )
             else:
                 self.note(item, "moot", f"`{tool}` is not a Codex tool: nothing to export")
 
@@ -78,8 +91,11 @@ class _Writer(RuleWriter):
             if effect == "deny":
                 self.shell_off = True
             elif effect == "ask":
-                self.note(item, "weaker", "a prefix rule needs a program: `untrusted` asks for every command but "
-                                          "Codex's known-safe ones")
+                self.note(
+                    item,
+                    "weaker",
+                    "a prefix rule needs a program: `untrusted` asks for every command but Codex's known-safe ones",
+                )
             return
         for test in self.shell_tests(item, effect, condition) or ():
             self.glob(item, effect, test)
@@ -96,8 +112,12 @@ class _Writer(RuleWriter):
         if effect == "allow":
             self.shell_allows = True
             self.emit(item, effect, [first, *rest], justification)
-            self.emit(item, effect, [wrappers(True), first, *rest],
-                      justification + ", run by a wrapper that changes nothing of it")
+            self.emit(
+                item,
+                effect,
+                [wrappers(True), first, *rest],
+                justification + ", run by a wrapper that changes nothing of it",
+            )
             return
         for words in groupings(rest):
             self.emit(item, effect, [first, *words], justification)
@@ -114,19 +134,35 @@ def export_codex(policy) -> CodexExport:
     writer = _Writer(policy).run()
     default = writer.default
     if writer.shell_allows and default != "allow":
-        writer.notes.append(ExportNote(policy.name, "weaker", "dshc also decides each file an allowed command reads "
-                                       "or writes (`> f`, `cp`'s target) by the file rules and the default; Codex's "
-                                       "allow rules cover the command, and only its sandbox confines the writes"))
+        writer.notes.append(
+            ExportNote(
+                policy.name,
+                "weaker",
+                "dshc also decides each file an allowed command reads "
+                "or writes (`> f`, `cp`'s target) by the file rules and the default; Codex's "
+                "allow rules cover the command, and only its sandbox confines the writes",
+            )
+        )
     if writer.shell_denies or writer.shell_allows and default != "allow":
-        writer.lines.append(f"prefix_rule(pattern={json.dumps([list(SHELLS), list(SHELL_FLAGS)])}, "
-                            "decision=\"prompt\", justification=\"dshc: a shell script Codex cannot split into "
-                            "plain commands is not read by these rules\")")
+        writer.lines.append(
+            f"prefix_rule(pattern={json.dumps([list(SHELLS), list(SHELL_FLAGS)])}, "
+            'decision="prompt", justification="dshc: a shell script Codex cannot split into '
+            'plain commands is not read by these rules")'
+        )
     approval = writer.approval()
     if default == "deny" and approval != "never":
-        writer.notes.append(ExportNote(f"{policy.name}/default", "weaker", "Codex has no default deny: a command "
-                                       "no rule matches asks (`untrusted`), and Codex's known-safe commands run"))
-    header = [f"# Codex execpolicy rules for dshc policy `{policy.name}`, written by `dshc export codex`.",
-              "# Rules hold command prefixes; what did not translate exactly is listed on stderr."]
+        writer.notes.append(
+            ExportNote(
+                f"{policy.name}/default",
+                "weaker",
+                "Codex has no default deny: a command "
+                "no rule matches asks (`untrusted`), and Codex's known-safe commands run",
+            )
+        )
+    header = [
+        f"# Codex execpolicy rules for dshc policy `{policy.name}`, written by `dshc export codex`.",
+        "# Rules hold command prefixes; what did not translate exactly is listed on stderr.",
+    ]
     rules = "\n".join(header + list(dict.fromkeys(writer.lines))) + "\n"
     return CodexExport(rules, _config(policy, writer, approval), tuple(writer.notes))
 
@@ -135,8 +171,11 @@ def _config(policy, writer: _Writer, approval: str) -> str:
     sandbox = writer.sandbox()
     if writer.read_only and sandbox != "read-only":
         sandbox = "read-only"
-    lines = [f"# config.toml lines for dshc policy `{policy.name}`, written by `dshc export codex`",
-             f"sandbox_mode = \"{sandbox}\"", f"approval_policy = \"{approval}\""]
+    lines = [
+        f"# config.toml lines for dshc policy `{policy.name}`, written by `dshc export codex`",
+        f'sandbox_mode = "{sandbox}"',
+        f'approval_policy = "{approval}"',
+    ]
     if sandbox == "workspace-write":
         network = policy.network is not None and policy.network.text == "allow"
         lines += ["", "[sandbox_workspace_write]", f"network_access = {'true' if network else 'false'}"]

@@ -3,6 +3,7 @@
 In: effects, catalog targets, condition pieces. Out: policy source text the ordinary parser reads,
 each rule preceded by a comment naming the setting it came from.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,21 @@ class PolicyText:
 
     def render(self) -> str:
         head = [f"# {line}" for line in self.header]
-        body = [f"policy {self.name} {q(self.title)} {{", f"  sandbox {self.sandbox}", f"  approval {self.approval}",
-                f"  default {self.default}", *self.lines, "}"]
+        body = [
+            f"policy {self.name} {q(self.title)} {{",
+            f"  sandbox {self.sandbox}",
+            f"  approval {self.approval}",
+            f"  default {self.default}",
+            *self.lines,
+            "}",
+        ]
         if self.hidden:
-            body += ["", "# The tools denied outright are not offered to the model at all.",
-                     f"scope {self.name} {q(self.title + ' (tool view)')} {{", "  parent root",
-                     f"  hide {', '.join(dict.fromkeys(self.hidden))}", "}"]
+            body += [
+                "",
+                "# The tools denied outright are not offered to the model at all.",
+                f"scope {self.name} {q(self.title + ' (tool view)')} {{",
+                "  parent root",
+                f"  hide {', '.join(dict.fromkeys(self.hidden))}",
+                "}",
+            ]
         return "\n".join(head + body) + "\n"

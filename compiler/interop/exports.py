@@ -5,6 +5,7 @@ request unchanged (OpenAI Chat Completions, Anthropic Messages, Gemini, MCP tool
 notes for anything the format could not carry. The fingerprint is the view's own: the same
 whatever the format.
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,8 +20,12 @@ def export(view, fmt: str, strict: bool = False) -> tuple[dict, list[str]]:
         raise ValueError(f"unknown format `{fmt}` (known: {', '.join(FORMATS)})")
     if strict and fmt != "openai":
         raise ValueError("--strict is OpenAI's strict mode; it applies to --format openai only")
-    make: Callable = {"openai": lambda e: _openai(e, strict, notes), "anthropic": _anthropic,
-                      "gemini": lambda e: _gemini(e, notes), "mcp": _mcp}[fmt]
+    make: Callable = {
+        "openai": lambda e: _openai(e, strict, notes),
+        "anthropic": _anthropic,
+        "gemini": lambda e: _gemini(e, notes),
+        "mcp": _mcp,
+    }[fmt]
     tools = [make(entry) for entry in view.tools]
     if fmt == "gemini":
         tools = [{"functionDeclarations": tools}] if tools else []
@@ -66,8 +71,12 @@ def _strict(node, where: str, problems: list[str]):
         if node.get("additionalProperties", False) is not False or not props and where != "$":
             problems.append(f"open object at {where}")
         required = set(node.get("required", ()))
-        node["properties"] = {k: _strict(v, f"{where}.{k}", problems) if k in required else
-                              _nullable(_strict(v, f"{where}.{k}", problems)) for k, v in props.items()}
+        node["properties"] = {
+            k: _strict(v, f"{where}.{k}", problems)
+            if k in required
+            else _nullable(_strict(v, f"{where}.{k}", problems))
+            for k, v in props.items()
+        }
         node["required"] = list(props)
         node["additionalProperties"] = False
     if isinstance(node.get("items"), dict):
@@ -91,13 +100,30 @@ def _nullable(node: dict) -> dict:
 
 
 # --- Gemini (OpenAPI-subset schema) -------------------------------------------------------------
-GEMINI_KEYS = {"type", "description", "properties", "required", "items", "enum", "nullable", "anyOf", "format",
-               "minimum", "maximum", "minItems", "maxItems", "title"}
+GEMINI_KEYS = {
+    "type",
+    "description",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "nullable",
+    "anyOf",
+    "format",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "title",
+}
 
 
 def _gemini(entry, notes: list[str]) -> dict:
-    return {"name": entry.name, "description": entry.description,
-            "parameters": _gemini_schema(entry.parameters, f"{entry.name}:$", notes)}
+    return {
+        "name": entry.name,
+        "description": entry.description,
+        "parameters": _gemini_schema(entry.parameters, f"{entry.name}:$", notes),
+    }
 
 
 def _gemini_schema(node, where: str, notes: list[str]):

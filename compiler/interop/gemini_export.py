@@ -5,6 +5,7 @@ In: an EffectivePolicy. Out: the TOML text and notes (kinds as `prefix_rules.Exp
 the highest-priority rule that matches, dshc the strictest: denies are written at 900, asks at 600, allows at
 300, and the policy's default as catch-alls at 1 and 2, so the order of strictness is the same.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,7 @@ def _regex(glob: str, effect: str) -> str:
     inside the value (it may meet less: a value holding `"`); a deny's also meets the words quoted or split
     by quotes, as dshc reads them after the shell removes the quotes, and its `*` may run past the value
     (it meets more): either way never wider."""
-    star, one = ("[^\"]*", "[^\"]") if effect == "allow" else (".*", ".")
+    star, one = ('[^"]*', '[^"]') if effect == "allow" else (".*", ".")
     parts = []
     for piece in re.split(r"([*?])", glob):
         if piece in ("*", "?"):
@@ -81,8 +82,14 @@ class _Writer(RuleWriter):
 
     def add(self, effect: str, tools: list[str], **match) -> None:
         effect = "deny" if effect == "ask" and self.never else effect  # an ask under `approval never` denies
-        self.rules.append({"toolName": tools[0] if len(tools) == 1 else tools, **match,
-                           "decision": DECISIONS[effect], "priority": PRIORITY[effect]})
+        self.rules.append(
+            {
+                "toolName": tools[0] if len(tools) == 1 else tools,
+                **match,
+                "decision": DECISIONS[effect],
+                "priority": PRIORITY[effect],
+            }
+        )
 
     def item(self, item, effect: str, targets: list[str]) -> None:
         condition = item.condition
@@ -103,17 +110,21 @@ class _Writer(RuleWriter):
         if effect != "allow" and outside_workspace(condition):
             self.note(item, "stricter", f"`{tool}` outside the workspace: Gemini CLI's file tools refuse such paths")
         elif tests is None or not names or any(isinstance(t, ast.MatchesExcept) for t in tests):
-            self.note(item, "dropped" if effect == "allow" else "weaker",
-                      f"`{tool}`: its condition has no argsPattern form")
+            self.note(
+                item, "dropped" if effect == "allow" else "weaker", f"`{tool}`: its condition has no argsPattern form"
+            )
         elif effect == "allow":
-            self.note(item, "dropped", f"`{tool}`: dshc reads a path canonical, Gemini CLI as the model wrote it; "
-                                       "an allow on it is left out")
+            self.note(
+                item,
+                "dropped",
+                f"`{tool}`: dshc reads a path canonical, Gemini CLI as the model wrote it; an allow on it is left out",
+            )
         else:
             keys = names[0] if len(names) == 1 else "(?:" + "|".join(names) + ")"
             for test in tests:
                 # any leading folder: dshc resolves a relative glob against the workspace, Gemini CLI sees what
                 # the model wrote, so the pattern meets more paths than dshc's
-                self.add(effect, theirs, argsPattern=f"\"{keys}\":\"[^\"]*{_regex(test.pattern.lstrip('/'), effect)}\"")
+                self.add(effect, theirs, argsPattern=f'"{keys}":"[^"]*{_regex(test.pattern.lstrip("/"), effect)}"')
             self.note(item, "stricter", f"`{tool}`: the path pattern meets the name under any folder")
 
     def shell(self, item, effect: str, condition) -> None:
@@ -122,9 +133,13 @@ class _Writer(RuleWriter):
 
     def glob(self, item, effect: str, test) -> None:
         from ..shell_options import pattern_reading
+
         found = prefix_of(test, effect, "Gemini CLI")
-        whole = not isinstance(test, ast.MatchesExcept) and test.pattern.strip("* ") != "" and \
-            (effect == "allow" or pattern_reading(test.pattern) is None)
+        whole = (
+            not isinstance(test, ast.MatchesExcept)
+            and test.pattern.strip("* ") != ""
+            and (effect == "allow" or pattern_reading(test.pattern) is None)
+        )
         if found.kind is not None and whole:
             # not a prefix, but a whole-command regex says it: Gemini CLI checks each simple command alone
             globs = (test.pattern, test.pattern[:-2]) if test.pattern.endswith(" *") else (test.pattern,)
@@ -163,7 +178,7 @@ def _command_regexes(glob: str, effect: str, end: str = '"') -> list[str]:
     while leads:
         size = 1
         # with `"command":"` and the group around the leads
-        while size < len(leads) and len("|".join(leads[:size + 1]) + after) < MAX_REGEX - 32:
+        while size < len(leads) and len("|".join(leads[: size + 1]) + after) < MAX_REGEX - 32:
             size += 1
         out.append("(?:" + "|".join(leads[:size]) + ")" + after)
         leads = leads[size:]
@@ -175,12 +190,18 @@ def export_gemini(policy) -> GeminiExport:
     default = "deny" if writer.default == "ask" and writer.never else writer.default
     # a shell catch-all with a pattern, so Gemini CLI's own known-safe list does not turn the default's ask
     # into an allow (its heuristics read only rules without one)
-    catch_alls = [{"toolName": SHELL, "commandRegex": ".*", "decision": DECISIONS[default], "priority": 2},
-                  {"toolName": "*", "decision": DECISIONS[default], "priority": 1}]
-    header = [f"# Gemini CLI policy for dshc policy `{policy.name}`, written by `dshc export gemini`.",
-              "# Priorities: deny 900, ask 600, allow 300, the default 1-2; what did not translate is on stderr."]
-    body = ["\n".join(["[[rule]]", *(f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in rule.items())])
-            for rule in [*_unique(writer.rules), *catch_alls]]
+    catch_alls = [
+        {"toolName": SHELL, "commandRegex": ".*", "decision": DECISIONS[default], "priority": 2},
+        {"toolName": "*", "decision": DECISIONS[default], "priority": 1},
+    ]
+    header = [
+        f"# Gemini CLI policy for dshc policy `{policy.name}`, written by `dshc export gemini`.",
+        "# Priorities: deny 900, ask 600, allow 300, the default 1-2; what did not translate is on stderr.",
+    ]
+    body = [
+        "\n".join(["[[rule]]", *(f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in rule.items())])
+        for rule in [*_unique(writer.rules), *catch_alls]
+    ]
     return GeminiExport("\n".join(header) + "\n\n" + "\n\n".join(body) + "\n", tuple(writer.notes))
 
 

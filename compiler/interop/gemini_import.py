@@ -6,6 +6,7 @@ written with `and not (…)` of every higher rule that would have answered less 
 rule always answers first is left out. A pattern is read when it is literal text and `.*`; a deny or ask whose
 pattern is not is widened to its whole tool (stricter), an allow left out (Gemini CLI's default asks).
 """
+
 from __future__ import annotations
 
 import os
@@ -68,11 +69,18 @@ class _Importer:
         self.mapping = load_mapping("gemini")
         self.notes: list[Note] = []
         self.rules: list[_Rule] = []
-        self.policy = PolicyText(name, "Gemini CLI policy: " + ", ".join(os.path.basename(s) for s in sources),
-                                 "danger-full-access", "ask", "ask",
-                                 header=[f"Imported from {', '.join(sources)} by `dshc import gemini`.",
-                                         "Each rule is preceded by the policy rule it came from; Gemini CLI's own "
-                                         "default policies are not part of these files."])
+        self.policy = PolicyText(
+            name,
+            "Gemini CLI policy: " + ", ".join(os.path.basename(s) for s in sources),
+            "danger-full-access",
+            "ask",
+            "ask",
+            header=[
+                f"Imported from {', '.join(sources)} by `dshc import gemini`.",
+                "Each rule is preceded by the policy rule it came from; Gemini CLI's own "
+                "default policies are not part of these files.",
+            ],
+        )
 
     def read(self, source: str, text: str) -> None:
         try:
@@ -94,10 +102,16 @@ class _Importer:
         names = [names] if isinstance(names, str) else names
         if effect is None or not isinstance(priority, int) or not names or not all(isinstance(n, str) for n in names):
             raise ValueError(f"{where}: a rule needs toolName, decision allow|ask_user|deny and an integer priority")
-        for key in sorted(set(raw) & {"interactive", "toolAnnotations", "allowRedirection", "allow_redirection",
-                                      "subagent"}):
-            self.notes.append(Note(where, f"`{key}` is not read: the rule applies "
-                                          + ("never (stricter)" if effect == "allow" else "always (stricter)")))
+        for key in sorted(
+            set(raw) & {"interactive", "toolAnnotations", "allowRedirection", "allow_redirection", "subagent"}
+        ):
+            self.notes.append(
+                Note(
+                    where,
+                    f"`{key}` is not read: the rule applies "
+                    + ("never (stricter)" if effect == "allow" else "always (stricter)"),
+                )
+            )
             if effect == "allow":
                 return
         targets, tool_test = self.targets(where, raw, names, effect)
@@ -136,8 +150,10 @@ class _Importer:
     def targets(self, where: str, raw: dict, names: list[str], effect: str) -> tuple[list[str], str | None]:
         server = raw.get("mcpName")
         if server is not None:
-            tests = [f"tool matches {q(f'mcp__{server}__*')}" if n == "*" else f"tool == {q(f'mcp__{server}__{n}')}"
-                     for n in names]
+            tests = [
+                f"tool matches {q(f'mcp__{server}__*')}" if n == "*" else f"tool == {q(f'mcp__{server}__{n}')}"
+                for n in names
+            ]
             return ["*"], tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
         if "*" in names:
             return ["*"], None
@@ -145,8 +161,13 @@ class _Importer:
         for name in names:
             spec = self.mapping.tools.get(name)
             if spec is None:
-                self.notes.append(Note(where, f"`{name}` has no catalog tool: the rule is not imported for it"
-                                              + (" (its deny or ask is lost)" if effect != "allow" else "")))
+                self.notes.append(
+                    Note(
+                        where,
+                        f"`{name}` has no catalog tool: the rule is not imported for it"
+                        + (" (its deny or ask is lost)" if effect != "allow" else ""),
+                    )
+                )
             elif spec.tool not in out:
                 out.append(spec.tool)
         return out, None
@@ -162,21 +183,31 @@ class _Importer:
             glob, fact = _value_glob(regex), "args.command"
         elif args is not None:
             found = re.match(r'^\\?"(\w+)\\?":\\?"', args)
-            fields = {ours for t in targets for spec in self.mapping.tools.values() if spec.tool == t
-                      for theirs, ours in spec.args.items() if found and theirs == found.group(1)}
+            fields = {
+                ours
+                for t in targets
+                for spec in self.mapping.tools.values()
+                if spec.tool == t
+                for theirs, ours in spec.args.items()
+                if found and theirs == found.group(1)
+            }
             if found and len(fields) == 1:
-                glob, fact = _value_glob(args[found.end():]), "args." + fields.pop()
+                glob, fact = _value_glob(args[found.end() :]), "args." + fields.pop()
         else:
             return None, True
         if glob is not None:
             return f"{fact} matches {q(glob)}", True
         pattern = regex if regex is not None else args
         if effect == "allow":
-            self.notes.append(Note(where, f"the pattern `{pattern}` has no glob form: the allow is left out "
-                                          "(dshc asks)"))
+            self.notes.append(
+                Note(where, f"the pattern `{pattern}` has no glob form: the allow is left out (dshc asks)")
+            )
             return False, False
-        self.notes.append(Note(where, f"the pattern `{pattern}` has no glob form: the {effect} holds every call of "
-                                      "the tool (stricter)"))
+        self.notes.append(
+            Note(
+                where, f"the pattern `{pattern}` has no glob form: the {effect} holds every call of the tool (stricter)"
+            )
+        )
         return None, False
 
     def render(self) -> str:
@@ -187,11 +218,11 @@ class _Importer:
             for targets, firsts in _reaching(rule, before):
                 unless = _unless(targets, firsts)
                 if unless is None:
-                    self.notes.append(Note(rule.where, "a higher rule always answers first for "
-                                                       f"{', '.join(targets)}: left out there"))
+                    self.notes.append(
+                        Note(rule.where, f"a higher rule always answers first for {', '.join(targets)}: left out there")
+                    )
                     continue
-                condition = " and ".join(f"({c})" for c in [rule.condition, *unless] if c) if unless \
-                    else rule.condition
+                condition = " and ".join(f"({c})" for c in [rule.condition, *unless] if c) if unless else rule.condition
                 self.policy.rule(f"{rule.where}: priority {rule.priority}", rule.effect, targets, condition)
         return self.policy.render()
 

@@ -3,6 +3,7 @@ every trusted path and behind the wrappers dshc reads through, and the note on a
 translate exactly; `RuleWriter` walks a policy for an agent's writer. In: a policy, ast conditions and
 globs. Out: words and notes; the agent modules write the rules.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -26,6 +27,7 @@ class ExportNote:
 
 def _knowledge():
     from ..shell_data import knowledge
+
     return knowledge()
 
 
@@ -41,8 +43,14 @@ def wrappers(transparent: bool) -> list[str]:
     `transparent`: only those that change nothing of it, which an allow of the command covers."""
     out = []
     for name, wrapper in _knowledge().wrappers.items():
-        if wrapper.positional or wrapper.subcommands or wrapper.user_shell or wrapper.operands_written \
-                or wrapper.each_string or wrapper.opaque_always:
+        if (
+            wrapper.positional
+            or wrapper.subcommands
+            or wrapper.user_shell
+            or wrapper.operands_written
+            or wrapper.each_string
+            or wrapper.opaque_always
+        ):
             continue
         # input appended or substituted into the command is unknown to dshc: no allow covers it
         if transparent and (not wrapper.transparent or wrapper.appends or wrapper.replaces or wrapper.placeholders):
@@ -61,7 +69,9 @@ def literal_prefix(glob: str) -> tuple[list[str], bool]:
     return literal, open_end and len(literal) == len(body)
 
 
-def command_globs(condition, fact: tuple[str, ...] = ("args", "command")) -> list[ast.Matches | ast.MatchesExcept] | None:
+def command_globs(
+    condition, fact: tuple[str, ...] = ("args", "command")
+) -> list[ast.Matches | ast.MatchesExcept] | None:
     """The globs of a condition that is `FACT matches` (with `except`) or an `or` of them."""
     items = condition.items if isinstance(condition, ast.Or) else (condition,)
     if all(isinstance(i, (ast.Matches, ast.MatchesExcept)) and i.fact.path == fact for i in items):
@@ -70,15 +80,21 @@ def command_globs(condition, fact: tuple[str, ...] = ("args", "command")) -> lis
 
 
 def outside_workspace(condition) -> bool:
-    return isinstance(condition, ast.Place) and not condition.inside and condition.fact.path == ("args", "file_path") \
+    return (
+        isinstance(condition, ast.Place)
+        and not condition.inside
+        and condition.fact.path == ("args", "file_path")
         and condition.place.text == "workspace"
+    )
 
 
 def escalation(condition) -> bool | None:
     """True: the condition needs an escalation (`has args.sandbox_permissions`, alone or in an `and`);
     False: it is `not has args.sandbox_permissions`; None: neither."""
+
     def has(c) -> bool:
         return isinstance(c, ast.Has) and c.fact.path == ("args", "sandbox_permissions")
+
     if isinstance(condition, ast.Not) and has(condition.item):
         return False
     items = condition.items if isinstance(condition, ast.And) else (condition,)
@@ -107,6 +123,7 @@ def groupings(words: list[str]) -> list[list[str]]:
 class Prefix:
     """What a prefix rule holds of one `args.command matches` test: `words` (None: no rule), and unless the rule is
     exact, the note's kind (`stricter`, `dropped`, `weaker`) and message."""
+
     words: tuple[str, ...] | None
     kind: str | None = None
     message: str = ""
@@ -117,6 +134,7 @@ def prefix_of(test, effect: str, agent: str) -> Prefix:
     words before the first wildcard or option (dshc meets options in any order and spelling), at least as
     strict."""
     from ..shell_options import pattern_reading
+
     literal, exact = literal_prefix(test.pattern)
     excepted = isinstance(test, ast.MatchesExcept)
     if effect == "allow":
@@ -130,14 +148,16 @@ def prefix_of(test, effect: str, agent: str) -> Prefix:
     if not literal:
         return Prefix(None, "weaker", f"`{test.pattern}` names no program: a prefix rule cannot hold it")
     if not exact or excepted or reading is not None:
-        return Prefix(tuple(literal), "stricter", f"`{test.pattern}` is exported as every command starting "
-                                                  f"`{' '.join(literal)}`")
+        return Prefix(
+            tuple(literal), "stricter", f"`{test.pattern}` is exported as every command starting `{' '.join(literal)}`"
+        )
     return Prefix(tuple(literal))
 
 
 class RuleWriter:
     """Walks a policy's rules and guards (a guard is a deny) into `item`, which each agent's writer defines,
     and keeps the notes, each naming its rule as decisions do."""
+
     agent = ""
 
     def __init__(self, policy) -> None:
@@ -172,7 +192,10 @@ class RuleWriter:
             if tests is not None:
                 self.note(item, "stricter", "only its `args.command matches` part is exported: it meets more commands")
         if tests is None:
-            self.note(item, "dropped" if effect == "allow" else "weaker",
-                      f"its condition has no {self.agent} form" + (f": {self.agent} asks instead" if effect == "allow"
-                                                                   else ""))
+            self.note(
+                item,
+                "dropped" if effect == "allow" else "weaker",
+                f"its condition has no {self.agent} form"
+                + (f": {self.agent} asks instead" if effect == "allow" else ""),
+            )
         return tests

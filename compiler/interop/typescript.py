@@ -3,6 +3,7 @@
 In: a ToolView in code or both mode. Out: `.d.ts` text declaring `tools.<name>(args)` with one
 argument interface per tool, JSDoc from the descriptions, and the view's fingerprint on top.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,13 @@ import re
 def declaration(view) -> str:
     if view.sdk is None:
         raise ValueError(f"the view is in `{view.mode}` mode: there is no code-mode SDK (use --mode code or both)")
-    lines = [f"// dshc code-mode SDK · preset {view.preset or '-'} · host {view.host} · {view.platform} · "
-             f"scope {view.scope}", f"// fingerprint {view.fingerprint}",
-             "// Call these from inside a `run_code` program; every call goes through the tool pipeline.", ""]
+    lines = [
+        f"// dshc code-mode SDK · preset {view.preset or '-'} · host {view.host} · {view.platform} · "
+        f"scope {view.scope}",
+        f"// fingerprint {view.fingerprint}",
+        "// Call these from inside a `run_code` program; every call goes through the tool pipeline.",
+        "",
+    ]
     for entry in view.sdk:
         lines += _doc(entry.description, "")
         lines.append(f"export interface {_iface(entry.name)} {_object(entry.parameters, '')}")
@@ -81,5 +86,10 @@ def _object(schema: dict, indent: str) -> str:
     if schema.get("additionalProperties", True) is not False:
         lines.append(f"{inner}[key: string]: unknown;")
     lines.append(indent + "}")
-    return "\n".join(lines) if len(lines) > 2 else "{ }" if schema.get("additionalProperties") is False else \
-        "{ [key: string]: unknown }"
+    return (
+        "\n".join(lines)
+        if len(lines) > 2
+        else "{ }"
+        if schema.get("additionalProperties") is False
+        else "{ [key: string]: unknown }"
+    )

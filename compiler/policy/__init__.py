@@ -3,6 +3,7 @@
 `effects` holds the one effect order; `core` the steps both evaluators share; `reference`
 tries every rule as written; `index` decides calls from a per-tool index.
 """
+
 from .arguments import MAX_DEPTH, MAX_NODES, shape_problem
 from .core import rule_id
 from .decision import NO_POLICY, Decision
@@ -10,6 +11,21 @@ from .effects import EFFECTS, PERMISSIVENESS, RANK, stricter, strictest, widens,
 from .index import CompiledPolicy, RequestDecider
 from .reference import decide
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "shape_problem", "NO_POLICY", "Decision", "EFFECTS", "PERMISSIVENESS", "RANK",
-           "stricter", "strictest", "widens", "widens_fail_closed", "CompiledPolicy", "RequestDecider", "decide",
-           "rule_id"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "shape_problem",
+    "NO_POLICY",
+    "Decision",
+    "EFFECTS",
+    "PERMISSIVENESS",
+    "RANK",
+    "stricter",
+    "strictest",
+    "widens",
+    "widens_fail_closed",
+    "CompiledPolicy",
+    "RequestDecider",
+    "decide",
+    "rule_id",
+]

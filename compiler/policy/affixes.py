@@ -9,6 +9,7 @@ before the text, or one of that key's own shorter prefixes among the keys (every
 and the text starts with `p`), so a short walk up a key's parents finds it. Each key holds the
 values of itself and all its parents, shortest first: the answer is one tuple.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right

@@ -4,17 +4,19 @@ Conditions read arguments a few levels deep at most; a deeper or larger value is
 before any rule sees it (a deny from `Program.decide`, exit 2 from the CLI), so no recursion
 limit is ever reached on the way.
 """
+
 from __future__ import annotations
 
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+from _collections_abc import (
+    Mapping,
+)  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 MAX_DEPTH = 64  # containers inside containers; no tool schema comes near it
 MAX_NODES = 100_000  # values in all, containers included
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-                  text: bool = False) -> str | None:
+def shape_problem(value, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES, text: bool = False) -> str | None:
     """Why `value` is too deep or too large (with `text`, also: holds a string no tool can use —
     the runtime refuses such a call as INVALID_ARGS), or None when it is fine (iterative walk)."""
     if type(value) is dict and len(value) < max_nodes and _SCALARS.issuperset(map(type, value.values())):

@@ -16,6 +16,7 @@ segment covered by SOME allow rule. Compute the joint tri-state over the group, 
 `Tally.add(effect, group)` when it is True, or `Buckets.maybe.extend(group)` when None; the
 group is listed as the deciding rules in source order like any other.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -49,8 +50,16 @@ def is_shell(tool: ToolDef | None) -> bool:
 def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None, classes=()) -> Env:
     """The environment one tool's conditions see: the request's, plus the `tool` fact, the call
     and the policy's command classes."""
-    return Env({**base.facts, "tool": name}, base.services, base.flags, args, workspace, shell,
-               classes=classes or base.classes, session=base.session)
+    return Env(
+        {**base.facts, "tool": name},
+        base.services,
+        base.flags,
+        args,
+        workspace,
+        shell,
+        classes=classes or base.classes,
+        session=base.session,
+    )
 
 
 def lenient(item) -> bool:
@@ -167,8 +176,7 @@ class TargetIndex:
             found.update(self._by_package.get(tool.package, ()))
             for axis in tool.risk:
                 found.update(self._by_risk.get(axis, ()))
-        found.update([position for position, pattern in self._patterns
-                      if any(fnmatchcase(n, pattern) for n in names)])
+        found.update([position for position, pattern in self._patterns if any(fnmatchcase(n, pattern) for n in names)])
         return [self._items[position] for position in sorted(found)]
 
 
@@ -197,9 +205,13 @@ class PolicyCore:
         if found is None:
             from ..conditions import SHELL_FIELDS
             from ..shell_options import pattern_reading
-            readings = (pattern_reading(atom.pattern) for item in (*self.policy.rules, *self.policy.guards)
-                        for atom in ast.atoms(item.condition)
-                        if isinstance(atom, ast.Matches) and ast.argument_field(atom) in SHELL_FIELDS)
+
+            readings = (
+                pattern_reading(atom.pattern)
+                for item in (*self.policy.rules, *self.policy.guards)
+                for atom in ast.atoms(item.condition)
+                if isinstance(atom, ast.Matches) and ast.argument_field(atom) in SHELL_FIELDS
+            )
             found = self._optioned = frozenset(reading.program for reading in readings if reading is not None)
         return found
 
@@ -223,13 +235,22 @@ class PolicyCore:
             self._unmatched = self.conclude(approval, approval_source, Tally())
         return self._unmatched
 
-    def conclude(self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False,
-                 static: bool = False) -> Decision:
+    def conclude(
+        self, approval: str, approval_source, tally: Tally, maybe=(), unsure: bool = False, static: bool = False
+    ) -> Decision:
         """The decision from the strictest matched effect (none: the default, else deny)."""
         return self.conclude_parts(approval, approval_source, tally.effect, tally.parts, maybe, unsure, static)
 
-    def conclude_parts(self, approval: str, approval_source, effect: str | None, parts, maybe=(),
-                       unsure: bool = False, static: bool = False) -> Decision:
+    def conclude_parts(
+        self,
+        approval: str,
+        approval_source,
+        effect: str | None,
+        parts,
+        maybe=(),
+        unsure: bool = False,
+        static: bool = False,
+    ) -> Decision:
         """`static`: a tool's verdict for no call in particular, where an undecided allow or ask over a
         default deny makes it `conditional` (at call time such a rule fails closed: the deny stands)."""
         """`conclude` of a tally's strictest effect and its groups of rules, given as they are."""
@@ -240,8 +261,11 @@ class PolicyCore:
             policy = self.policy
             effect = policy.default.text if policy.default is not None else "deny"
             parts = ()
-            reason = f"no rule matched; the policy default is `{effect}`" if policy.default is not None else \
-                "no rule matched and the policy has no default, so it denies"
+            reason = (
+                f"no rule matched; the policy default is `{effect}`"
+                if policy.default is not None
+                else "no rule matched and the policy has no default, so it denies"
+            )
         extra = ()
         if effect != "deny" and (unsure or maybe and any(not matched or stricter(r.effect, effect) for r in maybe)):
             effect, reason = "conditional", "depends on the call's arguments or request"

@@ -1,4 +1,5 @@
 """Decision: an effect with its reason and the rules that made it (listed lazily)."""
+
 from __future__ import annotations
 
 
@@ -14,8 +15,12 @@ class Verdict:
         return self.effect == "allow"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Verdict) and (self.effect, self.reason, self.gate, self.deciding) == \
-            (other.effect, other.reason, other.gate, other.deciding)
+        return isinstance(other, Verdict) and (self.effect, self.reason, self.gate, self.deciding) == (
+            other.effect,
+            other.reason,
+            other.gate,
+            other.deciding,
+        )
 
     def __ne__(self, other) -> bool:  # said here: `LaterDeny` would otherwise compare as a tuple
         return not self == other

@@ -7,6 +7,7 @@ A read glob's files are hidden only inside the workspace (found there, and throu
 starts): a tree elsewhere, or one the line cannot place, keeps them. In: the rules the sandbox enforces, the
 access's canonical pattern, the workspace; out: a `Deferral` (the rules to leave out, and the words a reason
 adds) or None."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,9 @@ class Deferral:
     note: str  # ` (the sandbox hides from the command what team/guard:secrets keeps from being read)`
 
 
-def deferral(policy, enforced: tuple[frozenset, frozenset], kind: str, pattern, workspace: str | None) \
-        -> Deferral | None:
+def deferral(
+    policy, enforced: tuple[frozenset, frozenset], kind: str, pattern, workspace: str | None
+) -> Deferral | None:
     literal, placed = enforced
     if kind == "read":
         within = getattr(pattern, "within", None)
@@ -35,22 +37,32 @@ def deferral(policy, enforced: tuple[frozenset, frozenset], kind: str, pattern, 
         rules = literal | placed if inside else literal
     else:
         roots = _write_roots(policy, workspace)
-        rules = literal | frozenset(rule for rule in placed if roots is not None and all(
-            literal_path(test) or _apart(test, roots) for test in _tests(rule)))
+        rules = literal | frozenset(
+            rule
+            for rule in placed
+            if roots is not None and all(literal_path(test) or _apart(test, roots) for test in _tests(rule))
+        )
     if not rules:
         return None
     named = ", ".join(sorted(rule_id(policy, rule) for rule in rules))
     keep = "keeps" if len(rules) == 1 else "keep"
-    does = f"hides from the command what {named} {keep} from being read" if kind == "read" else \
-        f"keeps read-only for the command what {named} {keep} from being written"
+    does = (
+        f"hides from the command what {named} {keep} from being read"
+        if kind == "read"
+        else f"keeps read-only for the command what {named} {keep} from being written"
+    )
     return Deferral(frozenset(rules), f" (the sandbox {does})")
 
 
 def without(policy, rules: frozenset):
     """The policy with `rules` (rules or guards) left out, every other line as written (ids are by line)."""
     from ..frozen import replace
-    return replace(policy, rules=tuple(rule for rule in policy.rules if rule not in rules),
-                   guards=tuple(guard for guard in policy.guards if guard not in rules))
+
+    return replace(
+        policy,
+        rules=tuple(rule for rule in policy.rules if rule not in rules),
+        guards=tuple(guard for guard in policy.guards if guard not in rules),
+    )
 
 
 # the devices every sandbox mode lets a command write (`runtime.sandbox.confine.DEVICES`; a test holds them equal)
@@ -68,10 +80,17 @@ def _write_roots(policy, workspace: str | None) -> tuple[str, ...] | None:
     if workspace is None:
         return None
     import tempfile  # a write of a whole tree only (a branch switch): a hook's read never loads it
+
     cache = cache_root()
-    roots = (workspace, *(os.path.expanduser(root.text) for root in policy.writable),
-             os.path.join(cache, "dshc", "tmp") if cache else "/", tempfile.gettempdir(), "/tmp", "/var/tmp",
-             *DEVICES)
+    roots = (
+        workspace,
+        *(os.path.expanduser(root.text) for root in policy.writable),
+        os.path.join(cache, "dshc", "tmp") if cache else "/",
+        tempfile.gettempdir(),
+        "/tmp",
+        "/var/tmp",
+        *DEVICES,
+    )
     return tuple(os.path.realpath(root) for root in roots)
 
 
@@ -84,7 +103,8 @@ def _apart(test, roots: tuple[str, ...]) -> bool:
         below = root.rstrip("/") + "/"
         if folder.startswith(below):
             return False
-        if below.startswith(folder) and (FilePattern(((root,),), None).may_match(glob)
-                                         or FilePattern(((below, DEEP),), None).may_match(glob)):
+        if below.startswith(folder) and (
+            FilePattern(((root,),), None).may_match(glob) or FilePattern(((below, DEEP),), None).may_match(glob)
+        ):
             return False
     return True

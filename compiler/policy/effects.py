@@ -3,6 +3,7 @@
 Everything that ranks effects — strictest-wins, widening in `diff` and `verify`, the lint
 for shadowed rules, the tests — imports it from here.
 """
+
 from __future__ import annotations
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only

@@ -13,6 +13,7 @@ String equalities on one fact are exclusive (a fact has one value), which keeps 
 with more than TABLE_LIMIT assignments is left to the closures. Tests of the `tool` fact are constants
 within one tool's index: they are evaluated there, not numbered.
 """
+
 from __future__ import annotations
 
 from itertools import product
@@ -94,8 +95,9 @@ class FactAtoms:
                 if _string_equality(atom):  # new tuples and dicts: a mask being read keeps its own
                     by_fact = {dotted: dict(by_value) for dotted, by_value, _ in self._by_fact}
                     by_fact.setdefault(atom.fact.dotted, {})[atom.value] = bit
-                    self._by_fact = tuple((dotted, by_value, sum(by_value.values()))
-                                          for dotted, by_value in by_fact.items())
+                    self._by_fact = tuple(
+                        (dotted, by_value, sum(by_value.values())) for dotted, by_value in by_fact.items()
+                    )
                 else:
                     self._others = (*self._others, (compile_facts(atom, False), bit))
                 self.bits[atom] = bit
@@ -189,4 +191,3 @@ class FactAtoms:
         if test is None:
             test = self._tool_tests[atom] = compile_facts(atom, False)
         return test(None, name)
-

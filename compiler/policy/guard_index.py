@@ -15,6 +15,7 @@ line) makes every guard keyed on the command a candidate.
 Not keyed (always tried): guards with no condition or no such item. A value that is not text, or
 arguments that are not a plain mapping, make every guard a candidate.
 """
+
 from __future__ import annotations
 
 from .. import ast
@@ -27,6 +28,7 @@ from .affixes import AffixIndex, literal_keys
 
 class _FieldGuards:
     """One argument's keyed guards, as their ordinals in the tool's guard list."""
+
     __slots__ = ("exact", "prefixed", "suffixed", "other", "every", "shell")
 
     def __init__(self, keyed: list[tuple[int, str]], shell: bool) -> None:
@@ -69,6 +71,7 @@ class _FieldGuards:
 class GuardIndex:
     """A tool's guards (in source order), their conditions compiled, and per argument those keyed by a
     glob on it."""
+
     __slots__ = ("guards", "always", "fields", "name", "_tests")
 
     def __init__(self, guards: list, shell: bool, name: str) -> None:
@@ -85,8 +88,9 @@ class GuardIndex:
                 command = shell and key[0] in SHELL_FIELDS
                 keyed.setdefault(key[0], []).append((ordinal, key[1] if command else home_glob(key[1])))
         self.always = tuple(always)
-        self.fields = {field: _FieldGuards(entries, shell and field in SHELL_FIELDS)
-                       for field, entries in keyed.items()}
+        self.fields = {
+            field: _FieldGuards(entries, shell and field in SHELL_FIELDS) for field, entries in keyed.items()
+        }
 
     def holds(self, guard, env) -> bool | None:
         """`core.holds` of one of these guards, by its compiled condition (`run_guards`' test)."""

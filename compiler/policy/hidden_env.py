@@ -6,6 +6,7 @@ Only what the rule alone decides becomes a pattern, as for hidden paths (`protec
 process cannot ask) or a guard on a shell tool whose whole condition is `args.command.env_read matches "P"`
 or `args.command.env_read in ["NAME", …]`, or an `or` of such tests (each decides alone).
 """
+
 from __future__ import annotations
 
 TYPE_CHECKING = False  # collections.abc loads collections: a hook deciding a file tool imports neither
@@ -52,8 +53,14 @@ def _hiding(policy):
             continue
         tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
         if tests and all(_env_read(test) and isinstance(test, (ast.Matches, ast.Member)) for test in tests):
-            yield rule, [pattern for test in tests
-                         for pattern in ((test.pattern,) if isinstance(test, ast.Matches) else map(str, test.values))]
+            yield (
+                rule,
+                [
+                    pattern
+                    for test in tests
+                    for pattern in ((test.pattern,) if isinstance(test, ast.Matches) else map(str, test.values))
+                ],
+            )
 
 
 def _shell_target(target) -> bool:

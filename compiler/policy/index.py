@@ -15,6 +15,7 @@ rule groups make is made once and shared by requests (`RequestDecider._concluded
 bucketing, strictest-wins and the conclusion are the shared core's (`core.py`), so decisions are exactly
 those of `reference.decide` (a property test holds the two together).
 """
+
 from __future__ import annotations
 
 
@@ -45,6 +46,7 @@ NAME_CACHE = 1024  # tool names remembered per policy and per request (a name ca
 @record(slots=False)
 class _Globbed:
     """A rule that tests one argument with a glob: the rule, its other conditions, the glob."""
+
     rule: ast.Rule
     facts: object  # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
     pattern: str
@@ -52,8 +54,22 @@ class _Globbed:
 
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
-    __slots__ = ("exact", "prefix", "suffix", "other", "tiers", "tables", "prefixed", "suffixed", "every",
-                 "optioned", "_unseen", "_exact_sorted", "_tabulate")
+
+    __slots__ = (
+        "exact",
+        "prefix",
+        "suffix",
+        "other",
+        "tiers",
+        "tables",
+        "prefixed",
+        "suffixed",
+        "every",
+        "optioned",
+        "_unseen",
+        "_exact_sorted",
+        "_tabulate",
+    )
 
     def __init__(self) -> None:
         self.exact: dict = {}  # text -> [entry]
@@ -81,6 +97,7 @@ class _FieldIndex:
             getattr(self, kind).setdefault(key, []).append(entry)
         if shell and lenient(entry.rule):
             from ..shell_options import pattern_reading
+
             reading = pattern_reading(entry.pattern)
             if reading is not None:
                 self.optioned.setdefault(reading.program, []).append(entry)
@@ -134,6 +151,7 @@ class _FieldIndex:
         asks where it possibly matches (its basename form too), allows where it surely does. Found by
         their globs' literal parts, like a text's groups: only `other` globs are tried one by one."""
         from ..shell import by_base, segment_matches
+
         found: dict = {}
         for form in (segment, by_base(segment)) if segment.base else (segment,):
             for entry in self._possibly(form):
@@ -148,6 +166,7 @@ class _FieldIndex:
                 found[id(entry)] = entry
         if segment.options is not None:
             from ..shell_options import options_match
+
             for entry in self.optioned.get(segment.options.program, ()):
                 if options_match(segment.options, entry.pattern):
                     found[id(entry)] = entry
@@ -163,8 +182,12 @@ class _FieldIndex:
         start = " ".join(segment.argv[:literal])
         if self._exact_sorted is None:
             self._exact_sorted = AffixIndex(self.exact)
-        groups = (*self._exact_sorted.extending(start), *self.prefixed.matching(start),
-                  *self.prefixed.extending(start), *self.suffix.values())
+        groups = (
+            *self._exact_sorted.extending(start),
+            *self.prefixed.matching(start),
+            *self.prefixed.extending(start),
+            *self.suffix.values(),
+        )
         return [entry for group in groups for entry in group]
 
     def _surely(self, segment) -> list[_Globbed]:
@@ -182,11 +205,30 @@ class _FieldIndex:
 
 class _ToolIndex:
     """Everything that decides one tool: its guards, fact tiers, glob indexes and other rules."""
+
     # CPython lays slots out sorted by name: `answer`, what most calls read alone, sits beside the object's
     # header, in the cache line that reading the index touches anyway (a cold call's cost is its misses)
-    __slots__ = ("answer", "searches", "unnamed", "denied", "guards", "paths", "facts_only",
-                 "guard_index", "plain", "plain_code", "plain_fixed", "plain_single", "plain_table",
-                 "decided", "globbed", "generic", "placed", "shell", "grouped_only")
+    __slots__ = (
+        "answer",
+        "searches",
+        "unnamed",
+        "denied",
+        "guards",
+        "paths",
+        "facts_only",
+        "guard_index",
+        "plain",
+        "plain_code",
+        "plain_fixed",
+        "plain_single",
+        "plain_table",
+        "decided",
+        "globbed",
+        "generic",
+        "placed",
+        "shell",
+        "grouped_only",
+    )
 
     def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
         self.guards = guards
@@ -221,6 +263,7 @@ class _ToolIndex:
 class _Placed:
     """The rules of one tool that test an argument `inside` (or `outside`) the workspace, besides request
     facts and at most one glob: indexed as a tool's rules are, and read only when the test holds."""
+
     __slots__ = ("rules", "plain", "fixed", "table", "globbed", "_compiled")
 
     def __init__(self) -> None:
@@ -247,8 +290,11 @@ def _tiers(pairs) -> tuple:
     by_effect: dict = {effect: {} for effect in RULE_EFFECTS}
     for test, rule in pairs:  # closures are shared per (condition, side), so equal conditions group
         by_effect[rule.effect].setdefault(test, []).append(rule)
-    return tuple((effect, tuple((test, tuple(sorted(rules, key=position))) for test, rules in groups.items()))
-                 for effect, groups in by_effect.items() if groups)
+    return tuple(
+        (effect, tuple((test, tuple(sorted(rules, key=position))) for test, rules in groups.items()))
+        for effect, groups in by_effect.items()
+        if groups
+    )
 
 
 def _fixed(tiers: tuple):
@@ -323,9 +369,11 @@ class CompiledPolicy:
         """Whether a rule or guard tests the session (`session.*`), found once."""
         found = self._session
         if found is None:
-            found = self._session = any(not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session"
-                                        for item in (*self.policy.rules, *self.policy.guards)
-                                        for atom in ast.atoms(item.condition))
+            found = self._session = any(
+                not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session"
+                for item in (*self.policy.rules, *self.policy.guards)
+                for atom in ast.atoms(item.condition)
+            )
         return found
 
     def deferred(self, kind: str, pattern, workspace: str | None):
@@ -333,16 +381,19 @@ class CompiledPolicy:
         enforced = self._enforced.get(kind)
         if enforced is None:
             from .protected import enforced_rules
+
             enforced = self._enforced.setdefault(kind, enforced_rules(self.policy, kind))
         if not (enforced[0] or enforced[1]):
             return None
         from .deferral import deferral
+
         return deferral(self.policy, enforced, kind, pattern, workspace)
 
     def without(self, rules: frozenset) -> "CompiledPolicy":
         found = self._without.get(rules)
         if found is None:
             from .deferral import without
+
             found = self._without.setdefault(rules, CompiledPolicy(without(self.policy, rules)))
         return found
 
@@ -367,6 +418,7 @@ class CompiledPolicy:
         found = self.segments.find(command)
         if found is MISSING:
             from ..shell import analyse  # the shell analyser loads only for shell calls
+
             found = self.segments.put(command, analyse(command))
         return found
 
@@ -414,7 +466,8 @@ class CompiledPolicy:
                 command = shell and field_name in SHELL_FIELDS
                 target.globbed.setdefault(field_name, _FieldIndex()).add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern if command else home_glob(pattern)),
-                    command)
+                    command,
+                )
         for place, placed in index.placed.items():
             placed.plain = self._tiers_of(plains.get(place, {}))
             placed.fixed = _fixed(placed.plain)
@@ -424,7 +477,7 @@ class CompiledPolicy:
         index.plain = self._tiers_of(plains[None])
         index.plain_fixed = _fixed(index.plain)
         if len(index.plain) == 1 and len(index.plain[0][1]) == 1 and index.plain[0][1][0][0] is not None:
-            (effect, ((test, rules),)), = index.plain
+            ((effect, ((test, rules),)),) = index.plain
             index.plain_single = (test, (effect, (rules,), ()))
         if index.plain_fixed is None:
             index.plain_table = tabulate(index.plain)
@@ -435,13 +488,18 @@ class CompiledPolicy:
         for field_index in index.globbed.values():
             field_index.seal(tabulate)
         index.facts_only = not (index.globbed or index.generic or index.placed or shell)
-        index.grouped_only = not (index.generic or index.placed or shell or
-                                  any(f.other for f in index.globbed.values()))
+        index.grouped_only = not (
+            index.generic or index.placed or shell or any(f.other for f in index.globbed.values())
+        )
         index.unnamed = index.facts_only and not index.plain and not guards
         index.searches = tool is not None and tool.definition in SEARCHES
         index.paths = tool is not None and bool(tool.path_parameters)
-        index.denied = not shell and bool(index.plain) and index.plain[0][0] == "deny" and \
-            any(test is None for test, _ in index.plain[0][1])
+        index.denied = (
+            not shell
+            and bool(index.plain)
+            and index.plain[0][0] == "deny"
+            and any(test is None for test, _ in index.plain[0][1])
+        )
         if not (index.paths or index.searches):
             index.answer = UNNAMED if index.unnamed else DENIED_OUTRIGHT if index.denied and not guards else None
         return index
@@ -455,6 +513,7 @@ class _DeniedTool(LaterDeny):
     """A call to a tool `_ToolIndex.denied`: (decider, name, (tool, its index), arguments as called,
     workspace). The tool and its index are the policy's own pair (`CompiledPolicy._last`), so making one
     touches neither object."""
+
     reason = DENIED
 
     def _list(self) -> tuple:
@@ -465,6 +524,7 @@ class _DeniedTool(LaterDeny):
 class _DeniedByFacts(LaterDeny):
     """A call `_decide_grouped` found denied by its fact-only rules: (decider, name, index, arguments as
     called, those rules' parts, their undecided rules)."""
+
     reason = DENIED
 
     def _list(self) -> tuple:
@@ -475,8 +535,21 @@ class RequestDecider:
     """Decides calls for one request: the facts are fixed, so fact-only conditions are evaluated once."""
 
     # slots: a cold call reads its fields from the object itself, not through a dict
-    __slots__ = ("compiled", "_last", "tool_for", "core", "approval", "approval_source", "env", "_facts_read",
-                 "_atoms", "_summaries", "_facts", "_groups", "_deferring")
+    __slots__ = (
+        "compiled",
+        "_last",
+        "tool_for",
+        "core",
+        "approval",
+        "approval_source",
+        "env",
+        "_facts_read",
+        "_atoms",
+        "_summaries",
+        "_facts",
+        "_groups",
+        "_deferring",
+    )
 
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
         self.compiled = compiled
@@ -511,12 +584,23 @@ class RequestDecider:
             return self
         found = self._deferring.get(left.rules)
         if found is None:
-            found = self._deferring.setdefault(left.rules, RequestDecider(
-                self.compiled.without(left.rules), self.approval, self.approval_source, self.env, self.tool_for))
+            found = self._deferring.setdefault(
+                left.rules,
+                RequestDecider(
+                    self.compiled.without(left.rules), self.approval, self.approval_source, self.env, self.tool_for
+                ),
+            )
         return found
 
-    def decide(self, name: str, tool: ToolDef | None, args, workspace: str | None = None,
-               include_guards: bool = True, searched: bool = True) -> Verdict:
+    def decide(
+        self,
+        name: str,
+        tool: ToolDef | None,
+        args,
+        workspace: str | None = None,
+        include_guards: bool = True,
+        searched: bool = True,
+    ) -> Verdict:
         """`searched`: a search tool's call is also a read of the path it names (False: the call alone)."""
         last = self._last.get(name)  # the policy's own shortcut, read without a call (`CompiledPolicy.index`)
         if last is not None and last[0] is tool:
@@ -536,8 +620,18 @@ class RequestDecider:
             reads = search_parts(tool, made, workspace, self.tool_for, self.names)
             if reads:
                 own = self.decide(name, tool, made, workspace, include_guards, False)
-                return with_paths(decide_reads(name, own, reads, lambda part, part_tool, part_args: self.decide(
-                    part, part_tool, part_args, workspace, include_guards)), args, made)
+                return with_paths(
+                    decide_reads(
+                        name,
+                        own,
+                        reads,
+                        lambda part, part_tool, part_args: self.decide(
+                            part, part_tool, part_args, workspace, include_guards
+                        ),
+                    ),
+                    args,
+                    made,
+                )
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.denied and not (include_guards and index.guards):
@@ -556,8 +650,9 @@ class RequestDecider:
         """The deciding rules of a call to a tool `_ToolIndex.denied`: as the call's own path finds them."""
         return self._decide_call(name, tool, index, args, workspace, False).deciding
 
-    def _decide_call(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                     include_guards: bool) -> Verdict:
+    def _decide_call(
+        self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None, include_guards: bool
+    ) -> Verdict:
         """`decide` for a tool whose decision may read the call's arguments."""
         if index.facts_only and not (include_guards and index.guards):
             return self._facts_decide(name, index)
@@ -571,16 +666,41 @@ class RequestDecider:
             decision = self._decide(name, tool, index, made, workspace, include_guards, guards)
         return decision if made is args else with_paths(decision, args, made)
 
-    def _decide(self, name: str, tool: ToolDef | None, index: "_ToolIndex", args, workspace: str | None,
-                include_guards: bool, guards: tuple | None = None) -> Verdict:
+    def _decide(
+        self,
+        name: str,
+        tool: ToolDef | None,
+        index: "_ToolIndex",
+        args,
+        workspace: str | None,
+        include_guards: bool,
+        guards: tuple | None = None,
+    ) -> Verdict:
         """`guards`: the guards these arguments may fire, when the caller has found them already."""
         # only a shell tool's call is split (asked here, so other tools skip the call)
-        parts = shell_parts(True, args, workspace, self.tool_for, self.compiled.analysed, self.names,
-                            self.core.option_programs(), self.compiled.deferred) \
-            if index.shell else None
+        parts = (
+            shell_parts(
+                True,
+                args,
+                workspace,
+                self.tool_for,
+                self.compiled.analysed,
+                self.names,
+                self.core.option_programs(),
+                self.compiled.deferred,
+            )
+            if index.shell
+            else None
+        )
         if parts is not None:
-            return decide_parts(name, tool, parts, lambda part, part_tool, part_args, left: self._leaving(left).decide(
-                part, part_tool, part_args, workspace, include_guards))
+            return decide_parts(
+                name,
+                tool,
+                parts,
+                lambda part, part_tool, part_args, left: self._leaving(left).decide(
+                    part, part_tool, part_args, workspace, include_guards
+                ),
+            )
         if guards is None:
             guards = index.guard_index.candidates(args) if include_guards and index.guards else ()
         if not index.globbed and not index.generic and not index.placed and not guards:
@@ -694,9 +814,11 @@ class RequestDecider:
         """Glob rules on one argument: whole groups by literal text, else entries one by one."""
         shell = call.index.shell and field_name in SHELL_FIELDS
         if type(value) is FilePattern:  # denies and asks whose glob may meet it, allows that surely hold
-            admitted = {id(entry.rule): entry for entry in field_index.every
-                        if (value.may_match(entry.pattern) if lenient(entry.rule) else
-                            value.surely_matches(entry.pattern))}
+            admitted = {
+                id(entry.rule): entry
+                for entry in field_index.every
+                if (value.may_match(entry.pattern) if lenient(entry.rule) else value.surely_matches(entry.pattern))
+            }
             for entry in admitted.values():
                 self._admit(call.name, entry, call)
             return
@@ -715,11 +837,13 @@ class RequestDecider:
                 self._admit(call.name, entry, call)
 
     def _conclude(self, call: "_Call", unsure: bool) -> Decision:
-        return self._concluded(call.index, call.tally.effect, call.tally.parts, call.maybe,
-                               bool(call.matched) or unsure, unsure)
+        return self._concluded(
+            call.index, call.tally.effect, call.tally.parts, call.maybe, bool(call.matched) or unsure, unsure
+        )
 
-    def _concluded(self, index: _ToolIndex, effect: str | None, parts, maybe, one_off: bool = False,
-                   unsure: bool = False) -> Decision:
+    def _concluded(
+        self, index: _ToolIndex, effect: str | None, parts, maybe, one_off: bool = False, unsure: bool = False
+    ) -> Decision:
         """The decision from the tally's strictest effect and its groups of rules. When whole rule groups
         the index holds alone made it (not `one_off`: rules matched one by one, or a guard unsure) and no
         rule is undecided, it is a function of those groups: made by the first call that reaches it and
@@ -732,9 +856,12 @@ class RequestDecider:
             key = id(parts[0]) if len(parts) == 1 else tuple(map(id, parts))
             found = index.decided.get(key)
             if found is None:
-                found = _keep(index.decided, key,
-                              (parts, self.core.conclude_parts(self.approval, self.approval_source, effect, parts)),
-                              DECIDED_CACHE)
+                found = _keep(
+                    index.decided,
+                    key,
+                    (parts, self.core.conclude_parts(self.approval, self.approval_source, effect, parts)),
+                    DECIDED_CACHE,
+                )
             return found[1]
         return self.core.conclude_parts(self.approval, self.approval_source, effect, parts, maybe, unsure)
 
@@ -760,25 +887,48 @@ class RequestDecider:
         if self.compiled is None:
             return None
         args = canonical(tool, args, workspace)
-        parts = shell_parts(is_shell(tool), args, workspace, self.tool_for, self.compiled.analysed, self.names,
-                            self.core.option_programs(), self.compiled.deferred)
+        parts = shell_parts(
+            is_shell(tool),
+            args,
+            workspace,
+            self.tool_for,
+            self.compiled.analysed,
+            self.names,
+            self.core.option_programs(),
+            self.compiled.deferred,
+        )
         if parts is not None:
-            return next((fired for _, part, part_tool, part_args, _, left in parts
-                         if (fired := self._leaving(left).guard(part or name, part_tool if part else tool, part_args,
-                                                                 workspace))),
-                        None)
+            return next(
+                (
+                    fired
+                    for _, part, part_tool, part_args, _, left in parts
+                    if (
+                        fired := self._leaving(left).guard(
+                            part or name, part_tool if part else tool, part_args, workspace
+                        )
+                    )
+                ),
+                None,
+            )
         index = self.compiled.index(name, tool)
         if index.searches:  # a guard on `read` fires for the files a search reads
-            fired = next((fired for _, part, part_tool, part_args in
-                          search_parts(tool, args, workspace, self.tool_for, self.names) or ()
-                          if (fired := self.guard(part, part_tool, part_args, workspace))), None)
+            fired = next(
+                (
+                    fired
+                    for _, part, part_tool, part_args in search_parts(tool, args, workspace, self.tool_for, self.names)
+                    or ()
+                    if (fired := self.guard(part, part_tool, part_args, workspace))
+                ),
+                None,
+            )
             if fired is not None:
                 return fired
         guards = index.guard_index.candidates(args) if index.guards else ()
         if not guards:
             return None
-        fired, _ = run_guards(guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True,
-                              test=index.guard_index.holds)
+        fired, _ = run_guards(
+            guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True, test=index.guard_index.holds
+        )
         return self.core.guard_decision(fired) if fired is not None else None
 
     def names(self, name: str, tool: ToolDef | None) -> bool:
@@ -802,8 +952,9 @@ class RequestDecider:
             return tabled
         found = self._groups.get(id(group))
         if found is None:
-            found = _keep(self._groups, id(group), (group, self._tiered(name, field_index.tiers[id(group)])),
-                          GROUP_CACHE)
+            found = _keep(
+                self._groups, id(group), (group, self._tiered(name, field_index.tiers[id(group)])), GROUP_CACHE
+            )
         return found[1]
 
     def _admit(self, name: str, entry: _Globbed, buckets: Buckets) -> None:
@@ -928,6 +1079,7 @@ class RequestDecider:
 def _line_matches(found, pattern: str, deny_side: bool) -> bool:
     """A whole unsplit line (no segments, no files): what `conditions` decides for it."""
     from ..shell import segment_matches
+
     if deny_side:
         return any(segment_matches(s, pattern, True) for s in found.segments)
     return bool(found.segments) and not found.files and all(segment_matches(s, pattern, False) for s in found.segments)

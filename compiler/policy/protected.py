@@ -11,6 +11,7 @@ test of an `or` decides alone). A rule with another condition (`… and plan_mod
 does not hold, and a glob without a literal directory (`*.env`) names no path: both are left to the rules
 (the sandbox hides the files such a read glob matches when a command starts: `hidden_globs`).
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,8 @@ def literal_path(test) -> str | None:
         return None
     pattern = tilde_glob(test.pattern)
     for tail in ("/**", "/*"):
-        if pattern.endswith(tail) and not any(char in pattern[:-len(tail)] for char in WILD):
-            return pattern[:-len(tail)].rstrip("/") + "/"
+        if pattern.endswith(tail) and not any(char in pattern[: -len(tail)] for char in WILD):
+            return pattern[: -len(tail)].rstrip("/") + "/"
     return pattern if pattern and not any(char in pattern for char in WILD) else None
 
 
@@ -79,8 +80,9 @@ def hidden_globs(policy) -> tuple[str, ...]:
 def _globbed(policy):
     """The read denies `hidden_globs` takes its globs from: every test a file-path glob, some not a path."""
     for rule, tests in _denying(policy, "read"):
-        if all(isinstance(test, ast.Matches) and ast.argument_field(test) == "file_path" for test in tests) \
-                and any(literal_path(test) is None for test in tests):  # (all literal: `hidden_paths` mounts them)
+        if all(isinstance(test, ast.Matches) and ast.argument_field(test) == "file_path" for test in tests) and any(
+            literal_path(test) is None for test in tests
+        ):  # (all literal: `hidden_paths` mounts them)
             yield rule, tests
 
 
@@ -89,8 +91,12 @@ def sandbox_hides(policy) -> bool:
     (`hidden_paths`, `hidden_globs`) and keeps what its write denies name read-only (`protected_paths`): it
     declares a confining mode and never runs a command unconfined (a host with no mechanism able to do both
     refuses the command: `runtime.sandbox.confine.missing`)."""
-    return policy is not None and policy.sandbox is not None and policy.sandbox.text != "danger-full-access" \
+    return (
+        policy is not None
+        and policy.sandbox is not None
+        and policy.sandbox.text != "danger-full-access"
         and not (policy.fallback is not None and policy.fallback.text == "unsandboxed")
+    )
 
 
 def enforced_rules(policy, kind: str) -> tuple[frozenset, frozenset]:
@@ -105,8 +111,11 @@ def enforced_rules(policy, kind: str) -> tuple[frozenset, frozenset]:
     if kind == "read":
         return literal, frozenset(rule for rule, _ in _globbed(policy))
     # a write glob under a fixed folder (`~/.kube/config*`) is the OS's where no write root is near that folder
-    return literal, frozenset(rule for rule, tests in _denying(policy, kind)
-                              if rule not in literal and all(literal_path(test) or fixed_folder(test) for test in tests))
+    return literal, frozenset(
+        rule
+        for rule, tests in _denying(policy, kind)
+        if rule not in literal and all(literal_path(test) or fixed_folder(test) for test in tests)
+    )
 
 
 def fixed_folder(test) -> str | None:
@@ -137,7 +146,7 @@ def matching_files(root: str, globs, limit: int | None = None, base: str | None 
     def matches(path: str) -> bool:
         if ends and path.endswith(ends):  # both forms end alike
             return True
-        relative = path[len(below):] if path.startswith(below) else path
+        relative = path[len(below) :] if path.startswith(below) else path
         return any(glob_match(pattern, relative) or glob_match(pattern, path) for pattern in others)
 
     found: dict[str, None] = {}

@@ -4,6 +4,7 @@
 Strictest wins (deny > ask > allow) whatever the order; no rule matched → the policy's
 default, and no default → deny. Guards can only deny. Under `approval never` an ask is a deny.
 """
+
 from __future__ import annotations
 
 
@@ -18,8 +19,17 @@ from .protected import enforced_rules
 from .split import canonical, decide_parts, decide_reads, search_parts, shell_parts, with_paths
 
 
-def decide(policy: EffectivePolicy | None, approval: str, approval_source, name: str, tool: ToolDef | None,
-           env: Env, include_guards: bool = True, tool_for=None, core: PolicyCore | None = None) -> Decision:
+def decide(
+    policy: EffectivePolicy | None,
+    approval: str,
+    approval_source,
+    name: str,
+    tool: ToolDef | None,
+    env: Env,
+    include_guards: bool = True,
+    tool_for=None,
+    core: PolicyCore | None = None,
+) -> Decision:
     """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
 
     A shell call is decided part by part (`split`); `tool_for` finds the tools its files are
@@ -29,28 +39,75 @@ def decide(policy: EffectivePolicy | None, approval: str, approval_source, name:
     if policy is None:
         return NO_POLICY
     args = canonical(tool, env.args, env.workspace)
-    return with_paths(_decide(policy, approval, approval_source, name, tool, replace(env, args=args), include_guards,
-                              tool_for, core or PolicyCore(policy)), env.args, args)
+    return with_paths(
+        _decide(
+            policy,
+            approval,
+            approval_source,
+            name,
+            tool,
+            replace(env, args=args),
+            include_guards,
+            tool_for,
+            core or PolicyCore(policy),
+        ),
+        env.args,
+        args,
+    )
 
 
 def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core) -> Decision:
     args = env.args
-    parts = shell_parts(is_shell(tool), args, env.workspace, tool_for,
-                        names=lambda part, part_tool: any(core.relevant(part, part_tool)),
-                        optioned=core.option_programs(),
-                        deferred=lambda kind, pattern, workspace: deferral(policy, enforced_rules(policy, kind), kind,
-                                                                           pattern, workspace))
+    parts = shell_parts(
+        is_shell(tool),
+        args,
+        env.workspace,
+        tool_for,
+        names=lambda part, part_tool: any(core.relevant(part, part_tool)),
+        optioned=core.option_programs(),
+        deferred=lambda kind, pattern, workspace: deferral(
+            policy, enforced_rules(policy, kind), kind, pattern, workspace
+        ),
+    )
     if parts is not None:
-        return decide_parts(name, tool, parts, lambda part, part_tool, part_args, left: _part(
-            policy, approval, approval_source, part, part_tool, replace(env, args=part_args), include_guards,
-            tool_for, core, left))
-    reads = search_parts(tool, args, env.workspace, tool_for,
-                         names=lambda part, part_tool: any(core.relevant(part, part_tool)))
+        return decide_parts(
+            name,
+            tool,
+            parts,
+            lambda part, part_tool, part_args, left: _part(
+                policy,
+                approval,
+                approval_source,
+                part,
+                part_tool,
+                replace(env, args=part_args),
+                include_guards,
+                tool_for,
+                core,
+                left,
+            ),
+        )
+    reads = search_parts(
+        tool, args, env.workspace, tool_for, names=lambda part, part_tool: any(core.relevant(part, part_tool))
+    )
     if reads:
         own = _own(policy, approval, approval_source, name, tool, env, include_guards, core)
-        return decide_reads(name, own, reads, lambda part, part_tool, part_args: decide(
-            policy, approval, approval_source, part, part_tool, replace(env, args=part_args), include_guards,
-            tool_for, core))
+        return decide_reads(
+            name,
+            own,
+            reads,
+            lambda part, part_tool, part_args: decide(
+                policy,
+                approval,
+                approval_source,
+                part,
+                part_tool,
+                replace(env, args=part_args),
+                include_guards,
+                tool_for,
+                core,
+            ),
+        )
     return _own(policy, approval, approval_source, name, tool, env, include_guards, core)
 
 
@@ -80,8 +137,15 @@ def _own(policy, approval, approval_source, name, tool, env, include_guards, cor
     return core.conclude(approval, approval_source, tally, buckets.maybe, unsure, static=args is None)
 
 
-def per_call(policy: EffectivePolicy, approval: str, approval_source, name: str, tool: ToolDef | None, env: Env,
-             core: PolicyCore | None = None) -> tuple[tuple, tuple, Decision]:
+def per_call(
+    policy: EffectivePolicy,
+    approval: str,
+    approval_source,
+    name: str,
+    tool: ToolDef | None,
+    env: Env,
+    core: PolicyCore | None = None,
+) -> tuple[tuple, tuple, Decision]:
     """What a `conditional` tool's calls turn on: (the rules whose condition reads the call, the guards that
     may fire, each in source order; the decision of a call that none of them matches)."""
     core = core or PolicyCore(policy)

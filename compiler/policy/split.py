@@ -11,7 +11,9 @@ and the files it redirects, as `write`/`read` calls of those paths); part decisi
 # (`rm -fr /` as -f -r and /): deny-only, and counted only where stricter than the command as written.
 from __future__ import annotations
 
-from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
+from _collections_abc import (
+    Mapping,
+)  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
@@ -24,9 +26,11 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+
 class Stricter:
     """A deny-only part that counts only where it is stricter than part `part` of the same call: a simple
     command read by its option grammar adds only what its options make a deny or ask meet."""
+
     __slots__ = ("part",)
 
     def __init__(self, part: int) -> None:
@@ -49,14 +53,25 @@ def with_paths(decision: Decision, before, after) -> Decision:
     changed = [f"`{k}` is `{after[k]}`" for k in after if isinstance(before.get(k), str) and before[k] != after[k]]
     if not changed:
         return decision
-    return Decision(decision.effect, f"{decision.reason} ({', '.join(changed)})", build=lambda: decision.deciding,
-                    gate=decision.gate, matched=decision.matched)
+    return Decision(
+        decision.effect,
+        f"{decision.reason} ({', '.join(changed)})",
+        build=lambda: decision.deciding,
+        gate=decision.gate,
+        matched=decision.matched,
+    )
 
 
-def shell_parts(tool_is_shell: bool, args, workspace: str | None,
-                tool_for: Callable[[str], ToolDef | None] | None, analysed: Callable | None = None,
-                names: Callable[[str, ToolDef | None], bool] | None = None, optioned: frozenset | None = None,
-                deferred: Callable | None = None):
+def shell_parts(
+    tool_is_shell: bool,
+    args,
+    workspace: str | None,
+    tool_for: Callable[[str], ToolDef | None] | None,
+    analysed: Callable | None = None,
+    names: Callable[[str, ToolDef | None], bool] | None = None,
+    optioned: frozenset | None = None,
+    deferred: Callable | None = None,
+):
     """[(label, tool name or None for the call's own tool, tool, args, deny-only, deferral)] or None when not
     split.
 
@@ -81,25 +96,42 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
     found = analysed(command)
     if found is None:  # it does not parse: one command that may run anything
         from ..shell import Analysis, Segment
+
         found = Analysis((Segment((command,), True, "the command does not parse"),))
     if not (found.segments or found.files):
         return None  # empty: decided on the text
-    parts = [(f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only, None)
-             for seg in found.segments]
+    parts = [
+        (f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only, None)
+        for seg in found.segments
+    ]
     if any(seg.redirects for seg in found.segments):  # a deny of `*.claude/*` meets `echo x >> .claude/f`
         from ..shell import with_redirections
-        parts += [(f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True, None)
-                  for full in (with_redirections(seg) for seg in found.segments if seg.redirects)]
+
+        parts += [
+            (f"`{full.text}`", None, None, {**args, field: SegmentArg(command, full)}, True, None)
+            for full in (with_redirections(seg) for seg in found.segments if seg.redirects)
+        ]
     if optioned is None or optioned:  # `rm -fr /` also read as its options, for a deny of `rm -rf /*`
         from ..shell import with_options
-        parts += [(f"`{read.text}` (read as `{read.options.text}`)", None, None,
-                   {**args, field: SegmentArg(command, read)}, Stricter(at), None)
-                  for at, read in enumerate(map(with_options, found.segments))
-                  if read is not None and (optioned is None or read.options.program in optioned)]
+
+        parts += [
+            (
+                f"`{read.text}` (read as `{read.options.text}`)",
+                None,
+                None,
+                {**args, field: SegmentArg(command, read)},
+                Stricter(at),
+                None,
+            )
+            for at, read in enumerate(map(with_options, found.segments))
+            if read is not None and (optioned is None or read.options.program in optioned)
+        ]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
-    accesses = [(access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "", access.tree)
-                for access in found.files]
+    accesses = [
+        (access.kind, access.path, access.pattern, f" ({access.why})" if access.why else "", access.tree)
+        for access in found.files
+    ]
     hidden = next((seg for seg in found.segments if seg.opaque), None)
     if hidden is not None:  # what runs is not known: it may read and write any file
         why = f" (`{hidden.text}`: {hidden.reason})" if hidden.reason else f" (`{hidden.text}`)"
@@ -114,8 +146,16 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
                 continue
         path = pattern_path(pattern, workspace, base) if pattern else canonical_path(text, workspace, base)
         left = deferred(kind, path, workspace) if tree and deferred is not None else None
-        parts.append((f"{kind} of `{path}`{unseen}{left.note if left else ''}", name,
-                      tool_for(name) if tool_for else None, {"file_path": path, **carried}, False, left))
+        parts.append(
+            (
+                f"{kind} of `{path}`{unseen}{left.note if left else ''}",
+                name,
+                tool_for(name) if tool_for else None,
+                {"file_path": path, **carried},
+                False,
+                left,
+            )
+        )
     return parts
 
 
@@ -124,9 +164,13 @@ def shell_parts(tool_is_shell: bool, args, workspace: str | None,
 SEARCHES = {"tool-fs-search/grep": "path"}
 
 
-def search_parts(tool: ToolDef | None, args, workspace: str | None,
-                 tool_for: Callable[[str], ToolDef | None] | None,
-                 names: Callable[[str, ToolDef | None], bool] | None = None):
+def search_parts(
+    tool: ToolDef | None,
+    args,
+    workspace: str | None,
+    tool_for: Callable[[str], ToolDef | None] | None,
+    names: Callable[[str, ToolDef | None], bool] | None = None,
+):
     """[(label, "read", tool, args)]: the read of the path a search tool's call names, where the policy has
     a rule on `read` (as a shell command's reads are parts): `deny read … "*.env"` keeps `grep` on `.env`
     from printing its lines. None when the tool searches nothing or the policy says nothing of reads.
@@ -148,16 +192,23 @@ def decide_parts(name: str, tool: ToolDef | None, parts, decide_part: Callable) 
     """A split shell line (`shell_parts`) decided: each part by `decide_part(name, tool, args, deferral)` (the
     line's own name and tool where the part is the whole line), then `combine`d. The reference evaluator and
     the index share it, each with its own `decide_part`."""
-    return combine([(label, decide_part(part or name, part_tool if part else tool, part_args, left), deny_only)
-                    for label, part, part_tool, part_args, deny_only, left in parts])
+    return combine(
+        [
+            (label, decide_part(part or name, part_tool if part else tool, part_args, left), deny_only)
+            for label, part, part_tool, part_args, deny_only, left in parts
+        ]
+    )
 
 
 def decide_reads(name: str, own: Decision, reads, decide_read: Callable) -> Decision:
     """A search call (`search_parts`) decided: its own decision and each read's, by `decide_read(name, tool,
     args)`, `combine`d."""
-    return combine([(f"`{name}`", own, False),
-                    *((label, decide_read(part, part_tool, part_args), False)
-                      for label, part, part_tool, part_args in reads)])
+    return combine(
+        [
+            (f"`{name}`", own, False),
+            *((label, decide_read(part, part_tool, part_args), False) for label, part, part_tool, part_args in reads),
+        ]
+    )
 
 
 def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
@@ -165,19 +216,32 @@ def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
     however made: some deny or ask may match), a `Stricter` one only when also stricter than its part
     counts (a runner's command whose text met no rule counts for nothing)."""
-    counts = [not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
-              for _, decision, deny_only in parts]
-    decided = [(label, decision) for (label, decision, deny_only), counted in zip(parts, counts)
-               if counted and (type(deny_only) is not Stricter or not counts[deny_only.part]
-                               or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect])]
+    counts = [
+        not deny_only or decision.effect != "allow" and (decision.matched or decision.effect == "conditional")
+        for _, decision, deny_only in parts
+    ]
+    decided = [
+        (label, decision)
+        for (label, decision, deny_only), counted in zip(parts, counts)
+        if counted
+        and (
+            type(deny_only) is not Stricter
+            or not counts[deny_only.part]
+            or RANK[decision.effect] > RANK[parts[deny_only.part][1].effect]
+        )
+    ]
     if len(decided) == 1:
         return decided[0][1]
     label, worst = max(decided, key=lambda pair: RANK[pair[1].effect])
     if worst.effect == "allow":
-        return Decision("allow", f"every part is allowed: {', '.join(lbl for lbl, _ in decided)}",
-                        build=lambda: _merged(d for _, d in decided))
-    return Decision(worst.effect, f"{label}: {worst.reason}", build=lambda: worst.deciding, gate=worst.gate,
-                    matched=worst.matched)
+        return Decision(
+            "allow",
+            f"every part is allowed: {', '.join(lbl for lbl, _ in decided)}",
+            build=lambda: _merged(d for _, d in decided),
+        )
+    return Decision(
+        worst.effect, f"{label}: {worst.reason}", build=lambda: worst.deciding, gate=worst.gate, matched=worst.matched
+    )
 
 
 def _merged(decisions) -> tuple:

@@ -9,6 +9,7 @@ the closures made one call per condition and per atom.
 Nothing from a policy's text becomes code: literals, fact names and rule groups are the generated
 function's globals (K0, K1, …); the source holds only generated names and operators.
 """
+
 from __future__ import annotations
 
 from .. import ast
@@ -62,8 +63,11 @@ class _Writer:
             raise _Unsupported("a condition on arguments or the session")
         value = self.fact(fact.dotted)
         if isinstance(expr, ast.Compare) and expr.op in ("==", "!="):
-            return f"({value} == {self.constant(expr.value)})" if expr.op == "==" else \
-                f"(not {value} == {self.constant(expr.value)})"
+            return (
+                f"({value} == {self.constant(expr.value)})"
+                if expr.op == "=="
+                else f"(not {value} == {self.constant(expr.value)})"
+            )
         if isinstance(expr, ast.Truthy):
             return f"bool({value})"
         if isinstance(expr, ast.Member):
@@ -100,8 +104,11 @@ def compile_tiers(tiers: tuple, source_of):
     if writer.services:
         head.append("    services = env.services")
     source = "\n".join(head + body + ["    return NOTHING", ""])
-    namespace = {**writer.constants, "NOTHING": NOTHING, "__builtins__": {"bool": bool, "tuple": tuple,
-                                                                                 "isinstance": isinstance, "str": str}}
+    namespace = {
+        **writer.constants,
+        "NOTHING": NOTHING,
+        "__builtins__": {"bool": bool, "tuple": tuple, "isinstance": isinstance, "str": str},
+    }
     try:
         exec(compile(source, "<dshc fact tiers>", "exec"), namespace)  # noqa: S102 - generated names only (see above)
     except (SyntaxError, RecursionError, MemoryError):  # Python's own nesting limits: the closures decide

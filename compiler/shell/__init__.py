@@ -1,6 +1,7 @@
 """A shell command line → the simple commands it would run (argv, program normalised, wrappers and
 `sh -c` unwrapped) and the files it redirects; what the text cannot tell makes a segment opaque.
 The entry points, and the guards around one reading (length, astral characters, line continuations)."""
+
 from __future__ import annotations
 
 from ..shell_data import knowledge
@@ -11,8 +12,20 @@ from .records import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_SEGMENTS, Analysis, FileA
 from .redirections import with_redirections
 from .walk import _Walker
 
-__all__ = ["Segment", "FileAccess", "Analysis", "analyse", "command_segments", "command_matches", "with_redirections",
-           "with_options", "segment_matches", "MAX_DEPTH", "MAX_COMMAND_CHARS", "MAX_SEGMENTS"]
+__all__ = [
+    "Segment",
+    "FileAccess",
+    "Analysis",
+    "analyse",
+    "command_segments",
+    "command_matches",
+    "with_redirections",
+    "with_options",
+    "segment_matches",
+    "MAX_DEPTH",
+    "MAX_COMMAND_CHARS",
+    "MAX_SEGMENTS",
+]
 
 
 def analyse(command: str) -> Analysis | None:
@@ -61,8 +74,10 @@ def _with_continuations_joined(found: Analysis, joined: Analysis | None) -> Anal
     if joined is not None and joined == found:
         return found
     extra = joined or Analysis(())
-    return Analysis((*found.segments, *(s for s in extra.segments if s not in found.segments), _JOINED),
-                    (*found.files, *(f for f in extra.files if f not in found.files)))
+    return Analysis(
+        (*found.segments, *(s for s in extra.segments if s not in found.segments), _JOINED),
+        (*found.files, *(f for f in extra.files if f not in found.files)),
+    )
 
 
 _PRIVATE_USE = range(0xE000, 0xF900)
@@ -81,11 +96,30 @@ def _stand_ins(command: str):
 
 
 def _restore(found: Analysis, back: dict) -> Analysis:
-    segments = tuple(Segment(tuple(a.translate(back) for a in s.argv), s.opaque, s.reason.translate(back), s.hazard,
-                             s.literal, s.wraps, s.base.translate(back), s.deny_only,
-                             tuple(r.translate(back) for r in s.redirects)) for s in found.segments)
-    files = tuple(FileAccess(f.kind, f.path.translate(back), tuple(item.translate(back) for item in f.pattern),
-                             f.why.translate(back), f.tree) for f in found.files)
+    segments = tuple(
+        Segment(
+            tuple(a.translate(back) for a in s.argv),
+            s.opaque,
+            s.reason.translate(back),
+            s.hazard,
+            s.literal,
+            s.wraps,
+            s.base.translate(back),
+            s.deny_only,
+            tuple(r.translate(back) for r in s.redirects),
+        )
+        for s in found.segments
+    )
+    files = tuple(
+        FileAccess(
+            f.kind,
+            f.path.translate(back),
+            tuple(item.translate(back) for item in f.pattern),
+            f.why.translate(back),
+            f.tree,
+        )
+        for f in found.files
+    )
     return Analysis(segments, files)
 
 

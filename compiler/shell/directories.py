@@ -1,5 +1,6 @@
 """Changes of directory in a line (`cd`, `pushd`, `git -C`), and the reading's result: each relative file
 placed where it may be once the line has moved."""
+
 from __future__ import annotations
 
 import posixpath
@@ -102,8 +103,12 @@ def _head_cd(root) -> str | None:
         if any(child.type != "&&" for child in node.children if not child.is_named):
             return None
         node = node.children[0]
-    if node.type != "command" or len(node.children) != 2 or node.children[0].text != b"cd" \
-            or node.children[1].type != "word":
+    if (
+        node.type != "command"
+        or len(node.children) != 2
+        or node.children[0].text != b"cd"
+        or node.children[1].type != "word"
+    ):
         return None
     target = node.children[1].text.decode("utf-8", "replace")
     if not target or target.startswith(("-", "~")) or any(char in target for char in "$`*?[]{}\\'\""):

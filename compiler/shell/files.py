@@ -1,5 +1,6 @@
 """File effects: the files a program reads or writes, by its catalog row, recorded on the walker as
 `read`/`write` accesses of a name or of a file pattern when no word names the file."""
+
 from __future__ import annotations
 
 import posixpath
@@ -28,18 +29,21 @@ def _clone_name(url: _Word) -> _Word:
         return url
     text = url.text.rstrip("/")
     if text.endswith("/.git"):
-        text = text[:-len("/.git")].rstrip("/")
+        text = text[: -len("/.git")].rstrip("/")
     name = text.replace(":", "/").rsplit("/", 1)[-1]
     for suffix in (".git", ".bundle"):
         if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[:-len(suffix)]
+            name = name[: -len(suffix)]
     return _Word(name)
 
 
 def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, into: bool) -> list[_Word]:
     """The operands a program reads, by its row's `read` (`cp a b`: its sources; `dd if=f`: f)."""
-    read = [_Word(word.text.partition("=")[2], word.dynamic, word.unsafe, word.glob) for word in operands
-            if word.text.partition("=")[0] in row.read_assignments and "=" in word.text]
+    read = [
+        _Word(word.text.partition("=")[2], word.dynamic, word.unsafe, word.glob)
+        for word in operands
+        if word.text.partition("=")[0] in row.read_assignments and "=" in word.text
+    ]
     if row.read == "all" or row.read == "after_first" and pattern_given:
         read += operands
     elif row.read == "after_first":
@@ -49,8 +53,12 @@ def _read_operands(row: Program, operands: list[_Word], pattern_given: bool, int
     elif row.read == "sources":  # `cp a b DIR`, `cp -t DIR a b`
         read += operands if into else operands[:-1]
     elif row.read == "revisions":  # `git show HEAD:.env`: the path in a revision; any other operand as a path
-        read += [_Word(word.text.partition(":")[2] or ".", word.dynamic, word.unsafe, word.glob)
-                 if ":" in word.text else word for word in operands]
+        read += [
+            _Word(word.text.partition(":")[2] or ".", word.dynamic, word.unsafe, word.glob)
+            if ":" in word.text
+            else word
+            for word in operands
+        ]
     return read
 
 
@@ -63,8 +71,9 @@ def _local_repository(source: str) -> bool:
     return colon < 0 or 0 <= slash < colon
 
 
-def _history_reads(row: Program, patch_given: bool, quiet_given: bool, operands: list[_Word],
-                   dashes_at: int | None) -> list[_Word] | None:
+def _history_reads(
+    row: Program, patch_given: bool, quiet_given: bool, operands: list[_Word], dashes_at: int | None
+) -> list[_Word] | None:
     """The paths whose every file a git subcommand prints from the repository's history (`Program.history`;
     `operands`: the subcommand's, itself first): its `-- PATH…`, else its operands' paths when all are
     `REV:PATH` (a path may name a folder, or a tree), else [] (every file below the working directory: an
@@ -120,15 +129,23 @@ def _base_name(source: _Word | None) -> tuple:
     while items and items[-1] == "/":
         items.pop()
     last = max((i for i, item in enumerate(items) if item == "/"), default=-1)
-    name = items[last + 1:]
+    name = items[last + 1 :]
     return (NAME,) if not name or ANY in name else tuple(name)
 
 
 class _FileEffects:
     """The walker's recording of file accesses (mixed into `walk._Walker`)."""
 
-    def written_files(self, name: str, row: Program, operands: list[_Word], into: list[_Word], written_with: bool,
-                      order, recursive: bool = False) -> str:
+    def written_files(
+        self,
+        name: str,
+        row: Program,
+        operands: list[_Word],
+        into: list[_Word],
+        written_with: bool,
+        order,
+        recursive: bool = False,
+    ) -> str:
         """The files a file program writes, decided as `write` calls of them (`cp x .claude/s`, `sed -i … f`,
         `dd of=f`). One it cannot name (an expansion, a pattern, a source's name in a directory) is a write
         of a file pattern (`file_pattern`): a deny whose glob may meet it applies, an allow only one that
@@ -192,19 +209,34 @@ class _FileEffects:
                 self.files.append(("write", path, order, items))
         return hazard
 
-    def archive_files(self, row: Program, archived: dict, archives: list[_Word], operands: list[_Word],
-                      member_dir: _Word | None, order) -> None:
+    def archive_files(
+        self,
+        row: Program,
+        archived: dict,
+        archives: list[_Word],
+        operands: list[_Word],
+        member_dir: _Word | None,
+        order,
+    ) -> None:
         """An archiver's files: `tar -c` writes its archive and reads each operand with every file below it
         (relative to `-C DIR`); `tar -x`, `unzip`, `patch` write every member below the directory they
         extract into (`DIR/**`), or anywhere (`tar -P`, a directory not known). The archive of `tar -x` is
         read."""
+
         def placed(word: _Word) -> _Word:
             if member_dir is None:
                 return _Word(word.text, True)  # below a directory not known: any file
             if member_dir.text == "." or posixpath.isabs(word.text):
                 return word
-            return _Word(posixpath.join(member_dir.text, word.text), word.dynamic, word.unsafe, word.glob, False,
-                         (member_dir.text, "/", *word.shape) if word.shape else ())
+            return _Word(
+                posixpath.join(member_dir.text, word.text),
+                word.dynamic,
+                word.unsafe,
+                word.glob,
+                False,
+                (member_dir.text, "/", *word.shape) if word.shape else (),
+            )
+
         if archived["creates"]:
             for archive in archives:
                 if archive.text and archive.text != "-":

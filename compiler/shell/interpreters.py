@@ -1,5 +1,6 @@
 """Interpreters (python, node, perl, awk, psql …): code written in the command or read from stdin is
 opaque; a program file is read, as any program's code is."""
+
 from __future__ import annotations
 
 from ..patterns import compiled
@@ -25,7 +26,7 @@ class _Interpreters:
                 if word.dynamic or word.unsafe or word.optionable:
                     raise _Opaque(f"`{name}` argument {_may_be_option(word)}")
                 if word.text == "--":
-                    rest += words[i + 1:]
+                    rest += words[i + 1 :]
                     break
                 if word.text.startswith("-") and word.text != "-":
                     i, more = _getopt(words, i, row.options, name, row.ends, row.attached_long, row.single_dash_long)
@@ -39,20 +40,28 @@ class _Interpreters:
         for option, value in opts:
             if option in row.code:
                 codes.append((option, value or ""))
-            elif row.unclear_optional and value and len(option) == 2 and option[1] in row.options.optional \
-                    and letters & set(value):
+            elif (
+                row.unclear_optional
+                and value
+                and len(option) == 2
+                and option[1] in row.options.optional
+                and letters & set(value)
+            ):
                 # `perl -0e CODE`: where the attached value ends is the program's to say
                 raise _Opaque(f"`{name} {option}{value}` may hold a code option")
         files = [value for option, value in opts if option in row.program]
         given = bool(codes) or bool(files) or bool(names & row.ends)
         if row.code_operands_from is not None:  # `sqlite3 DB SQL…`: operands from there on are code
-            for word in rest[row.code_operands_from:]:
+            for word in rest[row.code_operands_from :]:
                 if word.dynamic or word.unsafe:
                     raise _Opaque(f"`{name}` code is an expansion")
                 codes.append(("an operand", word.text))
                 given = True
-        if rest and (rest[0].dynamic or rest[0].unsafe or rest[0].optionable) \
-                and not (given and row.code_operands_from is None):
+        if (
+            rest
+            and (rest[0].dynamic or rest[0].unsafe or rest[0].optionable)
+            and not (given and row.code_operands_from is None)
+        ):
             raise _Opaque(f"`{name}` argument {_may_be_option(rest[0])}")  # it may be `-c`
         if not given and rest and row.code_operands_from is None and not row.operands_not_program:
             if row.code_operand:
@@ -65,8 +74,10 @@ class _Interpreters:
             raise _Opaque(f"`{name}` reads its {row.language} program from stdin")
         for option, code in codes:
             if not row.unsafe_code or compiled(row.unsafe_code).search(code):
-                raise _Opaque(f"`{name}` runs {row.language} code written in the command (`{option}`), "
-                              "which the rules cannot read")
+                raise _Opaque(
+                    f"`{name}` runs {row.language} code written in the command (`{option}`), "
+                    "which the rules cannot read"
+                )
             if row.writing_code and compiled(row.writing_code).search(code):
                 hazard = hazard or f"`{name}` program may write a file"
                 # (`print > "f"`): a file the program names, which the rules do not read: any file
@@ -78,8 +89,9 @@ class _Interpreters:
             if rest and rest[0].text in row.code_subcommands:
                 raise _Opaque(f"`{name} {rest[0].text}` runs code the rules cannot read")
             if row.operands_not_program:  # `psql DB`, `sqlite3 DB`: no code given, so it reads stdin
-                raise _Opaque(f"`{name}` reads {row.language} commands from its terminal or stdin "
-                              "(none are given here)")
+                raise _Opaque(
+                    f"`{name}` reads {row.language} commands from its terminal or stdin (none are given here)"
+                )
             if rest and rest[0].text in row.stdin_subcommands and any(w.text == "-" for w in rest[1:]):
                 raise _Opaque(f"`{name} {rest[0].text} -` reads its {row.language} program from stdin")
             if rest[:1] and rest[0].text == "-" or not rest and row.bare_reads_stdin:

@@ -1,5 +1,6 @@
 """Whether a policy's command pattern covers a segment: as text (expansions possibly or surely), by the
 basename of a program run by path, and, on the deny side, by the program's option grammar."""
+
 from __future__ import annotations
 
 from ..frozen import replace
@@ -25,6 +26,7 @@ def with_options(segment: Segment) -> Segment | None:
     if segment.opaque:
         return None
     from ..shell_options import option_reading
+
     reading = option_reading(segment.argv, segment.literal_words)
     return None if reading is None else replace(segment, options=reading, deny_only=True)
 
@@ -38,6 +40,7 @@ def segment_matches(segment: Segment, pattern: str, lenient: bool) -> bool:
     """
     if lenient and segment.options is not None:
         from ..shell_options import options_match
+
         if options_match(segment.options, pattern):
             return True
     return _text_matches(segment, pattern, lenient)

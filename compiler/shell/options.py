@@ -1,5 +1,6 @@
 """A command's option words read as its program's getopt reads them (`OptionSpec`), and whether a word uses
 a given option (clusters, `--long=value`, abbreviations)."""
+
 from __future__ import annotations
 
 from ..shell_data import OptionSpec, Program
@@ -7,8 +8,15 @@ from .records import _Opaque
 from .words import _unknown, _Word
 
 
-def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: frozenset = frozenset(),
-            any_attached_long: bool = False, single_dash_long: bool = False):
+def _getopt(
+    words: list[_Word],
+    i: int,
+    spec: OptionSpec,
+    what: str,
+    stop: frozenset = frozenset(),
+    any_attached_long: bool = False,
+    single_dash_long: bool = False,
+):
     """Consume options from `words[i]`: (index after them, [(option, value or None)]). `stop`: options
     after which the rest are operands (`python -m MODULE ARGS`); `any_attached_long`: an unknown
     `--name=value` is an option too (its value is attached, so it cannot take the next word);
@@ -51,7 +59,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
         while j < len(text):
             char = text[j]
             if char in spec.values:
-                rest = text[j + 1:]
+                rest = text[j + 1 :]
                 if rest:
                     opts.append(("-" + char, rest))
                 else:
@@ -61,7 +69,7 @@ def _getopt(words: list[_Word], i: int, spec: OptionSpec, what: str, stop: froze
                     i += 1
                 break
             if char in spec.optional:
-                opts.append(("-" + char, text[j + 1:] or None))
+                opts.append(("-" + char, text[j + 1 :] or None))
                 break
             if char in spec.flags:
                 opts.append(("-" + char, None))
@@ -89,8 +97,8 @@ def option_hit(word: str, option: str, clusters: bool = True) -> str | None:
         return word[2:] if word.startswith(option) else None
     if len(option) == 2 and word.startswith("-") and not word.startswith("--") and len(word) > 2:
         at = word.find(option[1], 1)
-        return word[at + 1:] if at > 0 else None
-    return word[len(option):] if len(option) > 2 and word.startswith(option + "=") else None
+        return word[at + 1 :] if at > 0 else None
+    return word[len(option) :] if len(option) > 2 and word.startswith(option + "=") else None
 
 
 def _uses(text: str, options, clusters: bool) -> bool:

@@ -1,4 +1,5 @@
 """The plain-line fast path: a line of plain words is one simple command, read without loading tree-sitter."""
+
 from __future__ import annotations
 
 # A line of these characters alone, split by spaces and tabs, is one simple command whose words are
@@ -13,9 +14,35 @@ _PLAIN_LINE = _PLAIN | {" ", "\t"}
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 # a first word that makes the line something else than a simple command (bash's reserved words,
 # and the builtins tree-sitter-bash parses as declarations)
-_NOT_A_COMMAND_NAME = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
-                                 "if", "in", "select", "then", "time", "until", "while", "declare", "typeset",
-                                 "export", "readonly", "local", "unset", "unsetenv"})
+_NOT_A_COMMAND_NAME = frozenset(
+    {
+        "!",
+        "case",
+        "coproc",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "select",
+        "then",
+        "time",
+        "until",
+        "while",
+        "declare",
+        "typeset",
+        "export",
+        "readonly",
+        "local",
+        "unset",
+        "unsetenv",
+    }
+)
 
 
 def _plain_words(source: bytes) -> tuple[int, list[str]] | None:

@@ -1,5 +1,6 @@
 """A program's own options and operands, read from its catalog row (`Program`): what it runs, which
 settings it takes, the files it reads and writes, and the hazard no pattern can see."""
+
 from __future__ import annotations
 
 from ..file_pattern import ANY, display
@@ -15,17 +16,18 @@ from .words import _filled, _may_be_option, _names_stdin, _program_name, _unknow
 class _Programs:
     """The walker's reading of a program's arguments (mixed into `walk._Walker`)."""
 
-    def remote(self, name: str, row: Program, words: list[_Word], argv, depth: int, order, hazard: str,
-               literal) -> bool:
+    def remote(
+        self, name: str, row: Program, words: list[_Word], argv, depth: int, order, hazard: str, literal
+    ) -> bool:
         """`ssh [options] HOST CMD…`: the words after the host are joined into a command line the remote
         user's shell runs (this machine's, for localhost), read as `sh -c` reads it. False: no command."""
         at, _ = _getopt(words, 1, row.remote_command, name)
         if at + 1 >= len(words):
             return False
-        command = words[at + 1:]
+        command = words[at + 1 :]
         if any(map(_unknown, command)):  # expanded here, run there: any text
             raise _Opaque(f"`{name}` runs a remote command line that holds an expansion or a pattern")
-        hazard = hazard or self.program_hazard(name, words[:at + 1], order, depth)  # `-o ProxyCommand=…`
+        hazard = hazard or self.program_hazard(name, words[: at + 1], order, depth)  # `-o ProxyCommand=…`
         self.emit(order, argv, hazard=hazard, literal=literal, wraps=at + 1)
         self.nested_shell(" ".join(w.text for w in command), depth, (*order, at + 1))
         return True
@@ -78,11 +80,13 @@ class _Programs:
                 # `tar cf x.tar *` with a file named `--checkpoint-action=exec=sh x`: the word may be an option
                 remedy = "" if row.options_after_dashes else f"; `./{text}` or `-- {text}` cannot be"
                 if row.runs_commands_after(row.global_only if operands_seen else frozenset()):
-                    raise _Opaque(f"`{name}` argument {_may_be_option(word)}, and some of its options run "
-                                  f"commands{remedy}")
+                    raise _Opaque(
+                        f"`{name}` argument {_may_be_option(word)}, and some of its options run commands{remedy}"
+                    )
                 if row.writes:  # as a redirection to an expansion: a write no rule can place
-                    raise _Opaque(f"`{name}` argument {_may_be_option(word)}, and some of its options write a "
-                                  f"file{remedy}")
+                    raise _Opaque(
+                        f"`{name}` argument {_may_be_option(word)}, and some of its options write a file{remedy}"
+                    )
                 hazard = hazard or f"`{name}` argument {_may_be_option(word)}{remedy}"
             if options_done or not text.startswith("-") or text == "-":
                 if not operands_seen and not options_done and not word.dynamic and row.subcommands:
@@ -90,13 +94,13 @@ class _Programs:
                     row, verb = row.subcommands.get(text, row), True
                     recursive = recursive or "*" in row.recursive  # `git grep`: every file below, always
                     if row.settings:  # `git config KEY VALUE`: a setting later git commands run
-                        self.settings_written(name, row, text, words[index + 1:], depth, (*order, index + 1))
+                        self.settings_written(name, row, text, words[index + 1 :], depth, (*order, index + 1))
                 elif row.runs_rest_after and text == row.runs_rest_after and not word.dynamic:
                     if row.runs_rest_as_argv:  # `git bisect run CMD ARG…`: run as given
                         if index + 1 < len(words):
-                            self.simple(words[index + 1:], depth, (*order, index + 1))
+                            self.simple(words[index + 1 :], depth, (*order, index + 1))
                     else:
-                        self.rest_command_line(f"{name} {text}", words[index + 1:], depth, (*order, index + 1))
+                        self.rest_command_line(f"{name} {text}", words[index + 1 :], depth, (*order, index + 1))
                     if row.tree:  # `git bisect run CMD`: each commit tested is checked out
                         self.tree_rewritten(words, order)
                     return hazard or f"`{name} {text}` runs a command"
@@ -109,8 +113,12 @@ class _Programs:
                 elif row.command_operands and text.lower().startswith(row.command_operands):
                     # `socat - EXEC:"rm x",pty`: the line up to the address's own options
                     kind, _, line = text.partition(":")
-                    self.command_line_value(f"{name} {kind}:", _Word(line.split(",", 1)[0], word.dynamic,
-                                                                     word.unsafe), depth, (*order, index))
+                    self.command_line_value(
+                        f"{name} {kind}:",
+                        _Word(line.split(",", 1)[0], word.dynamic, word.unsafe),
+                        depth,
+                        (*order, index),
+                    )
                     hazard = hazard or f"`{name} {kind}:` runs a command"
                 else:
                     operands.append(word)
@@ -169,14 +177,20 @@ class _Programs:
                     hazard = hazard or f"`{name} {option}` runs code or changes files"
             written_with = written_with or _uses(text, row.written_with, row.clusters)
             pattern_given = pattern_given or _uses(text, row.read_patterns, row.clusters)
-            for key, options in (("creates", row.creates), ("extracts", row.extracts), ("lists", row.lists),
-                                 ("anywhere", row.members_anywhere)):
+            for key, options in (
+                ("creates", row.creates),
+                ("extracts", row.extracts),
+                ("lists", row.lists),
+                ("anywhere", row.members_anywhere),
+            ):
                 archived[key] = archived[key] or _uses(text, options, row.clusters)
             recursive = recursive or _uses(text, row.recursive, row.clusters)
-            names_read += [value for _, value in
-                           _option_words(text, row.read_only_names, words, index, row.clusters)[0]]
-            written, written_value = _option_words(text, (row.writes | row.chdir | row.into | row.archive) - skip,
-                                                   words, index, row.clusters)
+            names_read += [
+                value for _, value in _option_words(text, row.read_only_names, words, index, row.clusters)[0]
+            ]
+            written, written_value = _option_words(
+                text, (row.writes | row.chdir | row.into | row.archive) - skip, words, index, row.clusters
+            )
             for option, value in written:
                 if option in row.into:
                     into.append(value or _Word(""))
@@ -210,8 +224,9 @@ class _Programs:
             if any(option_hit(text, option, row.clusters) == "" for option in row.values):
                 index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
-        if row.tree and _rewrites_tree(row, operands if row is first_row else operands[1:], tree_forced, tree_kept,
-                                       options_done):
+        if row.tree and _rewrites_tree(
+            row, operands if row is first_row else operands[1:], tree_forced, tree_kept, options_done
+        ):
             self.tree_rewritten(words, order)
         if row.written or row.written_assignments or into:
             unknown = self.written_files(name, row, operands, into, written_with, order, recursive)
@@ -224,13 +239,21 @@ class _Programs:
                 archives, operands = [*archives, *operands[:1]], operands[1:]
             self.archive_files(row, archived, archives, operands, member_dir, order)
         if row.read or row.read_assignments:
-            self.read_files(_read_operands(row, operands[verb:], pattern_given, bool(into)), recursive, order,
-                            _name_globs(names_read), tree=True)
-        if row.read == "clone_source" and len(operands) > 1 and (_unknown(operands[1]) or
-                                                                  _local_repository(operands[1].text)):
+            self.read_files(
+                _read_operands(row, operands[verb:], pattern_given, bool(into)),
+                recursive,
+                order,
+                _name_globs(names_read),
+                tree=True,
+            )
+        if (
+            row.read == "clone_source"
+            and len(operands) > 1
+            and (_unknown(operands[1]) or _local_repository(operands[1].text))
+        ):
             source = operands[1]  # `git clone . /tmp/c`: every file of it is copied
             if source.text.startswith("file://") and not _unknown(source):
-                source = _Word(source.text[len("file://"):])
+                source = _Word(source.text[len("file://") :])
             self.read_files([source], True, order)
         history = _history_reads(row, patch_given, quiet_given, operands, dashes_at) if verb else None
         if history is not None:  # every file below each, as the repository's history holds them
@@ -249,8 +272,7 @@ class _Programs:
                     hazard = hazard or f"`{name}` script may write or read files"
         return hazard
 
-    def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int,
-                         order) -> None:
+    def settings_written(self, name: str, row: Program, subcommand: str, words: list[_Word], depth: int, order) -> None:
         """`git config [--global] KEY VALUE`: a setting every later git command reads, checked as `git -c
         KEY=VALUE` is (a command line is read as one, a key not known to be harmless is opaque). Reading,
         listing or removing one writes nothing that runs."""
@@ -259,8 +281,9 @@ class _Programs:
             word = words[index]
             if word.text in settings.get("opaque", ()) or word.text.split("=")[0] in settings.get("opaque", ()):
                 raise _Opaque(f"`{name} {subcommand} {word.text}` may change what runs")
-            if not word.dynamic and (word.text in settings.get("reads", ())
-                                     or word.text.split("=")[0] in settings.get("reads", ())):
+            if not word.dynamic and (
+                word.text in settings.get("reads", ()) or word.text.split("=")[0] in settings.get("reads", ())
+            ):
                 return
             if word.text.startswith("-") and not word.dynamic:
                 index += 2 if word.text in settings.get("values", ()) else 1
@@ -289,7 +312,7 @@ class _Programs:
         not known to be harmless may run anything (an alias renames a subcommand, a hook path runs its
         files): opaque."""
         split = compiled(r"\s*=\s*|\s+").search(setting)  # `KEY=VALUE`, or ssh's `KEY VALUE` too
-        key, value = (setting[:split.start()], setting[split.end():]) if split else (setting, "")
+        key, value = (setting[: split.start()], setting[split.end() :]) if split else (setting, "")
         key = key.lower()  # git's and ssh's key names are case-insensitive
         if option in row.config_from_env:  # `--config-env=KEY=VAR`: the value is not in the command
             value = None

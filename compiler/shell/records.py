@@ -1,5 +1,6 @@
 """What reading a command line gives (`Segment`, `FileAccess`, `Analysis`), the limits of one reading,
 and the two ways a reading stops (the line does not parse; a command is opaque)."""
+
 from __future__ import annotations
 
 from ..frozen import record

@@ -1,5 +1,6 @@
 """Redirections: the file a `<`, `>`, `<>` … reads or writes, and the redirection words that belong to a
 command as its author wrote them (its own and those of the statements around it)."""
+
 from __future__ import annotations
 
 from .records import Segment
@@ -75,5 +76,13 @@ def _own_redirections(node) -> tuple[str, ...]:
 def with_redirections(segment: Segment) -> Segment:
     """The segment read with its redirections, as its author sees it (`echo x >> .claude/f`): a deny or ask
     on the command's text applies to that too; an allow of the command alone does not need it."""
-    return Segment((*segment.argv, *segment.redirects), segment.opaque, segment.reason, segment.hazard,
-                   segment.literal, segment.wraps, segment.base, True)
+    return Segment(
+        (*segment.argv, *segment.redirects),
+        segment.opaque,
+        segment.reason,
+        segment.hazard,
+        segment.literal,
+        segment.wraps,
+        segment.base,
+        True,
+    )

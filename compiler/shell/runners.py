@@ -1,5 +1,6 @@
 """Commands that run other commands: wrappers (`sudo`, `timeout`, `xargs`, `uv run`), `su`, `script`, and
 shells with `-c`; the command they run is read as its own segment."""
+
 from __future__ import annotations
 
 from .files import _file_shape
@@ -32,11 +33,16 @@ class _Runners:
             return True
         if wrapper.harmless_subcommands:
             at, _ = _getopt(words, 1, wrapper.options, name)
-            if at < len(words) and words[at].text in wrapper.harmless_subcommands \
-                    and not any(w.dynamic or w.text.endswith(";") for w in words[at:]):
+            if (
+                at < len(words)
+                and words[at].text in wrapper.harmless_subcommands
+                and not any(w.dynamic or w.text.endswith(";") for w in words[at:])
+            ):
                 return False  # `tmux ls`: an ordinary program
-            raise _Opaque(f"`{name}` runs commands or types into a shell through its commands (only "
-                          f"{', '.join(sorted(wrapper.harmless_subcommands))} are read)")
+            raise _Opaque(
+                f"`{name}` runs commands or types into a shell through its commands (only "
+                f"{', '.join(sorted(wrapper.harmless_subcommands))} are read)"
+            )
         if wrapper.coproc:
             rest = words[1:]
             if any(w.text in ("{", "}", "(", ")") for w in rest):
@@ -74,8 +80,9 @@ class _Runners:
                     raise _Opaque(f"`{name}` assignment is an expansion")
                 variable, _, value = words[i].text.partition("=")
                 if self.data.env_code(variable):
-                    raise _Opaque(f"`{name}` sets `{variable}`, which hands the program code or options the rules "
-                                  "cannot read")
+                    raise _Opaque(
+                        f"`{name}` sets `{variable}`, which hands the program code or options the rules cannot read"
+                    )
                 if self.data.env_hazard(variable):
                     hazard = hazard or f"`{name}` sets `{variable}`, which changes what runs"
                 if variable in self.data.env_command_names:
@@ -106,8 +113,13 @@ class _Runners:
         # `xargs -I{} sh -c '{}'`: what replaces the string comes from input, so a word holding it is unknown
         holes = [*wrapper.placeholders, *((value or "{}") for option, value in opts if option in wrapper.replaces)]
         filled = _filled(rest, holes)
-        if wrapper.appends and not names & wrapper.replaces and filled == rest and rest \
-                and self._runs_its_arguments(rest):
+        if (
+            wrapper.appends
+            and not names & wrapper.replaces
+            and filled == rest
+            and rest
+            and self._runs_its_arguments(rest)
+        ):
             # no replacement string: input is appended as arguments, which may be options (`-exec rm x ;`)
             raise _Opaque(f"`{name}` appends input to `{rest[0].text}`, whose arguments can make it run commands")
         if wrapper.appends and not wrapper.joins and not names & wrapper.replaces and rest:
@@ -133,8 +145,12 @@ class _Runners:
             if not wrapper.default:
                 return False
             rest = [_Word(wrapper.default)]
-        transparent = wrapper.transparent and not hazard and not assigned and (
-            wrapper.transparent_options is None or names <= wrapper.transparent_options)
+        transparent = (
+            wrapper.transparent
+            and not hazard
+            and not assigned
+            and (wrapper.transparent_options is None or names <= wrapper.transparent_options)
+        )
         self.emit(order, argv, hazard=hazard, literal=literal, wraps=i, deny_only=transparent)
         self.runners += wrapper.runner
         try:
@@ -202,12 +218,28 @@ class _Runners:
         if row is not None and len(command) > 1 and not command[1].dynamic and command[1].text in row.subcommands:
             own = row.subcommands[command[1].text]
             return own.runs_commands_after(row.global_only) or bool(own.writes)
-        return (name in data.shells or name in data.wrappers or name in data.opaque_builtins
-                or data.interpreter(name) is not None
-                or row is not None and (row.runs_commands or bool(row.writes) or row.leading is not None))
+        return (
+            name in data.shells
+            or name in data.wrappers
+            or name in data.opaque_builtins
+            or data.interpreter(name) is not None
+            or row is not None
+            and (row.runs_commands or bool(row.writes) or row.leading is not None)
+        )
 
-    def writing_wrapper(self, name: str, wrapper, words: list[_Word], i: int, strings: list, argv, depth: int,
-                        order, hazard: str, literal) -> bool:
+    def writing_wrapper(
+        self,
+        name: str,
+        wrapper,
+        words: list[_Word],
+        i: int,
+        strings: list,
+        argv,
+        depth: int,
+        order,
+        hazard: str,
+        literal,
+    ) -> bool:
         """`script [-c CMD] [FILE]`: each operand (options may follow them) is a file it writes; it runs its
         `-c` command line, else a shell that reads its commands from stdin, which no rule can read."""
         while i < len(words):

@@ -1,5 +1,6 @@
 """Assignments, declarations and arithmetic: where bash evaluates a variable's name, subscript or value as
 code, or an assignment changes what later commands run."""
+
 from __future__ import annotations
 
 from ..patterns import Pattern
@@ -8,8 +9,10 @@ from .options import _option_words
 from .words import _ONLY_NUMBERS, _SUBSTITUTIONS, _unknown, _Word, _WordBuilder
 
 _SUBSCRIPTED = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\[(.*)\]")
-_SUBSCRIPT_RUNS_CODE = ("an array subscript is evaluated as arithmetic, which runs code hidden in variables "
-                        "(`a[$(cmd)]`, or `a[i]` where i holds one)")
+_SUBSCRIPT_RUNS_CODE = (
+    "an array subscript is evaluated as arithmetic, which runs code hidden in variables "
+    "(`a[$(cmd)]`, or `a[i]` where i holds one)"
+)
 
 
 def _arithmetic_runs_code(expression: str) -> bool:
@@ -23,8 +26,10 @@ def _name_runs_code(word: _Word, data: Knowledge, assigns: bool) -> str:
     what runs (`assigns`: the command sets it); "" when it cannot. A subscript is evaluated as arithmetic,
     `$(…)` in it run."""
     if _unknown(word):
-        return (f"the variable name `{word.text}` is an expansion or a pattern: it may name an array element, "
-                "whose subscript bash evaluates as arithmetic, or a variable that changes what runs")
+        return (
+            f"the variable name `{word.text}` is an expansion or a pattern: it may name an array element, "
+            "whose subscript bash evaluates as arithmetic, or a variable that changes what runs"
+        )
     subscripted = _SUBSCRIPTED.match(word.text)  # greedy: `a[1]=$(x)]` reads all of `1]=$(x)`
     if subscripted is not None and _arithmetic_runs_code(subscripted[1]):
         return _SUBSCRIPT_RUNS_CODE
@@ -54,8 +59,12 @@ class _Variables:
             for child in node.children:
                 flag = child.text.decode("utf-8", "replace") if child.type == "word" else ""
                 if flag.startswith(("-", "+")) and set(flag[1:]) & set("nif"):
-                    self.emit(order, [node.text.decode("utf-8", "replace")], True,
-                              "a name reference, integer or function attribute changes what later words run")
+                    self.emit(
+                        order,
+                        [node.text.decode("utf-8", "replace")],
+                        True,
+                        "a name reference, integer or function attribute changes what later words run",
+                    )
                     break
         if node.type in ("declaration_command", "unset_command"):
             # `declare 'a[$(cmd)]=1'`, `declare "$x"`: a quoted or expanded name is read by bash all the same
@@ -63,8 +72,11 @@ class _Variables:
                 if child.type in ("variable_assignment", "variable_name"):
                     continue
                 word = _WordBuilder([]).build(child)  # its substitutions are collected below, once
-                reason = "" if word.text.startswith(("-", "+")) and not word.dynamic else \
-                    _name_runs_code(word, self.data, node.type == "declaration_command")
+                reason = (
+                    ""
+                    if word.text.startswith(("-", "+")) and not word.dynamic
+                    else _name_runs_code(word, self.data, node.type == "declaration_command")
+                )
                 if reason:
                     self.emit(order, [node.text.decode("utf-8", "replace")], True, reason)
                     break
@@ -75,9 +87,13 @@ class _Variables:
                 target = current.children[0]
                 name = target.text.decode("utf-8", "replace")
                 if self.data.env_hazard(name.split("[")[0]):
-                    self.emit(order, [current.text.decode("utf-8", "replace")], True,
-                              f"assigning `{name}` changes what later commands run")
-                if target.type == "subscript" and _arithmetic_runs_code(name[name.index("[") + 1:-1]):
+                    self.emit(
+                        order,
+                        [current.text.decode("utf-8", "replace")],
+                        True,
+                        f"assigning `{name}` changes what later commands run",
+                    )
+                if target.type == "subscript" and _arithmetic_runs_code(name[name.index("[") + 1 : -1]):
                     self.emit(order, [current.text.decode("utf-8", "replace")], True, _SUBSCRIPT_RUNS_CODE)
                 for child in current.children[2:]:
                     builder.build(child)

@@ -1,5 +1,6 @@
 """The walk: the only recursion over a command line's tree (commands, substitutions, `sh -c` strings), with
 an explicit stack; each kind of node is read by the mixin that knows it."""
+
 from __future__ import annotations
 
 import posixpath
@@ -27,6 +28,7 @@ _PARSING = allocate_lock()
 
 class _Found:
     """A segment and its place in the command (segments are reported in that order)."""
+
     __slots__ = ("order", "segment")
 
     def __init__(self, order: tuple, segment: Segment) -> None:
@@ -56,8 +58,7 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
         self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
         self.around: tuple = ()  # the redirections of the statements around the next command (`walk`)
 
-    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None,
-             deny_only=False) -> None:
+    def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None, deny_only=False) -> None:
         self.seq += 1
         if len(self.found) >= MAX_SEGMENTS:
             raise _Unparseable("too many segments")
@@ -65,9 +66,22 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
         if argv and "/" in argv[0] and not opaque:  # kept as written: only system programs are renamed
             base = posixpath.basename(posixpath.normpath(argv[0]))
         # a command sorts before what is nested in it (nested keys continue with a byte offset ≥ 0)
-        self.found.append(_Found((*order, -1, self.seq),
-                                 Segment(tuple(argv), opaque, reason, hazard, literal, wraps, base,
-                                         deny_only or self.runners > 0, self.redirects)))
+        self.found.append(
+            _Found(
+                (*order, -1, self.seq),
+                Segment(
+                    tuple(argv),
+                    opaque,
+                    reason,
+                    hazard,
+                    literal,
+                    wraps,
+                    base,
+                    deny_only or self.runners > 0,
+                    self.redirects,
+                ),
+            )
+        )
 
     def walk(self, source: bytes, depth: int, base: tuple) -> None:
         plain = self.plain_words(source)
@@ -108,17 +122,27 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
                 self.assignment(node, here, nested)
                 stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             elif kind == "function_definition":
-                self.emit(here, ["function", node.children[0].text.decode("utf-8", "replace")], True,
-                          "a function definition changes what a later word runs")
+                self.emit(
+                    here,
+                    ["function", node.children[0].text.decode("utf-8", "replace")],
+                    True,
+                    "a function definition changes what a later word runs",
+                )
                 stack.extend((c, level, order, around) for c in reversed(node.children[1:]))
             elif kind in ("test_command", "arithmetic_expansion", "c_style_for_statement") or (
-                    kind == "compound_statement" and node.children and node.children[0].type == "(("):
+                kind == "compound_statement" and node.children and node.children[0].type == "(("
+            ):
                 nested = []
                 self.expression(node, here, nested)
                 stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
             else:
-                inner = ((_own_redirections(node), *around) if kind == "redirected_statement" else
-                         () if kind in _REDIRECT_SCOPES else around)
+                inner = (
+                    (_own_redirections(node), *around)
+                    if kind == "redirected_statement"
+                    else ()
+                    if kind in _REDIRECT_SCOPES
+                    else around
+                )
                 stack.extend((c, level, order, inner) for c in reversed(node.children))
 
     @staticmethod
@@ -140,12 +164,17 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
                 name = child.children[0].text.decode("utf-8", "replace")
                 values = [builder.build(value) for value in child.children[2:]]
                 if self.data.env_code(name):
-                    env_code = env_code or f"the environment prefix `{name}=` hands the program code or options " \
-                                           "the rules cannot read"
+                    env_code = (
+                        env_code
+                        or f"the environment prefix `{name}=` hands the program code or options the rules cannot read"
+                    )
                 elif self.data.env_hazard(name.split("[")[0]):
                     env_unsafe = env_unsafe or f"the environment prefix `{name}=` changes what runs"
-                value = _Word("".join(v.text for v in values), any(v.dynamic for v in values),
-                              next((v.unsafe for v in values if v.unsafe), ""))
+                value = _Word(
+                    "".join(v.text for v in values),
+                    any(v.dynamic for v in values),
+                    next((v.unsafe for v in values if v.unsafe), ""),
+                )
                 if name in self.data.env_command_names:
                     command_lines.append((name, value))
                 if name in self.data.env_written:
@@ -198,7 +227,7 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
                 if not (word.quoted_substitution and self.inert_value(words, index)):
                     raise _Opaque(word.unsafe)
                 # the option takes it whole: text no rule can read, which runs nothing and names no file
-                words = [*words[:index], _Word(word.text, True, shape=(ANY,)), *words[index + 1:]]
+                words = [*words[:index], _Word(word.text, True, shape=(ANY,)), *words[index + 1 :]]
         head = words[0]
         if head.dynamic:
             raise _Opaque("command name is an expansion")
@@ -234,8 +263,11 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
             self.interpreter(name, interpreter, words, argv, order, hazard, literal)
             return
         row = data.programs.get(name)
-        if row is not None and row.remote_command is not None and self.remote(name, row, words, argv, depth, order,
-                                                                              hazard, literal):
+        if (
+            row is not None
+            and row.remote_command is not None
+            and self.remote(name, row, words, argv, depth, order, hazard, literal)
+        ):
             return
         if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
             # `git -C x push` is seen as itself and as `git push`: a deny or ask of either decides, and an
@@ -270,7 +302,7 @@ def _skipped_text(root, source: bytes) -> bool:
         if node.child_count:
             stack.extend(reversed(node.children))
             continue
-        if node.start_byte > pos and _not_blank(source[pos:node.start_byte]):
+        if node.start_byte > pos and _not_blank(source[pos : node.start_byte]):
             return True
         pos = max(pos, node.end_byte)
     return _not_blank(source[pos:])

@@ -1,5 +1,6 @@
 """A tree-sitter argument node → `_Word`: its text after quote removal, whether an expansion or a pattern makes
 it unknown, and its shape as a file pattern; with the word-level helpers every reading shares."""
+
 from __future__ import annotations
 
 import posixpath
@@ -107,8 +108,15 @@ class _WordBuilder:
     def build(self, node) -> _Word:
         parts: list[str] = []
         # `lead`: what the word's first character comes from ("" until some part adds one)
-        state = {"dynamic": False, "unsafe": "", "glob": False, "lead": "", "splits": False, "shape": [],
-                 "quoted_substitution": False}
+        state = {
+            "dynamic": False,
+            "unsafe": "",
+            "glob": False,
+            "lead": "",
+            "splits": False,
+            "shape": [],
+            "quoted_substitution": False,
+        }
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
         if not state["unsafe"] and node.type in ("word", "concatenation"):
@@ -173,7 +181,7 @@ class _WordBuilder:
         elif kind == "translated_string":
             parts.append(raw)
             state["shape"].append(ANY)
-            state["unsafe"] = state["unsafe"] or "locale quoting `$\"…\"` is not decoded"
+            state["unsafe"] = state["unsafe"] or 'locale quoting `$"…"` is not decoded'
         elif kind == "arithmetic_expansion":
             parts.append(raw)
             state["shape"].append(ANY)
@@ -222,17 +230,31 @@ def _directory_tilde(word: _Word) -> _Word:
     found = _DIR_TILDE.match(word.text)
     if found is None:
         return word  # `~-x` is a user's home, as `~x` is
-    prefix, rest = found.group(0), word.text[found.end():]
+    prefix, rest = found.group(0), word.text[found.end() :]
     shape = list(word.shape) or [word.text]
     if isinstance(shape[0], str) and shape[0].startswith(prefix):
-        shape[0] = shape[0][len(prefix):]
+        shape[0] = shape[0][len(prefix) :]
     else:
         shape = [ANY]
     if prefix == "~+":
-        return _Word("." + rest, word.dynamic, word.unsafe, word.glob, word.optionable, tuple(["." + shape[0], *shape[1:]]
-                     if isinstance(shape[0], str) else shape), word.quoted_substitution)
-    return _Word(word.text, True, word.unsafe, word.glob, word.optionable, tuple(x for x in (ANY, *shape) if x != ""),
-                 word.quoted_substitution)
+        return _Word(
+            "." + rest,
+            word.dynamic,
+            word.unsafe,
+            word.glob,
+            word.optionable,
+            tuple(["." + shape[0], *shape[1:]] if isinstance(shape[0], str) else shape),
+            word.quoted_substitution,
+        )
+    return _Word(
+        word.text,
+        True,
+        word.unsafe,
+        word.glob,
+        word.optionable,
+        tuple(x for x in (ANY, *shape) if x != ""),
+        word.quoted_substitution,
+    )
 
 
 def _brace_expansion(raw: str) -> bool:
@@ -279,8 +301,10 @@ def _filled(words: list[_Word], holes, optionable: bool = True) -> list[_Word]:
     (which may start with `-`, unless `optionable` is False)."""
     if not holes:
         return words
-    return [_Word(w.text, True, w.unsafe, w.glob, optionable or w.optionable) if any(h in w.text for h in holes)
-            else w for w in words]
+    return [
+        _Word(w.text, True, w.unsafe, w.glob, optionable or w.optionable) if any(h in w.text for h in holes) else w
+        for w in words
+    ]
 
 
 def _names_stdin(path: str) -> bool:

@@ -1,4 +1,5 @@
 """jinja2 templates for human renderings (catalog documentation)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ def _params(properties, required) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("dshc.compiler", "templates"), undefined=StrictUndefined,
-                      keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env = Environment(
+        loader=PackageLoader("dshc.compiler", "templates"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
     env.filters["code"] = lambda v: f"`{v}`"
     env.filters["show"] = _show
     env.filters["params"] = _params

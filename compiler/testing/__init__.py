@@ -5,6 +5,7 @@ own patterns induce (the classes `dshc verify` decides), and assertions on decis
 Installed as `dshc.testing` (pyproject's package-dir), so its imports are absolute. hypothesis is
 needed by the strategies only: `pip install 'dshc[testing]'`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,17 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dshc.compiler.verify import ClassDecider
 
-__all__ = ["Call", "PolicyUnderTest", "assert_decides", "assert_never_widens", "calls", "domain", "load_policy",
-           "requests", "widens"]
+__all__ = [
+    "Call",
+    "PolicyUnderTest",
+    "assert_decides",
+    "assert_never_widens",
+    "calls",
+    "domain",
+    "load_policy",
+    "requests",
+    "widens",
+]
 
 WORKSPACE = "/workspace"  # the workspace calls are decided in; argument class witnesses are relative to it
 DECISIONS = tuple(e for e in EFFECTS if e != "conditional")  # what one concrete call can be decided
@@ -29,6 +39,7 @@ DECISIONS = tuple(e for e in EFFECTS if e != "conditional")  # what one concrete
 @dataclass(frozen=True)
 class PolicyUnderTest:
     """A policy by name in a loaded program, and the context its calls are decided in by default."""
+
     program: Program
     name: str
     context: Request
@@ -41,6 +52,7 @@ class PolicyUnderTest:
 @dataclass(frozen=True)
 class Call:
     """One tool call in one request context."""
+
     request: Request
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
@@ -48,19 +60,28 @@ class Call:
 
     def __str__(self) -> str:
         r = self.request
-        return (f"{self.tool}({dict(self.arguments)!r}) · preset {r.preset or '-'} · host {r.host} · {r.platform} · "
-                f"scope {r.scope} · mode {r.mode or '-'}" + (" · plan" if r.plan else ""))
+        return (
+            f"{self.tool}({dict(self.arguments)!r}) · preset {r.preset or '-'} · host {r.host} · {r.platform} · "
+            f"scope {r.scope} · mode {r.mode or '-'}" + (" · plan" if r.plan else "")
+        )
 
 
-def load_policy(name: str, *paths: str | Path, texts: Mapping[str, str] | None = None, shipped: bool = True,
-                **context: Any) -> PolicyUnderTest:
+def load_policy(
+    name: str, *paths: str | Path, texts: Mapping[str, str] | None = None, shipped: bool = True, **context: Any
+) -> PolicyUnderTest:
     """`name` from the shipped declarations plus `paths` / `texts` ({file name: .dsh text}); `context`
     is the Request its calls are decided in (default: preset standard, host web). Unusable input raises
     DshError with its diagnostics."""
     program = Program.load(paths, texts, shipped=shipped)
     if name not in program.resolved.policies:
-        raise DshError([invalid_request(f"no policy `{name}` in the loaded declarations",
-                                        "known: " + ", ".join(sorted(program.resolved.policies)))])
+        raise DshError(
+            [
+                invalid_request(
+                    f"no policy `{name}` in the loaded declarations",
+                    "known: " + ", ".join(sorted(program.resolved.policies)),
+                )
+            ]
+        )
     request = Request(**{"preset": "standard", "host": "web", **context, "policy": name})
     program.view(request)  # a context that cannot compose is the caller's mistake: say so now
     return PolicyUnderTest(program, name, request)
@@ -69,8 +90,13 @@ def load_policy(name: str, *paths: str | Path, texts: Mapping[str, str] | None =
 def as_call(call: "Call | tuple[str, Mapping]", policy: PolicyUnderTest) -> Call:
     """A Call, or (tool, arguments) decided in the policy's context."""
     if isinstance(call, Call):
-        return call if call.request.policy == policy.name else Call(
-            call.request.model_copy(update={"policy": policy.name}), call.tool, call.arguments, call.workspace)
+        return (
+            call
+            if call.request.policy == policy.name
+            else Call(
+                call.request.model_copy(update={"policy": policy.name}), call.tool, call.arguments, call.workspace
+            )
+        )
     tool, arguments = call
     return Call(policy.context, tool, dict(arguments))
 
@@ -84,8 +110,10 @@ def assert_decides(policy: PolicyUnderTest, call: "Call | tuple[str, Mapping]", 
     decision = policy.decide(call)
     if decision.effect != effect:
         rules = ", ".join(rule for rule, _ in decision.deciding) or "no rule"
-        raise AssertionError(f"policy `{policy.name}` decides {call} as `{decision.effect}`, not `{effect}`: "
-                             f"{decision.reason} (decided by {rules})")
+        raise AssertionError(
+            f"policy `{policy.name}` decides {call} as `{decision.effect}`, not `{effect}`: "
+            f"{decision.reason} (decided by {rules})"
+        )
 
 
 def reachable(program: Program, request: Request) -> tuple[str, ...] | None:
@@ -97,8 +125,9 @@ def reachable(program: Program, request: Request) -> tuple[str, ...] | None:
     return tuple(sorted({e.name for e in view.tools} | {e.name for e in view.sdk or ()}))
 
 
-def argument_classes(program: Program, request: Request, tool: str, *others: PolicyUnderTest,
-                     classes: ClassDecider | None = None) -> tuple[dict, ...]:
+def argument_classes(
+    program: Program, request: Request, tool: str, *others: PolicyUnderTest, classes: ClassDecider | None = None
+) -> tuple[dict, ...]:
     """One witness per class of `tool`'s arguments that the request's policy (and `others`' policies)
     can tell apart: what `dshc verify` decides. `classes` keeps them across calls (they cost automata)."""
     ctx = program.gate_context(request)
@@ -116,10 +145,12 @@ def domain(policy: PolicyUnderTest) -> list[Request]:
         host = resolved.hosts[host_name]
         presets = sorted(resolved.presets) if host.roster else [None]
         platforms = sorted(p.text for p in host.platforms) or ["linux"]
-        for preset, platform, scope, mode, plan in itertools.product(presets, platforms, sorted(resolved.scopes),
-                                                                     MODES, (False, True)):
-            request = Request(host=host_name, preset=preset, platform=platform, scope=scope, mode=mode,
-                              policy=policy.name, plan=plan)
+        for preset, platform, scope, mode, plan in itertools.product(
+            presets, platforms, sorted(resolved.scopes), MODES, (False, True)
+        ):
+            request = Request(
+                host=host_name, preset=preset, platform=platform, scope=scope, mode=mode, policy=policy.name, plan=plan
+            )
             if reachable(policy.program, request) is not None:
                 found.append(request)
     return found
@@ -165,6 +196,7 @@ def calls(policy: PolicyUnderTest, tools: Iterable[str] | None = None, request_s
         tool = draw(st.sampled_from(names))
         arguments = draw(st.sampled_from(argument_classes(policy.program, request, tool, classes=classes)))
         return Call(request, tool, arguments)
+
     return draw_call()
 
 
@@ -173,8 +205,10 @@ def assert_never_widens(old: PolicyUnderTest, new: PolicyUnderTest, within: Iter
     reaches in each request of `within` (default: `new`'s context across modes and plan on/off), with
     every argument class either policy can tell apart. An AssertionError names the first widened call."""
     if within is None:
-        within = [new.context.model_copy(update={"mode": mode, "plan": plan})
-                  for mode, plan in itertools.product(MODES, (False, True))]
+        within = [
+            new.context.model_copy(update={"mode": mode, "plan": plan})
+            for mode, plan in itertools.product(MODES, (False, True))
+        ]
     classes = ClassDecider()
     for request in within:
         new_request = request.model_copy(update={"policy": new.name})
@@ -184,5 +218,7 @@ def assert_never_widens(old: PolicyUnderTest, new: PolicyUnderTest, within: Iter
                 after = new.decide(Call(new_request, tool, arguments))
                 before = old.decide(Call(old_request, tool, arguments))
                 if widens_fail_closed(before.effect, after.effect):
-                    raise AssertionError(f"policy `{new.name}` widens {Call(new_request, tool, arguments)}: "
-                                         f"`{before.effect}` under `{old.name}`, now `{after.effect}` ({after.reason})")
+                    raise AssertionError(
+                        f"policy `{new.name}` widens {Call(new_request, tool, arguments)}: "
+                        f"`{before.effect}` under `{old.name}`, now `{after.effect}` ({after.reason})"
+                    )

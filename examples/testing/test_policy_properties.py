@@ -3,6 +3,7 @@
 The strategies draw calls from the argument classes the policies' own patterns induce — the
 classes `dshc verify` decides — so a few dozen examples reach every rule.
 """
+
 from pathlib import Path
 
 from hypothesis import given, settings

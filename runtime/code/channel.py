@@ -1,5 +1,6 @@
 """The framed channel to the run_code worker: a JSON object in, a frame out (4-byte big-endian
 length + UTF-8 JSON), and bytes read back into whole JSON objects, or a FrameError."""
+
 from __future__ import annotations
 
 import json
@@ -36,12 +37,13 @@ class FrameReader:
         while len(self._buffer) >= _HEAD.size:
             (size,) = _HEAD.unpack_from(self._buffer)
             if size > self.max_bytes:
-                raise FrameError("output-limit", f"the worker sent a frame of {size} bytes; the limit is "
-                                 f"{self.max_bytes}")
+                raise FrameError(
+                    "output-limit", f"the worker sent a frame of {size} bytes; the limit is {self.max_bytes}"
+                )
             if len(self._buffer) < _HEAD.size + size:
                 break
-            body = bytes(self._buffer[_HEAD.size:_HEAD.size + size])
-            del self._buffer[:_HEAD.size + size]
+            body = bytes(self._buffer[_HEAD.size : _HEAD.size + size])
+            del self._buffer[: _HEAD.size + size]
             try:
                 frame = json.loads(body.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:

@@ -5,6 +5,7 @@ ToolResult handed to `reply`, plus `tool/code-dispatch-start` / `tool/code-dispa
 linking it to its parent. Calls start in submission order; parallel-safe ones overlap up to
 the knob; an exclusive one waits for the pool to drain and holds it until it commits.
 """
+
 from __future__ import annotations
 
 import threading
@@ -25,8 +26,9 @@ def nested_id(parent: str, number: int) -> str:
 
 
 class NestedDispatch:
-    def __init__(self, ctx, pipeline: Pipeline, parent: str, max_parallel: int,
-                 reply: Callable[[int, ToolResult], None]) -> None:
+    def __init__(
+        self, ctx, pipeline: Pipeline, parent: str, max_parallel: int, reply: Callable[[int, ToolResult], None]
+    ) -> None:
         self.abort = Signal()
         # the nested calls see the caller's abort and this program's own (timeout, end, abort)
         self.ctx = replace(ctx, signal=Signal(ctx.signal, self.abort))
@@ -40,7 +42,7 @@ class NestedDispatch:
         self._running: dict[str, tuple[int, ToolCall]] = {}
         self._exclusive = False
         self._closed = False
-        self._aborted: set[str] = set()   # ids whose outcome is `aborted`, whatever their result says
+        self._aborted: set[str] = set()  # ids whose outcome is `aborted`, whatever their result says
         self._recorded: set[str] = set()  # ids with a `tool/code-dispatch` record
         self._contexts: dict[str, tuple[str, ...]] = {}  # a nested call's additionalContexts, by call id
         self.count = 0
@@ -86,15 +88,20 @@ class NestedDispatch:
                 parallel = call.name in self._parallel
                 self._running[call.id] = (number, call)
                 self._exclusive = not parallel
-            self._log("tool/code-dispatch-start", callId=call.id, parent=self.parent, name=call.name, binding=number,
-                      execution="parallel" if parallel else "exclusive")
+            self._log(
+                "tool/code-dispatch-start",
+                callId=call.id,
+                parent=self.parent,
+                name=call.name,
+                binding=number,
+                execution="parallel" if parallel else "exclusive",
+            )
             try:
                 state = self.pipeline.before_dispatch(call, self.ctx)  # in submission order
             except LogSealed:
                 self._done(number, call, None)
                 continue
-            threading.Thread(target=self._run, args=(number, call, state), name=f"dshc-{call.id}",
-                             daemon=True).start()
+            threading.Thread(target=self._run, args=(number, call, state), name=f"dshc-{call.id}", daemon=True).start()
 
     def _run(self, number: int, call: ToolCall, state) -> None:
         outcome = None
@@ -124,8 +131,15 @@ class NestedDispatch:
             self._recorded.add(call.id)
             if call.id in self._aborted:
                 outcome = "aborted"
-        self._log("tool/code-dispatch", callId=call.id, parent=self.parent, name=call.name, binding=number,
-                  outcome=outcome, code=code)
+        self._log(
+            "tool/code-dispatch",
+            callId=call.id,
+            parent=self.parent,
+            name=call.name,
+            binding=number,
+            outcome=outcome,
+            code=code,
+        )
 
     def close(self, grace_s: float) -> None:
         """Start nothing more; calls not started and calls in flight are recorded as aborted.
@@ -142,8 +156,14 @@ class NestedDispatch:
         self.abort.set()
         for number, call in queued:
             try:
-                self._log("tool/code-dispatch-start", callId=call.id, parent=self.parent, name=call.name,
-                          binding=number, execution="never started")
+                self._log(
+                    "tool/code-dispatch-start",
+                    callId=call.id,
+                    parent=self.parent,
+                    name=call.name,
+                    binding=number,
+                    execution="never started",
+                )
                 outcome = aborted_before_dispatch(self.pipeline, call, self.ctx)
                 self._record(call, number, "aborted", (outcome.result.error or {}).get("code"))
             except LogSealed:

@@ -2,6 +2,7 @@
 worker, the nested dispatcher, the abort signal and the limits; out: a ProgramOutcome, i.e.
 `{value?, logs[], error?}` with error class exception | timeout | abort | worker-exit |
 invalid-output | output-limit. The worker is dead when this returns, whatever happened."""
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,11 @@ class _Logs:
         self.lines.append(text)
 
     def result(self) -> list[str]:
-        return self.lines + ([f"[{self.dropped} log line(s) dropped: the logs passed {self.max_chars} characters]"]
-                             if self.dropped else [])
+        return self.lines + (
+            [f"[{self.dropped} log line(s) dropped: the logs passed {self.max_chars} characters]"]
+            if self.dropped
+            else []
+        )
 
 
 def nested_payload(result: ToolResult) -> tuple[bool, Any]:
@@ -74,8 +78,9 @@ def nested_payload(result: ToolResult) -> tuple[bool, Any]:
     return False, {"message": error.get("message") or result.content, "code": error.get("code"), "tool": result.name}
 
 
-def run_program(code: str, names: list[str], worker: Worker, dispatch: NestedDispatch, abort: Signal,
-                limits: Limits) -> ProgramOutcome:
+def run_program(
+    code: str, names: list[str], worker: Worker, dispatch: NestedDispatch, abort: Signal, limits: Limits
+) -> ProgramOutcome:
     logs = _Logs(limits.max_log_chars)
     try:
         outcome = _drive(code, names, worker, dispatch, abort, limits, logs)
@@ -90,8 +95,9 @@ def _failed(kind: str, message: str) -> ProgramOutcome:
     return ProgramOutcome(error={"class": kind, "message": message})
 
 
-def _drive(code, names, worker: Worker, dispatch: NestedDispatch, abort: Signal, limits: Limits,
-           logs: _Logs) -> ProgramOutcome:
+def _drive(
+    code, names, worker: Worker, dispatch: NestedDispatch, abort: Signal, limits: Limits, logs: _Logs
+) -> ProgramOutcome:
     if not worker.send({"type": "start", "code": code, "tools": names, "compileTimeoutMs": limits.compile_timeout_ms}):
         return _failed("worker-exit", worker.exit_text())
     started = time.monotonic()
@@ -137,7 +143,9 @@ def _handle(frame: dict, dispatch: NestedDispatch, limits: Limits, logs: _Logs) 
             return ProgramOutcome()
         size = len(json.dumps(frame["value"], ensure_ascii=False))
         if size > limits.max_value_chars:
-            return _failed("output-limit", f"the returned value is {size} characters of JSON; the limit is "
-                           f"{limits.max_value_chars}")
+            return _failed(
+                "output-limit",
+                f"the returned value is {size} characters of JSON; the limit is {limits.max_value_chars}",
+            )
         return ProgramOutcome(value=frame["value"])
     return _failed("invalid-output", f"the worker sent an unknown frame type `{kind}`")

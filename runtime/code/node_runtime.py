@@ -1,6 +1,7 @@
 """Where the run_code worker's files are and whether this machine can run them: `node` on PATH and
 the npm dependency the package build placed beside runner.js. Imports only the standard library, so
 a command that only compiles or decides can ask without loading the worker."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,9 @@ def check_runtime() -> str:
     if node is None:
         raise CodeRuntimeMissing("Node.js (`node` on PATH)")
     if not TRANSPILER.is_file():
-        raise CodeRuntimeMissing("the worker's npm dependencies (reinstall dshc where `npm` is on PATH, "
-                                 f"or run `npm ci` in {NODE_DIR})")
+        raise CodeRuntimeMissing(
+            f"the worker's npm dependencies (reinstall dshc where `npm` is on PATH, or run `npm ci` in {NODE_DIR})"
+        )
     return node
 
 

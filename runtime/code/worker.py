@@ -5,6 +5,7 @@ CodeRuntimeMissing naming what this host lacks.
 The node_modules the worker loads are package data beside runner.js (the package build runs
 `npm ci` in node/); nothing is looked up on PATH but `node` itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,9 +25,16 @@ def worker_argv(node: str, heap_mb: int) -> list[str]:
     # Node's permission model: read only its own folder; no writes, child processes or workers.
     # No code from strings anywhere in the process, so even a leaked host-realm Function is inert;
     # vm modules only so that import() is refused by our own callback, in the program's realm.
-    return [node, "--experimental-permission", f"--allow-fs-read={NODE_DIR}{os.sep}",
-            "--disallow-code-generation-from-strings", "--experimental-vm-modules", "--no-warnings", f"--max-old-space-size={heap_mb}",
-            str(RUNNER)]
+    return [
+        node,
+        "--experimental-permission",
+        f"--allow-fs-read={NODE_DIR}{os.sep}",
+        "--disallow-code-generation-from-strings",
+        "--experimental-vm-modules",
+        "--no-warnings",
+        f"--max-old-space-size={heap_mb}",
+        str(RUNNER),
+    ]
 
 
 class Worker:
@@ -41,9 +49,18 @@ class Worker:
         env = {"TMPDIR": tmpdir, "LANG": "C.UTF-8"}
 
         def spawn(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen:
-            return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True, bufsize=0, close_fds=True,
-                                    pass_fds=pass_fds)
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                bufsize=0,
+                close_fds=True,
+                pass_fds=pass_fds,
+            )
 
         def discard(proc: subprocess.Popen) -> None:
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
@@ -52,8 +69,10 @@ class Worker:
 
         self.proc, self.launch = spawn_confined(confinement, worker_argv(node, heap_mb), spawn, discard)
         self.pid = self.proc.pid
-        self._readers = (threading.Thread(target=self._read_frames, name=f"dshc-code-out-{self.pid}", daemon=True),
-                         threading.Thread(target=self._read_stderr, name=f"dshc-code-err-{self.pid}", daemon=True))
+        self._readers = (
+            threading.Thread(target=self._read_frames, name=f"dshc-code-out-{self.pid}", daemon=True),
+            threading.Thread(target=self._read_stderr, name=f"dshc-code-err-{self.pid}", daemon=True),
+        )
         for reader in self._readers:
             reader.start()
 
@@ -101,8 +120,11 @@ class Worker:
             code = None
         self._readers[1].join(1.0)
         tail = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
-        status = "did not exit" if code is None else (f"was killed by signal {-code}" if code < 0
-                                                        else f"exited with status {code}")
+        status = (
+            "did not exit"
+            if code is None
+            else (f"was killed by signal {-code}" if code < 0 else f"exited with status {code}")
+        )
         return f"the worker {status} before finishing" + (": " + " | ".join(tail) if tail else "")
 
     def kill(self) -> None:

@@ -1,4 +1,5 @@
 """`python -m dshc.runtime.sandbox`: print what confinement this machine offers, as JSON."""
+
 import json
 
 from .probe import probe

@@ -2,6 +2,7 @@
 argv; out: a Launch (the argv to execute and the mechanism's name) or SandboxUnavailable.
 (Rows, not dataclasses, and no import a plan does not need: a Claude Code hook plans one per
 shell call.)"""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,10 @@ PACKAGES = ("dshc.cli", "dshc.compiler", "dshc.runtime", "dshc.presets", "dshc.p
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 REPORT_TIMEOUT_S = 10.0
 # what a policy's host lists need and no mechanism here gives: never the whole network in their place
-EGRESS_MISSING = "a proxy that admits only the hosts the policy lists (it needs Landlock and unprivileged user + " \
-                 "network namespaces, and not bubblewrap): the command is refused rather than given every host"
+EGRESS_MISSING = (
+    "a proxy that admits only the hosts the policy lists (it needs Landlock and unprivileged user + "
+    "network namespaces, and not bubblewrap): the command is refused rather than given every host"
+)
 
 
 class SandboxUnavailable(Exception):
@@ -38,10 +41,10 @@ class SandboxFailure(Exception):
 
 class Confinement(Row):
     FIELDS = {
-        "mode": REQUIRED,               # read-only | workspace-write | danger-full-access
+        "mode": REQUIRED,  # read-only | workspace-write | danger-full-access
         "workspace": REQUIRED,
-        "tmpdir": REQUIRED,             # the private temp dir, writable in every mode
-        "writable": (),                 # extra roots the policy names (workspace-write only)
+        "tmpdir": REQUIRED,  # the private temp dir, writable in every mode
+        "writable": (),  # extra roots the policy names (workspace-write only)
         # paths under the write roots that stay read-only (a policy's deny of writes there: `.claude/`, a
         # directory's with a trailing `/`; dshc's own installation)
         "protected": (),
@@ -56,7 +59,7 @@ class Confinement(Row):
         "network_allow": (),
         "network_deny": (),
         "fallback_unsandboxed": False,  # the policy's explicit opt-out of failing closed
-        "backend": "auto",              # auto | bwrap
+        "backend": "auto",  # auto | bwrap
     }
 
     def egress(self) -> bool:
@@ -73,12 +76,16 @@ class Confinement(Row):
         `run_later`, what runs code later too."""
         roots = self.write_roots()
         paths = (*self.protected, *self.run_later) if run_later else self.protected
-        held = [path for path in dict.fromkeys(paths)
-                if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots)]
+        held = [
+            path
+            for path in dict.fromkeys(paths)
+            if any(path.rstrip("/") == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+        ]
         # one inside another is read-only with it; listed too, the folders pinned to hold it would stay writable
         # inside the outer one (`pinned`)
-        return tuple(path for path in held
-                     if not any(path.rstrip("/").startswith(other.rstrip("/") + "/") for other in held))
+        return tuple(
+            path for path in held if not any(path.rstrip("/").startswith(other.rstrip("/") + "/") for other in held)
+        )
 
 
 def pinned(roots, kept) -> tuple[str, ...]:
@@ -91,39 +98,74 @@ def pinned(roots, kept) -> tuple[str, ...]:
         root = next((root.rstrip("/") for root in roots if path.startswith(root.rstrip("/") + "/")), None)
         if root is None:
             continue
-        parts = path[len(root) + 1:].split("/")[:-1]
+        parts = path[len(root) + 1 :].split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             found[root + "/" + "/".join(parts[:depth])] = None
     return tuple(sorted(found, key=lambda folder: folder.count("/")))
 
 
-def confinement_in(mode: str, workspace: str, tmpdir: str, *, writable=(), protected=(), hidden=(),
-                   network: bool = False, network_allow=(), network_deny=(), fallback_unsandboxed: bool = False,
-                   backend: str = "auto") -> Confinement:
+def confinement_in(
+    mode: str,
+    workspace: str,
+    tmpdir: str,
+    *,
+    writable=(),
+    protected=(),
+    hidden=(),
+    network: bool = False,
+    network_allow=(),
+    network_deny=(),
+    fallback_unsandboxed: bool = False,
+    backend: str = "auto",
+) -> Confinement:
     """A policy's sandbox lines, as written, for the real directory `workspace`: writable roots with `~`
     expanded, protected and hidden paths relative to the workspace (`.claude/`, as a policy glob's is; a
     directory keeps its `/`), every path real. A hidden path that does not exist holds nothing to hide."""
     roots = tuple(os.path.realpath(os.path.expanduser(root)) for root in writable)
     kept = tuple(_real_in(workspace, path) for path in protected)
-    unread = tuple(dict.fromkeys(path for path in (_real_in(workspace, given) for given in hidden)
-                                 if os.path.lexists(path.rstrip("/") or "/")))
+    unread = tuple(
+        dict.fromkeys(
+            path
+            for path in (_real_in(workspace, given) for given in hidden)
+            if os.path.lexists(path.rstrip("/") or "/")
+        )
+    )
     if unread:  # what git holds of them, it holds in its object store too
         from .gitstore import objects_to_hide
+
         unread += objects_to_hide(workspace, unread)
     # dshc itself, where a write root holds it (installed in the project's own `.venv`): a command that rewrote
     # the launcher would run every later one bare
-    kept += tuple(path for path in installation()
-                  if any(within(path.rstrip("/"), root) for root in (workspace, tmpdir, *roots)))
-    later = tuple(os.path.realpath(path) for root in (workspace, *roots) for name in RUN_LATER
-                  if os.path.lexists(path := os.path.join(root, name)))
+    kept += tuple(
+        path for path in installation() if any(within(path.rstrip("/"), root) for root in (workspace, tmpdir, *roots))
+    )
+    later = tuple(
+        os.path.realpath(path)
+        for root in (workspace, *roots)
+        for name in RUN_LATER
+        if os.path.lexists(path := os.path.join(root, name))
+    )
     # the hooks folder a repository configures; one named but missing is made, empty, and kept (else a command
     # makes it, and its hook runs at the next commit)
-    later += tuple(os.path.realpath(hooks) + ("" if os.path.isfile(hooks) else "/") for root in (workspace, *roots)
-                   if (hooks := hooks_path(root)) is not None)
-    return Confinement(mode=mode, workspace=workspace, tmpdir=tmpdir, writable=roots, network=network,
-                       network_allow=tuple(map(tuple, network_allow)), network_deny=tuple(network_deny),
-                       fallback_unsandboxed=fallback_unsandboxed, backend=backend, protected=kept, run_later=later,
-                       hidden=unread)
+    later += tuple(
+        os.path.realpath(hooks) + ("" if os.path.isfile(hooks) else "/")
+        for root in (workspace, *roots)
+        if (hooks := hooks_path(root)) is not None
+    )
+    return Confinement(
+        mode=mode,
+        workspace=workspace,
+        tmpdir=tmpdir,
+        writable=roots,
+        network=network,
+        network_allow=tuple(map(tuple, network_allow)),
+        network_deny=tuple(network_deny),
+        fallback_unsandboxed=fallback_unsandboxed,
+        backend=backend,
+        protected=kept,
+        run_later=later,
+        hidden=unread,
+    )
 
 
 def installation() -> tuple[str, ...]:
@@ -131,8 +173,13 @@ def installation() -> tuple[str, ...]:
     presets and policies) and the environment of the interpreter running it (`sys.prefix`: its scripts, its
     site-packages, the `.pth` files every start of it runs)."""
     from importlib.util import find_spec
-    folders = [folder for name in PACKAGES if (spec := find_spec(name)) is not None
-               for folder in spec.submodule_search_locations or ()]
+
+    folders = [
+        folder
+        for name in PACKAGES
+        if (spec := find_spec(name)) is not None
+        for folder in spec.submodule_search_locations or ()
+    ]
     return tuple(dict.fromkeys(os.path.realpath(folder) + "/" for folder in (*folders, sys.prefix)))
 
 
@@ -147,16 +194,40 @@ class Launch(Row):
     FIELDS = {
         "argv": REQUIRED,
         "mechanism": REQUIRED,  # landlock+netns | landlock | bwrap | seatbelt | none | unsandboxed
-        "report": REQUIRED,     # the launcher writes failures to the report fd
+        "report": REQUIRED,  # the launcher writes failures to the report fd
     }
 
 
-def _launcher(argv: list[str], report_fd: int, *, how: str = "none", network: bool = True,
-              local_sockets: bool = True, parent: int = 0, roots: tuple[str, ...] = (),
-              read_only: tuple[str, ...] = (), pins: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-I", "-S", LAUNCHER, str(report_fd), how, "1" if network else "0",
-            "1" if local_sockets else "0", str(parent), *roots, *("+" + path for path in pins),
-            *("!" + path for path in read_only), *("-" + path for path in hidden), "--", *argv]
+def _launcher(
+    argv: list[str],
+    report_fd: int,
+    *,
+    how: str = "none",
+    network: bool = True,
+    local_sockets: bool = True,
+    parent: int = 0,
+    roots: tuple[str, ...] = (),
+    read_only: tuple[str, ...] = (),
+    pins: tuple[str, ...] = (),
+    hidden: tuple[str, ...] = (),
+) -> list[str]:
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        LAUNCHER,
+        str(report_fd),
+        how,
+        "1" if network else "0",
+        "1" if local_sockets else "0",
+        str(parent),
+        *roots,
+        *("+" + path for path in pins),
+        *("!" + path for path in read_only),
+        *("-" + path for path in hidden),
+        "--",
+        *argv,
+    ]
 
 
 def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
@@ -165,6 +236,7 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
         if os.path.exists(root):
             command += ["--bind", root, root]
     from .readonly import make_missing_directory
+
     kept = conf.read_only(run_later=True)
     for path in kept:
         make_missing_directory(path)  # as the mount-namespace launcher does: a directory is always there
@@ -176,8 +248,9 @@ def bwrap_argv(conf: Confinement, bwrap: str, argv: list[str]) -> list[str]:
         command += [option, path.rstrip("/") or "/", path.rstrip("/") or "/"]
     for path in conf.hidden:  # an empty read-only directory, or the null device, over what a read deny names
         target = path.rstrip("/") or "/"
-        command += ["--tmpfs", target, "--remount-ro", target] if path.endswith("/") else \
-            ["--ro-bind", "/dev/null", target]
+        command += (
+            ["--tmpfs", target, "--remount-ro", target] if path.endswith("/") else ["--ro-bind", "/dev/null", target]
+        )
     if not conf.network:
         command.append("--unshare-net")
     # its own processes: none outside can be signalled or traced (Landlock's scopes do that on the default
@@ -194,13 +267,19 @@ def missing(conf: Confinement, found: Probe | None = None) -> str | None:
     if found.platform.startswith("linux") and not found.seccomp:
         # a network namespace leaves pathname sockets open (dockerd, the session bus), and a terminal the command
         # controls takes input without any capability (`seccomp.py`)
-        return "libseccomp (needed to refuse local sockets with the network off, device nodes, mounts, VSOCK " \
-               "sockets and input pushed into a terminal)"
+        return (
+            "libseccomp (needed to refuse local sockets with the network off, device nodes, mounts, VSOCK "
+            "sockets and input pushed into a terminal)"
+        )
     linked = next((path for path in conf.hidden if not path.endswith("/") and _links(path) > 1), None)
     if linked is not None:  # its other names, wherever they are, would still read it
         return f"a way to hide `{linked}`: it has other hard links, which no mechanism can find and hide"
-    if conf.egress() and (conf.backend == "bwrap" or not found.platform.startswith("linux")
-                          or not found.network_namespace or found.landlock_abi < 1):
+    if conf.egress() and (
+        conf.backend == "bwrap"
+        or not found.platform.startswith("linux")
+        or not found.network_namespace
+        or found.landlock_abi < 1
+    ):
         return EGRESS_MISSING
     if conf.backend == "bwrap":
         return None if found.bwrap else "bubblewrap (`bwrap`) was asked for and is not installed"
@@ -226,8 +305,9 @@ def _links(path: str) -> int:
         return 1
 
 
-def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0,
-         events_fd: int = -1) -> Launch:
+def plan(
+    conf: Confinement, argv: list[str], report_fd: int, found: Probe | None = None, parent: int = 0, events_fd: int = -1
+) -> Launch:
     """Fail closed: an unknown mode or a missing mechanism raises unless the policy opted out. `parent`: the pid
     of the process that starts the launcher (0: whichever does), which must still be there when the command
     starts; `events_fd`: where the egress proxy writes the connections it refused (-1: its stderr)."""
@@ -245,27 +325,57 @@ def plan(conf: Confinement, argv: list[str], report_fd: int, found: Probe | None
         return Launch(_launcher(argv, report_fd, parent=parent) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
         # the launcher installs the filter before bubblewrap starts: it holds for what it runs
-        return Launch(_launcher(bwrap_argv(conf, found.bwrap, argv), report_fd, how="bwrap",
-                                local_sockets=conf.network, parent=parent), "bwrap", True)
+        return Launch(
+            _launcher(
+                bwrap_argv(conf, found.bwrap, argv), report_fd, how="bwrap", local_sockets=conf.network, parent=parent
+            ),
+            "bwrap",
+            True,
+        )
     if not linux:
-        text = seatbelt.profile(conf.write_roots(), DEVICES, conf.network,
-                                [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)], conf.hidden)
+        text = seatbelt.profile(
+            conf.write_roots(),
+            DEVICES,
+            conf.network,
+            [path.rstrip("/") or "/" for path in conf.read_only(run_later=True)],
+            conf.hidden,
+        )
         return Launch([found.sandbox_exec, "-p", text, *argv], "seatbelt", False)
     # without a mount namespace only the policy's own paths stop the plan (`missing`); what runs later, and the
     # mode, times and attributes of files outside the write roots (the seal), are then left unguarded
     read_only = conf.read_only(run_later=found.network_namespace)
     egress = conf.egress()  # (`missing` made sure there is a network namespace for it)
-    launcher = _launcher(argv, report_fd, how="landlock+mounts" if found.network_namespace else "landlock",
-                         network=conf.network and not egress, local_sockets=conf.network and not egress,
-                         parent=0 if egress else parent, roots=(*conf.write_roots(), *DEVICES), read_only=read_only,
-                         pins=pinned(conf.write_roots(), read_only), hidden=conf.hidden)
+    launcher = _launcher(
+        argv,
+        report_fd,
+        how="landlock+mounts" if found.network_namespace else "landlock",
+        network=conf.network and not egress,
+        local_sockets=conf.network and not egress,
+        parent=0 if egress else parent,
+        roots=(*conf.write_roots(), *DEVICES),
+        read_only=read_only,
+        pins=pinned(conf.write_roots(), read_only),
+        hidden=conf.hidden,
+    )
     if egress:  # the proxy's process starts the launcher, and hands it the way in (`egress.py`)
         from ...common.json_io import dumps
-        launcher = [sys.executable, "-I", "-S", EGRESS, str(parent), str(events_fd),
-                    dumps([list(level) for level in conf.network_allow]), dumps(list(conf.network_deny)), "--", *launcher]
+
+        launcher = [
+            sys.executable,
+            "-I",
+            "-S",
+            EGRESS,
+            str(parent),
+            str(events_fd),
+            dumps([list(level) for level in conf.network_allow]),
+            dumps(list(conf.network_deny)),
+            "--",
+            *launcher,
+        ]
     mechanism = "landlock+egress-proxy" if egress else "landlock" if conf.network else "landlock+netns"
-    return Launch(launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""),
-                  True)
+    return Launch(
+        launcher, mechanism + ("+read-only-mounts" if read_only else "") + ("+hidden" if conf.hidden else ""), True
+    )
 
 
 def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:
@@ -275,6 +385,7 @@ def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:
     command; any text is a failure. Silence past the timeout counts as a failure too."""
     import select
     import time
+
     chunks, deadline = [], time.monotonic() + timeout_s
     while True:
         left = deadline - time.monotonic()

@@ -4,6 +4,7 @@ socket pair, receives from it the listening socket the launcher made on the loop
 namespace (the only way out of it), and serves the proxy on that socket from outside (`proxy`). In: dshc's pid, the
 fd the refusals go to (-1: none, then a `dshc:` line on stderr for whoever reads the output), the lists; out: the
 launcher's exit status, and each refused connection as one `network/denied` JSON line on EVENTS_FD."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def launcher_argv(command: list[str], channel: int) -> list[str]:
 
 def main(argv: list[str]) -> int:
     split = argv.index("--")
-    parent, events, command = int(argv[1]) or os.getppid(), int(argv[2]), argv[split + 1:]
+    parent, events, command = int(argv[1]) or os.getppid(), int(argv[2]), argv[split + 1 :]
     if events >= 0:  # the command must never hold the events fd: only this process writes to it
         os.set_inheritable(events, False)
     try:
@@ -120,7 +121,7 @@ def _write(fd: int, line: str) -> None:
     data = (line + "\n").encode("utf-8", "replace")
     try:
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
     except OSError:  # dshc is gone: nobody is left to read the refusals
         pass
 

@@ -3,6 +3,7 @@ asks it for every Write and Edit). In: the mode, the real workspace, the extra w
 None, or why the mode keeps the change from running unasked. The process sandbox holds the same lines
 (`confine`): read-only changes nothing, workspace-write changes the writable roots but not what runs
 code later (`RUN_LATER`)."""
+
 from __future__ import annotations
 
 import os
@@ -15,11 +16,33 @@ import os
 # (direnv's `.envrc`) or sources to use the project's environment (a virtual environment's activation scripts:
 # the rest of `.venv` is written by every `pip install`, and is the project's code as its sources are). The
 # hooks folder a repository's `core.hooksPath` names is one too (`hooks_path`).
-RUN_LATER = (".git/hooks", ".git/config", ".gitmodules", ".husky", ".pre-commit-config.yaml", "lefthook.yml",
-             ".lefthook.yml", "lefthook-local.yml", ".mcp.json", ".vscode", ".idea", ".devcontainer",
-             ".devcontainer.json", ".claude", ".codex", ".cursor", ".gemini", ".envrc", ".venv/bin/activate",
-             ".venv/bin/activate.fish", ".venv/bin/activate.csh", ".venv/bin/activate.nu", ".venv/bin/activate.ps1",
-             ".venv/bin/activate.xsh", ".venv/bin/activate_this.py")
+RUN_LATER = (
+    ".git/hooks",
+    ".git/config",
+    ".gitmodules",
+    ".husky",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".devcontainer.json",
+    ".claude",
+    ".codex",
+    ".cursor",
+    ".gemini",
+    ".envrc",
+    ".venv/bin/activate",
+    ".venv/bin/activate.fish",
+    ".venv/bin/activate.csh",
+    ".venv/bin/activate.nu",
+    ".venv/bin/activate.ps1",
+    ".venv/bin/activate.xsh",
+    ".venv/bin/activate_this.py",
+)
 
 
 def within(path: str, root: str) -> bool:
@@ -61,7 +84,7 @@ def hooks_path(root: str) -> str | None:
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("["):  # `[core]`; `[core "x"]` is a subsection, not core
-            header = line[1:line.find("]")] if "]" in line else ""
+            header = line[1 : line.find("]")] if "]" in line else ""
             section = header.strip().lower()
             continue
         name, _, value = line.partition("=")
@@ -91,7 +114,7 @@ def git_folder(root: str) -> str | None:
         return None
     if not first.startswith("gitdir:"):
         return None
-    folder = os.path.join(root, first[len("gitdir:"):].strip())
+    folder = os.path.join(root, first[len("gitdir:") :].strip())
     try:
         with open(os.path.join(folder, "commondir"), encoding="utf-8", errors="replace") as handle:
             folder = os.path.join(folder, handle.readline(4096).strip())  # a worktree: the main repository's

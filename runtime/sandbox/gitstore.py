@@ -7,6 +7,7 @@ under `.git/objects` by hand, git or no git. Hiding the objects stops git readin
 where a hidden file is in git: an untracked one (an ignored `.env`) leaves git working. Not covered: a file
 added once and then removed from the index and from HEAD, whose blob is still in the store (a stash, the
 reflog, a dangling object) — a policy that must hide it hides `.git/` itself."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,11 @@ def objects_to_hide(workspace: str, hidden: tuple[str, ...]) -> tuple[str, ...]:
     if folder is None:
         return ()
     objects = os.path.realpath(os.path.join(folder, "objects"))
-    relative = [os.path.relpath(path.rstrip("/"), workspace) for path in hidden
-                if within(path.rstrip("/"), workspace) and not within(path.rstrip("/"), os.path.realpath(folder))]
+    relative = [
+        os.path.relpath(path.rstrip("/"), workspace)
+        for path in hidden
+        if within(path.rstrip("/"), workspace) and not within(path.rstrip("/"), os.path.realpath(folder))
+    ]
     if not relative or not os.path.isdir(objects):
         return ()
     return (objects + "/",) if _held(workspace, relative) else ()
@@ -37,8 +41,9 @@ def _held(workspace: str, relative: list[str]) -> bool:
     # before the first commit there is no HEAD to overlay: the index alone
     for overlay in (["--with-tree=HEAD"], []):
         try:
-            done = subprocess.run([*git, *overlay, "--", *relative],
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env=env)
+            done = subprocess.run(
+                [*git, *overlay, "--", *relative], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env=env
+            )
         except (OSError, subprocess.SubprocessError):
             return True
         if done.returncode == 0:

@@ -1,5 +1,6 @@
 """Landlock through raw syscalls (stdlib ctypes only, so the launcher can load it without the
 package). In: the roots a process may write under; out: the calling process confined for good."""
+
 from __future__ import annotations
 
 import ctypes
@@ -23,8 +24,8 @@ MAKE_SOCK = 1 << 9
 MAKE_FIFO = 1 << 10
 MAKE_BLOCK = 1 << 11
 MAKE_SYM = 1 << 12
-REFER = 1 << 13        # ABI 2: renames and links across directories
-TRUNCATE = 1 << 14     # ABI 3
+REFER = 1 << 13  # ABI 2: renames and links across directories
+TRUNCATE = 1 << 14  # ABI 3
 # network rights (ABI 4)
 BIND_TCP = 1 << 0
 CONNECT_TCP = 1 << 1
@@ -32,8 +33,18 @@ CONNECT_TCP = 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 SCOPE_SIGNAL = 1 << 1
 
-_WRITE_V1 = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
-             | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
+_WRITE_V1 = (
+    WRITE_FILE
+    | REMOVE_DIR
+    | REMOVE_FILE
+    | MAKE_CHAR
+    | MAKE_DIR
+    | MAKE_REG
+    | MAKE_SOCK
+    | MAKE_FIFO
+    | MAKE_BLOCK
+    | MAKE_SYM
+)
 # the only rights a rule on a non-directory may carry
 _FILE_RIGHTS = WRITE_FILE | TRUNCATE
 
@@ -43,8 +54,11 @@ class LandlockError(OSError):
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -92,11 +106,15 @@ def restrict_writes(roots: list[str], *, deny_tcp: bool = False, connect_port: i
         raise LandlockError("Landlock is not available in this kernel")
     libc = _libc()
     handled = write_rights(abi)
-    attr = _RulesetAttr(handled, (BIND_TCP | CONNECT_TCP) if deny_tcp and abi >= 4 else 0,
-                        (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
+    attr = _RulesetAttr(
+        handled,
+        (BIND_TCP | CONNECT_TCP) if deny_tcp and abi >= 4 else 0,
+        (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0,
+    )
     # an older kernel accepts the longer struct as long as the fields it does not know are zero
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                           ctypes.c_uint32(0))
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         raise LandlockError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
@@ -108,16 +126,32 @@ def restrict_writes(roots: list[str], *, deny_tcp: bool = False, connect_port: i
             try:
                 is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
                 rule = _PathBeneathAttr(handled if is_dir else handled & _FILE_RIGHTS, fd)
-                if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                                ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+                if (
+                    libc.syscall(
+                        _ADD_RULE,
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(_RULE_PATH_BENEATH),
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    )
+                    < 0
+                ):
                     errno = ctypes.get_errno()
                     raise LandlockError(errno, f"landlock_add_rule `{root}`: {os.strerror(errno)}")
             finally:
                 os.close(fd)
         if connect_port is not None and deny_tcp and abi >= 4:
             port = _NetPortAttr(CONNECT_TCP, connect_port)
-            if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT), ctypes.byref(port),
-                            ctypes.c_uint32(0)) < 0:
+            if (
+                libc.syscall(
+                    _ADD_RULE,
+                    ctypes.c_int(ruleset),
+                    ctypes.c_int(_RULE_NET_PORT),
+                    ctypes.byref(port),
+                    ctypes.c_uint32(0),
+                )
+                < 0
+            ):
                 errno = ctypes.get_errno()
                 raise LandlockError(errno, f"landlock_add_rule port {connect_port}: {os.strerror(errno)}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

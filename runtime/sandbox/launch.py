@@ -6,6 +6,7 @@ read-only; `bwrap`: what bubblewrap, started next, leaves to it), 0/1 switches (
 egress proxy, reached over FD: `egress.py`), the pid of the process that
 started it (0: whichever did), the writable roots, the folders pinned, the paths kept read-only under them and
 the paths hidden; out: the command's exit status, or status 125 and a reason on the report fd."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,16 @@ CONFINE_FAILED = 125
 CONFINE = ("none", "landlock", "landlock+mounts", "bwrap")
 
 
-def confine(how: str, network: bool, roots: list[str], read_only: list[str] = (), pins: list[str] = (),
-            local_sockets: bool = True, hidden: list[str] = (), channel: int | None = None) -> None:
+def confine(
+    how: str,
+    network: bool,
+    roots: list[str],
+    read_only: list[str] = (),
+    pins: list[str] = (),
+    local_sockets: bool = True,
+    hidden: list[str] = (),
+    channel: int | None = None,
+) -> None:
     """`channel`: the network is the egress proxy's alone (`egress.py` holds the other end)."""
     if how == "bwrap":  # it mounts, then drops every capability itself: the filter leaves it the mount calls
         seccomp.install(close_local_sockets=not local_sockets, mounts=True)
@@ -84,7 +93,7 @@ def main(argv: list[str]) -> int:
         if report is not None:
             os.set_inheritable(report, False)
         split = argv.index("--")
-        how, network, command = argv[2], argv[3] == "1", argv[split + 1:]
+        how, network, command = argv[2], argv[3] == "1", argv[split + 1 :]
         # `pFD`: through the egress proxy, whose way in is FD
         channel = int(argv[3][1:]) if argv[3].startswith("p") else None
         if channel is not None:
@@ -109,7 +118,7 @@ def main(argv: list[str]) -> int:
         if channel is not None and how != "landlock+mounts":
             raise ValueError("the egress proxy needs a network namespace (`landlock+mounts`)")
         confine(how, network, roots, read_only, pins, local_sockets, hidden, channel)
-    except Exception as exc:   # noqa: BLE001 - whatever stops confinement, the command must not run
+    except Exception as exc:  # noqa: BLE001 - whatever stops confinement, the command must not run
         if report is not None:
             os.write(report, f"cannot confine the command: {_reason(exc)}".encode())
         return CONFINE_FAILED

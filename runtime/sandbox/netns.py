@@ -1,6 +1,7 @@
 """New unprivileged namespaces (stdlib ctypes only): a user namespace with a network one (network off: no
 route anywhere) and/or a mount one (`readonly`). In: the calling single-threaded process; out: the same
 process inside them, with the same uid and gid."""
+
 from __future__ import annotations
 
 import ctypes
@@ -27,6 +28,7 @@ def proxy_listener(channel: int) -> int:
     import fcntl
     import socket
     import struct
+
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         request = struct.pack("16sH22x", b"lo", 0)
         flags = struct.unpack("16sH22x", fcntl.ioctl(probe, _SIOCGIFFLAGS, request))[1]
@@ -46,12 +48,15 @@ def enter(flags: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(_CLONE_NEWUSER | flags) != 0:
         errno = ctypes.get_errno()
-        raise NamespaceError(errno, f"unshare(user{'+net' if flags & CLONE_NEWNET else ''}"
-                                    f"{'+mount' if flags & CLONE_NEWNS else ''}): {os.strerror(errno)}")
+        raise NamespaceError(
+            errno,
+            f"unshare(user{'+net' if flags & CLONE_NEWNET else ''}"
+            f"{'+mount' if flags & CLONE_NEWNS else ''}): {os.strerror(errno)}",
+        )
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         try:
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(text)
         except FileNotFoundError:
-            if name != "setgroups":   # kernels before 3.19 have no setgroups file
+            if name != "setgroups":  # kernels before 3.19 have no setgroups file
                 raise

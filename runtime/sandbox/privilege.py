@@ -2,6 +2,7 @@
 root or not, in a user namespace or not; out: no capability in any set, an empty bounding set wherever it could
 be emptied, and no_new_privs: nothing it runs gains privilege again (a set-user-ID program, a file's
 capabilities, uid 0's exec) — or CapabilityError, and the command must not run."""
+
 from __future__ import annotations
 
 import ctypes
@@ -46,6 +47,7 @@ def drop_all() -> None:
         if done != 0:
             errno = ctypes.get_errno()
             raise CapabilityError(errno, f"{what}: {os.strerror(errno)}")
+
     check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
     # the bounding set caps what uid 0 gets back at its next exec; emptying it needs CAP_SETPCAP, which root (or
     # anyone in its own user namespace) has; without it nothing can be gained back anyway (no_new_privs)

@@ -1,5 +1,6 @@
 """What confinement this host offers: the Landlock ABI, unprivileged user + network
 namespaces, bubblewrap, sandbox-exec. In: nothing; out: a Probe."""
+
 from __future__ import annotations
 
 import os
@@ -19,11 +20,11 @@ SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 class Probe(Row):
     FIELDS = {
         "platform": REQUIRED,
-        "landlock_abi": REQUIRED,       # 0: none
+        "landlock_abi": REQUIRED,  # 0: none
         "network_namespace": REQUIRED,  # an unprivileged process can enter a new user + network namespace
-        "bwrap": REQUIRED,              # path of bubblewrap when installed, or None
-        "sandbox_exec": REQUIRED,       # macOS Seatbelt front end, or None
-        "seccomp": REQUIRED,            # libseccomp loads: local sockets can be closed with the network (Linux)
+        "bwrap": REQUIRED,  # path of bubblewrap when installed, or None
+        "sandbox_exec": REQUIRED,  # macOS Seatbelt front end, or None
+        "seccomp": REQUIRED,  # libseccomp loads: local sockets can be closed with the network (Linux)
     }
 
 
@@ -31,9 +32,15 @@ def netns_works() -> bool:
     """Whether an unprivileged user + network namespace can be entered here (a child process tries)."""
     # unshare(CLONE_NEWUSER) refuses multithreaded callers, so ask a fresh single-threaded child
     import subprocess
+
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe-netns"], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", LAUNCHER, "--probe-netns"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -57,14 +64,16 @@ probe.__wrapped__ = _probe_here  # a probe made afresh, as a cached function exp
 probe.cache_clear = _PROBED.clear
 
 
-def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = None,
-               seccomp: Callable[[], bool] | None = None) -> Probe:
+def probe_with(
+    namespaces: Callable[[], bool], abi: Callable[[], int] | None = None, seccomp: Callable[[], bool] | None = None
+) -> Probe:
     """The probe, with the namespace question answered by `namespaces`, the Landlock ABI by `abi` and
     whether libseccomp loads by `seccomp` (asked on Linux only; by default the kernel and the loader
     are asked, through ctypes)."""
     linux = sys.platform.startswith("linux")
     if linux and abi is None:
         from . import landlock  # ctypes: loaded only when the kernel is asked
+
         abi = landlock.abi_version
     return Probe(
         platform=sys.platform,
@@ -78,6 +87,7 @@ def probe_with(namespaces: Callable[[], bool], abi: Callable[[], int] | None = N
 
 def seccomp_loads() -> bool:
     from . import seccomp  # ctypes: loaded only on Linux
+
     return seccomp.available()
 
 

@@ -3,6 +3,7 @@ requests, each target checked against the allow/deny lists before any name is lo
 against the deny list after, a tunnel's TLS server name and a request's Host held to the target. In: a listening
 socket (the one inside the command's network namespace, `egress`) and HostRules; out: connections made or
 refused, each refusal reported as one `network/denied` line. Stdlib only: it also runs as a script's sibling."""
+
 from __future__ import annotations
 
 import socket
@@ -14,7 +15,7 @@ else:  # run beside `egress.py`, which puts the `common` folder on the path
     from hosts import HostError, HostRules, canonical_host, split_host_port, url_host
 
 HEAD_LIMIT = 64 * 1024
-IDLE_S = 300.0       # a tunnel with no byte either way for this long is closed
+IDLE_S = 300.0  # a tunnel with no byte either way for this long is closed
 HEAD_TIMEOUT_S = 30.0
 _DROPPED = (b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive")
 
@@ -27,8 +28,9 @@ class Refused(Exception):
         self.host, self.port, self.why = host, port, why
 
 
-def serve(listener: socket.socket, rules: HostRules, report, connect=socket.create_connection,
-          resolve=socket.getaddrinfo) -> None:
+def serve(
+    listener: socket.socket, rules: HostRules, report, connect=socket.create_connection, resolve=socket.getaddrinfo
+) -> None:
     """Accept until the listener closes; one thread per connection. `report(host, port, why)` is told of each
     refusal; `connect((address, port))` opens the way out and `resolve(host, port, type=…)` (getaddrinfo's
     shape) finds a name's addresses: a test's stand-ins never leave the machine."""
@@ -94,8 +96,11 @@ def _open(head: bytes, rest: bytes, rules: HostRules, way_out):
     except HostError as exc:
         raise Refused(target, None, f"unparsable host: {exc}") from None
     headers = [line for line in lines[1:] if line]
-    named = [line.split(b":", 1)[1].strip().decode("latin-1") for line in headers
-             if line.split(b":", 1)[0].strip().lower() == b"host"]
+    named = [
+        line.split(b":", 1)[1].strip().decode("latin-1")
+        for line in headers
+        if line.split(b":", 1)[0].strip().lower() == b"host"
+    ]
     for value in named:  # a Host naming another server than the URL would reach it past the check
         try:
             if split_host_port(value)[0] != host:
@@ -147,6 +152,7 @@ def _first_bytes(client: socket.socket, upstream: socket.socket, data: bytes) ->
     """What a tunnel's client sends first (a TLS ClientHello is one record), up to one record's worth, beginning
     with `data` (sent along with the CONNECT); nothing when the server speaks first (ssh: that is no TLS)."""
     import select
+
     if not data:
         ready, _, _ = select.select([client, upstream], [], [], HEAD_TIMEOUT_S)
         if client not in ready:
@@ -180,16 +186,16 @@ def server_name(record: bytes) -> str | None:
         if record[5] != 0x01:  # a handshake that is no ClientHello: nothing the proxy can agree with
             return "?"
         at = 5 + 4 + 2 + 32  # record header, handshake header, version, random
-        at += 1 + record[at]                                      # session id
-        at += 2 + int.from_bytes(record[at:at + 2], "big")       # cipher suites
-        at += 1 + record[at]                                      # compression methods
-        end = at + 2 + int.from_bytes(record[at:at + 2], "big")
+        at += 1 + record[at]  # session id
+        at += 2 + int.from_bytes(record[at : at + 2], "big")  # cipher suites
+        at += 1 + record[at]  # compression methods
+        end = at + 2 + int.from_bytes(record[at : at + 2], "big")
         at += 2
         while at + 4 <= end:
-            kind, size = int.from_bytes(record[at:at + 2], "big"), int.from_bytes(record[at + 2:at + 4], "big")
+            kind, size = int.from_bytes(record[at : at + 2], "big"), int.from_bytes(record[at + 2 : at + 4], "big")
             if kind == 0:  # server_name: list length, then (type 0, length, name)
-                length = int.from_bytes(record[at + 7:at + 9], "big")
-                return record[at + 9:at + 9 + length].decode("ascii")
+                length = int.from_bytes(record[at + 7 : at + 9], "big")
+                return record[at + 9 : at + 9 + length].decode("ascii")
             at += 4 + size
     except (IndexError, UnicodeDecodeError):
         return "?"  # a ClientHello that does not parse names no host the proxy can agree with
@@ -199,6 +205,7 @@ def server_name(record: bytes) -> str | None:
 def _pipe(one: socket.socket, other: socket.socket) -> None:
     """Copy bytes both ways until either side closes or both fall idle."""
     import selectors
+
     for sock in (one, other):
         sock.settimeout(None)
     pair = {one: other, other: one}
@@ -219,7 +226,10 @@ def _pipe(one: socket.socket, other: socket.socket) -> None:
 def _answer(client: socket.socket, code: int, why: str) -> None:
     body = f"dshc: network: {why}\n".encode("utf-8", "replace")
     try:
-        client.sendall(f"HTTP/1.1 {code} Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                       f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        client.sendall(
+            f"HTTP/1.1 {code} Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
     except OSError:
         pass

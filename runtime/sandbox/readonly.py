@@ -9,6 +9,7 @@ under them fail (EROFS), renaming them fails (a mount point), and so does renami
 any mount or unmount, so it cannot undo them. A missing directory (given with a trailing `/`) is made,
 empty, first; a missing file is skipped: one created there later is not contained (the rules still decide
 what the command names)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -21,9 +22,15 @@ _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME, _MS_STRICTATIME = 1024, 2048, 1 << 21
 # a mount's flags as statvfs(3) shows them -> as mount(2) takes them: a remount in a user namespace must keep
 # the ones the parent namespace set (they are locked), or it is refused
 _ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW = 8192, 256  # not in `os`; a remount without it would follow links again
-_KEPT = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
-         (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME), (os.ST_RELATIME, _MS_RELATIME),
-         (_ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW))
+_KEPT = (
+    (os.ST_NOSUID, _MS_NOSUID),
+    (os.ST_NODEV, _MS_NODEV),
+    (os.ST_NOEXEC, _MS_NOEXEC),
+    (os.ST_NOATIME, _MS_NOATIME),
+    (os.ST_NODIRATIME, _MS_NODIRATIME),
+    (os.ST_RELATIME, _MS_RELATIME),
+    (_ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW),
+)
 
 
 class MountError(OSError):
@@ -39,6 +46,7 @@ def _mounter():
         if libc.mount(source, target, kind, flags, None) != 0:
             code = ctypes.get_errno()
             raise MountError(code, f"{what} `{os.fsdecode(target)}`: {os.strerror(code)}")
+
     return mount
 
 
@@ -75,8 +83,7 @@ def seal(writable: list[str]) -> None:
         except OSError as exc:
             # unmounted since the listing, out of this process's reach (then not a path it can name either), or
             # one the kernel will not remount here: left as it was, under Landlock still; the root never is
-            if point == b"/" or exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM,
-                                                  errno.EINVAL):
+            if point == b"/" or exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EINVAL):
                 raise
     for root, flags in roots:
         target = os.fsencode(root)
@@ -99,8 +106,9 @@ def _mount_points() -> list[bytes]:
     points = []
     for line in lines:
         field = line.split(b" ")[4]
-        points.append(field.replace(b"\\040", b" ").replace(b"\\011", b"\t").replace(b"\\012", b"\n")
-                      .replace(b"\\134", b"\\"))
+        points.append(
+            field.replace(b"\\040", b" ").replace(b"\\011", b"\t").replace(b"\\012", b"\n").replace(b"\\134", b"\\")
+        )
     return list(dict.fromkeys(points))
 
 

@@ -5,6 +5,7 @@ was most of what that cost. A row class lists its fields in `FIELDS` (name -> de
 for none); instances are built by position or keyword, compare and hash by value, refuse
 assignment, and `replace(**changes)` makes a changed copy.
 """
+
 from __future__ import annotations
 
 REQUIRED = object()

@@ -18,6 +18,7 @@ A 32-bit argument (a socket's family, an ioctl's request) is compared on its low
 ignores the upper one, so a filter comparing all 64 bits is walked around with a bit set there (CVE-2019-10063).
 A syscall of another architecture than the process's own is refused by libseccomp's default (the process is
 killed): no 32-bit entry point walks around the rules."""
+
 from __future__ import annotations
 
 import ctypes
@@ -30,7 +31,7 @@ _CMP_EQ, _CMP_MASKED_EQ = 4, 7
 AF_UNIX, AF_VSOCK = 1, 40
 SOCK_DGRAM = 2
 _SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK / SOCK_CLOEXEC
-_INT = 0xFFFFFFFF      # the half of a register the kernel reads for an int
+_INT = 0xFFFFFFFF  # the half of a register the kernel reads for an int
 _S_IFMT, _S_IFCHR, _S_IFBLK = 0o170000, 0o020000, 0o060000
 # asm-generic/ioctls.h (every architecture but alpha, mips, powerpc and sparc, which libseccomp's default kills
 # when they are not the process's own)
@@ -38,11 +39,31 @@ TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 # calls numbered alike on every architecture (the unified table): a libseccomp older than them cannot name
 # them, the kernel still knows them by number
 _IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
-_NEW_MOUNT_API = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-                  "fspick": 433, "mount_setattr": 442}
+_NEW_MOUNT_API = {
+    "open_tree": 428,
+    "move_mount": 429,
+    "fsopen": 430,
+    "fsconfig": 431,
+    "fsmount": 432,
+    "fspick": 433,
+    "mount_setattr": 442,
+}
 # what only privilege does; named where this architecture has them (`stime` and `umount` are 32-bit x86's)
-_PRIVILEGED = ("mount", "umount", "umount2", "pivot_root", "sethostname", "setdomainname", "settimeofday", "stime",
-               "clock_settime", "clock_settime64", "clock_adjtime", "clock_adjtime64", "adjtimex")
+_PRIVILEGED = (
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "sethostname",
+    "setdomainname",
+    "settimeofday",
+    "stime",
+    "clock_settime",
+    "clock_settime64",
+    "clock_adjtime",
+    "clock_adjtime64",
+    "adjtimex",
+)
 
 
 class SeccompError(OSError):
@@ -50,8 +71,12 @@ class SeccompError(OSError):
 
 
 class _Compare(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
-                ("datum_b", ctypes.c_uint64)]
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
 
 
 def available() -> bool:
@@ -70,8 +95,13 @@ def _library():
         raise SeccompError(f"libseccomp is not installed ({LIBRARY}: {exc})") from None
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.POINTER(_Compare)]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_Compare),
+    ]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_load.argtypes = [ctypes.c_void_p]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
@@ -101,8 +131,14 @@ def install(close_local_sockets: bool, mounts: bool = False) -> None:
             _add(lib, context, refuse, "ioctl", _Compare(1, _CMP_MASKED_EQ, _INT, request))
         if close_local_sockets:
             _add(lib, context, refuse, "socket", _Compare(0, _CMP_MASKED_EQ, _INT, AF_UNIX))
-            _add(lib, context, refuse, "socketpair", _Compare(0, _CMP_MASKED_EQ, _INT, AF_UNIX),
-                 _Compare(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, SOCK_DGRAM))
+            _add(
+                lib,
+                context,
+                refuse,
+                "socketpair",
+                _Compare(0, _CMP_MASKED_EQ, _INT, AF_UNIX),
+                _Compare(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, SOCK_DGRAM),
+            )
             for name, number in _IO_URING.items():
                 _add(lib, context, refuse, name, number=number)
         done = lib.seccomp_load(context)
@@ -112,8 +148,9 @@ def install(close_local_sockets: bool, mounts: bool = False) -> None:
         lib.seccomp_release(context)
 
 
-def _add(lib, context, action: int, name: str, *compares: _Compare, number: int | None = None,
-         optional: bool = False) -> None:
+def _add(
+    lib, context, action: int, name: str, *compares: _Compare, number: int | None = None, optional: bool = False
+) -> None:
     """A rule on `name` (by `number` when this libseccomp cannot name it). `optional`: a call this architecture
     does not have is skipped (libseccomp names it with a negative pseudo-number, or not at all)."""
     found = lib.seccomp_syscall_resolve_name(name.encode())

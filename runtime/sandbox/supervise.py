@@ -2,6 +2,7 @@
 orphan below it (child subreaper) and kills them all when the command ends or dshc dies.
 In: an argv and the pid of dshc (or whoever started the launcher); out: the command's exit status, and no
 process left behind (stdlib only)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -14,8 +15,17 @@ _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _POLL_S = 0.1
 # after the command exits, what it left running gets this long to finish writing its output
 STRAGGLER_GRACE_S = 0.25
-_RESET = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN,
-          signal.SIGTTOU, signal.SIGHUP, signal.SIGTERM)
+_RESET = (
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+    signal.SIGINT,
+    signal.SIGQUIT,
+    signal.SIGTSTP,
+    signal.SIGTTIN,
+    signal.SIGTTOU,
+    signal.SIGHUP,
+    signal.SIGTERM,
+)
 _stop = False
 
 
@@ -30,7 +40,7 @@ def _descendants(root: int) -> list[int]:
         except OSError:
             continue
         # the command name may contain spaces and parentheses; fields resume after the last ')'
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         children.setdefault(ppid, []).append(int(entry))
     found, queue = [], [root]
     while queue:
@@ -56,7 +66,7 @@ def _reap() -> tuple[list[tuple[int, int]], bool]:
 def kill_everything_below() -> None:
     # orphans re-attach to this subreaper, so looping until no child is left catches forks
     # that raced with a listing
-    while _reap()[1]:   # no child left means no descendant left: every orphan comes back to us
+    while _reap()[1]:  # no child left means no descendant left: every orphan comes back to us
         for pid in _descendants(os.getpid()):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -99,7 +109,7 @@ def run(argv: list[str], report_fd: int | None, parent: int) -> int:
     try:
         return _watch(command, parent, report_fd)
     except BaseException:
-        kill_everything_below()   # never leave the command running unsupervised
+        kill_everything_below()  # never leave the command running unsupervised
         return 125
 
 
@@ -112,14 +122,14 @@ def _watch(command: int, parent: int, report_fd: int | None) -> int:
     signal.signal(signal.SIGTERM, _on_stop)
     signal.signal(signal.SIGHUP, _on_stop)
     # hold no copy of the output pipe or terminal, so the reader sees EOF when the command's side closes
-    null = os.open(os.devnull, os.O_RDONLY)   # reading needs no write right under Landlock
+    null = os.open(os.devnull, os.O_RDONLY)  # reading needs no write right under Landlock
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
     watch = os.pidfd_open(command)
     status = None
     while status is None:
-        if _stop or os.getppid() != parent:   # dshc is gone (even by SIGKILL): take everything down
+        if _stop or os.getppid() != parent:  # dshc is gone (even by SIGKILL): take everything down
             kill_everything_below()
             return 137
         try:

@@ -1,4 +1,5 @@
 """Stage 3 (only on ask): one-shot approval; only `allowed-once` lets the call through."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,6 +27,9 @@ def run(state: CallState, ctx) -> CallState:
     if outcome == "cancelled" and ctx.signal.is_set():
         result = error_result(state, "aborted before dispatch", "ABORTED_BEFORE_DISPATCH", "AbortError")
         return note(replace(state, decision="deny", result=result), STAGE, outcome)
-    words = {"rejected": "the user rejected it", "cancelled": "the approval was cancelled",
-             "unavailable": "no approval channel is available"}
+    words = {
+        "rejected": "the user rejected it",
+        "cancelled": "the approval was cancelled",
+        "unavailable": "no approval channel is available",
+    }
     return note(denial(state, f"{reason}; {words[outcome]}"), STAGE, outcome)

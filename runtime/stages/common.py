@@ -1,4 +1,5 @@
 """Small helpers the stages share: error results and stage notes."""
+
 from __future__ import annotations
 
 from dataclasses import replace

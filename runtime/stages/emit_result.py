@@ -1,5 +1,6 @@
 """Stage 9: `tools/result` observers see the frozen result; they cannot change it, and their
 failures are contained (noted, never raised)."""
+
 from __future__ import annotations
 
 from ..types import CallState

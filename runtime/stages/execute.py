@@ -4,6 +4,7 @@ Wrappers may only swap the abort signal (the caller's is fused back in). The bod
 the arguments against the view's schema (INVALID_ARGS), runs the implementation and checks
 that it returned one JSON object (INVALID_TOOL_OUTPUT).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,13 +41,17 @@ def run(state: CallState, ctx) -> CallState:
     ctx.metrics[state.call.id] = time.perf_counter() - started
     if not result.is_error and ctx.signal.is_set():
         result = error_result(state, "aborted", "ABORTED", "AbortError")  # replaces a success only
-    return note(replace(state, result=result, contexts=state.contexts + result.additional_contexts), STAGE,
-                "error" if result.is_error else "ok")
+    return note(
+        replace(state, result=result, contexts=state.contexts + result.additional_contexts),
+        STAGE,
+        "error" if result.is_error else "ok",
+    )
 
 
 def _wrap(wrapper, call, inner, original: Signal):
     def wrapped(signal: Signal) -> ToolResult:
         return wrapper(call, signal, lambda replacement=signal: inner(fuse(original, replacement)))
+
     return wrapped
 
 
@@ -58,8 +63,9 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     arguments = thaw(state.call.arguments)
     problem = argument_problem(entry.parameters_json, arguments)
     if problem is not None:
-        return error_result(state, f"invalid arguments for `{state.call.name}`: {problem}", "INVALID_ARGS",
-                            "ToolArgsError")
+        return error_result(
+            state, f"invalid arguments for `{state.call.name}`: {problem}", "INVALID_ARGS", "ToolArgsError"
+        )
     tool_ctx = ctx.tool_context(signal)
     try:
         value = body(arguments, tool_ctx)
@@ -68,13 +74,21 @@ def _body(state: CallState, ctx, signal: Signal) -> ToolResult:
     finally:
         _record_denied(state, ctx, tool_ctx)
     if not isinstance(value, dict):
-        return error_result(state, f"`{state.call.name}` returned {type(value).__name__}, not a JSON object",
-                            "INVALID_TOOL_OUTPUT", "ToolOutputError")
+        return error_result(
+            state,
+            f"`{state.call.name}` returned {type(value).__name__}, not a JSON object",
+            "INVALID_TOOL_OUTPUT",
+            "ToolOutputError",
+        )
     try:
         json.dumps(value)
     except (TypeError, ValueError) as exc:
-        return error_result(state, f"`{state.call.name}` returned a value that is not JSON: {exc}",
-                            "INVALID_TOOL_OUTPUT", "ToolOutputError")
+        return error_result(
+            state,
+            f"`{state.call.name}` returned a value that is not JSON: {exc}",
+            "INVALID_TOOL_OUTPUT",
+            "ToolOutputError",
+        )
     content = ctx.render(entry.definition, arguments, value)
     return ToolResult(state.call.id, state.call.name, False, content, value, None, state.decided_by)
 
@@ -91,7 +105,9 @@ def _thrown(state: CallState, exc: Exception) -> ToolResult:
     code = getattr(exc, "code", None)
     name = getattr(exc, "name", None) or type(exc).__name__
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return error_result(state, message, code if isinstance(code, str) else None, name if isinstance(name, str) else "Error")
+    return error_result(
+        state, message, code if isinstance(code, str) else None, name if isinstance(name, str) else "Error"
+    )
 
 
 def timeout_wrapper(seconds: float):
@@ -104,9 +120,16 @@ def timeout_wrapper(seconds: float):
         result = proceed(deadline)
         if deadline.is_set() and not signal.is_set():
             message = f"`{call.name}` timed out after {seconds:g}s"
-            return ToolResult(call.id, call.name, True, f"Error: {message}", None,
-                              {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT", "message": message})
+            return ToolResult(
+                call.id,
+                call.name,
+                True,
+                f"Error: {message}",
+                None,
+                {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT", "message": message},
+            )
         return result
+
     return wrapper
 
 
@@ -115,6 +138,7 @@ def retry_wrapper(attempts: int, codes: frozenset[str] = frozenset({"TOOL_TIMEOU
 
     Only for tools whose effects may repeat: the caller chooses where to install it.
     """
+
     def wrapper(call, signal: Signal, proceed) -> ToolResult:
         result = proceed(signal)
         for _ in range(attempts - 1):
@@ -122,14 +146,17 @@ def retry_wrapper(attempts: int, codes: frozenset[str] = frozenset({"TOOL_TIMEOU
                 break
             result = proceed(signal)
         return result
+
     return wrapper
 
 
 def metrics_wrapper(sink: dict):
     """Record each call's wall time (seconds) and outcome in `sink`, keyed by call id."""
+
     def wrapper(call, signal: Signal, proceed) -> ToolResult:
         started = time.perf_counter()
         result = proceed(signal)
         sink[call.id] = {"seconds": time.perf_counter() - started, "error": (result.error or {}).get("code")}
         return result
+
     return wrapper

@@ -1,4 +1,5 @@
 """Stage 8: the tool's own synchronous, content-only last word — exactly once, on every outcome."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,11 +17,17 @@ def run(state: CallState, ctx) -> CallState:
     try:
         content = finalizer(state.call.arguments, state.result.content)
     except Exception as exc:  # noqa: BLE001 - a throwing finalizer makes the result an error; it is not re-run
-        return note(replace(state, result=error_result(state, f"finalizeContent failed: {exc}", None,
-                                                       "FinalizeError")), STAGE, "threw")
+        return note(
+            replace(state, result=error_result(state, f"finalizeContent failed: {exc}", None, "FinalizeError")),
+            STAGE,
+            "threw",
+        )
     if content is None:
         return note(state, STAGE, "kept")
     if not isinstance(content, str):
-        return note(replace(state, result=error_result(state, "finalizeContent must return text", None,
-                                                       "FinalizeError")), STAGE, "bad content")
+        return note(
+            replace(state, result=error_result(state, "finalizeContent must return text", None, "FinalizeError")),
+            STAGE,
+            "bad content",
+        )
     return note(replace(state, result=replace(state.result, content=content)), STAGE, "replaced")

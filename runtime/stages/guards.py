@@ -1,4 +1,5 @@
 """Stage 4: monotonic guards after an allow. A guard denies or abstains; it cannot allow."""
+
 from __future__ import annotations
 
 from dataclasses import replace

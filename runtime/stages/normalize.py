@@ -1,4 +1,5 @@
 """Stage 7: a lossless JSON snapshot of the result; anything that is not JSON becomes isError."""
+
 from __future__ import annotations
 
 import json

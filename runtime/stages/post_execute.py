@@ -1,5 +1,6 @@
 """Stage 6: the post-execute waterfall. Accept may replace content OR value (not both);
 block turns the result into an error with corrective feedback. Skipped after a final error."""
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,16 @@ def run(state: CallState, ctx) -> CallState:
         if decision is None:
             continue
         if isinstance(decision, Block):
-            result = ToolResult(state.call.id, state.call.name, True, decision.feedback, None,
-                                {"name": "ToolBlocked", "message": decision.feedback}, state.result.decided_by,
-                                tuple(decision.additional_contexts))
+            result = ToolResult(
+                state.call.id,
+                state.call.name,
+                True,
+                decision.feedback,
+                None,
+                {"name": "ToolBlocked", "message": decision.feedback},
+                state.result.decided_by,
+                tuple(decision.additional_contexts),
+            )
             # a block keeps only its own contexts
             return note(replace(state, result=result, contexts=tuple(decision.additional_contexts)), STAGE, "block")
         if isinstance(decision, Accept):
@@ -61,8 +69,11 @@ def _accept(state: CallState, ctx, decision: Accept) -> CallState:
         except (TypeError, ValueError):
             bad = error_result(state, "post-execute value is not JSON", "INVALID_TOOL_OUTPUT", "ToolOutputError")
             return note(replace(state, result=bad), STAGE, "illegal accept")
-        content = ctx.render(state.entry.definition, state.call.arguments, decision.value) if state.entry else \
-            json.dumps(decision.value)
+        content = (
+            ctx.render(state.entry.definition, state.call.arguments, decision.value)
+            if state.entry
+            else json.dumps(decision.value)
+        )
         result = replace(result, value=deep_freeze(decision.value), content=content)
     elif decision.content is not None:
         result = replace(result, content=decision.content)

@@ -7,6 +7,7 @@ call that can only fail). A nested call (one with a parent) resolves against the
 call still running. A name on no view takes the ordinary path: the listeners see it (entry None)
 and dispatch answers UNKNOWN_TOOL. A listener that throws makes a final error.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -58,17 +59,24 @@ def run(state: CallState, ctx) -> CallState:
         if decision is None:
             continue
         state = replace(state, decided_by=tuple(decision.decided_by))
-        ctx.log.append("tool/decision", callId=state.call.id, name=state.call.name,
-                       decision=type(decision).__name__.lower(), reason=decision.reason,
-                       decidedBy=[list(d) for d in decision.decided_by], fingerprint=ctx.view.fingerprint,
-                       **({"sandbox": ctx.sandbox_of(state.call)} if ctx.sandbox_of else {}))
+        ctx.log.append(
+            "tool/decision",
+            callId=state.call.id,
+            name=state.call.name,
+            decision=type(decision).__name__.lower(),
+            reason=decision.reason,
+            decidedBy=[list(d) for d in decision.decided_by],
+            fingerprint=ctx.view.fingerprint,
+            **({"sandbox": ctx.sandbox_of(state.call)} if ctx.sandbox_of else {}),
+        )
         if isinstance(decision, Deny):
             return note(denial(state, decision.reason, decision.code, decision.name), STAGE, "deny")
         if isinstance(decision, Ask):
             return note(replace(state, decision="ask", reason=decision.reason), STAGE, "ask")
         if isinstance(decision, Allow):
             return note(replace(state, decision="allow", reason=decision.reason), STAGE, "allow")
-        result = error_result(state, f"pre-execute listener returned {type(decision).__name__}", None,
-                              "PreExecuteError")
+        result = error_result(
+            state, f"pre-execute listener returned {type(decision).__name__}", None, "PreExecuteError"
+        )
         return note(replace(state, result=result, final=True), STAGE, "bad decision")
     return note(replace(state, decision="allow", reason="no listener objected"), STAGE, "allow")

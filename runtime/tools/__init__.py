@@ -1,6 +1,7 @@
 """Local tool bodies, keyed by catalog definition id ("tool-fs/read", "tool-bash-persistent/bash").
 In: validated arguments + a ToolContext; out: one JSON value, or a ToolError the pipeline
 turns into an error result. `render` turns a successful value into the model's text."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,40 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from . import (ask_user, editor, fs, goals, jobs, persistent_shell, plan, search, shell, structured_output, todo,
-               unavailable, web)
+from . import (
+    ask_user,
+    editor,
+    fs,
+    goals,
+    jobs,
+    persistent_shell,
+    plan,
+    search,
+    shell,
+    structured_output,
+    todo,
+    unavailable,
+    web,
+)
 from .base import Body, JobTable, ToolContext, ToolError, ToolState
 from .persistent_shell import PersistentShell
 from .sandbox import resolve_path
 
-_GROUPS = (fs, search, editor, shell, persistent_shell, jobs, todo, plan, goals, ask_user, unavailable, web,
-           structured_output)
+_GROUPS = (
+    fs,
+    search,
+    editor,
+    shell,
+    persistent_shell,
+    jobs,
+    todo,
+    plan,
+    goals,
+    ask_user,
+    unavailable,
+    web,
+    structured_output,
+)
 
 
 def _merge(attribute: str) -> dict[str, Any]:
@@ -51,5 +78,15 @@ def unavailable_definitions() -> frozenset[str]:
     return frozenset(missing)
 
 
-__all__ = ["IMPLEMENTATIONS", "Body", "JobTable", "PersistentShell", "ToolContext", "ToolError", "ToolState",
-           "render", "resolve_path", "unavailable_definitions"]
+__all__ = [
+    "IMPLEMENTATIONS",
+    "Body",
+    "JobTable",
+    "PersistentShell",
+    "ToolContext",
+    "ToolError",
+    "ToolState",
+    "render",
+    "resolve_path",
+    "unavailable_definitions",
+]

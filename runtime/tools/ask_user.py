@@ -1,5 +1,6 @@
 """tool-ask-user: ask the human at the attached terminal. In: questions with optional
 choices; out: one answer per question id. Without a terminal the call fails, never guesses."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -2,6 +2,7 @@
 ToolContext; out: `{value?, logs[]}`, or CODE_RUN_FAILED whose message starts with the error
 class. The program's `tools.*` are the view's SDK; each call re-enters the full pipeline
 with this call as its parent."""
+
 from __future__ import annotations
 
 import contextvars
@@ -24,6 +25,8 @@ from .sandbox import found_hidden
 DEFINITION = "tools/run_code"
 DEFAULT_MAX_PARALLEL = 10  # the catalog's `maxParallelSubCalls` default
 DEFAULT_HEAP_MB = 256
+
+
 # The program's own deadline (counted from the body's start) ends this much before the call's,
 # so a timeout is reported by the program, with its logs, before the call's deadline wrapper
 # gives up on the body.
@@ -35,8 +38,13 @@ class CodeRuntime:
     """One session's code runtime: the run_code body, the wrapper that tells it which call it
     serves, and the set of run_code calls live now (only those may parent a nested call)."""
 
-    def __init__(self, ctx, pipeline: Pipeline | None = None, max_parallel: int = DEFAULT_MAX_PARALLEL,
-                 heap_mb: int = DEFAULT_HEAP_MB) -> None:
+    def __init__(
+        self,
+        ctx,
+        pipeline: Pipeline | None = None,
+        max_parallel: int = DEFAULT_MAX_PARALLEL,
+        heap_mb: int = DEFAULT_HEAP_MB,
+    ) -> None:
         self.ctx = ctx
         self.pipeline = pipeline or Pipeline()
         self.max_parallel = max_parallel
@@ -75,8 +83,9 @@ class CodeRuntime:
             raise ToolError("run_code was dispatched without its call", "CODE_RUN_FAILED", "CodeRunError")
         code = arg_str(args, "code")
         names = [e.name for e in (self.ctx.view.sdk or ())]
-        limits = Limits(deadline=time.monotonic() + program_budget(tctx.timeout_s or 120.0),
-                        max_log_chars=tctx.max_output_chars)
+        limits = Limits(
+            deadline=time.monotonic() + program_budget(tctx.timeout_s or 120.0), max_log_chars=tctx.max_output_chars
+        )
         worker = _start(tctx, self.heap_mb)
 
         def reply(number: int, result) -> None:
@@ -100,8 +109,11 @@ class CodeRuntime:
         if outcome.error is not None:
             error = outcome.error
             logs = "".join(f"\n{line}" for line in outcome.logs)
-            raise ToolError(f"{error['class']}: {error['message']}" + (f"\nlogs:{logs}" if logs else ""),
-                            "CODE_RUN_FAILED", "CodeRunError")
+            raise ToolError(
+                f"{error['class']}: {error['message']}" + (f"\nlogs:{logs}" if logs else ""),
+                "CODE_RUN_FAILED",
+                "CodeRunError",
+            )
         return outcome.to_json()
 
 
@@ -111,8 +123,14 @@ def _start(tctx: ToolContext, heap_mb: int) -> Worker:
     `vm` is no security boundary."""
     root = os.path.realpath(tctx.workspace)
     tmpdir = tctx.state.private_tmp()
-    conf = confinement_in("read-only", root, tmpdir, hidden=(*tctx.hidden_roots, *found_hidden(tctx)),
-                          fallback_unsandboxed=tctx.sandbox_fallback, backend=tctx.sandbox_backend)
+    conf = confinement_in(
+        "read-only",
+        root,
+        tmpdir,
+        hidden=(*tctx.hidden_roots, *found_hidden(tctx)),
+        fallback_unsandboxed=tctx.sandbox_fallback,
+        backend=tctx.sandbox_backend,
+    )
     try:
         return Worker(conf, heap_mb, root, tmpdir)
     except CodeRuntimeMissing as exc:

@@ -1,6 +1,7 @@
 """tool-str-replace-editor: one tool with view, create, str_replace and insert commands.
 In: a command and a path; out: the view or what changed. Same sandbox and read-before-write
 rules as tool-fs."""
+
 from __future__ import annotations
 
 import os
@@ -45,16 +46,19 @@ def _view(args: Mapping[str, Any], ctx: ToolContext, given: str) -> dict[str, An
     window = args.get("view_range")
     if window is not None:
         window = thaw(window)
-        if (not isinstance(window, list) or len(window) != 2
-                or not all(isinstance(n, int) and not isinstance(n, bool) for n in window)):
+        if (
+            not isinstance(window, list)
+            or len(window) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in window)
+        ):
             raise invalid("`view_range` must be two line numbers [first, last]; last may be -1 for the end")
         first, last = window[0], (len(lines) if window[1] == -1 else window[1])
         if first < 1 or last < first or first > max(1, len(lines)):
             raise invalid(f"`view_range` {window} does not fit a file of {len(lines)} lines")
-    content = "\n".join(lines[first - 1:last])
+    content = "\n".join(lines[first - 1 : last])
     truncated = len(content) > ctx.max_output_chars
     if truncated:
-        content = content[:ctx.max_output_chars]
+        content = content[: ctx.max_output_chars]
     return {"path": real, "kind": "file", "content": content, "start_line": first, "truncated": truncated}
 
 

@@ -1,5 +1,6 @@
 """tool-fs: read, write, edit and read_image. In: a path in the workspace; out: the file
 window or what changed. Mutations enforce read-before-write against `state.observed`."""
+
 from __future__ import annotations
 
 import codecs
@@ -11,8 +12,8 @@ from typing import Any
 from .base import ToolContext, arg_bool, arg_int, arg_str, fail, invalid
 from .sandbox import open_file, resolve_path
 
-READ_LIMIT = 2000          # lines returned when no limit is given
-MAX_LINE_CHARS = 2000      # longer lines are cut in read output
+READ_LIMIT = 2000  # lines returned when no limit is given
+MAX_LINE_CHARS = 2000  # longer lines are cut in read output
 # edit and str_replace_editor hold the whole file (and the changed copy): bounded, FS_TOO_LARGE past it
 WHOLE_FILE_MAX_BYTES = 64 << 20
 
@@ -20,7 +21,7 @@ WHOLE_FILE_MAX_BYTES = 64 << 20
 ENCODING, ERRORS = "utf-8", "surrogateescape"
 
 
-CHUNK = 1 << 20           # bytes per read, and characters per encoded slice on write
+CHUNK = 1 << 20  # bytes per read, and characters per encoded slice on write
 
 
 def digest(data: bytes) -> str:
@@ -96,14 +97,14 @@ def _overwrite(fd: int, content: str | bytes, given: str) -> tuple[int, str]:
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         for start in range(0, len(content), CHUNK):
-            piece = content[start:start + CHUNK]
+            piece = content[start : start + CHUNK]
             if isinstance(piece, str):
                 piece = piece.encode(ENCODING, ERRORS)
             hasher.update(piece)
             size += len(piece)
             view = memoryview(piece)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
     except OSError as exc:
         raise fail("fs-io", verb="write", path=given, reason=exc.strerror or exc) from None
     return size, hasher.hexdigest()
@@ -121,7 +122,7 @@ def store(ctx: ToolContext, real: str, data: str | bytes, given: str) -> int:
     return size
 
 
-_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"   # what str.splitlines ends a line at
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines ends a line at
 
 
 def _lines(handle) -> Iterator[tuple[str, bool]]:
@@ -140,9 +141,9 @@ def _lines(handle) -> Iterator[tuple[str, bool]]:
 
     head, pending = "", False
     for piece in pieces():
-        body = piece.rstrip(_BREAKS)   # a piece holds one terminator at most, at its end
+        body = piece.rstrip(_BREAKS)  # a piece holds one terminator at most, at its end
         if len(head) <= MAX_LINE_CHARS:
-            head += body[:MAX_LINE_CHARS + 1 - len(head)]
+            head += body[: MAX_LINE_CHARS + 1 - len(head)]
         pending = True
         if body != piece:
             yield head[:MAX_LINE_CHARS], len(head) > MAX_LINE_CHARS
@@ -153,7 +154,7 @@ def _lines(handle) -> Iterator[tuple[str, bool]]:
 
 def read(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     given = arg_str(args, "file_path")
-    offset = arg_int(args, "offset", default=1, minimum=0) or 1   # 1-based; 0 reads from the top
+    offset = arg_int(args, "offset", default=1, minimum=0) or 1  # 1-based; 0 reads from the top
     limit = arg_int(args, "limit", default=READ_LIMIT, minimum=1)
     real = resolve_path(ctx, given, write=False)
     fd, _ = open_file(ctx, real, given, write=False)
@@ -259,8 +260,10 @@ def numbered(content: str, first: int, cut: frozenset[int] = frozenset()) -> str
     """`cat -n` style: right-aligned line number, a tab, the line (a cut line says so at its end)."""
     if not content:
         return ""
-    return "\n".join(f"{n:6d}\t{line}{LINE_CUT_MARKER if n in cut else ''}"
-                     for n, line in enumerate(content.split("\n"), start=first))
+    return "\n".join(
+        f"{n:6d}\t{line}{LINE_CUT_MARKER if n in cut else ''}"
+        for n, line in enumerate(content.split("\n"), start=first)
+    )
 
 
 def render_read(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
@@ -269,8 +272,10 @@ def render_read(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
         return f"(no lines at or after line {first})" if first > 1 else "(empty file)"
     text = numbered(value["content"], first, frozenset(value.get("cut_lines") or ()))
     if value.get("next_offset"):
-        text += (f"\n[showing {value['lines']} lines from line {first}; the file continues — "
-                 f"read on with offset={value['next_offset']}]")
+        text += (
+            f"\n[showing {value['lines']} lines from line {first}; the file continues — "
+            f"read on with offset={value['next_offset']}]"
+        )
     return text
 
 

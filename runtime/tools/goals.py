@@ -1,5 +1,6 @@
 """tool-goal: an in-memory goal store in `state.goals`. In: an objective or a revisioned
 action; out: the goal as it now stands. Every change needs the current revision."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -32,8 +33,14 @@ def create_goal(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if current is not None and current["status"] in OPEN_STATUSES:
             raise fail("goal-open", goal_id=current["goal_id"], status=current["status"])
         goal_id = f"goal-{len(ctx.state.goals) + 1}"
-        goal = {"goal_id": goal_id, "objective": objective, "status": "active", "revision": 1,
-                "max_goal_rounds": rounds, "blocked_reason": None}
+        goal = {
+            "goal_id": goal_id,
+            "objective": objective,
+            "status": "active",
+            "revision": 1,
+            "max_goal_rounds": rounds,
+            "blocked_reason": None,
+        }
         ctx.state.goals[goal_id] = goal
         return {"goal": dict(goal)}
 

@@ -1,5 +1,6 @@
 """tool-jobs: list, read and kill the session's background jobs. In: a job id; out: the job's
 status, exit code and captured output (the newest part when it overflowed)."""
+
 from __future__ import annotations
 
 import time
@@ -66,5 +67,8 @@ def render_kill(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
 
 
 BODIES = {"tool-jobs/job_list": job_list, "tool-jobs/job_output": job_output, "tool-jobs/job_kill": job_kill}
-RENDERERS = {"tool-jobs/job_list": render_list, "tool-jobs/job_output": render_output,
-             "tool-jobs/job_kill": render_kill}
+RENDERERS = {
+    "tool-jobs/job_list": render_list,
+    "tool-jobs/job_output": render_output,
+    "tool-jobs/job_kill": render_kill,
+}

@@ -1,5 +1,6 @@
 """tool-bash-persistent: one PTY bash per owner whose state (cwd, variables, functions)
 survives between calls. In: a command line; out: its output and exit status."""
+
 from __future__ import annotations
 
 import codecs
@@ -45,8 +46,13 @@ class PersistentShell:
     keeps the shell state, copes with multi-line text and heredocs, and a syntax error still
     reaches the sentinel instead of leaving the shell waiting for more input."""
 
-    def __init__(self, cwd: str, env: Mapping[str, str] | None = None, confinement: Confinement | None = None,
-                 hidden_env: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        confinement: Confinement | None = None,
+        hidden_env: tuple[str, ...] = (),
+    ) -> None:
         env = dict(shell_env() if env is None else env)
         self.confinement = confinement
         self.hidden_env = hidden_env  # the variables `env` lacks (`process_env`)
@@ -57,9 +63,9 @@ class PersistentShell:
         self._calls = 0
         self._closed = False
         self._close_lock = threading.Lock()
+
         def spawn(argv: list[str], pass_fds: tuple[int, ...]) -> PtyProcessUnicode:
-            return PtyProcessUnicode.spawn(argv, cwd=cwd, env=env, echo=False, dimensions=(50, 250),
-                                           pass_fds=pass_fds)
+            return PtyProcessUnicode.spawn(argv, cwd=cwd, env=env, echo=False, dimensions=(50, 250), pass_fds=pass_fds)
 
         def discard(proc: PtyProcessUnicode) -> None:
             proc.close(force=True)
@@ -121,7 +127,7 @@ class PersistentShell:
             return ""
         try:
             data = os.read(self.proc.fd, 65536)
-        except OSError:          # Linux reports a closed slave side as EIO
+        except OSError:  # Linux reports a closed slave side as EIO
             data = b""
         if not data:
             raise ShellGone()
@@ -188,7 +194,7 @@ class PersistentShell:
                 found = done.search(buffer)
                 if found is not None:
                     os.unlink(script)
-                    return _result(buffer[:found.start()], int(found.group(1)), max_chars, dropped)
+                    return _result(buffer[: found.start()], int(found.group(1)), max_chars, dropped)
                 if len(buffer) > max_chars + 4 * _KEEP_TAIL:
                     # keep the head for the result and enough tail to spot the sentinel
                     buffer, dropped = buffer[:max_chars] + buffer[-_KEEP_TAIL:], True
@@ -218,7 +224,7 @@ class PersistentShell:
     def _exit_status(self) -> int:
         try:
             self.proc.wait()
-        except Exception:   # noqa: BLE001 - the status is best effort once the shell is gone
+        except Exception:  # noqa: BLE001 - the status is best effort once the shell is gone
             return -1
         status = self.proc.exitstatus
         if status is None and self.proc.signalstatus is not None:
@@ -234,7 +240,7 @@ class PersistentShell:
         kill_tree(None if self.proc.terminated else self.pid, session=self.pid)
         try:
             self.proc.close(force=True)
-        except Exception:   # noqa: BLE001 - closing an already dead PTY may fail in several ways
+        except Exception:  # noqa: BLE001 - closing an already dead PTY may fail in several ways
             pass
         shutil.rmtree(self._dir, ignore_errors=True)
 

@@ -2,6 +2,7 @@
 plan mode. In: the plan (markdown opening with a `# ` heading); out: `{approved: true}`.
 Outside plan mode, without a heading, without a channel to ask on, or when the user keeps
 planning, the call is a plain error (no code) and plan mode stays as it was."""
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """Child processes for the shell tools: start a command confined and supervised in its own
 session, pump its output into a capped buffer, and kill the whole process tree when it
 overruns or is cancelled."""
+
 from __future__ import annotations
 
 import codecs
@@ -101,8 +102,13 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callable[[list[str], tuple[int, ...]], Any],
-                   discard: Callable[[Any], None], events_fd: int = -1) -> tuple[Any, Launch]:
+def spawn_confined(
+    conf: Confinement | None,
+    argv: Sequence[str],
+    spawn: Callable[[list[str], tuple[int, ...]], Any],
+    discard: Callable[[Any], None],
+    events_fd: int = -1,
+) -> tuple[Any, Launch]:
     """Start `argv` through the sandbox launcher and wait until it reports being confined.
 
     `spawn(argv, pass_fds)` starts the process; `discard(child)` reaps one that failed. With
@@ -112,8 +118,11 @@ def spawn_confined(conf: Confinement | None, argv: Sequence[str], spawn: Callabl
     # ptyprocess keeps pass_fds open but, unlike subprocess, does not clear close-on-exec
     os.set_inheritable(write_fd, True)
     try:
-        launch = plan(conf, list(argv), write_fd, parent=os.getpid(), events_fd=events_fd) if conf is not None \
+        launch = (
+            plan(conf, list(argv), write_fd, parent=os.getpid(), events_fd=events_fd)
+            if conf is not None
             else Launch(list(argv), "bare", False)
+        )
         passed = (write_fd, events_fd) if events_fd >= 0 and "egress" in launch.mechanism else (write_fd,)
         child = spawn(launch.argv, passed if launch.report else ())
     except BaseException:
@@ -137,8 +146,11 @@ class EgressEvents:
     command never inherits it: `egress.py`), so no line the command prints can pass for one."""
 
     def __init__(self, conf: Confinement | None) -> None:
-        self.fd = os.memfd_create("dshc-egress-events", os.MFD_CLOEXEC) \
-            if conf is not None and conf.egress() and hasattr(os, "memfd_create") else -1
+        self.fd = (
+            os.memfd_create("dshc-egress-events", os.MFD_CLOEXEC)
+            if conf is not None and conf.egress() and hasattr(os, "memfd_create")
+            else -1
+        )
 
     def read(self) -> list[dict]:
         """Every refusal so far, as `{"host", "port", "reason"}`, and `{"dropped": N}` when the proxy stopped
@@ -146,6 +158,7 @@ class EgressEvents:
         if self.fd < 0:
             return []
         import json
+
         data, at = b"", 0
         while chunk := os.pread(self.fd, _READ_CHUNK, at):
             data, at = data + chunk, at + len(chunk)
@@ -203,12 +216,12 @@ class OutputBuffer:
                 self._text += text
                 # trim in amortised steps rather than on every chunk
                 if len(self._text) > 2 * self.max_chars:
-                    self._text = self._text[-self.max_chars:]
+                    self._text = self._text[-self.max_chars :]
 
     @property
     def text(self) -> str:
         with self._lock:
-            return self._text if self.keep == "head" else self._text[-self.max_chars:] if self.max_chars else ""
+            return self._text if self.keep == "head" else self._text[-self.max_chars :] if self.max_chars else ""
 
     @property
     def truncated(self) -> bool:
@@ -225,17 +238,33 @@ class ProcessRun:
     work that should survive the call belongs in a job).
     """
 
-    def __init__(self, argv: Sequence[str], *, cwd: str, max_chars: int, keep: str = "head",
-                 env: Mapping[str, str] | None = None, confinement: Confinement | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        max_chars: int,
+        keep: str = "head",
+        env: Mapping[str, str] | None = None,
+        confinement: Confinement | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.output = OutputBuffer(max_chars, keep)
         self.exit_code: int | None = None
 
         def spawn(command: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen:
             return subprocess.Popen(
-                command, cwd=cwd, env=dict(env) if env is not None else None,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, bufsize=0, close_fds=True, pass_fds=pass_fds)
+                command,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                bufsize=0,
+                close_fds=True,
+                pass_fds=pass_fds,
+            )
 
         def discard(proc: subprocess.Popen) -> None:
             proc.stdout.close()

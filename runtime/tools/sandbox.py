@@ -1,6 +1,7 @@
 """Confinement as the tools see it: path checks for the file tools (a path argument + the
 call's sandbox mode → the resolved real path, or FS_SANDBOX_DENIED) and the OS confinement of
 the processes the shell tools start (ToolContext → Confinement; failures → SANDBOX_UNAVAILABLE)."""
+
 from __future__ import annotations
 
 import errno
@@ -65,10 +66,19 @@ def shown(ctx: ToolContext, real: str) -> str:
 
 def confinement(ctx: ToolContext) -> Confinement:
     check_mode(ctx)
-    return confinement_in(ctx.sandbox, workspace_root(ctx), ctx.state.private_tmp(), writable=ctx.writable_roots,
-                          protected=ctx.protected_roots, hidden=(*ctx.hidden_roots, *found_hidden(ctx)),
-                          network=ctx.network, network_allow=ctx.network_allow, network_deny=ctx.network_deny,
-                          fallback_unsandboxed=ctx.sandbox_fallback, backend=ctx.sandbox_backend)
+    return confinement_in(
+        ctx.sandbox,
+        workspace_root(ctx),
+        ctx.state.private_tmp(),
+        writable=ctx.writable_roots,
+        protected=ctx.protected_roots,
+        hidden=(*ctx.hidden_roots, *found_hidden(ctx)),
+        network=ctx.network,
+        network_allow=ctx.network_allow,
+        network_deny=ctx.network_deny,
+        fallback_unsandboxed=ctx.sandbox_fallback,
+        backend=ctx.sandbox_backend,
+    )
 
 
 def found_hidden(ctx: ToolContext) -> tuple[str, ...]:
@@ -78,8 +88,11 @@ def found_hidden(ctx: ToolContext) -> tuple[str, ...]:
         return ()
     found, complete = ctx.hidden_found(workspace_root(ctx))
     if not complete:
-        raise fail("sandbox-failed", reason="the files the policy's read rules name could not all be found before "
-                   "it started (too many entries under the workspace); name a path in the rule (`secrets/**`)")
+        raise fail(
+            "sandbox-failed",
+            reason="the files the policy's read rules name could not all be found before "
+            "it started (too many entries under the workspace); name a path in the rule (`secrets/**`)",
+        )
     return found
 
 
@@ -88,8 +101,12 @@ def process_env(ctx: ToolContext, base: dict[str, str]) -> dict[str, str]:
     policy keeps from shell lines are not there at all, outside danger-full-access (a script reads them too)."""
     tmp = ctx.state.private_tmp()
     hidden = frozenset(ctx.hidden_env) if ctx.sandbox != "danger-full-access" else frozenset()
-    return {**{name: value for name, value in base.items() if name not in hidden}, "TMPDIR": tmp, "TMP": tmp,
-            "TEMP": tmp}
+    return {
+        **{name: value for name, value in base.items() if name not in hidden},
+        "TMPDIR": tmp,
+        "TMP": tmp,
+        "TEMP": tmp,
+    }
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """tool-fs-search: glob and grep. In: a pattern and a search root inside the sandbox; out:
 workspace-relative paths (newest first) or matching lines, both capped. grep's patterns run on
 RE2, whose time is linear in the input, so no pattern from the model can hang the run."""
+
 from __future__ import annotations
 
 import bisect
@@ -77,7 +78,7 @@ def expand_braces(pattern: str) -> list[str]:
     match = re.search(r"\{([^{}]*)\}", pattern)
     if match is None:
         return [pattern]
-    head, tail = pattern[:match.start()], pattern[match.end():]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
     return [expanded for option in match.group(1).split(",") for expanded in expand_braces(head + option + tail)]
 
 
@@ -120,8 +121,10 @@ def _compile(pattern: bytes):
         return re2.compile(pattern, options)
     except re2.error as exc:
         detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise invalid(f"`pattern` is not a regular expression the linear-time engine accepts "
-                      f"(no backreferences or lookaround): {detail}") from None
+        raise invalid(
+            f"`pattern` is not a regular expression the linear-time engine accepts "
+            f"(no backreferences or lookaround): {detail}"
+        ) from None
 
 
 # Anchors to the whole text and inline flag groups may match a line alone but not the joined
@@ -194,8 +197,11 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             if len(matches) == GREP_MAX_MATCHES:
                 truncated = True
                 break
-            match = {"path": shown(ctx, os.path.normpath(path)), "line": index + 1,
-                     "text": lines[index][:GREP_MAX_LINE_CHARS]}
+            match = {
+                "path": shown(ctx, os.path.normpath(path)),
+                "line": index + 1,
+                "text": lines[index][:GREP_MAX_LINE_CHARS],
+            }
             if len(lines[index]) > GREP_MAX_LINE_CHARS:
                 match["cut"] = True
             matches.append(match)
@@ -229,8 +235,9 @@ GREP_LINE_CUT_MARKER = f" [… line cut at {GREP_MAX_LINE_CHARS} characters]"
 
 
 def render_grep(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
-    lines = [f"{m['path']}:{m['line']}:{m['text']}{GREP_LINE_CUT_MARKER if m.get('cut') else ''}"
-             for m in value["matches"]] or ["no matches"]
+    lines = [
+        f"{m['path']}:{m['line']}:{m['text']}{GREP_LINE_CUT_MARKER if m.get('cut') else ''}" for m in value["matches"]
+    ] or ["no matches"]
     if value["truncated"]:
         lines.append(f"[stopped after {len(value['matches'])} matches; narrow the pattern or the path]")
     if value.get("not_searched"):

@@ -1,5 +1,6 @@
 """One-shot shells (tool-bash, tool-pwsh): every call is a new process in its own session.
 In: a command line; out: exit code and capped output, or a background job id."""
+
 from __future__ import annotations
 
 import os
@@ -61,8 +62,15 @@ def run_one_shot(argv: Sequence[str], args: Mapping[str, Any], ctx: ToolContext)
     env = process_env(ctx, shell_env())
     if arg_bool(args, "run_in_background", False):
         with process_errors(argv[0]):
-            job = ctx.state.jobs.start(argv, cwd=cwd, command=command, description=args.get("description") or "",
-                                       max_chars=ctx.max_output_chars, env=env, confinement=conf)
+            job = ctx.state.jobs.start(
+                argv,
+                cwd=cwd,
+                command=command,
+                description=args.get("description") or "",
+                max_chars=ctx.max_output_chars,
+                env=env,
+                confinement=conf,
+            )
         return {"job_id": job.job_id}
     limit = timeout_for(args, ctx)
     with process_errors(argv[0]):

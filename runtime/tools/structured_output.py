@@ -1,6 +1,7 @@
 """subagent-in-process-driver: `structured_output`, how a workflow or ralph child hands back its
 result. In: the result object, checked against the session's output schema when there is one;
 out: the result as recorded. A success ends the turn; `turn_guard` then denies every later call."""
+
 from __future__ import annotations
 
 import json
@@ -49,6 +50,7 @@ def turn_guard(state: ToolState):
         if state.final_output is None:
             return None
         return Deny(reason, (("structured_output", None),), code=TURN_CONCLUDED)
+
     return guard
 
 

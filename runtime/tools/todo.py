@@ -1,5 +1,6 @@
 """tool-todo: the session's task list, replaced wholesale on every call. In: the full list;
 out: the list as stored."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

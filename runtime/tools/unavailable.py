@@ -1,5 +1,6 @@
 """Tools whose provider this host lacks. Their schemas stay valid and visible; calling one
 fails with the family's structured error. In: any arguments; out: always a ToolError."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -16,8 +17,11 @@ _TERMINALS = "terminal service"
 MISSING: dict[str, tuple[str, str, str]] = {
     "tool-lsp/lsp": ("lsp-unavailable", "lsp", "language server is running"),
     "tool-session-query/session_search": ("session-search-disabled", "session_search", "session search index is open"),
-    "tool-session-query/session_event_search": ("session-search-disabled", "session_event_search",
-                                                "session search index is open"),
+    "tool-session-query/session_event_search": (
+        "session-search-disabled",
+        "session_event_search",
+        "session search index is open",
+    ),
     "tool-session-query/session_event_read": ("session-unavailable", "session_event_read", "session store"),
     "tool-session-query/session_event_trace": ("session-unavailable", "session_event_trace", "session store"),
     "tool-session-query/session_trace": ("session-unavailable", "session_trace", "session store"),
@@ -52,6 +56,7 @@ MISSING: dict[str, tuple[str, str, str]] = {
 def _unavailable(kind: str, tool: str, provider: str) -> Body:
     def body(args: Mapping[str, Any], ctx: ToolContext) -> Any:
         raise fail(kind, tool=tool, provider=provider)
+
     body.__name__ = body.__qualname__ = f"unavailable_{tool}"
     return body
 
@@ -68,4 +73,6 @@ def unready(definition: str, tool: str, provider: str) -> ToolError:
     if row is not None:
         return fail(row[0], tool=row[1], provider=row[2])
     return fail("provider-unavailable", tool=tool, provider=provider)
+
+
 RENDERERS: dict = {}

@@ -2,6 +2,7 @@
 provider id (`DSHC_WEB_PROVIDER`, None for "pick the one usable provider"); out: the provider's
 answer, or the reference's WebError code saying why no provider could take the call.
 No provider ships with dshc, so on a stock install every call fails WEB_PROVIDER_UNAVAILABLE."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -52,6 +53,7 @@ def _call(operation: str) -> Callable[[Mapping[str, Any], ToolContext], dict]:
             raise
         except Exception as exc:  # noqa: BLE001 - a provider failure is the call's error, with its code
             raise fail("web-provider-error", provider=provider.id, reason=str(exc) or type(exc).__name__) from None
+
     body.__name__ = body.__qualname__ = f"web_{operation}"
     return body
 

@@ -4,6 +4,7 @@ Run from a clone after `pip install '.[bench]'`:  python tests/bench/bench.py [-
 Prints a table of medians and p99 with the machine noted, then each target with pass/fail.
 Every Cedar decision is cross-checked against dshc's; any disagreement fails the run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ from dshc.compiler.request import Request
 
 SCOPES = {"depth0": 0, "depth1": 1, "depth2": 2}
 # scopes without an approval pin, so an ask stays an ask on both engines
-BENCH_SCOPES = '''scope depth0 "A root" {
+BENCH_SCOPES = """scope depth0 "A root" {
 }
 
 scope depth1 "A child" {
@@ -34,7 +35,7 @@ scope depth1 "A child" {
 scope depth2 "A grandchild" {
   parent depth1
 }
-'''
+"""
 PLATFORMS = ("linux", "darwin", "win32")
 EFFECTS = ("deny",) * 2 + ("ask",) * 3 + ("allow",) * 5  # tiers: 20 % deny, 30 % ask, 50 % allow
 WORDS = ["src", "docs", "tmp", "etc", "build", "test", "git", "cfg", "lib", "bin", "out", "home"]
@@ -75,8 +76,10 @@ def workload(n: int, seed: int = 7):
     rng = random.Random(seed)
     catalog = load_catalog()
     # one definition per name: the persistent-PTY `bash` shares its name with the one-shot one
-    tools = sorted((t for t in catalog.definitions.values() if t.definition != "tool-bash-persistent/bash"),
-                   key=lambda t: t.definition)
+    tools = sorted(
+        (t for t in catalog.definitions.values() if t.definition != "tool-bash-persistent/bash"),
+        key=lambda t: t.definition,
+    )
     packages = sorted(catalog.package_by_id)
     dsh, cedar, effects = [], [], []
     for index in range(n):
@@ -142,8 +145,13 @@ def cedar_entities(tools):
             continue
         seen.add(tool.name)
         packages = sorted({t.package for t in tools if t.name == tool.name})
-        entities.append({"uid": {"type": "Tool", "id": tool.name}, "attrs": {},
-                         "parents": [{"type": "Package", "id": p} for p in packages]})
+        entities.append(
+            {
+                "uid": {"type": "Tool", "id": tool.name},
+                "attrs": {},
+                "parents": [{"type": "Package", "id": p} for p in packages],
+            }
+        )
     for scope, depth in SCOPES.items():
         entities.append({"uid": {"type": "Agent", "id": scope}, "attrs": {"depth": depth}, "parents": []})
     return entities
@@ -152,8 +160,12 @@ def cedar_entities(tools):
 def bench_decide(n: int, call_count: int, cedar_calls: int, results: list, checks: dict):
     text, cedar_text, effects, tools = workload(n)
     program = Program.load(texts={"bench.dsh": text, "scopes.dsh": BENCH_SCOPES})
-    requests = {(s, p, plan): Request(preset="standard", scope=s, platform=p, plan=plan, policy="bench")
-                for s in SCOPES for p in PLATFORMS for plan in (False, True)}
+    requests = {
+        (s, p, plan): Request(preset="standard", scope=s, platform=p, plan=plan, policy="bench")
+        for s in SCOPES
+        for p in PLATFORMS
+        for plan in (False, True)
+    }
     warmup_calls = calls(tools, call_count, seed=5)
     workload_calls = calls(tools, call_count)
     timer = time.perf_counter_ns
@@ -180,8 +192,12 @@ def bench_decide(n: int, call_count: int, cedar_calls: int, results: list, check
     entities = cedarpy.Entities.from_json_str(json.dumps(cedar_entities(tools)))
     cedar_samples, disagreements = [], 0
     for (tool, args, scope, system, plan), ours in zip(workload_calls[:cedar_calls], decisions):
-        request = {"principal": f'Agent::"{scope}"', "action": 'Action::"call"', "resource": f'Tool::"{tool.name}"',
-                   "context": {"platform": system, "plan": plan, "args": args}}
+        request = {
+            "principal": f'Agent::"{scope}"',
+            "action": 'Action::"call"',
+            "resource": f'Tool::"{tool.name}"',
+            "context": {"platform": system, "plan": plan, "args": args},
+        }
         start = timer()
         answer = cedarpy.is_authorized(request, policy_set, entities)
         cedar_samples.append((timer() - start) / 1000)
@@ -220,21 +236,30 @@ def bench_cold(results, checks, runs: int):
     for label, extra_env in (("", {}), (", no parse-table cache", {"DSHC_NO_PARSER_CACHE": "1"})):
         imports, compiles = [], []
         for _ in range(runs):
-            out = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True, check=True,
-                                 env={**os.environ, **extra_env}).stdout.split()
+            out = subprocess.run(
+                [sys.executable, "-c", COLD],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, **extra_env},
+            ).stdout.split()
             imports.append(float(out[0]))
             compiles.append(float(out[1]))
         if not label:
             results.append(row("import dshc (cold process)", imports, f"{runs} processes"))
             checks["cold_compile_ms"] = statistics.median(compiles) / 1000
-        results.append(row(f"parse + resolve + compile all shipped sources, cold{label}", compiles,
-                           f"{runs} processes"))
+        results.append(
+            row(f"parse + resolve + compile all shipped sources, cold{label}", compiles, f"{runs} processes")
+        )
 
 
 def bench_shell(results):
     """A shell-command condition parses the command (tree-sitter-bash): the cost of a never-seen command."""
-    program = Program.load(texts={"shell.dsh": 'policy shell "Shell" {\n  default allow\n'
-                                              '  deny bash when args.command matches "rm *"\n}\n'})
+    program = Program.load(
+        texts={
+            "shell.dsh": 'policy shell "Shell" {\n  default allow\n  deny bash when args.command matches "rm *"\n}\n'
+        }
+    )
     request = Request(preset="standard", policy="shell")
     samples = []
     for index in range(2000):
@@ -247,9 +272,13 @@ def bench_shell(results):
 
 def bench_views(results, checks):
     program = Program.load()
-    requests = [Request(preset=p, platform=s, scope=sc, mode=m)
-                for p in ("standard", "code", "cordis", "minimal") for s in PLATFORMS
-                for sc in ("root", "child", "continuable-child") for m in ("native", "both")]
+    requests = [
+        Request(preset=p, platform=s, scope=sc, mode=m)
+        for p in ("standard", "code", "cordis", "minimal")
+        for s in PLATFORMS
+        for sc in ("root", "child", "continuable-child")
+        for m in ("native", "both")
+    ]
     first = []
     for request in requests:
         start = time.perf_counter_ns()
@@ -276,17 +305,25 @@ def bench_pipeline(results, checks):
     from dshc.runtime.types import Abstain, Allow, ToolCall
 
     schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False})
-    entries = (ToolEntry("noop", "bench", "bench/noop", "exclusive", schema, "no-op", "allow", "ready"),
-               ToolEntry("par", "bench", "bench/par", "parallel", schema, "no-op", "allow", "ready"))
+    entries = (
+        ToolEntry("noop", "bench", "bench/noop", "exclusive", schema, "no-op", "allow", "ready"),
+        ToolEntry("par", "bench", "bench/par", "parallel", schema, "no-op", "allow", "ready"),
+    )
     view = ToolView(None, "bench", "linux", "root", "native", None, entries, None)
 
     def noop(args, ctx):
         return {"ok": True}
 
-    ctx = PipelineContext(view=view, log=EventLog(None), implementations={"bench/noop": noop, "bench/par": noop},
-                          tool_context=lambda signal: None, render=lambda d, a, v: "ok",
-                          pre_execute=(lambda call, entry: Allow(),), guards=(lambda call, entry: Abstain(),),
-                          execute_wrappers=(timeout_wrapper(60),))
+    ctx = PipelineContext(
+        view=view,
+        log=EventLog(None),
+        implementations={"bench/noop": noop, "bench/par": noop},
+        tool_context=lambda signal: None,
+        render=lambda d, a, v: "ok",
+        pre_execute=(lambda call, entry: Allow(),),
+        guards=(lambda call, entry: Abstain(),),
+        execute_wrappers=(timeout_wrapper(60),),
+    )
     pipeline = Pipeline()
     direct, piped = [], []
     for index in range(3000):
@@ -333,8 +370,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     args = parser.parse_args()
     calls_per_n = 2000 if args.quick else 20000
-    cedar_calls = {10: 1000, 100: 1000, 1000: 1000, 10000: 300} if not args.quick else \
-        {10: 200, 100: 200, 1000: 200, 10000: 50}
+    cedar_calls = (
+        {10: 1000, 100: 1000, 1000: 1000, 10000: 300} if not args.quick else {10: 200, 100: 200, 1000: 200, 10000: 50}
+    )
     results, checks = [], {}
     print(f"machine: {machine()}")
     bench_cold(results, checks, 3 if args.quick else 7)
@@ -351,7 +389,9 @@ def main() -> int:
     for label, p50, p99, note in results:
         print(f"| {label:<70} | {p50:>10.2f} | {p99:>10.2f} | {note}")
     for n, current, peak in memory:
-        print(f"| {'compiled policy memory, N = ' + format(n, ','):<70} | {current:>7.1f} MiB | {peak:>6.1f} MiB peak |")
+        print(
+            f"| {'compiled policy memory, N = ' + format(n, ','):<70} | {current:>7.1f} MiB | {peak:>6.1f} MiB peak |"
+        )
     print()
     if "cedar_missing" in checks:
         print("cedarpy is not installed: pip install '.[bench]' to compare against Cedar")
@@ -368,8 +408,12 @@ def main() -> int:
         ("compile every shipped source <= 200 ms cold", checks["cold_compile_ms"] <= 200),
     ]
     if "cedar_missing" not in checks:
-        targets.append(("at least 50x faster than cedarpy at N = 1,000",
-                        checks["cedar_p50_1000"] >= 50 * checks["decide_p50_1000"]))
+        targets.append(
+            (
+                "at least 50x faster than cedarpy at N = 1,000",
+                checks["cedar_p50_1000"] >= 50 * checks["decide_p50_1000"],
+            )
+        )
     print()
     for label, ok in targets:
         print(f"{'PASS' if ok else 'MISS'}  {label}")

@@ -8,6 +8,7 @@ ratio) and of shell commands near and past the limits, then each target as met /
   - a command past MAX_COMMAND_CHARS or MAX_SEGMENTS is opaque (never allowed) and decided
     in well under a second, whatever its size.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,7 +18,7 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dshc.compiler.shell import MAX_COMMAND_CHARS, MAX_SEGMENTS, analyse
 
-POLICY = '''
+POLICY = """
 policy bounded "Adversarial globs" {
   default allow
   deny read when args.file_path matches "*secret*key*id*.pem"
@@ -28,7 +29,7 @@ policy shell-allow "An allow-list" {
   default deny
   allow bash when args.command matches "ls *"
 }
-'''
+"""
 REPEATS = 15
 
 
@@ -43,7 +44,9 @@ def main() -> int:
     results: list[tuple[str, bool]] = []
 
     # the second guard has a `?`, so it runs on the bit-parallel automaton rather than `str.find`
-    print("adversarial globs `*secret*key*id*.pem`, `*secret?key*id*.pem`, file_path = \"secretkeyid\" * N (unique per run: no memo)")
+    print(
+        'adversarial globs `*secret*key*id*.pem`, `*secret?key*id*.pem`, file_path = "secretkeyid" * N (unique per run: no memo)'
+    )
     times = {}
     for n in (100, 200, 400, 800, 3200):
         counter = iter(range(10**9))
@@ -62,15 +65,20 @@ def main() -> int:
     over_chars = "ls " + "a" * MAX_COMMAND_CHARS
     over_segments = " && ".join(["ls"] * (MAX_SEGMENTS + 1))
     huge = "ls " + "a " * 1_000_000  # the 2 MB, million-word command from the issue
-    for label, command in (("just under the segment limit", " && ".join(["ls"] * MAX_SEGMENTS)),
-                           ("over MAX_COMMAND_CHARS", over_chars), ("over MAX_SEGMENTS", over_segments),
-                           ("2 MB, 1,000,000 words", huge)):
+    for label, command in (
+        ("just under the segment limit", " && ".join(["ls"] * MAX_SEGMENTS)),
+        ("over MAX_COMMAND_CHARS", over_chars),
+        ("over MAX_SEGMENTS", over_segments),
+        ("2 MB, 1,000,000 words", huge),
+    ):
         seconds = timed(lambda c=command: analyse(c))
         found = analyse(command)
         opaque = found is not None and len(found.segments) == 1 and found.segments[0].opaque
         effect = program.decide(allow_list, "bash", {"command": command, "description": "d"}, workspace="/ws").effect
-        print(f"  {label:32s} {len(command):9d} chars  analyse {seconds * 1e3:9.3f} ms  opaque={opaque}  "
-              f"allow-list verdict={effect}")
+        print(
+            f"  {label:32s} {len(command):9d} chars  analyse {seconds * 1e3:9.3f} ms  opaque={opaque}  "
+            f"allow-list verdict={effect}"
+        )
         if label != "just under the segment limit":
             results.append((f"{label}: opaque, denied, analysed in < 1 s", opaque and effect == "deny" and seconds < 1))
         else:

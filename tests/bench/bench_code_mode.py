@@ -11,6 +11,7 @@ and the ratio nested / direct per call. Targets (met / not met):
     around the same pipeline, not a process per call);
   - an empty program ends within 2 s (start-up is paid once per program, not per call).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,23 @@ def context(workspace: str, state: ToolState) -> PipelineContext:
     bare = missing(Confinement("read-only", workspace, workspace)) is not None
 
     def tool_context(signal):
-        return ToolContext(workspace=workspace, sandbox="workspace-write", owner="root", state=state, abort=signal,
-                           timeout_s=60.0, sandbox_fallback=bare)
+        return ToolContext(
+            workspace=workspace,
+            sandbox="workspace-write",
+            owner="root",
+            state=state,
+            abort=signal,
+            timeout_s=60.0,
+            sandbox_fallback=bare,
+        )
 
-    ctx = PipelineContext(view=view, log=EventLog(None), implementations={"test/echo": lambda a, t: {"echo": a}},
-                          tool_context=tool_context, render=render)
+    ctx = PipelineContext(
+        view=view,
+        log=EventLog(None),
+        implementations={"test/echo": lambda a, t: {"echo": a}},
+        tool_context=tool_context,
+        render=render,
+    )
     CodeRuntime(ctx).install()
     return ctx
 
@@ -60,6 +73,7 @@ def program(ctx, code: str):
         call = ToolCall.from_model("p", "run_code", {"code": code, "description": "bench"})
         result = run_batch([call], ctx)[0][0].result
         assert not result.is_error, result.content
+
     return run
 
 
@@ -70,8 +84,15 @@ def main() -> int:
         empty = fastest(program(ctx, "return 1"))
         loop = fastest(program(ctx, f"for (let i = 0; i < {NESTED}; i++) await tools.echo({{ i }}); return 1"))
         nested_ctx = PipelineContext(**{**ctx.__dict__, "live_parent": None})
-        direct = fastest(lambda: [Pipeline().run(ToolCall.from_model(f"d{i}", "echo", {"i": i}, parent="p"), nested_ctx)
-                                  for i in range(NESTED)]) / NESTED
+        direct = (
+            fastest(
+                lambda: [
+                    Pipeline().run(ToolCall.from_model(f"d{i}", "echo", {"i": i}, parent="p"), nested_ctx)
+                    for i in range(NESTED)
+                ]
+            )
+            / NESTED
+        )
     finally:
         state.close()
     nested = max(0.0, loop - empty) / NESTED

@@ -4,6 +4,7 @@ run, as a ratio.
 
     python tests/bench/bench_decide_gates.py [--calls N]
 """
+
 from __future__ import annotations
 
 import argparse

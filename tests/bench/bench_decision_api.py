@@ -9,6 +9,7 @@ timed out) and how many answers disagree with Program.decide in-process; the run
 Run: python tests/bench/bench_decision_api.py [--servers 2 --clients 50 --seconds 20 --client-processes 2]
      [--ports] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,10 +87,25 @@ def main() -> int:
         expected = [program.decide(Request(**ctx), tool, args, str(ws)).effect for tool, args, ctx in CALLS]
         stack = contextlib.ExitStack()
         port = None if opts.ports else free_port()
-        servers = [stack.enter_context(serving(["--load", str(ws / "policy.dsh"), "--workspace", str(ws),
-                                                "--log", str(ws / f"events-{n}.jsonl"), "--caller-context",
-                                                *(() if opts.ports else ("--reuse-port",))], ws, port=port))
-                   for n in range(opts.servers)]
+        servers = [
+            stack.enter_context(
+                serving(
+                    [
+                        "--load",
+                        str(ws / "policy.dsh"),
+                        "--workspace",
+                        str(ws),
+                        "--log",
+                        str(ws / f"events-{n}.jsonl"),
+                        "--caller-context",
+                        *(() if opts.ports else ("--reuse-port",)),
+                    ],
+                    ws,
+                    port=port,
+                )
+            )
+            for n in range(opts.servers)
+        ]
         bases = sorted({base for base, _ in servers})
         processes = max(1, min(opts.client_processes, opts.clients))
         shares = [opts.clients // processes + (p < opts.clients % processes) for p in range(processes)]
@@ -97,18 +113,21 @@ def main() -> int:
         begun = time.monotonic()
         stop = begun + opts.seconds
         with multiprocessing.get_context("fork").Pool(processes) as pool:
-            parts = pool.starmap(clients, [(bases, first, share, stop, expected)
-                                           for first, share in zip(firsts, shares)])
+            parts = pool.starmap(
+                clients, [(bases, first, share, stop, expected) for first, share in zip(firsts, shares)]
+            )
         elapsed = time.monotonic() - begun
         stack.close()
     latencies = [x for part in parts for x in part[0]]
     disagreements, errors = sum(part[1] for part in parts), sum(part[2] for part in parts)
     cuts = statistics.quantiles(latencies, n=100)
     where = f"{len(bases)} port{'s' if len(bases) > 1 else ''}"
-    print(f"{opts.servers} servers on {where}, {opts.clients} clients in {processes} processes, {elapsed:.1f} s: "
-          f"{len(latencies)} requests, {len(latencies) / elapsed:.0f}/s, p50 {cuts[49] * 1000:.1f} ms, "
-          f"p90 {cuts[89] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms, "
-          f"{errors} errors, {disagreements} disagree with Program.decide")
+    print(
+        f"{opts.servers} servers on {where}, {opts.clients} clients in {processes} processes, {elapsed:.1f} s: "
+        f"{len(latencies)} requests, {len(latencies) / elapsed:.0f}/s, p50 {cuts[49] * 1000:.1f} ms, "
+        f"p90 {cuts[89] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms, "
+        f"{errors} errors, {disagreements} disagree with Program.decide"
+    )
     return 0 if disagreements == 0 and errors == 0 else 1
 
 

@@ -7,6 +7,7 @@ approach (encode the text / read the file into memory).
 
 Targets: write peak (payload string included) within 2x the payload; read extra under 32 MB.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,9 @@ print(json.dumps({"start": start, "ready": ready, "peak": rss_mb()}))
 
 
 def measure(scenario: str, workspace: str, size_mb: int) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, scenario, workspace, str(size_mb)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, scenario, workspace, str(size_mb)], capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout)
 
 
@@ -57,7 +59,7 @@ def make_file(path: str, size_mb: int) -> None:
     block = line * ((1 << 20) // len(line) + 1)
     with open(path, "wb") as handle:
         for _ in range(size_mb):
-            handle.write(block[:1 << 20])
+            handle.write(block[: 1 << 20])
 
 
 def main() -> int:
@@ -74,23 +76,24 @@ def main() -> int:
             os.unlink(os.path.join(workspace, "big.txt"))
             rows[scenario] = m
             peak = m["peak"] - m["start"]
-            print(f"{scenario:<16}{options.write_mb:>11}{peak:>10.0f}{peak / options.write_mb:>14.2f}"
-                  f"{m['peak'] - m['ready']:>10.0f}")
+            print(
+                f"{scenario:<16}{options.write_mb:>11}{peak:>10.0f}{peak / options.write_mb:>14.2f}"
+                f"{m['peak'] - m['ready']:>10.0f}"
+            )
         make_file(os.path.join(workspace, "big.txt"), options.read_mb)
         for scenario in ("read-baseline", "read-tool"):
             m = measure(scenario, workspace, options.read_mb)
             rows[scenario] = m
             extra = m["peak"] - m["ready"]
-            print(f"{scenario:<16}{options.read_mb:>11}{extra:>10.0f}{extra / options.read_mb:>14.2f}"
-                  f"{extra:>10.0f}")
+            print(f"{scenario:<16}{options.read_mb:>11}{extra:>10.0f}{extra / options.read_mb:>14.2f}{extra:>10.0f}")
     write_ratio = (rows["write-tool"]["peak"] - rows["write-tool"]["start"]) / options.write_mb
     read_extra = rows["read-tool"]["peak"] - rows["read-tool"]["ready"]
     baseline_write = (rows["write-baseline"]["peak"] - rows["write-baseline"]["start"]) / options.write_mb
     baseline_read = rows["read-baseline"]["peak"] - rows["read-baseline"]["ready"]
-    for label, passed in ((f"write peak {write_ratio:.2f}x payload <= 2x (baseline {baseline_write:.2f}x)",
-                           write_ratio <= 2.0),
-                          (f"read extra {read_extra:.0f} MB < 32 MB (baseline {baseline_read:.0f} MB)",
-                           read_extra < 32)):
+    for label, passed in (
+        (f"write peak {write_ratio:.2f}x payload <= 2x (baseline {baseline_write:.2f}x)", write_ratio <= 2.0),
+        (f"read extra {read_extra:.0f} MB < 32 MB (baseline {baseline_read:.0f} MB)", read_extra < 32),
+    ):
         print(("PASS " if passed else "FAIL ") + label)
         ok &= passed
     return 0 if ok else 1

@@ -10,6 +10,7 @@ built the payload made the child look ~0.7x the payload bigger than it ever was.
 before and after and the high-water mark so far, so a copy can be pinned to its stage.
 Target: peak within 2x the payload.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,7 +67,7 @@ def write_calls(path: Path, payload: int) -> None:
     with open(path, "w") as handle:
         handle.write(before + '"')
         for start in range(0, payload, len(piece)):
-            handle.write(piece[:min(len(piece), payload - start)])
+            handle.write(piece[: min(len(piece), payload - start)])
         handle.write('"' + after + "\n")
 
 
@@ -76,9 +77,27 @@ def peak_kib(folder: Path, payload: int, stages: bool = False) -> tuple[int, int
     calls, log = folder / f"calls{payload}.jsonl", folder / f"events{payload}.jsonl"
     write_calls(calls, payload)
     env = {**os.environ, **({"BENCH_STAGES": "1"} if stages else {})}
-    done = subprocess.run([sys.executable, "-c", PROBE, "run", str(calls), "--workspace", str(workspace),
-                           "--log", str(log), "--approve", "once", "--timeout", "600"],
-                          capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            "run",
+            str(calls),
+            "--workspace",
+            str(workspace),
+            "--log",
+            str(log),
+            "--approve",
+            "once",
+            "--timeout",
+            "600",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     peak = int(next(line.split()[1] for line in done.stderr.splitlines() if line.startswith("PEAK")))
     assert os.path.getsize(workspace / "big.txt") == payload
     trace = "\n".join(line[6:] for line in done.stderr.splitlines() if line.startswith("STAGE "))
@@ -98,9 +117,18 @@ def main() -> int:
         print(trace)
     extra = (big - base) * 1024
     ratio = extra / payload
-    print(json.dumps({"payload_mb": args.mb, "baseline_peak_mb": round(base / 1024, 1),
-                      "peak_mb": round(big / 1024, 1), "extra_over_payload": round(ratio, 2),
-                      "longest_log_line_bytes": longest_line}, indent=2))
+    print(
+        json.dumps(
+            {
+                "payload_mb": args.mb,
+                "baseline_peak_mb": round(base / 1024, 1),
+                "peak_mb": round(big / 1024, 1),
+                "extra_over_payload": round(ratio, 2),
+                "longest_log_line_bytes": longest_line,
+            },
+            indent=2,
+        )
+    )
     print(("PASS" if ratio <= 2.05 else "FAIL") + f" peak {ratio:.2f}x the payload above a tiny run (target <= ~2x)")
     return 0 if ratio <= 2.05 else 1
 

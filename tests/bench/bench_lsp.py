@@ -8,6 +8,7 @@ Edits one line of a user file beside the shipped declarations and times, fastest
     runs these on a worker thread, after publishing the errors).
 Target: the errors phase ≤ 0.5 × the baseline (only the edited file is parsed again).
 """
+
 from __future__ import annotations
 
 import sys

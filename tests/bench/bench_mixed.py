@@ -4,6 +4,7 @@ workspace inside/outside tests on path arguments, and guards — next to the pee
 Part `mixed` of bench_peer.py; every decision is cross-checked against the reference evaluator
 (every rule tried as written). Also: a new Request equal to one seen before (built, then looked up).
 """
+
 from __future__ import annotations
 
 import random
@@ -26,15 +27,21 @@ def mixed_policy(n: int, seed: int = 13) -> str:
     for index in range(n):
         effect, draw = rng.choice(EFFECTS), rng.random()
         if draw < 0.4:
-            lines.append(f'  {effect} bash when args.command matches "{rng.choice(PROGRAMS)} {rng.choice(WORDS_AFTER)}*"')
+            lines.append(
+                f'  {effect} bash when args.command matches "{rng.choice(PROGRAMS)} {rng.choice(WORDS_AFTER)}*"'
+            )
         elif draw < 0.7:
             place = rng.choice(["inside", "outside"])
             glob = f' and args.file_path matches "*{rng.choice(ENDS)}"' if rng.random() < 0.5 else ""
             lines.append(f"  {effect} {rng.choice(PATH_TOOLS)} when args.file_path {place} workspace{glob}")
         elif draw < 0.75:
-            lines.append(f'  guard g{index}: deny {rng.choice(PATH_TOOLS)} when args.file_path matches "*{rng.choice(ENDS)}"')
+            lines.append(
+                f'  guard g{index}: deny {rng.choice(PATH_TOOLS)} when args.file_path matches "*{rng.choice(ENDS)}"'
+            )
         else:
-            lines.append(f'  {effect} {rng.choice(PATH_TOOLS + ["bash"])} when platform == "{rng.choice(["linux", "darwin"])}"')
+            lines.append(
+                f'  {effect} {rng.choice(PATH_TOOLS + ["bash"])} when platform == "{rng.choice(["linux", "darwin"])}"'
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -49,14 +56,24 @@ def mixed_calls(count: int, seed: int = 17):
             out.append(("bash", {"command": command, "description": "d"}))
         else:
             where = rng.choice(["", "", "../", "/etc/", "~/", "src/../../"])
-            out.append((rng.choice(PATH_TOOLS), {"file_path": f"{where}{rng.choice(WORDS)}/{rng.choice(WORDS)}{rng.choice(ENDS)}",
-                                                 "content": "x", "old_string": "a", "new_string": "b"}))
+            out.append(
+                (
+                    rng.choice(PATH_TOOLS),
+                    {
+                        "file_path": f"{where}{rng.choice(WORDS)}/{rng.choice(WORDS)}{rng.choice(ENDS)}",
+                        "content": "x",
+                        "old_string": "a",
+                        "new_string": "b",
+                    },
+                )
+            )
     return out
 
 
 def bench_mixed(sizes, call_count: int, rows: list, checks: dict) -> None:
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+
     timer = time.perf_counter_ns
     with tempfile.TemporaryDirectory() as workspace:
         for n in sizes:
@@ -82,8 +99,14 @@ def bench_mixed(sizes, call_count: int, rows: list, checks: dict) -> None:
                     program.decide(request, name, args, workspace)
                     sink.append((timer() - start) / 1000)
             p99 = statistics.quantiles(cold, n=100)[98]
-            rows.append((f"mixed decide N = {n:,} (shell, inside/outside, guards), empty memos (p99 {p99:.0f} µs)",
-                         statistics.median(cold), "µs", "no peer expresses these rules"))
+            rows.append(
+                (
+                    f"mixed decide N = {n:,} (shell, inside/outside, guards), empty memos (p99 {p99:.0f} µs)",
+                    statistics.median(cold),
+                    "µs",
+                    "no peer expresses these rules",
+                )
+            )
             rows.append((f"mixed decide N = {n:,}, warm memos, through the gates", statistics.median(warm), "µs", ""))
         # a new Request equal to one seen before: built, then looked up (its decider and memos are found). The
         # call is a glob: a grep is also a read of its path where the policy has read rules (a decision of its
@@ -103,7 +126,14 @@ def bench_mixed(sizes, call_count: int, rows: list, checks: dict) -> None:
             program.decide(seen, "grep", {"pattern": "x"}, workspace)
             searched.append((timer() - start) / 1000)
         rows.append(("decide, warm, the same Request object again", statistics.median(same), "µs", ""))
-        rows.append(("decide, warm, a new Request equal to one seen before (built + looked up)",
-                     statistics.median(equal), "µs", ""))
-        rows.append(("decide, warm, a grep (its path also a read: two decisions)", statistics.median(searched), "µs",
-                     ""))
+        rows.append(
+            (
+                "decide, warm, a new Request equal to one seen before (built + looked up)",
+                statistics.median(equal),
+                "µs",
+                "",
+            )
+        )
+        rows.append(
+            ("decide, warm, a grep (its path also a read: two decisions)", statistics.median(searched), "µs", "")
+        )

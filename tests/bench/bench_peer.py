@@ -11,6 +11,7 @@ measures one part (process, compile, decide, mixed, contexts, verify); `--worklo
 Part `mixed` (bench_mixed.py) decides shell-command globs, workspace inside/outside tests and guards,
 which no peer expresses, against dshc's own reference evaluator.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,6 +54,7 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
     run fills; cold, the same for nobody (nothing written, every module compiled from source), as a
     context row with a base measured the same way."""
     from clean_python import clean_python
+
     with tempfile.TemporaryDirectory() as root:
         python = clean_python(root)
         dshc = [python, "-c", "from dshc.cli.entry import entry; entry()"]
@@ -62,16 +64,33 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         for folder, extends in ((project, ""), (confined, "extends workspace-write ")):
             os.makedirs(folder)
             with open(os.path.join(folder, "team.dsh"), "w") as handle:
-                handle.write(f'policy team "Team" {extends}{{\n  approval ask\n  default ask\n'
-                             '  allow bash when args.command matches "git status *"\n}\n')
+                handle.write(
+                    f'policy team "Team" {extends}{{\n  approval ask\n  default ask\n'
+                    '  allow bash when args.command matches "git status *"\n}\n'
+                )
             with open(os.path.join(folder, ".dshc"), "w") as handle:
                 handle.write('load = ["team.dsh"]\npolicy = "team"\n')
         cache = os.path.join(root, "cache")
-        warm = {"XDG_CACHE_HOME": cache, "PYTHONPYCACHEPREFIX": os.path.join(root, "pyc"), "PYTHONDONTWRITEBYTECODE": ""}
-        cold = {"XDG_CACHE_HOME": cache, "PYTHONPYCACHEPREFIX": os.path.join(root, "no-pyc"),
-                "PYTHONDONTWRITEBYTECODE": "1"}
-        event = json.dumps({"session_id": "b", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                            "tool_input": {"command": "git status"}, "tool_use_id": "t"}).encode()
+        warm = {
+            "XDG_CACHE_HOME": cache,
+            "PYTHONPYCACHEPREFIX": os.path.join(root, "pyc"),
+            "PYTHONDONTWRITEBYTECODE": "",
+        }
+        cold = {
+            "XDG_CACHE_HOME": cache,
+            "PYTHONPYCACHEPREFIX": os.path.join(root, "no-pyc"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        event = json.dumps(
+            {
+                "session_id": "b",
+                "cwd": project,
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git status"},
+                "tool_use_id": "t",
+            }
+        ).encode()
         shell_call = ["decide", "bash", "--args", '{"command": "git status", "description": "status"}']
         programs = {
             "python3 -c pass": ([python, "-c", "pass"], b""),
@@ -86,15 +105,20 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
             "dshc --help": (dshc + ["--help"], b""),
             "dshc --version": (dshc + ["--version"], b""),
             "dshc decide read": (dshc + ["decide", "read", "--args", '{"file_path": "a.md"}', "--host", "web"], b""),
-            "dshc hook claude-code, sandboxed": (dshc + ["hook", "claude-code"],
-                                                 event.replace(json.dumps(project).encode(), json.dumps(confined).encode())),
+            "dshc hook claude-code, sandboxed": (
+                dshc + ["hook", "claude-code"],
+                event.replace(json.dumps(project).encode(), json.dumps(confined).encode()),
+            ),
             # the first call after installing: bytecode compiled (as pip does), dshc's own cache empty
             "dshc decide bash … standard, empty cache": (dshc + shell_call + ["standard"], b""),
         }
-        commands = {(name, bytecode): (argv, stdin, env) for bytecode, env in (("warm", warm), ("cold", cold))
-                    for name, (argv, stdin) in programs.items()
-                    if bytecode == "warm" or name in ("python3 -c pass", "dshc decide read", "dshc hook claude-code")}
-        fresh = iter(range(10 ** 6))
+        commands = {
+            (name, bytecode): (argv, stdin, env)
+            for bytecode, env in (("warm", warm), ("cold", cold))
+            for name, (argv, stdin) in programs.items()
+            if bytecode == "warm" or name in ("python3 -c pass", "dshc decide read", "dshc hook claude-code")
+        }
+        fresh = iter(range(10**6))
 
         def env_of(key, env):
             if key[0].endswith("empty cache"):
@@ -109,8 +133,14 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
                 cpu[key].append(_child_cpu(argv, stdin, env_of(key, env)))
     base, cold_base = p50(cpu["python3 -c pass", "warm"]), p50(cpu["python3 -c pass", "cold"])
     here = p50(cpu["python3 -c pass here", "warm"])
-    rows.append(("python3 -c pass, a clean venv (the base of the process targets)", base * 1e3, "ms",
-                 f"this environment's own interpreter {here * 1e3:.0f} ms (its site start-up hooks: not a user's)"))
+    rows.append(
+        (
+            "python3 -c pass, a clean venv (the base of the process targets)",
+            base * 1e3,
+            "ms",
+            f"this environment's own interpreter {here * 1e3:.0f} ms (its site start-up hooks: not a user's)",
+        )
+    )
     for name in programs:
         if name.startswith("python3"):
             continue
@@ -118,14 +148,26 @@ def bench_process(rounds: int, targets: list, rows: list) -> None:
         ratios = sorted(sample / base for sample in samples)
         limit = 10.0 if name.endswith("empty cache") else 4.0
         context = name in ("dshc decide read", "dshc hook claude-code, sandboxed")
-        rows.append((f"{name}, whole process CPU" + (" (context)" if context else ""), p50(samples) * 1e3, "ms",
-                     f"{p50(samples) / base:.2f}x python3 -c pass (rounds {ratios[0]:.2f}-{ratios[-1]:.2f})"))
+        rows.append(
+            (
+                f"{name}, whole process CPU" + (" (context)" if context else ""),
+                p50(samples) * 1e3,
+                "ms",
+                f"{p50(samples) / base:.2f}x python3 -c pass (rounds {ratios[0]:.2f}-{ratios[-1]:.2f})",
+            )
+        )
         if not context:
             targets.append((f"{name} process <= {limit:.0f}x the CPU of python3 -c pass", p50(samples) / base, limit))
     for name in ("dshc decide read", "dshc hook claude-code"):
         ours = p50(cpu[name, "cold"])
-        rows.append((f"{name}, no bytecode cache at all (context)", ours * 1e3, "ms",
-                     f"python3 -c pass {cold_base * 1e3:.0f} ms likewise (its standard library compiled too)"))
+        rows.append(
+            (
+                f"{name}, no bytecode cache at all (context)",
+                ours * 1e3,
+                "ms",
+                f"python3 -c pass {cold_base * 1e3:.0f} ms likewise (its standard library compiled too)",
+            )
+        )
 
 
 # --- compile against cedarpy ----------------------------------------------------------------
@@ -199,15 +241,30 @@ def bench_compile(kinds, sizes, repeats: int, targets: list, rows: list) -> None
                             samples[side].append(tuple(map(float, out.stdout.split())))
             ratios = sorted(o[0] / t[0] for o, t in zip(samples["ours"], samples["theirs"]))  # per round
             # the median run of each side (by CPU), with its own memory figure
-            (our_s, our_kib, library_s, index_s), (their_s, their_kib) = (sorted(samples[side])[len(samples[side]) // 2]
-                                                                for side in ("ours", "theirs"))
-            rows.append((f"compile {kind} N = {n:,}: dshc (with its indexes) CPU, median of {repeats}", our_s, "s",
-                         f"of which indexes {index_s:.3f} s; cedarpy {their_s:.3f} s; ratio {our_s / their_s:.2f} (per "
-                         f"round {ratios[0]:.2f}-{ratios[-1]:.2f}); dshc's library load before it {library_s:.2f} s"))
-            rows.append((f"compile {kind} N = {n:,}: dshc resident memory growth", our_kib / 1024, "MiB",
-                         f"cedarpy {their_kib / 1024:.1f} MiB"))
+            (our_s, our_kib, library_s, index_s), (their_s, their_kib) = (
+                sorted(samples[side])[len(samples[side]) // 2] for side in ("ours", "theirs")
+            )
+            rows.append(
+                (
+                    f"compile {kind} N = {n:,}: dshc (with its indexes) CPU, median of {repeats}",
+                    our_s,
+                    "s",
+                    f"of which indexes {index_s:.3f} s; cedarpy {their_s:.3f} s; ratio {our_s / their_s:.2f} (per "
+                    f"round {ratios[0]:.2f}-{ratios[-1]:.2f}); dshc's library load before it {library_s:.2f} s",
+                )
+            )
+            rows.append(
+                (
+                    f"compile {kind} N = {n:,}: dshc resident memory growth",
+                    our_kib / 1024,
+                    "MiB",
+                    f"cedarpy {their_kib / 1024:.1f} MiB",
+                )
+            )
             targets.append((f"compile {kind} N = {n:,} with indexes <= 1.5x cedarpy", our_s / their_s, 1.5))
-            targets.append((f"compile {kind} N = {n:,} memory within 2x of cedarpy", our_kib / max(their_kib, 1.0), 2.0))
+            targets.append(
+                (f"compile {kind} N = {n:,} memory within 2x of cedarpy", our_kib / max(their_kib, 1.0), 2.0)
+            )
 
 
 # dshc decides a search tool's call as itself plus a `read` of the path it names, where some rule names
@@ -249,7 +306,7 @@ class PlainEvaluator:
         self.buckets: dict[str, list] = {}
         for effect, (kind, name), conds in rules:
             tested = tuple((c[0], c[1], _glob_test(c[2])) if c[0] == "glob" else c for c in conds)
-            for tool in (by_package.get(name, ()) if kind == "package" else (name,)):
+            for tool in by_package.get(name, ()) if kind == "package" else (name,):
                 self.buckets.setdefault(tool, []).append((TIERS.index(effect), tested))
         for bucket in self.buckets.values():
             bucket.sort(key=lambda rule: -rule[0])
@@ -286,10 +343,12 @@ class PlainEvaluator:
 GROWTH_ROUNDS = 7  # pairs of passes of N = 10 and N = 10,000, taken in turn, for the growth target
 
 
-def bench_decide(kinds, sizes, call_count: int, cedar_calls: int, passes_count: int, targets: list, rows: list,
-                 checks: dict) -> None:
+def bench_decide(
+    kinds, sizes, call_count: int, cedar_calls: int, passes_count: int, targets: list, rows: list, checks: dict
+) -> None:
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+
     try:
         import cedarpy
     except ImportError:
@@ -301,8 +360,12 @@ def bench_decide(kinds, sizes, call_count: int, cedar_calls: int, passes_count: 
             workload = WORKLOADS[kind](n)
             program = Program.load(texts=workload.sources)
             plain = PlainEvaluator(workload.rules)
-            requests = {(s, p, plan): Request(preset="standard", scope=s, platform=p, plan=plan, policy="bench")
-                        for s in SCOPES for p in PLATFORMS for plan in (False, True)}
+            requests = {
+                (s, p, plan): Request(preset="standard", scope=s, platform=p, plan=plan, policy="bench")
+                for s in SCOPES
+                for p in PLATFORMS
+                for plan in (False, True)
+            }
             batch = workload.calls(call_count)
             tools = {t.name: t for t in catalog_tools()}
             compiled = program._decider(requests["depth0", "linux", False])[0].compiled
@@ -339,20 +402,41 @@ def bench_decide(kinds, sizes, call_count: int, cedar_calls: int, passes_count: 
                     sink.append((timer() - start) / 1000)
             cold_p50[n], plain_p50[n] = p50(cold), p50(base)
             shares = mix(ours)
-            rows.append((f"decide {kind} N = {n:,}, empty memos (p99 {statistics.quantiles(cold, n=100)[98]:.1f} µs)",
-                         p50(cold), "µs",
-                         f"deny-first plain evaluator {p50(base):.2f} µs; median of {len(passes)} passes (ratios "
-                         f"{', '.join(f'{each[0]:.2f}' for each in passes)}); mix allow/ask/deny "
-                         + "/".join(f"{shares[t] * 100:.0f}" for t in TIERS) + " %"))
-            rows.append((f"decide {kind} N = {n:,}, warm memos", p50(warm), "µs",
-                         f"through the public Program.decide {p50(public):.2f} µs"))
-            targets.append((f"decide {kind} N = {n:,} with empty memos <= 2x the deny-first plain evaluator",
-                            ratio, 2.0))
+            rows.append(
+                (
+                    f"decide {kind} N = {n:,}, empty memos (p99 {statistics.quantiles(cold, n=100)[98]:.1f} µs)",
+                    p50(cold),
+                    "µs",
+                    f"deny-first plain evaluator {p50(base):.2f} µs; median of {len(passes)} passes (ratios "
+                    f"{', '.join(f'{each[0]:.2f}' for each in passes)}); mix allow/ask/deny "
+                    + "/".join(f"{shares[t] * 100:.0f}" for t in TIERS)
+                    + " %",
+                )
+            )
+            rows.append(
+                (
+                    f"decide {kind} N = {n:,}, warm memos",
+                    p50(warm),
+                    "µs",
+                    f"through the public Program.decide {p50(public):.2f} µs",
+                )
+            )
+            targets.append(
+                (f"decide {kind} N = {n:,} with empty memos <= 2x the deny-first plain evaluator", ratio, 2.0)
+            )
             checks.setdefault("mix", {})[kind, n] = shares
             if cedarpy is not None:
                 # Cedar at N = 10,000 costs ~0.1 s a decision here: a tenth of the calls
-                bench_cedar_decide(cedarpy, workload, batch[:cedar_calls // (10 if n >= 10000 else 1)], ours, rows,
-                                   checks, n, "read" in plain.buckets)
+                bench_cedar_decide(
+                    cedarpy,
+                    workload,
+                    batch[: cedar_calls // (10 if n >= 10000 else 1)],
+                    ours,
+                    rows,
+                    checks,
+                    n,
+                    "read" in plain.buckets,
+                )
         if 10 in kept and 10000 in kept:
             # the sizes above are measured one after the other, seconds apart: a slow or fast phase of the host
             # moves one size's p50 and not the other's. The target reads passes of both sizes taken in turn
@@ -363,10 +447,16 @@ def bench_decide(kinds, sizes, call_count: int, cedar_calls: int, passes_count: 
                 measured = {size: p50(_cold_pass(kept[size], round_)[0]) for size in sizes_now}
                 pairs.append(measured[10000] / measured[10])
             growth = statistics.median(pairs)
-            rows.append((f"decide {kind} p50 growth N = 10 -> 10,000, empty memos: dshc", growth, "x",
-                         f"median of {GROWTH_ROUNDS} pairs of passes taken in turn, range {min(pairs):.2f}-"
-                         f"{max(pairs):.2f} ({', '.join(f'{r:.2f}' for r in pairs)}); deny-first plain evaluator "
-                         f"{plain_p50[10000] / plain_p50[10]:.1f}x from the rows above"))
+            rows.append(
+                (
+                    f"decide {kind} p50 growth N = 10 -> 10,000, empty memos: dshc",
+                    growth,
+                    "x",
+                    f"median of {GROWTH_ROUNDS} pairs of passes taken in turn, range {min(pairs):.2f}-"
+                    f"{max(pairs):.2f} ({', '.join(f'{r:.2f}' for r in pairs)}); deny-first plain evaluator "
+                    f"{plain_p50[10000] / plain_p50[10]:.1f}x from the rows above",
+                )
+            )
             targets.append((f"decide {kind} N = 10,000 with empty memos <= 2x its own N = 10", growth, 2.0))
 
 
@@ -378,6 +468,7 @@ def _cold_pass(setting, pass_: int) -> tuple[list, list, list]:
     timed second meets the call's arguments and name already in the CPU's caches."""
     from dshc.compiler.lru import LRU
     from dshc.compiler.policy.index import SEGMENT_CACHE
+
     program, plain, requests, batch = setting
     compiled = program._decider(requests["depth0", "linux", False])[0].compiled
     compiled.segments = LRU(SEGMENT_CACHE)
@@ -409,8 +500,16 @@ def bench_cedar_decide(cedarpy, workload, batch, ours, rows, checks, n, names_re
     samples, queries = [], 0
 
     def tier(scope, resource, context) -> str:
-        answer = cedarpy.is_authorized({"principal": f'Agent::"{scope}"', "action": 'Action::"call"',
-                                        "resource": f'Tool::"{resource}"', "context": context}, policies, entities)
+        answer = cedarpy.is_authorized(
+            {
+                "principal": f'Agent::"{scope}"',
+                "action": 'Action::"call"',
+                "resource": f'Tool::"{resource}"',
+                "context": context,
+            },
+            policies,
+            entities,
+        )
         if answer.diagnostics.errors:
             raise SystemExit(f"cedar reported errors: {answer.diagnostics.errors[:3]}")
         if answer.decision != cedarpy.Decision.Allow:
@@ -429,14 +528,21 @@ def bench_cedar_decide(cedarpy, workload, batch, ours, rows, checks, n, names_re
         samples.append((time.perf_counter_ns() - start) / 1000)
         checks["cedar_disagreements"] += theirs != effect
         checks["cedar_checked"] += 1
-    rows.append((f"cedarpy decide {workload.name} N = {n:,}", p50(samples), "µs",
-                 f"{queries / max(len(samples), 1):.2f} queries per decision (one; a search's read is a second)"))
+    rows.append(
+        (
+            f"cedarpy decide {workload.name} N = {n:,}",
+            p50(samples),
+            "µs",
+            f"{queries / max(len(samples), 1):.2f} queries per decision (one; a search's read is a second)",
+        )
+    )
 
 
 # --- a new request context, caches at 10,000 contexts, verify -------------------------------
 def bench_contexts(count: int, targets: list, rows: list) -> None:
     from dshc.compiler.program import Program
     from dshc.compiler.request import Request
+
     text, _, _, _ = workload(1000)
     program = Program.load(texts={"bench.dsh": text, "scopes.dsh": BENCH_SCOPES})
     program.decide(Request(preset="standard", policy="bench"), "read", {"file_path": "src/a.py"})
@@ -455,12 +561,31 @@ def bench_contexts(count: int, targets: list, rows: list) -> None:
             rss.append(_rss_kib())
     gc.collect()
     rss.append(_rss_kib())
-    rows.append(("first call in a new request context (N = 1,000)", p50(first), "µs", f"p99 {statistics.quantiles(first, n=100)[98]:.0f} µs"))
+    rows.append(
+        (
+            "first call in a new request context (N = 1,000)",
+            p50(first),
+            "µs",
+            f"p99 {statistics.quantiles(first, n=100)[98]:.0f} µs",
+        )
+    )
     # a heap that earlier parts grew and freed is reused, so in a full run the first figure reads lower
-    rows.append((f"resident memory to fill the caches ({full:,} distinct contexts)", (rss[1] - rss[0]) / 1024, "MiB",
-                 "bounded: what the LRUs hold once full"))
-    rows.append((f"resident memory over the next {count - full:,} distinct contexts", (rss[-1] - rss[1]) / 1024, "MiB",
-                 f"{len(program._views):,} views, {len(program._deciders):,} deciders kept"))
+    rows.append(
+        (
+            f"resident memory to fill the caches ({full:,} distinct contexts)",
+            (rss[1] - rss[0]) / 1024,
+            "MiB",
+            "bounded: what the LRUs hold once full",
+        )
+    )
+    rows.append(
+        (
+            f"resident memory over the next {count - full:,} distinct contexts",
+            (rss[-1] - rss[1]) / 1024,
+            "MiB",
+            f"{len(program._views):,} views, {len(program._deciders):,} deciders kept",
+        )
+    )
     targets.append(("first call in a new request context <= 200 µs", p50(first) / 200, 1.0))
 
 
@@ -481,8 +606,10 @@ def bench_verify(targets: list, rows: list) -> None:
         with open(path, "w") as handle:
             handle.write(GUARD)
         start = time.perf_counter()
-        cpu = _child_cpu([sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "verify", "--load", path],
-                         env={"DSHC_NO_CACHE": "1"})
+        cpu = _child_cpu(
+            [sys.executable, "-c", "from dshc.cli.entry import entry; entry()", "verify", "--load", path],
+            env={"DSHC_NO_CACHE": "1"},
+        )
         wall = time.perf_counter() - start
     rows.append(("verify, shipped tree + one user guard", cpu, "s CPU", f"{wall:.1f} s wall"))
     targets.append(("verify shipped tree + one user guard <= 15 s (CPU)", cpu / 15, 1.0))
@@ -492,28 +619,57 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and sizes (a smoke run)")
     parser.add_argument("--large", action="store_true", help="add N = 100,000 to the compile rows")
-    parser.add_argument("--only", choices=["process", "compile", "decide", "mixed", "contexts", "verify"],
-                        help="measure this part alone")
-    parser.add_argument("--workload", choices=[*WORKLOADS, "both"], default="both",
-                        help="the rule set compile and decide read (workloads.py; default both)")
+    parser.add_argument(
+        "--only",
+        choices=["process", "compile", "decide", "mixed", "contexts", "verify"],
+        help="measure this part alone",
+    )
+    parser.add_argument(
+        "--workload",
+        choices=[*WORKLOADS, "both"],
+        default="both",
+        help="the rule set compile and decide read (workloads.py; default both)",
+    )
     args = parser.parse_args()
     targets, rows = [], []
-    checks = {"cedar_disagreements": 0, "cedar_checked": 0, "plain_disagreements": 0, "plain_checked": 0,
-              "mixed_disagreements": 0, "mixed_checked": 0}
+    checks = {
+        "cedar_disagreements": 0,
+        "cedar_checked": 0,
+        "plain_disagreements": 0,
+        "plain_checked": 0,
+        "mixed_disagreements": 0,
+        "mixed_checked": 0,
+    }
     print(f"machine: {machine()} · load average {os.getloadavg()[0]:.1f}")
+
     def runs(part: str) -> bool:
         return args.only in (None, part)
+
     if runs("process"):
         bench_process(3 if args.quick else 10, targets, rows)
     kinds = list(WORKLOADS) if args.workload == "both" else [args.workload]
     if runs("compile"):
-        bench_compile(kinds, [1000] if args.quick else [1000, 10000] + ([100000] if args.large else []),
-                      1 if args.quick else 7, targets, rows)
+        bench_compile(
+            kinds,
+            [1000] if args.quick else [1000, 10000] + ([100000] if args.large else []),
+            1 if args.quick else 7,
+            targets,
+            rows,
+        )
     if runs("decide"):
-        bench_decide(kinds, [10, 10000] if args.quick else [10, 100, 1000, 10000], 1000 if args.quick else 5000,
-                     100 if args.quick else 500, 1 if args.quick else 3, targets, rows, checks)
+        bench_decide(
+            kinds,
+            [10, 10000] if args.quick else [10, 100, 1000, 10000],
+            1000 if args.quick else 5000,
+            100 if args.quick else 500,
+            1 if args.quick else 3,
+            targets,
+            rows,
+            checks,
+        )
     if runs("mixed"):
         from bench_mixed import bench_mixed
+
         bench_mixed([10, 1000] if args.quick else [10, 1000, 10000], 500 if args.quick else 3000, rows, checks)
     if runs("contexts"):
         bench_contexts(2000 if args.quick else 10000, targets, rows)
@@ -525,10 +681,12 @@ def main() -> int:
     for label, value, unit, note in rows:
         print(f"| {label:<72} | {value:>10.2f} | {unit} | {note}")
     print()
-    print(f"cross-checks: Cedar (forbid-encoded tiers) {checks['cedar_checked']:,} decisions, "
-          f"{checks['cedar_disagreements']} disagreements; plain evaluator {checks['plain_checked']:,} decisions, "
-          f"{checks['plain_disagreements']} disagreements; mixed workload against the reference evaluator "
-          f"{checks['mixed_checked']:,} decisions, {checks['mixed_disagreements']} disagreements")
+    print(
+        f"cross-checks: Cedar (forbid-encoded tiers) {checks['cedar_checked']:,} decisions, "
+        f"{checks['cedar_disagreements']} disagreements; plain evaluator {checks['plain_checked']:,} decisions, "
+        f"{checks['plain_disagreements']} disagreements; mixed workload against the reference evaluator "
+        f"{checks['mixed_checked']:,} decisions, {checks['mixed_disagreements']} disagreements"
+    )
     print()
     print(f"| {'target':<72} | {'ratio':>7} | limit | result")
     print(f"|{'-' * 74}|{'-' * 9}|-------|-------")

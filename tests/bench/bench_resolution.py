@@ -5,6 +5,7 @@ Prints each measurement, the growth ratio between the small and the large size a
 linear ratio, and each target as met / not met. Sizes: chains of 4,000 and 50,000 declarations
 per kind (preset extends, scope extends + parent, policy extends); 4,000 and 40,000 glob rules.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -91,8 +92,10 @@ def growth(label: str, small: int, large: int, t_small: float, t_large: float) -
     linear = large / small
     ratio = t_large / t_small if t_small > 0 else float("inf")
     ok = ratio <= linear * GROWTH_SLACK
-    print(f"  {label}: ×{ratio:.1f} for ×{linear:.1f} more input (linear ×{linear:.1f}, allowed ×{linear * GROWTH_SLACK:.1f})"
-          f" — {'met' if ok else 'not met'}")
+    print(
+        f"  {label}: ×{ratio:.1f} for ×{linear:.1f} more input (linear ×{linear:.1f}, allowed ×{linear * GROWTH_SLACK:.1f})"
+        f" — {'met' if ok else 'not met'}"
+    )
     return ok
 
 
@@ -109,7 +112,9 @@ def main() -> int:
     results.append(growth("resolve", small_chain, large_chain, resolve_small, resolve_large))
     results.append(growth("parse", small_chain, large_chain, parse_small, parse_large))
     in_seconds = resolve_large <= 10
-    print(f"  resolving the {large_chain:,}-deep chains in ≤ 10 s: {resolve_large:.2f} s — {'met' if in_seconds else 'not met'}")
+    print(
+        f"  resolving the {large_chain:,}-deep chains in ≤ 10 s: {resolve_large:.2f} s — {'met' if in_seconds else 'not met'}"
+    )
     results.append(in_seconds)
 
     print(f"shadowed-rule lint on {small_rules:,} and {large_rules:,} glob rules")

@@ -4,6 +4,7 @@ Landlock + a network namespace (workspace-write), all measured in the same run.
 
     python tests/bench/bench_sandbox_launch.py [--runs 40]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,12 +30,14 @@ def main() -> int:
     runs = parser.parse_args().runs
     print(f"probe: {probe()}")
     with tempfile.TemporaryDirectory(prefix="dshc-bench-") as workspace:
-        cases = {"bare": None,
-                 "supervised": Confinement("danger-full-access", workspace, workspace),
-                 "landlock+netns": Confinement("workspace-write", workspace, workspace)}
+        cases = {
+            "bare": None,
+            "supervised": Confinement("danger-full-access", workspace, workspace),
+            "landlock+netns": Confinement("workspace-write", workspace, workspace),
+        }
         medians = {}
         for name, conf in cases.items():
-            one(conf, workspace)   # warm: the probe and the page cache
+            one(conf, workspace)  # warm: the probe and the page cache
             medians[name] = statistics.median(one(conf, workspace) for _ in range(runs))
     base = medians["bare"]
     print(f"{'start':<16}{'median ms':>10}{'x bare':>8}")

@@ -3,6 +3,7 @@
 The first decision about a tool in a Program builds that tool's index (every hook process pays it once).
 Both ways are timed in the same run; the ratio is what to read. `python tests/bench/bench_tool_index.py`
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,7 +22,8 @@ def _index_all(policy, tools, linear: bool) -> None:
     if linear:  # the pass over every rule and guard that the target index replaced
         compiled.core.relevant = lambda name, tool: (
             [r for r in policy.rules if core.targets(r, name, tool)],
-            [g for g in policy.guards if core.targets(g, name, tool)])
+            [g for g in policy.guards if core.targets(g, name, tool)],
+        )
     for tool in tools:
         compiled.index(tool.name, tool)
 
@@ -33,8 +35,10 @@ def main() -> int:
         policy, tools = program.resolved.policies["bench"], list(program.catalog.definitions.values())
         indexed = fastest(lambda: _index_all(policy, tools, linear=False), 3)
         linear = fastest(lambda: _index_all(policy, tools, linear=True), 3)
-        print(f"N = {n:>6,}: {len(tools)} tools indexed in {indexed * 1000:7.1f} ms "
-              f"(pass over every rule {linear * 1000:7.1f} ms, {linear / indexed:5.1f}x)")
+        print(
+            f"N = {n:>6,}: {len(tools)} tools indexed in {indexed * 1000:7.1f} ms "
+            f"(pass over every rule {linear * 1000:7.1f} ms, {linear / indexed:5.1f}x)"
+        )
     return 0
 
 

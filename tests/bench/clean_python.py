@@ -7,6 +7,7 @@ finder, a certificate bundle patch); those cost tens of milliseconds, inflate th
 pre-import modules dshc would otherwise pay for. Here a `.pth` in the venv lists the package and the
 dependencies' directories as plain paths, so no `.pth` of theirs runs.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -28,8 +29,12 @@ def clean_python(root: str) -> str:
     os.makedirs(package)
     for part in PARTS:  # wherever this interpreter finds dshc (an editable checkout or site-packages)
         os.symlink(importlib.import_module(f"dshc.{part}").__path__[0], os.path.join(package, part))
-    own = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    own = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     dependencies = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
     with open(os.path.join(own, "_bench_paths.pth"), "w", encoding="utf-8") as handle:
         handle.write("\n".join([os.path.dirname(package), *dependencies]) + "\n")

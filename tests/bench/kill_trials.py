@@ -3,6 +3,7 @@ killed with SIGKILL 1–3 times at random delays and restarted, then checked. Pr
 
     python tests/bench/kill_trials.py [--trials 100] [--big-mb 20] [--seed 7]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,20 @@ def main() -> int:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     crash_trials.warm()
-    totals = {"trials": 0, "kills": 0, "torn_records": 0, "replay_nonzero": 0, "duplicated_effects": 0,
-              "calls_without_one_outcome": 0, "interrupted_markers": 0, "survivors_after_kill": 0,
-              "survivors_after_grace": 0,
-              "survivors_final": 0, "torn_tails_repaired": 0, "failed_trials": 0}
+    totals = {
+        "trials": 0,
+        "kills": 0,
+        "torn_records": 0,
+        "replay_nonzero": 0,
+        "duplicated_effects": 0,
+        "calls_without_one_outcome": 0,
+        "interrupted_markers": 0,
+        "survivors_after_kill": 0,
+        "survivors_after_grace": 0,
+        "survivors_final": 0,
+        "torn_tails_repaired": 0,
+        "failed_trials": 0,
+    }
     started = time.monotonic()
     for number in range(args.trials):
         folder = Path(tempfile.mkdtemp(prefix="dshc-kill-"))

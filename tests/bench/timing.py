@@ -1,4 +1,5 @@
 """The one timing rule the benchmarks share."""
+
 from __future__ import annotations
 
 import time

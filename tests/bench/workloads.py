@@ -6,6 +6,7 @@ URL patterns, the rules spread down a chain of eight `extends`. Both draw their 
 (a call aims at one rule's effect, then whatever every rule says is the answer), so the allow / ask /
 deny mix stays about the same at every N; `mix` reports it.
 """
+
 from __future__ import annotations
 
 import random
@@ -17,10 +18,16 @@ PLATFORMS = ("linux", "darwin", "win32")
 TIERS = ("allow", "ask", "deny")
 EFFECTS = ("deny",) * 2 + ("ask",) * 3 + ("allow",) * 5  # the rules: 20 % deny, 30 % ask, 50 % allow
 # scopes without an approval pin, so an ask stays an ask on every engine
-SCOPES_TEXT = "".join(f'scope {name} "Depth {depth}" {{\n' + (f"  parent depth{depth - 1}\n" if depth else "") + "}\n\n"
-                      for name, depth in SCOPES.items())
+SCOPES_TEXT = "".join(
+    f'scope {name} "Depth {depth}" {{\n' + (f"  parent depth{depth - 1}\n" if depth else "") + "}\n\n"
+    for name, depth in SCOPES.items()
+)
 # argument words by the effect whose rules name them: a call aimed at an allow carries none of a deny's
-PREFIXES = {"allow": ("src", "docs", "test", "lib", "cfg", "bin"), "ask": ("build", "out", "tmp"), "deny": ("etc", "home")}
+PREFIXES = {
+    "allow": ("src", "docs", "test", "lib", "cfg", "bin"),
+    "ask": ("build", "out", "tmp"),
+    "deny": ("etc", "home"),
+}
 SUFFIXES = {"allow": (".py", ".md", ".json", ".txt"), "ask": (".lock", ".sh", ".log"), "deny": (".env", ".key", ".pem")}
 MIDDLES = ("core", "util", "app", "data", "main", "x")
 HIT = 0.85  # how often a call satisfies the rule it aims at
@@ -44,8 +51,10 @@ class Workload:
 
 def catalog_tools():
     """One definition per name: the persistent-PTY `bash` shares its name with the one-shot one."""
-    return sorted((t for t in load_catalog().definitions.values() if t.definition != "tool-bash-persistent/bash"),
-                  key=lambda t: t.definition)
+    return sorted(
+        (t for t in load_catalog().definitions.values() if t.definition != "tool-bash-persistent/bash"),
+        key=lambda t: t.definition,
+    )
 
 
 def string_fields(tool) -> list[str]:
@@ -56,8 +65,10 @@ def string_fields(tool) -> list[str]:
 
 
 def _policy_text(name: str, rules: list, header: str = "") -> str:
-    lines = [f"  {effect} {_dsh_target(target)}" + (f" when {' and '.join(map(_dsh_condition, conds))}" if conds else "")
-             for effect, target, conds in rules]
+    lines = [
+        f"  {effect} {_dsh_target(target)}" + (f" when {' and '.join(map(_dsh_condition, conds))}" if conds else "")
+        for effect, target, conds in rules
+    ]
     return f'policy {name} "{name}" {header}{{\n' + "".join(line + "\n" for line in lines) + "}\n"
 
 
@@ -95,7 +106,9 @@ def cedar_text(rules) -> tuple[str, list[str]]:
     for effect, (kind, name), conds in rules:
         target = f'resource in Package::"{name}"' if kind == "package" else f'resource == Tool::"{name}"'
         when = f" when {{ {' && '.join(map(_cedar_condition, conds))} }}" if conds else ""
-        out.append(f'{"forbid" if effect == "deny" else "permit"}(principal, action == Action::"call", {target}){when};')
+        out.append(
+            f'{"forbid" if effect == "deny" else "permit"}(principal, action == Action::"call", {target}){when};'
+        )
     return "\n".join(out), [effect for effect, _, _ in rules]
 
 
@@ -144,15 +157,21 @@ def project(n: int, seed: int = 7) -> Workload:
         effect, (kind, name), conds = rule
         tool = rng.choice(by_package[name]) if kind == "package" else next(t for t in tools if t.name == name)
         hit = rng.random() < HIT
-        facts = {"depth": rng.choice(list(SCOPES.values())), "platform": rng.choice(PLATFORMS),
-                 "plan": rng.random() < 0.5}
+        facts = {
+            "depth": rng.choice(list(SCOPES.values())),
+            "platform": rng.choice(PLATFORMS),
+            "plan": rng.random() < 0.5,
+        }
         args = {field: _word(rng, "allow", "allow") for field in string_fields(tool) if rng.random() < 0.8}
         for cond in conds:
             if cond[0] == "glob":
                 pattern = cond[2]
                 if hit:  # the rule's own words, the rest an allow's
-                    args[cond[1]] = (pattern[:-1] + _word(rng, None, "allow") if pattern.endswith("*")
-                                     else _word(rng, "allow", None) + pattern[1:])
+                    args[cond[1]] = (
+                        pattern[:-1] + _word(rng, None, "allow")
+                        if pattern.endswith("*")
+                        else _word(rng, "allow", None) + pattern[1:]
+                    )
             elif hit:
                 facts[cond[0]] = cond[1]
         scope = next(s for s, d in SCOPES.items() if d == facts["depth"])
@@ -189,13 +208,19 @@ def independent(n: int, seed: int = 7) -> Workload:
         draw = rng.random()
         if draw < 0.5:
             folder, ext = f"pkg{rng.randrange(width)}", rng.choice(EXTENSIONS)
-            pattern = rng.choice([f"{folder}/*", f"*/{folder}/*.{ext}", f"{folder}/*.{ext}",
-                                  f"*/{folder}{rng.randrange(10)}.{ext}"])
+            pattern = rng.choice(
+                [f"{folder}/*", f"*/{folder}/*.{ext}", f"{folder}/*.{ext}", f"*/{folder}{rng.randrange(10)}.{ext}"]
+            )
             rules.append((effect, ("tool", rng.choice(FILE_TOOLS)), (("glob", "file_path", pattern),)))
         elif draw < 0.85:
             program = f"prog{rng.randrange(width)}"
-            pattern = rng.choice([f"{program} *", f"{program} sub{rng.randrange(8)} *",
-                                  f"{program} sub{rng.randrange(8)} --opt{rng.randrange(4)} *"])
+            pattern = rng.choice(
+                [
+                    f"{program} *",
+                    f"{program} sub{rng.randrange(8)} *",
+                    f"{program} sub{rng.randrange(8)} --opt{rng.randrange(4)} *",
+                ]
+            )
             rules.append((effect, ("tool", "bash"), (("glob", "command", pattern),)))
         else:
             pattern = f"https://host{rng.randrange(width)}.example/{rng.choice(['*', 'api/*', 'docs/*'])}"

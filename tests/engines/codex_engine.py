@@ -1,5 +1,6 @@
 """Codex's own execpolicy engine (`codex execpolicy check`, from the pinned npm package in this folder) and
 the commands Codex hands it for a shell line, for the differential tests of `dshc export codex`."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def codex_binary() -> tuple[Path | None, str]:
 
 def check(binary: Path, rules: Path, argv: list[str]) -> str | None:
     """The engine's decision for one argv (allow | ask | deny), None when no rule matches."""
-    done = subprocess.run([str(binary), "execpolicy", "check", "-r", str(rules), "--", *argv],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(binary), "execpolicy", "check", "-r", str(rules), "--", *argv], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout).get("decision")
     return CODEX_EFFECT[decision] if decision else None
@@ -57,8 +59,19 @@ def decide_lines(binary: Path, rules: Path, lines: list[str], fallback: str) -> 
 # --- what Codex's core hands execpolicy for `bash -lc SCRIPT` --------------------------------------------
 # codex-rs/shell-command/src/bash.rs `parse_shell_lc_plain_commands`: a script of plain word commands joined
 # by `&&`, `||`, `;`, `|` is checked command by command; any other script as the whole argv
-ALLOWED_KINDS = {"program", "list", "pipeline", "command", "command_name", "word", "string", "string_content",
-                 "raw_string", "number", "concatenation"}
+ALLOWED_KINDS = {
+    "program",
+    "list",
+    "pipeline",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "number",
+    "concatenation",
+}
 ALLOWED_PUNCT = {"&&", "||", ";", "|", '"', "'"}
 
 
@@ -72,6 +85,7 @@ def codex_sees(argv: list[str]) -> list[list[str]]:
 
 def _plain_commands(script: str) -> list[list[str]] | None:
     from dshc.compiler.bash_grammar import bash_parser
+
     src = script.encode()
     root = bash_parser().parse(src).root_node
     if root.has_error:
@@ -97,7 +111,7 @@ def _plain_commands(script: str) -> list[list[str]] | None:
 
 
 def _text(node, src: bytes) -> str:
-    return src[node.start_byte:node.end_byte].decode()
+    return src[node.start_byte : node.end_byte].decode()
 
 
 def _part(node, src: bytes) -> str | None:

@@ -1,5 +1,6 @@
 """What the differential export tests share: dshc's decisions for a table's shell lines, and how two
 decisions compare (deny > ask > allow)."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ def policy(program: Program, name: str):
 
 def dshc_decisions(program: Program, name: str, commands: list[str]) -> list[str]:
     request = Request(preset="standard", host="web", policy=name)
-    return [program.decide(request, "bash", {"command": c, "description": "d"}, workspace="/ws").effect
-            for c in commands]
+    return [
+        program.decide(request, "bash", {"command": c, "description": "d"}, workspace="/ws").effect for c in commands
+    ]
 
 
 def tables(table: dict, policies: str | None = None) -> tuple[Program, dict[str, list[dict]]]:

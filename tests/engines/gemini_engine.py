@@ -1,5 +1,6 @@
 """Gemini CLI's own PolicyEngine (the pinned @google/gemini-cli-core in this folder, driven by
 gemini_check.mjs), for the differential tests of `dshc export gemini`: one node process decides a table."""
+
 from __future__ import annotations
 
 import json

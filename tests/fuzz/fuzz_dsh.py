@@ -6,6 +6,7 @@ deep nesting, long literals, NUL and invalid UTF-8). It goes through `Program.lo
 the CLI's `check` in-process (`main(argv, out, err)`). The run counts exceptions other than
 DshError and exit codes 3, prints one example of each kind, and exits 1 if either count is not 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,12 +28,65 @@ from dshc.compiler.program import Program, SourceFile, parse_files, shipped_sour
 from dshc.compiler.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKENS = [b"preset", b"host", b"scope", b"policy", b"mount", b"extends", b"parent", b"allow", b"ask", b"deny",
-          b"guard g:", b"when", b"not", b"and", b"or", b"in", b"matches", b"inside", b"outside", b"has", b"flag",
-          b"{", b"}", b"(", b")", b"[", b"]", b",", b";", b"=", b"==", b"!=", b"\"", b"\"x\"", b"#", b"\n", b" ",
-          b"args.file_path", b"platform", b"plan_mode", b"workspace", b"tool-fs", b"read", b"*", b"?", b"\\",
-          b"true", b"false", b"-1.5", b"\x00", b"\xff", b"\xc3", b"\xef\xbb\xbf", "é".encode(), b"\t", b"\r"]
-REPEATABLE = [b"not ", b"(", b"[", b"x and ", b"x or ", b"a.", b"9", b"\"", b"{", b"}", b"preset p { } "]
+TOKENS = [
+    b"preset",
+    b"host",
+    b"scope",
+    b"policy",
+    b"mount",
+    b"extends",
+    b"parent",
+    b"allow",
+    b"ask",
+    b"deny",
+    b"guard g:",
+    b"when",
+    b"not",
+    b"and",
+    b"or",
+    b"in",
+    b"matches",
+    b"inside",
+    b"outside",
+    b"has",
+    b"flag",
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b"[",
+    b"]",
+    b",",
+    b";",
+    b"=",
+    b"==",
+    b"!=",
+    b'"',
+    b'"x"',
+    b"#",
+    b"\n",
+    b" ",
+    b"args.file_path",
+    b"platform",
+    b"plan_mode",
+    b"workspace",
+    b"tool-fs",
+    b"read",
+    b"*",
+    b"?",
+    b"\\",
+    b"true",
+    b"false",
+    b"-1.5",
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"\xef\xbb\xbf",
+    "é".encode(),
+    b"\t",
+    b"\r",
+]
+REPEATABLE = [b"not ", b"(", b"[", b"x and ", b"x or ", b"a.", b"9", b'"', b"{", b"}", b"preset p { } "]
 
 
 def corpus() -> list[tuple[str, bytes]]:
@@ -58,12 +112,12 @@ def _insert_token(data, rng):
 
 def _delete_span(data, rng):
     at = _spot(data, rng)
-    return data[:at] + data[at + rng.randint(1, 40):]
+    return data[:at] + data[at + rng.randint(1, 40) :]
 
 
 def _duplicate_span(data, rng):
     at = _spot(data, rng)
-    span = data[at: at + rng.randint(1, 200)]
+    span = data[at : at + rng.randint(1, 200)]
     to = _spot(data, rng)
     return data[:to] + span * rng.randint(1, 5) + data[to:]
 
@@ -82,8 +136,13 @@ def _repeat_deep(data, rng):
 
 def _long_literal(data, rng):
     at = _spot(data, rng)
-    literal = rng.choice((b"7" * rng.choice((64, 65, 4_301, 10_000)), b"\"" + b"a/" * 40_000 + b"\"",
-                          b"n" * rng.choice((1_024, 1_025, 50_000))))
+    literal = rng.choice(
+        (
+            b"7" * rng.choice((64, 65, 4_301, 10_000)),
+            b'"' + b"a/" * 40_000 + b'"',
+            b"n" * rng.choice((1_024, 1_025, 50_000)),
+        )
+    )
     return data[:at] + literal + data[at:]
 
 
@@ -99,8 +158,18 @@ def _truncate(data, rng):
     return data[: _spot(data, rng)]
 
 
-MUTATIONS = (_insert_token, _insert_token, _delete_span, _duplicate_span, _flip_byte, _repeat_deep, _long_literal,
-             _swap_lines, _swap_lines, _truncate)
+MUTATIONS = (
+    _insert_token,
+    _insert_token,
+    _delete_span,
+    _duplicate_span,
+    _flip_byte,
+    _repeat_deep,
+    _long_literal,
+    _swap_lines,
+    _swap_lines,
+    _truncate,
+)
 
 
 def run_one(path: str, data: bytes, with_shipped: bool, scratch: Path) -> list[tuple[str, str]]:
@@ -182,10 +251,13 @@ def main_fuzz(argv=None) -> int:
             for kind, text in seen.items():
                 examples.setdefault(kind, text)
             if done % 5_000 < chunk:
-                print(f"{done:,} inputs, {time.perf_counter() - started:.0f} s: {dict(counts) or 'no failures'}",
-                      flush=True)
-    print(f"{done:,} mutated inputs in {time.perf_counter() - started:.0f} s (seed {args.seed}, "
-          f"{args.workers} workers)")
+                print(
+                    f"{done:,} inputs, {time.perf_counter() - started:.0f} s: {dict(counts) or 'no failures'}",
+                    flush=True,
+                )
+    print(
+        f"{done:,} mutated inputs in {time.perf_counter() - started:.0f} s (seed {args.seed}, {args.workers} workers)"
+    )
     print(f"exceptions other than DshError from Program.load: {counts['exception']}")
     print(f"exit codes 3 from `dshc check`: {counts['exit 3']}")
     for kind, text in examples.items():

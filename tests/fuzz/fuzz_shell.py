@@ -6,6 +6,7 @@ Batches run in child processes; a batch whose child dies is halved until the inp
 Prints the counts and exits 1 if any input crashed, raised or took longer than a second.
 The suite runs a bounded version (tests/test_shell.py, hypothesis).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,10 +16,55 @@ import subprocess
 import sys
 
 PIECES = list("ab -c|&;()<>{}$`'\"\\\n#*?[]=~!%^:,.") + [
-    "sh", "bash -c ", "env ", "timeout 5 ", "xargs ", "$(", "${", "<<", "<<-", "<<<", "sudo ", "find -exec ", "[[ ",
-    "]]", "if ", "then ", "fi", "do ", "done", "for ", "in ", "eval ", "case ", "esac", "coproc ", "((", "))", "$((",
-    "${x@P}", "${!v}", "2>&1", ">&-", "3<", "function ", "alias ", "\u00e9", "\U0001F600", "\U000e751e", "\ue000",
-    "\x1f", "\r", "\t", "git -c ", "sed -i ", "EOF\n", "exec ", "watch ", "flock x -c "]
+    "sh",
+    "bash -c ",
+    "env ",
+    "timeout 5 ",
+    "xargs ",
+    "$(",
+    "${",
+    "<<",
+    "<<-",
+    "<<<",
+    "sudo ",
+    "find -exec ",
+    "[[ ",
+    "]]",
+    "if ",
+    "then ",
+    "fi",
+    "do ",
+    "done",
+    "for ",
+    "in ",
+    "eval ",
+    "case ",
+    "esac",
+    "coproc ",
+    "((",
+    "))",
+    "$((",
+    "${x@P}",
+    "${!v}",
+    "2>&1",
+    ">&-",
+    "3<",
+    "function ",
+    "alias ",
+    "\u00e9",
+    "\U0001f600",
+    "\U000e751e",
+    "\ue000",
+    "\x1f",
+    "\r",
+    "\t",
+    "git -c ",
+    "sed -i ",
+    "EOF\n",
+    "exec ",
+    "watch ",
+    "flock x -c ",
+]
 
 CHILD = r"""
 import json, sys, time
@@ -38,8 +84,9 @@ def inputs(count: int, seed: int):
     rng = random.Random(seed)
     for index in range(count):
         if index % 3 == 0:
-            yield "".join(chr(rng.choice((rng.randint(0, 127), rng.randint(0, 0x10FFFF))))
-                          for _ in range(rng.randint(0, 40))).replace("\ud800", "")
+            yield "".join(
+                chr(rng.choice((rng.randint(0, 127), rng.randint(0, 0x10FFFF)))) for _ in range(rng.randint(0, 40))
+            ).replace("\ud800", "")
         else:
             yield "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 30)))
 
@@ -71,7 +118,7 @@ def main() -> int:
     all_inputs = [t.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for t in inputs(opts.inputs, opts.seed)]
     crashed, slow = [], []
     for at in range(0, len(all_inputs), opts.batch):
-        batch = all_inputs[at:at + opts.batch]
+        batch = all_inputs[at : at + opts.batch]
         code, found = run(batch)
         slow += found
         if code != 0:
