@@ -30,7 +30,8 @@ def fnmatchcase(name: str, pattern: str) -> bool:
 
 
 class Pattern:
-    """A module-level expression: `re.compile(text)`'s match/search/fullmatch/sub/findall, compiled on first use."""
+    """A module-level expression: `re.compile(text)`'s match/search/fullmatch/sub/findall/finditer, compiled on
+    first use."""
 
     __slots__ = ("text",)
 
@@ -51,3 +52,6 @@ class Pattern:
 
     def findall(self, string: str) -> list:
         return compiled(self.text).findall(string)
+
+    def finditer(self, string: str):
+        return compiled(self.text).finditer(string)

@@ -8,24 +8,23 @@ Sets: assignments (`X=… cmd`, `export`, `declare -x`, `readonly`, `local`), `u
 
 from __future__ import annotations
 
-import re
-
 from .frozen import record
 from .memo import memoised
+from .patterns import Pattern
 from .session import ALL  # a reading of every variable: any name pattern matches it
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # programs that print every variable: `env` and `printenv` alone, `set` alone, `compgen -v|-e|-A …`
 _DUMPERS = frozenset({"env", "printenv", "set", "compgen"})
 # (a variable named in the source, every variable): interpreter forms, found in the line's text (also inside
 # quotes: `python -c '…'`, `awk '…'`, `node -e '…'`, `bash -c '…'`)
-_NAMED = re.compile(
+_NAMED = Pattern(
     r"""(?:os\.environ(?:\.get)?\s*[\[(]\s*|os\.getenv\s*\(\s*|getenv\s*\(\s*|ENVIRON\s*\[\s*|ENV\s*\[\s*)"""
     r"""\\?["']([A-Za-z_][A-Za-z0-9_]*)\\?["']"""
     r"""|process\.env\.([A-Za-z_][A-Za-z0-9_]*)|process\.env\s*\[\s*\\?["']([A-Za-z_][A-Za-z0-9_]*)"""
     r"""|\$ENV\{\s*["']?([A-Za-z_][A-Za-z0-9_]*)|\$\{?([A-Za-z_][A-Za-z0-9_]*)"""
 )
-_WHOLE = re.compile(
+_WHOLE = Pattern(
     r"os\.environ|process\.env\b|ENVIRON\b|\$ENV\{|\bENV\s*[\[.]|/proc/[^/\s]+/environ|os\.getenv\s*\("
     r"|\bgetenv\s*\("
 )
@@ -51,6 +50,8 @@ def env_use(command: str) -> EnvUse:
     """The variables `command` reads and sets (never raises: an unreadable line is `complete=False`)."""
     if not isinstance(command, str) or "\x00" in command:
         return EnvUse(complete=False)
+    if _plain(command):  # `git status`: reads and sets no variable (tree-sitter is not loaded for it)
+        return EnvUse()
     from .bash_grammar import bash_parser
 
     try:
@@ -89,6 +90,42 @@ def env_use(command: str) -> EnvUse:
             _argv(list(segment.argv), read, wrote)
     complete = found is not None and not root.has_error
     return EnvUse(frozenset(read), frozenset(name for name in wrote if _NAME.match(name)), complete)
+
+
+# a line of these characters is plain words: no expansion, quote, operator or assignment can read or set a
+# variable, and no interpreter form (`os.environ[…]`) can appear; `/proc/self/environ` is named apart
+_PLAIN_LINE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:, \t")
+# the words that make a plain line read or set variables, wherever they stand (`sudo env`, `xargs printenv`)
+_ENV_WORDS = frozenset(
+    {
+        "env",
+        "printenv",
+        "set",
+        "compgen",
+        "export",
+        "declare",
+        "typeset",
+        "readonly",
+        "local",
+        "unset",
+        "read",
+        "readarray",
+        "mapfile",
+        "getopts",
+        "printf",
+        "source",
+        ".",
+    }
+)
+
+
+def _plain(command: str) -> bool:
+    """A line no variable is read or set in: plain words, none of them one that reads or sets variables."""
+    return (
+        _PLAIN_LINE.issuperset(command)
+        and "environ" not in command
+        and not any(word.rsplit("/", 1)[-1] in _ENV_WORDS for word in command.split())
+    )
 
 
 def _command(node, read: set, wrote: set) -> None:

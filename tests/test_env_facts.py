@@ -190,3 +190,20 @@ def parse_one(text: str):
     (document,), problems, _ = parse_files([SourceFile("p.dsh", text.encode("utf-8"))])
     assert not problems
     return document
+
+
+def test_a_plain_line_is_read_alike_without_the_parser(monkeypatch):
+    # the fast path (no tree-sitter) answers every plain line of the bypass corpus as the parser does
+    import json
+    from pathlib import Path
+
+    from dshc.compiler import shell_env
+
+    corpus = json.loads((Path(__file__).parent / "fixtures" / "bypass" / "corpus.json").read_text())
+    lines = {case["args"]["command"] for case in corpus["cases"] if isinstance(case["args"].get("command"), str)}
+    lines |= {"git status", "ls -la src", "make test", "sudo env", "xargs printenv", "/usr/bin/env", "ps aux"}
+    plain = sorted(line for line in lines if shell_env._plain(line))
+    assert len(plain) > 50
+    fast = {line: shell_env.env_use(line) for line in plain}
+    monkeypatch.setattr(shell_env, "_plain", lambda command: False)
+    assert {line: shell_env.env_use(line) for line in plain} == fast

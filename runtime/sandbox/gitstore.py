@@ -11,7 +11,6 @@ reflog, a dangling object) — a policy that must hide it hides `.git/` itself."
 from __future__ import annotations
 
 import os
-import subprocess
 
 from .files import git_folder, within
 
@@ -34,6 +33,8 @@ def objects_to_hide(workspace: str, hidden: tuple[str, ...]) -> tuple[str, ...]:
 
 def _held(workspace: str, relative: list[str]) -> bool:
     """Whether git's index or HEAD names any of `relative` (or a file below one); True when git cannot say."""
+    import subprocess  # only where a hidden file lies in a repository: most commands start without asking git
+
     env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
     # git runs unconfined here, on a repository the commands it confines write to: reading the index runs the
     # command `core.fsmonitor` names, so it is turned off
