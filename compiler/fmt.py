@@ -7,17 +7,16 @@ idempotent; both are property-tested.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
+from ..common import json_io
 from . import ast
+from .frozen import record
 
 INDENT = "  "
 WIDTH = 100
 PRECEDENCE = {ast.Or: 1, ast.And: 2, ast.Not: 3}
 
 
-@dataclass(frozen=True)
+@record
 class _Item:
     line: int
     end_line: int
@@ -244,7 +243,7 @@ def _conditional(head: str, condition) -> str:
 
 
 def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    return json_io.dumps(text, ensure_ascii=False)
 
 
 def value_text(value) -> str:
