@@ -442,3 +442,19 @@ def test_the_mcp_server_names_the_rule_of_a_denial_and_refuses_invalid_arguments
         assert served.pre_decision("write", {"file_path": "/etc/passwd", "content": "x"})[0] == "ask"
     finally:
         served.close()
+
+
+def test_a_shell_tool_whose_writes_its_policy_decides_otherwise_is_conditional(tmp_path):
+    # `allow bash` with no default: `rm -rf build` is also a write of `build`, which nothing allows; compile
+    # said `allow` for bash while the call was denied (found by the property above)
+    (tmp_path / "p.dsh").write_text("policy gen {\n  sandbox read-only\n  approval ask\n  allow bash\n}\n")
+    program = Program.load([tmp_path / "p.dsh"])
+    request = Request(policy="gen")
+    assert program.view(request).entry("bash").policy == "conditional"
+    rm = {"command": "rm -rf build", "description": "d"}
+    assert program.decide(request, "bash", rm, str(tmp_path)).effect == "deny"
+    ls = {"command": "ls", "description": "d"}
+    assert program.decide(request, "bash", ls, str(tmp_path)).effect == "allow"
+    # with a word on writes that allows them, the tool is the rule's again
+    (tmp_path / "p.dsh").write_text("policy gen {\n  sandbox read-only\n  allow bash\n  allow write\n}\n")
+    assert Program.load([tmp_path / "p.dsh"]).view(request).entry("bash").policy == "allow"

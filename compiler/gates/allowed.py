@@ -5,8 +5,8 @@ can let a call through and what decides every other call (`detail`, for explain)
 
 from __future__ import annotations
 
-from ..policy import decide
-from ..policy.core import rule_id
+from ..policy import RANK, Decision, decide
+from ..policy.core import PolicyCore, is_shell, rule_id
 from ..policy.reference import per_call
 from .base import GateContext, GateResult
 
@@ -18,6 +18,9 @@ def check(ctx: GateContext, name: str) -> GateResult:
     decision = decide(
         comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(), core=ctx.policy_core()
     )
+    own = decision
+    if decision.effect in ("allow", "ask") and comp.policy is not None and is_shell(ctx.tool_for(name)):
+        decision = _with_file_parts(ctx, decision)
     span = decision.deciding[0][1] if decision.deciding else None
     policy = f"policy `{comp.policy.name}`" if comp.policy else "no policy"
     if decision.effect == "deny":
@@ -31,12 +34,36 @@ def check(ctx: GateContext, name: str) -> GateResult:
         )
     if decision.effect == "conditional":
         detail = _per_call(ctx, name)
-        return GateResult(GATE, "pass", f"{policy}: {_per_call_text(detail)}", span, value="conditional", detail=detail)
+        text = _per_call_text(detail) if own.effect == "conditional" else decision.reason  # (its files decide)
+        return GateResult(GATE, "pass", f"{policy}: {text}", span, value="conditional", detail=detail)
     if decision.effect == "ask":
         reason = f"{policy}: {decision.reason}; each call asks for approval"
     else:
         reason = f"{policy}: {decision.reason}"
     return GateResult(GATE, "pass", reason, span, value=decision.effect)
+
+
+def _with_file_parts(ctx: GateContext, decision):
+    """A shell tool's calls are also decided as the files their lines write (and read, where the policy has a rule on
+    `read`: `policy.split`): where that is stricter than the tool's own word, some calls get it, so the tool is
+    `conditional` (`allow bash` under a policy with no default denies `rm -rf build`'s write of `build`)."""
+    comp = ctx.composition
+    core = ctx.policy_core()
+    for part in ("write", "read"):
+        tool = ctx.tool_for(part)
+        if part == "read" and not any((core or PolicyCore(comp.policy)).relevant(part, tool)):
+            continue
+        found = decide(comp.policy, comp.approval, comp.approval_source, part, tool, comp.env(), core=core)
+        if RANK[found.effect] > RANK[decision.effect]:
+            verdict = "is decided call by call" if found.effect == "conditional" else f"is `{found.effect}`"
+            return Decision(
+                "conditional",
+                f"{decision.reason}; but a file a line {part}s is decided as a `{part}` call, which {verdict} "
+                f"({found.reason})",
+                build=lambda: decision.deciding,
+                gate=decision.gate,
+            )
+    return decision
 
 
 def _per_call(ctx: GateContext, name: str) -> dict:
