@@ -157,6 +157,11 @@ def argument_field(test) -> str | None:
     return path[1] if len(path) == 2 and path[0] == "args" else None
 
 
+def disjuncts(expr) -> tuple:
+    """The tests of a condition's top-level `or`, each of which decides alone; the condition itself otherwise."""
+    return expr.items if isinstance(expr, Or) else (expr,)
+
+
 def atoms(expr):
     """The leaf tests of a condition (everything under and/or/not), left to right."""
     if expr is None:

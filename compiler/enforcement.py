@@ -129,7 +129,7 @@ def network_state(policy) -> str:
 
 
 def _row(policy, item, confined: bool, mounts: bool) -> Row | None:
-    tests = item.condition.items if isinstance(item.condition, ast.Or) else (item.condition,)
+    tests = ast.disjuncts(item.condition)
     fields = {ast.argument_field(test) for test in ast.atoms(item.condition) if hasattr(test, "fact")}
     ident, span = rule_id(policy, item), item.span
     targets = [target.name.text for target in item.targets if target.kind == "tool"]

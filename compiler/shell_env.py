@@ -11,6 +11,7 @@ from __future__ import annotations
 from .frozen import record
 from .memo import memoised
 from .patterns import Pattern
+from .shell.plain import _PLAIN_LINE as PLAIN_LINE  # the shell analysis's own plain-line alphabet
 from .session import ALL  # a reading of every variable: any name pattern matches it
 
 _NAME = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -94,7 +95,7 @@ def env_use(command: str) -> EnvUse:
 
 # a line of these characters is plain words: no expansion, quote, operator or assignment can read or set a
 # variable, and no interpreter form (`os.environ[…]`) can appear; `/proc/self/environ` is named apart
-_PLAIN_LINE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:, \t")
+_PLAIN_LINE = PLAIN_LINE - {"="}
 # the words that make a plain line read or set variables, wherever they stand (`sudo env`, `xargs printenv`)
 _ENV_WORDS = frozenset(
     {

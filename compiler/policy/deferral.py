@@ -40,7 +40,8 @@ def deferral(
         rules = literal | frozenset(
             rule
             for rule in placed
-            if roots is not None and all(literal_path(test) or _apart(test, roots) for test in _tests(rule))
+            if roots is not None
+            and all(literal_path(test) or _apart(test, roots) for test in ast.disjuncts(rule.condition))
         )
     if not rules:
         return None
@@ -67,10 +68,6 @@ def without(policy, rules: frozenset):
 
 # the devices every sandbox mode lets a command write (`runtime.sandbox.confine.DEVICES`; a test holds them equal)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
-
-
-def _tests(rule) -> tuple:
-    return rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
 
 
 def _write_roots(policy, workspace: str | None) -> tuple[str, ...] | None:

@@ -51,7 +51,7 @@ def _hiding(policy):
     for rule in [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards):
         if not any(_shell_target(target) for target in rule.targets):
             continue
-        tests = rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
+        tests = ast.disjuncts(rule.condition)
         if tests and all(_env_read(test) and isinstance(test, (ast.Matches, ast.Member)) for test in tests):
             yield (
                 rule,

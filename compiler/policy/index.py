@@ -335,7 +335,7 @@ def _split(condition):
 
 def _glob_alternatives(item) -> tuple:
     """((field, pattern), …) of `args.F matches "P"`, or of an `or` of such tests; else ()."""
-    tests = item.items if isinstance(item, ast.Or) else (item,)
+    tests = ast.disjuncts(item)
     if all(isinstance(test, ast.Matches) and ast.argument_field(test) for test in tests):
         return tuple((ast.argument_field(test), test.pattern) for test in tests)
     return ()

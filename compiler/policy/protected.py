@@ -47,7 +47,7 @@ def _denying(policy, tool: str):
     """(rule, the tests of its condition's `or`) for each deny, ask and guard naming `tool`."""
     for rule in [rule for rule in policy.rules if rule.effect in ("deny", "ask")] + list(policy.guards):
         if any(target.kind == "tool" and glob_match(target.name.text, tool) for target in rule.targets):
-            yield rule, rule.condition.items if isinstance(rule.condition, ast.Or) else (rule.condition,)
+            yield rule, ast.disjuncts(rule.condition)
 
 
 def literal_path(test) -> str | None:
