@@ -20,6 +20,7 @@ import interegular
 
 from . import ast
 from .globs import glob_regex
+from .orders import is_number
 from .shell import command_segments
 from .shell_data import knowledge
 
@@ -61,6 +62,11 @@ class FieldTests:
     # patterns matched by an option grammar too (`rm -rf /*` meets `rm -fr /`; `… except "-D"`): the
     # option spellings are samples, not classes of the patterns' languages
     optioned: list[str] = field(default_factory=list)
+    items: list[Any] = field(default_factory=list)  # the items `all in`, `any in`, `contains` and list literals name
+    lengths: list[Any] = field(default_factory=list)  # the bounds of `length(args.FIELD) OP N`
+    bounds: list[Any] = field(default_factory=list)  # the bounds of `args.FIELD < N` and the other orders
+    lists: list[tuple] = field(default_factory=list)  # each `all in`/`any in` list and `contains` value
+    arrays: bool = False  # some test reads the value as an array
 
 
 @dataclass(frozen=True)
@@ -84,9 +90,18 @@ def field_tests(conditions: Iterable[ast.Expr | None]) -> dict[str, FieldTests]:
                 stem = atom.pattern.replace("*", "x").replace("?", "x")
                 tests.optioned += [f"{stem} {option}" for option in atom.excepted]
             elif isinstance(atom, ast.Compare):
-                tests.literals.append(atom.value)
+                if atom.op in ("==", "!="):
+                    tests.literals.append(atom.value)
+                else:
+                    tests.bounds.append(atom.value)
             elif isinstance(atom, ast.Member):
                 tests.literals.extend(atom.values)
+            elif isinstance(atom, ast.ListTest):
+                tests.items.extend(atom.values)
+                tests.lists.append(atom.values)
+                tests.arrays = True
+            elif isinstance(atom, ast.Length):
+                tests.lengths.append(atom.value)
             elif isinstance(atom, ast.Place):
                 tests.place = True
             elif isinstance(atom, ast.Truthy):
@@ -308,6 +323,14 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
                 notes.append(f"`args.{name}` is tested both as text and as a path; classes are combined, not crossed")
         else:
             values += list(tests.literals)
+        if tests.bounds:
+            values += _number_classes(tests.bounds)
+        if tests.arrays or tests.lengths or any(isinstance(v, tuple) for v in tests.literals):
+            found, ok = _array_classes(tests, tests.lists)
+            values += found
+            if not ok:
+                exact = False
+                notes.append(f"`args.{name}`: many kinds of array item, or a witness equal to a list literal; sampled")
         if tests.place:
             values += [INSIDE_PATH, OUTSIDE_PATH]
         if shell:
@@ -334,7 +357,7 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
             notes.append(f"`args.{name}` names a command class that is not declared")
         if not values:
             values = ["value"]  # only presence is tested
-        per_field.append((name, [_ABSENT] + list(dict.fromkeys(values))))
+        per_field.append((name, [_ABSENT] + _distinct(values)))
     total = 1
     for _, values in per_field:
         total *= len(values)
@@ -352,6 +375,69 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
         witnesses += extra
         notes.append(f"not exact, so not a proof: also searched {len(extra)} seeded random argument objects")
     return ArgumentClasses(tuple(witnesses), exact, tuple(dict.fromkeys(notes)))
+
+
+def _distinct(values: list) -> list:
+    """`values` without repeats, in order; an array (a list) is a value too, and `true` is not `1`."""
+    seen: dict = {}
+    for value in values:
+        seen.setdefault((type(value).__name__, repr(value)), value)
+    return list(seen.values())
+
+
+MAX_ITEM_ATOMS = 6  # every subset of up to 6 kinds of item: 64 arrays (before lengths)
+
+
+def _number_classes(bounds: list) -> list:
+    """A witness of each class the orders' bounds cut the numbers into: each bound, one below the least, one
+    above the greatest, one between each pair (an integer where one fits, else the midpoint). Text and a
+    boolean are classes of their own (an order never holds on them)."""
+    points = sorted({b for b in bounds if is_number(b)})
+    found: list = [*points, "not a number", True]
+    if points:
+        found += [points[0] - 1, points[-1] + 1]
+    for low, high in zip(points, points[1:]):
+        between = low + 1 if low + 1 < high else (low + high) / 2
+        found.append(between)
+    return found
+
+
+def _item_key(value) -> tuple:
+    """An item as JSON tells items apart: `true` is not `1`."""
+    return (isinstance(value, bool), value)
+
+
+def _array_classes(tests: FieldTests, lists: list[tuple]) -> tuple[list, bool]:
+    """Arrays that no test can tell apart, one of each. A test of an array reads only which lists of the
+    policy (`all in` and `any in` lists, a `contains` value) its items fall in, and its length: items in the
+    same lists are one kind. Every subset of the kinds (one item none names among them), at each length a
+    `length` bound tells apart; the list literals of `==`/`in` as written; a value that is not an array.
+    Exact unless the kinds are too many to take every subset, or a witness is itself one of the literals."""
+    literals = [v for v in tests.literals if isinstance(v, tuple)]
+    named = list({_item_key(i): i for i in [*tests.items, *(i for v in literals for i in v)]}.values())
+    numbers = [i for i in named if is_number(i)]
+    other: Any = max(numbers) + 1 if numbers and len(numbers) == len(named) else "other item"
+    while _item_key(other) in {_item_key(i) for i in named}:
+        other = f"{other}!"
+    keyed = [{_item_key(i) for i in group} for group in lists]
+    kinds = list({tuple(_item_key(i) in group for group in keyed): i for i in [*named, other]}.values())
+    exact = len(kinds) <= MAX_ITEM_ATOMS
+    sizes = range(len(kinds) + 1) if exact else (0, 1, 2)
+    subsets = [list(c) for k in sizes for c in itertools.combinations(kinds, k)]
+    if not exact:
+        subsets.append(kinds)
+    bounds = {b for b in tests.lengths if isinstance(b, int) and not isinstance(b, bool)}
+    lengths = sorted({n for b in bounds for n in (b - 1, b, b + 1) if n >= 0})
+    found: list = []
+    for subset in subsets:
+        found.append(subset)
+        if subset:
+            found += [subset + [subset[0]] * (n - len(subset)) for n in lengths if n > len(subset)]
+    written = {repr(list(v)) for v in literals}
+    exact &= not any(repr(w) in written for w in found)  # the class "equal to none of the literals" may be missed
+    found += [list(v) for v in literals]
+    found += ["x" * n for n in lengths] + ["not an array"]
+    return found, exact
 
 
 def _random_search(per_field, count: int) -> list[dict]:

@@ -62,6 +62,26 @@ class Member:
 
 
 @record
+class ListTest:
+    """`fact all in [value, …]`, `fact any in [value, …]`, `fact contains value`: tests of an array's items."""
+
+    fact: Fact
+    quantifier: str  # "all" | "any" | "contains"
+    values: tuple  # the list's items; for `contains`, the one value
+    span: Span | None = span_field()
+
+
+@record
+class Length:
+    """`length(fact) OP NUMBER`: how many items an array has (a string: how many characters)."""
+
+    fact: Fact
+    op: str  # "==" | "!=" | "<" | "<=" | ">" | ">="
+    value: Value
+    span: Span | None = span_field()
+
+
+@record
 class Matches:
     """`fact matches "GLOB"`."""
 
@@ -148,7 +168,22 @@ class InClass:
     span: Span | None = span_field()
 
 
-Expr = Compare | Member | Matches | MatchesExcept | Place | Has | Flag | Truthy | Not | And | Or | InClass
+Expr = (
+    Compare
+    | Member
+    | ListTest
+    | Length
+    | Matches
+    | MatchesExcept
+    | Place
+    | Has
+    | Flag
+    | Truthy
+    | Not
+    | And
+    | Or
+    | InClass
+)
 
 
 def argument_field(test) -> str | None:

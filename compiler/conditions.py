@@ -12,6 +12,7 @@ from . import ast
 from .frozen import field, record
 from .file_pattern import FilePattern
 from .globs import glob_match
+from .orders import ordered
 from .paths import CanonicalPath, home_glob, path_inside
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -94,10 +95,32 @@ def _value_test(expr, value) -> bool | None:
     if isinstance(expr, ast.Compare):
         if expr.op in ("==", "!="):
             return (value == expr.value) == (expr.op == "==")
-        return UNKNOWN  # an order on a fact that is not a number: `dshc check` refuses it
+        return ordered(value, expr.op, expr.value)
     if isinstance(expr, ast.Member):
         return value in expr.values
     return UNKNOWN
+
+
+def _same(one, other) -> bool:
+    """Equal as JSON values are: `true` is not `1`, a list is not its first item."""
+    return one == other and isinstance(one, bool) == isinstance(other, bool)
+
+
+def _list_test(expr, value, lenient: bool) -> bool | None:
+    """`all in`, `any in`, `contains` and `length(…)` on an argument: an array's items (a string has a length
+    too). A value of another shape may hold for a deny and never satisfies an allow."""
+    if isinstance(expr, ast.Length):
+        if not isinstance(value, (list, tuple, str)):
+            return lenient
+        found = ordered(len(value), expr.op, expr.value)
+        return lenient if found is None else found
+    if not isinstance(value, (list, tuple)):
+        return lenient
+    items = [_as_literal(item) for item in value]
+    if expr.quantifier == "contains":
+        return any(_same(item, expr.values[0]) for item in items)
+    hits = (any(_same(item, wanted) for wanted in expr.values) for item in items)
+    return all(hits) if expr.quantifier == "all" else any(hits)
 
 
 def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
@@ -114,6 +137,8 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
     value = env.args[name]
     if len(expr.fact.path) == 3:  # `args.url.host`, `args.command.hosts`
         return _host_test(expr, value, env, lenient)
+    if isinstance(expr, (ast.ListTest, ast.Length)):
+        return _list_test(expr, value, lenient)
     if type(value) is FilePattern:
         return _pattern_test(expr, value, env, lenient)
     if isinstance(expr, ast.Matches):
@@ -164,6 +189,9 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
         if inside is None:
             inside = env.found[key] = path_inside(value, env.workspace)
         return inside if expr.inside else not inside
+    if isinstance(expr, ast.Compare) and expr.op not in ("==", "!="):
+        found = ordered(value, expr.op, expr.value)
+        return lenient if found is None else found
     return _value_test(expr, _as_literal(value))
 
 

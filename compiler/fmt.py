@@ -268,6 +268,11 @@ def expr_text(expr, parent: int = 0) -> str:
         text = f"{expr.fact.dotted} {expr.op} {value_text(expr.value)}"
     elif isinstance(expr, ast.Member):
         text = f"{expr.fact.dotted} in {value_text(expr.values)}"
+    elif isinstance(expr, ast.ListTest):
+        operand = value_text(expr.values[0]) if expr.quantifier == "contains" else value_text(expr.values)
+        text = f"{expr.fact.dotted} {expr.quantifier}{'' if expr.quantifier == 'contains' else ' in'} {operand}"
+    elif isinstance(expr, ast.Length):
+        text = f"length({expr.fact.dotted}) {expr.op} {value_text(expr.value)}"
     elif isinstance(expr, ast.Matches):
         text = f"{expr.fact.dotted} matches {_string(expr.pattern)}"
     elif isinstance(expr, ast.MatchesExcept):

@@ -307,7 +307,7 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
 
 
 _FACT_BEFORE = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*)\s+$")
-_TEST_WORDS = ("matches", "in", "inside", "outside", "is", "==", "!=")
+_TEST_WORDS = ("matches", "in", "all", "any", "contains", "inside", "outside", "is", "==", "!=")
 _LOOK_BACK = 512  # characters around an unexpected token read for what was probably meant
 
 
@@ -340,6 +340,11 @@ def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
         return ("`not` goes before the whole test", f"write `not {fact.group(1)} {after}`")
     if token.type == "NAME" and word == "matches":
         return ("`matches` takes a quoted pattern", f'write `matches "{token}"`')
+    if word == "length" and token != "(":
+        subject = token + (after.split(None, 1)[0] if after.startswith(".") else "")
+        return ("`length` takes the argument in parentheses", f"write `length({subject}) <= N`")
+    if word in ("all", "any") and token != "in":
+        return (f"`{word}` is followed by `in` and a list", f"write `{word} in [{token}]`")
     if token.type == "STRING" and word == "in":
         return ("`in` takes a list", f"write `in [{token}]`, or `== {token}` for one value")
     return None

@@ -419,7 +419,8 @@ class _Resolver:
                 yield from self.check_target(target)
                 fields |= self.target_fields(target)
             if item.condition is not None:
-                yield from self.check_condition(item.condition, REQUEST_FACTS, args_fields=fields)
+                shapes = self._shapes(item.targets) if _tests_shapes(item.condition) else None
+                yield from self.check_condition(item.condition, REQUEST_FACTS, args_fields=fields, shapes=shapes)
 
     def check_sandbox_settings(self, decl: ast.Policy) -> Iterator[Diagnostic]:
         if decl.network is not None and decl.network.text not in NETWORK_SETTINGS:
@@ -512,6 +513,17 @@ class _Resolver:
                 fields |= {"sandbox_permissions", "justification"}
         return fields
 
+    def _shapes(self, targets) -> dict[str, frozenset[str]]:
+        """Argument field -> the JSON types the targets' tools declare for it; "any" where one declares none."""
+        found: dict[str, set[str]] = {}
+        for target in targets:
+            for tool in self._covered(target):
+                for name, schema in tool.parameters.get("properties", {}).items():
+                    declared = schema.get("type") if isinstance(schema, dict) else None
+                    types = {declared} if isinstance(declared, str) else set(declared or ()) or {"any"}
+                    found.setdefault(name, set()).update(map(str, types))
+        return {name: frozenset(types) for name, types in found.items()}
+
     def _covered(self, target: ast.Target):
         """The catalog's tools `target` covers (`target_matches_tool`): looked up for a package or a plain
         name, tried one by one for a glob or a risk axis."""
@@ -565,20 +577,22 @@ class _Resolver:
             if problem is not None
         ]
 
-    def check_condition(self, expr: ast.Expr, facts, args_fields: set[str] | None) -> list[Diagnostic]:
+    def check_condition(
+        self, expr: ast.Expr, facts, args_fields: set[str] | None, shapes: dict | None = None
+    ) -> list[Diagnostic]:
         """The problems of a condition's tests, left to right (a list filled by plain calls, not a generator
         per test: a policy of N rules checks N conditions)."""
         out: list[Diagnostic] = []
-        self._check_expr(expr, facts, args_fields, out)
+        self._check_expr(expr, facts, args_fields, out, shapes)
         return out
 
-    def _check_expr(self, expr: ast.Expr, facts, args_fields: set[str] | None, out: list) -> None:
+    def _check_expr(self, expr: ast.Expr, facts, args_fields: set[str] | None, out: list, shapes=None) -> None:
         if isinstance(expr, (ast.And, ast.Or)):
             for item in expr.items:
-                self._check_expr(item, facts, args_fields, out)
+                self._check_expr(item, facts, args_fields, out, shapes)
             return
         if isinstance(expr, ast.Not):
-            self._check_expr(expr.item, facts, args_fields, out)
+            self._check_expr(expr.item, facts, args_fields, out, shapes)
             return
         if isinstance(expr, ast.Flag):
             return
@@ -629,6 +643,8 @@ class _Resolver:
                 )
                 if problem:
                     out.append(Diagnostic("DSH109", problem, expr.span))
+            if len(fact.path) == 2 and shapes is not None:
+                out.extend(_shape_problems(expr, shapes.get(fact.path[1])))
             if isinstance(expr, ast.InClass) and expr.name.text not in {c.name for c in self.classes}:
                 out.append(
                     unknown("DSH219", "command class", expr.name.text, {c.name for c in self.classes}, expr.name.span)
@@ -636,6 +652,9 @@ class _Resolver:
             return
         if fact.path[0] == "session":
             out.extend(_session_problems(expr, args_fields is None))
+            return
+        if isinstance(expr, (ast.ListTest, ast.Length)):
+            out.append(Diagnostic("DSH305", f"`{fact.dotted}` is not an array argument", expr.span))
             return
         if isinstance(expr, ast.InClass):
             out.append(
@@ -975,6 +994,51 @@ def _env_problems(expr, args_fields) -> list[Diagnostic]:
             expr.span,
         )
     ]
+
+
+def _tests_shapes(expr) -> bool:
+    """Whether a condition has a test whose operand must be of one JSON type (an array's, a number's)."""
+    return any(
+        isinstance(atom, (ast.ListTest, ast.Length)) or (isinstance(atom, ast.Compare) and atom.op not in ("==", "!="))
+        for atom in ast.atoms(expr)
+    )
+
+
+# which declared JSON types each test can hold on: anything else never satisfies an allow (`conditions`)
+_TAKES = {"array": {"array", "any"}, "length": {"array", "string", "any"}, "order": {"number", "integer", "any"}}
+
+
+def _shape_problems(expr, declared: frozenset[str] | None) -> list[Diagnostic]:
+    """A test the argument's declared type can never pass (`all in` on a string, `<` on text), and a `length`
+    bound that is not a count."""
+    found = []
+    if isinstance(expr, ast.Length) and (
+        isinstance(expr.value, bool) or not isinstance(expr.value, int) or expr.value < 0
+    ):
+        found.append(Diagnostic("DSH305", f"a length is a count; `{_show(expr.value)}` is not", expr.span))
+    if (
+        isinstance(expr, ast.Compare)
+        and expr.op not in ("==", "!=")
+        and not (isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool))
+    ):
+        found.append(Diagnostic("DSH305", f"`{expr.op}` compares numbers; `{_show(expr.value)}` is not", expr.span))
+    if isinstance(expr, ast.ListTest):
+        kind, words = (
+            "array",
+            f"`{expr.quantifier}{'' if expr.quantifier == 'contains' else ' in'}` tests an array's items",
+        )
+    elif isinstance(expr, ast.Length):
+        kind, words = "length", "`length(…)` counts an array's items or a string's characters"
+    elif isinstance(expr, ast.Compare) and expr.op not in ("==", "!="):
+        kind, words = "order", f"`{expr.op}` compares numbers"
+    else:
+        return found
+    if declared and not declared & _TAKES[kind]:
+        shown = " or ".join(sorted(declared))
+        found.append(
+            Diagnostic("DSH305", f"{words}; the rule's tools declare `{expr.fact.dotted}` of type {shown}", expr.span)
+        )
+    return found
 
 
 def _session_problems(expr, composing: bool) -> list[Diagnostic]:

@@ -10,6 +10,7 @@ side (`conditions._session_test`).
 from __future__ import annotations
 
 from . import ast
+from .orders import ordered
 from .frozen import record
 from .globs import glob_match
 from .paths import home_glob
@@ -62,7 +63,7 @@ def _holding(session: Session, expr, lenient: bool) -> tuple[bool | None, Earlie
         count = len(session.denied)
         last = session.denied[-1] if session.denied else None
         if isinstance(expr, ast.Compare) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
-            held = ordered(expr.op, count, expr.value)
+            held = ordered(count, expr.op, expr.value)
             return held, last if held else None
         return lenient, None  # `dshc check` refuses any other test; unchecked, it fails closed
     entries = session.read if name == "session.read" else session.env_read if name == "session.env_read" else None
@@ -86,15 +87,6 @@ def _hit(expr, paths: bool):
     if isinstance(expr, ast.Member):
         return lambda value: value in expr.values
     return None
-
-
-def ordered(op: str, value, wanted) -> bool:
-    """`value OP wanted` for the comparison operators of conditions."""
-    if op == "==":
-        return value == wanted
-    if op == "!=":
-        return value != wanted
-    return {"<": value < wanted, "<=": value <= wanted, ">": value > wanted, ">=": value >= wanted}[op]
 
 
 def problems(expr) -> list[str]:

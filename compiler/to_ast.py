@@ -35,6 +35,8 @@ new = SimpleNamespace(
             ast.Fact,
             ast.Compare,
             ast.Member,
+            ast.ListTest,
+            ast.Length,
             ast.Matches,
             ast.MatchesExcept,
             ast.Place,
@@ -393,6 +395,18 @@ class _ToAst:
 
     def member(self, node, children):
         return new.Member(children[0], children[1], self._span(node))
+
+    def all_in(self, node, children):
+        return new.ListTest(children[0], "all", children[1], self._span(node))
+
+    def any_in(self, node, children):
+        return new.ListTest(children[0], "any", children[1], self._span(node))
+
+    def contains(self, node, children):
+        return new.ListTest(children[0], "contains", (children[1],), self._span(node))
+
+    def length(self, node, children):
+        return new.Length(children[0], str(children[1]), children[2], self._span(node))
 
     def matches(self, node, children):
         return new.Matches(children[0], _unquote(children[1]), self._span(node))

@@ -81,6 +81,15 @@ argument_atoms = st.one_of(
     st.builds(ast.Member, arg_facts, st.lists(st.sampled_from(["src/a.py", "ls", 7]), max_size=2).map(tuple)),
     st.builds(ast.Truthy, arg_facts),
     st.builds(ast.InClass, st.just(ast.Fact(("args", "command"))), st.just(ast.Name("readonly"))),
+    st.builds(
+        ast.ListTest,
+        arg_facts,
+        st.sampled_from(["all", "any"]),
+        st.lists(st.sampled_from(["a", "b", 5, True]), max_size=2).map(tuple),
+    ),
+    st.builds(ast.ListTest, arg_facts, st.just("contains"), st.sampled_from([("a",), (5,), (("a",),)])),
+    st.builds(ast.Length, arg_facts, st.sampled_from(["==", "<", ">="]), st.sampled_from([0, 1, 3])),
+    st.builds(ast.Compare, arg_facts, st.sampled_from(["<", ">="]), st.sampled_from([0, 5, 6.5])),
 )
 any_conditions = st.recursive(
     st.one_of(atoms, argument_atoms),
@@ -99,7 +108,23 @@ def _path(text):
     return CanonicalPath(text, "/ws/" + text)
 
 
-ARG_VALUES = ["src/a.py", "../x.py", "/etc/passwd", "git status", "rm -rf /", "eval $X", "", 5, None, ["a"], "(path)"]
+ARG_VALUES = [
+    "src/a.py",
+    "../x.py",
+    "/etc/passwd",
+    "git status",
+    "rm -rf /",
+    "eval $X",
+    "",
+    5,
+    None,
+    ["a"],
+    ["a", "b", "a"],
+    [5, True],
+    [],
+    ("b",),
+    "(path)",
+]
 ARG_VALUE = st.sampled_from(ARG_VALUES).map(lambda v: _path("src/b.py") if v == "(path)" else v)
 call_args = st.one_of(
     st.fixed_dictionaries({"file_path": ARG_VALUE, "command": ARG_VALUE, "content": ARG_VALUE}),

@@ -250,7 +250,7 @@ def _argument(keyword: str | None, tokens: list[_Token], where: _Where, vocab: V
         return _facts(decl)
     if keyword == "." and len(tokens) >= 2 and tokens[-2].text == "args":
         return _argument_names(tokens, where, vocab)
-    if keyword in ("=", "==", "!=", "in", "[", "matches", "except", "as", "writable", "guard", ":"):
+    if keyword in ("=", "==", "!=", "in", "[", "matches", "contains", "except", "as", "writable", "guard", ":"):
         return []  # a value, a new name or a string: nothing to offer
     return None
 
