@@ -1,6 +1,7 @@
 """One tool's observed calls (argument objects) and JSON schema → `when` conditions that pin what they did.
 
-Each argument is pinned to the values seen (`==` one, `in` several; lists as lists), a URL to its hosts
+Each argument is pinned to the values seen (`==` one, `in` several; lists as lists) or, with `shape`, to the
+class they share (`all in` for arrays, a number range, a date shape, a shared prefix or domain), a URL to its hosts
 (`args.url.host in [...]`); free text (bodies, messages, descriptions, queries) stays open. Calls are grouped by
 the pinned arguments they give, one condition per group; a pinned argument no call gave is `not has`.
 """
@@ -157,17 +158,75 @@ def _hosts(values: list) -> list[str] | None:
     return hosts
 
 
-def _pin(name: str, values: list) -> str:
+def _pin(name: str, values: list, how: str = "exact") -> str:
     hosts = _hosts(values)
     fact, texts = (f"args.{name}.host", hosts) if hosts else (f"args.{name}", [literal(v) for v in values])
     if hosts:
         texts = [json.dumps(h) for h in hosts]
     distinct = sorted(set(texts))
+    if how == "shape" and not hosts:
+        shaped = _shape(f"args.{name}", values, len(distinct) > 1)
+        if shaped is not None:
+            return shaped
     return f"{fact} == {distinct[0]}" if len(distinct) == 1 else f"{fact} in [{', '.join(distinct)}]"
 
 
-def narrow(arguments: list[dict], schema: dict) -> list[Narrowed]:
-    """The conditions covering `arguments` (each a call's argument object), pinning every argument but free text."""
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_SEPARATORS = "-_/.:@ "
+MIN_PREFIX = 3  # a shared beginning shorter than this says nothing about what the values are
+
+
+def _shape(fact: str, values: list, several: bool) -> str | None:
+    """The class the values share, as a condition (`--generalize shape`), or None to list them: arrays by their
+    items and most items seen, dates by their shape; and where `several` distinct values were seen, numbers by
+    their range, identifiers by a shared beginning (up to its last separator) or e-mail addresses by their
+    shared domain (one value is its own class)."""
+    if all(isinstance(v, (list, tuple)) for v in values):
+        items = sorted({literal(i) for v in values for i in v}, key=str)
+        if None in items or any(isinstance(i, (list, tuple, dict)) for v in values for i in v):
+            return None
+        longest = max(len(v) for v in values)
+        return f"{fact} all in [{', '.join(items)}] and length({fact}) <= {longest}"
+    if not several:
+        return (
+            f'{fact} matches "????-??-??"' if all(isinstance(v, str) and _DATE.fullmatch(v) for v in values) else None
+        )
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        low, high = literal(min(values)), literal(max(values))
+        return None if low is None or high is None else f"{fact} >= {low} and {fact} <= {high}"
+    if not all(isinstance(v, str) for v in values):
+        return None
+    if all(_DATE.fullmatch(v) for v in values):
+        return f'{fact} matches "????-??-??"'
+    domains = {v.rpartition("@")[2] for v in values}
+    if all(v.count("@") == 1 and v.index("@") > 0 for v in values) and len(domains) == 1:
+        domain = domains.pop()
+        if _plain(domain) and "." in domain:
+            return f"{fact} matches {json.dumps('*@' + domain, ensure_ascii=False)}"
+    prefix = _shared_beginning(values)
+    if len(prefix) >= MIN_PREFIX and _plain(prefix):
+        return f"{fact} matches {json.dumps(prefix + '*', ensure_ascii=False)}"
+    return None
+
+
+def _shared_beginning(values: list[str]) -> str:
+    """The values' common prefix, cut back to its last separator when it has one (`INV-0012`, `INV-0019` →
+    `INV-`): a beginning that ends inside a number or a word is a coincidence of the values seen."""
+    import os.path
+
+    prefix = os.path.commonprefix(values)
+    cut = max(prefix.rfind(c) for c in _SEPARATORS)
+    return prefix[: cut + 1] if cut >= 0 else prefix
+
+
+def _plain(text: str) -> bool:
+    """Text a glob holds literally (policy globs have no escape for `*` and `?`)."""
+    return "*" not in text and "?" not in text and '"' not in text and "\\" not in text
+
+
+def narrow(arguments: list[dict], schema: dict, how: str = "exact") -> list[Narrowed]:
+    """The conditions covering `arguments` (each a call's argument object), pinning every argument but free text:
+    to the values seen (`exact`), or to the class they share (`shape`: `_shape`)."""
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     seen: dict[str, list] = defaultdict(list)
     for args in arguments:
@@ -201,7 +260,7 @@ def narrow(arguments: list[dict], schema: dict) -> list[Narrowed]:
     out = []
     for present, indexes in sorted(groups.items(), reverse=True):
         parts = [
-            _pin(key, [arguments[i][key] for i in indexes]) if given else f"not has args.{key}"
+            _pin(key, [arguments[i][key] for i in indexes], how) if given else f"not has args.{key}"
             for key, given in zip(pinned, present)
         ]
         parts += [f"not has args.{key}" for key in absent]

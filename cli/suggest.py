@@ -142,7 +142,8 @@ def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Sugges
 
 
 def _narrowed(name: str, definitions, calls: list[ObservedCall], suggestion: Suggestion, how: str) -> list[Rule]:
-    """Every argument but free text pinned to the values seen (`narrow`), or the bare tool (`--generalize tool`)."""
+    """Every argument but free text pinned to the values seen or the class they share (`narrow`), or the bare tool
+    (`--generalize tool`)."""
     if how == "tool":
         return [Rule(name, None, len(calls), tuple(c.cited for c in calls))]
     objects = [c for c in calls if isinstance(c.arguments, dict)]
@@ -152,7 +153,7 @@ def _narrowed(name: str, definitions, calls: list[ObservedCall], suggestion: Sug
     schema = next(iter(schemas.values())) if len(schemas) == 1 else {}
     return [
         Rule(name, found.condition, len(found.calls), tuple(objects[i].cited for i in found.calls), found.notes)
-        for found in narrow([c.arguments for c in objects], schema)
+        for found in narrow([c.arguments for c in objects], schema, how)
     ]
 
 

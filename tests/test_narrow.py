@@ -89,3 +89,35 @@ def test_every_condition_parses():
     text = "".join(f"policy p{i} {{ allow t when {n.condition} }}\n" for i, n in enumerate(found))
     _, diags, _ = parse_files([SourceFile("n.dsh", text.encode())])
     assert not diags
+
+
+@pytest.mark.parametrize(
+    "values, condition",
+    [
+        ([["a@x.org"], ["b@x.org", "a@x.org"]], 'args.v all in ["a@x.org", "b@x.org"] and length(args.v) <= 2'),
+        ([5, 12.5, 7], "args.v >= 5 and args.v <= 12.5"),
+        (["2026-01-02", "2026-11-30"], 'args.v matches "????-??-??"'),
+        (["INV-0012", "INV-0019"], 'args.v matches "INV-*"'),
+        (["ann@corp.example", "bob@corp.example"], 'args.v matches "*@corp.example"'),
+        (["userA1", "userB2"], 'args.v matches "user*"'),
+        # nothing shared worth saying, a glob character in the shared part, mixed kinds: the values themselves
+        (["ab", "cd"], 'args.v in ["ab", "cd"]'),
+        (["a*b-1", "a*b-2"], 'args.v in ["a*b-1", "a*b-2"]'),
+        ([1, "1"], 'args.v in ["1", 1]'),
+        ([True, False], "args.v in [false, true]"),
+        # one value: an array and a date by their shape, anything else as it is
+        ([7, 7], "args.v == 7"),
+        (["INV-1", "INV-1"], 'args.v == "INV-1"'),
+        ([["a"]], 'args.v all in ["a"] and length(args.v) <= 1'),
+        (["2026-01-02"], 'args.v matches "????-??-??"'),
+    ],
+)
+def test_shape_generalises_each_argument_to_the_class_its_values_share(values, condition):
+    (found,) = narrow([{"v": v} for v in values], {}, "shape")
+    assert found.condition == condition
+
+
+def test_shape_keeps_hosts_and_free_text_as_exact_does():
+    calls = [{"url": "https://a.example/x", "body": "a long message to send"}, {"url": "https://b.example/"}]
+    exact = narrow(calls, {}, "exact")
+    assert narrow(calls, {}, "shape") == exact

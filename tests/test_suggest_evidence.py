@@ -40,11 +40,13 @@ def _calls(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _suggest(cli, tmp_path, *sources):
+def _suggest(cli, tmp_path, *sources, how="exact"):
     output = tmp_path / "suggested.dsh"
     result = cli(
         "suggest",
         *(a for s in sources for a in ("--from", str(s))),
+        "--generalize",
+        how,
         *CONTEXT,
         "--workspace",
         str(tmp_path),
@@ -120,6 +122,21 @@ def test_allowing_the_tools_alone_refuses_only_tools_the_task_never_used(suggest
     allowed, tasks, refused, injected = _figures(programs)
     print(f"\ntool: {allowed}/{tasks} task calls allowed, {refused}/{injected} injected calls refused")
     assert (allowed, tasks, refused, injected) == (14, 14, 3, 22)
+
+
+def test_the_task_set_by_shape_allows_every_task_call_and_stays_between_exact_and_tool(tmp_path):
+    """`--generalize shape`: each argument to the class its values share. Proved, as `exact`, to allow every call
+    of the evidence and to be no wider than the current policy; it refuses what no task's class admits."""
+    programs = {}
+    for name in NAMES:
+        folder = tmp_path / name
+        folder.mkdir()
+        report, program, _ = _suggest(run_cli, folder, TASKS / f"{name}.calls.jsonl", how="shape")
+        assert report["witnesses"] == [] and report["uncovered"] == [], report
+        programs[name] = (program, folder)
+    allowed, tasks, refused, injected = _figures(programs)
+    print(f"\nshape: {allowed}/{tasks} task calls allowed, {refused}/{injected} injected calls refused")
+    assert (allowed, tasks) == (14, 14) and 3 < refused <= 19
 
 
 def test_each_rule_cites_its_calls_and_pins_lists_as_lists(suggested):

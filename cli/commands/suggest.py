@@ -38,9 +38,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--generalize",
-        choices=("exact", "tool"),
+        choices=("exact", "shape", "tool"),
         default="exact",
-        help="exact: pin every argument but free text to the values seen; tool: allow the tool",
+        help="exact: pin every argument but free text to the values seen; shape: to the class they share (array "
+        "items, a number range, a date's shape, a shared beginning or e-mail domain); tool: allow the tool",
     )
     p.add_argument("-o", dest="output", metavar="FILE", help="write the suggestion here (default: stdout)")
     context_flags(p)  # the context of calls files and transcripts; --policy names the policy in force
