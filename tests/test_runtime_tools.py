@@ -9,7 +9,6 @@ import json
 import os
 import sys
 import threading
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -344,10 +343,8 @@ def test_one_shot_bash_timeout_kills_the_whole_tree(call, workspace):
         "echo $$ >> pids; sleep 30 & echo $! >> pids; "
         "bash -c 'sleep 30 & echo $! >> pids; wait' & echo $! >> pids; sleep 30; wait"
     )
-    started = time.monotonic()
     err = fails("TOOL_TIMEOUT", call, "tool-bash/bash", bash(command, timeoutMs=1000))
     assert "timed out after 1 s" in err.message
-    assert time.monotonic() - started < 8
     recorded = pids_from(pids)
     # the only timing assumption in this file: bash records four pids within the 1 s limit
     assert len(recorded) == 4
@@ -610,11 +607,9 @@ def test_a_shell_sync_waits_for_the_sentinels_whole_line():
         shell = PersistentShell.__new__(PersistentShell)
         shell.proc, shell._decoder = SimpleNamespace(fd=read_end), codecs.getincrementaldecoder("utf-8")()
         os.write(write_end, b"noise\r\n__DSHC_SYNC_tok")
-        started = time.monotonic()
         line_end.start()
         shell._await_sync("tok", 10.0)
-        assert time.monotonic() - started >= 0.25  # it waited for the line end
-        line_end.join()
+        line_end.join()  # had the sync not waited for the line end, it would lead the next read
         os.write(write_end, b"again\r\n")
         assert shell._read(1.0) == "again\r\n"  # nothing of the sentinel's line left before it
     finally:
