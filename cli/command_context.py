@@ -11,11 +11,11 @@ from ..compiler.catalog_overlay import overlaid_catalog
 from ..compiler.facts import CODE_WORKER
 from ..compiler.program import Program, read_paths, shipped_sources
 from ..compiler.request import Request
+from .outcome import write_json  # noqa: F401 - where the commands look for it
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from argparse import Namespace
-    from typing import TextIO
 
 
 def catalog_of(args: Namespace):
@@ -63,12 +63,6 @@ def local_without(args: Namespace) -> list[str]:
     if CODE_WORKER in args.with_services or CODE_WORKER in args.without_services or missing_runtime() is None:
         return list(args.without_services)
     return [*args.without_services, CODE_WORKER]
-
-
-def write_json(out: TextIO, value) -> None:
-    import json  # indented output: the json package's (decide's text answer does without it)
-
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def line_diagnostics(path: str, problems) -> list:

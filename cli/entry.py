@@ -26,9 +26,9 @@ def run(argv: list[str]) -> int:
 
         sys.stdout.write(f"dshc {installed_version()}\n")
         return 0
-    from ..compiler.program_cache import use_disk_cache
+    from ..compiler.disk_cache import use_disk_cache
 
-    use_disk_cache()  # a process per command: the parse and resolve of unchanged sources is kept on disk
+    use_disk_cache(_cached)  # a process per command: the parse and resolve of unchanged sources is kept on disk
     if argv[:1] == ["decide"]:
         from .decide import cmd_decide, fast_arguments
 
@@ -40,6 +40,12 @@ def run(argv: list[str]) -> int:
     from .main import main as cli_main
 
     return cli_main(argv)
+
+
+def _cached(files):
+    from ..compiler.program_cache import load_files  # loaded by the first command that loads a program
+
+    return load_files(files)
 
 
 def entry() -> None:

@@ -46,3 +46,9 @@ def report(diags, wants_json: bool, stdout: TextIO, stderr: TextIO, sources=None
     else:
         stderr.write(human(diags, sources=sources) + "\n")
     return EXIT_INPUT
+
+
+def write_json(out: TextIO, value) -> None:
+    import json  # indented output: the json package's (decide's text answer does without it)
+
+    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

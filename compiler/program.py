@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
-from . import ast
+from . import ast, disk_cache
 from .catalog import Catalog, load_catalog
 from .compose import Composition, SharedCompositions, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
@@ -33,16 +33,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 SHIPPED_PACKAGES = ("dshc.presets", "dshc.policies")
-# Program.load reads and writes the per-user program cache only where the process asked for it
-# (the `dshc` executable, through `program_cache.use_disk_cache`, which sets its loader here: the cache
-# sits above this module): a library caller or a test never leaves files behind unasked.
-_disk_loader = None
-
-
-def set_disk_loader(loader) -> None:
-    """`loader(files) -> Program` for the shipped catalog's loads, or None to load afresh every time."""
-    global _disk_loader
-    _disk_loader = loader
 
 
 @record(slots=False)
@@ -159,8 +149,9 @@ class Program:
     def from_files_cached(cls, files: list[SourceFile], catalog: Catalog | None = None) -> "Program":
         """from_files, through the per-user program cache when the process asked for it and the
         catalog is the shipped one (a warm hit parses and resolves nothing)."""
-        if _disk_loader is not None and catalog is None:
-            return _disk_loader(files)
+        cached = disk_cache.loader()
+        if cached is not None and catalog is None:
+            return cached(files)
         return cls.from_files(files, catalog)
 
     @classmethod

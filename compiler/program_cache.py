@@ -15,7 +15,7 @@ import sys
 from . import data_codec, user_cache
 from ..common.digest import sha256
 from .package_data import package_path
-from .program import Program, SourceFile, read_paths, set_disk_loader, shipped_sources
+from .program import Program, SourceFile, read_paths, shipped_sources
 
 VERSION = b"dshc-program-cache-4"
 PREFIX = "program-"
@@ -50,11 +50,6 @@ def key(files: list[SourceFile]) -> str:
     for file in files:
         digest.update(file.path.encode() + b"\0" + file.data + b"\0")
     return digest.hexdigest()
-
-
-def use_disk_cache(enabled: bool = True) -> None:
-    """Let Program.load and Program.from_files_cached go through this cache (or, `enabled=False`, not)."""
-    set_disk_loader(load_files if enabled else None)
 
 
 def load(paths, shipped: bool = True, catalog=None) -> Program:

@@ -149,3 +149,13 @@ def test_a_warm_hook_process_loads_nothing_it_does_not_decide_with(project, star
     assert "dshc.compiler.policy" in modules
     # the hook never builds the CLI's parser or its command table either
     assert _loaded(modules - startup, NOT_FOR_DECIDING + ("dshc.cli.main", "dshc.cli.commands")) == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["codes"], ["fmt", "--help"]])
+def test_a_command_that_loads_no_program_loads_no_compiler(project, startup, argv):
+    """Help and the code list read no declarations: none of the compiler's program, rule index or parser
+    loads for them (asking for the program cache is a switch, not the cache)."""
+    done, modules = _run(project, argv)
+    assert done.returncode == 0, done.stderr
+    compiler = ("dshc.compiler.program", "dshc.compiler.policy", "dshc.compiler.resolve", "dshc.compiler.parse")
+    assert _loaded(modules - startup, (*compiler, "lark", "networkx", "jsonschema")) == []

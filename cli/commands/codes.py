@@ -10,7 +10,7 @@ def add_parser(sub) -> None:
 
 def run(args, out, err) -> int:
     from ...compiler.diagnostics import iter_codes
-    from ..command_context import write_json
+    from ..outcome import write_json  # not command_context: listing codes loads no program
 
     if args.json:
         write_json(out, [{"code": c, "severity": s, "summary": m} for c, s, m in iter_codes()])

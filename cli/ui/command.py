@@ -12,7 +12,6 @@ import signal
 from pathlib import Path
 
 from ...compiler.diagnostics import DshError, invalid_request
-from ...compiler.program import Program
 
 DEFAULT_PORT = 8765
 
@@ -60,6 +59,8 @@ def cmd_ui(args, out, err) -> int:
         "choose another port with --port, or --port 0 for any free one",
     )
     port = sock.getsockname()[1]
+    from ...compiler.program import Program  # the page's program: not loaded to build `dshc --help`
+
     live = LiveProgram(lambda: Program.load(paths, catalog=catalog, shipped=not args.no_shipped), paths)
     if live.error:
         err.write(live.error + "\n")
