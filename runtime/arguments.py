@@ -233,8 +233,10 @@ def _close_key(error, arguments) -> tuple[str, str] | None:
     known = sorted(schema.get("properties", {}))
     if error.validator == "required":
         missing = next((key for key in error.validator_value if key not in instance), None)
+        if not missing:
+            return None
         unknown = [key for key in instance if key not in known]
-        found = get_close_matches(missing, unknown, n=1, cutoff=0.6) if missing else []
+        found = get_close_matches(missing, unknown, n=1, cutoff=0.6)
         return (found[0], missing) if found else None
     if error.validator == "additionalProperties":
         for key in instance:

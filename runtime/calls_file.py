@@ -41,7 +41,8 @@ def read_calls(path: str) -> CallsFile:
     except OSError as exc:
         raise CallsFileError(path, [(None, f"cannot read `{path}`: {exc.strerror or exc}")]) from None
     digest = hashlib.sha256()
-    batches, problems, seen, lines = [], [], {}, []
+    batches, problems, lines = [], [], []
+    seen: dict[str, int] = {}  # call id -> the line that used it
     counter = 0
     with handle:
         for number, item, problem in _lines(handle, digest):

@@ -22,6 +22,10 @@ from collections.abc import Iterator
 from . import log_chain, log_format, state_files
 from .log_format import BadRecord
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _TAIL_CHUNK = 64 * 1024
 
 
@@ -87,11 +91,14 @@ class EventLog:
         return self._remember({**head, **fields})
 
     def _remember(self, record: dict) -> dict:
-        call_id = record.get("callId")
+        # as its writer gave them: a call's id, name and parent are strings
+        call_id: Any = record.get("callId")
+        name: Any = record.get("name")
         if record["type"] == "tool/call" and record.get("parent") is None:
-            self.open_calls[call_id] = record.get("name")
+            self.open_calls[call_id] = name
         elif record["type"] == "tool/call":
-            self.open_nested[call_id] = (record.get("name"), record.get("parent"))
+            parent: Any = record.get("parent")
+            self.open_nested[call_id] = (name, parent)
         elif record["type"] in ("tool/result", "tool/interrupted"):
             self.open_calls.pop(call_id, None)
             self.open_nested.pop(call_id, None)
@@ -125,13 +132,16 @@ class EventLog:
         return _Flock(self._fd)
 
     def _torn_marker(self, flags: int) -> int:
+        assert self.path is not None and self._folder is not None  # a log with a file has the marker
         marker = self.path + ".torn"
         return state_files.open_file(self._folder, os.path.basename(marker), flags, marker)
 
     def _sync_tail(self) -> None:
         """Under the lock: keep a torn tail aside, truncate it, and continue after the last `seq`."""
-        size = os.fstat(self._fd).st_size
-        start, last = _last_line(self._fd, size)
+        fd = self._fd
+        assert fd is not None  # a log with a file
+        size = os.fstat(fd).st_size
+        start, last = _last_line(fd, size)
         if last and not last.endswith(b"\n"):
             side = self._torn_marker(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
@@ -139,10 +149,10 @@ class EventLog:
                 os.fsync(side)
             finally:
                 os.close(side)
-            os.ftruncate(self._fd, start)
-            os.fsync(self._fd)
+            os.ftruncate(fd, start)
+            os.fsync(fd)
             size = start
-            start, last = _last_line(self._fd, size)
+            start, last = _last_line(fd, size)
         self._chain = None  # an empty file, or an unchained or damaged last record: a new chain starts
         try:
             record = log_format.decode(last.rstrip(b"\n")) if last.strip() else {}
@@ -150,7 +160,7 @@ class EventLog:
             if isinstance(record.get(log_chain.LOG), str):
                 self._chain = (record[log_chain.LOG], log_chain.record_hash(record))
         except BadRecord:
-            seq = _highest_seq(self._fd, size)  # a damaged last line: the slow path over the whole file
+            seq = _highest_seq(fd, size)  # a damaged last line: the slow path over the whole file
         self._seq = max(self._seq, seq if isinstance(seq, int) else 0)
         self._end = size
 

@@ -86,7 +86,9 @@ class _Walk:
     """One pass over the entries: the chains met, and the first finding (position, kind, message) or None."""
 
     def __init__(self, entries, where) -> None:
-        self.where, self.chains, self.seen = where, {}, {}
+        self.where = where
+        self.chains: dict[str, _Chain] = {}  # log id -> the chain met so far
+        self.seen: dict[str, object] = {}  # record hash -> its position
         self.unchained, self.first_unchained, self.finding = 0, None, None
         # where each (log, seq) sits: a seq missing here but present later is a reordering, not a gap
         self.order = {(r.get(LOG), r.get("seq")): i for i, (_, r) in enumerate(entries) if isinstance(r.get(LOG), str)}

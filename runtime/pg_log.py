@@ -15,6 +15,10 @@ import time
 from ..common import json_io  # not the json package: a hook's log path imports this module
 from .events import EventLog, LogRead, read_log
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from psycopg import Connection
+
 SCHEMES = ("postgresql://", "postgres://")
 RETRY_S = 0.5  # after a failed ship, appends do not try again sooner than this
 
@@ -47,7 +51,7 @@ def is_dsn(target: str | None) -> bool:
     return isinstance(target, str) and target.startswith(SCHEMES)
 
 
-def _connect(dsn: str, timeout: float = 3.0):
+def _connect(dsn: str, timeout: float = 3.0) -> Connection:
     import psycopg
 
     return psycopg.connect(dsn, connect_timeout=max(1, int(timeout)))
@@ -102,14 +106,17 @@ def insert(conn, records) -> None:
 class PostgresEventLog(EventLog):
     """An EventLog whose records go to PostgreSQL, through `spool` (a private JSONL file the caller chose)."""
 
+    path: str  # the spool's
+
     def __init__(self, dsn: str, spool: str, session: str | None = None, batch: int = 64):
         super().__init__(spool, session)
         self.dsn = dsn
         self.batch = batch
-        self._conn = None
+        self._conn: Connection | None = None
         self._retry_at = 0.0
         self._pending = 0
         if self._connected():
+            assert self._conn is not None  # `_connected` made it
             row = self._conn.execute("SELECT max(seq) FROM events WHERE session = %s", (self.session,)).fetchone()
             self._seq = max(self._seq, row[0] or 0)  # another machine may have written this session
             self.ship()  # whatever an earlier run left in the spool goes first

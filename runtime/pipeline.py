@@ -39,6 +39,7 @@ class Pipeline:
 
     def after_dispatch(self, state: CallState, ctx) -> CallOutcome:
         state = self._run(self._after, state, ctx)
+        assert state.result is not None  # after `execute`, every call has its result
         return CallOutcome(state.result, state.contexts, state)
 
     def run(self, call: ToolCall, ctx) -> CallOutcome:

@@ -12,7 +12,7 @@ from .signals import Signal
 
 
 class Watchdog:
-    def __init__(self):
+    def __init__(self) -> None:
         self._heap: list = []
         self._counter = itertools.count()
         self._cv = threading.Condition()
@@ -43,4 +43,4 @@ class Watchdog:
 
 WATCHDOG = Watchdog()
 # a forked child has no watchdog thread and may have inherited a held lock: start afresh
-os.register_at_fork(after_in_child=WATCHDOG.__init__)
+os.register_at_fork(after_in_child=lambda: Watchdog.__init__(WATCHDOG))

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..signals import Signal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from threading import Event
 from ..types import ToolResult, thaw
 from .dispatch import NestedDispatch
 from .worker import Worker
@@ -53,7 +57,8 @@ class _Logs:
     """Log lines up to a total size; past it one marker says how much was dropped."""
 
     def __init__(self, max_chars: int) -> None:
-        self.max_chars, self.used, self.dropped, self.lines = max_chars, 0, 0, []
+        self.max_chars, self.used, self.dropped = max_chars, 0, 0
+        self.lines: list[str] = []
 
     def add(self, text: str) -> None:
         if self.used + len(text) > self.max_chars:
@@ -79,7 +84,7 @@ def nested_payload(result: ToolResult) -> tuple[bool, Any]:
 
 
 def run_program(
-    code: str, names: list[str], worker: Worker, dispatch: NestedDispatch, abort: Signal, limits: Limits
+    code: str, names: list[str], worker: Worker, dispatch: NestedDispatch, abort: Signal | Event, limits: Limits
 ) -> ProgramOutcome:
     logs = _Logs(limits.max_log_chars)
     try:
@@ -96,7 +101,7 @@ def _failed(kind: str, message: str) -> ProgramOutcome:
 
 
 def _drive(
-    code, names, worker: Worker, dispatch: NestedDispatch, abort: Signal, limits: Limits, logs: _Logs
+    code, names, worker: Worker, dispatch: NestedDispatch, abort: Signal | Event, limits: Limits, logs: _Logs
 ) -> ProgramOutcome:
     if not worker.send({"type": "start", "code": code, "tools": names, "compileTimeoutMs": limits.compile_timeout_ms}):
         return _failed("worker-exit", worker.exit_text())
@@ -136,8 +141,8 @@ def _handle(frame: dict, dispatch: NestedDispatch, limits: Limits, logs: _Logs) 
         return None
     if kind == "done":
         if not frame.get("ok"):
-            error = frame.get("error") if isinstance(frame.get("error"), dict) else {}
-            kind_ = error.get("class") if error.get("class") in ERROR_CLASSES else "invalid-output"
+            error = given if isinstance(given := frame.get("error"), dict) else {}
+            kind_ = error["class"] if error.get("class") in ERROR_CLASSES else "invalid-output"
             return _failed(kind_, str(error.get("message", "the program failed")))
         if "value" not in frame:
             return ProgramOutcome()

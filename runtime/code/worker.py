@@ -64,7 +64,8 @@ class Worker:
 
         def discard(proc: subprocess.Popen) -> None:
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
-                pipe.close()
+                if pipe is not None:  # (pipes: they are)
+                    pipe.close()
             proc.wait()
 
         self.proc, self.launch = spawn_confined(confinement, worker_argv(node, heap_mb), spawn, discard)

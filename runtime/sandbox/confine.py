@@ -40,6 +40,18 @@ class SandboxFailure(Exception):
 
 
 class Confinement(Row):
+    mode: str
+    workspace: str
+    tmpdir: str
+    writable: tuple[str, ...]
+    protected: tuple[str, ...]
+    run_later: tuple[str, ...]
+    hidden: tuple[str, ...]
+    network: bool
+    network_allow: tuple[tuple[str, ...], ...]
+    network_deny: tuple[str, ...]
+    fallback_unsandboxed: bool
+    backend: str
     FIELDS = {
         "mode": REQUIRED,  # read-only | workspace-write | danger-full-access
         "workspace": REQUIRED,
@@ -191,6 +203,9 @@ def _real_in(workspace: str, path: str) -> str:
 
 
 class Launch(Row):
+    argv: list[str]
+    mechanism: str
+    report: bool
     FIELDS = {
         "argv": REQUIRED,
         "mechanism": REQUIRED,  # landlock+netns | landlock | bwrap | seatbelt | none | unsandboxed
@@ -324,6 +339,7 @@ def plan(
             raise SandboxUnavailable(conf.mode, lacking)
         return Launch(_launcher(argv, report_fd, parent=parent) if linux else argv, "unsandboxed", linux)
     if conf.backend == "bwrap":
+        assert found.bwrap is not None  # `missing` made sure it is installed
         # the launcher installs the filter before bubblewrap starts: it holds for what it runs
         return Launch(
             _launcher(
@@ -386,7 +402,8 @@ def read_report(fd: int, timeout_s: float = REPORT_TIMEOUT_S) -> str:
     import select
     import time
 
-    chunks, deadline = [], time.monotonic() + timeout_s
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout_s
     while True:
         left = deadline - time.monotonic()
         if left <= 0:

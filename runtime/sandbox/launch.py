@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # stdlib only, nothing slow: the types are for type checkers alone
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import landlock  # noqa: E402 - a sibling file, found through the path set just above
@@ -30,11 +34,11 @@ CONFINE = ("none", "landlock", "landlock+mounts", "bwrap")
 def confine(
     how: str,
     network: bool,
-    roots: list[str],
-    read_only: list[str] = (),
-    pins: list[str] = (),
+    roots: Sequence[str],
+    read_only: Sequence[str] = (),
+    pins: Sequence[str] = (),
     local_sockets: bool = True,
-    hidden: list[str] = (),
+    hidden: Sequence[str] = (),
     channel: int | None = None,
 ) -> None:
     """`channel`: the network is the egress proxy's alone (`egress.py` holds the other end)."""

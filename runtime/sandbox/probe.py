@@ -18,6 +18,12 @@ SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
 
 class Probe(Row):
+    platform: str
+    landlock_abi: int
+    network_namespace: bool
+    bwrap: str | None
+    sandbox_exec: str | None
+    seccomp: bool
     FIELDS = {
         "platform": REQUIRED,
         "landlock_abi": REQUIRED,  # 0: none
@@ -60,8 +66,8 @@ def probe() -> Probe:
     return _PROBED[0]
 
 
-probe.__wrapped__ = _probe_here  # a probe made afresh, as a cached function exposes it
-probe.cache_clear = _PROBED.clear
+probe.__wrapped__ = _probe_here  # type: ignore[attr-defined]  # a probe made afresh, as functools.cache gives
+probe.cache_clear = _PROBED.clear  # type: ignore[attr-defined]  # as functools.cache gives; no functools here
 
 
 def probe_with(
@@ -77,7 +83,7 @@ def probe_with(
         abi = landlock.abi_version
     return Probe(
         platform=sys.platform,
-        landlock_abi=abi() if linux else 0,
+        landlock_abi=abi() if linux and abi is not None else 0,
         network_namespace=namespaces() if linux else False,
         bwrap=_which("bwrap") if linux else None,
         sandbox_exec=SANDBOX_EXEC if sys.platform == "darwin" and os.path.exists(SANDBOX_EXEC) else None,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import socket
 import threading
 
-if __package__:
+TYPE_CHECKING = False
+if __package__ or TYPE_CHECKING:  # a type checker reads the package's module
     from ...common.hosts import HostError, HostRules, canonical_host, split_host_port, url_host
 else:  # run beside `egress.py`, which puts the `common` folder on the path
     from hosts import HostError, HostRules, canonical_host, split_host_port, url_host
@@ -115,7 +116,7 @@ def _open(head: bytes, rest: bytes, rules: HostRules, way_out):
     return upstream, b"", request + rest
 
 
-def _connect(host: str, port: int, rules: HostRules, way_out) -> socket.socket:
+def _connect(host: str, port: int | None, rules: HostRules, way_out) -> socket.socket:
     connect, resolve = way_out
     allowed, why = rules.decide(host, port)
     if not allowed:
@@ -211,16 +212,16 @@ def _pipe(one: socket.socket, other: socket.socket) -> None:
     pair = {one: other, other: one}
     with selectors.DefaultSelector() as selector:
         for sock in pair:
-            selector.register(sock, selectors.EVENT_READ)
+            selector.register(sock, selectors.EVENT_READ, sock)  # as `data`: `fileobj` is typed as any file-like
         while True:
             ready = selector.select(IDLE_S)
             if not ready:
                 return
             for key, _ in ready:
-                data = key.fileobj.recv(65536)
+                data = key.data.recv(65536)
                 if not data:
                     return
-                pair[key.fileobj].sendall(data)
+                pair[key.data].sendall(data)
 
 
 def _answer(client: socket.socket, code: int, why: str) -> None:

@@ -16,6 +16,10 @@ import ctypes
 import errno
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME, _MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
@@ -50,7 +54,7 @@ def _mounter():
     return mount
 
 
-def keep_read_only(paths: list[str], pins: list[str] = ()) -> None:
+def keep_read_only(paths: list[str], pins: Sequence[str] = ()) -> None:
     """`paths` read-only; each of `pins` (the folders that hold them, shallowest first) a mount of itself,
     still writable, so that it cannot be renamed or removed and a new one made in its place."""
     mount = _mounter()

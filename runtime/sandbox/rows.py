@@ -8,12 +8,18 @@ assignment, and `replace(**changes)` makes a changed copy.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # no `import typing` on a hook's path: Self is for type checkers only
+if TYPE_CHECKING:
+    from typing import Self
+
 REQUIRED = object()
 
 
 class Row:
+    """A subclass annotates each field (`mode: str`) for type checkers; `FIELDS` is what runs."""
+
     __slots__ = ()
-    FIELDS: dict = {}
+    FIELDS: dict[str, object] = {}
 
     def __init__(self, *args, **kwargs) -> None:
         names = tuple(self.FIELDS)
@@ -45,7 +51,7 @@ class Row:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.FIELDS)})"
 
-    def replace(self, **changes) -> "Row":
+    def replace(self, **changes) -> Self:
         return type(self)(**{**dict(zip(self.FIELDS, self._values())), **changes})
 
     def as_dict(self) -> dict:

@@ -52,7 +52,7 @@ def _descendants(root: int) -> list[int]:
 
 def _reap() -> tuple[list[tuple[int, int]], bool]:
     """Collect exited children; the flag says whether any child is left at all."""
-    reaped = []
+    reaped: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

@@ -14,6 +14,7 @@ def run(state: CallState, ctx) -> CallState:
     finalizer = ctx.finalizers.get(state.entry.definition) if state.entry is not None else None
     if finalizer is None:  # no entry (unknown or collapsed call): nothing of the tool runs
         return state
+    assert state.result is not None  # after `execute`, every call has its result
     try:
         content = finalizer(state.call.arguments, state.result.content)
     except Exception as exc:  # noqa: BLE001 - a throwing finalizer makes the result an error; it is not re-run

@@ -57,6 +57,7 @@ def run(state: CallState, ctx) -> CallState:
 
 def _accept(state: CallState, ctx, decision: Accept) -> CallState:
     result = state.result
+    assert result is not None  # after `execute`, every call has its result
     if decision.content is not None and decision.value is not None:
         bad = error_result(state, "post-execute may replace content or value, not both", None, "PostExecuteError")
         return note(replace(state, result=bad), STAGE, "illegal accept")

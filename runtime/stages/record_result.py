@@ -10,6 +10,7 @@ STAGE = "record-result"
 
 def run(state: CallState, ctx) -> CallState:
     result = state.result
+    assert result is not None  # after `execute`, every call has its result
     ctx.log.append(
         "tool/result",
         callId=state.call.id,

@@ -11,9 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, overload
 
 from ..sandbox import Confinement
+from ..signals import Signal
 from .procs import ProcessRun
 
 
@@ -215,6 +216,13 @@ def thaw(value: Any) -> Any:
     return value
 
 
+# a required string, or one with a default, is a `str`: only an optional one without a default may be None
+@overload
+def arg_str(args: Mapping[str, Any], key: str, *, required: Literal[True] = ..., default: str | None = ...) -> str: ...
+@overload
+def arg_str(args: Mapping[str, Any], key: str, *, required: bool = ..., default: str) -> str: ...
+@overload
+def arg_str(args: Mapping[str, Any], key: str, *, required: bool, default: None = ...) -> str | None: ...
 def arg_str(args: Mapping[str, Any], key: str, *, required: bool = True, default: str | None = None) -> str | None:
     value = args.get(key, default)
     if value is None:
@@ -226,6 +234,10 @@ def arg_str(args: Mapping[str, Any], key: str, *, required: bool = True, default
     return value
 
 
+@overload
+def arg_int(args: Mapping[str, Any], key: str, *, default: int, minimum: int | None = ...) -> int: ...
+@overload
+def arg_int(args: Mapping[str, Any], key: str, *, default: None = ..., minimum: int | None = ...) -> int | None: ...
 def arg_int(args: Mapping[str, Any], key: str, *, default: int | None = None, minimum: int | None = None) -> int | None:
     """Integer-valued numbers; the catalog types several counts as `number`, so 3.0 is accepted."""
     value = args.get(key)
@@ -405,7 +417,7 @@ class ToolContext:
     sandbox: str  # read-only | workspace-write | danger-full-access
     owner: str  # agent id; persistent shells are isolated per owner
     state: ToolState
-    abort: threading.Event
+    abort: threading.Event | Signal  # the pipeline gives its Signal
     timeout_s: float | None = None  # overall body timeout the pipeline asks shells to honour
     interactive: bool = False  # a TTY is attached
     max_output_chars: int = 16000

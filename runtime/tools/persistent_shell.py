@@ -20,6 +20,7 @@ from ptyprocess import PtyProcessUnicode
 
 from .base import ToolContext, arg_str, fail
 from ..sandbox import Confinement
+from ..signals import Signal
 from .procs import kill_tree, spawn_confined
 from .sandbox import check_mode, confinement, process_env, process_errors, workspace_root
 from .shell import seconds, shell_env
@@ -160,7 +161,7 @@ class PersistentShell:
                 raise TimeoutError()
             seen = (seen + self._read(_POLL_S))[-_KEEP_TAIL:]
 
-    def run(self, command: str, *, timeout: float, abort: threading.Event, max_chars: int) -> dict[str, Any]:
+    def run(self, command: str, *, timeout: float, abort: threading.Event | Signal, max_chars: int) -> dict[str, Any]:
         with self._lock:
             if self._closed:
                 raise ShellGone()
@@ -266,7 +267,12 @@ def shell_for(ctx: ToolContext) -> PersistentShell:
     with state.lock:
         shell = state.shells.get(ctx.owner)
         # a shell keeps the confinement and environment it started with; a call under others gets a new shell
-        if shell is not None and shell.alive and shell.confinement == wanted and shell.hidden_env == ctx.hidden_env:
+        if (
+            isinstance(shell, PersistentShell)  # (the state knows its shells as `Closable` only)
+            and shell.alive
+            and shell.confinement == wanted
+            and shell.hidden_env == ctx.hidden_env
+        ):
             return shell
         if shell is not None:
             shell.close()

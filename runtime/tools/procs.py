@@ -267,7 +267,8 @@ class ProcessRun:
             )
 
         def discard(proc: subprocess.Popen) -> None:
-            proc.stdout.close()
+            if proc.stdout is not None:  # (a pipe: it is)
+                proc.stdout.close()
             proc.wait()
 
         self.egress = EgressEvents(confinement)

@@ -9,7 +9,7 @@ import fnmatch
 import itertools
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             continue
         if not os.path.isfile(path) or not allowed_to_read(ctx, path):
             continue
-        if ctx.may_read is not None and not _may_read(ctx, path):
+        if ctx.may_read is not None and not _may_read(ctx.may_read, path):
             withheld.append(shown(ctx, os.path.normpath(path)))
             continue
         try:
@@ -215,11 +215,11 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return value
 
 
-def _may_read(ctx: ToolContext, path: str) -> bool:
+def _may_read(may_read: Callable[[str], bool], path: str) -> bool:
     """The policy's read rules on a file a search comes upon: at the path it was found and, for a link, the
     file it reads (a rule may name either)."""
     real = os.path.realpath(path)
-    return ctx.may_read(path) and (real == path or ctx.may_read(real))
+    return may_read(path) and (real == path or may_read(real))
 
 
 def render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> str:
