@@ -137,7 +137,8 @@ def literal(value) -> str | None:
         return text if _NUMBER.fullmatch(text) else None
     if isinstance(value, (list, tuple)):
         items = [literal(v) for v in value]
-        return None if None in items else "[" + ", ".join(items) + "]"
+        texts = [text for text in items if text is not None]
+        return "[" + ", ".join(texts) + "]" if len(texts) == len(items) else None
     return None
 
 
@@ -159,16 +160,19 @@ def _hosts(values: list) -> list[str] | None:
 
 def _pin(name: str, values: list) -> str:
     hosts = _hosts(values)
-    fact, texts = (f"args.{name}.host", hosts) if hosts else (f"args.{name}", [literal(v) for v in values])
     if hosts:
-        texts = [json.dumps(h) for h in hosts]
+        fact, texts = f"args.{name}.host", [json.dumps(h) for h in hosts]
+    else:  # `narrow` pins only values every one of which `literal` can write
+        fact, texts = f"args.{name}", [text for v in values if (text := literal(v)) is not None]
     distinct = sorted(set(texts))
     return f"{fact} == {distinct[0]}" if len(distinct) == 1 else f"{fact} in [{', '.join(distinct)}]"
 
 
 def narrow(arguments: list[dict], schema: dict) -> list[Narrowed]:
     """The conditions covering `arguments` (each a call's argument object), pinning every argument but free text."""
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
     seen: dict[str, list] = defaultdict(list)
     for args in arguments:
         for key, value in args.items():
@@ -176,7 +180,9 @@ def narrow(arguments: list[dict], schema: dict) -> list[Narrowed]:
     notes = []
     pinned = []
     for key in sorted(seen):
-        prop = properties.get(key) if isinstance(properties.get(key), dict) else {}
+        prop = properties.get(key)
+        if not isinstance(prop, dict):
+            prop = {}
         if free_text(key, prop, seen[key]):
             continue
         if not _expressible(key):
