@@ -226,7 +226,7 @@ def read_members(path: str) -> dict[str, bytes]:
         with (
             open(path, "rb") as raw,
             gzip.GzipFile(fileobj=raw, mode="rb") as unzipped,
-            tarfile.open(fileobj=_Capped(unzipped, MAX_UNPACKED, path), mode="r|") as tar,
+            tarfile.open(fileobj=_Capped(unzipped, MAX_UNPACKED, path), mode="r|") as tar,  # type: ignore[call-overload]  # "r|" only reads; the stub wants write/seek
         ):
             for count, info in enumerate(tar, 1):
                 name = info.name
@@ -370,7 +370,7 @@ class BundleHolder:
     Readers take `current()` once per decision, so an in-flight decision finishes on the Program it began on.
     """
 
-    def __init__(self, path: str, trust: str, warn: Callable[[str], None]):
+    def __init__(self, path: str, trust: str, warn: Callable[[str], object]):
         self.path, self.trust, self.warn = path, trust, warn
         chosen = highest(path, trust)
         try:  # stamped before the load: a bundle replaced meanwhile is seen as new by the next poll

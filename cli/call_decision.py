@@ -18,6 +18,8 @@ from ..runtime.arguments import ArgumentProblem, check
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
+    from typing import Literal
+
     from ..compiler.program import Program
     from ..compiler.request import Request
 
@@ -95,7 +97,7 @@ class CallDecision:
         return f"{self.reason} (decided by {self.by_text()})" if self.deciding else self.reason
 
     def to_json(self) -> dict:
-        data = {
+        data: dict = {
             "decision": self.effect,
             "gate": self.gate,
             "reason": self.reason,
@@ -147,7 +149,7 @@ def decide_call(
     *,
     gates: bool = True,
     include_guards: bool = True,
-    sandbox: FileSandbox | None | bool = True,
+    sandbox: FileSandbox | None | Literal[True] = True,
     agent_fields: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
     shell_cwd: str | None = None,
 ) -> CallDecision:
@@ -266,7 +268,7 @@ def sandbox_verdict(
     if definition is None:
         definition = next((d.definition for d in program.catalog.definitions.values() if d.name == tool), None)
     field = CHANGED_FILE.get(definition or "")
-    if field is None or not isinstance(args, dict) or workspace is None:
+    if field is None or definition is None or not isinstance(args, dict) or workspace is None:
         return None
     if definition.endswith("/str_replace_editor") and args.get("command") == "view":
         return None  # a read: the editor's view changes nothing

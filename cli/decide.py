@@ -128,7 +128,8 @@ def fast_arguments(argv: list[str]):
         **{name: [] for name in _REPEATED.values()},
         **{name: False for name in _SWITCHES.values()},
     }
-    index, positional = 0, []
+    index = 0
+    positional: list[str] = []
     while index < len(argv):
         word = argv[index]
         if not word.startswith("-"):  # TOOL, then PRESET, anywhere among the flags (argparse intermixes them)

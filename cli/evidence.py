@@ -128,7 +128,8 @@ def read_sessions(source: str, host_runs: Callable[[str], bool] = lambda name: F
     """Every logged call of `source` with its outcome; malformed records are skipped and named."""
     log = read_log_target(source)  # a JSONL path or a postgresql:// DSN; DSH107 when unreadable
     given = replay_input(log)
-    outcomes = {}  # (session, call id) -> (the decision its tool/result records (None: it ran, hook style), by)
+    # (session, call id) -> (the decision its tool/result records (None: it ran, hook style), by)
+    outcomes: dict[tuple, tuple[str | None, object]] = {}
     for record in log.records:
         if record.get("type") == "tool/result" and isinstance(record.get("callId"), str):
             decision = record.get("decision")
@@ -182,7 +183,7 @@ def _read_calls(source: str, context: dict, workspace: str | None) -> Evidence:
 def read_transcript(source: str, context: dict, workspace: str | None) -> Evidence:
     """A Claude Code session transcript: each `tool_use` block, mapped to its catalog calls, ran when a
     `tool_result` answers it with anything but a refusal. A record that is not a JSON object is an error."""
-    from ..compiler.interop.agents import CatalogCall, load_mapping, map_call
+    from ..compiler.interop.agents import load_mapping, map_call
 
     uses, results, problems = [], {}, []
     for number, text in _numbered(source):
@@ -215,24 +216,22 @@ def read_transcript(source: str, context: dict, workspace: str | None) -> Eviden
         name, given = block["name"], block.get("input")
         root = workspace or cwd
         mapped = [
-            c
+            (c.tool, c.args)
             for c in map_call("claude-code", name, given if isinstance(given, dict) else {}, root)
             if c.tool is not None
         ]
         if not mapped and name.startswith(prefix) and name.count("__") >= 2:
             # an MCP tool `mcp__SERVER__TOOL`: the catalog (an overlay of the server's tools) names it TOOL
-            mapped = [CatalogCall(name.split("__", 2)[2], dict(given) if isinstance(given, dict) else {})]
+            mapped = [(name.split("__", 2)[2], dict(given) if isinstance(given, dict) else {})]
         if not mapped:
             skipped.append((number, f"`{name}` has no catalog counterpart"))
             continue
         refused = results.get(block["id"])
         ran = refused is False  # no answer: interrupted, or the transcript ends first
-        for index, call in enumerate(mapped):
+        for index, (tool, args) in enumerate(mapped):
             call_id = block["id"] if len(mapped) == 1 else f"{block['id']}#{index + 1}"
             calls.append(
-                ObservedCall(
-                    number, call_id, call.tool, call.args, context, root, "allow" if ran else "deny", ran, source
-                )
+                ObservedCall(number, call_id, tool, args, context, root, "allow" if ran else "deny", ran, source)
             )
     return Evidence(tuple(calls), tuple(skipped), False)
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 from mcp import Client, StdioServerParameters
 
 from ..compiler import upstream
 from .upstream_lists import build_catalog, known_tools, source_endpoints  # noqa: F401 - `serve` reads them here
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
 
 LIST_TIMEOUT_S = 20.0  # a cold `uvx`/`python -m` start of an upstream can take seconds
 PING_EVERY_S = 1.0  # how often a connected upstream is asked for its tools (liveness and changes)
@@ -26,6 +29,8 @@ RETRY_EVERY_S = 0.5
 def _client(endpoint: upstream.Endpoint) -> Client:
     if endpoint.url is not None:
         return Client(endpoint.url, cache=None)
+    if endpoint.command is None:  # `upstream` gives each endpoint one or the other; the parameters would refuse it
+        raise ValueError(f"upstream `{endpoint.name}` has neither a command nor a url")
     params = StdioServerParameters(command=endpoint.command, args=list(endpoint.args), env=dict(endpoint.env) or None)
     return Client(params, cache=None)
 
@@ -73,7 +78,7 @@ class UpstreamPool:
         self._clients: dict[str, Client] = {}
         self._on_change = on_change
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._group = None
+        self._group: TaskGroup | None = None
         self._lock = threading.Lock()
 
     async def run(self) -> None:

@@ -17,9 +17,10 @@ def terminal_columns() -> int:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
         columns = 0
-    if columns <= 0:
+    stdout = sys.__stdout__  # None where the interpreter started without one
+    if columns <= 0 and stdout is not None:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80

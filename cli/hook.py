@@ -64,7 +64,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None) -> int:
     if effect == "defer":  # no decision: Claude Code's own permission rules decide (`unmapped = "defer"`)
         stderr.write(reason + "\n")
         return 0
-    answer = {"hookEventName": "PreToolUse", "permissionDecision": effect, "permissionDecisionReason": reason}
+    answer: dict = {"hookEventName": "PreToolUse", "permissionDecision": effect, "permissionDecisionReason": reason}
     if updated is not None:  # the call as it must run: its command inside the policy's sandbox
         answer["updatedInput"] = updated
     stdout.write(json_io.dumps({"hookSpecificOutput": answer}, ensure_ascii=False) + "\n")
@@ -247,6 +247,8 @@ def _pre(options, payload: dict) -> tuple[str, str, dict | None]:
         )
         if worst is None or stricter(effect, worst[0]):
             worst = (effect, reason, decided, call)
+    if worst is None:  # never: `map_call` gives every call at least one (an unmapped one, a tool of None)
+        raise ValueError(f"`{name}` maps to no call")
     effect, reason, decided, call = worst
     updated = None
     if effect != "deny":

@@ -20,6 +20,13 @@ from __future__ import annotations
 
 from ..common import json_io
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # an agent's answer to a decision: (event, effect, reason, rewritten input) -> its JSON, None for nothing
+    Render = Callable[[str, str, str, dict | None], dict | None]
+
 USAGE = """usage: dshc hook gemini|codex|cursor [PRESET] [--config .dshc] [--load PATH]... [--no-shipped] [--preset P]
                              [--host H] [--platform P] [--scope S] [--policy P] [--log EVENTS.jsonl]
                              [--workspace DIR]
@@ -35,7 +42,7 @@ def _gemini(event: str, effect: str, reason: str, updated: dict | None) -> dict:
     if effect == "defer":  # no decision: Gemini CLI's own policy decides
         return {}
     effect, reason, updated = _no_ask(effect, reason, updated)
-    answer = {"decision": effect, "reason": reason}
+    answer: dict = {"decision": effect, "reason": reason}
     if updated is not None and effect == "allow":
         answer["hookSpecificOutput"] = {"tool_input": updated}
     return answer
@@ -99,7 +106,7 @@ def _same(payload: dict) -> dict:
     return payload
 
 
-def _cursor_call(tool: str, field: str | None):
+def _cursor_call(tool: str, field: str | None) -> Callable[[dict], dict]:
     """A Cursor event's fields as the call the Claude Code hook decides: `tool` with `field` as its input
     (None: the MCP tool the event names, its input parsed when Cursor sends it as JSON text)."""
 
@@ -129,7 +136,7 @@ def _cursor_call(tool: str, field: str | None):
 
 # agent -> (its events before a call -> the call as the Claude Code hook reads it, its event after a call,
 # the answer to a decision, the answer to any other event)
-PROTOCOLS = {
+PROTOCOLS: dict[str, tuple[dict[str, Callable[[dict], dict]], str | None, Render, dict | None]] = {
     "gemini": ({"BeforeTool": _same}, "AfterTool", _gemini, {}),
     "codex": ({"PreToolUse": _same}, "PostToolUse", _codex, None),
     "cursor": (

@@ -119,6 +119,9 @@ def private_tmp() -> str:
     import stat
     from ..compiler import user_cache
 
+    root = user_cache.cache_root()
+    if root is None:  # as `open_folder` would say
+        raise FileNotFoundError("no cache folder")
     folder = user_cache.open_folder()
     try:
         try:
@@ -128,4 +131,4 @@ def private_tmp() -> str:
         user_cache.check_owned(os.stat("tmp", dir_fd=folder, follow_symlinks=False), "tmp", stat.S_ISDIR)
     finally:
         os.close(folder)
-    return os.path.realpath(os.path.join(user_cache.cache_root(), "dshc", "tmp"))
+    return os.path.realpath(os.path.join(root, "dshc", "tmp"))

@@ -346,7 +346,7 @@ class Escalation:
         self.approver = self._approve if approver is not None else None
 
     def _approve(self, call, reason: str) -> str:
-        outcome = self._approver(call, reason)
+        outcome = self._approver(call, reason)  # type: ignore[misc]  # `approver` is this only when one was given
         with self._lock:
             if outcome == "allowed-once":
                 self._approved.add(call.id)
@@ -377,7 +377,11 @@ class Escalation:
             approved = call.id in self._approved
             needed = self._needed.get(call.id)
         # an approved call runs in the mode it asked for, or the one its question said it needs
-        asked = [mode for mode in (call.arguments.get("sandbox_permissions"), needed) if wider_mode(mode, policy_mode)]
+        asked = [
+            wide
+            for mode in (call.arguments.get("sandbox_permissions"), needed)
+            if (wide := wider_mode(mode, policy_mode))
+        ]
         return max(asked, key=SANDBOX_MODES.index) if approved and asked else policy_mode
 
 

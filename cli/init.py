@@ -84,7 +84,9 @@ IMPORTED = "claude-code"  # the policy `--from-claude-code` writes, and team.dsh
 def cmd_init(args, out, err) -> int:
     folder = os.path.abspath(args.folder)
     if not os.path.isdir(folder):
-        raise DshError([invalid_request(f"`{args.folder}` is not a folder")])
+        raise DshError(
+            [invalid_request(f"`{args.folder}` is not a folder", "name an existing folder, or none for this one")]
+        )
     files = {".dshc": PROJECT, "team.dsh": TEAM, "team.test.toml": TESTS}
     notes: tuple = ()
     if args.from_claude_code:
@@ -149,7 +151,9 @@ def _imported(folder: str) -> tuple[str, tuple]:
             with open(path, encoding="utf-8") as handle:
                 layers.append((path, json.load(handle)))
         except (OSError, ValueError) as exc:
-            raise DshError([invalid_request(f"cannot read {path}: {exc}")]) from None
+            raise DshError(
+                [invalid_request(f"cannot read {path}: {exc}", "fix the file's JSON, or drop --from-claude-code")]
+            ) from None
     if not layers:
         raise DshError(
             [
@@ -162,7 +166,9 @@ def _imported(folder: str) -> tuple[str, tuple]:
     try:
         result = import_hierarchy(layers, folder, name=IMPORTED)
     except ValueError as exc:
-        raise DshError([invalid_request(str(exc))]) from None
+        raise DshError(
+            [invalid_request(str(exc), "fix the Claude Code settings, or drop --from-claude-code")]
+        ) from None
     Program.load(texts={f"{IMPORTED}.dsh": result.text, "team.dsh": TEAM})  # it must load as written
     return result.text, tuple(result.notes)
 
@@ -176,14 +182,22 @@ def _with_hook(path: str) -> dict:
             with open(path, encoding="utf-8") as handle:
                 settings = json.load(handle)
         except (OSError, ValueError) as exc:
-            raise DshError([invalid_request(f"cannot read {path}: {exc}")]) from None
+            raise DshError(
+                [invalid_request(f"cannot read {path}: {exc}", "fix the file's JSON, or remove it")]
+            ) from None
         if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
-            raise DshError([invalid_request(f"{path} is not a settings object with a `hooks` object")])
+            raise DshError(
+                [
+                    invalid_request(
+                        f"{path} is not a settings object with a `hooks` object", "fix the file, or remove it"
+                    )
+                ]
+            )
     hooks = settings.setdefault("hooks", {})
     for event in EVENTS:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
-            raise DshError([invalid_request(f"{path}: `hooks.{event}` is not a list")])
+            raise DshError([invalid_request(f"{path}: `hooks.{event}` is not a list", "fix the file, or remove it")])
         present = any(
             isinstance(e, dict)
             and any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND for h in e.get("hooks", ()) or ())

@@ -103,6 +103,7 @@ def listen(bind: Bind, help: str = "choose another port", reuse_port: bool = Fal
 def listener_token(bind: Bind, allow_remote: bool, token_file: str | None, environ=os.environ) -> str | None:
     """The bearer token every request must carry (None: none asked); a non-loopback bind needs
     --allow-remote and a token, from --token-file or $DSHC_TOKEN."""
+    token: str | None
     if token_file:
         try:
             token = Path(token_file).read_text(encoding="utf-8").strip()

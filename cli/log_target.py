@@ -26,7 +26,7 @@ SPOOL_FOLDER = "spool"
 
 
 def open_log(target: str | None, session: str | None = None) -> EventLog:
-    if not is_dsn(target):
+    if target is None or not is_dsn(target):
         try:
             if target:
                 os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
@@ -159,6 +159,9 @@ def spool_folder(dsn: str) -> str:
     """<cache>/dshc/spool, made 0700 and checked to be ours; DSH107 when no private folder can be had."""
     if not user_cache.usable():
         raise _no_spool("this platform cannot check a private folder")
+    root = user_cache.cache_root()
+    if root is None:  # as `open_folder` would say
+        raise _no_spool("no cache folder")
     try:
         parent = user_cache.open_folder()
     except (user_cache.UntrustedCache, OSError) as exc:
@@ -176,7 +179,7 @@ def spool_folder(dsn: str) -> str:
         raise _no_spool(str(exc)) from None
     finally:
         os.close(parent)
-    return os.path.join(user_cache.cache_root(), "dshc", SPOOL_FOLDER)
+    return os.path.join(root, "dshc", SPOOL_FOLDER)
 
 
 def _spool_file(folder: str, name: str) -> str:

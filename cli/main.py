@@ -43,7 +43,11 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> arg
     index = next((i for i, arg in enumerate(argv) if not arg.startswith("-")), None)
     commands_action = _commands(parser)
     command = commands_action.choices.get(argv[index]) if index is not None and commands_action else None
-    if command is None or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in command._actions):
+    if (
+        index is None
+        or command is None
+        or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in command._actions)
+    ):
         return one_preset(parser.parse_args(argv))  # no command, an unknown one (argparse names the choices), or `hook`
     namespace = parser.parse_args(argv[:index])
     namespace.command = argv[index]
@@ -56,11 +60,12 @@ def _commands(parser: argparse.ArgumentParser):
 
 # a row per line, so the table reads as one (and stays so under a formatter)
 # fmt: off
-class _Table:
+def _table():
     """The command table, in the order `dshc --help` lists them. One row per command: a function named
     after it (a trailing `_` where the name is a keyword) returning its module (`commands/`), which exports
     `add_parser(sub)` and `run(args, out, err)`. The import runs when the row is called, so a process loads
-    only the command it runs, and it is a plain import the import graph sees (`tests/test_import_cycles.py`)."""
+    only the command it runs, and it is a plain import the import graph sees (`tests/test_import_cycles.py`).
+    The rows are a function's locals, not a class's, so a type checker reads them as plain functions."""
 
     def catalog(): from .commands import catalog; return catalog
     def compile(): from .commands import compile; return compile
@@ -87,11 +92,12 @@ class _Table:
     def suggest(): from .commands import suggest; return suggest
     def init(): from .commands import init; return init
     def ui(): from .commands import ui; return ui
+    return locals()
 
 # fmt: on
 
 
-COMMANDS = {name.rstrip("_"): row for name, row in vars(_Table).items() if not name.startswith("__")}
+COMMANDS = {name.rstrip("_"): row for name, row in _table().items()}
 
 
 def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:

@@ -138,7 +138,8 @@ def literal(value) -> str | None:
         return text if _NUMBER.fullmatch(text) else None
     if isinstance(value, (list, tuple)):
         items = [literal(v) for v in value]
-        return None if None in items else "[" + ", ".join(items) + "]"
+        texts = [text for text in items if text is not None]
+        return "[" + ", ".join(texts) + "]" if len(texts) == len(items) else None
     return None
 
 
@@ -160,9 +161,10 @@ def _hosts(values: list) -> list[str] | None:
 
 def _pin(name: str, values: list, how: str = "exact") -> str:
     hosts = _hosts(values)
-    fact, texts = (f"args.{name}.host", hosts) if hosts else (f"args.{name}", [literal(v) for v in values])
     if hosts:
-        texts = [json.dumps(h) for h in hosts]
+        fact, texts = f"args.{name}.host", [json.dumps(h) for h in hosts]
+    else:  # `narrow` pins only values every one of which `literal` can write
+        fact, texts = f"args.{name}", [text for v in values if (text := literal(v)) is not None]
     distinct = sorted(set(texts))
     if how == "shape" and not hosts:
         shaped = _shape(f"args.{name}", values, len(distinct) > 1)
@@ -227,7 +229,9 @@ def _plain(text: str) -> bool:
 def narrow(arguments: list[dict], schema: dict, how: str = "exact") -> list[Narrowed]:
     """The conditions covering `arguments` (each a call's argument object), pinning every argument but free text:
     to the values seen (`exact`), or to the class they share (`shape`: `_shape`)."""
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
     seen: dict[str, list] = defaultdict(list)
     for args in arguments:
         for key, value in args.items():
@@ -235,7 +239,9 @@ def narrow(arguments: list[dict], schema: dict, how: str = "exact") -> list[Narr
     notes = []
     pinned = []
     for key in sorted(seen):
-        prop = properties.get(key) if isinstance(properties.get(key), dict) else {}
+        prop = properties.get(key)
+        if not isinstance(prop, dict):
+            prop = {}
         if free_text(key, prop, seen[key]):
             continue
         if not _expressible(key):

@@ -84,9 +84,9 @@ def logged_result(record: dict, blobs: str) -> ToolResult:
     )
 
 
-def _not_run(call, prior: PriorRun, log_path: str) -> ToolResult:
+def _not_run(call, prior: PriorRun, log_path: str | None) -> ToolResult:
     """The answer for a call this run did not execute: its recorded result, or `interrupted`."""
-    if call.id not in prior.results:
+    if call.id not in prior.results or log_path is None:  # results are read from a log: there is one then
         return interrupted_result(call.id, call.name)
     try:
         record = prior.results[call.id]

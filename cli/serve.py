@@ -84,7 +84,7 @@ class _Session:
 class Served:
     """What `dshc serve` serves: the Program (rebuilt on change), the upstreams, the current session."""
 
-    def __init__(self, options: ServeOptions, warn: Callable[[str], None]):
+    def __init__(self, options: ServeOptions, warn: Callable[[str], object]):
         self.options = options
         self.warn = warn
         self.base_catalog: Catalog = load_catalog(options.catalog_dir) if options.catalog_dir else load_catalog()
@@ -119,9 +119,14 @@ class Served:
         self.fingerprint = self.current().view.fingerprint  # composes now: a bad request fails at startup
 
     # --- the session of the current state ---
+    def _program(self) -> Program:
+        if self.program is None:  # `start` builds it before anything asks
+            raise RuntimeError("dshc serve: the sources are not loaded yet")
+        return self.program
+
     def request(self) -> Request:
         # only services the program knows: an upstream that just answered has no tools until the rebuild
-        up = self.pool.up & self.program.catalog.services
+        up = self.pool.up & self._program().catalog.services
         base = self.options.request
         return base.model_copy(update={"with_services": base.with_services | up})
 
@@ -133,7 +138,7 @@ class Served:
                 return found
             if found is not None:
                 self._close(found)
-            self._session = self._open(self.program, request)
+            self._session = self._open(self._program(), request)
             return self._session
 
     def close(self) -> None:
@@ -282,8 +287,9 @@ def _approval_request(name: str, reason: str) -> types.ElicitRequest:
     )
 
 
-def _outcome(action: str) -> str:
-    return {"accept": "allowed-once", "decline": "rejected"}.get(action, "cancelled")
+def _outcome(action: str | None) -> str:
+    outcomes: dict[str | None, str] = {"accept": "allowed-once", "decline": "rejected"}
+    return outcomes.get(action, "cancelled")
 
 
 def _can_elicit(ctx) -> bool:
@@ -492,18 +498,17 @@ def cmd_serve(args, out, err) -> int:
         err.write(f"dshc serve: serving {where}\n")
         err.flush()
 
+    listening = None
     if http is not None:
         from .listener import listen
 
-        http = (
-            listen(http[0], reuse_port=args.reuse_port),
-            *http[1:],
-        )  # bound before the sources load: a busy port is refused at once
+        # bound before the sources load: a busy port is refused at once
+        listening = (listen(http[0], reuse_port=args.reuse_port), *http[1:])
     try:
-        anyio.run(serve, options, http, ready)
+        anyio.run(serve, options, listening, ready)
     except KeyboardInterrupt:
         pass
     finally:
-        if http is not None:
-            http[0].close()
+        if listening is not None:
+            listening[0].close()
     return 0

@@ -8,7 +8,7 @@ from argparse import Namespace
 
 from ..compiler.diagnostics import DshError, invalid_request
 from ..compiler.program import Program, read_paths, shipped_sources
-from ..compiler.request import CONTEXT_FIELDS, Request
+from ..compiler.request import CONTEXT_FIELDS, InvalidRequest, Request
 from .agent_settings import agent_source
 from .command_context import catalog_of, from_files
 
@@ -86,7 +86,7 @@ def context_request(spec: str) -> Request:
             fields[key] = value == "true" if key == "plan" else value
     try:
         return Request(**fields)
-    except ValueError as exc:
+    except InvalidRequest as exc:
         raise DshError(
             [
                 invalid_request(

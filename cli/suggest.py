@@ -92,7 +92,9 @@ def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Sugges
             suggestion.uncovered.append((call, "no tool of this name in the catalog (add the overlay that defines it)"))
         elif call.ran:
             by_tool[call.name].append(call)
-            scope = call.context.get("scope") if isinstance(call.context.get("scope"), str) else "root"
+            scope = call.context.get("scope")
+            if not isinstance(scope, str):
+                scope = "root"
             used = suggestion.scopes.setdefault(scope, [])
             if call.name not in used:
                 used.append(call.name)
@@ -120,18 +122,16 @@ def generalise(program, calls: list[ObservedCall], how: str = "exact") -> Sugges
             for call in by_tool[name]:
                 args = call.arguments if isinstance(call.arguments, dict) else {}
                 present = tuple(p for p in path_params if p in args)
-                canon = {}
+                canon: dict[str, str] = {}
                 for param in present:
                     value = args[param]
                     path = canonical_path(value, call.workspace) if isinstance(value, str) and call.workspace else None
                     if not isinstance(path, CanonicalPath) or posixpath.isabs(path) or path.startswith(".."):
-                        canon = None
+                        suggestion.uncovered.append((call, "a path is outside the workspace (or the session had none)"))
                         break
                     canon[param] = str(path)
-                if canon is None:
-                    suggestion.uncovered.append((call, "a path is outside the workspace (or the session had none)"))
-                    continue
-                groups[present].append((canon, call.cited))
+                else:  # every path is inside the workspace
+                    groups[present].append((canon, call.cited))
             for present, seen in sorted(groups.items()):
                 parts = [_path_condition(p, [s[p] for s, _ in seen]) for p in present]
                 parts += [f"not has args.{p}" for p in path_params if p not in present]
@@ -229,7 +229,7 @@ def redecide(program, calls: list[ObservedCall]) -> dict:
     from .evidence import host_implemented
 
     host_runs = host_implemented(program.catalog)
-    counts = {"ran": Counter(), "not_ran": Counter()}
+    counts: dict[str, Counter[str]] = {"ran": Counter(), "not_ran": Counter()}
     for call in calls:
         effect = decide_again(program, call, host_runs)
         counts["ran" if call.ran else "not_ran"][effect] += 1
@@ -281,7 +281,9 @@ def cmd_suggest(args, out, err) -> int:
         "plan": args.plan,
     }
     workspace = os.path.abspath(args.workspace) if args.workspace else None
-    calls, skipped, torn = [], [], False
+    calls: list[ObservedCall] = []
+    skipped: list[tuple[str, int, str]] = []
+    torn = False
     sources = [(source, args.format) for source in args.sources] + [(log, "log") for log in args.logs]
     if not sources:
         raise DshError([invalid_request("no evidence to read", "name a record of calls with --from FILE")])

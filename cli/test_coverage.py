@@ -31,29 +31,32 @@ class Item:
 
 
 def items(documents: Iterable[ast.Document]) -> list[Item]:
-    found: list[Item] = []
-    for document in documents:
-        for decl in document.decls:
-            found += _decl_items(decl)
-    return sorted((i for i in found if i.span is not None), key=lambda i: (i.span.path, i.span.line, i.span.col))
+    found = [
+        Item(kind, id_, span)
+        for document in documents
+        for decl in document.decls
+        for kind, id_, span in _decl_items(decl)
+        if span is not None
+    ]
+    return sorted(found, key=lambda i: (i.span.path, i.span.line, i.span.col))
 
 
-def _decl_items(decl) -> list[Item]:
+def _decl_items(decl) -> list[tuple[str, str, Span | None]]:
+    """(kind, id, span) of each item `decl` declares; `items` leaves out one without a span."""
     name = decl.name.text
     if isinstance(decl, ast.Policy):
         out = [
-            Item("rule", f"{name}/{r.effect}@{r.span.line}" if r.span else f"{name}/{r.effect}", r.span)
-            for r in decl.rules
+            ("rule", f"{name}/{r.effect}@{r.span.line}" if r.span else f"{name}/{r.effect}", r.span) for r in decl.rules
         ]
-        out += [Item("guard", f"{name}/guard:{g.name.text}", g.span) for g in decl.guards]
+        out += [("guard", f"{name}/guard:{g.name.text}", g.span) for g in decl.guards]
         if decl.default is not None:
-            out.append(Item("default", f"{name}/default", decl.default.span))
+            out.append(("default", f"{name}/default", decl.default.span))
         return out
     if isinstance(decl, ast.Preset):
-        return [Item("mount", f"{name}/mount:{m.row_name}", m.span) for m in decl.mounts]
+        return [("mount", f"{name}/mount:{m.row_name}", m.span) for m in decl.mounts]
     if isinstance(decl, ast.Scope):
         return [
-            Item(kind, f"{name}/{kind}:{entry.text}", entry.span)
+            (kind, f"{name}/{kind}:{entry.text}", entry.span)
             for kind in ("only", "hide", "own")
             for entry in getattr(decl, kind)
         ]

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compiler.diagnostics import Diagnostic, DshError
 from ..compiler.request import CONTEXT_FIELDS
 from ..compiler.source import Span
+
+if TYPE_CHECKING:
+    import tomllib  # at run time imported by `parse_test_file` alone
 
 SUFFIX = ".test.toml"
 EFFECTS = ("allow", "ask", "deny", "conditional")
@@ -129,7 +132,7 @@ def parse_test_file(path: str, text: str) -> TestFile:
     return result
 
 
-def _toml_error(path: str, text: str, exc: "tomllib.TOMLDecodeError") -> Diagnostic:  # noqa: F821 - imported late
+def _toml_error(path: str, text: str, exc: tomllib.TOMLDecodeError) -> Diagnostic:
     found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
     message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
     if found:
@@ -193,9 +196,9 @@ class _Reader:
                 self._key(key, 1, None) or top,
                 "a test file has `load`, `[context]` and `[[test]]` cases",
             )
-        load = self._strings(data.get("load", []), "load", self._key("load", 1, None) or top)
+        written = self._strings(data.get("load", []), "load", self._key("load", 1, None) or top)
         base = os.path.dirname(self.path)
-        load = tuple(entry if os.path.isabs(entry) else os.path.join(base, entry) for entry in load)
+        load = tuple(entry if os.path.isabs(entry) else os.path.join(base, entry) for entry in written)
         context_line = self._nth_header("context", 0) or 1
         context = self._context(data.get("context", {}), context_line, self._next_header(context_line), "[context]")
         cases = data.get("test", [])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..compiler.diagnostics import Diagnostic, DshError, invalid_request
 from ..compiler.program import Program, shipped_sources
-from ..compiler.request import Request
+from ..compiler.request import InvalidRequest, Request
 from ..compiler.source import Span
 from . import test_coverage as coverage
 from .call_decision import decide_call
@@ -133,11 +133,11 @@ def _run_case(program: Program, test_file: TestFile, case: Case, touched: list[S
         ids = [rule for rule, _ in deciding]
         problems = []
         # `conditional` is the policy's word for a call it cannot resolve; the call's own effect is a deny
-        effect = decision.policy_effect if call.expect == "conditional" else decision.effect
+        got = decision.policy_effect if call.expect == "conditional" else decision.effect
         if decision.invalid is not None:
             problems.append(f"expected {call.expect}, but the arguments are invalid")
-        elif effect != call.expect:
-            problems.append(f"expected {call.expect}, got {effect}")
+        elif got != call.expect:
+            problems.append(f"expected {call.expect}, got {got}")
         if call.gate is not None and decision.gate != call.gate:
             problems.append(f"expected gate `{call.gate}`, got `{decision.gate}`")
         if call.by is not None and call.by not in ids:
@@ -171,7 +171,7 @@ def _request(program: Program, test_file: TestFile, case: Case) -> Request:
     """The case's context as a Request, composed once so a wrong name is reported at its key."""
     try:
         request = Request(**case.context)
-    except ValueError as exc:
+    except InvalidRequest as exc:
         raise DshError(
             [Diagnostic("DSH109", f"case `{case.name}`: {exc.errors()[0]['msg'].lower()}", case.span)],
             {test_file.path: test_file.text},

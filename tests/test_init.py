@@ -88,3 +88,15 @@ def test_init_from_claude_code_without_settings_says_so(cli, tmp_path):
     result = cli("init", str(tmp_path), "--from-claude-code")
     assert result.code == 2 and "no .claude/settings.json" in result.err and "Traceback" not in result.err
     assert not (tmp_path / ".dshc").exists()
+
+
+def test_init_on_bad_input_reports_dsh405_with_a_help_not_an_internal_error(cli, tmp_path):
+    missing = cli("init", str(tmp_path / "missing"), "--json")
+    assert missing.code == 2 and missing.json()["diagnostics"][0]["code"] == "DSH405"
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{not json")
+    unreadable = cli("init", str(tmp_path), "--from-claude-code", "--json")
+    assert unreadable.code == 2 and unreadable.json()["diagnostics"][0]["help"]
+    (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"PreToolUse": {}}}')
+    not_a_list = cli("init", str(tmp_path), "--claude-code", "--json")
+    assert not_a_list.code == 2 and "is not a list" in not_a_list.json()["diagnostics"][0]["message"]

@@ -25,14 +25,13 @@ def run(args, out, err) -> int:
 
     paths = [os.path.exists(s) or s == "@shipped" for s in (args.old, args.new)]
     if all(paths):
-        old, new = side_program_of(args.old, args), side_program_of(args.new, args)
-        result = diff_programs(old, new)
+        result = diff_programs(side_program_of(args.old, args), side_program_of(args.new, args))
     elif not any(paths):
         program = program_of(args)
-        old, new = context_request(args.old), context_request(args.new)
-        for context in (old, new):
+        old_request, new_request = context_request(args.old), context_request(args.new)
+        for context in (old_request, new_request):
             program.composition(context)  # an unknown name in a context is an error (exit 2), not an empty diff
-        result = diff_programs(program, program, [old], [new])
+        result = diff_programs(program, program, [old_request], [new_request])
     else:
         raise DshError(
             [

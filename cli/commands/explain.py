@@ -37,11 +37,11 @@ def run(args, out, err) -> int:
     request = request_of(args)
     if args.all:
         table = program.explain_all(request)
-        rows = [explain_json(name, results) for name, results in table.items()]
+        tools = [explain_json(name, results) for name, results in table.items()]
         if args.json:
-            write_json(out, {"tools": rows})
+            write_json(out, {"tools": tools})
         else:
-            for row in rows:
+            for row in tools:
                 out.write(f"  {row['tool']:<24} {'available' if row['available'] else 'fails ' + row['failed_gate']}\n")
         return 0
     if not args.tool:
@@ -88,7 +88,7 @@ def _process_enforcement(program, request):
     return enforcement_map(policy, host_mechanism()) if policy is not None else None
 
 
-def _enforcement_text(rows, policy: str) -> str:
+def _enforcement_text(rows, policy: str | None) -> str:
     """What holds the policy's denies for a process this tool starts: the count per layer, and each gap."""
     from collections import Counter
 

@@ -62,7 +62,7 @@ class Vocabulary:
             return cls(catalog)
         tables = program.resolved.tables
         declared = {kind: tuple(sorted(table)) for kind, table in tables.items()}
-        flags = sorted({f.text for host in tables["host"].values() for f in host.flags})
+        flags = sorted({f.text for host in program.resolved.hosts.values() for f in host.flags})
         classes = sorted({c.name for policy in program.resolved.policies.values() for c in policy.classes})
         return cls(catalog, declared, tuple(flags), tuple(classes))
 
@@ -74,7 +74,7 @@ class Vocabulary:
         return [Candidate(p.id, "package", p.summary) for p in self.catalog.packages]
 
     def tools(self) -> list[Candidate]:
-        found = {}
+        found: dict[str, Candidate] = {}
         for tool in self.catalog.definitions.values():
             for name in (tool.name, *tool.aliases):
                 found.setdefault(name, Candidate(name, "tool", tool.definition))
@@ -86,7 +86,7 @@ class Vocabulary:
 
 @dataclass(frozen=True)
 class _Token:
-    kind: str
+    kind: str | None  # the token pattern's group name (each alternative has one)
     text: str
     start: int  # offset in the text
 
@@ -133,7 +133,8 @@ class _Where:
 
 
 def _where(tokens: list[_Token]) -> _Where:
-    where, stack, pending_decl, last_mount = _Where(), [], None, None
+    where, pending_decl, last_mount = _Where(), None, None
+    stack: list[tuple[str, str | None]] = []  # open braces: ("decl", its kind) or ("config", its mount's package)
     for index, token in enumerate(tokens):
         if token.kind == "name" and not stack and token.text in DECL_KEYWORDS:
             pending_decl = token.text
@@ -220,7 +221,7 @@ def _argument(keyword: str | None, tokens: list[_Token], where: _Where, vocab: V
         "own": vocab.tools,
         "parent": lambda: vocab.names("scope"),
         "rows": lambda: vocab.names("preset"),
-        "extends": lambda: vocab.names(decl),
+        "extends": lambda: vocab.names(decl) if decl is not None else [],
         "approval": lambda: values(APPROVALS),
         "present": lambda: values(MODES),
         "platforms": lambda: values(PLATFORMS),

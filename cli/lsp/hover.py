@@ -43,10 +43,10 @@ def hover(ref: Ref, program: Program | None, catalog: Catalog, workspace: str | 
         return _tool(ref, program, catalog, workspace)
     if ref.kind == "package":
         return _package(ref, program, catalog, workspace)
-    if ref.kind in ("rule", "guard"):
-        return _rule(ref, program, catalog, workspace)
-    if ref.kind == "config":
-        return _config(ref, catalog)
+    if ref.kind in ("rule", "guard") and isinstance(ref.node, (ast.Rule, ast.Guard)):  # `index` sets it so
+        return _rule(ref, ref.node, program, catalog, workspace)
+    if ref.kind == "config" and isinstance(ref.node, ast.Mount):
+        return _config(ref, ref.node, catalog)
     if ref.kind == "fact":
         return _fact(ref)
     if ref.kind == "service":
@@ -154,8 +154,7 @@ def _availability(program: Program, ref: Ref, names: list[str]) -> str:
 
 
 # --- rules ---------------------------------------------------------------------------------
-def _rule(ref: Ref, program, catalog: Catalog, workspace) -> str:
-    item = ref.node
+def _rule(ref: Ref, item: ast.Rule | ast.Guard, program, catalog: Catalog, workspace) -> str:
     targets = ", ".join(t.name.text if t.kind == "tool" else f"{t.kind}({t.name.text})" for t in item.targets)
     head = f"{item.effect} {targets}" if isinstance(item, ast.Rule) else f"guard {item.name.text}: deny {targets}"
     if item.condition is not None:
@@ -215,11 +214,11 @@ def _target_names(target: ast.Target, catalog: Catalog) -> list[str]:
 
 
 # --- the rest ------------------------------------------------------------------------------
-def _config(ref: Ref, catalog: Catalog) -> str:
-    package = catalog.package_by_id.get(ref.node.package.text)
+def _config(ref: Ref, mount: ast.Mount, catalog: Catalog) -> str:
+    package = catalog.package_by_id.get(mount.package.text)
     knob = package.config.get(ref.text) if package else None
     if knob is None:
-        return f"**config** `{ref.text}`: not a key of package `{ref.node.package.text}`"
+        return f"**config** `{ref.text}`: not a key of package `{mount.package.text}`"
     values = f"; one of {', '.join(f'`{v}`' for v in knob.values)}" if knob.values else ""
     default = f"; default `{knob.default}`" if knob.default is not None else ""
     return (

@@ -19,14 +19,15 @@ class Ref:
     text: str
     span: Span
     decl: ast.Decl  # the declaration the name is written in
-    node: object = None  # the rule or guard for kind rule/guard, the mount for kind config
+    node: ast.Rule | ast.Guard | ast.Mount | None = None  # kind rule/guard: its rule or guard; config: its mount
     defines: bool = False  # the name a declaration introduces (not a reference to one)
 
 
 def refs(document: ast.Document) -> Iterator[Ref]:
     for decl in document.decls:
         kind = ast.DECL_KIND[type(decl)]
-        yield Ref(kind, decl.name.text, decl.name.span, decl, defines=True)
+        if decl.name.span is not None:  # a parsed document's names all have one
+            yield Ref(kind, decl.name.text, decl.name.span, decl, defines=True)
         extends = getattr(decl, "extends", None)
         if extends is not None:
             yield Ref(kind, extends.text, extends.span, decl)
@@ -62,7 +63,8 @@ def _decl_refs(decl) -> Iterator[Ref]:
         for names in (decl.only, decl.hide, decl.own):
             yield from _names("tool", names, decl)
     elif isinstance(decl, ast.Policy):
-        for item in (*decl.rules, *decl.guards):
+        items: tuple[ast.Rule | ast.Guard, ...] = (*decl.rules, *decl.guards)
+        for item in items:
             if item.span is not None:
                 yield Ref("rule" if isinstance(item, ast.Rule) else "guard", _item_label(item), item.span, decl, item)
             for target in item.targets:

@@ -46,13 +46,15 @@ def diff(program: Program, old: str, new: str, catalog=None, only=None, trees: d
     """`only`: a Request to compare trees in that one context instead of over every cell;
     `trees`: the trees a side may name (`given_trees`)."""
     old, new = old.strip(), new.strip()
-    sides = [_tree(spec, trees or {}) for spec in (old, new)]
-    if None not in sides:
-        programs = [program if side == CURRENT else side_program(side, catalog, shipped=False) for side in sides]
+    old_tree, new_tree = (_tree(spec, trees or {}) for spec in (old, new))
+    if old_tree is not None and new_tree is not None:
+        old_program, new_program = (
+            program if side == CURRENT else side_program(side, catalog, shipped=False) for side in (old_tree, new_tree)
+        )
         cells = [only] if only is not None else None
-        result = diff_programs(*programs, cells, cells)
+        result = diff_programs(old_program, new_program, cells, cells)
         result["kind"] = "trees"
-    elif sides == [None, None]:
+    elif old_tree is None and new_tree is None:
         contexts = [_context(spec) for spec in (old, new)]
         for context in contexts:
             program.composition(context)  # an unknown name is an error, not an empty diff

@@ -116,7 +116,7 @@ def matrix(program: Program, base: dict, vary: list[str], colour: str = "gate", 
     contexts = columns(base, vary, values)
     out_columns, tables = [], []
     for context in contexts:
-        column = {
+        column: dict = {
             "context": context,
             "label": _label(context, vary),
             "error": None,

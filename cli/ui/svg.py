@@ -39,7 +39,8 @@ def layout(g: nx.MultiDiGraph) -> dict[str, tuple[float, float, float]]:
 
             columns[index].sort(key=centre)
             row.update({n: i for i, n in enumerate(columns[index])})
-    positions, x = {}, MARGIN
+    positions: dict[str, tuple[float, float, float]] = {}
+    x: float = MARGIN
     for index in sorted(columns):
         width = max(_width(g.nodes[n]["label"]) for n in columns[index])
         for i, node in enumerate(columns[index]):
