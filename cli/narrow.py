@@ -184,8 +184,11 @@ def _shape(fact: str, values: list, several: bool) -> str | None:
     their range, identifiers by a shared beginning (up to its last separator) or e-mail addresses by their
     shared domain (one value is its own class)."""
     if all(isinstance(v, (list, tuple)) for v in values):
-        items = sorted({literal(i) for v in values for i in v}, key=str)
-        if None in items or any(isinstance(i, (list, tuple, dict)) for v in values for i in v):
+        written = [literal(i) for v in values for i in v]
+        if any(isinstance(i, (list, tuple, dict)) for v in values for i in v):
+            return None
+        items = sorted({text for text in written if text is not None})
+        if len(items) < len(set(written)):  # an item the language cannot write
             return None
         longest = max(len(v) for v in values)
         return f"{fact} all in [{', '.join(items)}] and length({fact}) <= {longest}"

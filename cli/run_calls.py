@@ -70,7 +70,8 @@ def interrupted_result(call_id: str, name: str) -> ToolResult:
 
 
 def logged_result(record: dict, blobs: str) -> ToolResult:
-    record = internalise(record, blobs)  # only the results shown again are loaded whole
+    loaded = internalise(record, blobs)  # only the results shown again are loaded whole
+    record = loaded if isinstance(loaded, dict) else {}  # a record that is one blob reference holds no result
     error = record.get("error") if isinstance(record.get("error"), dict) else None
     decided = tuple(tuple(d) for d in record.get("decidedBy") or () if isinstance(d, list) and len(d) == 2)
     return ToolResult(
