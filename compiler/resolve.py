@@ -413,7 +413,8 @@ class _Resolver:
                 "DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span
             )
         yield from self.check_sandbox_settings(decl)
-        for item in (*decl.rules, *decl.guards):
+        items: tuple[ast.Item, ...] = (*decl.rules, *decl.guards)
+        for item in items:
             fields: set[str] = set()
             for target in item.targets:
                 yield from self.check_target(target)

@@ -185,7 +185,8 @@ class ClassDecider:
         found = self.cache.get(key)
         if found is None:
             facts, services, flags = set(), set(), set()
-            for item in (*policy.rules, *policy.guards):
+            items: tuple[ast.Item, ...] = (*policy.rules, *policy.guards)
+            for item in items:
                 for atom in ast.atoms(item.condition):
                     if isinstance(atom, ast.Flag):
                         flags.add(atom.name.text)
