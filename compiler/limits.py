@@ -69,7 +69,7 @@ def tree_problems(path: str, tree: Tree) -> list[Diagnostic]:
                     problems.append(_too_long(path, child, *limit))
             else:
                 stack.append((child, conditions, lists))
-    return sorted(problems, key=lambda d: (d.span.line, d.span.col))  # type: ignore[union-attr]  # each made with one
+    return sorted(problems, key=lambda d: (d.span.line, d.span.col))  # type: ignore[union-attr]  # each made here has one
 
 
 def _too_long(path: str, token: Token, what: str, limit: int) -> Diagnostic:

@@ -130,7 +130,7 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
     scopes = _flatten_all(tables["scope"], _flatten_scope)
     classes = tuple(r.classes)
     policies = _flatten_policies(tables["policy"], classes)
-    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])  # type: ignore[arg-type]  # hosts
+    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])  # type: ignore[arg-type]  # Host declarations
 
 
 class _Resolver:
