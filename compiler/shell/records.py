@@ -10,7 +10,6 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from ..shell_data import Knowledge, Program
     from ..shell_options import OptionReading
-    from .walk import _Found
     from .words import _Word
 
 MAX_DEPTH = 16  # nesting of command substitutions and `sh -c` strings
@@ -96,7 +95,7 @@ class _WalkState:
     reads and records on; and, for type checkers only, the methods one mixin calls on another's."""
 
     data: Knowledge
-    found: list[_Found]
+    found: list  # `walk._Found`s: each segment with its place (not imported: walk imports this module)
     # (kind, path, order, file pattern items or () for a name) before anchoring
     files: list[tuple]
     file_reasons: dict[int, str]
