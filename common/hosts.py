@@ -7,6 +7,10 @@ from __future__ import annotations
 import ipaddress
 import re
 
+TYPE_CHECKING = False  # no `import typing` at run time: its names are for annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
 DEFAULT_PORTS = {
     "http": 80,
     "https": 443,
@@ -151,6 +155,8 @@ class Pattern:
     each with an optional `:PORT`."""
 
     __slots__ = ("text", "kind", "value", "port")
+    # what `kind` says: None (any), a canonical name (host, under), an ip_network (network); read per kind
+    value: Any
 
     def __init__(self, text: str) -> None:
         self.text = text

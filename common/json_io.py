@@ -15,7 +15,7 @@ from __future__ import annotations
 try:
     import _json
 except ImportError:  # another interpreter: the json package does all of it
-    _json = None
+    _json = None  # type: ignore[assignment]  # tested for None below
 
 _WHITESPACE = " \t\n\r"  # JSON's whitespace, as json.decoder.WHITESPACE_STR
 
@@ -35,7 +35,7 @@ class _Options:
     parse_constant = staticmethod(_constant)
 
 
-_scan = _json.make_scanner(_Options()) if _json is not None else None
+_scan = _json.make_scanner(_Options()) if _json is not None else None  # type: ignore[arg-type]  # reads any object's attributes
 
 
 def loads(text: str | bytes | bytearray):

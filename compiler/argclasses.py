@@ -135,7 +135,7 @@ def _shortest(region) -> str | None:
     the alphabet to the power of the length (95**3 strings before `.env`), this costs the states."""
     if region.initial in region.finals:
         return ""
-    parents = {region.initial: None}
+    parents: dict = {region.initial: None}
     queue = deque([region.initial])
     while queue:
         state = queue.popleft()
@@ -208,7 +208,7 @@ def _empty_cells(region, classes) -> set:
     data = knowledge()
     risky = {name for name, row in data.programs.items() if not row.writes_named_files_only}
     risky |= set(data.wrappers) | data.shells
-    proved = set()
+    proved: set[str | int] = set()  # "hazard", and each class proved empty by its index
     if (region & _first_word_fsm(frozenset(risky))).empty():
         proved.add("hazard")
     for index, klass in enumerate(classes):

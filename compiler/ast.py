@@ -318,6 +318,9 @@ class Guard:
     span: Span | None = span_field()
 
 
+Item = Rule | Guard  # an item of a policy's body that targets tools with a condition
+
+
 @record
 class NetworkHosts:
     """`network allow|deny "HOST", …`: the hosts processes may reach, or may not."""

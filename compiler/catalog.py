@@ -269,7 +269,7 @@ class _SchemaChecks:
         self._validators: dict = {}
         # an overlay's validity also depends on the catalog it extends, so its checks always run
         self._stamp = f"catalog-{files.digest()}.ok" if remember else None
-        self.passed_before = remember and user_cache.has_stamp(self._stamp)
+        self.passed_before = self._stamp is not None and user_cache.has_stamp(self._stamp)  # (set: remember)
 
     def errors(self, ref: str | None, instance, path: str) -> list[Diagnostic]:
         if self.passed_before:

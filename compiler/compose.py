@@ -136,7 +136,7 @@ class SharedCompositions:
 
     def __init__(self, resolved: Resolved, size: int | None = None):
         self.resolved = resolved
-        self._fields = LRU(size)  # the request less unread flags -> the composition's other fields
+        self._fields: LRU[tuple] = LRU(size)  # the request less unread flags -> the composition's other fields
         self._flags_read: frozenset[str] | None = None
 
     def compose(self, request: Request) -> Composition:
@@ -214,16 +214,16 @@ def _composed(resolved: Resolved, request: Request) -> tuple:
     on_chain = {s.name for s in chain}
     own_elsewhere: dict[str, tuple[str, Any]] = {}
     for scope in chain:
-        registered = []
-        for name in scope.own:
-            outcome = _own_outcome(resolved, scope, name, services)
+        registered: list = []
+        for own in scope.own:
+            outcome = _own_outcome(resolved, scope, own, services)
             rows.append(outcome)
             registered.extend(outcome.registered)
         layers.append((f"scope:{scope.name}", tuple(registered)))
     for scope in sorted(resolved.scopes.values(), key=lambda s: s.name):
         if scope.name not in on_chain:
-            for name in scope.own:
-                own_elsewhere.setdefault(own_tool_name(name.text), (scope.name, name.span))
+            for own in scope.own:
+                own_elsewhere.setdefault(own_tool_name(own.text), (scope.name, own.span))
     return (
         host,
         services,
@@ -300,7 +300,7 @@ def _approval(chain, policy) -> tuple[str, Any]:
     return "ask", None
 
 
-_SHAPES = LRU(4096)  # (tool, knob settings) -> shaped parameters: a new request context re-uses them
+_SHAPES: LRU[tuple] = LRU(4096)  # (tool, knob settings) -> shaped parameters: a new request context re-uses them
 
 
 def _shape(tool: ToolDef, mount: ast.Mount | None, services: frozenset[str], package_config) -> tuple[dict, str]:
@@ -388,8 +388,10 @@ def _flags_named(source) -> frozenset[str]:
     return _FLAGS_NAMED.put(id(source), (source, names))[1]
 
 
-_LAYERS = LRU(1024)  # (preset, catalog, layer, origin, facts, services, flags read) -> (preset, catalog, rows)
-_FLAGS_NAMED = LRU(256)  # id(preset) -> (preset, the flags its rows' conditions name)
+_LAYERS: LRU[tuple] = LRU(
+    1024
+)  # (preset, catalog, layer, origin, facts, services, flags read) -> (preset, catalog, rows)
+_FLAGS_NAMED: LRU[tuple] = LRU(256)  # id(preset) -> (preset, the flags its rows' conditions name)
 
 
 def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services) -> RowOutcome:
@@ -410,9 +412,8 @@ def _mount_outcome(resolved, layer, origin, mount: ast.Mount, env: Env, services
     return _ROWS.put(key, (mount, package, _registered_outcome(layer, origin, mount, package, services)))[2]
 
 
-_ROWS = LRU(
-    4096
-)  # (row, package, layer, origin, services) -> (row, package, outcome); holding both keeps the ids unique
+# (row, package, layer, origin, services) -> (row, package, outcome); holding both keeps the ids unique
+_ROWS: LRU[tuple] = LRU(4096)
 
 
 def _registered_outcome(layer, origin, mount: ast.Mount, package, services) -> RowOutcome:

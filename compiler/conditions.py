@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from .session import Session
     from .shell import Segment
 
 UNKNOWN = None
@@ -38,7 +39,7 @@ class Env:
     workspace: str | None = None
     shell_tool: bool = False  # args.command is a shell command line
     classes: tuple = ()  # command classes (`args.command is NAME`), from the policy being evaluated
-    session: object = None  # what earlier calls did (`session.Session`); None: not known, the strictest state
+    session: Session | None = None  # what earlier calls did (`session.Session`); None: not known, the strictest state
     # answers already found about this call's arguments: a policy tests one path against the workspace,
     # or one glob against one value, in many rules (a file-system walk or a path comparison, a glob match)
     found: dict = field(default_factory=dict, compare=False, repr=False)
@@ -148,7 +149,7 @@ def _argument_test(expr, env: Env, lenient: bool) -> bool | None:
             from .shell import segment_matches  # the shell analyser loads only for shell calls
 
             return _shell_test(value, lambda seg, side: segment_matches(seg, expr.pattern, side), lenient)
-        key = ("matches", expr.pattern, value, getattr(value, "absolute", None))
+        key: tuple = ("matches", expr.pattern, value, getattr(value, "absolute", None))
         matched = env.found.get(key)
         if matched is None:
             forms = value.forms() if isinstance(value, CanonicalPath) else (value,)
@@ -211,6 +212,7 @@ def _host_test(expr, value, env: Env, lenient: bool) -> bool | None:
     if not isinstance(value, str):
         return lenient
     if expr.fact.path[2] == "host":
+        hosts: tuple
         try:
             hosts, complete = (url_host(value),), True
         except HostError:
@@ -219,6 +221,7 @@ def _host_test(expr, value, env: Env, lenient: bool) -> bool | None:
         hosts, complete = _command_hosts(value)
     if isinstance(expr, ast.Truthy):
         return bool(hosts) or (lenient and not complete)
+    texts: tuple
     if isinstance(expr, ast.Matches):
         texts = (expr.pattern,)
     elif isinstance(expr, ast.Member):
@@ -262,6 +265,7 @@ def _command_hosts(command: str) -> tuple[tuple, bool]:
         segments = found.segments
     else:
         segments = (segment,)
+    hosts: set[str]
     hosts, complete = set(), True
     for seg in segments:
         named, read = segment_hosts(seg)
@@ -356,7 +360,7 @@ def compile_condition(expr: ast.Expr, lenient: bool):
         return _joined(tuple(compile_condition(item, lenient) for item in expr.items), isinstance(expr, ast.And))
     if isinstance(expr, ast.Not):
         return _negated(compile_condition(expr.item, not lenient))
-    test = _session_test if expr.fact.path[0] == "session" else _argument_test
+    test = _session_test if expr.fact.path[0] == "session" else _argument_test  # type: ignore[union-attr]  # a flag reads no argument
     return lambda env, tool: test(expr, env, lenient)
 
 
@@ -400,7 +404,7 @@ def _negated(inner):
 def _env_test(expr, env: Env, lenient: bool) -> bool | None:
     """A test of the environment variables a shell line reads (`.env_read`) or sets (`.env_set`), its whole
     line's (`shell_env`): a set of names, tested as `set_test` tests one."""
-    value = env.args.get(expr.fact.path[1])
+    value = env.args.get(expr.fact.path[1])  # type: ignore[union-attr]  # `_argument_test` checks it is set
     if value is None:
         return False  # no command: it reads and sets nothing
     if not (isinstance(value, str) and env.shell_tool):

@@ -41,7 +41,7 @@ class Deferred:
     undecoded by `loads` until first read (then decoded, all such fields of the text at once)."""
 
     __slots__ = ()
-    __deferred__ = ()  # the field names
+    __deferred__: tuple[str, ...] = ()  # the field names
 
     def __getattr__(self, name: str):  # only called for a name the instance does not hold
         pending = None if name.startswith("__") else self.__dict__.get(_PENDING)
@@ -57,7 +57,9 @@ class _Section:
     """The deferred fields' values of one text, decoded together on first need."""
 
     def __init__(self, decoder: "_Decoder", text: str) -> None:
-        self._decoder, self._text, self._values = decoder, text, None
+        self._decoder: _Decoder | None = decoder
+        self._text: str | None = text
+        self._values: list | None = None
         self._lock = _thread.allocate_lock()  # two threads reading first: one decodes, one waits
 
     def values(self) -> list:
@@ -66,7 +68,7 @@ class _Section:
                 enabled = gc.isenabled()
                 gc.disable()
                 try:
-                    self._values = self._decoder.decode(json_io.loads(self._text))
+                    self._values = self._decoder.decode(json_io.loads(self._text))  # type: ignore[union-attr, arg-type]  # set until decoded
                 finally:
                     if enabled:
                         gc.enable()
@@ -81,7 +83,7 @@ def dumps(value: Any) -> str:
     main = encoder.encode(value)
     if not encoder.later:
         return json.dumps(main, separators=(",", ":"), ensure_ascii=False)
-    later = []
+    later: list = []
     while len(later) < len(encoder.later):  # a deferred value may hold deferred fields of its own
         later.append(encoder.encode(encoder.later[len(later)]))
     return json.dumps(

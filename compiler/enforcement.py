@@ -16,6 +16,10 @@ from .policy.core import rule_id
 from .policy.hidden_env import env_tests, hiding_rules
 from .policy.protected import fixed_folder, literal_path, sandbox_hides
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from .source import Span
+
 OS, WORKSPACE, FILE_TOOLS, RULES = "os", "os-in-workspace", "file-tools", "rules"
 # the layers, strongest first (`dshc verify --enforcement --require` accepts these)
 LAYERS = (OS, WORKSPACE, FILE_TOOLS, RULES)
@@ -278,7 +282,7 @@ def gaps(rows, required: set[str]) -> list[Row]:
     return [row for row in rows if (row.rule in required or "*" in required) and row.layer != OS]
 
 
-def text_deny_hints(policy) -> list[tuple[object, str, str]]:
+def text_deny_hints(policy) -> list[tuple[Span | None, str, str]]:
     """(span, what, the sandbox's way) for each deny or guard on a command's text whose resource the sandbox
     could hold: a network program's text while the network is on, a path glob in a command pattern (`*.env*`)
     that a rule on reads or writes would hide or keep read-only for every process (`dshc check`, DSH317)."""

@@ -103,9 +103,9 @@ class FilePattern(str):
     lies in (`within`, a canonical path), or None when a file may be anywhere."""
 
     forms: tuple
-    within: str | None
+    within: CanonicalPath | None
 
-    def __new__(cls, forms: tuple, within: str | None):
+    def __new__(cls, forms: tuple, within: CanonicalPath | None):
         made = super().__new__(cls, display(forms[0]))
         made.forms, made.within = forms, within
         return made

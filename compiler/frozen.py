@@ -25,7 +25,9 @@ from types import MemberDescriptorType
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): dataclass_transform is for type checkers only
 if TYPE_CHECKING:
-    from typing import Any, dataclass_transform
+    from typing import Any, TypeVar, dataclass_transform
+
+    R = TypeVar("R")
 else:
 
     def dataclass_transform(**kwargs):
@@ -116,7 +118,7 @@ def record(cls=None, *, slots: bool = True, kw_only: bool = False, init: bool = 
             function.__qualname__ = f"{made.__qualname__}.{name}"
         setattr(made, name, function)
     if "__match_args__" not in vars(made):
-        made.__match_args__ = tuple(f.name for f in items if f.init and not f.kw_only)
+        setattr(made, "__match_args__", tuple(f.name for f in items if f.init and not f.kw_only))
     if slots:  # as dataclasses does for a frozen slotted class: pickle and copy restore through the slots
         made.__getstate__, made.__setstate__ = _getstate, _setstate
     setattr(made, _FROZEN, True)
@@ -324,7 +326,7 @@ def is_record(obj) -> bool:
     return hasattr(cls, _FIELDS)
 
 
-def fields(obj) -> tuple:
+def fields(obj) -> tuple[Field, ...]:
     """The fields of a record (class or instance) in order; for a plain dataclass, dataclasses'."""
     found = getattr(obj, _FIELDS, None)
     if found is None:
@@ -332,7 +334,7 @@ def fields(obj) -> tuple:
     return tuple(found.values())
 
 
-def replace(obj, /, **changes):
+def replace(obj: R, /, **changes: Any) -> R:
     """A copy of the record `obj` with `changes`, made through its `__init__` (checks and
     `__post_init__` run again), as `dataclasses.replace` makes it."""
     found = getattr(type(obj), _FIELDS, None)
@@ -439,7 +441,9 @@ def _setting(cls, target: str, env: dict, full: bool = False) -> tuple[list[str]
     the lines that set each field of `target`); the defaults, factories and setters go into `env`.
     A field is set through its slot, or with `object.__setattr__` where it has none. Not
     `full`: plain fields only (no keyword-only field, no default factory)."""
-    positional, keyword, body = [], [], []
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
     env["FACTORY"], env["object_setattr"] = _FACTORY, object.__setattr__
     for item in fields(cls):
         if not full and (item.kw_only or item.default_factory is not MISSING):

@@ -34,7 +34,7 @@ def composition_graph(ctx: GateContext) -> nx.MultiDiGraph:
             target = f"preset:{parent.text}"
             g.add_node(target, kind="preset", label=f"preset {parent.text}")
             g.add_edge(node, target, label="extends", cut=False)
-            node, parent = target, resolved.tables["preset"][parent.text].extends
+            node, parent = target, resolved.tables["preset"][parent.text].extends  # type: ignore[union-attr]  # Preset declarations
     for row in comp.rows:
         package = f"package:{row.package}"
         g.add_node(package, kind="package", label=row.package)

@@ -24,11 +24,16 @@ except ImportError:
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable
-    from typing import TypeVar
+    from typing import Any, Generic, TypeVar
 
     V = TypeVar("V")
+else:  # `Generic[V]` is `object` at run time: the class stays a plain slotted one
+    V = None
+    Generic = {V: object}
 DEFAULT_SIZE = 1024
-MISSING = object()  # what find() returns for an absent key (None can be a remembered value)
+# what find() returns for an absent key (None can be a remembered value); typed as any value, so that
+# find() reads as returning V and a caller's `is MISSING` test needs no cast
+MISSING: Any = object()
 
 
 def default_size() -> int:
@@ -37,8 +42,8 @@ def default_size() -> int:
     return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_SIZE
 
 
-class LRU:
-    """`LRU[V]` in an annotation: an LRU of V values (generic for readers, plain at run time)."""
+class LRU(Generic[V]):
+    """`LRU[V]` in an annotation: an LRU of V values (generic for type checkers, plain at run time)."""
 
     __slots__ = ("size", "_items", "_lock")
 
@@ -46,7 +51,7 @@ class LRU:
         self.size = size if size is not None else default_size()
         if self.size < 1:
             raise ValueError("an LRU cache holds at least one entry")
-        self._items: OrderedDict = OrderedDict()  # key -> [value, used since last passed over]
+        self._items: OrderedDict[Hashable, list] = OrderedDict()  # key -> [value, used since last passed over]
         # a plain lock: the keys' __hash__/__eq__ (requests, records, tuples) never reach an LRU themselves
         self._lock = allocate_lock()
 
@@ -58,7 +63,7 @@ class LRU:
             return entry[0]
         return self.put(key, make())  # make() may raise: nothing is remembered
 
-    def find(self, key: Hashable):
+    def find(self, key: Hashable) -> V:
         """The value for `key` (now marked used), or MISSING; for hot paths that build no closure."""
         entry = self._items.get(key)
         if entry is None:

@@ -22,6 +22,18 @@ from .source import Source, Span
 from .to_ast import Reductions, building
 from .token_stream import TokenStream
 
+TYPE_CHECKING = False  # typing's names are for annotations only
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Lexed(Protocol):
+        """A token the lexer made: lark's `Token` types its positions optional, the lexer sets them."""
+
+        start_pos: int
+        line: int
+        column: int
+
+
 # label -> snippets that end in the same parser state as the mistake
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "a mount needs a package name": ["preset p { mount }"],
@@ -69,7 +81,7 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
     ],
 }
 
-BLOCK_LABELS = {
+BLOCK_LABELS: dict[str | None, str] = {  # (looked up with None too: no block)
     kind: next(label for label in SYNTAX_EXAMPLES if label.endswith(f"inside a {kind}"))
     for kind in ("preset", "host", "scope", "policy")
 }
@@ -94,9 +106,11 @@ _current = threading.local()  # the text being lexed, for the keyword check belo
 class GluedKeyword(Exception):
     """A keyword run straight into more name characters (`presetx`): one unknown word, not two tokens."""
 
+    token: _Lexed
+
     def __init__(self, token: Token):
         super().__init__(str(token))
-        self.token = token
+        self.token = token  # type: ignore[assignment]  # a lexed token: its positions are set
 
 
 def _keyword_check(token: Token) -> Token:
@@ -258,7 +272,7 @@ def _position(text: str, exc: UnexpectedInput) -> tuple[int, int]:
 def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
     if isinstance(exc, GluedKeyword):
         start = exc.token.start_pos
-        word = NAME_WORD.match(text, start).group(0)
+        word = NAME_WORD.match(text, start).group(0)  # type: ignore[union-attr]  # the token is name characters
         line, col = exc.token.line, exc.token.column
         block = _enclosing_block(text, start)
         label = BLOCK_LABELS.get(block) or (TOP_LEVEL_LABEL if block is None and _depth(text, start) == 0 else None)
@@ -270,7 +284,7 @@ def _syntax_diagnostic(source: Source, text: str, exc) -> Diagnostic:
         )
     line, col = _position(text, exc)
     if isinstance(exc, UnexpectedCharacters):
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""  # type: ignore[index, operator]  # lark sets it: the lexer's position
         span = Span(source.path, line, col, line, col + 1)
         if char == '"':
             return Diagnostic("DSH103", "unterminated string", span, 'close the string with `"` on the same line')
@@ -316,7 +330,7 @@ def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
     before the unexpected token says what was probably meant."""
     # the few words before it (a fact, a test word): searching the whole text before the token from every
     # start is quadratic in a long word (a 32,000-character comment cost a `check` minutes)
-    before = text[max(0, token.start_pos - _LOOK_BACK) : token.start_pos]
+    before = text[max(0, token.start_pos - _LOOK_BACK) : token.start_pos]  # type: ignore[operator]  # the caller checks it
     after = (
         text[token.end_pos : token.end_pos + _LOOK_BACK].split("\n", 1)[0].split("#", 1)[0].strip()
         if token.end_pos is not None
@@ -325,8 +339,8 @@ def _probable_mistake(text: str, token: Token) -> tuple[str, str] | None:
     word = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
     fact = _FACT_BEFORE.search(before)
     if token.type == "STRING" and word in ("inside", "outside"):
-        subject = _FACT_BEFORE.search(before[: len(before.rstrip()) - len(word)])
-        subject = subject.group(1) if subject else "args.file_path"
+        found = _FACT_BEFORE.search(before[: len(before.rstrip()) - len(word)])
+        subject = found.group(1) if found else "args.file_path"
         pattern = token[1:-1].rstrip("/") + "/*"
         negation = "not " if word == "outside" else ""
         return (

@@ -22,7 +22,7 @@ from .gates import ready as readiness
 from .lru import LRU, MISSING
 from .memo import wraps
 from .package_data import package_path
-from .policy import CompiledPolicy, Decision, RequestDecider, decide, shape_problem
+from .policy import CompiledPolicy, Decision, RequestDecider, Verdict, decide, shape_problem
 from .request import Request
 from .resolve import RESERVED_TOOL, Resolved, collector_paused, resolve
 from .view import ToolView, make_entry
@@ -293,7 +293,7 @@ class Program:
         include_guards: bool = True,
         *,
         gates: bool = True,
-    ) -> Decision:
+    ) -> Verdict:
         """One tool call's decision through the five gates, cheap enough for every call.
 
         A tool this request does not register, show, put within reach or have a provider for
@@ -361,7 +361,7 @@ class Program:
             ctx,
         )  # per tool name: any name may be asked
 
-    def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Decision:
+    def decide_unindexed(self, request: Request, name: str, args: Mapping, workspace: str | None = None) -> Verdict:
         """The same decision by trying every rule as written: the reference the index is tested against."""
         ctx = self._context(request)
         stop = _gate_denial(ctx, name)

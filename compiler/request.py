@@ -13,6 +13,8 @@ TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for
 if TYPE_CHECKING:
     from typing import Any
 
+    from .session import Session
+
 PLATFORM_VALUES = ("linux", "darwin", "win32")
 MODE_VALUES = ("native", "code", "both")
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
@@ -97,7 +99,7 @@ class Request:
     plan: bool = False
     # what earlier calls of the session did (`session.Session`), for `session.*` conditions; None: not known (no
     # log), the strictest state. Not part of the context a log or a caller writes: the log itself is its source.
-    session: object = None
+    session: Session | None = None
 
     def __init__(
         self,

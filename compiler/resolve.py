@@ -130,7 +130,7 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
     scopes = _flatten_all(tables["scope"], _flatten_scope)
     classes = tuple(r.classes)
     policies = _flatten_policies(tables["policy"], classes)
-    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])
+    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])  # type: ignore[arg-type]  # Host declarations
 
 
 class _Resolver:
@@ -298,7 +298,7 @@ class _Resolver:
                     yield Diagnostic("DSH214", f"`{entry.key.text}` {problem}", entry.span)
                 elif knob.service_for(entry.value) not in (None, *self.services):
                     # a provider no host can ever register would leave the row silently empty
-                    yield unknown("DSH203", "service", knob.service_for(entry.value), self.services, entry.span)
+                    yield unknown("DSH203", "service", knob.service_for(entry.value), self.services, entry.span)  # type: ignore[arg-type]  # not None: tested above
             for key, knob in sorted(package.config.items()):
                 if knob.required and mount.config_entry(key) is None:
                     yield Diagnostic(
@@ -413,7 +413,8 @@ class _Resolver:
                 "DSH109", f"approval must be `ask` or `never`, not `{decl.approval.text}`", decl.approval.span
             )
         yield from self.check_sandbox_settings(decl)
-        for item in (*decl.rules, *decl.guards):
+        items: tuple[ast.Item, ...] = (*decl.rules, *decl.guards)
+        for item in items:
             fields: set[str] = set()
             for target in item.targets:
                 yield from self.check_target(target)
@@ -555,6 +556,7 @@ class _Resolver:
                     f"write `args.{fact.path[1]}.{'hosts' if fact.path[1] in SHELL_FIELDS else 'host'}`",
                 )
             ]
+        texts: list
         if isinstance(expr, ast.Matches):
             texts = [expr.pattern]
         elif isinstance(expr, (ast.Member, ast.Compare)):
@@ -709,14 +711,16 @@ class _Resolver:
                         code,
                         f"`{value}` is not a {name}",
                         expr.span,
-                        did_you_mean(value, allowed) or "one of: " + ", ".join(allowed),
+                        did_you_mean(value, allowed) or "one of: " + ", ".join(allowed),  # type: ignore[arg-type]  # a string fact's
                     )
                 )
 
     # --- graph ---
     def graph(self, tables) -> nx.MultiDiGraph:
         nodes = [(kind, name) for kind in KINDS for name in tables[kind]]
-        edges = []  # (from, to, relation, span), built in bulk: per-edge calls dominate at 100,000s of declarations
+        edges: list[
+            tuple
+        ] = []  # (from, to, relation, span), built in bulk: per-edge calls dominate at 100,000s of declarations
         for kind in ("preset", "scope", "policy"):
             for decl in tables[kind].values():
                 if decl.extends is not None and decl.extends.text in tables[kind]:
@@ -736,7 +740,8 @@ class _Resolver:
                     edges.append((("host", decl.name.text), ("preset", ref.text), relation, ref.span))
             if decl.policy is not None and decl.policy.text in tables["policy"]:
                 edges.append((("host", decl.name.text), ("policy", decl.policy.text), "policy", decl.policy.span))
-        keyed, between = [], {}  # (u, v, key, data) as a MultiDiGraph numbers parallel edges; (u, v) -> [data]
+        keyed: list[tuple] = []  # (u, v, key, data) as a MultiDiGraph numbers parallel edges
+        between: dict[tuple, list[dict]] = {}  # (u, v) -> [data]
         for u, v, relation, span in edges:
             found = between.setdefault((u, v), [])
             found.append({"relation": relation, "span": span})

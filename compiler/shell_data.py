@@ -297,6 +297,8 @@ class _Rows(Mapping):
     which names one or two of the ~130 programs, wrappers and interpreters, and making them all cost ~2 ms
     of it (when there were ~60)."""
 
+    _made: dict  # name -> the record made
+
     def __init__(self, rows: dict, make) -> None:
         self._rows, self._make, self._made = rows, make, {}
 

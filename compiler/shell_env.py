@@ -59,7 +59,8 @@ def env_use(command: str) -> EnvUse:
         root = bash_parser().parse(command.encode("utf-8", "surrogatepass")).root_node
     except (UnicodeError, ValueError):
         return EnvUse(complete=False)
-    read, wrote = set(), set()
+    read: set[str] = set()
+    wrote: set[str] = set()
     stack = [root]
     while stack:
         node = stack.pop()

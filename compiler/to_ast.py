@@ -451,7 +451,7 @@ def _targets_and_condition(children) -> tuple:
 
 
 def _flatten(children, kind) -> tuple:
-    items = []
+    items: list = []
     for child in children:
         items.extend(child.items if isinstance(child, kind) else (child,))
     return tuple(items)
@@ -537,7 +537,7 @@ def _reduction(builder: _ToAst, method, rule: str):
         return method(builder, (first, last), values), first, last, height
 
     # the parser may ask for this rule's reduction specialised to one alternative's fixed children
-    reduce.specialise = lambda layout: _specialised(builder, method, rule, layout)
+    reduce.specialise = lambda layout: _specialised(builder, method, rule, layout)  # type: ignore[attr-defined]  # read with getattr
     return reduce
 
 

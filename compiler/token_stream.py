@@ -75,7 +75,7 @@ class TokenStream:
             found = match(text, pos)  # blanks before a token are part of its match
             if found is None:
                 return self._resume(interactive, pos, line, line_start, token)
-            kind = found.lastgroup
+            kind: str = found.lastgroup  # type: ignore[assignment]  # every alternative is a named group
             start, end = found.start(kind), found.end()
             if kind in ignored:
                 if end > line_end:

@@ -87,7 +87,7 @@ def endpoints(documents: Iterable[ast.Document]) -> tuple[tuple[Endpoint, ...], 
                 decl.name.text,
                 decl.command.text if decl.command else None,
                 tuple(decl.args),
-                tuple((e.key.text, e.value) for e in decl.env),
+                tuple((e.key.text, e.value) for e in decl.env),  # type: ignore[misc]  # strings: `_problems` refuses others
                 decl.url.text if decl.url else None,
                 decl.risk,
                 decl.name.span,

@@ -29,7 +29,7 @@ from .conditions import Env
 from .diagnostics import DshError
 from .facts import PLATFORMS
 from .frozen import replace
-from .policy import Decision, decide, widens_fail_closed
+from .policy import Verdict, decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, own_tool_name, target_matches_tool
 from .session_states import describe, session_states
@@ -185,7 +185,8 @@ class ClassDecider:
         found = self.cache.get(key)
         if found is None:
             facts, services, flags = set(), set(), set()
-            for item in (*policy.rules, *policy.guards):
+            items: tuple[ast.Item, ...] = (*policy.rules, *policy.guards)
+            for item in items:
                 for atom in ast.atoms(item.condition):
                     if isinstance(atom, ast.Flag):
                         flags.add(atom.name.text)
@@ -256,7 +257,7 @@ class ClassDecider:
 
     def decision(
         self, policy: EffectivePolicy, composition, name: str, tool, plan: bool, args: dict, session=None
-    ) -> Decision:
+    ) -> Verdict:
         """One concrete call, decided by the reference evaluator in a workspace of its own."""
         base = composition.env()
         facts = {
@@ -333,7 +334,7 @@ def verify(program, against=None, policy_names=None, progress=None) -> Report:
             states = decider.states_for([policy], name, tool_def)
             parent = (
                 decider.context(policy, parent_composition, plan)
-                if parent_composition is not None and name in parent_entries
+                if parent_composition is not None and name in parent_entries  # type: ignore[operator]  # set with it
                 else None
             )
             # each session state but the strictest once per context the policy can tell apart: a cell alike

@@ -16,7 +16,7 @@ from .memo import cached_property
 # id(parameters) -> (parameters, canonical text): schemas are shared between views. Process-wide and shared by
 # threads as compose's caches are: the entry holds the schema, so its id names it while the entry lives, and
 # threads serialising one schema at once store equal texts (`LRU.put` keeps the first).
-_PARAMETER_TEXT = LRU(4096)
+_PARAMETER_TEXT: LRU[tuple] = LRU(4096)
 
 
 def canonical(value) -> bytes:

@@ -51,7 +51,7 @@ def _with_file_parts(ctx: GateContext, decision):
     core = ctx.policy_core()
     for part in ("write", "read"):
         tool = ctx.tool_for(part)
-        if part == "read" and not any((core or PolicyCore(comp.policy)).relevant(part, tool)):
+        if part == "read" and not any((core or PolicyCore(comp.policy)).relevant(part, tool)):  # type: ignore[arg-type]  # `check` tests it is set
             continue
         found = decide(comp.policy, comp.approval, comp.approval_source, part, tool, comp.env(), core=core)
         if RANK[found.effect] > RANK[decision.effect]:
@@ -72,13 +72,19 @@ def _per_call(ctx: GateContext, name: str) -> dict:
 
     comp = ctx.composition
     maybe, guards, otherwise = per_call(
-        comp.policy, comp.approval, comp.approval_source, name, ctx.tool_for(name), comp.env(), core=ctx.policy_core()
+        comp.policy,  # type: ignore[arg-type]  # set: only a policy's decision is conditional
+        comp.approval,
+        comp.approval_source,
+        name,
+        ctx.tool_for(name),
+        comp.env(),
+        core=ctx.policy_core(),
     )
     items = [*maybe, *guards]
     rules = [
         {
             "effect": "deny" if item in guards else item.effect,
-            "rule": rule_id(comp.policy, item),
+            "rule": rule_id(comp.policy, item),  # type: ignore[arg-type]  # as above
             "when": expr_text(item.condition) if item.condition is not None else None,
             "source": str(item.span) if item.span else None,
         }

@@ -93,11 +93,11 @@ def _why_not(ctx: GateContext, name: str) -> GateResult:
                 f"set `{why.strip('`').split(' =')[0]} = true` in that mount",
             )
     if row.status == "pending":
-        missing = ", ".join(f"`{m}`" for m in row.missing)
+        waiting = ", ".join(f"`{m}`" for m in row.missing)
         return GateResult(
             GATE,
             "fail",
-            f"package `{row.package}` waits for service {missing}, which host "
+            f"package `{row.package}` waits for service {waiting}, which host "
             f"`{comp.host.name.text}` does not provide (the preset cannot be composed)",
             mount.span,
             " ".join(f"--with {m}" for m in row.missing),

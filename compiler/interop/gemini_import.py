@@ -18,7 +18,7 @@ from .agents import load_mapping
 from .claude_settings import Imported, Note
 from .dsl_out import PolicyText, any_of, q
 
-DECISIONS = {"allow": "allow", "ask_user": "ask", "deny": "deny"}
+DECISIONS: dict[object, str] = {"allow": "allow", "ask_user": "ask", "deny": "deny"}  # (any value looked up)
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 # a regex piece → a glob piece: `.*` and `[^"]*` any run, `.` and `[^"]` one character, `\s` and `\s+` a blank
 # (dshc reads a command's words one blank apart), `\X` the character X

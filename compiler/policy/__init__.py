@@ -6,7 +6,7 @@ tries every rule as written; `index` decides calls from a per-tool index.
 
 from .arguments import MAX_DEPTH, MAX_NODES, shape_problem
 from .core import rule_id
-from .decision import NO_POLICY, Decision
+from .decision import NO_POLICY, Decision, Verdict
 from .effects import EFFECTS, PERMISSIVENESS, RANK, stricter, strictest, widens, widens_fail_closed
 from .index import CompiledPolicy, RequestDecider
 from .reference import decide
@@ -17,6 +17,7 @@ __all__ = [
     "shape_problem",
     "NO_POLICY",
     "Decision",
+    "Verdict",
     "EFFECTS",
     "PERMISSIVENESS",
     "RANK",

@@ -206,9 +206,10 @@ class PolicyCore:
             from ..conditions import SHELL_FIELDS
             from ..shell_options import pattern_reading
 
+            items: tuple[ast.Item, ...] = (*self.policy.rules, *self.policy.guards)
             readings = (
                 pattern_reading(atom.pattern)
-                for item in (*self.policy.rules, *self.policy.guards)
+                for item in items
                 for atom in ast.atoms(item.condition)
                 if isinstance(atom, ast.Matches) and ast.argument_field(atom) in SHELL_FIELDS
             )
@@ -255,7 +256,7 @@ class PolicyCore:
         default deny makes it `conditional` (at call time such a rule fails closed: the deny stands)."""
         """`conclude` of a tally's strictest effect and its groups of rules, given as they are."""
         matched = effect is not None
-        if matched:
+        if effect is not None:  # matched (tested on `effect` itself, which the checker then reads as set)
             reason = _MATCHED[effect]
         else:
             policy = self.policy
@@ -266,7 +267,7 @@ class PolicyCore:
                 if policy.default is not None
                 else "no rule matched and the policy has no default, so it denies"
             )
-        extra = ()
+        extra: tuple = ()
         if effect != "deny" and (unsure or maybe and any(not matched or stricter(r.effect, effect) for r in maybe)):
             effect, reason = "conditional", "depends on the call's arguments or request"
         elif static and not matched and any(_widens_default(r.effect, approval) for r in maybe):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import ClassVar
+
 
 class Verdict:
     """What every decision offers: an effect (allow | ask | deny | conditional), its reason, the gate that
@@ -9,6 +14,16 @@ class Verdict:
     …) in source order — in `deciding`. `Decision` holds them; `LaterDeny` lists its rules when first read."""
 
     __slots__ = ()
+    # stored by `Decision`, class attributes of a `LaterDeny` (annotations only: no slot, no value here)
+    effect: str
+    reason: str
+    gate: str
+    matched: bool
+
+    if TYPE_CHECKING:  # each subclass reads it its own way
+
+        @property
+        def deciding(self) -> tuple: ...
 
     @property
     def allowed(self) -> bool:
@@ -25,7 +40,7 @@ class Verdict:
     def __ne__(self, other) -> bool:  # said here: `LaterDeny` would otherwise compare as a tuple
         return not self == other
 
-    __hash__ = None  # equal decisions are equal by value; none is a key
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # equal decisions are equal by value; none is a key
 
     def __repr__(self) -> str:
         return f"Decision({self.effect!r}, {self.reason!r}, {self.deciding!r})"
@@ -39,12 +54,20 @@ class Decision(Verdict):
 
     __slots__ = ("effect", "reason", "gate", "matched", "_deciding", "_build")
 
-    def __init__(self, effect: str, reason: str, deciding=(), build=None, gate: str = "allowed", matched: bool = True):
+    def __init__(
+        self,
+        effect: str,
+        reason: str,
+        deciding: Iterable = (),
+        build: Callable[[], Iterable] | None = None,
+        gate: str = "allowed",
+        matched: bool = True,
+    ):
         self.effect = effect
         self.reason = reason
         self.gate = gate
         self.matched = matched  # False: no rule matched, the policy's default (or its absence) decided
-        self._deciding = None if build is not None else tuple(deciding)
+        self._deciding: tuple | None = None if build is not None else tuple(deciding)
         self._build = build
 
     @property
@@ -53,13 +76,13 @@ class Decision(Verdict):
         if deciding is None:
             build = self._build
             if build is None:  # another thread listed them between the two reads (it sets them first)
-                return self._deciding
+                return self._deciding  # type: ignore[return-value]  # set, by that thread, before _build is cleared
             deciding = self._deciding = tuple(build())
             self._build = None
         return deciding
 
 
-class LaterDeny(Verdict, tuple):
+class LaterDeny(Verdict, tuple):  # type: ignore[misc]  # unhashable as every Verdict: its __hash__ = None comes first
     """A deny by rules whose deciding rules are listed when first read (`_list`), from the tuple it is made
     of. A tuple, so making one runs no Python code: the most common call of a large policy is denied
     without condition, and few of its decisions are ever read. A subclass names its `reason` and `_list`;

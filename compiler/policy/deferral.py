@@ -95,7 +95,7 @@ def _apart(test, roots: tuple[str, ...]) -> bool:
     """Whether no write root holds a file the test's glob matches (a glob's `*` crosses `/`: `~/.*_history`
     meets `~/.cache/dshc/tmp/x_history`, and `~/.kube/config*` meets no root)."""
     glob = os.path.expanduser(tilde_glob(test.pattern))  # the home as now, as the folder is read
-    folder = os.path.realpath(os.path.expanduser(fixed_folder(test))).rstrip("/") + "/"
+    folder = os.path.realpath(os.path.expanduser(fixed_folder(test))).rstrip("/") + "/"  # type: ignore[type-var, union-attr]  # set: `enforced_rules`
     for root in roots:
         below = root.rstrip("/") + "/"
         if folder.startswith(below):

@@ -120,7 +120,8 @@ class FactAtoms:
                     read[bit] = atom
                 elif self._tool_value(atom, name) is None:
                     return None
-        choices, exclusive = [], {}
+        choices: list = []
+        exclusive: dict[str, list[int]] = {}
         for bit, atom in read.items():
             if _string_equality(atom):
                 exclusive.setdefault(atom.fact.dotted, [0]).append(bit)  # none of them holds, or one
@@ -144,7 +145,8 @@ class FactAtoms:
             for holds, _ in groups:
                 any_holds |= holds
             tiered.append((effect, any_holds, groups))
-        table, made = {}, {}
+        table: dict[int, tuple] = {}
+        made: dict[tuple, tuple] = {}
         for i, mask in enumerate(masks):
             summary = NOTHING
             for effect, any_holds, groups in tiered:
@@ -160,7 +162,8 @@ class FactAtoms:
         object (the index interns equal ones); None when it reads arguments."""
         found = self._conditions.get(id(condition))
         if found is None or found[0] is not condition:
-            leaves = []
+            leaves: list | None
+            leaves = []  # (declared apart: the checker then reads it as a list until it is set to None)
             for atom in ast.atoms(condition):
                 if _reads_args(atom):
                     leaves = None  # not a fact-only condition (the index never passes one)

@@ -51,6 +51,7 @@ class _FieldGuards:
             # an odd value, or a file a command writes or reads but cannot name: the guard's test answers it
             into.update(self.every)
             return
+        forms: tuple[str, ...]
         if self.shell:
             segment = getattr(value, "segment", None)
             if segment is None or not segment.plain:
@@ -124,7 +125,8 @@ def _glob_key(condition) -> tuple[str, str] | None:
     if condition is None:
         return None
     for item in condition.items if isinstance(condition, ast.And) else (condition,):
-        field = ast.argument_field(item) if isinstance(item, ast.Matches) else None
-        if field is not None:
-            return field, item.pattern
+        if isinstance(item, ast.Matches):
+            field = ast.argument_field(item)
+            if field is not None:
+                return field, item.pattern
     return None

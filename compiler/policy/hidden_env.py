@@ -70,5 +70,5 @@ def _shell_target(target) -> bool:
 
 
 def _env_read(test) -> bool:
-    path = getattr(getattr(test, "fact", None), "path", ())
+    path: tuple = getattr(getattr(test, "fact", None), "path", ())
     return len(path) == 3 and path[0] == "args" and path[1] == "command" and path[2] == "env_read"

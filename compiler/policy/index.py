@@ -37,6 +37,12 @@ from .guard_index import GuardIndex
 from .split import SEARCHES, canonical, decide_parts, decide_reads, search_parts, shell_parts, with_paths
 from .tier_code import NOTHING, compile_tiers
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..shell import Analysis
+
 DECIDED_CACHE = 1024  # decisions kept per tool index, by the rule groups that made them (shared by requests)
 GROUP_CACHE = 4096  # glob groups' summaries kept per request (more only when indexes were built anew)
 SEGMENT_CACHE = 4096  # parsed shell commands kept per policy
@@ -48,7 +54,8 @@ class _Globbed:
     """A rule that tests one argument with a glob: the rule, its other conditions, the glob."""
 
     rule: ast.Rule
-    facts: object  # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
+    # the rule's fact condition compiled (`compile_facts`), or None: no condition besides the glob
+    facts: Callable[[Env, str], bool | None] | None
     pattern: str
 
 
@@ -87,7 +94,7 @@ class _FieldIndex:
         self.every: tuple = ()  # every entry once (`seal`)
         self._unseen: tuple = ()  # `unseen()`'s group (`seal`)
         self._exact_sorted: AffixIndex | None = None  # the exact texts, sorted: made by the first shell call needing it
-        self._tabulate = None  # `seal`'s: tabulates a group made later
+        self._tabulate: Callable[[tuple], tuple | None] | None = None  # `seal`'s: tabulates a group made later
 
     def add(self, entry: _Globbed, shell: bool) -> None:
         keys = literal_keys(entry.pattern, shell)
@@ -119,7 +126,7 @@ class _FieldIndex:
         """The group's tiers, and its table where it has one (set first: a reader finding the tiers finds it)."""
         tiers = _tiers((entry.facts, entry.rule) for entry in group)
         fixed = _fixed(tiers)
-        made = (0, {0: fixed}) if fixed is not None else self._tabulate(tiers)
+        made = (0, {0: fixed}) if fixed is not None else self._tabulate(tiers)  # type: ignore[misc]  # seal sets it first
         if made is not None:
             self.tables[id(group)] = made
         self.tiers[id(group)] = tiers
@@ -234,16 +241,17 @@ class _ToolIndex:
         self.guards = guards
         self.guard_index = GuardIndex(guards, shell, name)  # which guards a call's arguments may fire
         self.plain = plain  # per effect, strictest first: (effect, ((compiled fact condition or None, rules), …))
-        self.plain_code = None  # plain as one generated function (`tier_code`), when it has a fact condition
-        self.plain_fixed = None  # plain's summary when no fact condition changes it (`_fixed`)
-        self.plain_single = None  # (its one condition, the summary when it holds) when plain is one group
-        self.plain_table = None  # plain tabulated by the request's fact mask (`FactAtoms.tabulate`), or None
+        # plain as one generated function (`tier_code`), when it has a fact condition
+        self.plain_code: Callable | None = None
+        self.plain_fixed: tuple | None = None  # plain's summary when no fact condition changes it (`_fixed`)
+        self.plain_single: tuple | None = None  # (its one condition, the summary when it holds) when plain is one group
+        self.plain_table: tuple | None = None  # plain tabulated by the request's fact mask (`FactAtoms.tabulate`)
         # the ids of the rule groups that decided a call -> (those groups, the decision they make), shared
         # by requests (`RequestDecider._concluded`); the entry holds its groups, so no other takes their ids
         self.decided: dict = {}
         self.globbed = globbed  # argument field -> _FieldIndex
         self.generic = generic  # (rule, its condition compiled: `compile_condition`) for rules tried as written
-        self.placed: dict = {}  # (field, inside) -> _Placed: rules gated by an `inside`/`outside` test
+        self.placed: dict[tuple, _Placed] = {}  # (field, inside) -> rules gated by an `inside`/`outside` test
         self.shell = shell
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
@@ -257,7 +265,7 @@ class _ToolIndex:
         self.paths = False  # the tool has path parameters: a call's are made canonical before any rule reads them
         # what a call gets whatever its arguments say, when nothing else needs reading: DENIED_OUTRIGHT
         # (`denied`, no guard, no path, not a search), UNNAMED (`unnamed`, no path, not a search), else None
-        self.answer = None
+        self.answer: str | None = None
 
 
 class _Placed:
@@ -269,8 +277,8 @@ class _Placed:
     def __init__(self) -> None:
         self.rules: list = []  # every one, in source order: read one by one when the test's value is not known
         self.plain: tuple = ()  # the fact-only ones as `_tiers`
-        self.fixed = None  # `_fixed(plain)`
-        self.table = None  # plain tabulated by the request's fact mask, or None
+        self.fixed: tuple | None = None  # `_fixed(plain)`
+        self.table: tuple | None = None  # plain tabulated by the request's fact mask, or None
         self.globbed: dict = {}  # field -> _FieldIndex
         self._compiled: list | None = None  # `as_written()`, made when first needed
 
@@ -352,7 +360,7 @@ class CompiledPolicy:
     def __init__(self, policy: EffectivePolicy):
         self.policy = policy
         self.core = PolicyCore(policy)
-        self.segments = LRU(SEGMENT_CACHE)  # command text -> its analysis (read through `analysed`)
+        self.segments: LRU[Analysis | None] = LRU(SEGMENT_CACHE)  # command text -> its analysis (`analysed`)
         self._tools: LRU[_ToolIndex] = LRU(NAME_CACHE)  # any tool name may be asked, not only the catalog's
         # name -> (the ToolDef object last asked, its index): a call passes the same object again, and an
         # identity test is cheaper than hashing the key. Bounded by clearing (it only shortcuts `_tools`).
@@ -369,9 +377,10 @@ class CompiledPolicy:
         """Whether a rule or guard tests the session (`session.*`), found once."""
         found = self._session
         if found is None:
+            items: tuple[ast.Item, ...] = (*self.policy.rules, *self.policy.guards)
             found = self._session = any(
                 not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session"
-                for item in (*self.policy.rules, *self.policy.guards)
+                for item in items
                 for atom in ast.atoms(item.condition)
             )
         return found
@@ -454,12 +463,13 @@ class CompiledPolicy:
                 continue
             facts, globs, place = shape
             facts = self._intern(facts)
-            target = index
+            target: _ToolIndex | _Placed = index
             if place is not None:
-                target = index.placed.get(place)
-                if target is None:
-                    target = index.placed[place] = _Placed()
-                target.rules.append(rule)
+                placed = index.placed.get(place)
+                if placed is None:
+                    placed = index.placed[place] = _Placed()
+                placed.rules.append(rule)
+                target = placed
             if not globs:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
@@ -551,11 +561,17 @@ class RequestDecider:
         "_deferring",
     )
 
+    # None only for a request without a policy: `decide` answers NO_POLICY then, `guard` None, and no other
+    # method is reached (so they are typed as set)
+    compiled: CompiledPolicy
+    core: PolicyCore
+    _atoms: FactAtoms
+
     def __init__(self, compiled: CompiledPolicy | None, approval: str, approval_source, env: Env, tool_for=None):
-        self.compiled = compiled
+        self.compiled = compiled  # type: ignore[assignment]  # None: see the class's annotations
         self._last = compiled._last if compiled is not None else {}  # name -> (tool, its index)
         self.tool_for = tool_for  # name -> ToolDef, for the files a shell call redirects
-        self.core = compiled.core if compiled is not None else None
+        self.core = compiled.core if compiled is not None else None  # type: ignore[assignment]  # as above
         self.approval = approval
         self.approval_source = approval_source
         self.env = env
@@ -563,8 +579,8 @@ class RequestDecider:
         # groups are looked up by the mask; read again only when an index built since numbers a new test
         # (how many tests were numbered when read, the mask when every test is decided else None, (holds,
         # undecided bits)): one tuple, stored whole, so a thread never pairs one reading's count with another's mask
-        self._facts_read = (-1, None, None)
-        self._atoms = None
+        self._facts_read: tuple = (-1, None, None)
+        self._atoms = None  # type: ignore[assignment]  # None: see the class's annotations
         if compiled is not None:
             self._atoms = compiled.atoms
             self._fact_mask()
@@ -632,6 +648,7 @@ class RequestDecider:
                     args,
                     made,
                 )
+        decision: Verdict
         if index.unnamed:  # no rule or guard names the tool
             decision = self.core.unmatched(self.approval, self.approval_source)
         elif index.denied and not (include_guards and index.guards):
@@ -780,7 +797,7 @@ class RequestDecider:
 
     def _grouped_listing(self, name: str, index: "_ToolIndex", args: dict, parts, maybe) -> tuple:
         """The deciding rules of a call `_decide_grouped` found denied by its fact-only rules alone."""
-        decision = self._grouped(name, index, args, "deny", parts, maybe)
+        decision: Verdict | None = self._grouped(name, index, args, "deny", parts, maybe)
         if decision is None:  # an argument that is not plain text: the general path lists them
             decision = self._decide(name, None, index, args, None, False, ())
         return decision.deciding
@@ -1104,7 +1121,7 @@ class _Call(Buckets):
         self.decider, self.name, self.index, self.args, self.workspace = decider, name, index, args, workspace
         self.matched, self.maybe = [], []  # Buckets' own two lists, set here: one call less per decision
         self.tally = Tally()
-        self._env = None
+        self._env: Env | None = None
         self._inside: dict | None = None
 
     def inside(self, path: str) -> bool:

@@ -13,7 +13,7 @@ from ..conditions import Env
 from ..frozen import replace
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
-from .decision import NO_POLICY, Decision
+from .decision import NO_POLICY, Decision, Verdict
 from .deferral import deferral, without
 from .protected import enforced_rules
 from .split import canonical, decide_parts, decide_reads, search_parts, shell_parts, with_paths
@@ -29,7 +29,7 @@ def decide(
     include_guards: bool = True,
     tool_for=None,
     core: PolicyCore | None = None,
-) -> Decision:
+) -> Verdict:
     """Decide for a call (env.args set) or statically (env.args None → may be `conditional`).
 
     A shell call is decided part by part (`split`); `tool_for` finds the tools its files are
@@ -56,7 +56,7 @@ def decide(
     )
 
 
-def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core) -> Decision:
+def _decide(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core) -> Verdict:
     args = env.args
     parts = shell_parts(
         is_shell(tool),
@@ -111,7 +111,7 @@ def _decide(policy, approval, approval_source, name, tool, env, include_guards, 
     return _own(policy, approval, approval_source, name, tool, env, include_guards, core)
 
 
-def _part(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core, left) -> Decision:
+def _part(policy, approval, approval_source, name, tool, env, include_guards, tool_for, core, left) -> Verdict:
     """A shell line's part, without the rules the sandbox enforces for it (`deferral`) when it has some."""
     if left is not None:
         policy = without(policy, left.rules)

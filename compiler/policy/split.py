@@ -19,7 +19,7 @@ from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, SegmentArg
 from ..file_pattern import ANY, canonical_args, pattern_path
 from ..paths import canonical_path
-from .decision import Decision
+from .decision import Decision, Verdict
 from .effects import RANK
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -46,7 +46,7 @@ def canonical(tool: ToolDef | None, args, workspace: str | None):
     return canonical_args(args, tool.path_parameters if tool is not None else (), workspace)
 
 
-def with_paths(decision: Decision, before, after) -> Decision:
+def with_paths(decision: Verdict, before, after) -> Verdict:
     """Name the canonical form of every path argument canonicalisation changed, in the reason."""
     if after is before or not isinstance(after, Mapping):
         return decision
@@ -92,7 +92,9 @@ def shell_parts(
     if isinstance(command, SegmentArg):
         return None  # already one part of a split call
     if analysed is None:
-        from ..shell import analyse as analysed  # the shell analyser loads only for shell calls
+        from ..shell import analyse  # the shell analyser loads only for shell calls
+
+        analysed = analyse
     found = analysed(command)
     if found is None:  # it does not parse: one command that may run anything
         from ..shell import Analysis, Segment
@@ -100,7 +102,7 @@ def shell_parts(
         found = Analysis((Segment((command,), True, "the command does not parse"),))
     if not (found.segments or found.files):
         return None  # empty: decided on the text
-    parts = [
+    parts: list[tuple] = [
         (f"`{seg.text}`", None, None, {**args, field: SegmentArg(command, seg)}, seg.deny_only, None)
         for seg in found.segments
     ]
@@ -116,7 +118,7 @@ def shell_parts(
 
         parts += [
             (
-                f"`{read.text}` (read as `{read.options.text}`)",
+                f"`{read.text}` (read as `{read.options.text}`)",  # type: ignore[union-attr]  # with_options sets it
                 None,
                 None,
                 {**args, field: SegmentArg(command, read)},
@@ -124,7 +126,7 @@ def shell_parts(
                 None,
             )
             for at, read in enumerate(map(with_options, found.segments))
-            if read is not None and (optioned is None or read.options.program in optioned)
+            if read is not None and (optioned is None or read.options.program in optioned)  # type: ignore[union-attr]  # as above
         ]
     base = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     carried = {k: args[k] for k in CARRIED if k in args}
@@ -188,7 +190,7 @@ def search_parts(
     return [(f"read of `{path}`", "read", read_tool, {"file_path": path})]
 
 
-def decide_parts(name: str, tool: ToolDef | None, parts, decide_part: Callable) -> Decision:
+def decide_parts(name: str, tool: ToolDef | None, parts, decide_part: Callable) -> Verdict:
     """A split shell line (`shell_parts`) decided: each part by `decide_part(name, tool, args, deferral)` (the
     line's own name and tool where the part is the whole line), then `combine`d. The reference evaluator and
     the index share it, each with its own `decide_part`."""
@@ -200,7 +202,7 @@ def decide_parts(name: str, tool: ToolDef | None, parts, decide_part: Callable) 
     )
 
 
-def decide_reads(name: str, own: Decision, reads, decide_read: Callable) -> Decision:
+def decide_reads(name: str, own: Verdict, reads, decide_read: Callable) -> Verdict:
     """A search call (`search_parts`) decided: its own decision and each read's, by `decide_read(name, tool,
     args)`, `combine`d."""
     return combine(
@@ -211,7 +213,7 @@ def decide_reads(name: str, own: Decision, reads, decide_read: Callable) -> Deci
     )
 
 
-def combine(parts: list[tuple[str, Decision, bool | Stricter]]) -> Decision:
+def combine(parts: list[tuple[str, Verdict, bool | Stricter]]) -> Verdict:
     """The strictest part decides (deny > ask > conditional > allow); its reason names the part. A
     deny-only part counts only when a rule made it stricter than allow (a `conditional` counts
     however made: some deny or ask may match), a `Stricter` one only when also stricter than its part

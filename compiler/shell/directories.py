@@ -7,7 +7,7 @@ import posixpath
 
 from ..file_pattern import ANY, display
 from ..patterns import Pattern
-from .records import Analysis, FileAccess
+from .records import Analysis, FileAccess, _WalkState
 from .words import _unknown, _Word
 
 MAX_CDS = 3  # changes of directory followed in one line (2**3 candidate directories)
@@ -16,7 +16,7 @@ MAX_CDS = 3  # changes of directory followed in one line (2**3 candidate directo
 _UNFOLLOWED = Pattern(r"\b(?:for|while|until|select|function|CDPATH)\b|\(\s*\)")
 
 
-class _Directories:
+class _Directories(_WalkState):
     """The walker's changes of directory and its result (mixed into `walk._Walker`)."""
 
     def changes_directory(self, target: str | None = None) -> None:

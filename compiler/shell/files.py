@@ -7,6 +7,7 @@ import posixpath
 
 from ..file_pattern import ANY, DEEP, NAME, ONE, display
 from ..shell_data import Program
+from .records import _WalkState
 from .words import _bracketed, _glob_shape, _unknown, _Word
 
 
@@ -133,7 +134,7 @@ def _base_name(source: _Word | None) -> tuple:
     return (NAME,) if not name or ANY in name else tuple(name)
 
 
-class _FileEffects:
+class _FileEffects(_WalkState):
     """The walker's recording of file accesses (mixed into `walk._Walker`)."""
 
     def written_files(
@@ -190,7 +191,7 @@ class _FileEffects:
             targets = []
         written = [(target.text, _file_shape(target) if _unknown(target) else ()) for target in targets]
         for directory in into:  # each source keeps its name there (`cp -t DIR`, `cp a b DIR`)
-            for source in sources or [None]:
+            for source in sources or (None,):
                 kept = _base_name(source)
                 if _unknown(directory) or NAME in kept or ONE in kept:
                     home = _file_shape(directory) if _unknown(directory) else (directory.text.rstrip("/") or "/",)

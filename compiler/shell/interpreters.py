@@ -6,11 +6,11 @@ from __future__ import annotations
 from ..patterns import compiled
 from ..shell_data import Interpreter
 from .options import _getopt
-from .records import _Opaque
+from .records import _Opaque, _WalkState
 from .words import _ASSIGNMENT, _may_be_option, _names_stdin, _Word
 
 
-class _Interpreters:
+class _Interpreters(_WalkState):
     """The walker's reading of interpreters (mixed into `walk._Walker`)."""
 
     def interpreter(self, name: str, row: Interpreter, words, argv, order, hazard: str, literal) -> None:

@@ -109,7 +109,8 @@ def _uses(text: str, options, clusters: bool) -> bool:
 def _option_words(text: str, options, words: list[_Word], index: int, clusters: bool = True) -> tuple[list, int]:
     """[(option, its value word or None)] for each of `options` the word `text` (at `index`) uses, in a
     fixed order: an attached value, else the next word; and the index of the last word a value took."""
-    found, last = [], index
+    found: list[tuple[str, _Word | None]] = []
+    last = index
     for option in sorted(options):
         value = option_hit(text, option, clusters)
         if value is None:

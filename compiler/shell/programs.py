@@ -9,11 +9,11 @@ from ..patterns import compiled
 from ..shell_data import Program
 from .files import _file_shape, _history_reads, _local_repository, _name_globs, _read_operands, _rewrites_tree
 from .options import _getopt, _option_words, _patch_option, _uses, option_hit
-from .records import _Opaque
+from .records import _Opaque, _WalkState
 from .words import _filled, _may_be_option, _names_stdin, _program_name, _unknown, _Word
 
 
-class _Programs:
+class _Programs(_WalkState):
     """The walker's reading of a program's arguments (mixed into `walk._Walker`)."""
 
     def remote(
@@ -21,7 +21,7 @@ class _Programs:
     ) -> bool:
         """`ssh [options] HOST CMD…`: the words after the host are joined into a command line the remote
         user's shell runs (this machine's, for localhost), read as `sh -c` reads it. False: no command."""
-        at, _ = _getopt(words, 1, row.remote_command, name)
+        at, _ = _getopt(words, 1, row.remote_command, name)  # type: ignore[arg-type]  # `simple` checks it is set
         if at + 1 >= len(words):
             return False
         command = words[at + 1 :]
@@ -232,8 +232,8 @@ class _Programs:
             unknown = self.written_files(name, row, operands, into, written_with, order, recursive)
             hazard = hazard or unknown
         if removing:  # `find DIR -delete`: every starting point (`.` when none) and every file below it
-            for start in starts or [_Word(".")]:
-                self.written_below(start, order)
+            for point in starts or [_Word(".")]:
+                self.written_below(point, order)
         if row.creates or row.extracts:
             if row.archive_first:  # `7z a ARCHIVE FILES…`: the archive, then what goes in it
                 archives, operands = [*archives, *operands[:1]], operands[1:]
@@ -312,6 +312,7 @@ class _Programs:
         not known to be harmless may run anything (an alias renames a subcommand, a hook path runs its
         files): opaque."""
         split = compiled(r"\s*=\s*|\s+").search(setting)  # `KEY=VALUE`, or ssh's `KEY VALUE` too
+        value: str | None
         key, value = (setting[: split.start()], setting[split.end() :]) if split else (setting, "")
         key = key.lower()  # git's and ssh's key names are case-insensitive
         if option in row.config_from_env:  # `--config-env=KEY=VAR`: the value is not in the command

@@ -1,9 +1,16 @@
 """What reading a command line gives (`Segment`, `FileAccess`, `Analysis`), the limits of one reading,
-and the two ways a reading stops (the line does not parse; a command is opaque)."""
+the two ways a reading stops (the line does not parse; a command is opaque), and the state the walk's
+mixins share (`_WalkState`)."""
 
 from __future__ import annotations
 
 from ..frozen import record
+
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from ..shell_data import Knowledge, Program
+    from ..shell_options import OptionReading
+    from .words import _Word
 
 MAX_DEPTH = 16  # nesting of command substitutions and `sh -c` strings
 MAX_COMMAND_CHARS = 100_000  # beyond: the whole command is opaque
@@ -33,7 +40,7 @@ class Segment:
     redirects: tuple[str, ...] = ()  # the command's redirections as written (`>>`, `.claude/f`; `3<.env`)
     # the command read by its program's option grammar (`shell_options`), on the deny-only part that adds
     # that reading: a deny or ask pattern written with options also meets the same options spelled otherwise
-    options: object = None
+    options: OptionReading | None = None
 
     @property
     def text(self) -> str:
@@ -81,3 +88,64 @@ class _Opaque(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class _WalkState:
+    """The base of the walk's mixins: the walker's state, set in `walk._Walker.__init__`, that each mixin
+    reads and records on; and, for type checkers only, the methods one mixin calls on another's."""
+
+    data: Knowledge
+    found: list  # `walk._Found`s: each segment with its place (not imported: walk imports this module)
+    # (kind, path, order, file pattern items or () for a name) before anchoring
+    files: list[tuple]
+    file_reasons: dict[int, str]
+    trees: set[tuple]
+    chdirs: int
+    head_cd: str | None
+    cd_targets: list[str | None]
+    line: bytes
+    runners: int
+    redirects: tuple[str, ...]
+
+    if TYPE_CHECKING:
+
+        def emit(
+            self,
+            order: tuple,
+            argv: list[str],
+            opaque: bool = False,
+            reason: str = "",
+            hazard: str = "",
+            literal: int | None = None,
+            wraps: int | None = None,
+            deny_only: bool = False,
+        ) -> None: ...
+        def simple(self, words: list[_Word], depth: int, order: tuple, env_hazard: str = "") -> None: ...
+        def nested_shell(self, text: str, depth: int, order: tuple) -> None: ...
+        def command_line_value(self, variable: str, value: _Word, depth: int, order: tuple) -> None: ...
+        def changes_directory(self, target: str | None = None) -> None: ...
+        def read_files(
+            self, operands: list[_Word], recursive: bool, order: tuple, names: tuple = (), tree: bool = False
+        ) -> None: ...
+        def written_files(
+            self,
+            name: str,
+            row: Program,
+            operands: list[_Word],
+            into: list[_Word],
+            written_with: bool,
+            order: tuple,
+            recursive: bool = False,
+        ) -> str: ...
+        def archive_files(
+            self,
+            row: Program,
+            archived: dict,
+            archives: list[_Word],
+            operands: list[_Word],
+            member_dir: _Word | None,
+            order: tuple,
+        ) -> None: ...
+        def tree_rewritten(self, words: list[_Word], order: tuple) -> None: ...
+        def written_anywhere(self, why: str, order: tuple) -> None: ...
+        def written_below(self, word: _Word, order: tuple) -> None: ...

@@ -3,7 +3,7 @@ command as its author wrote them (its own and those of the statements around it)
 
 from __future__ import annotations
 
-from .records import Segment
+from .records import Segment, _WalkState
 from .words import _unknown, _WordBuilder
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -12,7 +12,7 @@ _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirec
 _REDIRECT_SCOPES = frozenset({"command_substitution", "process_substitution", "command", "program", "heredoc_redirect"})
 
 
-class _Redirections:
+class _Redirections(_WalkState):
     """The walker's reading of a redirection node (mixed into `walk._Walker`)."""
 
     def redirect(self, node, order, nested) -> None:

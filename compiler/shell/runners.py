@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from .files import _file_shape
 from .options import _getopt
-from .records import _Opaque
+from .records import _Opaque, _WalkState
 from .words import _filled, _is_name, _may_be_option, _names_stdin, _program_name, _unknown, _Word
 
 
-class _Runners:
+class _Runners(_WalkState):
     """The walker's reading of wrappers and shells (mixed into `walk._Walker`)."""
 
     def wrapper(self, name, wrapper, words, argv, depth, order, hazard, literal) -> bool:
         """Emit the wrapper's own segment and analyse the wrapped command; False: it runs nothing (or, for
         a wrapper only through a subcommand, `uv run`, it is another subcommand: an ordinary program)."""
-        start, before = 1, []
+        start = 1
+        before: list[tuple[str, str | None]] = []  # the program's own options, before its subcommand
         if wrapper.subcommands:
             if not any(w.text in wrapper.subcommands for w in words[1:]):
                 return False

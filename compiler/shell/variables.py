@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..patterns import Pattern
 from ..shell_data import Knowledge
 from .options import _option_words
+from .records import _WalkState
 from .words import _ONLY_NUMBERS, _SUBSTITUTIONS, _unknown, _Word, _WordBuilder
 
 _SUBSCRIPTED = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\[(.*)\]")
@@ -50,7 +51,7 @@ def _variable_name_words(words: list[_Word], options: frozenset) -> list[_Word]:
     return found
 
 
-class _Variables:
+class _Variables(_WalkState):
     """The walker's reading of assignments and arithmetic (mixed into `walk._Walker`)."""
 
     def assignment(self, node, order, nested) -> None:

@@ -21,6 +21,10 @@ from .runners import _Runners
 from .variables import _name_runs_code, _Variables, _variable_name_words
 from .words import _SUBSTITUTIONS, _program_name, _Word, _WordBuilder
 
+TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
 _parser = once(bash_parser)  # the process's one Bash parser
 # a tree-sitter parser is one parse at a time (its C state is the parse's): threads deciding take turns
 _PARSING = allocate_lock()
@@ -101,7 +105,7 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
             self.line = source
         # each entry carries the redirections of the statements around it that apply there, nearest first
         # (`_redirections`), gathered on the way down: asking a node's ancestors is quadratic in tree-sitter
-        stack = [(tree.root_node, depth, base, ())]
+        stack: list[tuple[Any, int, tuple, tuple]] = [(tree.root_node, depth, base, ())]
         while stack:
             node, level, order, around = stack.pop()
             here = (*order, node.start_byte)
