@@ -13,7 +13,7 @@ import os
 
 from ..compiler.facts import SANDBOX_MODES
 from ..compiler.frozen import record
-from ..compiler.policy import Decision
+from ..compiler.policy import Verdict
 from ..runtime.arguments import ArgumentProblem, check
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
@@ -77,7 +77,7 @@ class CallDecision:
     reason: str
     gate: str
     deciding: tuple  # ((rule id, span or None), …)
-    policy: Decision | None = None
+    policy: Verdict | None = None
     invalid: ArgumentProblem | None = None
     sandbox: SandboxVerdict | None = None
 

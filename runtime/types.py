@@ -17,7 +17,7 @@ class FrozenDict(dict):
     def _refuse(self, *args, **kwargs):
         raise TypeError("tool-call arguments are frozen")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
 
     def __hash__(self):  # frozen, so hashable like a tuple of items
         return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))

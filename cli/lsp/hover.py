@@ -217,7 +217,7 @@ def _target_names(target: ast.Target, catalog: Catalog) -> list[str]:
 def _config(ref: Ref, mount: ast.Mount, catalog: Catalog) -> str:
     package = catalog.package_by_id.get(mount.package.text)
     knob = package.config.get(ref.text) if package else None
-    if knob is None:
+    if package is None or knob is None:
         return f"**config** `{ref.text}`: not a key of package `{mount.package.text}`"
     values = f"; one of {', '.join(f'`{v}`' for v in knob.values)}" if knob.values else ""
     default = f"; default `{knob.default}`" if knob.default is not None else ""
