@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ..compiler.facts import SANDBOX_MODES
-from ..compiler.frozen import record
+from ..compiler._base.frozen import record
 from ..compiler.policy import Verdict
 from ..runtime.arguments import ArgumentProblem, check
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from ..common.digest import sha256  # not hashlib: it loads OpenSSL (a hook writes these records)
 from ..compiler import user_cache
 from ..compiler.diagnostics import Diagnostic, DshError
-from ..compiler.frozen import replace
+from ..compiler._base.frozen import replace
 from ..runtime.events import EventLog, LogRead, read_log
 from ..runtime.log_format import blob_dir
 from ..runtime.pg_log import is_dsn

@@ -18,7 +18,7 @@ import sys
 
 from ..compiler import user_cache
 from ..common.digest import sha256
-from ..compiler.memo import once
+from ..compiler._base.memo import once
 
 
 @once

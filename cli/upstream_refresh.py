@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from ..compiler.diagnostics import DshError, invalid_request
-from ..compiler.frozen import replace
+from ..compiler._base.frozen import replace
 from .upstream_lists import known_tools, source_endpoints
 
 MODE = "read-only"  # what a command that only lists its tools needs

@@ -5,7 +5,7 @@ Produced by `to_ast` from a lark tree; nothing here knows about lark.
 
 from __future__ import annotations
 
-from .frozen import field, record
+from ._base.frozen import field, record
 from .source import Span, span_field
 
 Scalar = str | int | float | bool

@@ -12,8 +12,8 @@ import os
 from . import user_cache
 from .diagnostics import Diagnostic, DshError
 from ..common.digest import sha256
-from .frozen import asdict, field, record, replace
-from .memo import cached_property, once
+from ._base.frozen import asdict, field, record, replace
+from ._base.memo import cached_property, once
 from .package_data import package_dir
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only

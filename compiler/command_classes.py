@@ -7,7 +7,7 @@ the entry's excluded options is used, and nothing about it is unknown or hazardo
 from __future__ import annotations
 
 from . import ast
-from .frozen import record
+from ._base.frozen import record
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:

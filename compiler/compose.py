@@ -20,9 +20,9 @@ from .catalog import ESCALATION_PARAMETERS, ToolDef
 from .conditions import Env, evaluate
 from .diagnostics import Diagnostic, DshError, unknown
 from .facts import CODE_RUNTIME, CODE_WORKER
-from .frozen import field, record, replace
+from ._base.frozen import field, record, replace
 from .lru import LRU, MISSING
-from .memo import cached_property
+from ._base.memo import cached_property
 from .request import Request
 from .resolve import (
     RESERVED_TOOL,

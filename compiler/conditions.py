@@ -9,7 +9,7 @@ Polarity: an allow counts a test only when it surely holds, ask/deny/guards when
 from __future__ import annotations
 
 from . import ast
-from .frozen import field, record
+from ._base.frozen import field, record
 from .file_pattern import FilePattern
 from .globs import glob_match
 from .orders import ordered

@@ -18,7 +18,7 @@ import gc
 import sys
 
 from ..common import json_io
-from .frozen import is_record
+from ._base.frozen import is_record
 from .lazy_graph import LazyGraph
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only

@@ -6,7 +6,7 @@ Messages are one lowercase line with names in backticks; suggestions go in `help
 
 from __future__ import annotations
 
-from .frozen import record
+from ._base.frozen import record
 from .source import Span
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only

@@ -10,7 +10,7 @@ A rule the OS holds cannot be walked around by another spelling; one on a comman
 from __future__ import annotations
 
 from . import ast
-from .frozen import record
+from ._base.frozen import record
 from .globs import glob_match
 from .policy.core import rule_id
 from .policy.hidden_env import env_tests, hiding_rules

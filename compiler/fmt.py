@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..common import json_io
 from . import ast
-from .frozen import record
+from ._base.frozen import record
 
 INDENT = "  "
 WIDTH = 100

@@ -7,8 +7,8 @@ For shell commands a pattern ending in ` *` also matches the bare command: `git 
 
 from __future__ import annotations
 
-from .frozen import record
-from .memo import memoised
+from ._base.frozen import record
+from ._base.memo import memoised
 
 
 def glob_regex(pattern: str, shell: bool = False) -> str:

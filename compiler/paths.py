@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from .memo import memoised
+from ._base.memo import memoised
 
 
 class CanonicalPath(str):

@@ -16,11 +16,11 @@ from . import ast, disk_cache
 from .catalog import Catalog, load_catalog
 from .compose import Composition, SharedCompositions, pending_diagnostics
 from .diagnostics import Diagnostic, DshError, cannot_read, unknown
-from .frozen import record, replace
+from ._base.frozen import record, replace
 from .gates import GateContext, GateResult, allowed, projected, registered, run_gates, visible
 from .gates import ready as readiness
 from .lru import LRU, MISSING
-from .memo import wraps
+from ._base.memo import wraps
 from .package_data import package_path
 from .policy import CompiledPolicy, Decision, RequestDecider, Verdict, decide, shape_problem
 from .request import Request

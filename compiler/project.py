@@ -21,7 +21,7 @@ import os
 from . import user_cache
 from ..common import json_io
 from ..common.digest import sha256
-from .frozen import record
+from ._base.frozen import record
 
 FILE_NAME = ".dshc"
 KEYS = {"load", "preset", "host", "platform", "scope", "policy", "log", "unmapped", "catalog"}

@@ -7,7 +7,7 @@ process that only decides never pays for a validation library's import.
 
 from __future__ import annotations
 
-from .frozen import fields, record, replace
+from ._base.frozen import fields, record, replace
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:

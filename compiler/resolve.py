@@ -19,7 +19,7 @@ from .command_classes import CommandClass, merge_classes
 from .data_codec import Deferred
 from .conditions import ENV_FIELDS
 from .diagnostics import Diagnostic, DshError, did_you_mean, unknown
-from .frozen import record
+from ._base.frozen import record
 from .patterns import fnmatchcase
 from .lazy_graph import LazyGraph
 from .facts import APPROVALS, COMPOSITION_FACTS, HOST_SERVICES, MODES, PLACES, PLATFORMS, REQUEST_FACTS, SANDBOX_MODES

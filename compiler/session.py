@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import ast
 from .orders import ordered
-from .frozen import record
+from ._base.frozen import record
 from .globs import glob_match
 from .paths import home_glob
 

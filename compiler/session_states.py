@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterable
 
 from . import ast
-from .frozen import record
+from ._base.frozen import record
 from .session import ALL, Earlier, Session
 
 MAX_STATES = 4096  # past this many combinations, each class is taken alone (and with every other): a sample

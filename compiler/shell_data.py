@@ -9,8 +9,8 @@ import os
 from _collections_abc import Mapping  # collections.abc's own source, loaded at start-up
 
 from ..common import json_io
-from .frozen import field, record, replace
-from .memo import cached_property, once
+from ._base.frozen import field, record, replace
+from ._base.memo import cached_property, once
 from .patterns import compiled
 from .package_data import package_path
 

@@ -8,8 +8,8 @@ Sets: assignments (`X=… cmd`, `export`, `declare -x`, `readonly`, `local`), `u
 
 from __future__ import annotations
 
-from .frozen import record
-from .memo import memoised
+from ._base.frozen import record
+from ._base.memo import memoised
 from .patterns import Pattern
 from .shell.plain import _PLAIN_LINE as PLAIN_LINE  # the shell analysis's own plain-line alphabet
 from .session import ALL  # a reading of every variable: any name pattern matches it

@@ -8,9 +8,9 @@ import os
 import posixpath
 
 from ..common import json_io
-from .frozen import record
+from ._base.frozen import record
 from .globs import glob_match
-from .memo import cached_property, memoised, once
+from ._base.memo import cached_property, memoised, once
 from .package_data import package_path
 
 _GLOB = frozenset("*?")

@@ -7,7 +7,7 @@ declarations that mean the same thing compare equal wherever they were written.
 from __future__ import annotations
 
 
-from .frozen import field, record
+from ._base.frozen import field, record
 
 
 @record

@@ -16,13 +16,13 @@ from types import FunctionType, SimpleNamespace
 from lark import Token
 
 from . import ast
-from .frozen import constructor
+from ._base.frozen import constructor
 from .limits import CONDITION_NODES, MAX_CONDITION_DEPTH, MAX_LIST_DEPTH, TOKEN_LIMITS
 from .source import Span
 
 
 # The nodes each rule makes, built without the frozen record __init__'s object.__setattr__ per field
-# (frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
+# (_base/frozen.py): `new.Rule(...)` is the `ast.Rule` that `ast.Rule(...)` would be.
 new = SimpleNamespace(
     **{
         cls.__name__: constructor(cls)

@@ -14,7 +14,7 @@ from _collections_abc import (
 from . import ast
 from .catalog import Catalog, ConfigKnob, Package, ToolDef, _metaschema
 from .diagnostics import Diagnostic
-from .frozen import field, record
+from ._base.frozen import field, record
 from .patterns import Pattern
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only

@@ -28,7 +28,7 @@ from .argclasses import argument_classes
 from .conditions import Env
 from .diagnostics import DshError
 from .facts import PLATFORMS
-from .frozen import replace
+from ._base.frozen import replace
 from .policy import Verdict, decide, widens_fail_closed
 from .request import Request
 from .resolve import EffectivePolicy, own_tool_name, target_matches_tool

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..common import json_io
 from ..common.digest import sha256
-from .frozen import record
+from ._base.frozen import record
 from .lru import LRU, MISSING
-from .memo import cached_property
+from ._base.memo import cached_property
 
 # id(parameters) -> (parameters, canonical text): schemas are shared between views. Process-wide and shared by
 # threads as compose's caches are: the entry holds the schema, so its id names it while the entry lives, and

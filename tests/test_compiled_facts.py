@@ -144,7 +144,7 @@ call_envs = st.builds(
 @given(any_conditions, call_envs, st.sampled_from(["bash", "read", "write"]), st.booleans())
 def test_a_compiled_condition_answers_like_evaluate(condition, env, tool, lenient):
     from dshc.compiler.conditions import compile_condition
-    from dshc.compiler.frozen import replace
+    from dshc.compiler._base.frozen import replace
 
     # what `tool_env` gives the call's conditions; one each: an environment remembers answers (`found`)
     as_written = evaluate(condition, replace(env, facts={**env.facts, "tool": tool}), lenient)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from dshc.compiler import ast
-from dshc.compiler.frozen import FrozenInstanceError, constructor, field, fields, record
+from dshc.compiler._base.frozen import FrozenInstanceError, constructor, field, fields, record
 from dshc.compiler.source import Span
 from dshc.compiler.to_ast import new
 

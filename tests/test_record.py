@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshc.compiler import ast, frozen
-from dshc.compiler.frozen import FrozenInstanceError, constructor, record
+from dshc.compiler import ast
+from dshc.compiler._base import frozen
+from dshc.compiler._base.frozen import FrozenInstanceError, constructor, record
 
 dataclass_frozen = dataclasses.dataclass(frozen=True, slots=True)
 MAKERS = ((record, frozen, "Record"), (dataclass_frozen, dataclasses, "Dataclass"))

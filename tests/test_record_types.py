@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SNIPPET = """from dshc.compiler.frozen import field, record
+SNIPPET = """from dshc.compiler._base.frozen import field, record
 
 @record
 class Point:

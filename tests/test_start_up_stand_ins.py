@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dshc.common import json_io
-from dshc.compiler import memo, patterns
+from dshc.compiler import patterns
+from dshc.compiler._base import memo
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

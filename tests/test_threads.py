@@ -17,8 +17,8 @@ import pytest
 
 import threaded_decisions
 from threaded_decisions import racing
-from dshc.compiler import frozen
-from dshc.compiler.frozen import record
+from dshc.compiler._base import frozen
+from dshc.compiler._base.frozen import record
 from dshc.compiler.lru import LRU
 from dshc.compiler.request import Request
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from lark.exceptions import UnexpectedInput
 
 from dshc.compiler import parse, token_stream
-from dshc.compiler.frozen import fields, is_record
+from dshc.compiler._base.frozen import fields, is_record
 from dshc.compiler.to_ast import building
 from dshc.compiler.token_stream import TokenStream
 

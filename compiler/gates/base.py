@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..compose import Composition, Registration
-from ..frozen import record
-from ..memo import cached_property
+from .._base.frozen import record
+from .._base.memo import cached_property
 from ..patterns import fnmatchcase
 from ..resolve import RESERVED_TOOL, Resolved
 

@@ -12,8 +12,8 @@ from _collections_abc import (
 )  # collections.abc's own source, loaded at start-up (collections.abc loads collections)
 
 from ...common import json_io
-from ..frozen import record
-from ..memo import memoised
+from .._base.frozen import record
+from .._base.memo import memoised
 from ..package_data import package_path
 from ..patterns import Pattern
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ..frozen import record
+from .._base.frozen import record
 from .agents import load_mapping
 from .prefix_rules import ExportNote, RuleWriter, escalation, groupings, heads, outside_workspace, prefix_of, wrappers
 

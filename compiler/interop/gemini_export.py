@@ -12,7 +12,7 @@ import json
 import re
 
 from .. import ast
-from ..frozen import record
+from .._base.frozen import record
 from .agents import load_mapping
 from .prefix_rules import ExportNote, RuleWriter, command_globs, heads, outside_workspace, prefix_of, wrappers
 

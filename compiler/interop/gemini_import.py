@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 
-from ..frozen import record
+from .._base.frozen import record
 from .agents import load_mapping
 from .claude_settings import Imported, Note
 from .dsl_out import PolicyText, any_of, q

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 
 from .. import ast
-from ..frozen import record
+from .._base.frozen import record
 from ..policy.core import PolicyCore
 
 MAX_GROUPED = 5  # a pattern with more words than this gets no rules for its words quoted together

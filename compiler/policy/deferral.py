@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from .. import ast
-from ..frozen import record
+from .._base.frozen import record
 from ..file_pattern import DEEP, FilePattern
 from ..paths import path_inside, tilde_glob
 from ..user_cache import cache_root
@@ -57,7 +57,7 @@ def deferral(
 
 def without(policy, rules: frozenset):
     """The policy with `rules` (rules or guards) left out, every other line as written (ids are by line)."""
-    from ..frozen import replace
+    from .._base.frozen import replace
 
     return replace(
         policy,

@@ -23,7 +23,7 @@ from .. import ast
 from ..catalog import ToolDef
 from ..conditions import SHELL_FIELDS, Env, compile_condition, compile_facts
 from ..file_pattern import FilePattern
-from ..frozen import record
+from .._base.frozen import record
 from ..globs import glob_match
 from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy

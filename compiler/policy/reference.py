@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..catalog import ToolDef
 from ..conditions import Env
-from ..frozen import replace
+from .._base.frozen import replace
 from ..resolve import EffectivePolicy
 from .core import Buckets, PolicyCore, Tally, holds, is_shell, run_guards, tool_env
 from .decision import NO_POLICY, Decision, Verdict

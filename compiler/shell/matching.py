@@ -3,9 +3,9 @@ basename of a program run by path, and, on the deny side, by the program's optio
 
 from __future__ import annotations
 
-from ..frozen import replace
+from .._base.frozen import replace
 from ..globs import glob_accepts_any_continuation, glob_match, glob_prefix_viable
-from ..memo import memoised
+from .._base.memo import memoised
 from .records import Segment
 
 

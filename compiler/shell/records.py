@@ -4,7 +4,7 @@ mixins share (`_WalkState`)."""
 
 from __future__ import annotations
 
-from ..frozen import record
+from .._base.frozen import record
 
 TYPE_CHECKING = False  # no `import typing` (~4 ms of a hook): its names are for annotations only
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from _thread import allocate_lock  # not `threading`: a hook process loads neith
 
 from ..bash_grammar import bash_parser
 from ..file_pattern import ANY
-from ..memo import once
+from .._base.memo import once
 from ..shell_data import Knowledge
 from .directories import _cd_target, _Directories, _head_cd
 from .files import _FileEffects

@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 
 from ..file_pattern import ANY, NAME, ONE
-from ..frozen import record
+from .._base.frozen import record
 from ..patterns import Pattern, compiled
 from ..shell_data import Knowledge
 

@@ -182,7 +182,8 @@ library = time.process_time()
 from dshc.compiler.catalog import load_catalog
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
-from dshc.compiler import frozen, parse, to_ast
+from dshc.compiler import parse, to_ast
+from dshc.compiler._base import frozen
 parse.token_stream()  # the grammar's tables and the lexer's expression, built once per process
 frozen.compile_all()  # the records' methods: compiled when first used, a part of loading the library
 library = time.process_time() - library
