@@ -100,12 +100,22 @@ def _unquote_plain(raw: str, in_double: bool) -> tuple[str, bool]:
 
 
 class _WordBuilder:
-    """tree-sitter argument node → _Word; collects the substitutions it holds for the walker."""
+    """tree-sitter argument node → _Word; collects the substitutions it holds for the walker, and records
+    the bytes it read in `seen` (the walk's, when given) but for those substitutions, which the walk reads."""
 
-    def __init__(self, nested: list):
+    def __init__(self, nested: list, seen: list | None = None):
         self.nested = nested
+        self.seen = seen
 
     def build(self, node) -> _Word:
+        if self.seen is not None:
+            before = len(self.nested)
+            word = self._build(node)
+            _read(self.seen, node, self.nested[before:])
+            return word
+        return self._build(node)
+
+    def _build(self, node) -> _Word:
         parts: list[str] = []
         # `lead`: what the word's first character comes from ("" until some part adds one)
         state = {
@@ -217,6 +227,18 @@ class _WordBuilder:
                     self.nested.append(child)
                 else:
                     stack.append(child)
+
+
+def _read(seen: list, node, holes) -> None:
+    """Records `node`'s bytes in `seen` as read, but for the substitutions in it (`holes`): the walk reads
+    those, and records what it reads of them."""
+    start = node.start_byte
+    for hole in sorted(holes, key=lambda hole: hole.start_byte):
+        if hole.start_byte > start:
+            seen.append((start, hole.start_byte))
+        start = max(start, hole.end_byte)
+    if node.end_byte > start:
+        seen.append((start, node.end_byte))
 
 
 _DIR_TILDES = ("~+", "~-") + tuple(f"~{digit}" for digit in "0123456789")
