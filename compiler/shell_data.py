@@ -150,7 +150,6 @@ class Program:
     history_worktree: bool = False
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
-    text_values: frozenset = frozenset()  # options whose value is only text (`git commit -m`): `_Walker.inert_value`
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
     # subcommand -> this row with its own `commands`, `writes`, `values`, `read` and `reads` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
@@ -448,7 +447,6 @@ def _program(row: dict) -> Program:
             history_verbs=frozenset(own.get("history_verbs", ())),
             history_lists_trees=own.get("history_lists_trees", False),
             history_worktree=own.get("history_worktree", False),
-            text_values=frozenset(own.get("text_values", ())),
             history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
             reads=base.reads | frozenset(own.get("reads", ())),
             read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),

@@ -72,9 +72,10 @@ def test_segments(command, expected):
     assert argvs(command) == expected
 
 
-def test_substitutions_are_segments_and_make_their_command_opaque():
+def test_substitutions_are_segments_and_expansions_of_their_command():
+    # the outer command reads the substitution as it reads `$X`: a word whose value is not known
     assert command_segments("echo $(rm -rf ~)") == (
-        Segment(("echo", "$(rm -rf ~)"), True, "command substitution"),
+        Segment(("echo", "$(rm -rf ~)"), literal=1),
         Segment(("rm", "-rf", "~")),
     )
     segs = command_segments('echo `git push` "$(a $(b))"')

@@ -7,7 +7,6 @@ import posixpath
 from _thread import allocate_lock  # not `threading`: a hook process loads neither it nor what it imports
 
 from ..bash_grammar import bash_parser
-from ..file_pattern import ANY
 from ..memo import once
 from ..shell_data import Knowledge
 from .directories import _cd_target, _Directories, _head_cd
@@ -266,10 +265,7 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
         data = self.data
         for index, word in enumerate(words):
             if word.unsafe:
-                if not (word.quoted_substitution and self.inert_value(words, index)):
-                    raise _Opaque(word.unsafe)
-                # the option takes it whole: text no rule can read, which runs nothing and names no file
-                words = [*words[:index], _Word(word.text, True, shape=(ANY,)), *words[index + 1 :]]
+                raise _Opaque(word.unsafe)
         head = words[0]
         if head.dynamic:
             raise _Opaque("command name is an expansion")

@@ -23,9 +23,6 @@ class _Word:
     # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` and `[…]` NAME, `?` ONE, an
     # expansion ANY; () when not built from the tree (then an unknown word is ANY)
     shape: tuple = ()
-    # its one unsafety is a command substitution inside double quotes (`"$(cat <<'EOF' …)"`): one word whose
-    # text is unknown, harmless where it is an option's inert value (`git commit -m`: `_Walker.inert_value`)
-    quoted_substitution: bool = False
 
 
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
@@ -125,7 +122,6 @@ class _WordBuilder:
             "lead": "",
             "splits": False,
             "shape": [],
-            "quoted_substitution": False,
         }
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
@@ -135,8 +131,7 @@ class _WordBuilder:
                 state["unsafe"] = "brace expansion changes the words"
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
         shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
-        quoted = state["quoted_substitution"] and state["unsafe"] == "command substitution" and not state["splits"]
-        word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape, quoted)
+        word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape)
         return _directory_tilde(word) if node.type in ("word", "concatenation") and text[:2] in _DIR_TILDES else word
 
     @staticmethod
@@ -177,12 +172,17 @@ class _WordBuilder:
             if any(c.type not in _PLAIN_EXPANSION_CHILDREN for c in node.children):
                 state["unsafe"] = state["unsafe"] or "parameter expansion other than `$NAME` or `${NAME}`"
                 self.nested_in(node)
-        elif kind in _SUBSTITUTIONS:
+        elif kind == "command_substitution":
+            # an expansion whose value is not known, as `$X` is; the command it runs is a segment of its own
             parts.append(raw)
             state["dynamic"] = True
             self._expanded(state, in_double)
-            state["quoted_substitution"] = in_double and kind == "command_substitution" and not state["unsafe"]
-            state["unsafe"] = state["unsafe"] or "command substitution"
+            self.nested.append(node)
+        elif kind in _SUBSTITUTIONS:  # `<(cmd)`: a file name, read or written, that no rule can place
+            parts.append(raw)
+            state["dynamic"] = True
+            self._expanded(state, in_double)
+            state["unsafe"] = state["unsafe"] or "process substitution"
             self.nested.append(node)
         elif kind == "ansi_c_string":
             parts.append(raw)
@@ -266,7 +266,6 @@ def _directory_tilde(word: _Word) -> _Word:
             word.glob,
             word.optionable,
             tuple(["." + shape[0], *shape[1:]] if isinstance(shape[0], str) else shape),
-            word.quoted_substitution,
         )
     return _Word(
         word.text,
@@ -275,7 +274,6 @@ def _directory_tilde(word: _Word) -> _Word:
         word.glob,
         word.optionable,
         tuple(x for x in (ANY, *shape) if x != ""),
-        word.quoted_substitution,
     )
 
 
