@@ -246,7 +246,8 @@ def test_safe_sed_scripts_are_no_hazard():
         ("echo ${x@P}", "parameter expansion"),
         ("echo ${!V}", "parameter expansion"),
         ("echo ${UNSET:-x}", "parameter expansion"),
-        ("echo {a,b}", "brace"),
+        ("echo {a..z}{a..z}{a..z}", "brace"),  # past the bound of words a brace expansion may make
+        ("echo {a,$(date)}", "brace"),
         ("/bin/r? -rf /", "pathname expansion"),
         ("env -S 'rm -rf /'", "hides what runs"),
         ("sudo -Z x rm", "unrecognized"),

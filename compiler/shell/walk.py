@@ -9,6 +9,7 @@ from _thread import allocate_lock  # not `threading`: a hook process loads neith
 from ..bash_grammar import bash_parser
 from ..memo import once
 from ..shell_data import Knowledge
+from .braces import _brace_words
 from .directories import _cd_target, _Directories, _head_cd
 from .files import _FileEffects
 from .interpreters import _Interpreters
@@ -18,7 +19,7 @@ from .records import MAX_DEPTH, MAX_SEGMENTS, Segment, _Opaque, _Unparseable
 from .redirections import _own_redirections, _REDIRECT_SCOPES, _redirections, _Redirections
 from .runners import _Runners
 from .variables import _name_runs_code, _Variables, _variable_name_words
-from .words import _program_name, _Word, _WordBuilder
+from .words import _BRACED, _program_name, _Word, _WordBuilder
 
 _parser = once(bash_parser)  # the process's one Bash parser
 # a tree-sitter parser is one parse at a time (its C state is the parse's): threads deciding take turns
@@ -223,11 +224,11 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
             elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 self.redirect(child, order, nested)
             elif kind == "command_name":
-                words.append(builder.build(child.children[0]) if child.children else _Word(""))
+                words += _expanded(builder, child.children[0]) if child.children else [_Word("")]
             elif kind in ("comment",):
                 continue
             else:
-                words.append(builder.build(child))
+                words += _expanded(builder, child)
         if words:  # an assignment alone is `assignment`'s
             for variable, value in env_files:
                 self.env_file_written(variable, value, order)
@@ -331,6 +332,16 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
             self.walk(text.encode("utf-8", "surrogatepass"), depth + 1, order)
         finally:
             self.seen = outer
+
+
+def _expanded(builder: _WordBuilder, node) -> list[_Word]:
+    """The words an argument node becomes: one, or those of its brace expansion (`src/{a,b}.py`)."""
+    word = builder.build(node)
+    if word.unsafe == _BRACED:
+        braced = _brace_words(node.text.decode("utf-8", "replace"))
+        if braced is not None:
+            return braced
+    return [word]
 
 
 # statements made of others: the walk reads their own tokens and walks their parts (`_Walker.statement`); a node

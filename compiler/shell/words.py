@@ -25,6 +25,7 @@ class _Word:
     shape: tuple = ()
 
 
+_BRACED = "brace expansion changes the words"  # (`braces._brace_words` reads the plain forms)
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _DQ_ESCAPES = {"$", "`", '"', "\\", "\n"}
@@ -128,7 +129,7 @@ class _WordBuilder:
         if not state["unsafe"] and node.type in ("word", "concatenation"):
             raw = node.text.decode("utf-8", "replace")
             if _brace_expansion(raw):
-                state["unsafe"] = "brace expansion changes the words"
+                state["unsafe"] = _BRACED
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
         shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
         word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape)
@@ -203,7 +204,7 @@ class _WordBuilder:
         elif kind in ("brace_expression",):
             parts.append(raw)
             state["shape"].append(ANY)
-            state["unsafe"] = state["unsafe"] or "brace expansion changes the words"
+            state["unsafe"] = state["unsafe"] or _BRACED
         elif kind in ("$",):
             parts.append(raw)
             state["shape"].append(raw)
