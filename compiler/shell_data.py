@@ -84,6 +84,8 @@ class Program:
     first_operand_script: bool = False
     safe_script: str = ""  # a regular expression every script must match from its start ("": none)
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
+    # those of them that only move where it runs or change nothing it does (`git -C DIR`, `--no-pager`)
+    transparent_leading: frozenset = frozenset()
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
     opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
     commands: frozenset = frozenset()  # options whose value is a shell command line (`tar --to-command`)
@@ -510,6 +512,7 @@ def _program_row(row: dict) -> Program:
         history_patch=frozenset(row.get("history_patch", ())),
         history_quiet=frozenset(row.get("history_quiet", ())),
         leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None,
+        transparent_leading=frozenset(row.get("transparent_before_subcommand", ())),
     )
 
 

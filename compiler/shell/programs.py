@@ -198,8 +198,8 @@ class _Programs:
                     archives.append(value or _Word(""))
                 elif option in row.chdir and (row.creates or row.extracts):  # its own, not the shell's
                     member_dir = value if value is not None and not _unknown(value) else None
-                elif option in row.chdir:
-                    self.changes_directory()
+                elif option in row.chdir:  # (`git -C DIR`: relative paths are DIR's, or where the line is)
+                    self.changes_directory(None if value is None or _unknown(value) else value.text)
                 elif value is not None and value.text:  # `-o "$f"`: a write of a file pattern
                     self.files.append(("write", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:

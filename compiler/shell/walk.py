@@ -310,16 +310,21 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
             return
         if row is not None and row.leading is not None and len(words) > 1 and words[1].text.startswith("-"):
             # `git -C x push` is seen as itself and as `git push`: a deny or ask of either decides, and an
-            # allow of the whole line covers it (`git -C x push` is not the `git push` an allow of that names)
-            at, _ = _getopt(words, 1, row.leading, name)
+            # allow of the whole line covers it (`git -C x push` is not the `git push` an allow of that names).
+            # Given only options that move where it runs or change nothing it does (`transparent_leading`),
+            # the allow of `git push` covers it too, and the directory it moves to is read (`git -C ~/.ssh …`)
+            at, leading = _getopt(words, 1, row.leading, name)
             if 1 < at < len(words):
                 own_hazard = hazard or self.program_hazard(name, words[:at], order, depth)
-                self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at)
-                self.runners += 1
+                transparent = not own_hazard and all(option in row.transparent_leading for option, _ in leading)
+                self.emit(order, argv, hazard=own_hazard, literal=literal, wraps=at, deny_only=transparent)
+                if transparent:
+                    self.files += [("read", value, order, ()) for option, value in leading if option in row.chdir]
+                self.runners += not transparent
                 try:
                     self.simple([head, *words[at:]], depth, (*order, at), env_hazard)
                 finally:
-                    self.runners -= 1
+                    self.runners -= not transparent
                 return
         hazard = hazard or self.program_hazard(name, words, order, depth)
         self.emit(order, argv, hazard=hazard, literal=literal)
