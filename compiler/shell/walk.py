@@ -407,11 +407,12 @@ def _skipped_text(root, source: bytes) -> bool:
     """Whether some byte other than a blank lies outside every token of the tree. tree-sitter-bash
     drops a lone `-` before an assignment without an error: `- D=8 rm -rf /` parses as `D=8 rm -rf /`
     while bash runs the program `-` with the rest as its arguments. What the tree does not hold
-    cannot be analysed, so such a line fails closed."""
+    cannot be analysed, so such a line fails closed. A heredoc body counts as one token: its text around an
+    expansion (`name: $NAME`) has no token of its own, and is the body's."""
     pos, stack = 0, [root]
     while stack:
         node = stack.pop()
-        if node.child_count:
+        if node.child_count and node.type != "heredoc_body":
             stack.extend(reversed(node.children))
             continue
         if node.start_byte > pos and _not_blank(source[pos : node.start_byte]):
