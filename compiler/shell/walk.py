@@ -403,6 +403,41 @@ def _unread(root, seen: list) -> tuple[int, int] | None:
     return run
 
 
+# where bash keeps a backslash-newline as it is: quotes that take it literally, a comment, a quoted heredoc's body
+_KEEPS_CONTINUATIONS = frozenset({"raw_string", "ansi_c_string", "comment"})
+
+
+def _continuations_joined(source: bytes) -> bytes:
+    """`source` with each backslash-newline bash drops dropped: every one but those in single quotes, `$'…'`,
+    a comment or the body of a heredoc whose delimiter is quoted (where tree-sitter-bash's reading of
+    `source` puts them); an escaped backslash (`\\\\`) is no continuation."""
+    with _PARSING:
+        root = _parser().parse(source).root_node
+    kept, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _KEEPS_CONTINUATIONS:
+            kept.append((node.start_byte, node.end_byte))
+        elif node.type == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            if start is not None and body is not None and any(q in start.text for q in (b"'", b'"', b"\\")):
+                kept.append((body.start_byte, body.end_byte))
+            stack.extend(node.children)
+        else:
+            stack.extend(node.children)
+    out, index = bytearray(), 0
+    while index < len(source):
+        pair = source[index : index + 2]
+        if pair[:1] != b"\\" or any(start <= index < end for start, end in kept):
+            out += source[index : index + 1]
+            index += 1
+        else:
+            out += b"" if pair == b"\\\n" else pair
+            index += 2
+    return bytes(out)
+
+
 def _skipped_text(root, source: bytes) -> bool:
     """Whether some byte other than a blank lies outside every token of the tree. tree-sitter-bash
     drops a lone `-` before an assignment without an error: `- D=8 rm -rf /` parses as `D=8 rm -rf /`
