@@ -57,7 +57,7 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
         self.runners = 0  # how many runners (`uv run`) the command being read is inside
         self.redirects: tuple[str, ...] = ()  # the redirections of the command being read, as written
         self.around: tuple = ()  # the redirections of the statements around the next command (`walk`)
-        self.seen: list[tuple[int, int]] = []  # the byte ranges of the line being walked its readings read
+        self.seen: list[tuple[int, int]] = []  # the byte ranges of the line being walked that its readings read
 
     def emit(self, order, argv, opaque=False, reason="", hazard="", literal=None, wraps=None, deny_only=False) -> None:
         self.seq += 1
