@@ -84,6 +84,8 @@ class Program:
     first_operand_script: bool = False
     safe_script: str = ""  # a regular expression every script must match from its start ("": none)
     leading: OptionSpec | None = None  # options before a subcommand (`git -C DIR push`)
+    # those of them that only move where it runs or change nothing it does (`git -C DIR`, `--no-pager`)
+    transparent_leading: frozenset = frozenset()
     values: frozenset = frozenset()  # other options whose value may be the next word (`sed -l N`)
     opaque_script: str = ""  # a regular expression: a script that is not safe and holds it may run commands
     commands: frozenset = frozenset()  # options whose value is a shell command line (`tar --to-command`)
@@ -150,7 +152,6 @@ class Program:
     history_worktree: bool = False
     read_patterns: frozenset = frozenset()
     recursive: frozenset = frozenset()
-    text_values: frozenset = frozenset()  # options whose value is only text (`git commit -m`): `_Walker.inert_value`
     read_only_names: frozenset = frozenset()  # options whose glob limits the base names read below (`--include`)
     # subcommand -> this row with its own `commands`, `writes`, `values`, `read` and `reads` (`git clone -u`,
     # `git log --output`, `git log -S TEXT`; none for `git add`); a subcommand not named keeps every command
@@ -450,7 +451,6 @@ def _program(row: dict) -> Program:
             history_verbs=frozenset(own.get("history_verbs", ())),
             history_lists_trees=own.get("history_lists_trees", False),
             history_worktree=own.get("history_worktree", False),
-            text_values=frozenset(own.get("text_values", ())),
             history_quiet=base.history_quiet | frozenset(own.get("history_quiet", ())),
             reads=base.reads | frozenset(own.get("reads", ())),
             read_patterns=base.read_patterns | frozenset(own.get("read_patterns", ())),
@@ -514,6 +514,7 @@ def _program_row(row: dict) -> Program:
         history_patch=frozenset(row.get("history_patch", ())),
         history_quiet=frozenset(row.get("history_quiet", ())),
         leading=_options(row["options_before_subcommand"]) if "options_before_subcommand" in row else None,
+        transparent_leading=frozenset(row.get("transparent_before_subcommand", ())),
     )
 
 

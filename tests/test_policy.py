@@ -44,12 +44,12 @@ OPAQUE = {5, 6, 7}  # a command that cannot be analysed may match every deny who
     [
         ("cd x && git push", {6}),
         ("timeout 5 rm -rf /", {5}),
-        ("echo $(rm -rf ~)", OPAQUE),  # the inner `rm` meets line 5; `echo` with a computed word is opaque
+        ("echo $(rm -rf ~)", {5}),  # the inner `rm` meets line 5; `echo` of a computed word is `echo $X`
         ("{ cat .env; }", {7}),
         ("echo x | sh", OPAQUE),
         ("env FOO=1 nice -n 5 rm -rf /tmp/x", {5}),
         ("bash -c 'git push origin main'", {6}),
-        ("ls `rm -rf /`", OPAQUE),
+        ("ls `rm -rf /`", {5}),
         ("(cd /; rm -rf x)", {5}),
         ("xargs rm < files", {5}),
         ("echo 'unterminated", OPAQUE),

@@ -72,9 +72,10 @@ def test_segments(command, expected):
     assert argvs(command) == expected
 
 
-def test_substitutions_are_segments_and_make_their_command_opaque():
+def test_substitutions_are_segments_and_expansions_of_their_command():
+    # the outer command reads the substitution as it reads `$X`: a word whose value is not known
     assert command_segments("echo $(rm -rf ~)") == (
-        Segment(("echo", "$(rm -rf ~)"), True, "command substitution"),
+        Segment(("echo", "$(rm -rf ~)"), literal=1),
         Segment(("rm", "-rf", "~")),
     )
     segs = command_segments('echo `git push` "$(a $(b))"')
@@ -245,7 +246,8 @@ def test_safe_sed_scripts_are_no_hazard():
         ("echo ${x@P}", "parameter expansion"),
         ("echo ${!V}", "parameter expansion"),
         ("echo ${UNSET:-x}", "parameter expansion"),
-        ("echo {a,b}", "brace"),
+        ("echo {a..z}{a..z}{a..z}", "brace"),  # past the bound of words a brace expansion may make
+        ("echo {a,$(date)}", "brace"),
         ("/bin/r? -rf /", "pathname expansion"),
         ("env -S 'rm -rf /'", "hides what runs"),
         ("sudo -Z x rm", "unrecognized"),

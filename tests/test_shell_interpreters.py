@@ -111,7 +111,7 @@ def test_code_read_from_stdin_is_opaque(command):
     "command, words",
     [
         ('python3 "$X" x', "expansion"),  # `$X` may be `-c`
-        ("python3 $(echo -c) x", "substitution"),
+        ("python3 $(echo -c) x", "expansion"),  # a substitution is one
         ("python3 --frobnicate x.py", "unrecognized"),  # it may take a value hiding a later -c
         ("node --frobnicate app.js", "unrecognized"),
         ("perl -0e 'x'", "may hold a code option"),

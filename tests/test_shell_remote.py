@@ -34,9 +34,7 @@ def test_the_remote_command_line_is_read(command):
     assert ("rm", "x") in argv and not opaque, (command, argv, opaque)
 
 
-@pytest.mark.parametrize(
-    "command", ['ssh h "$CMD"', "ssh h $CMD", "ssh h rm *", "ssh h 'rm $(x)'", "ssh -Z h rm x", 'ssh -p "$P" h ls']
-)
+@pytest.mark.parametrize("command", ['ssh h "$CMD"', "ssh h $CMD", "ssh h rm *", "ssh -Z h rm x", 'ssh -p "$P" h ls'])
 def test_what_the_remote_line_cannot_show_is_opaque(command):
     assert runs(command)[1], command
 

@@ -1,8 +1,8 @@
-"""A command substitution in double quotes as the value of a text-only option (`git commit -m "$(cat <<'EOF'
-…)"`, the form Claude Code writes every commit in) is one word of unknown text: the command is not opaque, and
-the substitution's own commands are decided as ever. Anywhere else a substitution stays opaque: unquoted it
-splits into words that may be options (`git commit -m $(echo x --amend)`), and an option whose value's form
-decides what it does (`curl -d @FILE`, `git commit -F FILE`, `git -c KEY=VALUE`) is not text.
+"""A command substitution as an option's value (`git commit -m "$(cat <<'EOF' …)"`, the form Claude Code
+writes every commit in) is a word of unknown text: the command is not opaque, and the substitution's own
+commands are decided as ever. Anywhere else it is read as `$X` in its place is: unquoted it splits into words
+that may be options (`git commit -m $(echo x --amend)`), and an option whose value's form decides what it does
+(`curl -d @FILE`, `git commit -F FILE`, `git -c KEY=VALUE`) is decided as it is for a variable's value.
 
 Reports: the guarded policy refused Claude Code's commit form (`unreadable-code`); anthropics/claude-code#2060
 (the heredoc commit message form)."""
@@ -13,8 +13,10 @@ import pytest
 
 from conftest import bash_by_both
 from dshc.compiler.program import Program
+from dshc.compiler.patterns import Pattern
 from dshc.compiler.shell import analyse
 
+_SUBSTITUTION = Pattern(r"\$\([^()]*\)")
 COMMIT = "git commit -m \"$(cat <<'EOF'\nfix: handle empty input\n\nCo-Authored-By: x\nEOF\n)\""
 
 POLICY = """
@@ -61,9 +63,11 @@ def test_the_substitutions_own_commands_are_still_decided(program, command):
         'git commit -m "$(cat)" -- "$(date)"',
     ],
 )
-def test_a_substitution_anywhere_else_stays_opaque(command):
-    outer = analyse(command).segments[0]
-    assert outer.opaque, (command, outer)
+def test_a_substitution_anywhere_else_is_read_as_a_variable_in_its_place(command):
+    found, variable = analyse(command), analyse(_SUBSTITUTION.sub("$X", command))
+    outer, twin = found.segments[0], variable.segments[0]
+    assert (outer.opaque, bool(outer.hazard), outer.literal) == (twin.opaque, bool(twin.hazard), twin.literal)
+    assert [(f.kind, f.pattern) for f in found.files] == [(f.kind, f.pattern) for f in variable.files]
 
 
 def test_a_message_file_is_a_read():

@@ -10,7 +10,7 @@ from .options import option_hit as option_hit
 from .plain import _PLAIN as _PLAIN, _plain_words
 from .records import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_SEGMENTS, Analysis, FileAccess, Segment, _Unparseable
 from .redirections import with_redirections
-from .walk import _Walker
+from .walk import _continuations_joined, _Walker
 
 __all__ = [
     "Segment",
@@ -44,7 +44,8 @@ def analyse(command: str) -> Analysis | None:
         return Analysis((Segment((), True, "characters outside the Basic Multilingual Plane are not analysed"),))
     found = _read(command.translate(stand_ins[0]))
     if found is not None and _CONTINUATION in command:
-        found = _with_continuations_joined(found, _read(command.translate(stand_ins[0]).replace(_CONTINUATION, "")))
+        joined = _continuations_joined(command.translate(stand_ins[0]).encode("utf-8", "surrogatepass"))
+        found = _with_continuations_joined(found, _read(joined.decode("utf-8", "surrogatepass")))
     return _restore(found, stand_ins[1]) if found is not None and stand_ins[1] else found
 
 
@@ -66,11 +67,10 @@ _JOINED = Segment((), True, "a line continuation joins words: bash reads the lin
 
 
 def _with_continuations_joined(found: Analysis, joined: Analysis | None) -> Analysis:
-    """Bash drops every backslash-newline outside single quotes before it splits words, so `r\\⏎m -rf x`
-    runs `rm`; tree-sitter-bash reads two words. The line is read again with every continuation dropped
-    (wherever it stands, which over-approximates bash): when both readings agree, the line is what its
-    text shows; otherwise both readings count (a deny meets either) and the line is opaque (no allow
-    covers it)."""
+    """Bash drops a backslash-newline before it splits words, so `r\\⏎m -rf x` runs `rm`; tree-sitter-bash
+    reads two words. The line is read again with every continuation bash drops dropped (`_continuations_joined`):
+    when both readings agree, the line is what its text shows; otherwise both readings count (a deny meets
+    either) and the line is opaque (no allow covers it)."""
     if joined is not None and joined == found:
         return found
     extra = joined or Analysis(())

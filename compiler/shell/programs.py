@@ -10,7 +10,7 @@ from ..shell_data import Program
 from .files import _file_shape, _history_reads, _local_repository, _name_globs, _read_operands, _rewrites_tree
 from .options import _getopt, _option_words, _patch_option, _uses, option_hit
 from .records import _Opaque, _WalkState
-from .words import _filled, _may_be_option, _names_stdin, _program_name, _unknown, _Word
+from .words import _filled, _may_be_option, _names_stdin, _unknown, _Word
 
 
 class _Programs(_WalkState):
@@ -198,8 +198,8 @@ class _Programs(_WalkState):
                     archives.append(value or _Word(""))
                 elif option in row.chdir and (row.creates or row.extracts):  # its own, not the shell's
                     member_dir = value if value is not None and not _unknown(value) else None
-                elif option in row.chdir:
-                    self.changes_directory()
+                elif option in row.chdir:  # (`git -C DIR`: relative paths are DIR's, or where the line is)
+                    self.changes_directory(None if value is None or _unknown(value) else value.text)
                 elif value is not None and value.text:  # `-o "$f"`: a write of a file pattern
                     self.files.append(("write", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
@@ -323,16 +323,3 @@ class _Programs(_WalkState):
             self.command_line_value(key, _Word(value), depth, order)
         elif not any(glob_match(glob, key) for glob in row.config_harmless):
             raise _Opaque(f"`{name} {option} {key}=…` may change what runs")
-
-    def inert_value(self, words: list[_Word], index: int) -> bool:
-        """Whether word `index` is the value of an option whose value is only text (`Program.text_values`: `git
-        commit -m "$(…)"`); never an option whose value's form decides what it does (`curl -d @FILE`)."""
-        if index < 2 or words[0].dynamic or words[0].unsafe:
-            return False
-        row = self.data.programs.get(_program_name(words[0].text, self.data)[0])
-        if row is None:
-            return False
-        if not words[1].dynamic and words[1].text in row.subcommands:
-            row = row.subcommands[words[1].text]
-        option = words[index - 1]
-        return not (option.dynamic or option.unsafe) and option.text in row.text_values

@@ -4,7 +4,7 @@ command as its author wrote them (its own and those of the statements around it)
 from __future__ import annotations
 
 from .records import Segment, _WalkState
-from .words import _unknown, _WordBuilder
+from .words import _read, _unknown, _WordBuilder
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 # where a redirection written around a statement stops applying: a substitution's commands write elsewhere,
@@ -16,25 +16,33 @@ class _Redirections(_WalkState):
     """The walker's reading of a redirection node (mixed into `walk._Walker`)."""
 
     def redirect(self, node, order, nested) -> None:
-        builder = _WordBuilder(nested)
+        builder = _WordBuilder(nested, self.seen)
         operator, target, fd_dup = "", None, False
         for child in node.children:
             if child.type in ("file_descriptor",):
+                self.seen.append((child.start_byte, child.end_byte))
                 continue
             if child.type in (">", ">>", "<", "&>", "&>>", ">|", "<>", ">&", "<&", ">&-", "<&-"):
                 operator = child.type
+                self.seen.append((child.start_byte, child.end_byte))
             elif child.type == "heredoc_body":
+                before = len(nested)
                 builder.nested_in(child)
+                _read(self.seen, child, nested[before:])
             elif child.type in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<", "heredoc_content"):
-                continue
+                self.seen.append((child.start_byte, child.end_byte))
             elif node.type == "heredoc_redirect":
                 # tree-sitter-bash hangs the rest of the line (`&& rm x`, `| sh`, `> ~/.bashrc`) under the
                 # heredoc node (tree-sitter-bash #305, #334): it is the rest of the command list, walked as such
-                nested.append(child)
+                if child.is_named:
+                    nested.append(child)
+                else:  # the operator joining it (`&&`, `|`)
+                    self.seen.append((child.start_byte, child.end_byte))
             elif target is None and node.type == "file_redirect":
                 target = child
             elif node.type == "herestring_redirect":
                 builder.build(child)
+            # else a word after the target, which bash gives the command (tree-sitter-bash#233): left unread
         if node.type != "file_redirect" or target is None:
             return
         word = builder.build(target)

@@ -7,7 +7,7 @@ from ..patterns import Pattern
 from ..shell_data import Knowledge
 from .options import _option_words
 from .records import _WalkState
-from .words import _ONLY_NUMBERS, _SUBSTITUTIONS, _unknown, _Word, _WordBuilder
+from .words import _ONLY_NUMBERS, _SUBSTITUTIONS, _read, _unknown, _Word, _WordBuilder
 
 _SUBSCRIPTED = Pattern(r"[A-Za-z_][A-Za-z0-9_]*\[(.*)\]")
 _SUBSCRIPT_RUNS_CODE = (
@@ -56,6 +56,7 @@ class _Variables(_WalkState):
 
     def assignment(self, node, order, nested) -> None:
         builder = _WordBuilder(nested)
+        before = len(nested)
         if node.type == "declaration_command":
             for child in node.children:
                 flag = child.text.decode("utf-8", "replace") if child.type == "word" else ""
@@ -102,11 +103,20 @@ class _Variables(_WalkState):
                 nested.append(current)
             else:
                 stack.extend(current.children)
+        _read(self.seen, node, nested[before:])  # names, flags and values: bash runs none of them
 
-    def expression(self, node, order, nested) -> None:
-        """`[[ … ]]`, `(( … ))`: arithmetic evaluates variables' values as code (`a[$(cmd)]`)."""
+    def expression(self, node, order, nested, body=None) -> None:
+        """`[[ … ]]`, `(( … ))`, a C-style for's header: arithmetic evaluates variables' values as code
+        (`a[$(cmd)]`). A C-style for's `body` is the walk's."""
         builder = _WordBuilder(nested)
-        builder.nested_in(node)
+        for child in node.children:
+            if child != body:
+                before = len(nested)
+                if child.type in _SUBSTITUTIONS:
+                    nested.append(child)
+                else:
+                    builder.nested_in(child)
+                _read(self.seen, child, nested[before:])
         text = node.text.decode("utf-8", "replace")
         if node.type == "test_command":
             if not _ARITHMETIC_TEST.search(text):

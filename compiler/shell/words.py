@@ -27,11 +27,9 @@ class _Word:
     # the word as a file pattern (`file_pattern`): literal runs, a glob's `*` and `[…]` NAME, `?` ONE, an
     # expansion ANY; () when not built from the tree (then an unknown word is ANY)
     shape: tuple = ()
-    # its one unsafety is a command substitution inside double quotes (`"$(cat <<'EOF' …)"`): one word whose
-    # text is unknown, harmless where it is an option's inert value (`git commit -m`: `_Walker.inert_value`)
-    quoted_substitution: bool = False
 
 
+_BRACED = "brace expansion changes the words"  # (`braces._brace_words` reads the plain forms)
 _PLAIN_EXPANSION_CHILDREN = {"${", "}", "variable_name", "special_variable_name"}
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _DQ_ESCAPES = {"$", "`", '"', "\\", "\n"}
@@ -104,12 +102,22 @@ def _unquote_plain(raw: str, in_double: bool) -> tuple[str, bool]:
 
 
 class _WordBuilder:
-    """tree-sitter argument node → _Word; collects the substitutions it holds for the walker."""
+    """tree-sitter argument node → _Word; collects the substitutions it holds for the walker, and records
+    the bytes it read in `seen` (the walk's, when given) but for those substitutions, which the walk reads."""
 
-    def __init__(self, nested: list):
+    def __init__(self, nested: list, seen: list | None = None):
         self.nested = nested
+        self.seen = seen
 
     def build(self, node) -> _Word:
+        if self.seen is not None:
+            before = len(self.nested)
+            word = self._build(node)
+            _read(self.seen, node, self.nested[before:])
+            return word
+        return self._build(node)
+
+    def _build(self, node) -> _Word:
         parts: list[str] = []
         # `lead`: what the word's first character comes from ("" until some part adds one)
         state: dict[str, Any] = {
@@ -119,18 +127,16 @@ class _WordBuilder:
             "lead": "",
             "splits": False,
             "shape": [],
-            "quoted_substitution": False,
         }
         self._collect(node, parts, state, in_double=False)
         text = "".join(parts)
         if not state["unsafe"] and node.type in ("word", "concatenation"):
             raw = node.text.decode("utf-8", "replace")
             if _brace_expansion(raw):
-                state["unsafe"] = "brace expansion changes the words"
+                state["unsafe"] = _BRACED
         optionable = state["lead"] in ("expansion", "pattern") or state["splits"]
         shape = _bracketed(state["shape"]) if _OPEN in state["shape"] else tuple(state["shape"])
-        quoted = state["quoted_substitution"] and state["unsafe"] == "command substitution" and not state["splits"]
-        word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape, quoted)
+        word = _Word(text, state["dynamic"], state["unsafe"], state["glob"], optionable, shape)
         return _directory_tilde(word) if node.type in ("word", "concatenation") and text[:2] in _DIR_TILDES else word
 
     @staticmethod
@@ -171,12 +177,17 @@ class _WordBuilder:
             if any(c.type not in _PLAIN_EXPANSION_CHILDREN for c in node.children):
                 state["unsafe"] = state["unsafe"] or "parameter expansion other than `$NAME` or `${NAME}`"
                 self.nested_in(node)
-        elif kind in _SUBSTITUTIONS:
+        elif kind == "command_substitution":
+            # an expansion whose value is not known, as `$X` is; the command it runs is a segment of its own
             parts.append(raw)
             state["dynamic"] = True
             self._expanded(state, in_double)
-            state["quoted_substitution"] = in_double and kind == "command_substitution" and not state["unsafe"]
-            state["unsafe"] = state["unsafe"] or "command substitution"
+            self.nested.append(node)
+        elif kind in _SUBSTITUTIONS:  # `<(cmd)`: a file name, read or written, that no rule can place
+            parts.append(raw)
+            state["dynamic"] = True
+            self._expanded(state, in_double)
+            state["unsafe"] = state["unsafe"] or "process substitution"
             self.nested.append(node)
         elif kind == "ansi_c_string":
             parts.append(raw)
@@ -197,7 +208,7 @@ class _WordBuilder:
         elif kind in ("brace_expression",):
             parts.append(raw)
             state["shape"].append(ANY)
-            state["unsafe"] = state["unsafe"] or "brace expansion changes the words"
+            state["unsafe"] = state["unsafe"] or _BRACED
         elif kind in ("$",):
             parts.append(raw)
             state["shape"].append(raw)
@@ -221,6 +232,18 @@ class _WordBuilder:
                     self.nested.append(child)
                 else:
                     stack.append(child)
+
+
+def _read(seen: list, node, holes) -> None:
+    """Records `node`'s bytes in `seen` as read, but for the substitutions in it (`holes`): the walk reads
+    those, and records what it reads of them."""
+    start = node.start_byte
+    for hole in sorted(holes, key=lambda hole: hole.start_byte):
+        if hole.start_byte > start:
+            seen.append((start, hole.start_byte))
+        start = max(start, hole.end_byte)
+    if node.end_byte > start:
+        seen.append((start, node.end_byte))
 
 
 _DIR_TILDES = ("~+", "~-") + tuple(f"~{digit}" for digit in "0123456789")
@@ -248,7 +271,6 @@ def _directory_tilde(word: _Word) -> _Word:
             word.glob,
             word.optionable,
             tuple(["." + shape[0], *shape[1:]] if isinstance(shape[0], str) else shape),
-            word.quoted_substitution,
         )
     return _Word(
         word.text,
@@ -257,7 +279,6 @@ def _directory_tilde(word: _Word) -> _Word:
         word.glob,
         word.optionable,
         tuple(x for x in (ANY, *shape) if x != ""),
-        word.quoted_substitution,
     )
 
 
