@@ -47,9 +47,11 @@ def _expand(text: str) -> list[str] | None:
     if len(cuts) > 1:
         cuts.append(end)
         alternatives = [_expand(text[a + 1 : b]) for a, b in zip(cuts, cuts[1:])]
-        if any(alternative is None for alternative in alternatives):
-            return None
-        middles = [word for alternative in alternatives for word in alternative]
+        middles: list[str] | None = []
+        for alternative in alternatives:
+            if alternative is None or middles is None:
+                return None
+            middles += alternative
     else:
         middles = _sequence(text[start + 1 : end])
     rest = _expand(text[end + 1 :])

@@ -106,6 +106,7 @@ class _WalkState:
     line: bytes
     runners: int
     redirects: tuple[str, ...]
+    seen: list[tuple[int, int]]  # the byte ranges of the line being walked that its readings read
 
     if TYPE_CHECKING:
 

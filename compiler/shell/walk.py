@@ -140,11 +140,11 @@ class _Walker(_Variables, _Redirections, _Programs, _Runners, _Interpreters, _Fi
                 kind == "compound_statement" and node.children and node.children[0].type == "(("
             ):
                 nested = []
-                body = node.children[-1] if kind == "c_style_for_statement" else None
-                self.expression(node, here, nested, body)
+                loop_body = node.children[-1] if kind == "c_style_for_statement" else None
+                self.expression(node, here, nested, loop_body)
                 stack.extend((n, level + 1, (*here, n.start_byte), ()) for n in nested if self._deeper(level))
-                if body is not None:
-                    stack.append((body, level, order, around))
+                if loop_body is not None:
+                    stack.append((loop_body, level, order, around))
             elif kind in _STATEMENTS:
                 nested = []
                 parts = self.statement(node, nested)
