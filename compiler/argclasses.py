@@ -50,6 +50,8 @@ CLASS_SAMPLES = (
     "cat < .env",
 )
 OUTSIDE_PATH = "/outside-the-workspace/file.txt"
+# a shell line that reaches the network, one that does not, one not known (code): every value `call.network` takes
+NETWORK_SAMPLES = ("curl https://example.com", "ls", "python3 -c x")
 
 
 @dataclass
@@ -61,6 +63,7 @@ class FieldTests:
     # patterns matched by an option grammar too (`rm -rf /*` meets `rm -fr /`; `… except "-D"`): the
     # option spellings are samples, not classes of the patterns' languages
     optioned: list[str] = field(default_factory=list)
+    network: bool = False  # `call.network` reads this field (a shell tool's command line)
 
 
 @dataclass(frozen=True)
@@ -295,7 +298,10 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
     exact = True
     per_field: list[tuple[str, list[Any]]] = []
     conditions = list(conditions)
-    for name, tests in sorted(field_tests(conditions).items()):
+    tested = field_tests(conditions)
+    if shell_tool and any(_tests_network(condition) for condition in conditions):
+        tested.setdefault("command", FieldTests()).network = True
+    for name, tests in sorted(tested.items()):
         values: list[Any] = []
         shell = shell_tool and name == "command"
         classes = tuple((command_classes or {})[c] for c in sorted(set(tests.classes)) if c in (command_classes or {}))
@@ -325,6 +331,11 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
                 f"`args.{name}` has patterns read by an option grammar; their spellings are checked on samples"
             )
             values += tests.optioned
+        if tests.network:
+            if values:  # the line's reach is not a class of its patterns: the two are crossed on samples only
+                exact = False
+                notes.append(f"`call.network` and other tests of `args.{name}`: their classes are checked on samples")
+            values += list(NETWORK_SAMPLES)
         if tests.classes and not shell:
             exact = False
             notes.append(f"`args.{name} is …` tests a value that is not a shell command; checked on samples")
@@ -352,6 +363,10 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
         witnesses += extra
         notes.append(f"not exact, so not a proof: also searched {len(extra)} seeded random argument objects")
     return ArgumentClasses(tuple(witnesses), exact, tuple(dict.fromkeys(notes)))
+
+
+def _tests_network(condition) -> bool:
+    return any(not isinstance(atom, ast.Flag) and atom.fact.dotted == "call.network" for atom in ast.atoms(condition))
 
 
 def _random_search(per_field, count: int) -> list[dict]:

@@ -4,7 +4,8 @@ test them (`session.read`, `session.env_read`, `session.denied_count`), and the 
 In: a `Session` made from the event log dshc wrote for the session (`cli/session_log.py`). Out: a test's
 tri-state and the earlier call that makes it hold. A call decided with no session known (no log, or one that
 cannot be read) is in the strictest state: every session test holds on the deny side and fails on the allow
-side (`conditions._session_test`).
+side (`conditions._session_test`). `CALL_FACTS` are the facts of the call itself that go with them
+(`call.network`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ SESSION_FACTS: dict[str, tuple[str, str]] = {
     "session.read": ("paths", "a file an earlier call of the session read (a read tool, a search, a shell line)"),
     "session.env_read": ("names", "an environment variable an earlier shell line of the session read"),
     "session.denied_count": ("number", "how many earlier calls of the session were denied"),
+}
+# facts of the call being decided, read off its tool and arguments (`call_network`); types as request facts
+CALL_FACTS: dict[str, tuple[str, str]] = {
+    "call.network": (
+        "boolean",
+        "the call may reach the network: its tool fetches or calls out (risk `external-data`), or its shell line "
+        "runs a program that does (curl, ssh, git push, pip install); not known (code, an unknown program) holds "
+        "for a deny or an ask, never for an allow",
+    ),
 }
 ORDERS = ("<", "<=", ">", ">=")
 
