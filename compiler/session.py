@@ -130,9 +130,10 @@ def problems(expr) -> list[str]:
     ]
 
 
-def session_note(policy, deciding, session: Session | None) -> str:
+def session_note(policy, deciding, session: Session | None, reach=None) -> str:
     """What the session tests of the deciding rules rest on, for the decision's reason: the earlier call each
-    names (id, tool, argument), or that no session is known; '' when no deciding rule tests the session."""
+    names (id, tool, argument), or that no session is known; '' when no deciding rule tests the session.
+    `reach`: the call's `call_network.Reach`, made when asked (`call.network`: why the call counts)."""
     if policy is None or not deciding:
         return ""
     by_span = {item.span: item for item in (*policy.rules, *policy.guards) if item.span is not None}
@@ -140,10 +141,15 @@ def session_note(policy, deciding, session: Session | None) -> str:
     for _, span in deciding:
         item = by_span.get(span)
         for atom in ast.atoms(item.condition if item is not None else None):
-            if isinstance(atom, ast.Flag) or atom.fact.path[0] != "session":
+            if isinstance(atom, ast.Flag) or atom.fact.path[0] not in ("session", "call"):
                 continue
             test = _shown(atom)
-            if session is None:
+            if atom.fact.path[0] == "call":
+                found = reach() if reach is not None else None
+                if found is None or found.value is False:
+                    continue
+                note = f"`{test}`: {found.why}" + (" (not known, so it counts)" if found.value is None else "")
+            elif session is None:
                 note = f"`{test}` is taken to hold: no event log of this session could be read"
             else:
                 earlier = session.evidence(atom, True)

