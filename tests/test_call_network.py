@@ -491,3 +491,19 @@ def test_a_guard_on_the_network_fires_alike_in_both_evaluators(line, effect):
     text = 'policy g {\n  default allow\n  guard after-secret: deny bash when call.network and session.read matches "*.env"\n}\n'
     loaded = Program.load(texts={"p.dsh": text, "fetching.dsh": FIXTURE})
     assert _effects(loaded, "g", _session(READ_ENV), "bash", _bash(line)) == (effect, effect)
+
+
+def test_the_formatter_wraps_an_or_inside_an_and():
+    from dshc.compiler.fmt import format_document
+    from dshc.compiler.program import SourceFile, parse_files
+
+    tests = " or ".join(f'session.read matches "*.secret{n}"' for n in range(8))
+    text = f"policy p {{\n  ask * when call.network and ({tests})\n}}\n"
+    (document,), problems, _ = parse_files([SourceFile("p.dsh", text.encode())])
+    assert not problems
+    formatted = format_document(document)
+    lines = formatted.splitlines()
+    assert len(lines) > 4 and all(len(line) <= 100 for line in lines), formatted
+    assert lines[2].startswith("    when call.network and (") and lines[-2].endswith(")"), formatted
+    (again,), _, _ = parse_files([SourceFile("p.dsh", formatted.encode())])
+    assert again == document and format_document(again) == formatted
