@@ -174,7 +174,12 @@ def decide_call(
     if effect != "allow" and program.reads_session(request):
         from ..compiler.session import session_note  # names the earlier call a session test rests on
 
-        reason += session_note(program.composition(request).policy, decision.deciding, request.session)
+        reason += session_note(
+            program.composition(request).policy,
+            decision.deciding,
+            request.session,
+            lambda: _reach(program, request, tool, args),
+        )
     result = CallDecision(effect, reason, decision.gate, tuple(decision.deciding), decision)
     if effect == "deny" or sandbox is None:
         return result
@@ -327,3 +332,12 @@ def _refused(confined: FileSandbox, workspace: str, path: str) -> str | None:
         return refused
     real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
     return f"`{real}` configures this hook or holds its event log" if _kept(confined, real) else None
+
+
+def _reach(program: Program, request: Request, tool: str, args):
+    """Whether the call may reach the network and why (`call.network`), for its reason."""
+    from ..compiler.call_network import call_reach
+    from ..compiler.policy.core import is_shell
+
+    found = program.gate_context(request).tool_for(tool)
+    return call_reach(found.risk if found is not None else None, is_shell(found), args)

@@ -51,6 +51,8 @@ CLASS_SAMPLES = (
     "cat < .env",
 )
 OUTSIDE_PATH = "/outside-the-workspace/file.txt"
+# a shell line that reaches the network, one that does not, one not known (code): every value `call.network` takes
+NETWORK_SAMPLES = ("curl https://example.com", "ls", "python3 -c x")
 
 
 @dataclass
@@ -67,6 +69,7 @@ class FieldTests:
     bounds: list[Any] = field(default_factory=list)  # the bounds of `args.FIELD < N` and the other orders
     lists: list[tuple] = field(default_factory=list)  # each `all in`/`any in` list and `contains` value
     arrays: bool = False  # some test reads the value as an array
+    network: bool = False  # `call.network` reads this field (a shell tool's command line)
 
 
 @dataclass(frozen=True)
@@ -310,7 +313,10 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
     exact = True
     per_field: list[tuple[str, list[Any]]] = []
     conditions = list(conditions)
-    for name, tests in sorted(field_tests(conditions).items()):
+    tested = field_tests(conditions)
+    if shell_tool and any(_tests_network(condition) for condition in conditions):
+        tested.setdefault("command", FieldTests()).network = True
+    for name, tests in sorted(tested.items()):
         values: list[Any] = []
         shell = shell_tool and name == "command"
         classes = tuple((command_classes or {})[c] for c in sorted(set(tests.classes)) if c in (command_classes or {}))
@@ -348,6 +354,11 @@ def argument_classes(conditions: Iterable[ast.Expr | None], shell_tool: bool, co
                 f"`args.{name}` has patterns read by an option grammar; their spellings are checked on samples"
             )
             values += tests.optioned
+        if tests.network:
+            if values:  # the line's reach is not a class of its patterns: the two are crossed on samples only
+                exact = False
+                notes.append(f"`call.network` and other tests of `args.{name}`: their classes are checked on samples")
+            values += list(NETWORK_SAMPLES)
         if tests.classes and not shell:
             exact = False
             notes.append(f"`args.{name} is …` tests a value that is not a shell command; checked on samples")
@@ -438,6 +449,10 @@ def _array_classes(tests: FieldTests, lists: list[tuple]) -> tuple[list, bool]:
     found += [list(v) for v in literals]
     found += ["x" * n for n in lengths] + ["not an array"]
     return found, exact
+
+
+def _tests_network(condition) -> bool:
+    return any(not isinstance(atom, ast.Flag) and atom.fact.dotted == "call.network" for atom in ast.atoms(condition))
 
 
 def _random_search(per_field, count: int) -> list[dict]:

@@ -40,6 +40,7 @@ class Env:
     shell_tool: bool = False  # args.command is a shell command line
     classes: tuple = ()  # command classes (`args.command is NAME`), from the policy being evaluated
     session: Session | None = None  # what earlier calls did (`session.Session`); None: not known, the strictest state
+    risk: tuple | None = None  # the tool's risk axes, for `call.network`; None: a tool the catalog does not know
     # answers already found about this call's arguments: a policy tests one path against the workspace,
     # or one glob against one value, in many rules (a file-system walk or a path comparison, a glob match)
     found: dict = field(default_factory=dict, compare=False, repr=False)
@@ -82,6 +83,8 @@ def evaluate(expr: ast.Expr, env: Env, lenient: bool) -> bool | None:
         return _argument_test(expr, env, lenient)
     if fact.path[0] == "session":
         return _session_test(expr, env, lenient)
+    if fact.path[0] == "call":
+        return _call_test(expr, env, lenient)
     value = env.facts.get(fact.dotted, UNKNOWN)
     if value is UNKNOWN:
         return UNKNOWN
@@ -324,8 +327,8 @@ def compile_facts(expr: ast.Expr, lenient: bool):
     if isinstance(expr, ast.Has) and len(fact.path) == 1:
         service = fact.path[0]
         return lambda env, tool: service in env.services
-    if fact.path[0] in ("args", "session"):
-        raise ValueError("compile_facts takes conditions that read no arguments and no session")
+    if fact.path[0] in ("args", "session", "call"):
+        raise ValueError("compile_facts takes conditions that read no arguments, no session and no call")
     dotted = fact.dotted
     if dotted != "tool" and not (
         isinstance(expr, ast.Compare) and expr.op not in ("==", "!=")
@@ -360,7 +363,7 @@ def compile_condition(expr: ast.Expr, lenient: bool):
         return _joined(tuple(compile_condition(item, lenient) for item in expr.items), isinstance(expr, ast.And))
     if isinstance(expr, ast.Not):
         return _negated(compile_condition(expr.item, not lenient))
-    test = _session_test if expr.fact.path[0] == "session" else _argument_test  # type: ignore[union-attr]  # a flag reads no argument
+    test = {"session": _session_test, "call": _call_test}.get(expr.fact.path[0], _argument_test)  # type: ignore[union-attr]  # a flag reads no argument
     return lambda env, tool: test(expr, env, lenient)
 
 
@@ -369,7 +372,7 @@ def _reads_arguments(atom) -> bool:
     dispatch decides."""
     if isinstance(atom, ast.Flag) or (isinstance(atom, ast.Has) and len(atom.fact.path) == 1):
         return False
-    return atom.fact.path[0] in ("args", "session")
+    return atom.fact.path[0] in ("args", "session", "call")
 
 
 def _joined(parts: tuple, conjunction: bool):
@@ -444,3 +447,15 @@ def _session_test(expr, env: Env, lenient: bool) -> bool | None:
     if env.session is None:
         return lenient
     return env.session.test(expr, lenient)
+
+
+def _call_test(expr, env: Env, lenient: bool) -> bool | None:
+    """`call.network`: whether the call may reach the network (`call_network`); not known (an unknown program, code,
+    a tool that may do anything) holds on the deny side and fails on the allow side. With no call (a static
+    verdict) a tool's catalog entry may still answer it."""
+    from .call_network import call_reach
+
+    value = call_reach(env.risk, env.shell_tool, env.args).value
+    if value is None:
+        return UNKNOWN if env.args is None else lenient
+    return _value_test(expr, value)

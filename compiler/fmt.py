@@ -224,21 +224,29 @@ def _guard(guard: ast.Guard) -> str:
 
 def _conditional(head: str, condition) -> str:
     """`HEAD when CONDITION` on one line; past the width, an `or` of tests one line each group:
-    `HEAD` / `  when A or B` / `    or C` (newlines are insignificant to the parser)."""
+    `HEAD` / `  when A or B` / `    or C` (newlines are insignificant to the parser). An `and` whose last
+    test is such an `or` wraps it the same way inside its parentheses: `  when A and (B or C` / `    or D)`."""
     if condition is None:
         return head
     text = f"{head} when {expr_text(condition)}"
-    if len(INDENT) + len(text) <= WIDTH or not isinstance(condition, ast.Or):
+    if len(INDENT) + len(text) <= WIDTH:
         return text
-    lines, current = [head], "  when"
-    for index, item in enumerate(condition.items):
+    if isinstance(condition, ast.Or):
+        lead, alternatives, close = "  when", condition.items, ""
+    elif isinstance(condition, ast.And) and isinstance(condition.items[-1], ast.Or):
+        first = " and ".join(expr_text(item, PRECEDENCE[ast.And]) for item in condition.items[:-1])
+        lead, alternatives, close = f"  when {first} and (", condition.items[-1].items, ")"
+    else:
+        return text
+    lines, current = [head], lead
+    for index, item in enumerate(alternatives):
         piece = expr_text(item, PRECEDENCE[ast.Or])
-        joined = f"{current} {piece}" if index == 0 else f"{current} or {piece}"
-        if index and len(INDENT) + len(joined) > WIDTH:
+        joined = f"{current}{'' if close else ' '}{piece}" if index == 0 else f"{current} or {piece}"
+        if index and len(INDENT) + len(joined) + len(close) > WIDTH:
             lines.append(current)
             joined = f"    or {piece}"
         current = joined
-    lines.append(current)
+    lines.append(current + close)
     return "\n".join(lines)
 
 

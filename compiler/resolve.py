@@ -655,6 +655,10 @@ class _Resolver:
         if fact.path[0] == "session":
             out.extend(_session_problems(expr, args_fields is None))
             return
+        if fact.path[0] == "call" and args_fields is not None:  # a fact of the call: typed as request facts are
+            from .session import CALL_FACTS
+
+            facts = {name: (kind, None) for name, (kind, _) in CALL_FACTS.items()}
         if isinstance(expr, (ast.ListTest, ast.Length)):
             out.append(Diagnostic("DSH305", f"`{fact.dotted}` is not an array argument", expr.span))
             return

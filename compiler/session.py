@@ -4,7 +4,8 @@ test them (`session.read`, `session.env_read`, `session.denied_count`), and the 
 In: a `Session` made from the event log dshc wrote for the session (`cli/session_log.py`). Out: a test's
 tri-state and the earlier call that makes it hold. A call decided with no session known (no log, or one that
 cannot be read) is in the strictest state: every session test holds on the deny side and fails on the allow
-side (`conditions._session_test`).
+side (`conditions._session_test`). `CALL_FACTS` are the facts of the call itself that go with them
+(`call.network`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ SESSION_FACTS: dict[str, tuple[str, str]] = {
     "session.read": ("paths", "a file an earlier call of the session read (a read tool, a search, a shell line)"),
     "session.env_read": ("names", "an environment variable an earlier shell line of the session read"),
     "session.denied_count": ("number", "how many earlier calls of the session were denied"),
+}
+# facts of the call being decided, read off its tool and arguments (`call_network`); types as request facts
+CALL_FACTS: dict[str, tuple[str, str]] = {
+    "call.network": (
+        "boolean",
+        "the call may reach the network: its tool fetches or calls out (risk `external-data`), or its shell line "
+        "runs a program that does (curl, ssh, git push, pip install); not known (code, an unknown program) holds "
+        "for a deny or an ask, never for an allow",
+    ),
 }
 ORDERS = ("<", "<=", ">", ">=")
 
@@ -112,9 +122,10 @@ def problems(expr) -> list[str]:
     ]
 
 
-def session_note(policy, deciding, session: Session | None) -> str:
+def session_note(policy, deciding, session: Session | None, reach=None) -> str:
     """What the session tests of the deciding rules rest on, for the decision's reason: the earlier call each
-    names (id, tool, argument), or that no session is known; '' when no deciding rule tests the session."""
+    names (id, tool, argument), or that no session is known; '' when no deciding rule tests the session.
+    `reach`: the call's `call_network.Reach`, made when asked (`call.network`: why the call counts)."""
     if policy is None or not deciding:
         return ""
     by_span = {item.span: item for item in (*policy.rules, *policy.guards) if item.span is not None}
@@ -122,10 +133,15 @@ def session_note(policy, deciding, session: Session | None) -> str:
     for _, span in deciding:
         item = by_span.get(span)
         for atom in ast.atoms(item.condition if item is not None else None):
-            if isinstance(atom, ast.Flag) or atom.fact.path[0] != "session":
+            if isinstance(atom, ast.Flag) or atom.fact.path[0] not in ("session", "call"):
                 continue
             test = _shown(atom)
-            if session is None:
+            if atom.fact.path[0] == "call":
+                found = reach() if reach is not None else None
+                if found is None or found.value is False:
+                    continue
+                note = f"`{test}`: {found.why}" + (" (not known, so it counts)" if found.value is None else "")
+            elif session is None:
                 note = f"`{test}` is taken to hold: no event log of this session could be read"
             else:
                 earlier = session.evidence(atom, True)

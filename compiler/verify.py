@@ -192,7 +192,7 @@ class ClassDecider:
                         flags.add(atom.name.text)
                     elif isinstance(atom, ast.Has) and len(atom.fact.path) == 1:
                         services.add(atom.fact.path[0])
-                    elif atom.fact.path[0] != "args":
+                    elif atom.fact.path[0] not in ("args", "call"):  # read off the call, not the request
                         facts.add(atom.fact.dotted)
             found = self.cache[key] = (frozenset(facts), frozenset(services), frozenset(flags))
         return found

@@ -263,10 +263,13 @@ def _facts(decl: str | None) -> list[Candidate]:
         for name, (kind, allowed) in sorted(facts.items())
     ]
     if decl == "policy":
-        from ...compiler.session import SESSION_FACTS
+        from ...compiler.session import CALL_FACTS, SESSION_FACTS
 
         found.append(Candidate("args", "fact", "the call's arguments: args.NAME"))
-        found += [Candidate(name, "fact", f"{kind}: {what}") for name, (kind, what) in SESSION_FACTS.items()]
+        found += [
+            Candidate(name, "fact", f"{kind}: {what}")
+            for name, (kind, what) in (*SESSION_FACTS.items(), *CALL_FACTS.items())
+        ]
     return found + [Candidate(k, "keyword") for k in CONDITION_KEYWORDS]
 
 

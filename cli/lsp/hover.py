@@ -235,11 +235,12 @@ def _fact(ref: Ref) -> str:
                 f"{'reads' if ref.text.endswith('read') else 'sets'}; `matches`, `in`, or alone (not empty)"
             )
         return f"**fact** `{ref.text}`: the call's argument `{ref.text[5:]}` (typed by the tool's parameter schema)"
-    if ref.text.startswith("session.") and isinstance(ref.decl, ast.Policy):
-        from ...compiler.session import SESSION_FACTS
+    if ref.text.startswith(("session.", "call.")) and isinstance(ref.decl, ast.Policy):
+        from ...compiler.session import CALL_FACTS, SESSION_FACTS
 
-        if ref.text in SESSION_FACTS:
-            kind, what = SESSION_FACTS[ref.text]
+        found = SESSION_FACTS.get(ref.text) or CALL_FACTS.get(ref.text)
+        if found is not None:
+            kind, what = found
             return f"**fact** `{ref.text}` ({kind}): {what}"
     known = facts.get(ref.text)
     if known is None:

@@ -90,7 +90,7 @@ def _per_call(ctx: GateContext, name: str) -> dict:
         }
         for item in items
     ]
-    return {
+    detail = {
         "rules": rules,
         "otherwise": {
             "effect": otherwise.effect,
@@ -98,6 +98,36 @@ def _per_call(ctx: GateContext, name: str) -> dict:
             "rules": [{"rule": rid, "source": str(at) if at else None} for rid, at in otherwise.deciding],
         },
     }
+    if any(atom.fact.dotted == "call.network" for item in items for atom in _fact_atoms(item.condition)):
+        detail["call_network"] = _network(comp.policy, ctx.tool_for(name))
+    return detail
+
+
+def _fact_atoms(condition):
+    from .. import ast
+
+    return (atom for atom in ast.atoms(condition) if not isinstance(atom, ast.Flag))
+
+
+def _network(policy, tool) -> dict:
+    """What `call.network` is for the tool's calls ({value: true | false | null (each call's own, or not known),
+    why, sandbox: what the policy's sandbox does to the network of the processes it starts, or null}). The fact
+    is about the call: a sandbox with the network off does not change it."""
+    from ..call_network import call_reach
+    from ..enforcement import network_state
+    from ..policy.protected import sandbox_hides
+
+    reach = call_reach(tool.risk if tool is not None else None, is_shell(tool), None)
+    sandbox = None
+    if is_shell(tool) and sandbox_hides(policy):
+        state = network_state(policy)
+        if state != "on":
+            sandbox = (
+                f"the `{policy.name}` sandbox runs its processes with the network "
+                + ("on for the `network allow` hosts only" if state == "listed" else "off (loopback only)")
+                + " where the host can confine them; `call.network` still says what the call may try"
+            )
+    return {"value": reach.value, "why": reach.why, "sandbox": sandbox}
 
 
 _VERB = {"allow": "available for", "ask": "asks approval for", "deny": "denies"}
@@ -111,4 +141,8 @@ def _per_call_text(detail: dict) -> str:
     ]
     other = detail["otherwise"]
     by = ", ".join(f"{r['rule']} at {r['source']}" if r["source"] else r["rule"] for r in other["rules"])
-    return "; ".join(parts) + f"; other calls: `{other['effect']}` ({other['reason']}" + (f"; {by})" if by else ")")
+    text = "; ".join(parts) + f"; other calls: `{other['effect']}` ({other['reason']}" + (f"; {by})" if by else ")")
+    network = detail.get("call_network")
+    if network is not None:
+        text += f"; `call.network`: {network['why']}" + (f"; {network['sandbox']}" if network["sandbox"] else "")
+    return text

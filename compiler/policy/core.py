@@ -47,9 +47,9 @@ def is_shell(tool: ToolDef | None) -> bool:
     return tool is not None and "any-process" in tool.risk
 
 
-def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None, classes=()) -> Env:
-    """The environment one tool's conditions see: the request's, plus the `tool` fact, the call
-    and the policy's command classes."""
+def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None = None, classes=(), risk=None) -> Env:
+    """The environment one tool's conditions see: the request's, plus the `tool` fact, the call, the policy's
+    command classes and the tool's risk axes (`call.network`; None: a tool the catalog does not know)."""
     return Env(
         {**base.facts, "tool": name},
         base.services,
@@ -59,6 +59,7 @@ def tool_env(base: Env, name: str, shell: bool, args=None, workspace: str | None
         shell,
         classes=classes or base.classes,
         session=base.session,
+        risk=risk,
     )
 
 

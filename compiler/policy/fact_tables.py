@@ -33,7 +33,7 @@ def _reads_tool(atom) -> bool:
 
 def _reads_args(atom) -> bool:
     fact = getattr(atom, "fact", None)
-    return fact is not None and fact.path[0] in ("args", "session")  # read per call, never tabulated
+    return fact is not None and fact.path[0] in ("args", "session", "call")  # read per call, never tabulated
 
 
 def _string_equality(atom) -> bool:

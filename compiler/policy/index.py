@@ -235,6 +235,7 @@ class _ToolIndex:
         "placed",
         "shell",
         "grouped_only",
+        "risk",
     )
 
     def __init__(self, name: str, guards: list, plain: tuple, globbed: dict, generic: list, shell: bool) -> None:
@@ -253,6 +254,9 @@ class _ToolIndex:
         self.generic = generic  # (rule, its condition compiled: `compile_condition`) for rules tried as written
         self.placed: dict[tuple, _Placed] = {}  # (field, inside) -> rules gated by an `inside`/`outside` test
         self.shell = shell
+        self.risk: tuple[str, ...] | None = (
+            None  # the tool's risk axes (`call.network`); None: a tool the catalog does not know
+        )
         self.facts_only = False  # only request facts decide (guards aside): no argument read, no shell line split
         self.unnamed = False  # no rule or guard names the tool: the policy's unmatched decision
         # every argument rule is in a glob group (literal text, prefix or suffix) and nothing else is
@@ -350,8 +354,8 @@ def _glob_alternatives(item) -> tuple:
 
 
 def _facts_only(expr) -> bool:
-    """Only request facts: no argument, no session (read per call, as arguments are)."""
-    return all(isinstance(a, ast.Flag) or a.fact.path[0] not in ("args", "session") for a in ast.atoms(expr))
+    """Only request facts: no argument, no session, no `call.*` (read per call, as arguments are)."""
+    return all(isinstance(a, ast.Flag) or a.fact.path[0] not in ("args", "session", "call") for a in ast.atoms(expr))
 
 
 class CompiledPolicy:
@@ -453,6 +457,7 @@ class CompiledPolicy:
         shell = is_shell(tool)
         rules, guards = self.core.relevant(name, tool)
         index = _ToolIndex(name, guards, (), {}, [], shell)
+        index.risk = tool.risk if tool is not None else None
         plains: dict = {None: {}}  # placement or None (the tool's own) -> {facts: [fact-only rule]}
         tabulate = lambda tiers: self.atoms.tabulate(tiers, name, self._source.__getitem__)  # noqa: E731
         for rule in rules:
@@ -944,7 +949,10 @@ class RequestDecider:
         if not guards:
             return None
         fired, _ = run_guards(
-            guards, self._env_for(name, args, workspace, index.shell), unsure_fires=True, test=index.guard_index.holds
+            guards,
+            self._env_for(name, args, workspace, index.shell, index.risk),
+            unsure_fires=True,
+            test=index.guard_index.holds,
         )
         return self.core.guard_decision(fired) if fired is not None else None
 
@@ -952,8 +960,8 @@ class RequestDecider:
         """Whether some rule or guard of the policy names the tool (`split.shell_parts`)."""
         return not self.compiled.index(name, tool).unnamed
 
-    def _env_for(self, name: str, args=None, workspace=None, shell=False) -> Env:
-        return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes)
+    def _env_for(self, name: str, args=None, workspace=None, shell=False, risk=None) -> Env:
+        return tool_env(self.env, name, shell, args, workspace, self.compiled.policy.classes, risk)
 
     def _add_group(self, call: "_Call", group: tuple, field_index: _FieldIndex) -> None:
         top, rules, unsure_rules = self._group_summary(call.name, group, field_index)
@@ -1136,5 +1144,5 @@ class _Call(Buckets):
 
     def env(self) -> Env:
         if self._env is None:
-            self._env = self.decider._env_for(self.name, self.args, self.workspace, self.index.shell)
+            self._env = self.decider._env_for(self.name, self.args, self.workspace, self.index.shell, self.index.risk)
         return self._env

@@ -123,7 +123,7 @@ def _own(policy, approval, approval_source, name, tool, env, include_guards, cor
     """The call decided by its own rules and guards (a shell line's or a search's parts aside)."""
     args = env.args
     rules, guards = core.relevant(name, tool)
-    scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes)
+    scoped = tool_env(env, name, is_shell(tool), args, env.workspace, policy.classes, _risk(tool))
     unsure = False
     if include_guards:
         fired, unsure = run_guards(guards, scoped)
@@ -150,7 +150,7 @@ def per_call(
     may fire, each in source order; the decision of a call that none of them matches)."""
     core = core or PolicyCore(policy)
     rules, guards = core.relevant(name, tool)
-    scoped = tool_env(env, name, is_shell(tool), None, env.workspace, policy.classes)
+    scoped = tool_env(env, name, is_shell(tool), None, env.workspace, policy.classes, _risk(tool))
     buckets = Buckets()
     for rule in rules:
         buckets.add(rule, holds(rule, scoped))
@@ -158,3 +158,7 @@ def per_call(
     tally.add_matched(buckets.matched)
     unsure = tuple(guard for guard in guards if holds(guard, scoped) is None)
     return tuple(buckets.maybe), unsure, core.conclude(approval, approval_source, tally)
+
+
+def _risk(tool: ToolDef | None):
+    return tool.risk if tool is not None else None

@@ -59,7 +59,7 @@ class _Writer:
         if isinstance(expr, ast.Has) and len(fact.path) == 1:
             self.services = True
             return f"({self.constant(fact.path[0])} in services)"
-        if fact.path[0] in ("args", "session"):
+        if fact.path[0] in ("args", "session", "call"):
             raise _Unsupported("a condition on arguments or the session")
         value = self.fact(fact.dotted)
         if isinstance(expr, ast.Compare) and expr.op in ("==", "!="):
