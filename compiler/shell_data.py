@@ -78,6 +78,9 @@ class Program:
     hazard_always: str = ""
     writes: frozenset = frozenset()
     reads: frozenset = frozenset()  # options whose value is a file read (`grep -f PATTERNS`, `du --files0-from`)
+    # options whose value names a file in curl's forms: option -> "leading" (`-d @FILE`), "form" (`-F
+    # NAME=@FILE`, `NAME=<FILE`) or "named" (`--data-urlencode @FILE`, `NAME@FILE`)
+    reads_at: dict = field(default_factory=dict)
     chdir: frozenset = frozenset()
     global_only: frozenset = frozenset()
     script: frozenset = frozenset()
@@ -470,6 +473,7 @@ def _program_row(row: dict) -> Program:
         hazard_always=row.get("hazard_always", ""),
         writes=frozenset(row.get("writes", ())),
         reads=frozenset(row.get("reads", ())),
+        reads_at={option: form for form, options in row.get("reads_at", {}).items() for option in options},
         chdir=frozenset(row.get("chdir", ())),
         global_only=frozenset(row.get("global", ())),
         script=frozenset(row.get("script", ())),

@@ -210,8 +210,16 @@ class _Programs(_WalkState):
                     self.files.append(("read", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` reads a file that is not known"
-            value_at = max(command_value, written_value, setting_value, read_value)  # `git -c K=V`: V is no operand
-            if value_at > index:
+            at_options, at_value = _option_words(text, set(row.reads_at) - skip, words, index, row.clusters)
+            for option, value in at_options:  # `curl -d @.env`, `-F f=@.env;type=x`, `--data-urlencode n@.env`
+                named = _at_file(value, row.reads_at[option]) if value is not None else ""
+                if named is None:  # `-d "$D"`: $D may be `@~/.ssh/id_rsa`
+                    self.files.append(("read", display((ANY,)), order, (ANY,)))
+                elif named and named != "-":
+                    self.files.append(("read", named, order, ()))
+            value_at = max(command_value, written_value, setting_value, read_value, at_value)  # `git -c K=V`
+            took_value = value_at > index  # the next word was this option's value: it is no operand
+            if took_value:
                 index = value_at
             for option in row.script:
                 value = option_hit(text, option, row.clusters)
@@ -221,7 +229,7 @@ class _Programs(_WalkState):
                         value = words[index].text
                     scripts.append(value or "")
                     script_given = True
-            if any(option_hit(text, option, row.clusters) == "" for option in row.values):
+            if not took_value and any(option_hit(text, option, row.clusters) == "" for option in row.values):
                 index += 1  # the option's value is the next word, not an operand (`sed -l 5 SCRIPT`)
             index += 1
         if row.tree and _rewrites_tree(
@@ -323,3 +331,26 @@ class _Programs(_WalkState):
             self.command_line_value(key, _Word(value), depth, order)
         elif not any(glob_match(glob, key) for glob in row.config_harmless):
             raise _Opaque(f"`{name} {option} {key}=…` may change what runs")
+
+
+def _at_file(value: _Word, form: str) -> str | None:
+    """The file an option value names in curl's forms, "" when the value is content, None when an expansion
+    may make it either. `form`: "leading" (`-d @FILE`), "form" (`-F NAME=@FILE;type=…`, `NAME=<FILE`),
+    "named" (`--data-urlencode @FILE`, `NAME@FILE`; `NAME=…` is content)."""
+    text = value.text
+    if _unknown(value):  # content only when the literal text before the first expansion settles it
+        lead = text.split("$", 1)[0].split("`", 1)[0]
+        if form == "leading":
+            return "" if lead and not lead.startswith("@") else None
+        name, equals, rest = lead.partition("=")
+        if form == "form":
+            return "" if equals and rest and rest[0] not in "@<" else None
+        return "" if equals and "@" not in name else None
+    if form == "leading":
+        return text[1:] if text.startswith("@") else ""
+    name, equals, rest = text.partition("=")
+    if form == "form":
+        return rest[1:].split(";", 1)[0] if equals and rest[:1] in ("@", "<") else ""
+    if equals and "@" not in name:  # `name=content`
+        return ""
+    return text.partition("@")[2] if "@" in text else ""
