@@ -294,6 +294,8 @@ class Interpreter:
     permutes: bool = False  # options may follow operands (`psql DB -c SQL`)
     unsafe_code: str = ""  # a regular expression: code is opaque where it is found ("": all code is)
     writing_code: str = ""  # a regular expression: code where it is found may write a file
+    # modules run with the `ends` option (`python -m venv DIR`) that write every file below each operand
+    tree_writing_modules: frozenset = frozenset()
 
 
 class _Rows(Mapping):
@@ -525,7 +527,17 @@ def _program_row(row: dict) -> Program:
 def _interpreter(row: dict) -> Interpreter:
     sets = {
         key: frozenset(row.get(key, ()))
-        for key in ("code", "program", "ends", "stdin", "info", "hazard", "code_subcommands", "stdin_subcommands")
+        for key in (
+            "code",
+            "program",
+            "ends",
+            "stdin",
+            "info",
+            "hazard",
+            "code_subcommands",
+            "stdin_subcommands",
+            "tree_writing_modules",
+        )
     }
     return Interpreter(
         _options(row),

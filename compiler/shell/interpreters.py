@@ -51,6 +51,11 @@ class _Interpreters(_WalkState):
                 raise _Opaque(f"`{name} {option}{value}` may hold a code option")
         files = [value for option, value in opts if option in row.program]
         given = bool(codes) or bool(files) or bool(names & row.ends)
+        module = next((value for option, value in opts if option in row.ends), None)
+        if module in row.tree_writing_modules:  # `python -m venv DIR`: DIR and every file below it
+            for word in rest:
+                if not word.text.startswith("-") or word.dynamic:
+                    self.written_below(word, order)
         if row.code_operands_from is not None:  # `sqlite3 DB SQL…`: operands from there on are code
             for word in rest[row.code_operands_from :]:
                 if word.dynamic or word.unsafe:
