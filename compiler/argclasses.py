@@ -252,13 +252,15 @@ def _split_cells(region, classes, notes: list[str]) -> tuple[list[str], bool]:
     return list(found.values()), not missing
 
 
-def _string_classes(tests: FieldTests, shell: bool, notes: list[str], classes=()) -> tuple[list[Any], bool]:
+def _string_classes(
+    tests: FieldTests, shell: bool, notes: list[str], classes=(), max_refined: int = MAX_REFINED_PATTERNS
+) -> tuple[list[Any], bool]:
     exact = True
     strings = [v for v in tests.literals if isinstance(v, str)]
     others = [v for v in tests.literals if not isinstance(v, str)]
     regexes = [glob_regex(p, shell) for p in tests.patterns] + [_literal_regex(s) for s in strings]
     universe = SHELL_UNIVERSE if shell else TEXT_UNIVERSE
-    if len(regexes) > MAX_REFINED_PATTERNS:
+    if len(regexes) > max_refined:
         notes.append(f"{len(regexes)} patterns on one argument: one witness per pattern, not every class they make")
         return _witness_per_pattern(universe, regexes, shell) + others, False
     try:

@@ -20,6 +20,9 @@ from .session import ALL, Earlier, Session
 
 MAX_STATES = 4096  # past this many combinations, each class is taken alone (and with every other): a sample
 SET_FACTS = ("session.read", "session.env_read")
+# past this many patterns on one session fact, each gives its own witness (not every region they make): the
+# guard library's `*TOKEN*`-like name patterns made automata whose refinement took minutes from 6 on
+MAX_REFINED_SESSION_PATTERNS = 4
 
 
 @record
@@ -32,6 +35,7 @@ class SessionStates:
 def session_states(conditions: Iterable) -> SessionStates:
     """The states that tell the conditions' session tests apart; `(None,)` when none tests the session."""
     tests: dict[str, list] = {}
+    conditions = list(conditions)
     for condition in conditions:
         for atom in ast.atoms(condition):
             if not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session":
@@ -53,13 +57,42 @@ def session_states(conditions: Iterable) -> SessionStates:
         exact = False
         notes.append(f"{size} session states: each class of earlier reads alone, none and all, not every mix")
         subsets = [[(), *((element,) for element in elements), tuple(elements)] for elements in choices]
-    atoms = [atom for found in tests.values() for atom in found]
+    reading = [c for c in conditions if c is not None and any(_session_atom(a) for a in ast.atoms(c))]
     distinct: dict[tuple, Session] = {}
     for read, names, count in itertools.product(*subsets, counts):
         state = Session(read=_entries(read, "read"), env_read=_entries(names, "bash"), denied=_denied(count))
-        # states every test answers alike (on the deny side and the allow side) decide every call alike
-        distinct.setdefault(tuple((state.test(atom, True), state.test(atom, False)) for atom in atoms), state)
+        # states that leave every condition the same test of the call (on the deny side and the allow side)
+        # decide every call alike: `session.read matches A or session.read matches B` is one test whichever
+        # of A and B an earlier read passed
+        key = tuple((_residual(c, state, True), _residual(c, state, False)) for c in reading)
+        distinct.setdefault(key, state)
     return SessionStates((None, *distinct.values()), exact, tuple(notes))
+
+
+def _session_atom(atom) -> bool:
+    return not isinstance(atom, ast.Flag) and atom.fact.path[0] == "session"
+
+
+def _residual(expr, state: Session, lenient: bool):
+    """What is left of a condition once the state answers its session tests: True, False, or the structure of
+    the tests of the call it still depends on (compared by identity)."""
+    if isinstance(expr, (ast.And, ast.Or)):
+        stop = isinstance(expr, ast.Or)  # the value that decides the join
+        parts = []
+        for item in expr.items:
+            part = _residual(item, state, lenient)
+            if part is stop:
+                return stop
+            if part is not (not stop):
+                parts.append(part)
+        return ("or" if stop else "and", tuple(parts)) if parts else (not stop)
+    if isinstance(expr, ast.Not):
+        part = _residual(expr.item, state, not lenient)
+        return (not part) if isinstance(part, bool) else ("not", part)
+    if _session_atom(expr):
+        held = state.test(expr, lenient)
+        return ("unknown", id(expr)) if held is None else bool(held)
+    return ("test", id(expr))
 
 
 def describe(state) -> dict | str:
@@ -87,7 +120,7 @@ def _set_classes(atoms, paths: bool, notes: list[str]) -> tuple[list[str], bool]
             fields.literals.extend(value for value in atom.values if isinstance(value, str))
     if not atoms:
         return [], True
-    found, exact = _string_classes(fields, False, notes)
+    found, exact = _string_classes(fields, False, notes, max_refined=MAX_REFINED_SESSION_PATTERNS)
     # the region no test passes matters only for `truthy` (not empty): it is kept either way, as one element
     return list(dict.fromkeys(str(value) for value in found if isinstance(value, str))) + [ALL], exact
 

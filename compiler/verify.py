@@ -30,6 +30,7 @@ from .diagnostics import DshError
 from .facts import PLATFORMS
 from ._base.frozen import replace
 from .policy import Verdict, decide, widens_fail_closed
+from .policy.core import PolicyCore
 from .request import Request
 from .resolve import EffectivePolicy, own_tool_name, target_matches_tool
 from .session_states import describe, session_states
@@ -143,6 +144,9 @@ class ClassDecider:
         self.report = report if report is not None else Report()
         self.cache: dict = {}
         self.classes: dict = {}
+        # id(policy) -> (policy, its PolicyCore): a core remembers the policy's target index and option
+        # programs, which every one of the thousands of calls decided here would otherwise build again
+        self.cores: dict[int, tuple] = {}
 
     def classes_for(self, name: str, tool, policies) -> tuple[dict, ...]:
         key = (name, tuple(id(p) for p in policies))
@@ -274,7 +278,14 @@ class ClassDecider:
             name,
             tool,
             Env(facts, base.services, base.flags, args, WORKSPACE, session=session),
+            core=self._core(policy),
         )
+
+    def _core(self, policy: EffectivePolicy) -> PolicyCore:
+        found = self.cores.get(id(policy))
+        if found is None or found[0] is not policy:  # an id is only trusted for the object it was taken from
+            found = self.cores[id(policy)] = (policy, PolicyCore(policy))
+        return found[1]
 
 
 def verify(program, against=None, policy_names=None, progress=None) -> Report:

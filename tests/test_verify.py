@@ -60,8 +60,8 @@ def test_a_guard_that_allows_is_caught(monkeypatch):
     """Mutation test: break every guard so that firing allows instead of denying."""
     real = verify_module.decide
 
-    def broken(policy, approval, source, name, tool, env):
-        decision = real(policy, approval, source, name, tool, env)
+    def broken(policy, approval, source, name, tool, env, **options):
+        decision = real(policy, approval, source, name, tool, env, **options)
         if decision.effect == "deny" and any("/guard:" in rule for rule, _ in decision.deciding):
             return Decision("allow", "a broken guard", decision.deciding)
         return decision
