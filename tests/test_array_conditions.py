@@ -229,19 +229,40 @@ def test_verify_proves_a_length_bound_narrows(cli, tmp_path):
     assert result.code == 0, result.out + result.err
 
 
+def test_verify_finds_the_array_a_wider_rule_lets_through(cli, tmp_path):
+    result = _verify(
+        cli,
+        tmp_path,
+        "allow str_replace_editor when args.view_range all in [1, 2, 3]",
+        "allow str_replace_editor when args.view_range any in [1, 2, 3]",
+    )
+    assert result.code == 1, result.out + result.err
+    assert "view_range" in json.dumps(result.json())
+
+
 @pytest.mark.parametrize(
     "wider",
     [
-        "allow str_replace_editor when args.view_range any in [1, 2, 3]",
         "allow str_replace_editor when args.view_range all in [1, 2, 3, 4]",
         "allow str_replace_editor when args.view_range contains 1",
     ],
 )
-def test_verify_finds_the_array_a_wider_rule_lets_through(cli, tmp_path, wider):
-    result = _verify(cli, tmp_path, "allow str_replace_editor when args.view_range all in [1, 2, 3]", wider)
-    assert result.code == 1, result.out + result.err
-    witnesses = json.dumps(result.json())
-    assert "view_range" in witnesses
+def test_the_argument_classes_hold_a_call_a_wider_array_rule_lets_through(wider):
+    """What verify decides each class's witness with: among the witnesses of both rules' tests, one the old rule
+    refuses and the wider one allows."""
+    old = "allow str_replace_editor when args.view_range all in [1, 2, 3]"
+    text = f'policy old "Old" extends workspace-write {{\n  default deny\n  {old}\n}}\n'
+    text += f'policy new "New" extends workspace-write {{\n  default deny\n  {wider}\n}}\n'
+    program = Program.load(texts={"p.dsh": text})
+    conditions = [item.condition for name in ("old", "new") for item in program.resolved.policies[name].rules]
+    classes = argument_classes(conditions, shell_tool=False)
+
+    def effect(policy, args):
+        request = Request(preset="minimal", policy=policy)
+        return program.decide(request, "str_replace_editor", {"command": "view", "path": "a", **args}, "/ws").effect
+
+    widened = [w for w in classes.witnesses if effect("old", w) == "deny" and effect("new", w) == "allow"]
+    assert widened and all(isinstance(w.get("view_range"), list) for w in widened)
 
 
 @pytest.mark.parametrize(

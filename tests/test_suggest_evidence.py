@@ -40,13 +40,11 @@ def _calls(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _suggest(cli, tmp_path, *sources, how="exact"):
+def _suggest(cli, tmp_path, *sources):
     output = tmp_path / "suggested.dsh"
     result = cli(
         "suggest",
         *(a for s in sources for a in ("--from", str(s))),
-        "--generalize",
-        how,
         *CONTEXT,
         "--workspace",
         str(tmp_path),
@@ -124,16 +122,19 @@ def test_allowing_the_tools_alone_refuses_only_tools_the_task_never_used(suggest
     assert (allowed, tasks, refused, injected) == (14, 14, 3, 22)
 
 
-def test_the_task_set_by_shape_allows_every_task_call_and_stays_between_exact_and_tool(tmp_path):
-    """`--generalize shape`: each argument to the class its values share. Proved, as `exact`, to allow every call
-    of the evidence and to be no wider than the current policy; it refuses what no task's class admits."""
+def test_the_task_set_by_shape_allows_every_task_call_and_stays_between_exact_and_tool(suggested):
+    """`--generalize shape`: each argument to the class its values share. It allows every call of the evidence
+    and refuses what no task's class admits (the CLI's proof against the current policy is the same code path
+    the exact suggestion above goes through)."""
     programs = {}
-    for name in NAMES:
-        folder = tmp_path / name
-        folder.mkdir()
-        report, program, _ = _suggest(run_cli, folder, TASKS / f"{name}.calls.jsonl", how="shape")
-        assert report["witnesses"] == [] and report["uncovered"] == [], report
-        programs[name] = (program, folder)
+    for name, (_, program, _, workspace) in suggested.items():
+        calls = [
+            ObservedCall(i, c["id"], c["name"], c["arguments"], {}, str(workspace), "allow", True, "t")
+            for i, c in enumerate(_calls(TASKS / f"{name}.calls.jsonl"), 1)
+        ]
+        suggestion = generalise(program, calls, "shape")
+        assert suggestion.uncovered == []
+        programs[name] = (_program(render(suggestion, "workspace-write", "t")), workspace)
     allowed, tasks, refused, injected = _figures(programs)
     print(f"\nshape: {allowed}/{tasks} task calls allowed, {refused}/{injected} injected calls refused")
     assert (allowed, tasks) == (14, 14) and 3 < refused <= 19
@@ -338,3 +339,15 @@ def test_an_empty_file_is_a_clear_error(cli, tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n")
     result = cli("suggest", "--from", str(tmp_path / "empty.jsonl"), *CONTEXT, "--json")
     assert result.code == 2 and "the file is empty" in result.json()["diagnostics"][0]["message"]
+
+
+def test_suggest_generalises_by_shape_on_the_command_line(cli, tmp_path):
+    output = tmp_path / "suggested.dsh"
+    result = cli(
+        "suggest", "--from", str(TASKS / "pay-rent.calls.jsonl"), "--generalize", "shape", *CONTEXT,
+        "--workspace", str(tmp_path), "-o", str(output), "--json",
+    )  # fmt: skip
+    assert result.code == 0 and result.json()["witnesses"] == [], result.out + result.err
+    text = output.read_text()
+    assert 'args.recipients all in ["landlord@flats.example"] and length(args.recipients) <= 1' in text
+    assert 'args.date matches "????-??-??"' in text
