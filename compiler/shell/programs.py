@@ -210,7 +210,11 @@ class _Programs(_WalkState):
                     self.files.append(("read", value.text, order, _file_shape(value) if _unknown(value) else ()))
                 else:
                     hazard = hazard or f"`{name} {option}` reads a file that is not known"
-            at_options, at_value = _option_words(text, set(row.reads_at) - skip, words, index, row.clusters)
+            at_options, at_value = (
+                _option_words(text, row.reads_at.keys() - skip, words, index, row.clusters)
+                if row.reads_at  # (curl's and wget's: no other program pays for the lookup)
+                else ((), index)
+            )
             for option, value in at_options:  # `curl -d @.env`, `-F f=@.env;type=x`, `--data-urlencode n@.env`
                 named = _at_file(value, row.reads_at[option]) if value is not None else ""
                 if named is None:  # `-d "$D"`: $D may be `@~/.ssh/id_rsa`
