@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -39,11 +40,37 @@ def fetch_worker_dependencies(folder: Path = WORKER_DIR, npm: str | None = None)
     return "fetched"
 
 
+def prebuild(build_lib: str) -> str:
+    """Compile the shipped presets and policies with the package just built (dshc.compiler.build_shipped) into
+    its `prebuilt` folder, so that the first call after installing parses and checks nothing; returns
+    what was done. A build where this fails still installs: the first call then compiles, as before."""
+    build_lib = os.path.abspath(build_lib)  # the compile runs in a folder of its own
+    target = os.path.join(build_lib, "dshc", "compiler", "prebuilt")
+    shutil.rmtree(target, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as cache:  # the compile's own cache: its grammar tables, its stamp
+        env = {**os.environ, "PYTHONPATH": build_lib, "XDG_CACHE_HOME": cache, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("DSHC_NO_CACHE", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "dshc.compiler.build_shipped", target],
+            env=env,
+            cwd=cache,
+            capture_output=True,
+            text=True,
+        )
+    if done.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)  # all or nothing
+        print(f"dshc: the shipped program was not prebuilt:\n{done.stderr[-2000:]}", file=sys.stderr)
+        return "failed"
+    return "built"
+
+
 class BuildWithWorker(build_py):
     def run(self) -> None:
         if fetch_worker_dependencies() == "fetched":
             self.__dict__.pop("data_files", None)  # listed before the fetch: list the package data again
         super().run()
+        if not getattr(self, "editable_mode", False):  # a checkout compiles on first use, into the user's cache
+            prebuild(self.build_lib)
 
 
 if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; tests import it

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from . import user_cache
+from . import prebuilt, user_cache
 from .diagnostics import Diagnostic, DshError
 from ..common.digest import sha256
 from ._base.frozen import asdict, field, record, replace
@@ -269,7 +269,10 @@ class _SchemaChecks:
         self._validators: dict = {}
         # an overlay's validity also depends on the catalog it extends, so its checks always run
         self._stamp = f"catalog-{files.digest()}.ok" if remember else None
-        self.passed_before = self._stamp is not None and user_cache.has_stamp(self._stamp)  # (set: remember)
+        # (set: remember) passed for this user, or at the package's build (the shipped catalog's bytes)
+        self.passed_before = self._stamp is not None and (
+            user_cache.has_stamp(self._stamp) or prebuilt.has_stamp(self._stamp)
+        )
 
     def errors(self, ref: str | None, instance, path: str) -> list[Diagnostic]:
         if self.passed_before:

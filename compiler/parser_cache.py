@@ -45,9 +45,16 @@ def load_parser(grammar: str, build: Callable[[], Lark], load_options: dict, *, 
         return build()  # no cache folder can be made (read-only home): cold start, nothing unsafe
     try:
         try:
-            return Lark.__new__(Lark)._load(_read(folder, name, key), **load_options)
+            return Lark.__new__(Lark)._load(_tables(user_cache.read(folder, name), key), **load_options)
         except FileNotFoundError:
-            pass
+            built = _from_build(name, key, load_options)
+            if built is not None:
+                parser, data = built
+                try:
+                    user_cache.write(folder, name, data)
+                except OSError:
+                    pass
+                return parser
         except UntrustedCache as exc:
             report(f"ignoring the parser cache: {exc}")
         except Exception as exc:  # noqa: BLE001 - any unreadable cache means a rebuild, never a failure
@@ -66,8 +73,22 @@ def _warn(message: str) -> None:
     print(f"dshc: warning: {message}", file=sys.stderr)
 
 
-def _read(folder: int, name: str, key: str) -> dict:
-    header, _, body = user_cache.read(folder, name).partition(b"\n")
+def _from_build(name: str, key: str, load_options: dict):
+    """(parser, the file's bytes) from the tables the package build made, or None (a checkout, a
+    build with another lark, a damaged file: then they are built here)."""
+    from . import prebuilt
+
+    data = prebuilt.read(name)
+    if data is None:
+        return None
+    try:
+        return Lark.__new__(Lark)._load(_tables(data, key), **load_options), data
+    except Exception:  # noqa: BLE001 - as for a corrupt cache file: rebuild
+        return None
+
+
+def _tables(data: bytes, key: str) -> dict:
+    header, _, body = data.partition(b"\n")
     meta = json.loads(header)
     if meta.get("key") != key or meta.get("sha256") != hashlib.sha256(body).hexdigest():
         raise ValueError("key or checksum mismatch")

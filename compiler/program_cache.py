@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from . import data_codec, user_cache
+from . import data_codec, prebuilt, user_cache
 from ..common.digest import sha256
-from .package_data import package_path
 from .program import Program, SourceFile, read_paths, shipped_sources
 
 VERSION = b"dshc-program-cache-4"
@@ -27,19 +26,9 @@ def _code_files():
     catalog, in a fixed order. The running code is fingerprinted by its files' metadata, as Python
     keys its own bytecode cache, not by their bytes: reading and hashing 0.6 MB on every start cost
     a hook ~6 ms. Installing or editing a file gives it a new time (and inode), so a new key."""
-
-    def walk(folder, prefix):
-        with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.is_dir():
-                    if entry.name != "__pycache__":
-                        yield from walk(entry.path, f"{prefix}{entry.name}/")
-                elif entry.name.endswith((".py", ".lark", ".json", ".j2")):
-                    facts = entry.stat()
-                    yield f"{prefix}{entry.name}", facts.st_size, facts.st_mtime_ns, facts.st_ino
-
-    for package in ("dshc.common", "dshc.compiler", "dshc.catalogs"):
-        yield from walk(package_path(package), package + "/")
+    for name, entry in prebuilt.code_entries():
+        facts = entry.stat()
+        yield name, facts.st_size, facts.st_mtime_ns, facts.st_ino
 
 
 def key(files: list[SourceFile]) -> str:
@@ -72,6 +61,9 @@ def load_files(files: list[SourceFile], catalog=None) -> Program:
             return Program(resolved, sources)
         except Exception:  # noqa: BLE001 - absent, planted, corrupt or stale: load afresh and replace it
             pass
+        program = _from_build(files, folder, name)
+        if program is not None:
+            return program
         program = Program.from_files(files)
         try:
             user_cache.write(folder, name, data_codec.dumps((program.resolved, program.sources)).encode("utf-8"))
@@ -81,3 +73,21 @@ def load_files(files: list[SourceFile], catalog=None) -> Program:
         return program
     finally:
         os.close(folder)
+
+
+def _from_build(files: list[SourceFile], folder: int, name: str) -> Program | None:
+    """The program the package build made of these very files (the shipped ones, unedited), kept in
+    the user's cache as `name`; None when the build made none of them."""
+    text = prebuilt.read(prebuilt.program_name(files))
+    if text is None:
+        return None
+    try:
+        resolved, sources = data_codec.loads(text)
+    except Exception:  # noqa: BLE001 - a damaged install: load afresh, as for a damaged cache
+        return None
+    try:
+        user_cache.write(folder, name, text)
+        user_cache.prune(folder, PREFIX, KEEP)
+    except OSError:
+        pass
+    return Program(resolved, sources)

@@ -17,7 +17,7 @@ import pytest
 
 from dshc.compiler import ast
 from dshc.compiler import catalog as catalog_module
-from dshc.compiler import data_codec, program_cache
+from dshc.compiler import data_codec, prebuilt, program_cache
 from dshc.compiler.request import Request
 from test_hook import POLICY  # the hook's team policy: allow, ask and deny on shell commands
 
@@ -93,7 +93,7 @@ def test_any_change_of_the_running_code_makes_a_new_key(tmp_path, monkeypatch):
     (code / "sub").mkdir(parents=True)
     (code / "a.py").write_text("A = 1\n")
     (code / "sub" / "b.json").write_text("{}")
-    monkeypatch.setattr(program_cache, "package_path", lambda package: str(code))
+    monkeypatch.setattr(prebuilt, "package_path", lambda package: str(code))
     keys = [program_cache.key([])]
     assert program_cache.key([]) == keys[0]
     (code / "a.py").write_text("A = 22\n")
