@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import fcntl
 import os
-import threading
 import time
-from collections import namedtuple
-from collections.abc import Iterator
+from _thread import allocate_lock  # not `threading`, nor `collections`: a hook writes to this log
 
 from . import log_chain, log_format, state_files
 from .log_format import BadRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 _TAIL_CHUNK = 64 * 1024
@@ -38,7 +37,7 @@ class EventLog:
         self.path = path
         self.session = session or os.urandom(6).hex()  # os.urandom, not uuid: a hook call pays for each import
         self.blobs = log_format.blob_dir(path) if path else None
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._seq = 0
         self._end = -1  # file size after our last append; another size means another writer wrote
         self._chain: tuple[str, str] | None = None  # (log id, hash) of the file's last record, if it is chained
@@ -208,7 +207,18 @@ def _highest_seq(fd: int, end: int) -> int:
 # records; the line number of each; (line, why) for every line that is not a whole record; whether the last
 # line was incomplete (a writer was killed mid-append; the next one repairs it). A tuple, not a dataclass:
 # the hook, which writes a log on every call, does not load dataclasses' machinery for it.
-LogRead = namedtuple("LogRead", ("records", "lines", "problems", "torn_tail"))
+class LogRead(tuple):
+    """(records, lines, problems, torn_tail): what reading a log found, a tuple with its parts named."""
+
+    __slots__ = ()
+
+    def __new__(cls, records, lines, problems, torn_tail):
+        return tuple.__new__(cls, (records, lines, problems, torn_tail))
+
+    records = property(lambda self: self[0])
+    lines = property(lambda self: self[1])  # the line number of each record
+    problems = property(lambda self: self[2])
+    torn_tail = property(lambda self: self[3])
 
 
 def read_log(path: str, resolve_blobs: bool = True) -> LogRead:

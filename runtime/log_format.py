@@ -8,8 +8,8 @@ beside the log, named by their SHA-256 (`{"$blob": "sha256:…", "size": n}` in 
 from __future__ import annotations
 
 import os
-import threading
 import zlib
+from _thread import get_ident  # not `threading`: a hook writes records
 
 from . import state_files
 from ..common import json_io  # not the json package: it loads `re` (a hook writes records)
@@ -154,7 +154,7 @@ def _write_blob(folder: int, directory: str, text: str) -> tuple[str, int]:
     from hashlib import sha256  # OpenSSL's, for large values; loaded only when a blob is written or read
 
     digest, size = sha256(), 0
-    partial = f".{os.getpid()}.{threading.get_ident()}.partial"
+    partial = f".{os.getpid()}.{get_ident()}.partial"
     fd = state_files.open_file(
         folder, partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, os.path.join(directory, partial), 0o644
     )

@@ -3,8 +3,6 @@ request format (`--format openai|anthropic|gemini|mcp`)."""
 
 from __future__ import annotations
 
-import json
-
 from ..flags import context_flags
 
 AGENT_FORMATS = ("openai", "anthropic", "gemini", "mcp")
@@ -55,6 +53,8 @@ def _in_format(args, view, out, err) -> int:
 
     if args.strict and args.format != "openai":
         raise usage_error("--strict is OpenAI's strict mode: use it with --format openai")
+    import json  # only for --format: `dshc --help` builds this parser
+
     data, notes = export(view, args.format, args.strict)
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     for note in notes:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import TextIO
+TYPE_CHECKING = False  # `dshc --help` builds this parser: no `import typing` for annotations
+if TYPE_CHECKING:
+    import argparse
+    from typing import TextIO
 
 
 def add_parser(sub) -> None:

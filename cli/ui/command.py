@@ -8,8 +8,7 @@ interrupted; a port that cannot be bound is unusable input (exit 2).
 from __future__ import annotations
 
 import argparse
-import signal
-from pathlib import Path
+import os
 
 from ...compiler.diagnostics import DshError, invalid_request
 
@@ -42,6 +41,8 @@ def _port(text: str) -> int:
 
 
 def cmd_ui(args, out, err) -> int:
+    import signal  # here, not at the top: `dshc --help` builds this parser
+
     import uvicorn
 
     from ..command_context import catalog_of as _catalog
@@ -52,7 +53,7 @@ def cmd_ui(args, out, err) -> int:
     catalog = _catalog(args)
     paths = list(args.paths) + list(args.load)
     for path in paths + list(args.against):  # a typo in a path is a usage error now, not an empty page later
-        if not Path(path).exists():
+        if not os.path.exists(path):
             raise DshError([invalid_request(f"`{path}` does not exist", "name .dsh files or folders holding them")])
     sock = listen(
         Bind("127.0.0.1", args.port, False),  # before loading: a busy port is refused at once

@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 
 
 WILD = ("*", "?")
+SCREENED = 64  # keys a text is screened against in one C call before the binary search (`literals`)
 
 
 def literal_keys(pattern: str, shell: bool) -> tuple[tuple[str, str], ...]:
@@ -32,12 +33,31 @@ def literal_keys(pattern: str, shell: bool) -> tuple[tuple[str, str], ...]:
     return ()
 
 
+def path_segment(pattern: str) -> str | None:
+    """The longest `X` the glob holds as a whole literal path segment (`/X/`, `X/` at its start or `/X` at
+    its end, no wildcard in it), or None:
+    every text the glob matches then has `X` among its `/`-separated parts, so a text lacking every such
+    part needs no test (`*/pkg12/*.py` is tried on paths with a `pkg12` part only)."""
+    best = None
+    runs = pattern.replace("?", "*").split("*")
+    for at, run in enumerate(runs):
+        parts = run.split("/")
+        # between two slashes of one literal run; the first run starts the text and the last ends it
+        whole = parts[0 if at == 0 else 1 : len(parts) if at == len(runs) - 1 else -1]
+        for part in whole if len(parts) > 1 else ():
+            if part and (best is None or len(part) > len(best)):
+                best = part
+    return best
+
+
 class AffixIndex:
     __slots__ = ("keys", "parent", "chain", "reverse", "literals")
 
     def __init__(self, values: dict, suffixes: bool = False) -> None:
         self.reverse = suffixes
-        self.literals = tuple(values)  # as written: `text.startswith(literals)` (endswith) says if any matches
+        # as written: `text.startswith(literals)` (endswith) says if any matches, in C, before the search. That
+        # test scans every key: past SCREENED keys it costs more than the search, and `("",)` lets every text by
+        self.literals = tuple(values) if len(values) <= SCREENED else ("",)
         by_key = {(key[::-1] if suffixes else key): value for key, value in values.items()}
         self.keys = sorted(by_key)
         self.parent: list[int] = []  # per key: the position of its longest proper prefix among the keys, or -1

@@ -29,7 +29,7 @@ from ..lru import LRU, MISSING
 from ..resolve import EffectivePolicy
 from ..paths import CanonicalPath, home_glob, path_inside
 from .core import DENIED, Buckets, PolicyCore, Tally, is_shell, lenient, position, run_guards, tool_env
-from .affixes import AffixIndex, literal_keys
+from .affixes import AffixIndex, literal_keys, path_segment
 from .effects import RANK, RULE_EFFECTS
 from .decision import NO_POLICY, Decision, LaterDeny, Verdict
 from .fact_tables import FactAtoms
@@ -59,6 +59,10 @@ class _Globbed:
     pattern: str
 
 
+def _position(placed: tuple) -> int:
+    return placed[0]
+
+
 class _FieldIndex:
     """One argument's glob rules, looked up by the literal text, prefix or suffix of their globs."""
 
@@ -67,6 +71,8 @@ class _FieldIndex:
         "prefix",
         "suffix",
         "other",
+        "segmented",
+        "unsegmented",
         "tiers",
         "tables",
         "prefixed",
@@ -83,6 +89,9 @@ class _FieldIndex:
         self.prefix: dict = {}  # literal prefix -> [entry]  ("abc*")
         self.suffix: dict = {}  # literal suffix -> [entry]  ("*abc")
         self.other: list = []  # any other glob: tried as written
+        # of those, a path glob holding a literal segment (`*/pkg12/*.py`): tried on a path with that part only
+        self.segmented: dict = {}  # segment -> [(position in other, entry)]
+        self.unsegmented: list = []  # (position in other, entry) of the rest
         # a shell command's denies and asks written with options, by the program whose grammar reads them
         # (`rm -rf /*` under `rm`): tried one by one on a command read by that grammar (`shell.with_options`)
         self.optioned: dict = {}
@@ -99,6 +108,12 @@ class _FieldIndex:
     def add(self, entry: _Globbed, shell: bool) -> None:
         keys = literal_keys(entry.pattern, shell)
         if not keys:
+            segment = None if shell else path_segment(entry.pattern)
+            placed = (len(self.other), entry)
+            if segment:
+                self.segmented.setdefault(segment, []).append(placed)
+            else:
+                self.unsegmented.append(placed)
             self.other.append(entry)
         for kind, key in keys:
             getattr(self, kind).setdefault(key, []).append(entry)
@@ -130,6 +145,19 @@ class _FieldIndex:
         if made is not None:
             self.tables[id(group)] = made
         self.tiers[id(group)] = tiers
+
+    def others(self, forms) -> list:
+        """The `other` entries a text (in any of its forms) may match, in rule order: a segmented glob's
+        only where the text has its segment among its parts."""
+        if not self.segmented:
+            return self.other
+        found = list(self.unsegmented)
+        segmented = self.segmented
+        for part in {part for form in forms for part in form.split("/")}:  # a path's few parts, not the table
+            if part in segmented:
+                found += segmented[part]
+        found.sort(key=_position)
+        return [entry for _, entry in found]
 
     def unseen(self) -> tuple:
         """Every deny and ask entry, as one group: what a value no glob can be read against may match (an
@@ -854,7 +882,7 @@ class RequestDecider:
             forms, groups = (value,), field_index.groups(value)
         for group in groups:
             self._add_group(call, group, field_index)
-        for entry in field_index.other:
+        for entry in field_index.others(forms):
             if any(glob_match(entry.pattern, form) for form in forms):
                 self._admit(call.name, entry, call)
 
