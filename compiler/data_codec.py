@@ -9,6 +9,11 @@ A class may name fields most readers never touch (`Deferred`: a program's docume
 objects, which deciding never reads). Those are written after everything else, as one JSON text
 inside the JSON, and decoded when one of them is first read: what was written before them is
 all they may refer to, and nothing written before refers into them.
+
+A class may also name dict fields whose values are each decoded on their first read (`__lazy_maps__`: a
+program's policies, two thirds of its text, of which a decision reads one chain). Each value is written as
+its own JSON text, holding the objects first met in it; a reference to one of those from anywhere else
+decodes that text first (a LazyMap in place of the dict).
 """
 
 from __future__ import annotations
@@ -74,6 +79,64 @@ class _Section:
                         gc.enable()
                 self._decoder = self._text = None
             return self._values
+
+
+class _Lazy:
+    """A value decoded on first need — a lazy map's (its JSON text) or a graph's parts (a function decoding
+    them) — and the range of object indices first met in it."""
+
+    __slots__ = ("start", "end", "text", "value", "busy")
+
+    def __init__(self, start: int, end: int, text) -> None:
+        self.start, self.end, self.text, self.value, self.busy = start, end, text, _UNREAD, False
+
+
+_UNREAD = object()
+
+
+class LazyMap:
+    """A decoded dict (str -> value) whose values are decoded on first read; reads as a dict does."""
+
+    __slots__ = ("_decoder", "_entries")
+
+    def __init__(self, decoder: "_Decoder", entries: dict[str, _Lazy]) -> None:
+        self._decoder, self._entries = decoder, entries
+
+    def __getitem__(self, key: str):
+        entry = self._entries[key]
+        value = entry.value
+        return self._decoder.read_lazy(entry) if value is _UNREAD else value
+
+    def get(self, key, default=None):
+        return self[key] if key in self._entries else default
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self):
+        return self._entries.keys()
+
+    def values(self) -> list:
+        return [self[key] for key in self._entries]
+
+    def items(self) -> list:
+        return [(key, self[key]) for key in self._entries]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LazyMap):
+            other = dict(other.items())
+        return dict(self.items()) == other if isinstance(other, dict) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a dict stand-in: unhashable as a dict is
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 def dumps(value: Any) -> str:
@@ -149,6 +212,8 @@ class _Encoder:
         kind = type(value)
         if kind in _SCALARS:
             return value
+        if kind is LazyMap:  # a program decoded from a cache, written again: its values read
+            value, kind = dict(value.items()), dict
         if (kind is dict or kind is list) and _plain_json(value):
             return {"j": value}  # read back by the JSON parser itself, not walked node by node
         if kind is list:
@@ -170,11 +235,11 @@ class _Encoder:
                 graph_kind, nodes, edges = kind.__name__, value.nodes(data=True), value.edges(keys=True, data=True)
             if not graph_kind.startswith("Multi"):
                 raise Unencodable("only multigraphs carry edge keys")
-            return {
-                "g": graph_kind,
-                "n": [[self.encode(n), self.encode(a)] for n, a in nodes],
-                "e": [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)] for u, v, k, a in edges],
-            }
+            start = len(self._seen)
+            encoded_nodes = [[self.encode(n), self.encode(a)] for n, a in nodes]
+            encoded_edges = [[self.encode(u), self.encode(v), self.encode(k), self.encode(a)] for u, v, k, a in edges]
+            # "x": the indices of the objects first met in them, which a reader decoding them later must know
+            return {"g": graph_kind, "n": encoded_nodes, "e": encoded_edges, "x": [start, len(self._seen)]}
         if not kind.__module__.startswith(ALLOWED_PREFIX):
             raise Unencodable(f"no data form for {kind.__module__}.{kind.__qualname__}")
         index = self._seen.get(id(value))
@@ -194,14 +259,40 @@ class _Encoder:
             if name in state:
                 later[name] = len(self.later)
                 self.later.append(state.pop(name))
+        lazy = getattr(kind, "__lazy_maps__", ())
         encoded = {
             "o": f"{kind.__module__}:{kind.__qualname__}",
             "i": index,
-            "a": {name: self.encode(v) for name, v in state.items()},
+            "a": {name: self._lazy_map(v) if name in lazy else self.encode(v) for name, v in state.items()},
         }
         if later:
             encoded["z"] = later
         return encoded
+
+    def _lazy_map(self, value) -> dict:
+        """{"L": [[key, first index, index after, the value's JSON text], …]}: each value encoded on its own."""
+        import json
+
+        if type(value) is LazyMap:
+            value = dict(value.items())
+        if type(value) is not dict or any(type(key) is not str for key in value):
+            raise Unencodable("a lazy map is a dict with string keys")
+        # the values holding fewer objects first: a value another includes (a policy its child extends) holds
+        # fewer than it, so each text defines what its own value adds and refers to what it shares
+        sizes = {key: _objects_in(item) for key, item in value.items()}
+        entries = {}
+        for key in sorted(value, key=sizes.__getitem__):
+            start = len(self._seen)
+            text = json.dumps(self.encode(value[key]), separators=(",", ":"), ensure_ascii=False)
+            entries[key] = [key, start, len(self._seen), text]
+        return {"L": [entries[key] for key in value]}  # read back in the map's own order
+
+
+def _objects_in(value) -> int:
+    """How many dshc objects `value` holds (a trial encoding's count)."""
+    trial = _Encoder()
+    trial.encode(value)
+    return len(trial._seen)
 
 
 class _Decoder:
@@ -209,6 +300,8 @@ class _Decoder:
         self._objects: dict[int, Any] = {}
         self._classes: dict[str, tuple[type, tuple[str, ...]]] = {}
         self.section: _Section | None = None  # the text's deferred fields, when it has some
+        self._lazy: list[_Lazy] = []  # the lazy maps' values, by the objects first met in each
+        self._lock = _thread.RLock()  # a lazy value's decoding may need another's first (a reference into it)
 
     def decode(self, data):
         # scalars (most of the nodes) are taken inline, without a call each: this runs in every hook
@@ -222,7 +315,8 @@ class _Decoder:
         if "t" in data:
             return tuple([v if v.__class__ in _SCALARS else self.decode(v) for v in data["t"]])
         if "r" in data:
-            return self._objects[data["r"]]
+            found = self._objects.get(data["r"])
+            return found if found is not None else self._referenced(data["r"])
         if "j" in data:
             return data["j"]
         if "d" in data:
@@ -232,19 +326,19 @@ class _Decoder:
         if "s" in data:
             return {self.decode(v) for v in data["s"]}
         if "g" in data:
-            return LazyGraph(
-                data["g"],
-                [(self.decode(n), self.decode(a)) for n, a in data["n"]],
-                [tuple(self.decode(x) for x in edge) for edge in data["e"]],
-            )
+            return self._graph(data)
         raise ValueError(f"not an encoded value: keys {sorted(data)[:5]}")
 
     def _object(self, data):
         cls, slots = self._class(data["o"])
         obj = object.__new__(cls)
         self._objects[data["i"]] = obj  # before the attributes: a cycle finds the object it is inside
+        lazy = getattr(cls, "__lazy_maps__", ())
         for name, encoded in data["a"].items():
-            value = encoded if encoded.__class__ in _SCALARS else self.decode(encoded)
+            if name in lazy and encoded.__class__ is dict and "L" in encoded:
+                value = self._lazy_map(encoded["L"])
+            else:
+                value = encoded if encoded.__class__ in _SCALARS else self.decode(encoded)
             if name in slots:
                 object.__setattr__(obj, name, value)
             else:
@@ -260,6 +354,72 @@ class _Decoder:
                 raise ValueError(f"`{data['o']}` defers what it may not")
             obj.__dict__[_PENDING] = {name: (self.section, position) for name, position in later.items()}
         return obj
+
+    def _graph(self, data) -> LazyGraph:
+        """A graph whose nodes and edges are decoded on its first use (or on a reference into them): their
+        attributes refer to objects of lazy values a decision never reads."""
+        nodes, edges, span = data["n"], data["e"], data.get("x")
+        if data["g"].__class__ is not str or nodes.__class__ is not list or edges.__class__ is not list:
+            raise ValueError("not an encoded graph")
+        if span.__class__ is not list or len(span) != 2 or not all(bound.__class__ is int for bound in span):
+            return LazyGraph(  # written with no index range: decoded now, as it always was
+                data["g"],
+                [(self.decode(n), self.decode(a)) for n, a in nodes],
+                [tuple(self.decode(x) for x in edge) for edge in edges],
+            )
+
+        def parts() -> tuple[list, list]:
+            return (
+                [(self.decode(n), self.decode(a)) for n, a in nodes],
+                [tuple(self.decode(x) for x in edge) for edge in edges],
+            )
+
+        lazy = _Lazy(span[0], span[1], parts)
+        self._lazy.append(lazy)
+        return LazyGraph(data["g"], None, None, lambda: self.read_lazy(lazy))
+
+    def _lazy_map(self, entries) -> LazyMap:
+        made: dict[str, _Lazy] = {}
+        for entry in entries if entries.__class__ is list else ():
+            if (
+                entry.__class__ is not list
+                or len(entry) != 4
+                or not all(part.__class__ is kind for part, kind in zip(entry, (str, int, int, str)))
+            ):
+                raise ValueError("not a lazy map's entry")
+            made[entry[0]] = lazy = _Lazy(entry[1], entry[2], entry[3])
+            self._lazy.append(lazy)
+        return LazyMap(self, made)
+
+    def read_lazy(self, lazy: _Lazy):
+        """A lazy map's value, decoded from its text on its first read (once, whichever thread asks)."""
+        with self._lock:
+            if lazy.value is _UNREAD:
+                if lazy.busy:  # only a planted text refers back into a value being decoded
+                    raise ValueError("lazy values refer to one another in a cycle")
+                lazy.busy = True
+                enabled = gc.isenabled()
+                gc.disable()
+                try:
+                    text = lazy.text
+                    lazy.value = text() if callable(text) else self.decode(json_io.loads(text))
+                finally:
+                    lazy.busy = False
+                    if enabled:
+                        gc.enable()
+                lazy.text = None  # read: the value stands for it
+            return lazy.value
+
+    def _referenced(self, index):
+        """An object first met in a lazy value not read yet: that value is read, then the object found."""
+        for lazy in self._lazy:
+            if lazy.start <= index < lazy.end and lazy.value is _UNREAD:
+                self.read_lazy(lazy)
+                break
+        found = self._objects.get(index)
+        if found is None:
+            raise ValueError(f"a reference to object {index}, which the text does not hold")
+        return found
 
     def _class(self, name: str) -> tuple[type, tuple[str, ...]]:
         found = self._classes.get(name)

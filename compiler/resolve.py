@@ -84,15 +84,18 @@ class Resolved(Deferred):
     """A checked program: the catalog, the documents, the declarations by kind and their effective forms."""
 
     __deferred__ = ("documents", "tables")  # read by listings, checks and tests, never by a decision
+    __lazy_maps__ = ("policies",)  # a decision reads one policy's chain of the shipped dozen (data_codec)
     catalog: Catalog
     documents: tuple[ast.Document, ...]
     tables: dict[str, dict[str, ast.Decl]]
+    # tables["host"], which every composition reads: kept when `tables` is deferred, and written before the
+    # policies and the graph, whose objects a cache decodes only when read (data_codec)
+    hosts: dict[str, ast.Host]
     presets: dict[str, EffectivePreset]
     scopes: dict[str, EffectiveScope]
     policies: dict[str, EffectivePolicy]
     graph: nx.MultiDiGraph
     warnings: tuple[Diagnostic, ...]
-    hosts: dict[str, ast.Host]  # tables["host"], which every composition reads: kept when `tables` is deferred
 
 
 def known_services(catalog: Catalog) -> frozenset[str]:
@@ -130,7 +133,7 @@ def _resolve(documents: tuple[ast.Document, ...], catalog: Catalog) -> Resolved:
     scopes = _flatten_all(tables["scope"], _flatten_scope)
     classes = tuple(r.classes)
     policies = _flatten_policies(tables["policy"], classes)
-    return Resolved(catalog, documents, tables, presets, scopes, policies, graph, tuple(r.warnings), tables["host"])  # type: ignore[arg-type]  # Host declarations
+    return Resolved(catalog, documents, tables, tables["host"], presets, scopes, policies, graph, tuple(r.warnings))  # type: ignore[arg-type]  # Host declarations
 
 
 class _Resolver:

@@ -507,7 +507,10 @@ class CompiledPolicy:
                 plains.setdefault(place, {}).setdefault(facts, []).append(rule)
             for field_name, pattern in globs:  # an `or` of globs: one entry each, the rule held if any matches
                 command = shell and field_name in SHELL_FIELDS
-                target.globbed.setdefault(field_name, _FieldIndex()).add(
+                field_index = target.globbed.get(field_name)
+                if field_index is None:  # not setdefault: it would make an index per rule to throw away
+                    field_index = target.globbed[field_name] = _FieldIndex()
+                field_index.add(
                     _Globbed(rule, self.compiled(facts, lenient(rule)), pattern if command else home_glob(pattern)),
                     command,
                 )
