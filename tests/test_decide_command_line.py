@@ -151,3 +151,25 @@ def test_the_lean_path_answers_as_the_full_command_line(tmp_path, argv):
     lean = subprocess.run(entry + argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     full = subprocess.run(entry + ["--debug", *argv], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert (lean.returncode, lean.stdout, lean.stderr) == (full.returncode, full.stdout, full.stderr)
+
+
+@pytest.mark.parametrize(
+    "argv, collecting", [(["decide", "read"], False), (["hook", "claude-code"], False), (["ls"], True)]
+)
+def test_a_per_call_process_runs_without_the_cyclic_collector(monkeypatch, argv, collecting):
+    """`decide` and `hook` free everything at once when they end (`_end_now`): no collector passes before."""
+    import gc
+
+    from dshc.cli import entry
+
+    seen = []
+    monkeypatch.setattr(entry, "run", lambda args: seen.append(gc.isenabled()) or 0)
+    monkeypatch.setattr(entry, "_end_now", lambda code: None)
+    monkeypatch.setattr(sys, "argv", ["dshc", *argv])
+    enabled = gc.isenabled()
+    try:
+        with pytest.raises(SystemExit):
+            entry.entry()
+    finally:
+        gc.enable() if enabled else gc.disable()
+    assert seen == [collecting]
