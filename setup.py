@@ -48,7 +48,10 @@ def prebuild(build_lib: str) -> str:
     target = os.path.join(build_lib, "dshc", "compiler", "prebuilt")
     shutil.rmtree(target, ignore_errors=True)
     with tempfile.TemporaryDirectory() as cache:  # the compile's own cache: its grammar tables, its stamp
-        env = {**os.environ, "PYTHONPATH": build_lib, "XDG_CACHE_HOME": cache, "PYTHONDONTWRITEBYTECODE": "1"}
+        # the package first, then whatever the build's own environment puts on the path (pip's isolated build
+        # finds its requirements through PYTHONPATH)
+        path = os.pathsep.join([build_lib, *filter(None, [os.environ.get("PYTHONPATH")])])
+        env = {**os.environ, "PYTHONPATH": path, "XDG_CACHE_HOME": cache, "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("DSHC_NO_CACHE", None)
         done = subprocess.run(
             [sys.executable, "-m", "dshc.compiler.build_shipped", target],
