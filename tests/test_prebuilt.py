@@ -127,3 +127,18 @@ def test_a_users_own_file_uses_the_builds_grammar_tables_and_catalog_stamp(built
     facts, answer = _run(built, tmp_path / "cache", argv, patch=patch)
     assert facts["code"] == 0 and answer.startswith("allow"), answer
     assert any(n.startswith("grammar-") for n in os.listdir(tmp_path / "cache" / "dshc"))
+
+
+def test_the_build_step_keeps_the_build_environments_path(tmp_path, monkeypatch):
+    """pip's isolated build puts its requirements (lark, jsonschema) on PYTHONPATH: the compile must see them."""
+    setup = _setup_module()
+    seen = {}
+
+    def run(argv, env, **kwargs):
+        seen.update(env)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(setup.subprocess, "run", run)
+    monkeypatch.setenv("PYTHONPATH", "/build/env/overlay")
+    assert setup.prebuild(str(tmp_path)) == "built"
+    assert seen["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "/build/env/overlay"]
