@@ -159,3 +159,5 @@ def test_a_command_that_loads_no_program_loads_no_compiler(project, startup, arg
     assert done.returncode == 0, done.stderr
     compiler = ("dshc.compiler.program", "dshc.compiler.policy", "dshc.compiler.resolve", "dshc.compiler.parse")
     assert _loaded(modules - startup, (*compiler, "lark", "networkx", "jsonschema")) == []
+    if argv == ["--help"]:  # every command's parser is built, and none imports what only its run needs
+        assert _loaded(modules - startup, ("typing", "signal", "shutil", "pygls", "uvicorn", "starlette")) == []

@@ -3,7 +3,6 @@ SDK as TypeScript; what has no exact form goes to stderr as notes."""
 
 from __future__ import annotations
 
-import json
 
 from ..flags import context_flags
 
@@ -45,7 +44,7 @@ def run(args, out, err) -> int:
     from ...compiler.interop.claude_export import export_policy
 
     settings, notes = export_policy(policy)
-    write_output(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", args.output, out)
+    write_output(_json(settings), args.output, out)
     for note in notes:
         err.write(f"dshc export: not exported: {note}\n")
     return 0
@@ -70,7 +69,7 @@ def _export_codex(args, policy, out, err) -> int:
         data = {"rules": result.rules, "config": result.config, "weaker": result.weaker, "notes": _notes(result)}
         if args.output:
             write_output(result.rules, args.output, out)
-        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        out.write(_json(data))
     else:
         write_output(rules, args.output, out)
         for note in result.notes:
@@ -91,12 +90,7 @@ def _export_gemini(args, policy, out, err) -> int:
     if args.json:
         if args.output:
             write_output(result.text, args.output, out)
-        out.write(
-            json.dumps(
-                {"policy": result.text, "weaker": result.weaker, "notes": _notes(result)}, indent=2, ensure_ascii=False
-            )
-            + "\n"
-        )
+        out.write(_json({"policy": result.text, "weaker": result.weaker, "notes": _notes(result)}))
         return 0
     write_output(result.text, args.output, out)
     for note in result.notes:
@@ -106,3 +100,9 @@ def _export_gemini(args, policy, out, err) -> int:
 
 def _notes(result) -> list[dict]:
     return [{"where": n.where, "kind": n.kind, "message": n.message} for n in result.notes]
+
+
+def _json(value) -> str:
+    import json  # here: `dshc --help` builds this command's parser, and the json package is not needed for that
+
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
