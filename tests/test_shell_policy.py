@@ -15,6 +15,8 @@ from dshc.compiler.program import Program, SourceFile, parse_files
 from dshc.compiler.request import Request
 from dsl_strategies import request_facts
 
+from conftest import examples
+
 ISSUE = """
 policy deny-wrapped { default allow
   deny bash when args.command matches "sudo *"
@@ -350,7 +352,7 @@ UNSEEN = [
 ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(FACT_POLICIES, st.sampled_from(["linux", "darwin"]), st.booleans(), st.sets(st.sampled_from(["beta"])))
 def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform, plan, flags):
     program = Program.load(texts={"p.dsh": policy})
@@ -433,7 +435,7 @@ LITERAL_COMMANDS = [
 ]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(LITERAL_POLICIES, request_facts)
 def test_literal_commands_by_group_summaries_agree_with_trying_every_rule(policy, facts):
     program = Program.load(texts={"p.dsh": policy})
