@@ -38,7 +38,7 @@ envs = st.builds(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(conditions, envs, st.sampled_from(["bash", "read", "web_fetch"]), st.booleans())
 def test_a_compiled_fact_condition_answers_like_evaluate(condition, env, tool, lenient):
     as_written = evaluate(condition, Env({**env.facts, "tool": tool}, env.services, env.flags), lenient)

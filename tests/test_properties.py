@@ -166,7 +166,7 @@ def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, reques
         assert not widens(before, after)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(
     st.lists(st.sampled_from(TOOLS + ["job_*", "web_*", "*_goal", "s*"]), min_size=1, max_size=3, unique=True),
     st.sampled_from(["standard", "cordis", "minimal"]),
@@ -181,7 +181,7 @@ def test_adding_a_restriction_never_widens_a_view(patterns, preset, platform):
     assert narrow <= wide
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     st.sampled_from(["standard", "cordis", "minimal", "code"]),
     st.sampled_from(["web", "headless"]),

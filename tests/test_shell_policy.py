@@ -267,7 +267,7 @@ POLICIES = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(POLICIES, st.sampled_from(BASE), st.sampled_from(WRAPPERS))
 def test_a_wrapper_or_redirection_never_turns_a_deny_into_an_allow(policy, command, wrapper):
     program = Program.load(texts={"p.dsh": policy})
@@ -297,7 +297,7 @@ EXPANDED = [
 ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     POLICIES,
     st.lists(

@@ -104,7 +104,9 @@ def test_generated_documents_agree_with_lark(text, cut):
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(documents)
 def test_valid_documents_never_need_lark_lexer(lark_lexer_never_needed, text):
