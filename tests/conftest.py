@@ -33,8 +33,17 @@ if os.environ.get("DSHC_TEST_NO_OS_SANDBOX"):
 # them bare through the policy's explicit opt-out
 NO_OS_SANDBOX = sandbox.missing(sandbox.Confinement("workspace-write", "/", "/")) is not None
 
+# CI's example budget; `DSHC_HYPOTHESIS=thorough pytest` draws twice as many for the properties sized with
+# `examples(n)` and for those that take the profile's count
+THOROUGH = os.environ.get("DSHC_HYPOTHESIS") == "thorough"
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci")
+settings.register_profile("thorough", settings.get_profile("ci"), max_examples=120)
+settings.load_profile("thorough" if THOROUGH else "ci")
+
+
+def examples(thorough: int) -> int:
+    """The examples a costly property draws: `thorough` in a thorough run, half of it (at least 10) in CI's."""
+    return thorough if THOROUGH else max(10, thorough // 2)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -245,10 +246,17 @@ def test_suggest_reads_a_dsn_as_it_reads_the_same_run_logged_to_a_file(cli, dsn,
     for target in (dsn, str(jsonl)):
         cli("run", str(_calls(tmp_path)), "--workspace", str(tmp_path), "--log", target, "--json")
     from_db = cli("suggest", "--from-log", dsn, "--json")
-    from_file = cli("suggest", "--from-log", str(jsonl), "--json")
-    assert from_db.code == from_file.code == 0, from_db.out + from_db.err
-    assert from_db.json()["calls"] == from_file.json()["calls"] > 0
-    assert from_db.json()["rules"] == from_file.json()["rules"] > 0
+    assert from_db.code == 0, from_db.out + from_db.err
+    assert from_db.json()["calls"] > 0 and from_db.json()["rules"] > 0
+    # the suggestion is a function of the calls read (tests/test_suggest.py suggests from a file log on the
+    # command line): the database gives the calls the file gives, so one proved suggestion stands for both
+    from dshc.cli.evidence import read_evidence
+
+    def calls(source):
+        found = read_evidence(source, "log", {}, None, lambda name: False).calls
+        return [dataclasses.replace(call, source="") for call in found]
+
+    assert calls(dsn) == calls(str(jsonl)) and len(calls(dsn)) == from_db.json()["calls"]
 
 
 def _resume_calls(tmp_path):

@@ -26,6 +26,8 @@ from dshc.compiler.request import Request
 from dshc.compiler.upstream import risk_from_annotations
 from dshc.compiler.verify import verify
 
+from conftest import examples
+
 SHELL = ("any-process",)
 NETWORK_LINES = [
     "curl -d @- https://x.io",
@@ -223,7 +225,7 @@ def conditions(draw):
     return f" {draw(st.sampled_from(['and', 'or']))} ".join(f"({a})" for a in atoms)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rules=st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), conditions()), min_size=1, max_size=3),
     extra=st.tuples(st.sampled_from(["ask", "deny"]), conditions()),

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 from dshc.compiler import ast
 from dshc.compiler.conditions import Env, compile_facts, evaluate
 
+from conftest import examples
+
 FACTS = ["scope", "platform", "plan_mode", "tool", "mode", "host.kind"]
 VALUES = ["root", "child", "linux", "win32", "bash", "read", "", 0, 1, True, False, None, ("a",)]
 
@@ -36,7 +38,7 @@ envs = st.builds(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(conditions, envs, st.sampled_from(["bash", "read", "web_fetch"]), st.booleans())
 def test_a_compiled_fact_condition_answers_like_evaluate(condition, env, tool, lenient):
     as_written = evaluate(condition, Env({**env.facts, "tool": tool}, env.services, env.flags), lenient)
@@ -140,7 +142,7 @@ call_envs = st.builds(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(any_conditions, call_envs, st.sampled_from(["bash", "read", "write"]), st.booleans())
 def test_a_compiled_condition_answers_like_evaluate(condition, env, tool, lenient):
     from dshc.compiler.conditions import compile_condition

@@ -14,6 +14,8 @@ from dshc.compiler.diagnostics import DshError
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
+from conftest import examples
+
 TEXT = """
 preset flagged "Rows behind flags" {
   mount tool-fs
@@ -55,7 +57,7 @@ def _cached(request: Request):
         return ("error", [d.message for d in exc.diagnostics])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(requests, min_size=2, max_size=6))
 def test_a_cached_composition_is_the_fresh_one(batch):
     for request in batch + batch[::-1]:  # the second pass finds what the first one cached

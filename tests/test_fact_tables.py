@@ -15,6 +15,8 @@ from dshc.compiler.policy.fact_tables import TABLE_LIMIT, FactAtoms
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
+from conftest import examples
+
 FACT_TESTS = [
     'platform == "linux"',
     'platform == "win32"',
@@ -81,7 +83,7 @@ def _seen(decision):
     return decision.effect, decision.reason, decision.deciding
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(rules, min_size=1, max_size=8), st.lists(requests, min_size=1, max_size=4))
 def test_tabulated_groups_decide_as_their_conditions_one_by_one(lines, asked):
     program = Program.load(texts={"p.dsh": _policy(lines)})

@@ -16,7 +16,7 @@ from dshc.compiler.file_pattern import ANY, NAME, ONE, FilePattern, glob_items, 
 from dshc.compiler.globs import glob_match
 from dshc.compiler.program import Program
 
-from conftest import bash_by_both
+from conftest import bash_by_both, examples
 
 ALPHABET = "ab/"
 TEXTS = ["".join(chars) for size in range(7) for chars in itertools.product(ALPHABET, repeat=size)]
@@ -37,7 +37,7 @@ pattern_items = st.lists(st.sampled_from(["a", "b", "/", NAME, ONE, ANY]), max_s
 globs = st.lists(st.sampled_from(["a", "/", "*", "?"]), max_size=4).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pattern_items, globs)
 def test_meeting_is_exactly_a_shared_text(items, glob):
     # every witness needs at most one character per item of either side: texts up to 6 characters find it

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
-from conftest import tool_index
+from conftest import examples, tool_index
 from dsl_strategies import request_facts
 
 PATH_GLOBS = ["*.lock", "*.sum", "go.*", "src/*", "/ws/*", "a.lock", "s?c/*", "*"]
@@ -83,7 +83,7 @@ COMMANDS = [
 ]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(POLICIES, request_facts, st.sampled_from(["/ws", None]))
 def test_rules_with_glob_alternatives_decide_like_trying_every_rule(policy, facts, workspace):
     program = Program.load(texts={"p.dsh": policy})

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
-from conftest import tool_index
+from conftest import examples, tool_index
 from dsl_strategies import request_facts
 
 GLOBS = [
@@ -129,7 +129,7 @@ def _file_args(path):
     return {"content": "xy"} if path == "MISSING" else {"file_path": path, "content": "xy"}
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(POLICIES, request_facts, st.sampled_from(["/ws", None]))
 def test_indexed_guards_decide_like_trying_every_guard(policy, facts, workspace):
     program = Program.load(texts={"p.dsh": policy})

@@ -14,9 +14,6 @@ from dshc.compiler.interop.exports import GEMINI_KEYS, export, strict_schema
 from dshc.compiler.interop.typescript import declaration
 from dshc.compiler.request import Request
 
-anthropic_types = pytest.importorskip("anthropic.types")
-openai_chat = pytest.importorskip("openai.types.chat")
-mcp_types = pytest.importorskip("mcp.types")
 
 PRESETS = {
     "standard": Request(preset="standard"),
@@ -24,8 +21,23 @@ PRESETS = {
     "code": Request(preset="code"),
     "cordis": Request(preset="cordis"),
 }
-OPENAI_TOOL = TypeAdapter(openai_chat.ChatCompletionToolParam)
-ANTHROPIC_TOOL = TypeAdapter(anthropic_types.ToolParam)
+
+
+# each SDK loads with the first test that validates with it (anthropic's types alone take a second to import,
+# and every test process collects this module)
+@pytest.fixture(scope="module")
+def openai_tool():
+    return TypeAdapter(pytest.importorskip("openai.types.chat").ChatCompletionToolParam)
+
+
+@pytest.fixture(scope="module")
+def anthropic_tool():
+    return TypeAdapter(pytest.importorskip("anthropic.types").ToolParam)
+
+
+@pytest.fixture(scope="module")
+def mcp_types():
+    return pytest.importorskip("mcp.types")
 
 
 @pytest.fixture(scope="module", params=list(PRESETS))
@@ -50,19 +62,19 @@ def _strict_ok(schema, path="$"):
             _strict_ok(item, path)
 
 
-def test_openai_tools_validate_with_the_sdk_types(view):
+def test_openai_tools_validate_with_the_sdk_types(view, openai_tool):
     data, _ = export(view, "openai")
     assert data["fingerprint"] == view.fingerprint
     assert [t["function"]["name"] for t in data["tools"]] == list(view.names)
     for tool in data["tools"]:
-        assert OPENAI_TOOL.validate_python(tool)["type"] == "function"
+        assert openai_tool.validate_python(tool)["type"] == "function"
 
 
-def test_openai_strict_closes_every_schema_it_marks_strict(view):
+def test_openai_strict_closes_every_schema_it_marks_strict(view, openai_tool):
     data, notes = export(view, "openai", strict=True)
     strict = 0
     for tool in data["tools"]:
-        OPENAI_TOOL.validate_python(tool)
+        openai_tool.validate_python(tool)
         function = tool["function"]
         if function["strict"]:
             strict += 1
@@ -93,15 +105,15 @@ def test_strict_mode_makes_optional_fields_nullable_and_keeps_open_objects_hones
     assert problems == ["open object at $.meta"]
 
 
-def test_anthropic_tools_validate_with_the_sdk_types(view):
+def test_anthropic_tools_validate_with_the_sdk_types(view, anthropic_tool):
     data, _ = export(view, "anthropic")
     for tool in data["tools"]:
-        checked = ANTHROPIC_TOOL.validate_python(tool)
+        checked = anthropic_tool.validate_python(tool)
         assert checked["input_schema"]["type"] == "object"
     assert [t["name"] for t in data["tools"]] == list(view.names)
 
 
-def test_mcp_tools_validate_with_the_sdk_types(view):
+def test_mcp_tools_validate_with_the_sdk_types(view, mcp_types):
     data, _ = export(view, "mcp")
     result = mcp_types.ListToolsResult.model_validate({"tools": data["tools"]})
     assert [t.name for t in result.tools] == list(view.names)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from conftest import claude_code_answer
+from conftest import claude_code_answer, examples
 from dshc.cli.call_decision import decide_call, runtime_effect
 from dshc.cli.decision_api import routes
 from dshc.cli.serve import Served, ServeOptions
@@ -163,7 +163,7 @@ def project(tmp_path, monkeypatch):
 
 
 @settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

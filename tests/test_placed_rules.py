@@ -11,6 +11,8 @@ from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 from dsl_strategies import request_facts
 
+from conftest import examples
+
 PARTS = [
     "args.file_path inside workspace",
     "args.file_path outside workspace",
@@ -57,7 +59,7 @@ POLICIES = st.builds(
 PATHS = ["src/a.txt", "../x.env", "/etc/passwd", "a.env", "~/x.txt", "src/../../y", 5, None, ["a"], "MISSING"]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(POLICIES, request_facts, st.sampled_from(["/ws", None]))
 def test_placed_rules_decide_like_trying_every_rule(policy, facts, workspace):
     program = Program.load(texts={"p.dsh": policy})

@@ -14,6 +14,8 @@ from dshc.compiler.request import Request
 
 from dsl_strategies import documents
 
+from conftest import examples
+
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep", "web_search", "todo_write", "subagent"]
 COMMANDS = [
     "ls",
@@ -130,7 +132,7 @@ def test_arbitrary_text_only_ever_raises_dsh_error(text):
         assert exc.diagnostics and all(d.code.startswith("DSH") for d in exc.diagnostics)
 
 
-@settings(max_examples=35)  # programs that load: about as many as 60 drawn documents used to give
+@settings(max_examples=examples(35))  # programs that load: about as many as 60 drawn documents used to give
 @given(documents)
 def test_random_declarations_never_crash_the_compiler(text):
     try:
@@ -145,7 +147,7 @@ def test_random_declarations_never_crash_the_compiler(text):
             program.decide(request, tool, args, workspace="/ws")
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(policies, rules.filter(lambda r: r.lstrip().startswith("deny")), requests)
 def test_adding_a_deny_rule_never_widens_a_decision(policy, extra, request):
     base = Program.load(texts={"p.dsh": policy})
@@ -154,7 +156,7 @@ def test_adding_a_deny_rule_never_widens_a_decision(policy, extra, request):
         assert not widens(before, after)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(policies, targets, conditions, requests)
 def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, request):
     guard = _rule("deny", tools, condition).replace("  deny ", "  guard extra: deny ", 1)
@@ -164,7 +166,7 @@ def test_adding_a_guard_never_widens_a_decision(policy, tools, condition, reques
         assert not widens(before, after)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(
     st.lists(st.sampled_from(TOOLS + ["job_*", "web_*", "*_goal", "s*"]), min_size=1, max_size=3, unique=True),
     st.sampled_from(["standard", "cordis", "minimal"]),
@@ -179,7 +181,7 @@ def test_adding_a_restriction_never_widens_a_view(patterns, preset, platform):
     assert narrow <= wide
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     st.sampled_from(["standard", "cordis", "minimal", "code"]),
     st.sampled_from(["web", "headless"]),
@@ -202,7 +204,7 @@ def test_removing_a_host_service_never_widens_a_view(preset, host, service, scop
     assert json.loads(fewer.canonical_json())["fingerprint"].startswith("sha256:")
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(policies, requests)
 def test_the_rule_index_decides_exactly_like_trying_every_rule(policy, request):
     program = Program.load(texts={"p.dsh": policy})

@@ -13,6 +13,8 @@ from dshc.compiler.policy.index import _FieldIndex, _Globbed
 from dshc.compiler.shell import Segment, segment_matches
 from dshc.compiler.source import Span
 
+from conftest import examples
+
 WORDS = ["git", "push", "rm", "-rf", "a", "ab", "x.sh"]
 word_globs = st.sampled_from(WORDS + ["*", "?", "a*", "*b", "g?t"])
 patterns = st.one_of(
@@ -45,7 +47,7 @@ def _index(rules):
     return index
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), patterns), min_size=1, max_size=12),
     st.lists(segments, min_size=1, max_size=6),

@@ -23,6 +23,8 @@ from dshc.compiler.program import Program, SourceFile, parse_files
 from dshc.compiler.request import Request
 from dshc.compiler.session import Earlier, Session
 
+from conftest import examples
+
 POLICY = """\
 policy flow {
   default allow
@@ -156,7 +158,7 @@ def conditions(draw):
     return f"not ({joined})" if draw(st.booleans()) else joined
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rules=st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), conditions()), min_size=1, max_size=4),
     earlier=st.one_of(st.none(), st.lists(st.sampled_from(EARLIER), max_size=4)),

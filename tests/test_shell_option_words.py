@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from dshc.compiler.shell import command_segments
 from dshc.compiler.shell_data import knowledge
 
+from conftest import examples
+
 PROGRAMS = knowledge().programs
 # ssh's words after the host are the remote command line (test_shell_remote.py)
 RUNNING = sorted(name for name, row in PROGRAMS.items() if row.runs_commands and row.remote_command is None)
@@ -128,7 +130,7 @@ def test_input_a_wrapper_fills_in_may_be_an_option_and_a_path_found_may_not():
     assert not any(s.opaque for s in found)  # each path starts with the starting point `.`
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     name=st.sampled_from(RUNNING),
     prefix=st.sampled_from(["", "./", "x", "src/"]),

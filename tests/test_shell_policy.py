@@ -15,6 +15,8 @@ from dshc.compiler.program import Program, SourceFile, parse_files
 from dshc.compiler.request import Request
 from dsl_strategies import request_facts
 
+from conftest import examples
+
 ISSUE = """
 policy deny-wrapped { default allow
   deny bash when args.command matches "sudo *"
@@ -265,7 +267,7 @@ POLICIES = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(POLICIES, st.sampled_from(BASE), st.sampled_from(WRAPPERS))
 def test_a_wrapper_or_redirection_never_turns_a_deny_into_an_allow(policy, command, wrapper):
     program = Program.load(texts={"p.dsh": policy})
@@ -295,7 +297,7 @@ EXPANDED = [
 ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     POLICIES,
     st.lists(
@@ -350,7 +352,7 @@ UNSEEN = [
 ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(FACT_POLICIES, st.sampled_from(["linux", "darwin"]), st.booleans(), st.sets(st.sampled_from(["beta"])))
 def test_commands_no_glob_can_read_agree_with_trying_every_rule(policy, platform, plan, flags):
     program = Program.load(texts={"p.dsh": policy})
@@ -433,7 +435,7 @@ LITERAL_COMMANDS = [
 ]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(LITERAL_POLICIES, request_facts)
 def test_literal_commands_by_group_summaries_agree_with_trying_every_rule(policy, facts):
     program = Program.load(texts={"p.dsh": policy})

@@ -10,6 +10,8 @@ import pytest
 from dshc.compiler.package_data import package_path
 from dshc.compiler.shell import analyse, command_segments
 
+from conftest import examples
+
 with open(os.path.join(package_path("dshc.catalogs"), "shell", "wrappers.json"), encoding="utf-8") as _handle:
     ROWS = {name: row for name, row in json.load(_handle).items() if not name.startswith("$")}
 
@@ -200,7 +202,7 @@ POLICIES = st.builds(
 RANK = {"allow": 0, "conditional": 1, "ask": 2, "deny": 3}
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(POLICIES, st.sampled_from(BASE), st.sampled_from(RUNNERS))
 def test_a_runner_keeps_every_deny_and_ask_a_rule_gives_what_it_runs(policy, command, runner):
     alone, run = decide(policy, command), decide(policy, runner.format(command))

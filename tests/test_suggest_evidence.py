@@ -40,14 +40,14 @@ def _calls(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _suggest(cli, tmp_path, *sources):
+def _suggest(cli, tmp_path, *sources, evidence=None):
+    """`dshc suggest` from calls files or transcripts (`sources`, in the workspace `tmp_path`), or from the
+    arguments `evidence` (an event log, which records its workspace)."""
     output = tmp_path / "suggested.dsh"
     result = cli(
         "suggest",
-        *(a for s in sources for a in ("--from", str(s))),
+        *(evidence or [*(a for s in sources for a in ("--from", str(s))), "--workspace", str(tmp_path)]),
         *CONTEXT,
-        "--workspace",
-        str(tmp_path),
         "-o",
         str(output),
         "--json",
@@ -77,10 +77,24 @@ def _effect(program, call: dict, workspace) -> str:
 
 
 @pytest.fixture(scope="module")
-def suggested(tmp_path_factory) -> dict:
-    """Each task's suggestion from its calls file: name -> (report, program, text, workspace)."""
-    found = {}
-    for name in NAMES:
+def pay_rent_run(tmp_path_factory):
+    """(workspace, event log, what `dshc run` printed) of a run of pay-rent's calls: the office tools are the
+    host's to run, so dshc refused each at gate 5 (`ready`) and logged the refusals."""
+    workspace = tmp_path_factory.mktemp("pay-rent")
+    log = workspace / "events.jsonl"
+    ran = run_cli(
+        "run", str(TASKS / "pay-rent.calls.jsonl"), *CONTEXT, "--workspace", str(workspace), "--log", str(log), "--json"
+    )
+    return workspace, log, ran
+
+
+@pytest.fixture(scope="module")
+def suggested(tmp_path_factory, pay_rent_run) -> dict:
+    """Each task's suggestion: name -> (report, program, text, workspace). pay-rent's from the event log of its
+    run (below: gate 5 refusals are calls the host ran), the others from their calls files."""
+    workspace, log, _ = pay_rent_run
+    found = {"pay-rent": (*_suggest(run_cli, workspace, evidence=("--from-log", str(log))), workspace)}
+    for name in NAMES[1:]:
         folder = tmp_path_factory.mktemp(name)
         found[name] = (*_suggest(run_cli, folder, TASKS / f"{name}.calls.jsonl"), folder)
     return found
@@ -155,20 +169,14 @@ def test_each_rule_cites_its_calls_and_pins_lists_as_lists(suggested):
     assert f"# covers 1 call: {source}:4" in text
 
 
-def test_a_gate_five_refusal_of_a_host_implemented_tool_is_a_call_the_host_ran(cli, tmp_path):
-    log = tmp_path / "events.jsonl"
-    ran = cli(
-        "run", str(TASKS / "pay-rent.calls.jsonl"), *CONTEXT, "--workspace", str(tmp_path), "--log", str(log), "--json"
-    )
+def test_a_gate_five_refusal_of_a_host_implemented_tool_is_a_call_the_host_ran(pay_rent_run, suggested):
+    _, _, ran = pay_rent_run
     assert ran.code in (0, 1) and all(
         json.loads(line)["decided_by"] == [{"rule": "gate:ready", "source": None}] for line in ran.out.splitlines()
     )
-    output = tmp_path / "from-log.dsh"
-    result = cli("suggest", "--from-log", str(log), *CONTEXT, "-o", str(output), "--json")
-    assert result.code == 0, result.out + result.err
-    report = result.json()
+    report, _, text, _ = suggested["pay-rent"]  # suggested from that run's log
     assert report["redecided"]["ran"] == {"allow": 5} and report["calls"] == 5
-    assert 'args.recipient == "GB29NWBK60161331926819"' in output.read_text()
+    assert 'args.recipient == "GB29NWBK60161331926819"' in text
 
 
 def test_a_gate_five_refusal_of_a_shipped_tool_is_not(tmp_path):

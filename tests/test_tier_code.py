@@ -13,6 +13,8 @@ from dshc.compiler.policy.tier_code import MIN_TESTS, compile_tiers
 from dshc.compiler.program import Program
 from dshc.compiler.request import Request
 
+from conftest import examples
+
 
 # well-typed conditions only (the checker refuses the rest): string facts with values of their kind
 STRINGS = {
@@ -78,7 +80,7 @@ def _program(lines) -> Program | None:
         return None
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(rules, st.lists(requests, min_size=1, max_size=4))
 def test_the_generated_function_answers_what_the_closures_answer(lines, reqs):
     program = _program(lines)

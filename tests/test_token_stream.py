@@ -14,6 +14,8 @@ from dshc.compiler.token_stream import TokenStream
 
 from dsl_strategies import documents
 
+from conftest import examples
+
 
 def _full(value):
     """The AST with every field, spans included (they are left out of ==)."""
@@ -92,7 +94,7 @@ def test_valid_text_takes_the_fast_path(lark_lexer_never_needed):
     assert fast[0] == "ast" and fast == _outcome(parse.parser().parse, text)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.integers(0, 6))
 def test_generated_documents_agree_with_lark(text, cut):
     fast, ours = _both(text)
@@ -102,7 +104,9 @@ def test_generated_documents_agree_with_lark(text, cut):
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(documents)
 def test_valid_documents_never_need_lark_lexer(lark_lexer_never_needed, text):
@@ -174,7 +178,9 @@ def test_specialised_reductions_keep_the_input_limits(monkeypatch):
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(documents, st.integers(0, 6))
 def test_generated_documents_agree_with_lark_through_specialised_reductions(monkeypatch, text, cut):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -44,16 +45,17 @@ def test_guarded_and_its_library_hold_on_a_sample(cli):
 
 
 def test_a_planted_narrowing_violation_exits_1_with_a_witness(cli, tmp_path):
+    """Read from the text report, which prints each violation's property and its witness as JSON (one proof;
+    the tests above read the `--json` report)."""
     planted = tmp_path / "leaky.dsh"
     planted.write_text(LEAKY)
-    result = cli("verify", str(planted), "--policy", "leaky", "--json")
-    assert result.code == 1
-    first = result.json()["violations"][0]
-    assert first["property"] == "narrowing"
-    assert first["witness"]["tool"] == "write" and first["witness"]["scope"] in ("child", "continuable-child")
-    assert first["witness"]["policy"] == "leaky" and "arguments" in first["witness"]
     text = cli("verify", str(planted), "--policy", "leaky")
     assert text.code == 1 and "VIOLATION [narrowing]" in text.out and "witness:" in text.out
+    lines = text.out.splitlines()
+    assert lines[0].startswith("VIOLATION [narrowing] ") and lines[1].startswith("  witness: ")
+    witness = json.loads(lines[1].removeprefix("  witness: "))
+    assert witness["tool"] == "write" and witness["scope"] in ("child", "continuable-child")
+    assert witness["policy"] == "leaky" and "arguments" in witness
 
 
 def test_a_guard_that_allows_is_caught(monkeypatch):

@@ -4,6 +4,8 @@ where every session test holds for a deny: a deny loosened from `> 20` to `> 30`
 
 from __future__ import annotations
 
+import pytest
+
 from dshc.compiler import verify as verify_module
 from dshc.compiler.policy import Decision
 from dshc.compiler.program import Program
@@ -25,8 +27,16 @@ def _program(text: str = REMEMBERS) -> Program:
     return Program.load(texts={"p.dsh": text})
 
 
-def test_a_policy_that_tests_the_session_is_proved_in_every_state():
-    report = verify(_program(), policy_names=["remembers"])
+@pytest.fixture(scope="module")
+def against_itself():
+    """(the policy's program, its proof against itself): the proof of narrowing and monotonicity with nothing
+    wider than itself besides, shared by the tests that read either."""
+    program = _program()
+    return program, verify(program, against=program, policy_names=["remembers"])
+
+
+def test_a_policy_that_tests_the_session_is_proved_in_every_state(against_itself):
+    _, report = against_itself
     assert report.exact and not report.violations, (report.notes, report.violations)
 
 
@@ -49,9 +59,9 @@ def test_a_deny_that_widens_only_after_an_earlier_read_is_caught(monkeypatch):
     assert any(value.endswith(".env") for value in found[0].witness["session"]["read"])
 
 
-def test_against_old_catches_a_session_deny_that_holds_later():
-    old = _program()
-    assert not verify(old, against=old, policy_names=["remembers"]).violations
+def test_against_old_catches_a_session_deny_that_holds_later(against_itself):
+    old, itself = against_itself
+    assert not itself.violations
     new = _program(REMEMBERS.replace("session.denied_count > 20", "session.denied_count > 30"))
     report = verify(new, against=old, policy_names=["remembers"])
     wider = next(v for v in report.violations if v.property == "against")
