@@ -279,7 +279,7 @@ class _Encoder:
             raise Unencodable("a lazy map is a dict with string keys")
         # the values holding fewer objects first: a value another includes (a policy its child extends) holds
         # fewer than it, so each text defines what its own value adds and refers to what it shares
-        sizes = {key: _objects_in(item) for key, item in value.items()}
+        sizes = {key: _objects_in(item, self._seen) for key, item in value.items()}
         entries = {}
         for key in sorted(value, key=sizes.__getitem__):
             start = len(self._seen)
@@ -288,11 +288,34 @@ class _Encoder:
         return {"L": [entries[key] for key in value]}  # read back in the map's own order
 
 
-def _objects_in(value) -> int:
-    """How many dshc objects `value` holds (a trial encoding's count)."""
-    trial = _Encoder()
-    trial.encode(value)
-    return len(trial._seen)
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def _objects_in(value, written: dict) -> int:
+    """How many dshc objects `value` reaches, each once, that are not `written` already: about how many a
+    text holding it alone defines (a plain walk; a trial encoding cost as much as writing the program)."""
+    seen: set[int] = set()
+    slots: dict[type, tuple[str, ...]] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is dict:
+            stack += item.values()
+        elif kind in _CONTAINERS:
+            stack += item
+        elif kind.__module__.startswith(ALLOWED_PREFIX) and id(item) not in seen and id(item) not in written:
+            seen.add(id(item))
+            names = slots.get(kind)
+            if names is None:
+                names = slots[kind] = _slots(kind)
+            stack += [getattr(item, name) for name in names if hasattr(item, name)]
+            state = getattr(item, "__dict__", None)
+            if state:
+                stack += [v for k, v in state.items() if k != _PENDING]
+    return len(seen)
 
 
 class _Decoder:
