@@ -33,11 +33,12 @@ def _code_files():
 
 def key(files: list[SourceFile]) -> str:
     digest = sha256(VERSION + sys.version.encode())
-    # the code and catalog that built the program must be the ones running
-    for name, size, modified, inode in _code_files():
-        digest.update(f"{name}\0{size}\0{modified}\0{inode}\0".encode())
-    for file in files:
-        digest.update(file.path.encode() + b"\0" + file.data + b"\0")
+    # the code and catalog that built the program must be the ones running (one update: a call per file was
+    # a third of the key's cost)
+    digest.update(
+        "".join([f"{n}\0{size}\0{modified}\0{inode}\0" for n, size, modified, inode in _code_files()]).encode()
+    )
+    digest.update(b"".join([part for file in files for part in (file.path.encode(), b"\0", file.data, b"\0")]))
     return digest.hexdigest()
 
 
