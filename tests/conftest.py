@@ -249,6 +249,18 @@ def outside(tmp_path) -> Path:
     return out
 
 
+RECURSION_LIMIT = sys.getrecursionlimit()
+
+
+@pytest.fixture(autouse=True)
+def _recursion_limit():
+    """Every test starts at the interpreter's own recursion limit. hypothesis raises it while a property runs
+    and leaves it raised when it cannot tell it may lower it again (a thread changed it meanwhile): a test
+    that a too-deep value is refused (a log record, a structured result) then saw it read instead."""
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _state_home(tmp_path_factory, monkeypatch):
     """Every test's user state folder is the run's own: a hook with no log configured writes its log there."""
