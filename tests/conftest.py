@@ -111,6 +111,13 @@ def bash_by_both(program: Program, policy: str, command: str, workspace: str = "
     )
 
 
+def bash_effect(program: Program, policy: str, command: str) -> str:
+    """A bash command's effect, the same by the policy index and by the reference evaluator."""
+    by_index, by_evaluator = bash_by_both(program, policy, command)
+    assert by_index.effect == by_evaluator.effect, command
+    return by_index.effect
+
+
 def tool_index(policy_text: str, tool: str, policy: str = "gen"):
     """The policy index of `tool` for a one-file program (the standard preset, host web): what a test of
     the index's shape inspects."""

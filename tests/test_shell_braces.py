@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dshc.compiler.program import Program
 from dshc.compiler.shell import analyse
 from dshc.compiler.shell.braces import MAX_BRACE_WORDS, _brace_words
-from conftest import bash_by_both
+from conftest import bash_effect
 
 POLICIES = """policy deny_some "Allow by default; rm, curl, force pushes, .env reads and .claude writes denied" {
   default allow
@@ -45,12 +45,6 @@ def program() -> Program:
     return Program.load(texts={"braces.dsh": POLICIES})
 
 
-def effect(program: Program, policy: str, command: str) -> str:
-    by_index, by_evaluator = bash_by_both(program, policy, command)
-    assert by_index.effect == by_evaluator.effect, command
-    return by_index.effect
-
-
 @pytest.mark.parametrize(
     ("policy", "command"),
     [
@@ -74,7 +68,7 @@ def effect(program: Program, policy: str, command: str) -> str:
     ],
 )
 def test_an_attack_through_brace_expansion_is_refused(program, policy, command):
-    assert effect(program, policy, command) != "allow"
+    assert bash_effect(program, policy, command) != "allow"
 
 
 @pytest.mark.parametrize(
@@ -89,7 +83,7 @@ def test_an_attack_through_brace_expansion_is_refused(program, policy, command):
     ],
 )
 def test_a_brace_expansion_of_allowed_words_is_allowed(program, command):
-    assert effect(program, "allow_some", command) == "allow"
+    assert bash_effect(program, "allow_some", command) == "allow"
 
 
 @pytest.mark.parametrize(

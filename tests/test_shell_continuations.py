@@ -12,7 +12,7 @@ import pytest
 
 from dshc.compiler.program import Program
 from dshc.compiler.shell import analyse
-from conftest import bash_by_both
+from conftest import bash_effect
 
 POLICY = """policy deny_rm "rm denied" {
   default allow
@@ -30,12 +30,6 @@ def program() -> Program:
     return Program.load(texts={"continuations.dsh": POLICY})
 
 
-def effect(program: Program, policy: str, command: str) -> str:
-    by_index, by_evaluator = bash_by_both(program, policy, command)
-    assert by_index.effect == by_evaluator.effect, command
-    return by_index.effect
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -51,7 +45,7 @@ def effect(program: Program, policy: str, command: str) -> str:
     ],
 )
 def test_a_continuation_that_makes_a_denied_command_is_denied(program, command):
-    assert effect(program, "deny_rm", command) == "deny"
+    assert bash_effect(program, "deny_rm", command) == "deny"
 
 
 @pytest.mark.parametrize(
@@ -66,7 +60,7 @@ def test_a_continuation_bash_keeps_leaves_the_line_as_its_text_shows(program, co
     found = analyse(command)
     assert found is not None and not any(s.opaque for s in found.segments), found
     if command.startswith("echo"):
-        assert effect(program, "allow_echo", command) == "allow"
+        assert bash_effect(program, "allow_echo", command) == "allow"
 
 
 LINES = [

@@ -13,7 +13,7 @@ import pytest
 
 from dshc.compiler.program import Program
 from dshc.compiler.shell import analyse
-from conftest import bash_by_both
+from conftest import bash_effect
 
 POLICIES = """policy allow_some "Deny by default; a few programs allowed, reads and writes in the workspace" {
   default deny
@@ -48,12 +48,6 @@ def program() -> Program:
     return Program.load(texts={"substitutions.dsh": POLICIES})
 
 
-def effect(program: Program, policy: str, command: str) -> str:
-    by_index, by_evaluator = bash_by_both(program, policy, command)
-    assert by_index.effect == by_evaluator.effect, command
-    return by_index.effect
-
-
 @pytest.mark.parametrize(
     ("policy", "command"),
     [
@@ -83,7 +77,7 @@ def effect(program: Program, policy: str, command: str) -> str:
     ],
 )
 def test_an_attack_through_a_substitution_is_refused(program, policy, command):
-    assert effect(program, policy, command) != "allow"
+    assert bash_effect(program, policy, command) != "allow"
 
 
 @pytest.mark.parametrize(
@@ -97,7 +91,7 @@ def test_an_attack_through_a_substitution_is_refused(program, policy, command):
     ],
 )
 def test_a_substitution_of_an_allowed_command_as_an_argument_of_any_value_is_allowed(program, command):
-    assert effect(program, "allow_some", command) == "allow"
+    assert bash_effect(program, "allow_some", command) == "allow"
 
 
 def test_the_substitution_is_an_expansion_of_the_outer_command_and_a_segment_of_its_own():
@@ -143,5 +137,5 @@ def test_a_substitution_is_never_read_more_leniently_than_a_variable_in_its_plac
     if found is None or not found.segments:
         pytest.skip("a line of no command is allowed by no rule; with a substitution it runs one")
     for policy in ("allow_some", "deny_some"):
-        variable, substitution = effect(program, policy, template), effect(program, policy, substituted)
+        variable, substitution = bash_effect(program, policy, template), bash_effect(program, policy, substituted)
         assert STRICTNESS[substitution] >= STRICTNESS[variable], (policy, template, substituted)

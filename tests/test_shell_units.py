@@ -12,7 +12,7 @@ import pytest
 
 from dshc.compiler.program import Program
 from dshc.compiler.shell import analyse, walk
-from conftest import bash_by_both
+from conftest import bash_effect
 
 POLICIES = """policy deny_rm "Allow by default; rm, forced removal of the root and .env reads denied" {
   default allow
@@ -51,12 +51,6 @@ def argvs(command: str) -> set[tuple[str, ...]]:
     return {s.argv for s in found.segments}
 
 
-def effect(program: Program, policy: str, command: str) -> str:
-    by_index, by_evaluator = bash_by_both(program, policy, command)
-    assert by_index.effect == by_evaluator.effect, command
-    return by_index.effect
-
-
 # Words after a redirection's target are the command's arguments in bash (`rm > /dev/null -rf /` runs
 # `rm -rf /`); tree-sitter-bash 0.25 hangs them under the redirection as more destinations
 # (tree-sitter/tree-sitter-bash#233), where no reading of the command sees them.
@@ -75,7 +69,7 @@ def test_words_after_a_redirection_target_leave_the_line_unknown(program, policy
     assert reason and "byte" in reason
     # the unread words are named: the author sees which text the rules could not read
     assert command.split()[-1] in reason
-    assert effect(program, policy, command) == "deny"
+    assert bash_effect(program, policy, command) == "deny"
 
 
 def test_the_reason_names_the_offset_and_the_text():
@@ -197,10 +191,10 @@ def test_a_node_type_the_walk_has_no_case_for_makes_the_line_unknown(monkeypatch
 
 
 def test_unread_text_meets_every_deny_and_no_allow(program):
-    assert effect(program, "allow_echo", "echo > /dev/null hi") == "deny"
-    assert effect(program, "allow_echo", "echo hi > /dev/null") == "allow"
-    assert effect(program, "deny_rm", "cat > /dev/null a b") == "deny"
-    assert effect(program, "deny_rm", "cat a b > /dev/null") == "allow"
+    assert bash_effect(program, "allow_echo", "echo > /dev/null hi") == "deny"
+    assert bash_effect(program, "allow_echo", "echo hi > /dev/null") == "allow"
+    assert bash_effect(program, "deny_rm", "cat > /dev/null a b") == "deny"
+    assert bash_effect(program, "deny_rm", "cat a b > /dev/null") == "allow"
 
 
 def test_a_nested_shell_line_is_checked_too():
@@ -299,6 +293,6 @@ def test_a_heredoc_body_line_with_text_before_an_expansion_is_read(program):
     body's, not text the parser skipped (the line was refused as unparseable)."""
     command = "cat > config.yml <<EOF\nname: $NAME\nEOF"
     assert argvs(command) == {("cat",)} and unread(command) == ""
-    assert effect(program, "allow_echo", command) == "allow"
-    assert effect(program, "deny_rm", "cat <<EOF\nx $(rm -rf y)\nEOF") == "deny"
+    assert bash_effect(program, "allow_echo", command) == "allow"
+    assert bash_effect(program, "deny_rm", "cat <<EOF\nx $(rm -rf y)\nEOF") == "deny"
     assert ("rm", "-rf", "y") in argvs("cat <<EOF\nx $(rm -rf y)\nEOF")
